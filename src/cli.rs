@@ -1,0 +1,280 @@
+//! Command-line flags (clap derive) and their validation into a [`Config`].
+//!
+//! The flags are the chapter's (`--max-redirect`, `--max-tries`,
+//! `--max-tasks`, `--exclude`, `--strict`/`--lenient`, `-v`/`-q`, with the
+//! chapter's underscore spellings accepted too) plus what a crawler on a
+//! modern machine needs. Nothing here starts a thread or opens a socket.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use thiserror::Error;
+
+use crate::config::{Config, Output};
+use crate::scope::{Scope, ScopeMode};
+use crate::urls;
+
+/// Crawl every in-scope page reachable from the roots, thread-per-core over io_uring.
+#[derive(Debug, Parser)]
+#[command(name = "ringcrawl", version, about)]
+pub struct Args {
+    /// Root URLs; a root without a scheme gets http://
+    #[arg(value_name = "ROOT")]
+    pub roots: Vec<String>,
+
+    /// Crawl the built-in synthetic site of N pages, served in-process on 127.0.0.1 (no roots needed)
+    #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "2000")]
+    pub demo: Option<usize>,
+
+    /// Shards (cores) to run; default: every CPU in the process's affinity mask
+    #[arg(long)]
+    pub cores: Option<usize>,
+
+    /// Limit on redirect hops
+    #[arg(long = "max-redirect", alias = "max_redirect", default_value_t = 10)]
+    pub max_redirect: u32,
+
+    /// Attempts per URL (network errors only)
+    #[arg(long = "max-tries", alias = "max_tries", default_value_t = 4)]
+    pub max_tries: u32,
+
+    /// Concurrent fetches across all cores
+    #[arg(long = "max-tasks", alias = "max_tasks", default_value_t = 100)]
+    pub max_tasks: usize,
+
+    /// Skip URLs matching this regular expression
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Option<String>,
+
+    /// Only the roots' exact hosts, with or without a leading www. (default)
+    #[arg(long, overrides_with = "lenient")]
+    pub strict: bool,
+
+    /// Any host of the roots' registered domains (public-suffix aware)
+    #[arg(long, overrides_with = "strict")]
+    pub lenient: bool,
+
+    /// Pin HOST:PORT to ADDR, as curl's --resolve (repeatable)
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub resolve: Vec<String>,
+
+    /// Write one JSON record per URL to FILE (- for stdout)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<String>,
+
+    /// User-Agent header
+    #[arg(long = "user-agent", alias = "user_agent")]
+    pub user_agent: Option<String>,
+
+    /// Overall deadline per fetch, in seconds
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
+
+    /// Connect timeout, in seconds
+    #[arg(long = "connect-timeout", default_value_t = 10.0)]
+    pub connect_timeout: f64,
+
+    /// Timeout of each read, in seconds
+    #[arg(long = "read-timeout", default_value_t = 30.0)]
+    pub read_timeout: f64,
+
+    /// Body bytes kept per response (larger bodies are cut and marked truncated)
+    #[arg(long = "max-body", default_value_t = 16 << 20)]
+    pub max_body: usize,
+
+    /// More output (-v: one line per URL)
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Less output (-q: no report)
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub quiet: u8,
+}
+
+/// A flag whose value cannot be used; the message is one line for the user.
+#[derive(Debug, Error)]
+pub enum ArgsError {
+    #[error("no roots given (pass at least one URL, or --demo)")]
+    NoRoots,
+    #[error(transparent)]
+    Root(#[from] urls::UrlError),
+    #[error("--exclude: invalid regular expression: {0}")]
+    Exclude(String),
+    #[error("--resolve {0:?}: expected HOST:PORT:ADDR")]
+    Resolve(String),
+    #[error("--{0} must be at least 1")]
+    Zero(&'static str),
+    #[error("--{0}: {1} is not a valid number of seconds")]
+    Seconds(&'static str, f64),
+}
+
+impl Args {
+    /// Validate into a [`Config`]. `extra_roots` come from elsewhere (the
+    /// demo's in-process site).
+    pub fn into_config(self, extra_roots: &[String]) -> Result<Config, ArgsError> {
+        let texts: Vec<&str> = self
+            .roots
+            .iter()
+            .map(String::as_str)
+            .chain(extra_roots.iter().map(String::as_str))
+            .collect();
+        if texts.is_empty() {
+            return Err(ArgsError::NoRoots);
+        }
+        let roots = texts
+            .into_iter()
+            .map(urls::parse_root)
+            .collect::<Result<Vec<_>, _>>()?;
+        let exclude = self
+            .exclude
+            .as_deref()
+            .map(regex::Regex::new)
+            .transpose()
+            .map_err(|e| ArgsError::Exclude(one_line(&e.to_string())))?;
+        let mode = if self.lenient {
+            ScopeMode::Lenient
+        } else {
+            ScopeMode::Strict
+        };
+        let mut config = Config::new(roots);
+        config.scope = Scope::new(&config.roots, mode, exclude);
+        if let Some(cores) = self.cores {
+            config.cores = positive("cores", cores)?;
+        }
+        config.max_tasks = positive("max-tasks", self.max_tasks)?;
+        config.max_tries = positive("max-tries", self.max_tries as usize)? as u32;
+        config.max_redirect = self.max_redirect;
+        config.resolve = parse_resolves(&self.resolve)?;
+        if let Some(agent) = self.user_agent {
+            config.user_agent = agent;
+        }
+        config.timeout = seconds("timeout", self.timeout)?;
+        config.connect_timeout = seconds("connect-timeout", self.connect_timeout)?;
+        config.read_timeout = seconds("read-timeout", self.read_timeout)?;
+        config.max_body = self.max_body;
+        config.output = match self.output.as_deref() {
+            None => Output::None,
+            Some("-") => Output::Stdout,
+            Some(path) => Output::File(PathBuf::from(path)),
+        };
+        config.verbosity = (self.verbose as i8).saturating_sub(self.quiet as i8);
+        Ok(config)
+    }
+}
+
+fn positive(flag: &'static str, value: usize) -> Result<usize, ArgsError> {
+    if value == 0 {
+        Err(ArgsError::Zero(flag))
+    } else {
+        Ok(value)
+    }
+}
+
+fn seconds(flag: &'static str, value: f64) -> Result<Duration, ArgsError> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or(ArgsError::Seconds(flag, value))
+}
+
+/// `HOST:PORT:ADDR`, ADDR possibly an IPv6 address in brackets.
+fn parse_resolves(specs: &[String]) -> Result<HashMap<(String, u16), IpAddr>, ArgsError> {
+    specs
+        .iter()
+        .map(|spec| {
+            let bad = || ArgsError::Resolve(spec.clone());
+            let (host, rest) = spec.split_once(':').ok_or_else(bad)?;
+            let (port, addr) = rest.split_once(':').ok_or_else(bad)?;
+            let port: u16 = port.parse().map_err(|_| bad())?;
+            let addr = addr.trim_start_matches('[').trim_end_matches(']');
+            let addr: IpAddr = addr.parse().map_err(|_| bad())?;
+            if host.is_empty() {
+                return Err(bad());
+            }
+            Ok(((host.to_ascii_lowercase(), port), addr))
+        })
+        .collect()
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(args: &[&str]) -> Result<Config, ArgsError> {
+        let argv = std::iter::once("ringcrawl").chain(args.iter().copied());
+        Args::try_parse_from(argv)
+            .expect("flags parse")
+            .into_config(&[])
+    }
+
+    #[test]
+    fn chapter_defaults_apply() {
+        let c = config(&["example.com"]).unwrap();
+        assert_eq!(c.roots[0].as_str(), "http://example.com/");
+        assert_eq!((c.max_redirect, c.max_tries, c.max_tasks), (10, 4, 100));
+    }
+
+    #[test]
+    fn underscore_spellings_are_accepted() {
+        let c = config(&[
+            "--max_redirect",
+            "3",
+            "--max_tries=2",
+            "--max_tasks",
+            "7",
+            "x.org",
+        ])
+        .unwrap();
+        assert_eq!((c.max_redirect, c.max_tries, c.max_tasks), (3, 2, 7));
+    }
+
+    #[test]
+    fn resolve_pins_host_and_port() {
+        let c = config(&[
+            "--resolve",
+            "Site.Test:8080:127.0.0.2",
+            "--resolve",
+            "v6.test:80:[::1]",
+            "site.test",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.resolve[&("site.test".into(), 8080)],
+            "127.0.0.2".parse::<IpAddr>().unwrap()
+        );
+        assert_eq!(
+            c.resolve[&("v6.test".into(), 80)],
+            "::1".parse::<IpAddr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn bad_inputs_are_one_line_errors() {
+        for args in [
+            vec!["--exclude", "(", "x.org"],
+            vec!["--resolve", "nope", "x.org"],
+            vec!["--max-tasks", "0", "x.org"],
+            vec!["--timeout=-1", "x.org"],
+            vec!["--timeout", "0", "x.org"],
+            vec!["ftp://x.org/"],
+            vec![],
+        ] {
+            let err = config(&args).expect_err("must be rejected").to_string();
+            assert!(!err.contains('\n'), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn lenient_and_strict_override_each_other() {
+        let args = Args::try_parse_from(["ringcrawl", "--strict", "--lenient", "a.example.co.uk"])
+            .unwrap();
+        assert!(args.lenient && !args.strict);
+    }
+}

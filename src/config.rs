@@ -1,0 +1,133 @@
+//! The validated crawl configuration, built once from the command line (or by
+//! a test) before any thread starts, then cloned into every shard.
+//!
+//! Not the CLI: `cli.rs` parses flags and turns them into a [`Config`]; this
+//! module only says what a crawl is allowed to do.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use url::Url;
+
+use crate::scope::{Scope, ScopeMode};
+
+/// Where the per-URL records go as JSON Lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// No JSONL output.
+    None,
+    /// Standard output (`--output -`).
+    Stdout,
+    /// A file, created or truncated at start.
+    File(PathBuf),
+}
+
+/// Everything a crawl needs to know; shared read-only by all shards.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Normalised crawl roots; their hosts define the scope.
+    pub roots: Vec<Url>,
+    /// Which URLs may be fetched (strict/lenient hosts, `--exclude`).
+    pub scope: Scope,
+    /// Number of shards (one glommio executor per core).
+    pub cores: usize,
+    /// Concurrent fetches across all shards (split evenly between shards).
+    pub max_tasks: usize,
+    /// Redirect hops a chain may take from a link before it is cut.
+    pub max_redirect: u32,
+    /// Attempts per URL; only network errors are retried.
+    pub max_tries: u32,
+    /// `--resolve HOST:PORT:ADDR` pins, keyed by (lower-cased host, port).
+    pub resolve: HashMap<(String, u16), IpAddr>,
+    /// Sent as `User-Agent`.
+    pub user_agent: String,
+    /// Limit for the TCP connect.
+    pub connect_timeout: Duration,
+    /// Limit for each single read from the socket.
+    pub read_timeout: Duration,
+    /// Overall deadline for one fetch (connect + request + whole response).
+    pub timeout: Duration,
+    /// Largest response head accepted.
+    pub max_head: usize,
+    /// Body bytes kept per response; the rest is not read and the record is
+    /// marked truncated.
+    pub max_body: usize,
+    /// JSON Lines destination for records.
+    pub output: Output,
+    /// Keep every record in memory and return it from `crawl::run` (tests,
+    /// the demo's completeness check).
+    pub keep_records: bool,
+    /// -1 quiet, 0 normal, 1+ verbose.
+    pub verbosity: i8,
+}
+
+impl Config {
+    /// A configuration with the chapter's defaults for the given roots.
+    pub fn new(roots: Vec<Url>) -> Self {
+        let scope = Scope::new(&roots, ScopeMode::Strict, None);
+        Config {
+            roots,
+            scope,
+            cores: available_cpus().len().max(1),
+            max_tasks: 100,
+            max_redirect: 10,
+            max_tries: 4,
+            resolve: HashMap::new(),
+            user_agent: concat!("ringcrawl/", env!("CARGO_PKG_VERSION")).to_string(),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(30),
+            timeout: Duration::from_secs(60),
+            max_head: crate::http::DEFAULT_MAX_HEAD,
+            max_body: 16 << 20,
+            output: Output::None,
+            keep_records: false,
+            verbosity: 0,
+        }
+    }
+
+    /// Worker tasks for shard `shard`: `max_tasks` split evenly, every shard
+    /// gets at least one.
+    pub fn workers_for(&self, shard: usize) -> usize {
+        let base = self.max_tasks / self.cores;
+        let extra = usize::from(shard < self.max_tasks % self.cores);
+        (base + extra).max(1)
+    }
+}
+
+/// CPUs this process may run on, from its affinity mask (so `taskset` and
+/// containers are honoured; glommio's own placement reads sysfs instead).
+pub fn available_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return vec![0];
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_tasks_split_between_shards_adds_up() {
+        let mut config = Config::new(vec![]);
+        config.cores = 3;
+        config.max_tasks = 100;
+        let total: usize = (0..3).map(|s| config.workers_for(s)).sum();
+        assert_eq!(total, 100);
+        config.max_tasks = 1;
+        assert_eq!(config.workers_for(2), 1, "every shard gets a worker");
+    }
+
+    #[test]
+    fn affinity_mask_lists_at_least_one_cpu() {
+        assert!(!available_cpus().is_empty());
+    }
+}

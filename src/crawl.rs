@@ -1,0 +1,132 @@
+//! The only code that knows about threads: start one glommio executor per
+//! shard (pinned to the CPUs of the process's affinity mask), connect them
+//! with the channel mesh, seed the roots at their owners, wait for the
+//! global join, merge the shards' results.
+//!
+//! Not the crawl loop itself (that is `shard.rs`), nor the CLI.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use glommio::channels::channel_mesh::MeshBuilder;
+use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
+
+use crate::config::{available_cpus, Config};
+use crate::frontier::Job;
+use crate::mesh::{shard_for, Batch, Outbox, Outstanding, CHANNEL_CAPACITY};
+use crate::record::Record;
+use crate::shard::{Shard, ShardResult};
+use crate::stats::Stats;
+use crate::{sink, urls};
+
+/// The result of a finished crawl.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Counters of all shards merged.
+    pub stats: Stats,
+    /// Every record, if `Config::keep_records` (in no particular order).
+    pub records: Vec<Record>,
+    /// Wall time from the first shard's start to the last shard's end.
+    pub elapsed: Duration,
+    /// The crawl ended because a shard failed, not because work ran out.
+    pub aborted: bool,
+    /// Writing the JSONL output failed.
+    pub output_error: Option<String>,
+}
+
+/// Crawl until every in-scope URL reachable from the roots was fetched.
+pub fn run(config: Config) -> anyhow::Result<Outcome> {
+    let config = Arc::new(config);
+    let shards = config.cores;
+    let writer = sink::open(&config.output).context("opening --output")?;
+
+    // Roots are counted in before any shard exists (invariant 3), and each
+    // starts at its owner.
+    let mut seeds: Vec<Vec<Job>> = vec![Vec::new(); shards];
+    for root in &config.roots {
+        if !config.scope.allows(root) {
+            bail!("root {root} is excluded by --exclude");
+        }
+        seeds[shard_for(urls::host(root), shards)].push(Job {
+            url: root.as_str().to_string(),
+            redirects_left: config.max_redirect,
+            depth: 0,
+        });
+    }
+    let outstanding = Arc::new(Outstanding::new(config.roots.len()));
+    let seeds = Arc::new(std::sync::Mutex::new(seeds));
+    let mesh = (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, CHANNEL_CAPACITY));
+
+    let started = Instant::now();
+    let handles = LocalExecutorPoolBuilder::new(placement(shards))
+        .name("ringcrawl")
+        .io_memory(1 << 20)
+        .on_all_shards({
+            let (config, outstanding, writer) =
+                (config.clone(), outstanding.clone(), writer.clone());
+            move || async move {
+                let (senders, receivers, id) = match mesh {
+                    Some(mesh) => {
+                        let (senders, receivers) = mesh.join().await.expect("mesh join");
+                        let id = senders.peer_id();
+                        (Some(senders), Some(receivers), id)
+                    }
+                    None => (None, None, 0),
+                };
+                let roots = seeds
+                    .lock()
+                    .map(|mut s| std::mem::take(&mut s[id]))
+                    .unwrap_or_default();
+                let outbox = Outbox::new(senders, config.cores);
+                let shard = Shard::new(id, config, outstanding, outbox, writer);
+                shard.run(receivers, roots).await
+            }
+        })
+        .map_err(|e| anyhow::anyhow!("starting the shard executors: {e}"))?;
+
+    let mut outcome = Outcome {
+        stats: Stats::default(),
+        records: Vec::new(),
+        elapsed: Duration::ZERO,
+        aborted: false,
+        output_error: None,
+    };
+    for joined in handles.join_all() {
+        match joined {
+            Ok(ShardResult {
+                stats,
+                records,
+                output_error,
+            }) => {
+                outcome.stats.merge(&stats);
+                outcome.records.extend(records);
+                outcome.output_error = outcome.output_error.or(output_error);
+            }
+            Err(e) => {
+                outcome.aborted = true;
+                eprintln!("ringcrawl: a shard failed: {e}");
+            }
+        }
+    }
+    outcome.elapsed = started.elapsed();
+    outcome.aborted |= outstanding.count() != 0;
+    Ok(outcome)
+}
+
+/// One shard per allowed CPU when there are enough of them; unpinned
+/// executors when more shards than CPUs are asked for.
+fn placement(shards: usize) -> PoolPlacement {
+    let allowed = available_cpus();
+    if shards > allowed.len() {
+        return PoolPlacement::Unbound(shards);
+    }
+    match CpuSet::online() {
+        Ok(online) => {
+            let cpus = online.filter(|l| allowed.contains(&l.cpu));
+            PoolPlacement::MaxSpread(shards, Some(cpus))
+        }
+        Err(_) => PoolPlacement::Unbound(shards),
+    }
+}

@@ -1,0 +1,255 @@
+//! One HTTP/1.0 exchange on a glommio (io_uring) `TcpStream`: connect with a
+//! timeout, send the request, read and parse the head, read the body by its
+//! framing up to the body cap.
+//!
+//! The overall deadline is enforced without racing futures: before every
+//! connect, write and read the per-operation timeout is set to what is left
+//! of the deadline, so no read is ever dropped half-way (a dropped glommio
+//! read leaves a stale timer behind). A body cut short by a timeout, a reset
+//! or a short Content-Length is still returned, marked, so nothing received
+//! is lost. Name resolution and retries are the caller's.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use futures_lite::{AsyncReadExt, AsyncWriteExt};
+use glommio::net::TcpStream;
+use thiserror::Error;
+use url::{Position, Url};
+
+use crate::http::{self, BodyDecoder, BodyError, HeadError, Progress, ResponseHead};
+
+/// Limits of one fetch.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub connect_timeout: Duration,
+    pub read_timeout: Duration,
+    /// Overall deadline, connect to last body byte.
+    pub timeout: Duration,
+    pub max_head: usize,
+    pub max_body: usize,
+    pub user_agent: String,
+}
+
+/// Why a fetch produced no (complete) response.
+#[derive(Debug, Error)]
+pub enum FetchError {
+    #[error("{0}")]
+    Dns(#[from] crate::dns::DnsError),
+    #[error("unsupported scheme {0} (ringcrawl speaks plain HTTP/1.0)")]
+    Scheme(String),
+    #[error("connect: {0}")]
+    Connect(io::Error),
+    #[error("connect timed out")]
+    ConnectTimeout,
+    #[error("no data for the read timeout")]
+    ReadTimeout,
+    #[error("fetch deadline exceeded")]
+    Deadline,
+    #[error("{0}")]
+    Io(io::Error),
+    #[error("connection closed before any response")]
+    Empty,
+    #[error("connection closed inside the response head")]
+    HeadCut,
+    #[error(transparent)]
+    Head(#[from] HeadError),
+    #[error(transparent)]
+    Body(#[from] BodyError),
+}
+
+impl FetchError {
+    /// Short machine-readable class, used in records and the report.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FetchError::Dns(_) => "dns",
+            FetchError::Scheme(_) => "unsupported_scheme",
+            FetchError::Connect(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                "connect_refused"
+            }
+            FetchError::Connect(_) => "connect",
+            FetchError::ConnectTimeout => "connect_timeout",
+            FetchError::ReadTimeout => "read_timeout",
+            FetchError::Deadline => "deadline",
+            FetchError::Io(e) if e.kind() == io::ErrorKind::ConnectionReset => "reset",
+            FetchError::Io(_) => "io",
+            FetchError::Empty => "empty_response",
+            FetchError::HeadCut => "head_cut",
+            FetchError::Head(HeadError::TooLarge(_)) => "head_too_large",
+            FetchError::Head(HeadError::ConflictingLength) => "conflicting_length",
+            FetchError::Head(HeadError::BadLength) => "bad_length",
+            FetchError::Head(HeadError::Invalid(_)) => "bad_head",
+            FetchError::Body(BodyError::Truncated) => "truncated",
+            FetchError::Body(BodyError::BadChunk(_)) => "bad_chunk",
+        }
+    }
+
+    /// Worth another try: the chapter retries network errors only. Time-outs
+    /// are not retried (a slow server would cost `max_tries` deadlines), nor
+    /// are answers that were wrong rather than missing.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            FetchError::Connect(_) | FetchError::Io(_) | FetchError::Empty | FetchError::HeadCut
+        )
+    }
+}
+
+/// A response as received: maybe cut short, never discarded.
+#[derive(Debug)]
+pub struct Response {
+    pub head: ResponseHead,
+    /// Decoded payload (de-chunked), at most `max_body` bytes.
+    pub body: Vec<u8>,
+    /// The body reached the cap before its end.
+    pub capped: bool,
+    /// The body ended early (reset, timeout, short Content-Length, bad chunk).
+    pub body_error: Option<FetchError>,
+    /// Address actually connected to.
+    pub peer: SocketAddr,
+}
+
+/// Fetch `url` from `addr`.
+pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Response, FetchError> {
+    if url.scheme() != "http" {
+        return Err(FetchError::Scheme(url.scheme().to_string()));
+    }
+    let deadline = Instant::now() + limits.timeout;
+    let connect_for = limits.connect_timeout.min(limits.timeout);
+    let stream = TcpStream::connect_timeout(addr, connect_for)
+        .await
+        .map_err(|e| {
+            let e = io::Error::from(e);
+            if e.kind() == io::ErrorKind::TimedOut {
+                FetchError::ConnectTimeout
+            } else {
+                FetchError::Connect(e)
+            }
+        })?;
+    let _ = stream.set_nodelay(true);
+    let mut conn = Conn {
+        stream,
+        deadline,
+        read_timeout: limits.read_timeout,
+    };
+
+    let target = &url[Position::BeforePath..Position::AfterQuery];
+    let host = &url[Position::BeforeHost..Position::AfterPort];
+    conn.write_all(&http::request(target, host, &limits.user_agent))
+        .await?;
+
+    let mut buf = Vec::with_capacity(READ_CHUNK);
+    let head = loop {
+        if let Some(head) = http::parse_head(&buf, limits.max_head)? {
+            break head;
+        }
+        if conn.read_more(&mut buf).await? == 0 {
+            return Err(if buf.is_empty() {
+                FetchError::Empty
+            } else {
+                FetchError::HeadCut
+            });
+        }
+    };
+
+    let mut body = Vec::new();
+    if let http::Framing::Length(n) = head.framing {
+        body.reserve(
+            usize::try_from(n)
+                .unwrap_or(usize::MAX)
+                .min(limits.max_body),
+        );
+    }
+    let mut decoder = BodyDecoder::new(head.framing, limits.max_body);
+    let mut body_error = None;
+    let mut progress = match decoder.feed(buf.get(head.head_len..).unwrap_or(&[]), &mut body) {
+        Ok(p) => p,
+        Err(e) => {
+            body_error = Some(e.into());
+            Progress::Complete
+        }
+    };
+    while progress == Progress::NeedMore {
+        buf.clear();
+        match conn.read_more(&mut buf).await {
+            Ok(0) => {
+                if let Err(e) = decoder.at_eof() {
+                    body_error = Some(e.into());
+                }
+                break;
+            }
+            Ok(_) => match decoder.feed(&buf, &mut body) {
+                Ok(p) => progress = p,
+                Err(e) => {
+                    body_error = Some(e.into());
+                    break;
+                }
+            },
+            Err(e) => {
+                body_error = Some(e);
+                break;
+            }
+        }
+    }
+    Ok(Response {
+        head,
+        body,
+        capped: progress == Progress::Capped,
+        body_error,
+        peer: addr,
+    })
+}
+
+/// Bytes asked of one read.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// A connected stream with the fetch's deadline.
+struct Conn {
+    stream: TcpStream,
+    deadline: Instant,
+    read_timeout: Duration,
+}
+
+impl Conn {
+    /// Time this operation may take: its own limit or what is left of the
+    /// deadline, whichever is shorter. Err once the deadline has passed.
+    fn budget(&self, own: Duration) -> Result<(Duration, bool), FetchError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left < Duration::from_millis(1) {
+            return Err(FetchError::Deadline);
+        }
+        Ok(if left < own {
+            (left, true)
+        } else {
+            (own, false)
+        })
+    }
+
+    fn timed_out(&self, e: io::Error, by_deadline: bool) -> FetchError {
+        match (e.kind(), by_deadline) {
+            (io::ErrorKind::TimedOut, true) => FetchError::Deadline,
+            (io::ErrorKind::TimedOut, false) => FetchError::ReadTimeout,
+            _ => FetchError::Io(e),
+        }
+    }
+
+    async fn write_all(&mut self, bytes: &[u8]) -> Result<(), FetchError> {
+        let (limit, by_deadline) = self.budget(self.read_timeout)?;
+        let _ = self.stream.set_write_timeout(Some(limit));
+        let result = self.stream.write_all(bytes).await;
+        result.map_err(|e| self.timed_out(e, by_deadline))
+    }
+
+    /// Append up to READ_CHUNK bytes to `buf`; Ok(0) at EOF.
+    async fn read_more(&mut self, buf: &mut Vec<u8>) -> Result<usize, FetchError> {
+        let (limit, by_deadline) = self.budget(self.read_timeout)?;
+        let _ = self.stream.set_read_timeout(Some(limit));
+        let start = buf.len();
+        buf.resize(start + READ_CHUNK, 0);
+        let result = self.stream.read(&mut buf[start..]).await;
+        let n = *result.as_ref().unwrap_or(&0);
+        buf.truncate(start + n);
+        result.map_err(|e| self.timed_out(e, by_deadline))
+    }
+}

@@ -1,0 +1,66 @@
+//! ringcrawl finds and downloads every page of a set of web sites, as fast as
+//! the network and the servers allow. It is the crawler of "A Web Crawler
+//! With asyncio Coroutines" (*500 Lines or Less*) — one queue, N workers, a
+//! seen-set, stop when all work is done — rebuilt for Linux as a
+//! thread-per-core io_uring program on glommio.
+//!
+//! # Map
+//!
+//! ```text
+//! roots ──shard_for(host)──▶ owning shard's frontier ──▶ worker ──▶ fetch (HTTP/1.0, io_uring TcpStream)
+//!                                  ▲                                   │
+//!                                  │                        response head + body
+//!                                  │                                   ▼
+//!           mesh (bounded channels, batched) ◀──shard_for(host)── links ◀── record (stats, JSONL)
+//! ```
+//!
+//! - [`cli`] flags → validated [`config::Config`], before any thread starts.
+//! - [`crawl`] the only code that knows threads: executor pool, mesh, join.
+//! - [`mesh`] everything cross-core: `shard_for`, batching, the outstanding
+//!   counter that decides when the crawl is done.
+//! - [`shard`] per-core state and its tasks (workers, receivers, flusher).
+//! - [`frontier`] pure: seen-set and queue of one shard.
+//! - [`fetch`] one HTTP/1.0 exchange with limits and a deadline; [`dns`] the
+//!   per-shard resolver; [`http`] pure request bytes, head parsing, framing.
+//! - [`links`] pure HTML → absolute normalised URLs (html5gum); [`urls`]
+//!   normalisation; [`scope`] strict/lenient hosts and `--exclude`.
+//! - [`record`], [`stats`], [`sink`] what a crawl leaves behind.
+//! - [`site`] a deterministic synthetic site and a scriptable HTTP/1.0
+//!   server, for tests, the demo and benchmarks (not used by the crawler).
+//!
+//! # Invariants
+//!
+//! 1. A host belongs to exactly one shard for the whole crawl
+//!    ([`mesh::shard_for`] is a fixed-key hash).
+//! 2. The receive path of a shard only deduplicates and enqueues; it never
+//!    awaits a send. Cross-core sends use `try_send_to` with a local overflow
+//!    queue drained by a separate task, so bounded all-to-all channels cannot
+//!    deadlock.
+//! 3. Termination is the chapter's `Queue.join()` made global: an atomic
+//!    count of outstanding URLs is incremented *before* a URL is handed to
+//!    any shard and decremented only after that URL's children have been
+//!    counted (or it was dropped as a duplicate). Zero means the crawl is
+//!    done; the shard that sees zero stops and closes its senders, and every
+//!    other shard stops when it sees them closed.
+//! 4. No `RefCell` borrow is held across an `.await`.
+//! 5. Pure code (request bytes, head parsing, link extraction, URL
+//!    normalisation and scope, the frontier) does no I/O, so it is
+//!    unit-tested and property-tested on its own. The I/O layer is thin.
+
+pub mod cli;
+pub mod config;
+pub mod crawl;
+pub mod dns;
+pub mod fetch;
+pub mod frontier;
+pub mod http;
+pub mod links;
+pub mod mesh;
+pub mod notify;
+pub mod record;
+pub mod scope;
+pub mod shard;
+pub mod sink;
+pub mod site;
+pub mod stats;
+pub mod urls;

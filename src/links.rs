@@ -1,0 +1,990 @@
+//! Link extraction from fetched HTML pages: the crawler's hot path.
+//!
+//! [`extract_links`] runs html5gum's WHATWG tokenizer over the raw body bytes
+//! with a purpose-built [`Emitter`] that ignores text, comments and doctypes,
+//! keeps only the few start tags and attributes that carry links, and copies
+//! nothing else. What HTML's tokenizer rules give for free and a regex or a
+//! lax parser gets wrong: case-insensitive tag and attribute names, quoted,
+//! single-quoted and unquoted values (`href=/about`), decoded character
+//! references (`&amp;`, `&#47;`), comments skipped, and `<script>`, `<style>`,
+//! `<textarea>`, `<title>`, ... content read as raw text, so markup inside a
+//! script string is not a link.
+//!
+//! What it is not: not a tree builder (no DOM, so no stack to overflow on
+//! deeply nested pages), not an encoding sniffer (bytes are tokenized as they
+//! come; links are ASCII in practice, and stray non-UTF-8 bytes inside a link
+//! are kept percent-encoded), not a JavaScript or CSS URL finder, not a
+//! robots/nofollow interpreter, and it does no I/O and makes no scope
+//! decision (see `crate::scope`). It never panics, whatever the bytes.
+
+use std::borrow::Cow;
+use std::collections::hash_map::{Entry, HashMap, RandomState};
+use std::hash::BuildHasher;
+
+use html5gum::{naive_next_state, Emitter, Error, State, Tokenizer};
+use url::Url;
+
+use crate::urls;
+
+/// The most links [`extract_links`] returns for one page.
+///
+/// A memory bound against hostile or broken pages (a generated page can hold
+/// millions of distinct links in a few megabytes): once this many distinct
+/// links are found the rest of the page is not read. Ordinary pages have tens
+/// to hundreds of links.
+pub const MAX_LINKS_PER_PAGE: usize = 10_000;
+
+/// Absolute, normalised links of an HTML page, unique, in order of first
+/// appearance, at most [`MAX_LINKS_PER_PAGE`] of them.
+///
+/// Links are the `href` of `<a>`, `<area>` and `<link>` and the `src` of
+/// `<frame>` and `<iframe>` (not `<img>`, `<script>` or any other `src`).
+/// Each is resolved and normalised with [`urls::join`], so fragments are
+/// dropped, fragment-only (`#top`) and empty references are skipped, and
+/// anything that is not `http`/`https` (`javascript:`, `mailto:`, ...) is
+/// skipped. When a tag repeats an attribute the first one counts, as in HTML.
+///
+/// Base URL: the first `<base href>` in the document (resolved against
+/// `page_url`) is used for *all* links, including any that come before it.
+/// That is what browsers do, since a document has a single base URL taken
+/// from its first `<base href>` (which belongs in `<head>`, before any link).
+/// A base that is not `http`/`https` once resolved (`javascript:`, `data:`)
+/// is ignored and `page_url` stays the base, as the HTML standard says. The
+/// one exception: if the link cap is reached before a `<base>` is seen, the
+/// page is not read further, so a later base is not honoured.
+///
+/// Parsing: tag and attribute names are case-insensitive, values are
+/// entity-decoded, unquoted values work, comments are ignored, and nothing is
+/// taken from inside `<script>`, `<style>`, `<textarea>`, `<title>`, `<xmp>`,
+/// `<iframe>`, `<noembed>`, `<noframes>` (their content is raw text, as
+/// html5gum's `naive_next_state` switches), nor after `<plaintext>`. Unlike
+/// `naive_next_state`, `<noscript>` content is parsed as markup: a crawler
+/// runs no scripts, and the HTML standard parses `<noscript>` as markup when
+/// scripting is disabled, so links there are ones a no-script reader sees.
+///
+/// The bytes need not be UTF-8: the tokenizer works on bytes and the links
+/// (ASCII in practice) are found whatever encoding the text around them is
+/// in. Bytes inside a link value that are not valid UTF-8 are
+/// percent-encoded as they are (`0xE9` becomes `%E9`) rather than replaced,
+/// so distinct links stay distinct and legacy-encoded servers get back the
+/// bytes they wrote.
+pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
+    let emitter = LinkEmitter::new(page_url);
+    let mut tokenizer = Tokenizer::new_with_emitter(html, emitter);
+    // The emitter yields a single token, the link list, at end of input or
+    // as soon as the cap is reached; the reader of a byte slice cannot fail.
+    match tokenizer.next() {
+        Some(Ok(links)) => links,
+        Some(Err(never)) => match never {},
+        None => Vec::new(),
+    }
+}
+
+/// Longest tag name we need to recognise ("plaintext"), with room to spare.
+/// Longer names are remembered as "too long", which matches nothing.
+const NAME_CAP: usize = 16;
+
+/// A short ASCII-lowercased name kept inline, so no tag or attribute name is
+/// ever allocated.
+#[derive(Debug, Clone, Copy)]
+struct ShortName {
+    buf: [u8; NAME_CAP],
+    /// Bytes pushed so far; may exceed `NAME_CAP`, then the name is too long.
+    len: usize,
+}
+
+impl ShortName {
+    const EMPTY: ShortName = ShortName {
+        buf: [0; NAME_CAP],
+        len: 0,
+    };
+
+    #[inline]
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    #[inline]
+    fn push(&mut self, s: &[u8]) {
+        for &b in s {
+            if let Some(slot) = self.buf.get_mut(self.len) {
+                *slot = b.to_ascii_lowercase();
+            }
+            self.len = self.len.saturating_add(1);
+        }
+    }
+
+    /// The name, or `None` if it was too long to keep.
+    #[inline]
+    fn get(&self) -> Option<&[u8]> {
+        self.buf.get(..self.len)
+    }
+
+    #[inline]
+    fn is(&self, name: &[u8]) -> bool {
+        self.get() == Some(name)
+    }
+}
+
+/// The start tags that carry links, and the one attribute each is read for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LinkTag {
+    /// `a`, `area`, `link`: `href`.
+    Href,
+    /// `frame`, `iframe`: `src`.
+    Src,
+    /// `base`: `href`, sets the base URL.
+    Base,
+}
+
+impl LinkTag {
+    fn classify(name: &ShortName) -> Option<LinkTag> {
+        match name.get()? {
+            b"a" | b"area" | b"link" => Some(LinkTag::Href),
+            b"frame" | b"iframe" => Some(LinkTag::Src),
+            b"base" => Some(LinkTag::Base),
+            _ => None,
+        }
+    }
+
+    fn attribute(self) -> &'static [u8] {
+        match self {
+            LinkTag::Href | LinkTag::Base => b"href",
+            LinkTag::Src => b"src",
+        }
+    }
+}
+
+/// Where the current attribute stands with respect to the link we want.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AttrState {
+    /// Name not checked yet (no value byte seen).
+    Unchecked,
+    /// This is the link attribute: its value goes to `LinkEmitter::value`.
+    Capture,
+    /// Some other attribute, or the tag already has its link value.
+    Ignore,
+}
+
+/// Which kind of tag token is being built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Current {
+    Start,
+    End,
+}
+
+/// The html5gum emitter behind [`extract_links`]. All per-tag state lives in
+/// fixed fields and one reused value buffer; the only allocations are the
+/// returned `Url`s and, for links seen before a `<base>`, one growing buffer.
+struct LinkEmitter<'p> {
+    page_url: &'p Url,
+    /// The first `<base href>`, once seen and usable.
+    base: Option<Url>,
+    base_seen: bool,
+    /// Raw values of the links seen before any `<base>`, so they can be
+    /// resolved again if one turns up. Dropped when a base is seen.
+    pre_base: Vec<u8>,
+    pre_base_ends: Vec<usize>,
+
+    links: Vec<Url>,
+    /// Hash of a link's text -> its index in `links` (collisions are checked).
+    seen: HashMap<u64, usize>,
+    hasher: RandomState,
+    /// Stop reading: end of input, or `MAX_LINKS_PER_PAGE` reached.
+    done: bool,
+
+    current: Current,
+    tag_name: ShortName,
+    /// Name of the start tag that switched the tokenizer to a raw-text
+    /// state, for the tokenizer's "appropriate end tag" check.
+    raw_tag: ShortName,
+    /// `Some` while the current start tag is one we read a link from.
+    tag: Option<LinkTag>,
+    classified: bool,
+    attr_name: ShortName,
+    attr_state: AttrState,
+    /// The current tag already has its link attribute (first one wins).
+    have_value: bool,
+    value: Vec<u8>,
+}
+
+impl<'p> LinkEmitter<'p> {
+    fn new(page_url: &'p Url) -> Self {
+        LinkEmitter {
+            page_url,
+            base: None,
+            base_seen: false,
+            pre_base: Vec::new(),
+            pre_base_ends: Vec::new(),
+            links: Vec::new(),
+            seen: HashMap::new(),
+            hasher: RandomState::new(),
+            done: false,
+            current: Current::End,
+            tag_name: ShortName::EMPTY,
+            raw_tag: ShortName::EMPTY,
+            tag: None,
+            classified: true,
+            attr_name: ShortName::EMPTY,
+            attr_state: AttrState::Ignore,
+            have_value: false,
+            value: Vec::new(),
+        }
+    }
+
+    /// Decide once per start tag, when its name is complete, whether it
+    /// carries a link.
+    #[inline]
+    fn classify(&mut self) {
+        if !self.classified {
+            self.classified = true;
+            self.tag = LinkTag::classify(&self.tag_name);
+        }
+    }
+
+    /// The current attribute is complete (another starts or the tag ends).
+    #[inline]
+    fn finish_attribute(&mut self) {
+        if let Some(tag) = self.tag {
+            if !self.have_value {
+                self.have_value = match self.attr_state {
+                    AttrState::Capture => true,
+                    // An attribute with an empty or no value: `<a href>`.
+                    AttrState::Unchecked => self.attr_name.is(tag.attribute()),
+                    AttrState::Ignore => false,
+                };
+            }
+        }
+        self.attr_state = AttrState::Unchecked;
+        self.attr_name.clear();
+    }
+
+    /// A start tag with its link value is complete.
+    fn on_link(&mut self, tag: LinkTag) {
+        let value = std::mem::take(&mut self.value);
+        match tag {
+            LinkTag::Base => {
+                if !self.base_seen {
+                    self.set_base(&value);
+                }
+            }
+            LinkTag::Href | LinkTag::Src => {
+                if !self.base_seen {
+                    self.pre_base.extend_from_slice(&value);
+                    self.pre_base_ends.push(self.pre_base.len());
+                }
+                self.add(&value);
+            }
+        }
+        self.value = value;
+    }
+
+    fn set_base(&mut self, value: &[u8]) {
+        self.base_seen = true;
+        let text = bytes_to_str(value);
+        self.base = self
+            .page_url
+            .join(text.trim_matches(|c: char| c.is_ascii_whitespace()))
+            .ok()
+            .filter(|b| matches!(b.scheme(), "http" | "https"));
+        let pre_base = std::mem::take(&mut self.pre_base);
+        let ends = std::mem::take(&mut self.pre_base_ends);
+        if self.base.is_some() && !ends.is_empty() {
+            self.links.clear();
+            self.seen.clear();
+            let mut start = 0;
+            for end in ends {
+                if let Some(raw) = pre_base.get(start..end) {
+                    self.add(raw);
+                }
+                start = end;
+                if self.done {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Resolve one raw link value and keep it if it is new.
+    fn add(&mut self, raw: &[u8]) {
+        if self.done {
+            return;
+        }
+        let text = bytes_to_str(raw);
+        let base = self.base.as_ref().unwrap_or(self.page_url);
+        let Some(url) = urls::join(base, &text) else {
+            return;
+        };
+        let hash = self.hasher.hash_one(url.as_str());
+        let index = self.links.len();
+        match self.seen.entry(hash) {
+            Entry::Vacant(slot) => {
+                slot.insert(index);
+            }
+            Entry::Occupied(slot) => {
+                let first = *slot.get();
+                if self.links.get(first) == Some(&url) {
+                    return;
+                }
+                // A true 64-bit collision (keys are random per call): fall
+                // back to comparing with every link kept so far.
+                if self.links.contains(&url) {
+                    return;
+                }
+            }
+        }
+        self.links.push(url);
+        if self.links.len() >= MAX_LINKS_PER_PAGE {
+            self.done = true;
+        }
+    }
+}
+
+/// Link values as text: UTF-8 as is; any byte that is not valid UTF-8 is
+/// percent-encoded (`%E9`) so it survives URL parsing unchanged.
+fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for &b in chunk.invalid() {
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xF)]));
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The tokenizer state after a start tag, as html5gum's `naive_next_state`,
+/// except that `<noscript>` stays markup (scripting-disabled parsing) and
+/// `<noframes>` (which `naive_next_state` misspells) is raw text.
+fn next_state(name: &[u8]) -> Option<State> {
+    match name {
+        b"noscript" => None,
+        b"noframes" => Some(State::RawText),
+        _ => naive_next_state(name),
+    }
+}
+
+impl Emitter for LinkEmitter<'_> {
+    type Token = Vec<Url>;
+
+    fn set_last_start_tag(&mut self, last_start_tag: Option<&[u8]>) {
+        self.raw_tag.clear();
+        self.raw_tag.push(last_start_tag.unwrap_or_default());
+    }
+
+    fn emit_eof(&mut self) {
+        self.done = true;
+    }
+
+    #[inline]
+    fn emit_error(&mut self, _error: Error) {}
+
+    #[inline]
+    fn should_emit_errors(&mut self) -> bool {
+        false
+    }
+
+    #[inline]
+    fn pop_token(&mut self) -> Option<Self::Token> {
+        if self.done {
+            Some(std::mem::take(&mut self.links))
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn emit_string(&mut self, _c: &[u8]) {}
+
+    #[inline]
+    fn init_start_tag(&mut self) {
+        self.current = Current::Start;
+        self.tag_name.clear();
+        self.tag = None;
+        self.classified = false;
+        self.attr_name.clear();
+        self.attr_state = AttrState::Unchecked;
+        self.have_value = false;
+        self.value.clear();
+    }
+
+    #[inline]
+    fn init_end_tag(&mut self) {
+        self.current = Current::End;
+        self.tag_name.clear();
+        self.tag = None;
+        self.classified = true;
+    }
+
+    #[inline]
+    fn init_comment(&mut self) {}
+
+    fn emit_current_tag(&mut self) -> Option<State> {
+        if self.current == Current::End {
+            return None;
+        }
+        self.classify();
+        self.finish_attribute();
+        if let Some(tag) = self.tag {
+            if self.have_value {
+                self.on_link(tag);
+            }
+        }
+        let state = next_state(self.tag_name.get()?);
+        if state.is_some() {
+            self.raw_tag = self.tag_name;
+        }
+        state
+    }
+
+    #[inline]
+    fn emit_current_comment(&mut self) {}
+
+    #[inline]
+    fn emit_current_doctype(&mut self) {}
+
+    #[inline]
+    fn set_self_closing(&mut self) {}
+
+    #[inline]
+    fn set_force_quirks(&mut self) {}
+
+    #[inline]
+    fn push_tag_name(&mut self, s: &[u8]) {
+        self.tag_name.push(s);
+    }
+
+    #[inline]
+    fn push_comment(&mut self, _s: &[u8]) {}
+
+    #[inline]
+    fn push_doctype_name(&mut self, _s: &[u8]) {}
+
+    #[inline]
+    fn init_doctype(&mut self) {}
+
+    #[inline]
+    fn init_attribute(&mut self) {
+        if self.current == Current::Start {
+            self.classify();
+            self.finish_attribute();
+        }
+    }
+
+    #[inline]
+    fn push_attribute_name(&mut self, s: &[u8]) {
+        if self.tag.is_some() {
+            self.attr_name.push(s);
+        }
+    }
+
+    #[inline]
+    fn push_attribute_value(&mut self, s: &[u8]) {
+        let Some(tag) = self.tag else {
+            return;
+        };
+        if self.attr_state == AttrState::Unchecked {
+            self.attr_state = if !self.have_value && self.attr_name.is(tag.attribute()) {
+                AttrState::Capture
+            } else {
+                AttrState::Ignore
+            };
+        }
+        if self.attr_state == AttrState::Capture {
+            self.value.extend_from_slice(s);
+        }
+    }
+
+    #[inline]
+    fn set_doctype_public_identifier(&mut self, _value: &[u8]) {}
+
+    #[inline]
+    fn set_doctype_system_identifier(&mut self, _value: &[u8]) {}
+
+    #[inline]
+    fn push_doctype_public_identifier(&mut self, _s: &[u8]) {}
+
+    #[inline]
+    fn push_doctype_system_identifier(&mut self, _s: &[u8]) {}
+
+    #[inline]
+    fn current_is_appropriate_end_tag_token(&mut self) -> bool {
+        self.current == Current::End
+            && self.raw_tag.len > 0
+            && self
+                .raw_tag
+                .get()
+                .is_some_and(|raw| Some(raw) == self.tag_name.get())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn page() -> Url {
+        Url::parse("http://example.com/dir/page.html").unwrap()
+    }
+
+    fn links(html: &str) -> Vec<String> {
+        links_bytes(html.as_bytes())
+    }
+
+    fn links_bytes(html: &[u8]) -> Vec<String> {
+        extract_links(html, &page())
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn unquoted_href_with_slash_is_found() {
+        assert_eq!(
+            links("<a href=/about>About</a>"),
+            ["http://example.com/about"]
+        );
+    }
+
+    #[test]
+    fn uppercase_tag_and_attribute_names_are_found() {
+        assert_eq!(
+            links(r#"<A HREF="x">X</A><Area hReF="y">"#),
+            ["http://example.com/dir/x", "http://example.com/dir/y"]
+        );
+    }
+
+    #[test]
+    fn single_quoted_value_is_found() {
+        assert_eq!(
+            links("<a href='single'>s</a>"),
+            ["http://example.com/dir/single"]
+        );
+    }
+
+    #[test]
+    fn amp_entity_in_href_is_decoded() {
+        assert_eq!(
+            links(r#"<a href="/s?a=1&amp;b=2">"#),
+            ["http://example.com/s?a=1&b=2"]
+        );
+    }
+
+    #[test]
+    fn numeric_entities_in_href_are_decoded() {
+        assert_eq!(
+            links(r#"<a href="&#47;x&#x2F;y&#X2f;z">"#),
+            ["http://example.com/x/y/z"]
+        );
+    }
+
+    #[test]
+    fn legacy_entity_before_equals_in_attribute_is_not_decoded() {
+        // HTML: "&copy=" inside an attribute value stays literal.
+        assert_eq!(
+            links(r#"<a href="/s?a=1&copy=2">"#),
+            ["http://example.com/s?a=1&copy=2"]
+        );
+    }
+
+    #[test]
+    fn markup_inside_script_yields_nothing() {
+        assert!(links(r#"<script>var s = '<a href="/no">'</script>"#).is_empty());
+    }
+
+    #[test]
+    fn markup_inside_style_yields_nothing() {
+        assert!(links(r#"<style>/* <a href="/no"> */ a{}</style>"#).is_empty());
+    }
+
+    #[test]
+    fn markup_inside_textarea_and_title_yields_nothing() {
+        assert!(
+            links(r#"<title><a href="/no"></title><textarea><a href=/no2></textarea>"#).is_empty()
+        );
+    }
+
+    #[test]
+    fn links_after_script_and_style_are_found() {
+        assert_eq!(
+            links(
+                r#"<SCRIPT>if (a </b) x = "</scr" + "ipt>";</SCRIPT><a href=/one>
+                   <style>a{}</STYLE ><a href=/two>"#
+            ),
+            ["http://example.com/one", "http://example.com/two"]
+        );
+    }
+
+    #[test]
+    fn comment_yields_nothing() {
+        assert!(links(r#"<!-- <a href="/no"> -->"#).is_empty());
+        assert_eq!(
+            links(r#"<!-- <a href="/no"> --><a href="/yes">"#),
+            ["http://example.com/yes"]
+        );
+    }
+
+    #[test]
+    fn relative_base_applies_to_later_links() {
+        assert_eq!(
+            links(r#"<head><base href="/sub/"></head><a href="x">"#),
+            ["http://example.com/sub/x"]
+        );
+    }
+
+    #[test]
+    fn absolute_base_to_another_host_applies() {
+        assert_eq!(
+            links(r#"<base href="https://cdn.example.org/b/"><a href="x"><a href="/y">"#),
+            ["https://cdn.example.org/b/x", "https://cdn.example.org/y"]
+        );
+    }
+
+    #[test]
+    fn base_after_links_applies_to_earlier_links_too() {
+        assert_eq!(
+            links(r#"<a href="x"><a href="x"><base href="/sub/"><a href="y">"#),
+            ["http://example.com/sub/x", "http://example.com/sub/y"]
+        );
+    }
+
+    #[test]
+    fn only_first_base_counts() {
+        assert_eq!(
+            links(r#"<base href="/one/"><base href="/two/"><a href="x">"#),
+            ["http://example.com/one/x"]
+        );
+    }
+
+    #[test]
+    fn base_without_href_or_with_javascript_is_ignored() {
+        assert_eq!(
+            links(r#"<base target="_blank"><base href="/sub/"><a href="x">"#),
+            ["http://example.com/sub/x"]
+        );
+        assert_eq!(
+            links(r#"<base href="javascript:alert(1)"><a href="x">"#),
+            ["http://example.com/dir/x"]
+        );
+    }
+
+    #[test]
+    fn area_link_frame_iframe_are_found() {
+        assert_eq!(
+            links(
+                r#"<link rel=stylesheet href=/s.css><map><area href=/area></map>
+                   <frameset><frame src=/frame></frameset><iframe src="/iframe"></iframe>"#
+            ),
+            [
+                "http://example.com/s.css",
+                "http://example.com/area",
+                "http://example.com/frame",
+                "http://example.com/iframe",
+            ]
+        );
+    }
+
+    #[test]
+    fn img_and_script_src_are_not_links() {
+        assert!(links(
+            r#"<img src=/i.png><script src="/s.js"></script><a src=/no><iframe href=/no2>"#
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn fragment_dropped_and_fragment_only_ignored() {
+        assert_eq!(
+            links(r##"<a href="#top">t</a><a href="/p#sec">p</a><a href="">e</a>"##),
+            ["http://example.com/p"]
+        );
+    }
+
+    #[test]
+    fn javascript_and_mailto_ignored() {
+        assert!(links(
+            r#"<a href="javascript:void(0)"><a href="mailto:x@example.com"><a href="tel:1"><a href="data:,x">"#
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn duplicates_collapse_in_order_of_first_appearance() {
+        assert_eq!(
+            links(r#"<a href="/b"><a href="/a"><a href="/b#x"><a href="http://EXAMPLE.com/a">"#),
+            ["http://example.com/b", "http://example.com/a"]
+        );
+    }
+
+    #[test]
+    fn whitespace_around_href_is_trimmed() {
+        assert_eq!(
+            links("<a href=\"  \t\n/x\r\n \">"),
+            ["http://example.com/x"]
+        );
+    }
+
+    #[test]
+    fn latin1_bytes_around_links_do_not_hide_them() {
+        let mut html = b"<p>caf\xe9 \xe9\xe9</p><a href=\"/one\">r\xe9sum\xe9</a>\xff\xfe".to_vec();
+        html.extend_from_slice(b"<a title=\"\xe9\" href=/two>");
+        assert_eq!(
+            links_bytes(&html),
+            ["http://example.com/one", "http://example.com/two"]
+        );
+    }
+
+    #[test]
+    fn latin1_byte_inside_href_is_percent_encoded() {
+        assert_eq!(
+            links_bytes(b"<a href=\"/caf\xe9\">"),
+            ["http://example.com/caf%E9"]
+        );
+        assert_eq!(
+            links("<a href=\"/café\">"),
+            ["http://example.com/caf%C3%A9"]
+        );
+    }
+
+    #[test]
+    fn spaces_inside_href_are_percent_encoded() {
+        assert_eq!(
+            links(r#"<a href="/a b/c?d e">"#),
+            ["http://example.com/a%20b/c?d%20e"]
+        );
+    }
+
+    #[test]
+    fn dot_dot_relative_resolves() {
+        assert_eq!(links(r#"<a href="../x">"#), ["http://example.com/x"]);
+        assert_eq!(
+            links(r#"<a href="./y/../z">"#),
+            ["http://example.com/dir/z"]
+        );
+    }
+
+    #[test]
+    fn protocol_relative_link_takes_page_scheme() {
+        assert_eq!(
+            links(r#"<a href="//other.example/p">"#),
+            ["http://other.example/p"]
+        );
+    }
+
+    #[test]
+    fn uppercase_host_is_normalised() {
+        assert_eq!(
+            links(r#"<a href="HTTP://WWW.Example.COM:80/P">"#),
+            ["http://www.example.com/P"]
+        );
+    }
+
+    #[test]
+    fn anchor_without_href_is_skipped() {
+        assert_eq!(
+            links(r#"<a name="top">x</a><a id=1 href=/y>"#),
+            ["http://example.com/y"]
+        );
+    }
+
+    #[test]
+    fn self_closing_and_valueless_attributes() {
+        assert_eq!(
+            links(r#"<a download href=/f.zip/><link href="/l" hidden /><a href><a href=/z>"#),
+            [
+                "http://example.com/f.zip/",
+                "http://example.com/l",
+                "http://example.com/z",
+            ]
+        );
+    }
+
+    #[test]
+    fn repeated_attribute_first_one_wins() {
+        assert_eq!(
+            links(r#"<a href=/first href=/second>"#),
+            ["http://example.com/first"]
+        );
+        // An empty first href is still the href (a link to the page itself).
+        assert!(links(r#"<a href="" href=/second>"#).is_empty());
+    }
+
+    #[test]
+    fn noscript_content_is_parsed_as_markup() {
+        assert_eq!(
+            links(r#"<noscript><a href=/nojs>no js</a></noscript>"#),
+            ["http://example.com/nojs"]
+        );
+    }
+
+    #[test]
+    fn attributes_on_end_tags_are_ignored() {
+        assert!(links(r#"</a href=/no>"#).is_empty());
+    }
+
+    #[test]
+    fn nothing_after_plaintext() {
+        assert_eq!(
+            links(r#"<a href=/yes><plaintext><a href=/no>"#),
+            ["http://example.com/yes"]
+        );
+    }
+
+    #[test]
+    fn empty_and_textless_inputs_give_nothing() {
+        assert!(links("").is_empty());
+        assert!(links("just text, no tags").is_empty());
+        assert!(links("<a href=").is_empty());
+        assert!(links("<a href=\"/unterminated").is_empty());
+    }
+
+    #[test]
+    fn hundred_thousand_nested_tags_do_not_crash() {
+        let mut html = String::new();
+        for _ in 0..100_000 {
+            html.push_str("<div><span>");
+        }
+        html.push_str("<a href=/deep>");
+        for _ in 0..100_000 {
+            html.push_str("</span></div>");
+        }
+        assert_eq!(links(&html), ["http://example.com/deep"]);
+    }
+
+    #[test]
+    fn million_links_are_capped() {
+        let mut html = String::with_capacity(20 * 1_000_000);
+        for i in 0..1_000_000 {
+            html.push_str("<a href=/p");
+            html.push_str(&i.to_string());
+            html.push('>');
+        }
+        let found = extract_links(html.as_bytes(), &page());
+        assert_eq!(found.len(), MAX_LINKS_PER_PAGE);
+        assert_eq!(found[0].as_str(), "http://example.com/p0");
+        assert_eq!(
+            found[MAX_LINKS_PER_PAGE - 1].as_str(),
+            format!("http://example.com/p{}", MAX_LINKS_PER_PAGE - 1)
+        );
+    }
+
+    #[test]
+    fn duplicates_do_not_count_towards_the_cap() {
+        let mut html = String::new();
+        for _ in 0..3 {
+            for i in 0..MAX_LINKS_PER_PAGE + 5 {
+                html.push_str(&format!("<a href=/p{i}>"));
+            }
+        }
+        let found = extract_links(html.as_bytes(), &page());
+        assert_eq!(found.len(), MAX_LINKS_PER_PAGE);
+    }
+
+    /// A ~6 KB page with ~15 links, shaped like an ordinary site page.
+    fn typical_page() -> String {
+        let mut html = String::from(
+            "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>Example page</title>\
+             <link rel=stylesheet href=/static/site.css><link rel=icon href=/favicon.ico>\
+             <script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}\
+             </script><style>body{font:16px/1.5 sans-serif}nav a{margin:0 1em}</style></head><body>\
+             <nav><a href=/>Home</a><a href=/about>About</a><a href=/blog/>Blog</a>\
+             <a href=\"/contact?from=nav&amp;x=1\">Contact</a></nav><main>",
+        );
+        let para = "<p class=\"text\">Lorem ipsum dolor sit amet, consectetur adipiscing elit, \
+                    sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim \
+                    ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip \
+                    ex ea commodo consequat. <em>Duis aute</em> irure dolor in reprehenderit in \
+                    voluptate velit esse cillum dolore eu fugiat nulla pariatur.</p>\n";
+        for i in 0..13 {
+            html.push_str(para);
+            if i % 2 == 0 {
+                html.push_str(&format!(
+                    "<p>See <a href=\"/blog/post-{i}.html\" title=\"Post {i}\">post {i}</a>.</p>"
+                ));
+            }
+        }
+        html.push_str(
+            "</main><footer><a href=\"https://twitter.com/example\">tw</a>\
+             <a href=\"#top\">top</a><a href=\"mailto:hi@example.com\">mail</a>\
+             <a href=/privacy>Privacy</a></footer></body></html>",
+        );
+        html
+    }
+
+    #[test]
+    fn typical_page_yields_its_links() {
+        let html = typical_page();
+        let found = extract_links(html.as_bytes(), &page());
+        assert!((5_000..8_000).contains(&html.len()), "{}", html.len());
+        assert_eq!(found.len(), 15, "{found:?}");
+    }
+
+    /// Run with: cargo test --release -- --ignored --nocapture extraction_speed
+    #[test]
+    #[ignore]
+    fn extraction_speed_on_typical_page() {
+        let html = typical_page();
+        let url = page();
+        let iters = 20_000;
+        let start = std::time::Instant::now();
+        let mut total = 0;
+        for _ in 0..iters {
+            total += extract_links(std::hint::black_box(html.as_bytes()), &url).len();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        let mb = (html.len() * iters) as f64 / 1e6;
+        println!(
+            "{} bytes, {} links/page: {:.0} MB/s, {:.0} pages/s, {:.2} us/page",
+            html.len(),
+            total / iters,
+            mb / secs,
+            iters as f64 / secs,
+            secs * 1e6 / iters as f64
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn extract_links_never_panics_on_arbitrary_bytes(
+            bytes in proptest::collection::vec(any::<u8>(), 0..2048)
+        ) {
+            let found = extract_links(&bytes, &page());
+            prop_assert!(found.len() <= MAX_LINKS_PER_PAGE);
+        }
+
+        #[test]
+        fn extract_links_never_panics_on_tag_soup(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just("<a href=".to_string()),
+                    Just("<base href=".to_string()),
+                    Just("<script>".to_string()),
+                    Just("</script>".to_string()),
+                    Just("<!--".to_string()),
+                    Just("-->".to_string()),
+                    Just("\"".to_string()),
+                    Just("'".to_string()),
+                    Just(">".to_string()),
+                    Just("&amp;".to_string()),
+                    Just("&#".to_string()),
+                    "[ -~]{0,12}",
+                    any::<u8>().prop_map(|b| char::from(b).to_string()),
+                ],
+                0..64,
+            )
+        ) {
+            let html = parts.concat();
+            let found = extract_links(html.as_bytes(), &page());
+            for url in &found {
+                prop_assert!(matches!(url.scheme(), "http" | "https"));
+                prop_assert!(url.fragment().is_none());
+            }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! `ringcrawl`: parse the flags, run the crawl, print the report, map the
+//! outcome to an exit code (0 finished, 1 failed or aborted, 2 bad usage).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use ringcrawl::cli::Args;
+use ringcrawl::crawl;
+use ringcrawl::site::server::Server;
+use ringcrawl::site::synth::{SiteSpec, SynthSite};
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ringcrawl: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // --demo: serve the synthetic site in-process and crawl it.
+    let demo = match args.demo {
+        Some(pages) => {
+            let site = Arc::new(SynthSite::new(SiteSpec {
+                pages: pages.max(1),
+                ..SiteSpec::default()
+            }));
+            let server = Server::start(site.clone().handler())?;
+            eprintln!(
+                "demo: serving a synthetic site of {} pages on http://{}/",
+                pages,
+                server.addr()
+            );
+            Some((site, server))
+        }
+        None => None,
+    };
+    let demo_root: Vec<String> = demo
+        .iter()
+        .map(|(_, s)| format!("http://{}/", s.addr()))
+        .collect();
+    let mut config = match args.into_config(&demo_root) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("ringcrawl: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    config.keep_records = demo.is_some();
+    let quiet = config.verbosity < 0;
+
+    let outcome = crawl::run(config)?;
+    if !quiet {
+        eprint!("{}", outcome.stats.report(outcome.elapsed));
+    }
+    if let Some((site, server)) = demo {
+        let base = format!("http://{}", server.addr());
+        let expected: std::collections::BTreeSet<String> = site
+            .expected_paths()
+            .into_iter()
+            .map(|p| format!("{base}{p}"))
+            .collect();
+        let fetched: std::collections::BTreeSet<String> =
+            outcome.records.iter().map(|r| r.url.clone()).collect();
+        let missing = expected.difference(&fetched).count();
+        let extra = fetched.difference(&expected).count();
+        eprintln!(
+            "demo: {} of {} expected URLs fetched, {} missing, {} unexpected, {} requests served",
+            expected.len() - missing,
+            expected.len(),
+            missing,
+            extra,
+            server.total_hits()
+        );
+        server.stop();
+        if missing + extra > 0 {
+            return Ok(ExitCode::from(1));
+        }
+    }
+    if let Some(e) = outcome.output_error {
+        eprintln!("ringcrawl: {e}");
+        return Ok(ExitCode::from(1));
+    }
+    if outcome.aborted {
+        eprintln!("ringcrawl: the crawl was aborted before all work was done");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

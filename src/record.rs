@@ -1,0 +1,124 @@
+//! One record per fetched URL — the chapter's `FetchStatistic` plus timing
+//! and the shard — and its JSON Lines form.
+//!
+//! Not the report: `stats.rs` aggregates records into counters.
+
+use serde::{Deserialize, Serialize};
+
+/// What became of one URL. Field names are the chapter's, so tools written
+/// for its output read ours.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The URL fetched (normalised).
+    pub url: String,
+    /// Redirect target (resolved), for 3xx answers with a usable Location.
+    pub next_url: Option<String>,
+    /// HTTP status, if a response head arrived.
+    pub status: Option<u16>,
+    /// One-line error message, if the URL failed.
+    pub error: Option<String>,
+    /// Machine-readable error class (`connect`, `timeout`, `redirect_limit`...).
+    pub error_kind: Option<String>,
+    /// Body bytes received (after de-chunking, up to the body cap).
+    pub size: u64,
+    /// Media type of the body, lower-cased, without parameters.
+    pub content_type: Option<String>,
+    /// `charset` parameter of the Content-Type, if any.
+    pub encoding: Option<String>,
+    /// Distinct in-scope links on the page.
+    pub num_urls: usize,
+    /// Of those, links this shard had not seen or routed before.
+    pub num_new_urls: usize,
+    /// The body was cut at the body cap or the connection ended early.
+    pub truncated: bool,
+    /// Attempts made (more than one after network errors).
+    pub tries: u32,
+    /// Wall time from the first attempt to the end of the body, in ms.
+    pub elapsed_ms: f64,
+    /// The shard (core) that fetched it.
+    pub shard: usize,
+}
+
+/// The coarse kind a record counts as in the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    Html,
+    Other,
+    Redirect,
+    Error,
+}
+
+impl Record {
+    /// Report category: errors first, then redirects, then HTML vs the rest.
+    pub fn kind(&self) -> Kind {
+        if self.error.is_some() && self.next_url.is_none() {
+            Kind::Error
+        } else if self.next_url.is_some() || self.status.is_some_and(|s| (300..400).contains(&s)) {
+            Kind::Redirect
+        } else if self
+            .content_type
+            .as_deref()
+            .is_some_and(|t| t == "text/html" || t == "application/xhtml+xml")
+        {
+            Kind::Html
+        } else {
+            Kind::Other
+        }
+    }
+
+    /// Append this record as one JSON line (with its newline) to `out`.
+    pub fn write_jsonl(&self, out: &mut Vec<u8>) {
+        // Serialising plain strings and numbers into a Vec cannot fail.
+        if serde_json::to_writer(&mut *out, self).is_ok() {
+            out.push(b'\n');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> Record {
+        Record {
+            url: "http://a.test/".into(),
+            next_url: None,
+            status: Some(200),
+            error: None,
+            error_kind: None,
+            size: 10,
+            content_type: Some("text/html".into()),
+            encoding: Some("utf-8".into()),
+            num_urls: 3,
+            num_new_urls: 2,
+            truncated: false,
+            tries: 1,
+            elapsed_ms: 1.5,
+            shard: 0,
+        }
+    }
+
+    #[test]
+    fn record_round_trips_as_one_json_line() {
+        let mut out = Vec::new();
+        record().write_jsonl(&mut out);
+        assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
+        let back: Record = serde_json::from_slice(&out).unwrap();
+        assert_eq!(back, record());
+    }
+
+    #[test]
+    fn kinds_follow_the_chapter_report() {
+        let mut r = record();
+        assert_eq!(r.kind(), Kind::Html);
+        r.content_type = Some("image/png".into());
+        assert_eq!(r.kind(), Kind::Other);
+        r.status = Some(301);
+        r.next_url = Some("http://a.test/b".into());
+        assert_eq!(r.kind(), Kind::Redirect);
+        r.next_url = None;
+        r.status = None;
+        r.error = Some("refused".into());
+        assert_eq!(r.kind(), Kind::Error);
+    }
+}

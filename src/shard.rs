@@ -1,0 +1,403 @@
+//! One shard: the state of one core and the tasks that run on it.
+//!
+//! A shard owns the hosts that [`shard_for`] gives it: their seen-set and
+//! queue (the [`Frontier`]), their DNS answers, and the workers that fetch
+//! their URLs. It runs the chapter's loop — N workers take the next URL,
+//! fetch it, record it, extract links and hand each link to its owner — plus
+//! one receive task per peer (dedup + enqueue, never a send) and one flusher
+//! task for batches that met a full channel. Everything here is `!Send`
+//! (`Rc`/`RefCell`) and no `RefCell` borrow is held across an `.await`.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use glommio::channels::channel_mesh::Receivers;
+use glommio::channels::shared_channel::ConnectedReceiver;
+use glommio::sync::Semaphore;
+use url::Url;
+
+use crate::config::Config;
+use crate::dns::Resolver;
+use crate::fetch::{self, FetchError, Limits, Response};
+use crate::frontier::{Frontier, Job};
+use crate::mesh::{shard_for, Batch, Outbox, Outstanding};
+use crate::record::Record;
+use crate::sink::{RecordSink, SharedWriter};
+use crate::stats::Stats;
+use crate::{http, links, urls};
+
+/// What a shard hands back when the crawl is over.
+#[derive(Debug, Default)]
+pub struct ShardResult {
+    pub stats: Stats,
+    /// Every record, if `Config::keep_records`.
+    pub records: Vec<Record>,
+    /// The JSONL output failed (the crawl went on).
+    pub output_error: Option<String>,
+}
+
+/// Per-core crawl state.
+pub struct Shard {
+    /// This shard's index, `0..shards`.
+    id: usize,
+    shards: usize,
+    config: Arc<Config>,
+    limits: Limits,
+    /// Seen-set and queue of the hosts this shard owns.
+    frontier: RefCell<Frontier>,
+    /// URLs this shard already sent to their owners (saves mesh traffic and
+    /// gives `num_new_urls` for remote links).
+    routed: RefCell<HashSet<String>>,
+    /// One permit per queued URL; closed when the shard stops.
+    work: Semaphore,
+    /// Crawl-wide count of unfinished URLs (shared by all shards).
+    outstanding: Arc<Outstanding>,
+    /// Batches for other shards.
+    outbox: Outbox,
+    resolver: Resolver,
+    stopping: Cell<bool>,
+    stats: RefCell<Stats>,
+    records: RefCell<Vec<Record>>,
+    sink: RecordSink,
+    output_error: RefCell<Option<String>>,
+}
+
+impl Shard {
+    pub fn new(
+        id: usize,
+        config: Arc<Config>,
+        outstanding: Arc<Outstanding>,
+        outbox: Outbox,
+        writer: Option<SharedWriter>,
+    ) -> Rc<Self> {
+        let limits = Limits {
+            connect_timeout: config.connect_timeout,
+            read_timeout: config.read_timeout,
+            timeout: config.timeout,
+            max_head: config.max_head,
+            max_body: config.max_body,
+            user_agent: config.user_agent.clone(),
+        };
+        Rc::new(Shard {
+            id,
+            shards: config.cores,
+            resolver: Resolver::new(config.resolve.clone()),
+            config,
+            limits,
+            frontier: RefCell::new(Frontier::new()),
+            routed: RefCell::new(HashSet::new()),
+            work: Semaphore::new(0),
+            outstanding,
+            outbox,
+            stopping: Cell::new(false),
+            stats: RefCell::new(Stats::default()),
+            records: RefCell::new(Vec::new()),
+            sink: RecordSink::new(writer),
+            output_error: RefCell::new(None),
+        })
+    }
+
+    /// Run the shard until the crawl is done: seed `roots` (already counted
+    /// in `outstanding`), start workers, receivers and the flusher, and
+    /// return this shard's results.
+    pub async fn run(
+        self: Rc<Self>,
+        receivers: Option<Receivers<Batch>>,
+        roots: Vec<Job>,
+    ) -> ShardResult {
+        let duplicates = roots
+            .into_iter()
+            .filter(|job| !self.enqueue(job.clone()))
+            .count();
+        if duplicates > 0 {
+            self.outstanding.finish(duplicates);
+        }
+        if self.outstanding.is_done() {
+            self.stop();
+        }
+
+        let receive_tasks: Vec<_> = receivers
+            .map(|mut r| r.streams())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, rx)| glommio::spawn_local(self.clone().receive(rx)))
+            .collect();
+        let flusher = glommio::spawn_local({
+            let shard = self.clone();
+            async move { shard.outbox.drain_overflow(|| shard.stopping.get()).await }
+        });
+        let workers: Vec<_> = (0..self.config.workers_for(self.id))
+            .map(|_| glommio::spawn_local(self.clone().worker()))
+            .collect();
+
+        for task in workers {
+            task.await;
+        }
+        self.outbox.overflow_added.notify_all();
+        flusher.await;
+        for task in receive_tasks {
+            task.await;
+        }
+        if let Err(e) = self.sink.flush() {
+            self.note_output_error(e);
+        }
+        ShardResult {
+            stats: self.stats.take(),
+            records: self.records.take(),
+            output_error: self.output_error.take(),
+        }
+    }
+
+    /// The chapter's worker: take the next URL, process it, repeat until the
+    /// shard stops.
+    async fn worker(self: Rc<Self>) {
+        while self.work.acquire(1).await.is_ok() {
+            let next = self.frontier.borrow_mut().pop();
+            if let Some(job) = next {
+                self.process(job).await;
+            }
+        }
+    }
+
+    /// Receive batches from one peer: dedup and enqueue only, never send.
+    async fn receive(self: Rc<Self>, rx: ConnectedReceiver<Batch>) {
+        while let Some(batch) = rx.recv().await {
+            let dropped = batch
+                .into_iter()
+                .filter(|job| !self.enqueue(job.clone()))
+                .count();
+            if dropped > 0 && self.outstanding.finish(dropped) {
+                self.stop();
+            }
+        }
+        // The peer closed its senders: the crawl is over, or the peer died
+        // and its work is lost, so nothing can finish the count any more.
+        if !self.outstanding.is_done() {
+            self.outstanding.abort();
+        }
+        self.stop();
+    }
+
+    /// Stop this shard: wake idle workers (they exit), end the flusher, and
+    /// close the senders so every peer's receive loop ends and it stops too.
+    fn stop(&self) {
+        if self.stopping.replace(true) {
+            return;
+        }
+        self.work.close();
+        self.outbox.close();
+        self.outbox.overflow_added.notify_all();
+    }
+
+    /// Put a job this shard owns into its frontier; false for a duplicate.
+    fn enqueue(&self, job: Job) -> bool {
+        let fresh = self.frontier.borrow_mut().offer(job);
+        if fresh {
+            self.work.signal(1);
+        }
+        fresh
+    }
+
+    /// Hand a new URL to its owning shard, counting it in first; false if
+    /// this shard already knew it.
+    fn route(&self, job: Job, host: &str) -> bool {
+        let owner = shard_for(host, self.shards);
+        if owner == self.id {
+            if self.frontier.borrow().has_seen(&job.url) {
+                return false;
+            }
+            self.outstanding.add(1);
+            self.enqueue(job)
+        } else {
+            if !self.routed.borrow_mut().insert(job.url.clone()) {
+                return false;
+            }
+            self.outstanding.add(1);
+            self.outbox.route(owner, job);
+            true
+        }
+    }
+
+    /// Fetch one URL, record it, route its links or its redirect target,
+    /// then count it out (after its children were counted in).
+    async fn process(&self, job: Job) {
+        let started = Instant::now();
+        let mut record = Record {
+            url: job.url.clone(),
+            next_url: None,
+            status: None,
+            error: None,
+            error_kind: None,
+            size: 0,
+            content_type: None,
+            encoding: None,
+            num_urls: 0,
+            num_new_urls: 0,
+            truncated: false,
+            tries: 0,
+            elapsed_ms: 0.0,
+            shard: self.id,
+        };
+        match Url::parse(&job.url) {
+            Err(e) => fail(&mut record, "bad_url", &e.to_string()),
+            Ok(url) => {
+                let (result, tries) = self.fetch_with_retries(&url).await;
+                record.tries = tries;
+                match result {
+                    Err(e) => fail(&mut record, e.kind(), &e.to_string()),
+                    Ok(response) => self.handle_response(&job, &url, response, &mut record),
+                }
+            }
+        }
+        self.outbox.flush();
+        record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+        self.emit(record);
+        if self.outstanding.finish(1) {
+            self.stop();
+        }
+    }
+
+    /// Resolve, then fetch, retrying network errors up to `max_tries`.
+    async fn fetch_with_retries(&self, url: &Url) -> (Result<Response, FetchError>, u32) {
+        if url.scheme() != "http" {
+            return (Err(FetchError::Scheme(url.scheme().to_string())), 1);
+        }
+        let port = url.port_or_known_default().unwrap_or(80);
+        let addr = match self.resolver.resolve(urls::host(url), port).await {
+            Ok(addr) => addr,
+            Err(e) => return (Err(e.into()), 1),
+        };
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match fetch::fetch(addr, url, &self.limits).await {
+                Err(e) if e.is_retryable() && tries < self.config.max_tries => {
+                    if self.config.verbosity > 0 {
+                        eprintln!("try {tries} for {url} failed: {e}");
+                    }
+                    glommio::timer::sleep(Duration::from_millis(10 << tries.min(6))).await;
+                }
+                result => return (result, tries),
+            }
+        }
+    }
+
+    /// Fill the record from a response and route what it points to.
+    fn handle_response(&self, job: &Job, url: &Url, response: Response, record: &mut Record) {
+        let head = &response.head;
+        record.status = Some(head.status);
+        record.size = response.body.len() as u64;
+        if let Some(ct) = &head.content_type {
+            let (media, charset) = http::media_type(ct);
+            record.content_type = Some(media);
+            record.encoding = charset;
+        }
+        record.truncated = response.capped || response.body_error.is_some();
+        if let Some(e) = &response.body_error {
+            fail(record, e.kind(), &e.to_string());
+        }
+        if matches!(head.status, 301 | 302 | 303 | 307 | 308) {
+            self.follow_redirect(job, url, head.location.as_deref(), record);
+        } else if (200..300).contains(&head.status) && http::is_html(head.content_type.as_deref()) {
+            let links: Vec<Url> = links::extract_links(&response.body, url)
+                .into_iter()
+                .filter(|l| self.config.scope.allows(l))
+                .collect();
+            record.num_urls = links.len();
+            for link in links {
+                let job = Job {
+                    url: link.as_str().to_string(),
+                    redirects_left: self.config.max_redirect,
+                    depth: job.depth.saturating_add(1),
+                };
+                record.num_new_urls += usize::from(self.route(job, urls::host(&link)));
+            }
+        }
+    }
+
+    /// The chapter's redirect rule: not followed inline; the target is
+    /// queued with one redirect fewer, so chains to one page coalesce.
+    fn follow_redirect(&self, job: &Job, url: &Url, location: Option<&str>, record: &mut Record) {
+        let Some(location) = location else {
+            return fail(
+                record,
+                "redirect_no_location",
+                "redirect without a Location header",
+            );
+        };
+        let Some(target) = urls::join_redirect(url, location) else {
+            return fail(
+                record,
+                "redirect_bad_location",
+                &format!("unusable redirect Location {location:?}"),
+            );
+        };
+        record.next_url = Some(target.as_str().to_string());
+        if !self.config.scope.allows(&target) {
+            return;
+        }
+        let next = Job {
+            url: target.as_str().to_string(),
+            redirects_left: job.redirects_left.saturating_sub(1),
+            depth: job.depth,
+        };
+        if self.already_known(&next.url, urls::host(&target)) {
+            return;
+        }
+        if job.redirects_left == 0 {
+            return fail(
+                record,
+                "redirect_limit",
+                &format!("redirect limit reached at {}", next.url),
+            );
+        }
+        record.num_new_urls = usize::from(self.route(next, urls::host(&target)));
+    }
+
+    /// Whether this shard knows `url` was already queued (seen locally or
+    /// routed to its owner before).
+    fn already_known(&self, url: &str, host: &str) -> bool {
+        if shard_for(host, self.shards) == self.id {
+            self.frontier.borrow().has_seen(url)
+        } else {
+            self.routed.borrow().contains(url)
+        }
+    }
+
+    /// Count, keep and write one record.
+    fn emit(&self, record: Record) {
+        if self.config.verbosity > 0 {
+            let what = match (&record.status, &record.error) {
+                (_, Some(e)) => e.clone(),
+                (Some(s), None) => s.to_string(),
+                (None, None) => String::new(),
+            };
+            eprintln!(
+                "[{}] {} {} ({} links)",
+                self.id, record.url, what, record.num_urls
+            );
+        }
+        self.stats.borrow_mut().add(&record);
+        if let Err(e) = self.sink.write(&record) {
+            self.note_output_error(e);
+        }
+        if self.config.keep_records {
+            self.records.borrow_mut().push(record);
+        }
+    }
+
+    fn note_output_error(&self, e: std::io::Error) {
+        self.output_error
+            .borrow_mut()
+            .get_or_insert_with(|| format!("writing records: {e}"));
+    }
+}
+
+/// Mark a record failed with a class and a one-line message.
+fn fail(record: &mut Record, kind: &str, message: &str) {
+    record.error_kind = Some(kind.to_string());
+    record.error = Some(message.to_string());
+}

@@ -1,0 +1,28 @@
+//! The test site: a deterministic synthetic web site and a small scriptable
+//! HTTP/1.0 server to serve it (or anything else) on loopback.
+//!
+//! What this is:
+//!
+//! * [`synth`] generates a site from a [`synth::SiteSpec`] (page count, links
+//!   per page, seed, page size). The same spec gives byte-for-byte the same
+//!   site on every machine. It mixes in the things a crawler has to get right:
+//!   relative, absolute and protocol-relative links, fragments, different
+//!   quoting styles, redirects and redirect chains, missing pages, non-HTML
+//!   resources that contain bait links, and off-site links. It also says
+//!   exactly which paths a complete in-scope crawl must fetch
+//!   ([`synth::SynthSite::expected_paths`]), computed from the same
+//!   generation code, so the answer cannot drift from what is served.
+//! * [`server`] is an HTTP/1.0 server on its own glommio executor thread. Each
+//!   request is answered by a [`server::Handler`] closure with a
+//!   [`server::Reply`]: a complete response, a hang-up, or a fault-injection
+//!   script (write some bytes, sleep, close, reset). It counts requests per
+//!   host and path so tests can assert what a crawler fetched and how often.
+//!
+//! The tests, the demo (`ringcrawl-site` binary) and the benchmarks use it.
+//!
+//! What this is not: a general web server (one request per connection, no
+//! keep-alive, no request bodies, no TLS, no files from disk), and not part of
+//! the crawler: nothing in the crawler itself depends on this module.
+
+pub mod server;
+pub mod synth;

@@ -1,0 +1,114 @@
+//! Shared helpers for the integration tests: small scripted sites on
+//! 127.0.0.1:0 and a crawl runner that keeps every record.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringcrawl::config::Config;
+use ringcrawl::crawl::{self, Outcome};
+use ringcrawl::record::Record;
+use ringcrawl::site::server::{Reply, Request, Server};
+use ringcrawl::urls;
+
+/// An HTML page linking to `links`.
+pub fn page(links: &[&str]) -> Reply {
+    let body: String = links
+        .iter()
+        .map(|l| format!("<a href=\"{l}\">{l}</a>\n"))
+        .collect();
+    html(&format!("<!doctype html><html><body>{body}</body></html>"))
+}
+
+pub fn html(body: &str) -> Reply {
+    Reply::Http {
+        status: 200,
+        headers: vec![("Content-Type".into(), "text/html; charset=utf-8".into())],
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+pub fn redirect(status: u16, location: &str) -> Reply {
+    Reply::Http {
+        status,
+        headers: vec![("Location".into(), location.into())],
+        body: Vec::new(),
+    }
+}
+
+pub fn status(code: u16) -> Reply {
+    Reply::Http {
+        status: code,
+        headers: vec![("Content-Type".into(), "text/html".into())],
+        body: format!("<html><body>{code} <a href=\"/from-error-page\">x</a></body></html>")
+            .into_bytes(),
+    }
+}
+
+/// A server answering from a routing function; unknown paths get 404.
+pub fn serve(route: impl Fn(&Request) -> Option<Reply> + Send + Sync + 'static) -> Server {
+    Server::start(Arc::new(move |req: &Request| {
+        route(req).unwrap_or_else(|| status(404))
+    }))
+    .expect("test server starts")
+}
+
+/// A server with a fixed path → reply table.
+/// A canned reply for one path.
+pub type Route = fn() -> Reply;
+
+pub fn site(table: &[(&str, Route)]) -> Server {
+    let table: BTreeMap<String, Route> = table.iter().map(|(p, r)| (p.to_string(), *r)).collect();
+    serve(move |req| table.get(&req.path).map(|reply| reply()))
+}
+
+/// Config for `roots` with test-friendly timeouts and records kept.
+pub fn config<S: AsRef<str>>(roots: &[S]) -> Config {
+    let roots = roots
+        .iter()
+        .map(|r| urls::parse_root(r.as_ref()).expect("valid root"))
+        .collect();
+    let mut config = Config::new(roots);
+    config.keep_records = true;
+    config.cores = 2;
+    config.max_tasks = 16;
+    config.connect_timeout = Duration::from_secs(2);
+    config.read_timeout = Duration::from_secs(5);
+    config.timeout = Duration::from_secs(10);
+    config
+}
+
+/// Run a crawl that must end by running out of work.
+pub fn crawl(config: Config) -> Outcome {
+    let outcome = crawl::run(config).expect("crawl runs");
+    assert!(!outcome.aborted, "crawl must end by running out of work");
+    assert_eq!(
+        outcome.records.len() as u64,
+        outcome.stats.urls,
+        "one record per URL"
+    );
+    outcome
+}
+
+/// Records by URL; panics if a URL was recorded twice.
+pub fn by_url(outcome: &Outcome) -> BTreeMap<String, Record> {
+    let mut map = BTreeMap::new();
+    for r in &outcome.records {
+        assert!(
+            map.insert(r.url.clone(), r.clone()).is_none(),
+            "{} recorded twice",
+            r.url
+        );
+    }
+    map
+}
+
+pub fn urls_of(outcome: &Outcome) -> BTreeSet<String> {
+    by_url(outcome).into_keys().collect()
+}
+
+pub fn base(server: &Server) -> String {
+    format!("http://{}", server.addr())
+}
