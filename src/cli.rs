@@ -85,6 +85,26 @@ pub struct Args {
     #[arg(long = "max-body", default_value_t = 16 << 20)]
     pub max_body: usize,
 
+    /// Links followed from a root beyond which links are not queued
+    #[arg(long = "max-depth", alias = "max_depth", default_value_t = 100)]
+    pub max_depth: u32,
+
+    /// URLs longer than this many bytes are not queued
+    #[arg(
+        long = "max-url-length",
+        alias = "max_url_length",
+        default_value_t = 2048
+    )]
+    pub max_url_length: usize,
+
+    /// URLs queued per host at most (a bound on crawler traps)
+    #[arg(
+        long = "max-pages-per-host",
+        alias = "max_pages_per_host",
+        default_value_t = 100_000
+    )]
+    pub max_pages_per_host: usize,
+
     /// More output (-v: one line per URL)
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -155,6 +175,9 @@ impl Args {
         config.connect_timeout = seconds("connect-timeout", self.connect_timeout)?;
         config.read_timeout = seconds("read-timeout", self.read_timeout)?;
         config.max_body = self.max_body;
+        config.max_depth = self.max_depth;
+        config.max_url_length = positive("max-url-length", self.max_url_length)?;
+        config.max_pages_per_host = positive("max-pages-per-host", self.max_pages_per_host)?;
         config.output = match self.output.as_deref() {
             None => Output::None,
             Some("-") => Output::Stdout,

@@ -49,6 +49,12 @@ pub struct Config {
     pub read_timeout: Duration,
     /// Overall deadline for one fetch (connect + request + whole response).
     pub timeout: Duration,
+    /// Links followed from a root beyond which links are not queued.
+    pub max_depth: u32,
+    /// URLs longer than this (bytes, normalised) are not queued.
+    pub max_url_length: usize,
+    /// URLs accepted per host; a bound on generated-URL traps.
+    pub max_pages_per_host: usize,
     /// Largest response head accepted.
     pub max_head: usize,
     /// Body bytes kept per response; the rest is not read and the record is
@@ -79,6 +85,9 @@ impl Config {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
             timeout: Duration::from_secs(60),
+            max_depth: 100,
+            max_url_length: 2048,
+            max_pages_per_host: 100_000,
             max_head: crate::http::DEFAULT_MAX_HEAD,
             max_body: 16 << 20,
             output: Output::None,

@@ -3,10 +3,12 @@
 //!
 //! It is the chapter's `seen_urls` plus `Queue`: a URL enters at most once
 //! for the whole crawl (so redirect chains to the same page coalesce and link
-//! cycles end), and is handed out in FIFO order. No I/O, no time, no threads:
-//! the shard decides when to ask for the next URL.
+//! cycles end), and is handed out in FIFO order. It also caps the pages
+//! accepted per host, a bound on crawler traps that generate endless
+//! distinct URLs. No I/O, no time, no threads: the shard decides when to ask
+//! for the next URL.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// A URL waiting to be fetched, with what it may still do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,28 +21,57 @@ pub struct Job {
     pub depth: u32,
 }
 
+/// What became of an offered URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offer {
+    /// Queued: first time this URL was offered.
+    New,
+    /// Already seen: dropped.
+    Seen,
+    /// Its host already has `max_pages_per_host` URLs: dropped.
+    HostFull,
+}
+
 /// Seen-set and queue of one shard.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Frontier {
-    /// Every URL ever offered to this shard and accepted.
+    /// Every URL ever accepted by this shard.
     seen: HashSet<String>,
     /// Accepted URLs not yet handed out.
     queue: VecDeque<Job>,
+    /// URLs accepted per host.
+    per_host: HashMap<String, usize>,
+    /// Cap on `per_host` values.
+    max_pages_per_host: usize,
 }
 
 impl Frontier {
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(max_pages_per_host: usize) -> Self {
+        Frontier {
+            seen: HashSet::new(),
+            queue: VecDeque::new(),
+            per_host: HashMap::new(),
+            max_pages_per_host,
+        }
     }
 
-    /// Accept `job` if its URL was never seen; false for a duplicate.
-    pub fn offer(&mut self, job: Job) -> bool {
+    /// Accept `job` (whose URL has host `host`) unless it was seen or its
+    /// host is full.
+    pub fn offer(&mut self, job: Job, host: &str) -> Offer {
         if self.seen.contains(&job.url) {
-            return false;
+            return Offer::Seen;
         }
+        let count = match self.per_host.get_mut(host) {
+            Some(count) => count,
+            None => self.per_host.entry(host.to_string()).or_insert(0),
+        };
+        if *count >= self.max_pages_per_host {
+            return Offer::HostFull;
+        }
+        *count += 1;
         self.seen.insert(job.url.clone());
         self.queue.push_back(job);
-        true
+        Offer::New
     }
 
     /// Whether `url` was already accepted by this frontier.
@@ -78,19 +109,23 @@ mod tests {
 
     #[test]
     fn duplicate_url_is_refused_even_after_it_was_fetched() {
-        let mut f = Frontier::new();
-        assert!(f.offer(job("http://a.test/")));
-        assert!(!f.offer(job("http://a.test/")));
+        let mut f = Frontier::new(100);
+        assert_eq!(f.offer(job("http://a.test/"), "a.test"), Offer::New);
+        assert_eq!(f.offer(job("http://a.test/"), "a.test"), Offer::Seen);
         assert_eq!(f.pop(), Some(job("http://a.test/")));
-        assert!(!f.offer(job("http://a.test/")), "fetched URLs stay seen");
+        assert_eq!(
+            f.offer(job("http://a.test/"), "a.test"),
+            Offer::Seen,
+            "fetched URLs stay seen"
+        );
         assert_eq!(f.pop(), None);
     }
 
     #[test]
     fn urls_come_out_in_the_order_they_went_in() {
-        let mut f = Frontier::new();
+        let mut f = Frontier::new(100);
         for u in ["http://a.test/1", "http://a.test/2", "http://a.test/3"] {
-            f.offer(job(u));
+            f.offer(job(u), "a.test");
         }
         let order: Vec<String> = std::iter::from_fn(|| f.pop()).map(|j| j.url).collect();
         assert_eq!(
@@ -98,5 +133,21 @@ mod tests {
             ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
         );
         assert_eq!((f.queued(), f.seen()), (0, 3));
+    }
+
+    #[test]
+    fn a_host_past_its_page_cap_is_refused_but_others_are_not() {
+        let mut f = Frontier::new(2);
+        assert_eq!(f.offer(job("http://trap.test/1"), "trap.test"), Offer::New);
+        assert_eq!(f.offer(job("http://trap.test/2"), "trap.test"), Offer::New);
+        assert_eq!(
+            f.offer(job("http://trap.test/3"), "trap.test"),
+            Offer::HostFull
+        );
+        assert_eq!(
+            f.offer(job("http://other.test/1"), "other.test"),
+            Offer::New
+        );
+        assert!(!f.has_seen("http://trap.test/3"));
     }
 }

@@ -28,6 +28,11 @@ pub struct Stats {
     pub truncated: u64,
     /// Links found on pages (sum of `num_urls`).
     pub links: u64,
+    /// Links not queued because of `--max-depth`, `--max-url-length`,
+    /// `--max-pages-per-host`.
+    pub skipped_depth: u64,
+    pub skipped_url_length: u64,
+    pub skipped_host_full: u64,
     /// Sum of per-URL elapsed time, ms (busy time of the shard's workers).
     pub fetch_ms: f64,
     /// Records per shard (one entry per shard after merging).
@@ -73,6 +78,9 @@ impl Stats {
         self.truncated += other.truncated;
         self.links += other.links;
         self.fetch_ms += other.fetch_ms;
+        self.skipped_depth += other.skipped_depth;
+        self.skipped_url_length += other.skipped_url_length;
+        self.skipped_host_full += other.skipped_host_full;
         if other.per_shard.is_empty() {
             self.per_shard.push(other.urls);
         } else {
@@ -132,6 +140,13 @@ impl Stats {
             },
             self.links
         );
+        if self.skipped_depth + self.skipped_url_length + self.skipped_host_full > 0 {
+            let _ = writeln!(
+                out,
+                "  not queued: {} past --max-depth, {} past --max-url-length, {} past --max-pages-per-host",
+                self.skipped_depth, self.skipped_url_length, self.skipped_host_full
+            );
+        }
         if self.per_shard.len() > 1 {
             let shards: Vec<String> = self.per_shard.iter().map(u64::to_string).collect();
             let _ = writeln!(out, "  urls per shard: {}", shards.join(" / "));

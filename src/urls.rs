@@ -162,12 +162,46 @@ pub fn host(url: &Url) -> &str {
     url.host_str().unwrap_or("")
 }
 
+/// The host of a URL already in normalised string form (as queues store
+/// them), without parsing it again: what lies between `://` and the port,
+/// path, query or fragment. Agrees with [`host`] for every URL that
+/// [`normalize`] produced (normalised URLs carry no userinfo).
+pub fn host_of(normalized: &str) -> &str {
+    let rest = normalized
+        .split_once("://")
+        .map_or(normalized, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.starts_with('[') {
+        return authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end]);
+    }
+    authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, _)| host)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn u(s: &str) -> Url {
         Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn host_of_a_normalised_string_matches_the_parsed_host() {
+        for s in [
+            "http://example.com/",
+            "http://example.com:8080/a?b#c",
+            "https://[::1]:443/x",
+            "http://[2001:db8::1]/",
+            "http://127.0.0.1:9/",
+            "http://xn--bcher-kva.example/",
+        ] {
+            let url = normalize(u(s)).unwrap();
+            assert_eq!(host_of(url.as_str()), host(&url), "{s}");
+        }
     }
 
     fn root(s: &str) -> String {
