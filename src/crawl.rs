@@ -5,6 +5,7 @@
 //!
 //! Not the crawl loop itself (that is `shard.rs`), nor the CLI.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,14 +31,17 @@ pub struct Outcome {
     pub records: Vec<Record>,
     /// Wall time from the first shard's start to the last shard's end.
     pub elapsed: Duration,
-    /// The crawl ended because a shard failed, not because work ran out.
+    /// The crawl ended before work ran out (a shard failed, or interrupt).
     pub aborted: bool,
+    /// The crawl was interrupted (SIGINT/SIGTERM).
+    pub interrupted: bool,
     /// Writing the JSONL output failed.
     pub output_error: Option<String>,
 }
 
-/// Crawl until every in-scope URL reachable from the roots was fetched.
-pub fn run(config: Config) -> anyhow::Result<Outcome> {
+/// Crawl until every in-scope URL reachable from the roots was fetched, or
+/// until `interrupt` is set (by a signal handler).
+pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome> {
     let config = Arc::new(config);
     let shards = config.cores;
     let writer = sink::open(&config.output).context("opening --output")?;
@@ -66,6 +70,7 @@ pub fn run(config: Config) -> anyhow::Result<Outcome> {
         .on_all_shards({
             let (config, outstanding, writer) =
                 (config.clone(), outstanding.clone(), writer.clone());
+            let interrupt = interrupt.clone();
             move || async move {
                 let (senders, receivers, id) = match mesh {
                     Some(mesh) => {
@@ -80,7 +85,7 @@ pub fn run(config: Config) -> anyhow::Result<Outcome> {
                     .map(|mut s| std::mem::take(&mut s[id]))
                     .unwrap_or_default();
                 let outbox = Outbox::new(senders, config.cores);
-                let shard = Shard::new(id, config, outstanding, outbox, writer);
+                let shard = Shard::new(id, config, outstanding, outbox, writer, interrupt);
                 shard.run(receivers, roots).await
             }
         })
@@ -91,6 +96,7 @@ pub fn run(config: Config) -> anyhow::Result<Outcome> {
         records: Vec::new(),
         elapsed: Duration::ZERO,
         aborted: false,
+        interrupted: false,
         output_error: None,
     };
     for joined in handles.join_all() {
@@ -111,7 +117,8 @@ pub fn run(config: Config) -> anyhow::Result<Outcome> {
         }
     }
     outcome.elapsed = started.elapsed();
-    outcome.aborted |= outstanding.count() != 0;
+    outcome.interrupted = interrupt.load(Ordering::Relaxed);
+    outcome.aborted |= outcome.interrupted || outstanding.count() != 0;
     Ok(outcome)
 }
 

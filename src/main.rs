@@ -1,7 +1,9 @@
 //! `ringcrawl`: parse the flags, run the crawl, print the report, map the
-//! outcome to an exit code (0 finished, 1 failed or aborted, 2 bad usage).
+//! outcome to an exit code (0 finished, 1 failed or aborted, 2 bad usage,
+//! 130 interrupted by SIGINT/SIGTERM).
 
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::Parser;
@@ -19,6 +21,18 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// A flag set by the first SIGINT or SIGTERM (the crawl then winds down);
+/// a second one exits at once.
+fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, 130, flag.clone())?;
+        signal_hook::flag::register(signal, flag.clone())?;
+    }
+    Ok(flag)
 }
 
 fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -53,7 +67,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     config.keep_records = demo.is_some();
     let quiet = config.verbosity < 0;
 
-    let outcome = crawl::run(config)?;
+    let outcome = crawl::run(config, interrupt_flag()?)?;
     if !quiet {
         eprint!("{}", outcome.stats.report(outcome.elapsed));
     }
@@ -84,6 +98,10 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(e) = outcome.output_error {
         eprintln!("ringcrawl: {e}");
         return Ok(ExitCode::from(1));
+    }
+    if outcome.interrupted {
+        eprintln!("ringcrawl: interrupted; records of finished fetches were written");
+        return Ok(ExitCode::from(130));
     }
     if outcome.aborted {
         eprintln!("ringcrawl: the crawl was aborted before all work was done");

@@ -49,6 +49,26 @@ pub enum Kind {
 }
 
 impl Record {
+    /// A blank record for `url`, fetched by `shard`, to be filled in.
+    pub fn new(url: String, shard: usize) -> Self {
+        Record {
+            url,
+            next_url: None,
+            status: None,
+            error: None,
+            error_kind: None,
+            size: 0,
+            content_type: None,
+            encoding: None,
+            num_urls: 0,
+            num_new_urls: 0,
+            truncated: false,
+            tries: 0,
+            elapsed_ms: 0.0,
+            shard,
+        }
+    }
+
     /// Report category: errors first, then redirects, then HTML vs the rest.
     pub fn kind(&self) -> Kind {
         if self.error.is_some() && self.next_url.is_none() {

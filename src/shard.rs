@@ -11,6 +11,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,7 @@ use url::Url;
 use crate::config::Config;
 use crate::dns::Resolver;
 use crate::fetch::{self, FetchError, Limits, Response};
-use crate::frontier::{Frontier, Job};
+use crate::frontier::{Frontier, Job, Offer};
 use crate::mesh::{shard_for, Batch, Outbox, Outstanding};
 use crate::record::Record;
 use crate::sink::{RecordSink, SharedWriter};
@@ -59,6 +60,11 @@ pub struct Shard {
     outbox: Outbox,
     resolver: Resolver,
     stopping: Cell<bool>,
+    /// Set by SIGINT/SIGTERM (shared by all shards).
+    interrupt: Arc<AtomicBool>,
+    /// URLs being fetched right now, to record them if the crawl is
+    /// interrupted before they finish.
+    in_flight: RefCell<HashSet<String>>,
     stats: RefCell<Stats>,
     records: RefCell<Vec<Record>>,
     sink: RecordSink,
@@ -72,6 +78,7 @@ impl Shard {
         outstanding: Arc<Outstanding>,
         outbox: Outbox,
         writer: Option<SharedWriter>,
+        interrupt: Arc<AtomicBool>,
     ) -> Rc<Self> {
         let limits = Limits {
             connect_timeout: config.connect_timeout,
@@ -85,14 +92,16 @@ impl Shard {
             id,
             shards: config.cores,
             resolver: Resolver::new(config.resolve.clone()),
+            frontier: RefCell::new(Frontier::new(config.max_pages_per_host)),
             config,
             limits,
-            frontier: RefCell::new(Frontier::new()),
             routed: RefCell::new(HashSet::new()),
             work: Semaphore::new(0),
             outstanding,
             outbox,
             stopping: Cell::new(false),
+            interrupt,
+            in_flight: RefCell::new(HashSet::new()),
             stats: RefCell::new(Stats::default()),
             records: RefCell::new(Vec::new()),
             sink: RecordSink::new(writer),
@@ -133,8 +142,35 @@ impl Shard {
             .map(|_| glommio::spawn_local(self.clone().worker()))
             .collect();
 
-        for task in workers {
-            task.await;
+        // Normally every worker ends when the shard stops. On SIGINT/SIGTERM
+        // the shard stops taking URLs, gives in-flight fetches a grace
+        // period, then cancels them (dropping a glommio task cancels it) and
+        // records them as interrupted.
+        let mut all_done = std::pin::pin!(async move {
+            for task in workers {
+                task.await;
+            }
+        });
+        let interrupted = futures_lite::future::or(
+            async {
+                (&mut all_done).await;
+                false
+            },
+            self.wait_for_interrupt(),
+        )
+        .await;
+        if interrupted {
+            let graceful = glommio::timer::timeout(INTERRUPT_GRACE, async {
+                (&mut all_done).await;
+                Ok(())
+            })
+            .await;
+            if graceful.is_err() {
+                let cut: Vec<String> = self.in_flight.borrow_mut().drain().collect();
+                for url in cut {
+                    self.emit(interrupted_record(url, self.id));
+                }
+            }
         }
         self.outbox.overflow_added.notify_all();
         flusher.await;
@@ -149,6 +185,17 @@ impl Shard {
             records: self.records.take(),
             output_error: self.output_error.take(),
         }
+    }
+
+    /// Completes once SIGINT/SIGTERM was seen, after stopping the shard
+    /// (polled: a signal handler can only set a flag).
+    async fn wait_for_interrupt(&self) -> bool {
+        while !self.interrupt.load(Ordering::Relaxed) {
+            glommio::timer::sleep(WATCH_INTERVAL).await;
+        }
+        self.outstanding.abort();
+        self.stop();
+        true
     }
 
     /// The chapter's worker: take the next URL, process it, repeat until the
@@ -192,25 +239,46 @@ impl Shard {
         self.outbox.overflow_added.notify_all();
     }
 
-    /// Put a job this shard owns into its frontier; false for a duplicate.
+    /// Put a job this shard owns into its frontier; false if it was not
+    /// queued (a duplicate, or its host is full).
     fn enqueue(&self, job: Job) -> bool {
-        let fresh = self.frontier.borrow_mut().offer(job);
-        if fresh {
-            self.work.signal(1);
+        let offer = {
+            let host = urls::host_of(&job.url).to_string();
+            self.frontier.borrow_mut().offer(job, &host)
+        };
+        match offer {
+            Offer::New => {
+                self.work.signal(1);
+                true
+            }
+            Offer::Seen => false,
+            Offer::HostFull => {
+                self.stats.borrow_mut().skipped_host_full += 1;
+                false
+            }
         }
-        fresh
     }
 
     /// Hand a new URL to its owning shard, counting it in first; false if
-    /// this shard already knew it.
+    /// this shard already knew it or a crawl limit keeps it out.
     fn route(&self, job: Job, host: &str) -> bool {
+        if job.depth > self.config.max_depth {
+            self.stats.borrow_mut().skipped_depth += 1;
+            return false;
+        }
+        if job.url.len() > self.config.max_url_length {
+            self.stats.borrow_mut().skipped_url_length += 1;
+            return false;
+        }
         let owner = shard_for(host, self.shards);
         if owner == self.id {
-            if self.frontier.borrow().has_seen(&job.url) {
-                return false;
+            // Counting in after the enqueue is safe here: no other task runs
+            // before this one awaits, and this page is still counted.
+            let queued = self.enqueue(job);
+            if queued {
+                self.outstanding.add(1);
             }
-            self.outstanding.add(1);
-            self.enqueue(job)
+            queued
         } else {
             if !self.routed.borrow_mut().insert(job.url.clone()) {
                 return false;
@@ -225,22 +293,8 @@ impl Shard {
     /// then count it out (after its children were counted in).
     async fn process(&self, job: Job) {
         let started = Instant::now();
-        let mut record = Record {
-            url: job.url.clone(),
-            next_url: None,
-            status: None,
-            error: None,
-            error_kind: None,
-            size: 0,
-            content_type: None,
-            encoding: None,
-            num_urls: 0,
-            num_new_urls: 0,
-            truncated: false,
-            tries: 0,
-            elapsed_ms: 0.0,
-            shard: self.id,
-        };
+        self.in_flight.borrow_mut().insert(job.url.clone());
+        let mut record = Record::new(job.url.clone(), self.id);
         match Url::parse(&job.url) {
             Err(e) => fail(&mut record, "bad_url", &e.to_string()),
             Ok(url) => {
@@ -254,6 +308,7 @@ impl Shard {
         }
         self.outbox.flush();
         record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+        self.in_flight.borrow_mut().remove(&record.url);
         self.emit(record);
         if self.outstanding.finish(1) {
             self.stop();
@@ -394,6 +449,23 @@ impl Shard {
             .borrow_mut()
             .get_or_insert_with(|| format!("writing records: {e}"));
     }
+}
+
+/// Poll interval of the interrupt flag.
+const WATCH_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How long in-flight fetches may finish after SIGINT/SIGTERM.
+pub const INTERRUPT_GRACE: Duration = Duration::from_millis(800);
+
+/// The record of a fetch cancelled by an interrupt.
+fn interrupted_record(url: String, shard: usize) -> Record {
+    let mut record = Record::new(url, shard);
+    fail(
+        &mut record,
+        "interrupted",
+        "interrupted before the fetch finished",
+    );
+    record
 }
 
 /// Mark a record failed with a class and a one-line message.

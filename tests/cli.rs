@@ -55,3 +55,78 @@ fn demo_crawl_finds_every_page_and_reports() {
         .all(|r| r["url"].is_string() && r.get("num_new_urls").is_some()));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// SIGINT mid-crawl: in-flight fetches are cancelled within about a second,
+/// every finished record and the report are written, exit code 130.
+#[test]
+fn sigint_stops_the_crawl_and_keeps_every_finished_record() {
+    use ringcrawl::site::server::{Reply, Server, Step};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let server = Server::start(Arc::new(|req: &ringcrawl::site::server::Request| {
+        if req.path == "/" {
+            let links: String = (0..50)
+                .map(|i| format!("<a href=\"/slow/{i}\">s</a><a href=\"/fast/{i}\">f</a>"))
+                .collect();
+            Reply::Http {
+                status: 200,
+                headers: vec![("Content-Type".into(), "text/html".into())],
+                body: links.into_bytes(),
+            }
+        } else if req.path.starts_with("/fast/") {
+            Reply::Http {
+                status: 200,
+                headers: vec![],
+                body: b"fast".to_vec(),
+            }
+        } else {
+            Reply::Script(vec![Step::Sleep(Duration::from_secs(30))])
+        }
+    }))
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("ringcrawl-sigint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jsonl = dir.join("records.jsonl");
+    let child = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
+        .args([
+            "--max-tasks",
+            "20",
+            "-o",
+            jsonl.to_str().unwrap(),
+            &format!("http://{}/", server.addr()),
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    // SAFETY: plain kill(2) on the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(took < Duration::from_secs(3), "stopped in {took:?}");
+    assert!(
+        stderr.contains("Finished "),
+        "the report is printed: {stderr}"
+    );
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(text.ends_with('\n'), "no half-written line");
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("whole line"))
+        .collect();
+    let fast = records
+        .iter()
+        .filter(|r| r["url"].as_str().is_some_and(|u| u.contains("/fast/")))
+        .count();
+    let cut = records
+        .iter()
+        .filter(|r| r["error_kind"] == "interrupted")
+        .count();
+    assert!(fast > 0, "finished fetches are recorded");
+    assert!(cut > 0, "in-flight fetches are recorded as interrupted");
+    std::fs::remove_dir_all(&dir).ok();
+}

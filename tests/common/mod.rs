@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,7 +83,7 @@ pub fn config<S: AsRef<str>>(roots: &[S]) -> Config {
 
 /// Run a crawl that must end by running out of work.
 pub fn crawl(config: Config) -> Outcome {
-    let outcome = crawl::run(config).expect("crawl runs");
+    let outcome = crawl::run(config, Arc::new(AtomicBool::new(false))).expect("crawl runs");
     assert!(!outcome.aborted, "crawl must end by running out of work");
     assert_eq!(
         outcome.records.len() as u64,
