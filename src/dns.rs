@@ -4,6 +4,14 @@
 //!
 //! Not a DNS client: TTLs and an async resolver are future work; entries
 //! (negative ones included) live for the whole crawl.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -84,6 +92,12 @@ fn lookup(host: &str) -> Result<IpAddr, String> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

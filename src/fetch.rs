@@ -8,6 +8,14 @@
 //! read leaves a stale timer behind). A body cut short by a timeout, a reset
 //! or a short Content-Length is still returned, marked, so nothing received
 //! is lost. Name resolution and retries are the caller's.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
 
 use std::io;
 use std::net::SocketAddr;
@@ -247,7 +255,10 @@ impl Conn {
         let _ = self.stream.set_read_timeout(Some(limit));
         let start = buf.len();
         buf.resize(start + READ_CHUNK, 0);
-        let result = self.stream.read(&mut buf[start..]).await;
+        let result = self
+            .stream
+            .read(buf.get_mut(start..).unwrap_or(&mut []))
+            .await;
         let n = *result.as_ref().unwrap_or(&0);
         buf.truncate(start + n);
         result.map_err(|e| self.timed_out(e, by_deadline))

@@ -7,6 +7,14 @@
 //! accepted per host, a bound on crawler traps that generate endless
 //! distinct URLs. No I/O, no time, no threads: the shard decides when to ask
 //! for the next URL.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -96,6 +104,12 @@ impl Frontier {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

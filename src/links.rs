@@ -16,6 +16,14 @@
 //! are kept percent-encoded), not a JavaScript or CSS URL finder, not a
 //! robots/nofollow interpreter, and it does no I/O and makes no scope
 //! decision (see `crate::scope`). It never panics, whatever the bytes.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
 
 use std::borrow::Cow;
 use std::collections::hash_map::{Entry, HashMap, RandomState};
@@ -350,10 +358,8 @@ fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
     for chunk in bytes.utf8_chunks() {
         out.push_str(chunk.valid());
         for &b in chunk.invalid() {
-            const HEX: &[u8; 16] = b"0123456789ABCDEF";
-            out.push('%');
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0xF)]));
+            use std::fmt::Write as _;
+            let _ = write!(out, "%{b:02X}");
         }
     }
     Cow::Owned(out)
@@ -525,6 +531,12 @@ impl Emitter for LinkEmitter<'_> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

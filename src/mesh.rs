@@ -10,6 +10,14 @@
 //!   that a separate flusher task drains with awaited sends.
 //! - [`Outstanding`] is incremented before a URL is handed to any shard and
 //!   decremented only after its children were counted.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -126,20 +134,22 @@ impl Outbox {
         let mut pending = self.pending.borrow_mut();
         let mut overflow = self.overflow.borrow_mut();
         let mut parked = false;
-        for (peer, batch) in pending.iter_mut().enumerate() {
+        for (peer, (batch, parked_batches)) in
+            pending.iter_mut().zip(overflow.iter_mut()).enumerate()
+        {
             if batch.is_empty() {
                 continue;
             }
             let batch = std::mem::take(batch);
-            if !overflow[peer].is_empty() {
-                overflow[peer].push_back(batch);
+            if !parked_batches.is_empty() {
+                parked_batches.push_back(batch);
                 parked = true;
                 continue;
             }
             match senders.try_send_to(peer, batch) {
                 Ok(()) => {}
                 Err(GlommioError::WouldBlock(ResourceType::Channel(batch))) => {
-                    overflow[peer].push_back(batch);
+                    parked_batches.push_back(batch);
                     parked = true;
                 }
                 // The peer is gone: only at the end of the crawl, or after
@@ -186,6 +196,12 @@ impl Outbox {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

@@ -20,6 +20,14 @@
 //! What it is not: no robots.txt, no per-host politeness or limits, no URL
 //! normalisation (see `crate::urls`), and no I/O or DNS: `example.com` and
 //! an IP it resolves to are different hosts here.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -150,6 +158,12 @@ fn is_ip_like(host: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

@@ -7,6 +7,14 @@
 //! one receive task per peer (dedup + enqueue, never a send) and one flusher
 //! task for batches that met a full channel. Everything here is `!Send`
 //! (`Rc`/`RefCell`) and no `RefCell` borrow is held across an `.await`.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;

@@ -18,6 +18,14 @@
 //! letter case of paths are kept, `www.` is not stripped). Every function is
 //! pure and total: any input, however hostile, gives a value or an error,
 //! never a panic.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
 
 use url::Url;
 
@@ -182,6 +190,12 @@ pub fn host_of(normalized: &str) -> &str {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 
