@@ -105,6 +105,14 @@ pub struct Args {
     )]
     pub max_pages_per_host: usize,
 
+    /// Seconds between progress lines when stderr is not a terminal
+    #[arg(long = "progress-interval", default_value_t = 5.0)]
+    pub progress_interval: f64,
+
+    /// Also write the end report as JSON to FILE
+    #[arg(long = "report-json", value_name = "FILE")]
+    pub report_json: Option<PathBuf>,
+
     /// More output (-v: one line per URL)
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -184,6 +192,10 @@ impl Args {
             Some(path) => Output::File(PathBuf::from(path)),
         };
         config.verbosity = (self.verbose as i8).saturating_sub(self.quiet as i8);
+        if config.verbosity >= 0 {
+            config.progress = Some(seconds("progress-interval", self.progress_interval)?);
+        }
+        config.report_json = self.report_json;
         Ok(config)
     }
 }

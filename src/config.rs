@@ -65,6 +65,11 @@ pub struct Config {
     /// Keep every record in memory and return it from `crawl::run` (tests,
     /// the demo's completeness check).
     pub keep_records: bool,
+    /// Live progress on stderr: redrawn in place on a terminal, else a line
+    /// every this often; `None` for none.
+    pub progress: Option<Duration>,
+    /// Write the end report's numbers as JSON here.
+    pub report_json: Option<PathBuf>,
     /// -1 quiet, 0 normal, 1+ verbose.
     pub verbosity: i8,
 }
@@ -92,6 +97,8 @@ impl Config {
             max_body: 16 << 20,
             output: Output::None,
             keep_records: false,
+            progress: None,
+            report_json: None,
             verbosity: 0,
         }
     }

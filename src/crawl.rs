@@ -5,6 +5,7 @@
 //!
 //! Not the crawl loop itself (that is `shard.rs`), nor the CLI.
 
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,9 +18,10 @@ use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 use crate::config::{available_cpus, Config};
 use crate::frontier::Job;
 use crate::mesh::{shard_for, Batch, Outbox, Outstanding, CHANNEL_CAPACITY};
+use crate::progress::{self, Progress};
 use crate::record::Record;
 use crate::shard::{Shard, ShardResult};
-use crate::stats::Stats;
+use crate::stats::{ShardBalance, Stats};
 use crate::{sink, urls};
 
 /// The result of a finished crawl.
@@ -63,6 +65,12 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome
     let seeds = Arc::new(std::sync::Mutex::new(seeds));
     let mesh = (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, CHANNEL_CAPACITY));
 
+    let progress = Arc::new(Progress::new(shards));
+    let reporting = Arc::new(AtomicBool::new(false));
+    let reporter = config.progress.map(|interval| {
+        let redraw = std::io::stderr().is_terminal();
+        progress::spawn_reporter(progress.clone(), reporting.clone(), redraw, interval)
+    });
     let started = Instant::now();
     let handles = LocalExecutorPoolBuilder::new(placement(shards))
         .name("ringcrawl")
@@ -71,6 +79,7 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome
             let (config, outstanding, writer) =
                 (config.clone(), outstanding.clone(), writer.clone());
             let interrupt = interrupt.clone();
+            let progress = progress.clone();
             move || async move {
                 let (senders, receivers, id) = match mesh {
                     Some(mesh) => {
@@ -85,7 +94,8 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome
                     .map(|mut s| std::mem::take(&mut s[id]))
                     .unwrap_or_default();
                 let outbox = Outbox::new(senders, config.cores);
-                let shard = Shard::new(id, config, outstanding, outbox, writer, interrupt);
+                let shard =
+                    Shard::new(id, config, outstanding, outbox, writer, interrupt, progress);
                 shard.run(receivers, roots).await
             }
         })
@@ -104,9 +114,14 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome
             Ok(ShardResult {
                 stats,
                 records,
+                cpu,
                 output_error,
             }) => {
-                outcome.stats.merge(&stats);
+                let balance = ShardBalance {
+                    urls: stats.urls,
+                    cpu_ms: cpu.as_secs_f64() * 1e3,
+                };
+                outcome.stats.merge(&stats, Some(balance));
                 outcome.records.extend(records);
                 outcome.output_error = outcome.output_error.or(output_error);
             }
@@ -117,6 +132,10 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome
         }
     }
     outcome.elapsed = started.elapsed();
+    reporting.store(true, Ordering::Relaxed);
+    if let Some(reporter) = reporter {
+        let _ = reporter.join();
+    }
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
     outcome.aborted |= outcome.interrupted || outstanding.count() != 0;
     Ok(outcome)

@@ -24,7 +24,8 @@
 //!   per-shard resolver; [`http`] pure request bytes, head parsing, framing.
 //! - [`links`] pure HTML → absolute normalised URLs (html5gum); [`urls`]
 //!   normalisation; [`scope`] strict/lenient hosts and `--exclude`.
-//! - [`record`], [`stats`], [`sink`] what a crawl leaves behind.
+//! - [`record`], [`stats`], [`sink`], [`progress`] what a crawl shows and
+//!   leaves behind.
 //! - [`site`] a deterministic synthetic site and a scriptable HTTP/1.0
 //!   server, for tests, the demo and benchmarks (not used by the crawler).
 //!
@@ -57,6 +58,7 @@ pub mod http;
 pub mod links;
 pub mod mesh;
 pub mod notify;
+pub mod progress;
 pub mod record;
 pub mod scope;
 pub mod shard;

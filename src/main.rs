@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use anyhow::Context;
 use clap::Parser;
 use ringcrawl::cli::Args;
 use ringcrawl::crawl;
@@ -66,10 +67,18 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     config.keep_records = demo.is_some();
     let quiet = config.verbosity < 0;
+    let report_json = config.report_json.clone();
 
     let outcome = crawl::run(config, interrupt_flag()?)?;
     if !quiet {
         eprint!("{}", outcome.stats.report(outcome.elapsed));
+    }
+    if let Some(path) = report_json {
+        let data = outcome
+            .stats
+            .report_data(outcome.elapsed, outcome.interrupted);
+        let json = serde_json::to_vec_pretty(&data)?;
+        std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some((site, server)) = demo {
         let base = format!("http://{}", server.addr());

@@ -33,6 +33,7 @@ use crate::dns::Resolver;
 use crate::fetch::{self, FetchError, Limits, Response};
 use crate::frontier::{Frontier, Job, Offer};
 use crate::mesh::{shard_for, Batch, Outbox, Outstanding};
+use crate::progress::{Progress, ShardCounters};
 use crate::record::Record;
 use crate::sink::{RecordSink, SharedWriter};
 use crate::stats::Stats;
@@ -44,6 +45,8 @@ pub struct ShardResult {
     pub stats: Stats,
     /// Every record, if `Config::keep_records`.
     pub records: Vec<Record>,
+    /// CPU time of this shard's thread.
+    pub cpu: Duration,
     /// The JSONL output failed (the crawl went on).
     pub output_error: Option<String>,
 }
@@ -70,6 +73,8 @@ pub struct Shard {
     stopping: Cell<bool>,
     /// Set by SIGINT/SIGTERM (shared by all shards).
     interrupt: Arc<AtomicBool>,
+    /// Live counters for the progress line (this shard writes its own slot).
+    progress: Arc<Progress>,
     /// URLs being fetched right now, to record them if the crawl is
     /// interrupted before they finish.
     in_flight: RefCell<HashSet<String>>,
@@ -87,6 +92,7 @@ impl Shard {
         outbox: Outbox,
         writer: Option<SharedWriter>,
         interrupt: Arc<AtomicBool>,
+        progress: Arc<Progress>,
     ) -> Rc<Self> {
         let limits = Limits {
             connect_timeout: config.connect_timeout,
@@ -109,6 +115,7 @@ impl Shard {
             outbox,
             stopping: Cell::new(false),
             interrupt,
+            progress,
             in_flight: RefCell::new(HashSet::new()),
             stats: RefCell::new(Stats::default()),
             records: RefCell::new(Vec::new()),
@@ -191,6 +198,7 @@ impl Shard {
         ShardResult {
             stats: self.stats.take(),
             records: self.records.take(),
+            cpu: thread_cpu_time(),
             output_error: self.output_error.take(),
         }
     }
@@ -302,6 +310,9 @@ impl Shard {
     async fn process(&self, job: Job) {
         let started = Instant::now();
         self.in_flight.borrow_mut().insert(job.url.clone());
+        self.counters(|c| {
+            c.in_flight.fetch_add(1, Ordering::Relaxed);
+        });
         let mut record = Record::new(job.url.clone(), self.id);
         match Url::parse(&job.url) {
             Err(e) => fail(&mut record, "bad_url", &e.to_string()),
@@ -317,6 +328,9 @@ impl Shard {
         self.outbox.flush();
         record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
         self.in_flight.borrow_mut().remove(&record.url);
+        self.counters(|c| {
+            c.in_flight.fetch_sub(1, Ordering::Relaxed);
+        });
         self.emit(record);
         if self.outstanding.finish(1) {
             self.stop();
@@ -352,6 +366,8 @@ impl Shard {
     fn handle_response(&self, job: &Job, url: &Url, response: Response, record: &mut Record) {
         let head = &response.head;
         record.status = Some(head.status);
+        record.connect_ms = Some(response.connect.as_secs_f64() * 1e3);
+        record.first_byte_ms = Some(response.first_byte.as_secs_f64() * 1e3);
         record.size = response.body.len() as u64;
         if let Some(ct) = &head.content_type {
             let (media, charset) = http::media_type(ct);
@@ -444,6 +460,14 @@ impl Shard {
             );
         }
         self.stats.borrow_mut().add(&record);
+        let queued = self.frontier.borrow().queued() as u64;
+        self.counters(|c| {
+            c.pages.fetch_add(1, Ordering::Relaxed);
+            c.errors
+                .fetch_add(u64::from(record.error.is_some()), Ordering::Relaxed);
+            c.bytes.fetch_add(record.size, Ordering::Relaxed);
+            c.queued.store(queued, Ordering::Relaxed);
+        });
         if let Err(e) = self.sink.write(&record) {
             self.note_output_error(e);
         }
@@ -452,11 +476,34 @@ impl Shard {
         }
     }
 
+    /// Update this shard's progress counters.
+    fn counters(&self, update: impl FnOnce(&ShardCounters)) {
+        if let Some(c) = self.progress.shard(self.id) {
+            update(c);
+        }
+    }
+
     fn note_output_error(&self, e: std::io::Error) {
         self.output_error
             .borrow_mut()
             .get_or_insert_with(|| format!("writing records: {e}"));
     }
+}
+
+/// CPU time the calling thread has used.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 /// Poll interval of the interrupt flag.

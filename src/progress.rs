@@ -1,0 +1,167 @@
+//! The live progress line on stderr: pages done, recent pages/s, in flight,
+//! queued, errors, bytes. Shards bump per-shard atomic counters (one cache
+//! line each, so cores do not contend); a reporter thread samples them.
+//!
+//! On a terminal the line is redrawn in place a few times a second; when
+//! stderr is not a terminal a plain line is printed every interval. Not the
+//! end report (`stats.rs`).
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Counters of one shard, written only by that shard's thread.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub struct ShardCounters {
+    pub pages: AtomicU64,
+    pub errors: AtomicU64,
+    pub bytes: AtomicU64,
+    pub in_flight: AtomicU64,
+    pub queued: AtomicU64,
+}
+
+/// Counters of every shard.
+#[derive(Debug)]
+pub struct Progress {
+    shards: Box<[ShardCounters]>,
+}
+
+/// A sum over all shards at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub pages: u64,
+    pub errors: u64,
+    pub bytes: u64,
+    pub in_flight: u64,
+    pub queued: u64,
+}
+
+impl Progress {
+    pub fn new(shards: usize) -> Self {
+        Progress {
+            shards: (0..shards).map(|_| ShardCounters::default()).collect(),
+        }
+    }
+
+    /// The counters shard `id` writes to.
+    pub fn shard(&self, id: usize) -> Option<&ShardCounters> {
+        self.shards.get(id)
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let mut s = Snapshot::default();
+        for c in self.shards.iter() {
+            s.pages += c.pages.load(Ordering::Relaxed);
+            s.errors += c.errors.load(Ordering::Relaxed);
+            s.bytes += c.bytes.load(Ordering::Relaxed);
+            s.in_flight += c.in_flight.load(Ordering::Relaxed);
+            s.queued += c.queued.load(Ordering::Relaxed);
+        }
+        s
+    }
+}
+
+/// The progress line for `now`, with the rate over `window` (oldest sample
+/// first).
+pub fn line(now: Snapshot, rate: f64, elapsed: Duration) -> String {
+    format!(
+        "{:>6.1}s  {} pages  {:.0}/s  in flight {}  queued {}  errors {}  {:.1} MB",
+        elapsed.as_secs_f64(),
+        now.pages,
+        rate,
+        now.in_flight,
+        now.queued,
+        now.errors,
+        now.bytes as f64 / 1e6
+    )
+}
+
+/// Pages per second over the samples kept (the last few seconds).
+fn recent_rate(samples: &VecDeque<(Instant, u64)>) -> f64 {
+    match (samples.front(), samples.back()) {
+        (Some((t0, p0)), Some((t1, p1))) if t1 > t0 => (p1 - p0) as f64 / (*t1 - *t0).as_secs_f64(),
+        _ => 0.0,
+    }
+}
+
+/// Start the reporter thread; it ends soon after `done` is set.
+/// `redraw`: in place on a terminal, else one plain line per `interval`.
+pub fn spawn_reporter(
+    progress: Arc<Progress>,
+    done: Arc<AtomicBool>,
+    redraw: bool,
+    interval: Duration,
+) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("ringcrawl-progress".into())
+        .spawn(move || {
+            let started = Instant::now();
+            let tick = if redraw {
+                Duration::from_millis(250)
+            } else {
+                interval.min(Duration::from_millis(100))
+            };
+            let mut samples: VecDeque<(Instant, u64)> = VecDeque::new();
+            let mut last_print = Instant::now();
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(tick);
+                let now = Instant::now();
+                let snap = progress.snapshot();
+                samples.push_back((now, snap.pages));
+                while samples
+                    .front()
+                    .is_some_and(|(t, _)| now.duration_since(*t) > Duration::from_secs(5))
+                {
+                    samples.pop_front();
+                }
+                let text = line(snap, recent_rate(&samples), started.elapsed());
+                let mut err = std::io::stderr().lock();
+                if redraw {
+                    let _ = write!(err, "\r\x1b[K{text}");
+                } else if now.duration_since(last_print) >= interval {
+                    let _ = writeln!(err, "{text}");
+                    last_print = now;
+                }
+            }
+            if redraw {
+                let _ = write!(std::io::stderr(), "\r\x1b[K");
+            }
+        })
+        .unwrap_or_else(|_| std::thread::spawn(|| ()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_sums_every_shard() {
+        let p = Progress::new(2);
+        p.shard(0).unwrap().pages.fetch_add(3, Ordering::Relaxed);
+        p.shard(1).unwrap().pages.fetch_add(4, Ordering::Relaxed);
+        p.shard(1).unwrap().errors.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(p.snapshot().pages, 7);
+        assert_eq!(p.snapshot().errors, 1);
+        assert!(p.shard(2).is_none());
+    }
+
+    #[test]
+    fn rate_is_measured_over_the_window() {
+        let t0 = Instant::now();
+        let samples = VecDeque::from([(t0, 100), (t0 + Duration::from_secs(2), 300)]);
+        assert!((recent_rate(&samples) - 100.0).abs() < 1e-9);
+        assert!(line(
+            Snapshot {
+                pages: 300,
+                ..Default::default()
+            },
+            100.0,
+            Duration::from_secs(2)
+        )
+        .contains("300 pages  100/s"));
+    }
+}
