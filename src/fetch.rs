@@ -116,6 +116,10 @@ pub struct Response {
     pub body_error: Option<FetchError>,
     /// Address actually connected to.
     pub peer: SocketAddr,
+    /// Time to connect.
+    pub connect: Duration,
+    /// Time from the start of the fetch to the first response byte.
+    pub first_byte: Duration,
 }
 
 /// Fetch `url` from `addr`.
@@ -123,7 +127,8 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
     if url.scheme() != "http" {
         return Err(FetchError::Scheme(url.scheme().to_string()));
     }
-    let deadline = Instant::now() + limits.timeout;
+    let started = Instant::now();
+    let deadline = started + limits.timeout;
     let connect_for = limits.connect_timeout.min(limits.timeout);
     let stream = TcpStream::connect_timeout(addr, connect_for)
         .await
@@ -135,6 +140,7 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
                 FetchError::Connect(e)
             }
         })?;
+    let connect = started.elapsed();
     let _ = stream.set_nodelay(true);
     let mut conn = Conn {
         stream,
@@ -148,6 +154,7 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
         .await?;
 
     let mut buf = Vec::with_capacity(READ_CHUNK);
+    let mut first_byte = None;
     let head = loop {
         if let Some(head) = http::parse_head(&buf, limits.max_head)? {
             break head;
@@ -159,6 +166,7 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
                 FetchError::HeadCut
             });
         }
+        first_byte.get_or_insert_with(|| started.elapsed());
     };
 
     let mut body = Vec::new();
@@ -206,6 +214,8 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
         capped: progress == Progress::Capped,
         body_error,
         peer: addr,
+        connect,
+        first_byte: first_byte.unwrap_or_default(),
     })
 }
 

@@ -35,6 +35,10 @@ pub struct Record {
     pub tries: u32,
     /// Wall time from the first attempt to the end of the body, in ms.
     pub elapsed_ms: f64,
+    /// TCP connect time of the last attempt, in ms.
+    pub connect_ms: Option<f64>,
+    /// Time from the start of the last attempt to the first response byte, in ms.
+    pub first_byte_ms: Option<f64>,
     /// The shard (core) that fetched it.
     pub shard: usize,
 }
@@ -65,6 +69,8 @@ impl Record {
             truncated: false,
             tries: 0,
             elapsed_ms: 0.0,
+            connect_ms: None,
+            first_byte_ms: None,
             shard,
         }
     }
@@ -114,6 +120,8 @@ mod tests {
             truncated: false,
             tries: 1,
             elapsed_ms: 1.5,
+            connect_ms: Some(0.1),
+            first_byte_ms: Some(0.5),
             shard: 0,
         }
     }

@@ -1,4 +1,5 @@
-//! Per-shard counters, merged once at the end, and the final report.
+//! Per-shard counters and latency histograms, merged once at the end, and
+//! the final report (text for people, JSON for scripts).
 //!
 //! Counting is pure and cheap (one call per record); nothing here does I/O
 //! except formatting the report into a string.
@@ -7,10 +8,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
 use crate::record::{Kind, Record};
 
 /// Counters of one shard, or of the whole crawl after [`Stats::merge`].
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Stats {
     /// Records written (one per URL taken from a frontier).
     pub urls: u64,
@@ -33,10 +37,100 @@ pub struct Stats {
     pub skipped_depth: u64,
     pub skipped_url_length: u64,
     pub skipped_host_full: u64,
-    /// Sum of per-URL elapsed time, ms (busy time of the shard's workers).
-    pub fetch_ms: f64,
-    /// Records per shard (one entry per shard after merging).
-    pub per_shard: Vec<u64>,
+    /// Connect, first-byte and total latency of fetches.
+    pub latency: Latencies,
+    /// One entry per shard after merging.
+    pub shards: Vec<ShardBalance>,
+}
+
+/// How much one shard did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ShardBalance {
+    pub urls: u64,
+    /// CPU time of the shard's thread, ms.
+    pub cpu_ms: f64,
+}
+
+/// HDR histograms of fetch latencies, in microseconds (1 µs to 1 hour,
+/// 3 significant digits).
+#[derive(Debug, Clone)]
+pub struct Latencies {
+    pub connect: Histogram<u64>,
+    pub first_byte: Histogram<u64>,
+    pub total: Histogram<u64>,
+}
+
+impl Default for Latencies {
+    fn default() -> Self {
+        let new =
+            || Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("constant bounds are valid");
+        Latencies {
+            connect: new(),
+            first_byte: new(),
+            total: new(),
+        }
+    }
+}
+
+impl Latencies {
+    fn record(histogram: &mut Histogram<u64>, ms: f64) {
+        let us = (ms * 1e3).round().max(1.0) as u64;
+        histogram.saturating_record(us);
+    }
+
+    fn merge(&mut self, other: &Latencies) {
+        let _ = self.connect.add(&other.connect);
+        let _ = self.first_byte.add(&other.first_byte);
+        let _ = self.total.add(&other.total);
+    }
+}
+
+/// p50/p90/p99/max of one histogram, in ms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Percentiles {
+    pub fn of(h: &Histogram<u64>) -> Self {
+        let ms = |us: u64| us as f64 / 1e3;
+        Percentiles {
+            count: h.len(),
+            p50_ms: ms(h.value_at_quantile(0.50)),
+            p90_ms: ms(h.value_at_quantile(0.90)),
+            p99_ms: ms(h.value_at_quantile(0.99)),
+            max_ms: ms(h.max()),
+        }
+    }
+}
+
+/// The numbers of the end report, for `--report-json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub urls: u64,
+    pub elapsed_s: f64,
+    pub urls_per_s: f64,
+    pub html: u64,
+    pub other: u64,
+    pub redirects: u64,
+    pub errors: u64,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub statuses: BTreeMap<u16, u64>,
+    pub bytes: u64,
+    pub truncated: u64,
+    pub links: u64,
+    pub skipped_depth: u64,
+    pub skipped_url_length: u64,
+    pub skipped_host_full: u64,
+    pub connect: Percentiles,
+    pub first_byte: Percentiles,
+    pub total: Percentiles,
+    pub shards: Vec<ShardBalance>,
+    pub interrupted: bool,
 }
 
 impl Stats {
@@ -58,11 +152,18 @@ impl Stats {
         self.bytes += record.size;
         self.truncated += u64::from(record.truncated);
         self.links += record.num_urls as u64;
-        self.fetch_ms += record.elapsed_ms;
+        if let Some(ms) = record.connect_ms {
+            Latencies::record(&mut self.latency.connect, ms);
+        }
+        if let Some(ms) = record.first_byte_ms {
+            Latencies::record(&mut self.latency.first_byte, ms);
+            Latencies::record(&mut self.latency.total, record.elapsed_ms);
+        }
     }
 
-    /// Fold another shard's counters into these.
-    pub fn merge(&mut self, other: &Stats) {
+    /// Fold another shard's counters into these. A shard's own `shards`
+    /// list is empty; its balance comes as `balance`.
+    pub fn merge(&mut self, other: &Stats, balance: Option<ShardBalance>) {
         self.urls += other.urls;
         self.html += other.html;
         self.other += other.other;
@@ -77,45 +178,68 @@ impl Stats {
         self.bytes += other.bytes;
         self.truncated += other.truncated;
         self.links += other.links;
-        self.fetch_ms += other.fetch_ms;
         self.skipped_depth += other.skipped_depth;
         self.skipped_url_length += other.skipped_url_length;
         self.skipped_host_full += other.skipped_host_full;
-        if other.per_shard.is_empty() {
-            self.per_shard.push(other.urls);
-        } else {
-            self.per_shard.extend(&other.per_shard);
+        self.latency.merge(&other.latency);
+        self.shards.extend(other.shards.iter().cloned());
+        self.shards.extend(balance);
+    }
+
+    /// The numbers of the report.
+    pub fn report_data(&self, elapsed: Duration, interrupted: bool) -> Report {
+        let secs = elapsed.as_secs_f64();
+        Report {
+            urls: self.urls,
+            elapsed_s: secs,
+            urls_per_s: if secs > 0.0 {
+                self.urls as f64 / secs
+            } else {
+                0.0
+            },
+            html: self.html,
+            other: self.other,
+            redirects: self.redirects,
+            errors: self.errors,
+            errors_by_kind: self.errors_by_kind.clone(),
+            statuses: self.statuses.clone(),
+            bytes: self.bytes,
+            truncated: self.truncated,
+            links: self.links,
+            skipped_depth: self.skipped_depth,
+            skipped_url_length: self.skipped_url_length,
+            skipped_host_full: self.skipped_host_full,
+            connect: Percentiles::of(&self.latency.connect),
+            first_byte: Percentiles::of(&self.latency.first_byte),
+            total: Percentiles::of(&self.latency.total),
+            shards: self.shards.clone(),
+            interrupted,
         }
     }
 
-    /// The chapter's end report, plus bytes and balance across shards.
+    /// The chapter's end report, plus bytes, latencies and shard balance.
     pub fn report(&self, elapsed: Duration) -> String {
-        let secs = elapsed.as_secs_f64();
-        let rate = if secs > 0.0 {
-            self.urls as f64 / secs
-        } else {
-            0.0
-        };
+        let r = self.report_data(elapsed, false);
         let mut out = String::new();
         let _ = writeln!(
             out,
             "Finished {} urls in {:.3} secs ({:.1} urls/sec)",
-            self.urls, secs, rate
+            r.urls, r.elapsed_s, r.urls_per_s
         );
         let _ = writeln!(
             out,
             "  html {}  other {}  redirect {}  error {}  truncated {}",
-            self.html, self.other, self.redirects, self.errors, self.truncated
+            r.html, r.other, r.redirects, r.errors, r.truncated
         );
-        if !self.errors_by_kind.is_empty() {
-            let kinds: Vec<String> = self
+        if !r.errors_by_kind.is_empty() {
+            let kinds: Vec<String> = r
                 .errors_by_kind
                 .iter()
                 .map(|(k, v)| format!("{k} {v}"))
                 .collect();
             let _ = writeln!(out, "  errors: {}", kinds.join(", "));
         }
-        let statuses: Vec<String> = self
+        let statuses: Vec<String> = r
             .statuses
             .iter()
             .map(|(k, v)| format!("{k}: {v}"))
@@ -129,27 +253,44 @@ impl Stats {
                 statuses.join(", ")
             }
         );
+        let mb_s = if r.elapsed_s > 0.0 {
+            r.bytes as f64 / r.elapsed_s / 1e6
+        } else {
+            0.0
+        };
         let _ = writeln!(
             out,
-            "  {} bytes ({:.1} MB/s), {} links",
-            self.bytes,
-            if secs > 0.0 {
-                self.bytes as f64 / secs / 1e6
-            } else {
-                0.0
-            },
-            self.links
+            "  {} bytes ({mb_s:.1} MB/s), {} links",
+            r.bytes, r.links
         );
-        if self.skipped_depth + self.skipped_url_length + self.skipped_host_full > 0 {
+        if r.skipped_depth + r.skipped_url_length + r.skipped_host_full > 0 {
             let _ = writeln!(
                 out,
                 "  not queued: {} past --max-depth, {} past --max-url-length, {} past --max-pages-per-host",
-                self.skipped_depth, self.skipped_url_length, self.skipped_host_full
+                r.skipped_depth, r.skipped_url_length, r.skipped_host_full
             );
         }
-        if self.per_shard.len() > 1 {
-            let shards: Vec<String> = self.per_shard.iter().map(u64::to_string).collect();
-            let _ = writeln!(out, "  urls per shard: {}", shards.join(" / "));
+        for (name, p) in [
+            ("connect", &r.connect),
+            ("first byte", &r.first_byte),
+            ("total", &r.total),
+        ] {
+            if p.count > 0 {
+                let _ = writeln!(
+                    out,
+                    "  {name:<10} ms  p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
+                    p.p50_ms, p.p90_ms, p.p99_ms, p.max_ms
+                );
+            }
+        }
+        if r.shards.len() > 1 {
+            let shards: Vec<String> = r
+                .shards
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("#{i} {} urls {:.0} ms cpu", s.urls, s.cpu_ms))
+                .collect();
+            let _ = writeln!(out, "  shards: {}", shards.join(" | "));
         }
         out
     }
@@ -160,22 +301,19 @@ mod tests {
     use super::*;
 
     fn record(status: Option<u16>, error: Option<&str>) -> Record {
-        Record {
-            url: "http://a.test/".into(),
-            next_url: None,
-            status,
-            error: error.map(str::to_string),
-            error_kind: error.map(|_| "connect".to_string()),
-            size: 100,
-            content_type: Some("text/html".into()),
-            encoding: None,
-            num_urls: 2,
-            num_new_urls: 1,
-            truncated: false,
-            tries: 1,
-            elapsed_ms: 2.0,
-            shard: 0,
+        let mut r = Record::new("http://a.test/".into(), 0);
+        r.status = status;
+        r.error = error.map(str::to_string);
+        r.error_kind = error.map(|_| "connect".to_string());
+        r.size = 100;
+        r.content_type = Some("text/html".into());
+        r.num_urls = 2;
+        r.elapsed_ms = 2.0;
+        if status.is_some() {
+            r.connect_ms = Some(0.5);
+            r.first_byte_ms = Some(1.0);
         }
+        r
     }
 
     #[test]
@@ -186,25 +324,53 @@ mod tests {
         let mut b = Stats::default();
         b.add(&record(None, Some("refused")));
         let mut total = Stats::default();
-        total.merge(&a);
-        total.merge(&b);
+        total.merge(
+            &a,
+            Some(ShardBalance {
+                urls: a.urls,
+                cpu_ms: 1.0,
+            }),
+        );
+        total.merge(
+            &b,
+            Some(ShardBalance {
+                urls: b.urls,
+                cpu_ms: 2.0,
+            }),
+        );
         assert_eq!(total.urls, 3);
         assert_eq!(total.errors, 1);
         assert_eq!(total.errors_by_kind["connect"], 1);
         assert_eq!(total.statuses[&404], 1);
         assert_eq!(total.bytes, 300);
-        assert_eq!(total.per_shard, vec![2, 1]);
+        assert_eq!(
+            total.shards.iter().map(|s| s.urls).collect::<Vec<_>>(),
+            vec![2, 1]
+        );
+        assert_eq!(
+            total.latency.connect.len(),
+            2,
+            "only fetches that connected"
+        );
     }
 
     #[test]
-    fn report_names_the_chapter_line() {
+    fn report_names_the_chapter_line_and_percentiles() {
         let mut s = Stats::default();
-        s.add(&record(Some(200), None));
+        for ms in 1..=100 {
+            let mut r = record(Some(200), None);
+            r.elapsed_ms = ms as f64;
+            s.add(&r);
+        }
         let text = s.report(Duration::from_secs(2));
         assert!(
-            text.starts_with("Finished 1 urls in 2.000 secs (0.5 urls/sec)"),
+            text.starts_with("Finished 100 urls in 2.000 secs (50.0 urls/sec)"),
             "{text}"
         );
-        assert!(text.contains("200: 1"));
+        assert!(text.contains("200: 100"));
+        let data = s.report_data(Duration::from_secs(2), false);
+        assert!((data.total.p50_ms - 50.0).abs() < 0.1, "{:?}", data.total);
+        assert!((data.total.max_ms - 100.0).abs() < 0.1);
+        assert!(serde_json::to_string(&data).unwrap().contains("\"p99_ms\""));
     }
 }

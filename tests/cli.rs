@@ -130,3 +130,66 @@ fn sigint_stops_the_crawl_and_keeps_every_finished_record() {
     assert!(cut > 0, "in-flight fetches are recorded as interrupted");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The JSON report says what the records say, and progress is printed as
+/// plain lines (no carriage returns or escapes) when stderr is not a TTY.
+#[test]
+fn report_json_agrees_with_the_records_and_progress_is_plain_lines() {
+    let dir = std::env::temp_dir().join(format!("ringcrawl-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (jsonl, report) = (dir.join("r.jsonl"), dir.join("report.json"));
+    let out = ringcrawl(&[
+        "--demo",
+        "1500",
+        "--max-tasks",
+        "4",
+        "--progress-interval",
+        "0.05",
+        "-o",
+        jsonl.to_str().unwrap(),
+        "--report-json",
+        report.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains('\r') && !stderr.contains('\x1b'),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains(" pages ") && l.contains("in flight")),
+        "{stderr}"
+    );
+
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(report["urls"].as_u64().unwrap() as usize, records.len());
+    let count = |pred: &dyn Fn(&serde_json::Value) -> bool| {
+        records.iter().filter(|r| pred(r)).count() as u64
+    };
+    for (status, n) in report["statuses"].as_object().unwrap() {
+        assert_eq!(
+            count(&|r| r["status"].to_string() == *status),
+            n.as_u64().unwrap(),
+            "status {status}"
+        );
+    }
+    assert_eq!(
+        report["errors"].as_u64().unwrap(),
+        count(&|r| !r["error"].is_null() && r["next_url"].is_null())
+    );
+    let bytes: u64 = records.iter().map(|r| r["size"].as_u64().unwrap()).sum();
+    assert_eq!(report["bytes"].as_u64().unwrap(), bytes);
+    assert_eq!(
+        report["first_byte"]["count"].as_u64().unwrap(),
+        count(&|r| !r["first_byte_ms"].is_null())
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
