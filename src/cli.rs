@@ -85,6 +85,22 @@ pub struct Args {
     #[arg(long = "max-body", default_value_t = 16 << 20)]
     pub max_body: usize,
 
+    /// Fetches in flight per host (default 2; with --demo, all of --max-tasks)
+    #[arg(long = "per-host", alias = "per_host")]
+    pub per_host: Option<usize>,
+
+    /// Milliseconds between two request starts to one host
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub delay: u64,
+
+    /// Do not fetch or obey robots.txt
+    #[arg(long = "ignore-robots")]
+    pub ignore_robots: bool,
+
+    /// Cap on a robots.txt Crawl-delay, in seconds
+    #[arg(long = "max-crawl-delay", default_value_t = 10.0)]
+    pub max_crawl_delay: f64,
+
     /// Links followed from a root beyond which links are not queued
     #[arg(long = "max-depth", alias = "max_depth", default_value_t = 100)]
     pub max_depth: u32,
@@ -104,6 +120,14 @@ pub struct Args {
         default_value_t = 100_000
     )]
     pub max_pages_per_host: usize,
+
+    /// Archive every exchange as WARC 1.1 in DIR (one file per shard)
+    #[arg(long, value_name = "DIR")]
+    pub warc: Option<PathBuf>,
+
+    /// Rotate WARC files at this size (bytes; K, M, G suffixes)
+    #[arg(long = "warc-max-size", default_value = "1G", value_parser = parse_size)]
+    pub warc_max_size: u64,
 
     /// Seconds between progress lines when stderr is not a terminal
     #[arg(long = "progress-interval", default_value_t = 5.0)]
@@ -184,6 +208,15 @@ impl Args {
         config.read_timeout = seconds("read-timeout", self.read_timeout)?;
         config.max_body = self.max_body;
         config.max_depth = self.max_depth;
+        let per_host = match (self.per_host, self.demo) {
+            (Some(n), _) => n,
+            (None, Some(_)) => config.max_tasks,
+            (None, None) => config.per_host,
+        };
+        config.per_host = positive("per-host", per_host)?;
+        config.delay = Duration::from_millis(self.delay);
+        config.obey_robots = !self.ignore_robots;
+        config.max_crawl_delay = seconds("max-crawl-delay", self.max_crawl_delay)?;
         config.max_url_length = positive("max-url-length", self.max_url_length)?;
         config.max_pages_per_host = positive("max-pages-per-host", self.max_pages_per_host)?;
         config.output = match self.output.as_deref() {
@@ -196,6 +229,8 @@ impl Args {
             config.progress = Some(seconds("progress-interval", self.progress_interval)?);
         }
         config.report_json = self.report_json;
+        config.warc_dir = self.warc;
+        config.warc_max_size = self.warc_max_size;
         Ok(config)
     }
 }
@@ -232,6 +267,23 @@ fn parse_resolves(specs: &[String]) -> Result<HashMap<(String, u16), IpAddr>, Ar
             Ok(((host.to_ascii_lowercase(), port), addr))
         })
         .collect()
+}
+
+/// `1048576`, `512K`, `64M`, `1G` (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&text[..i], 10),
+        Some((i, 'm' | 'M')) => (&text[..i], 20),
+        Some((i, 'g' | 'G')) => (&text[..i], 30),
+        _ => (text, 0),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 1G, 64M, 1048576)"))?;
+    n.checked_mul(1 << shift)
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{text:?} is out of range"))
 }
 
 fn one_line(text: &str) -> String {
@@ -304,6 +356,18 @@ mod tests {
             let err = config(&args).expect_err("must be rejected").to_string();
             assert!(!err.contains('\n'), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("64m"), Ok(64 << 20));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(
+            parse_size("0").is_err()
+                && parse_size("x").is_err()
+                && parse_size("99999999999G").is_err()
+        );
     }
 
     #[test]

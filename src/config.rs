@@ -55,6 +55,14 @@ pub struct Config {
     pub max_url_length: usize,
     /// URLs accepted per host; a bound on generated-URL traps.
     pub max_pages_per_host: usize,
+    /// Fetches in flight per host.
+    pub per_host: usize,
+    /// Least time between two request starts to one host.
+    pub delay: Duration,
+    /// Fetch robots.txt first and obey it.
+    pub obey_robots: bool,
+    /// Upper bound on a robots.txt `Crawl-delay`.
+    pub max_crawl_delay: Duration,
     /// Largest response head accepted.
     pub max_head: usize,
     /// Body bytes kept per response; the rest is not read and the record is
@@ -65,6 +73,10 @@ pub struct Config {
     /// Keep every record in memory and return it from `crawl::run` (tests,
     /// the demo's completeness check).
     pub keep_records: bool,
+    /// Write WARC files of every exchange into this directory.
+    pub warc_dir: Option<PathBuf>,
+    /// Rotate a shard's WARC file before it grows past this many bytes.
+    pub warc_max_size: u64,
     /// Live progress on stderr: redrawn in place on a terminal, else a line
     /// every this often; `None` for none.
     pub progress: Option<Duration>,
@@ -93,11 +105,17 @@ impl Config {
             max_depth: 100,
             max_url_length: 2048,
             max_pages_per_host: 100_000,
+            per_host: 2,
+            delay: Duration::ZERO,
+            obey_robots: true,
+            max_crawl_delay: Duration::from_secs(10),
             max_head: crate::http::DEFAULT_MAX_HEAD,
             max_body: 16 << 20,
             output: Output::None,
             keep_records: false,
             progress: None,
+            warc_dir: None,
+            warc_max_size: 1 << 30,
             report_json: None,
             verbosity: 0,
         }

@@ -20,8 +20,9 @@ use crate::frontier::Job;
 use crate::mesh::{shard_for, Batch, Outbox, Outstanding, CHANNEL_CAPACITY};
 use crate::progress::{self, Progress};
 use crate::record::Record;
-use crate::shard::{Shard, ShardResult};
+use crate::shard::{Shard, ShardResult, Shared};
 use crate::stats::{ShardBalance, Stats};
+use crate::warc_file::WarcTarget;
 use crate::{sink, urls};
 
 /// The result of a finished crawl.
@@ -65,7 +66,30 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome
     let seeds = Arc::new(std::sync::Mutex::new(seeds));
     let mesh = (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, CHANNEL_CAPACITY));
 
+    let warc = match &config.warc_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating --warc {}", dir.display()))?;
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            Some(WarcTarget {
+                dir: dir.clone(),
+                prefix: format!("ringcrawl-{secs}-{}", std::process::id()),
+                shard: 0,
+                max_size: config.warc_max_size,
+            })
+        }
+        None => None,
+    };
     let progress = Arc::new(Progress::new(shards));
+    let shared = Shared {
+        outstanding: outstanding.clone(),
+        records: writer,
+        interrupt: interrupt.clone(),
+        progress: progress.clone(),
+        warc,
+    };
     let reporting = Arc::new(AtomicBool::new(false));
     let reporter = config.progress.map(|interval| {
         let redraw = std::io::stderr().is_terminal();
@@ -76,10 +100,7 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome
         .name("ringcrawl")
         .io_memory(1 << 20)
         .on_all_shards({
-            let (config, outstanding, writer) =
-                (config.clone(), outstanding.clone(), writer.clone());
-            let interrupt = interrupt.clone();
-            let progress = progress.clone();
+            let (config, shared) = (config.clone(), shared.clone());
             move || async move {
                 let (senders, receivers, id) = match mesh {
                     Some(mesh) => {
@@ -94,8 +115,7 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome
                     .map(|mut s| std::mem::take(&mut s[id]))
                     .unwrap_or_default();
                 let outbox = Outbox::new(senders, config.cores);
-                let shard =
-                    Shard::new(id, config, outstanding, outbox, writer, interrupt, progress);
+                let shard = Shard::new(id, config, shared, outbox);
                 shard.run(receivers, roots).await
             }
         })

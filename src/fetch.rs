@@ -38,6 +38,8 @@ pub struct Limits {
     pub max_head: usize,
     pub max_body: usize,
     pub user_agent: String,
+    /// Keep the raw request and response bytes (for WARC).
+    pub keep_raw: bool,
 }
 
 /// Why a fetch produced no (complete) response.
@@ -120,6 +122,18 @@ pub struct Response {
     pub connect: Duration,
     /// Time from the start of the fetch to the first response byte.
     pub first_byte: Duration,
+    /// Bytes as sent and received, if `Limits::keep_raw`.
+    pub raw: Option<RawExchange>,
+}
+
+/// One exchange exactly as it crossed the wire (the response up to where
+/// reading stopped: the body cap, the end, or the error).
+#[derive(Debug, Default)]
+pub struct RawExchange {
+    pub request: Vec<u8>,
+    pub response: Vec<u8>,
+    /// Wall-clock time the request was sent.
+    pub sent_at: Option<std::time::SystemTime>,
 }
 
 /// Fetch `url` from `addr`.
@@ -150,8 +164,9 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
 
     let target = &url[Position::BeforePath..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
-    conn.write_all(&http::request(target, host, &limits.user_agent))
-        .await?;
+    let request = http::request(target, host, &limits.user_agent);
+    let sent_at = std::time::SystemTime::now();
+    conn.write_all(&request).await?;
 
     let mut buf = Vec::with_capacity(READ_CHUNK);
     let mut first_byte = None;
@@ -169,6 +184,11 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
         first_byte.get_or_insert_with(|| started.elapsed());
     };
 
+    let mut raw = limits.keep_raw.then(|| RawExchange {
+        request,
+        response: buf.clone(),
+        sent_at: Some(sent_at),
+    });
     let mut body = Vec::new();
     if let http::Framing::Length(n) = head.framing {
         body.reserve(
@@ -195,13 +215,18 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
                 }
                 break;
             }
-            Ok(_) => match decoder.feed(&buf, &mut body) {
-                Ok(p) => progress = p,
-                Err(e) => {
-                    body_error = Some(e.into());
-                    break;
+            Ok(_) => {
+                if let Some(raw) = raw.as_mut() {
+                    raw.response.extend_from_slice(&buf);
                 }
-            },
+                match decoder.feed(&buf, &mut body) {
+                    Ok(p) => progress = p,
+                    Err(e) => {
+                        body_error = Some(e.into());
+                        break;
+                    }
+                }
+            }
             Err(e) => {
                 body_error = Some(e);
                 break;
@@ -216,6 +241,7 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
         peer: addr,
         connect,
         first_byte: first_byte.unwrap_or_default(),
+        raw,
     })
 }
 

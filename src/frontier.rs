@@ -1,12 +1,17 @@
-//! Pure per-shard crawl frontier: the seen-set and the queue of URLs still to
-//! fetch, for the hosts this shard owns.
+//! Pure per-shard crawl frontier: the seen-set and per-host queues of the
+//! hosts this shard owns, and the politeness that decides which URL is
+//! *ready* next.
 //!
-//! It is the chapter's `seen_urls` plus `Queue`: a URL enters at most once
-//! for the whole crawl (so redirect chains to the same page coalesce and link
-//! cycles end), and is handed out in FIFO order. It also caps the pages
-//! accepted per host, a bound on crawler traps that generate endless
-//! distinct URLs. No I/O, no time, no threads: the shard decides when to ask
-//! for the next URL.
+//! It is the chapter's `seen_urls` plus `Queue`, made fair and polite: a URL
+//! enters at most once for the whole crawl (so redirect chains coalesce and
+//! link cycles end); each host has its own FIFO queue; hosts take turns
+//! (round robin over ready hosts, one URL per turn), so one huge host cannot
+//! starve the others; a host has at most `per_host` fetches in flight, at
+//! least `delay` between request starts (or its robots.txt `Crawl-delay`),
+//! backs off after consecutive failures, and has its robots.txt fetched
+//! before its first page. It also caps the URLs accepted per host, a bound
+//! on generated-URL traps. No I/O and no clock: the caller passes `now`.
+
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
@@ -16,7 +21,11 @@
     clippy::unreachable
 )]
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use crate::robots::{Rules, Verdict};
 
 /// A URL waiting to be fetched, with what it may still do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,45 +49,138 @@ pub enum Offer {
     HostFull,
 }
 
-/// Seen-set and queue of one shard.
-#[derive(Debug)]
-pub struct Frontier {
-    /// Every URL ever accepted by this shard.
-    seen: HashSet<String>,
-    /// Accepted URLs not yet handed out.
-    queue: VecDeque<Job>,
+/// What to do next.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Fetch this URL now; a slot of `host` is taken until [`Frontier::release`].
+    Fetch(Job),
+    /// Fetch the robots.txt of `host` (from the origin of `example`, a
+    /// queued URL) and pass the answer to [`Frontier::set_robots`]; a slot is
+    /// taken until then.
+    Robots { host: String, example: String },
+    /// robots.txt forbids this URL (or was unavailable): record it, don't
+    /// fetch it. No slot is taken.
+    Refused(Job, Verdict),
+    /// Nothing is ready before this instant.
+    Wait(Instant),
+    /// Nothing is queued.
+    Idle,
+}
+
+/// Politeness settings.
+#[derive(Debug, Clone)]
+pub struct Politeness {
+    /// Fetches in flight per host.
+    pub per_host: usize,
+    /// Least time between the starts of two requests to one host.
+    pub delay: Duration,
     /// URLs accepted per host.
-    per_host: HashMap<String, usize>,
-    /// Cap on `per_host` values.
-    max_pages_per_host: usize,
+    pub max_pages_per_host: usize,
+    /// Fetch and obey robots.txt.
+    pub robots: bool,
+    /// Upper bound on a robots.txt `Crawl-delay`.
+    pub max_crawl_delay: Duration,
+}
+
+impl Default for Politeness {
+    fn default() -> Self {
+        Politeness {
+            per_host: 2,
+            delay: Duration::ZERO,
+            max_pages_per_host: 100_000,
+            robots: true,
+            max_crawl_delay: Duration::from_secs(10),
+        }
+    }
+}
+
+/// robots.txt state of a host.
+enum Robots {
+    Unknown,
+    Fetching,
+    Known(Rules),
+}
+
+/// One host's queue and politeness state.
+struct Host {
+    queue: VecDeque<Job>,
+    /// URLs accepted so far (for `max_pages_per_host`).
+    accepted: usize,
+    /// Fetches in flight.
+    active: usize,
+    /// No request may start before this.
+    ready_at: Instant,
+    /// Delay between request starts (the larger of `--delay` and Crawl-delay).
+    delay: Duration,
+    /// Consecutive failed fetches.
+    failures: u32,
+    robots: Robots,
+    /// In the ready ring or the timer heap.
+    scheduled: bool,
+}
+
+/// Seen-set, per-host queues and scheduling of one shard.
+pub struct Frontier {
+    politeness: Politeness,
+    /// Every URL ever accepted.
+    seen: HashSet<String>,
+    hosts: HashMap<String, Host>,
+    /// Hosts that may be ready, in turn order.
+    ring: VecDeque<String>,
+    /// Hosts waiting for their `ready_at`.
+    timers: BinaryHeap<Reverse<(Instant, String)>>,
+    /// URLs queued over all hosts.
+    queued: usize,
 }
 
 impl Frontier {
-    pub fn new(max_pages_per_host: usize) -> Self {
+    pub fn new(politeness: Politeness) -> Self {
         Frontier {
+            politeness,
             seen: HashSet::new(),
-            queue: VecDeque::new(),
-            per_host: HashMap::new(),
-            max_pages_per_host,
+            hosts: HashMap::new(),
+            ring: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            queued: 0,
         }
     }
 
     /// Accept `job` (whose URL has host `host`) unless it was seen or its
     /// host is full.
-    pub fn offer(&mut self, job: Job, host: &str) -> Offer {
+    pub fn offer(&mut self, job: Job, host: &str, now: Instant) -> Offer {
         if self.seen.contains(&job.url) {
             return Offer::Seen;
         }
-        let count = match self.per_host.get_mut(host) {
-            Some(count) => count,
-            None => self.per_host.entry(host.to_string()).or_insert(0),
+        let robots = self.politeness.robots;
+        let delay = self.politeness.delay;
+        let entry = match self.hosts.get_mut(host) {
+            Some(entry) => entry,
+            None => self.hosts.entry(host.to_string()).or_insert_with(|| Host {
+                queue: VecDeque::new(),
+                accepted: 0,
+                active: 0,
+                ready_at: now,
+                delay,
+                failures: 0,
+                robots: if robots {
+                    Robots::Unknown
+                } else {
+                    Robots::Known(Rules::AllowAll)
+                },
+                scheduled: false,
+            }),
         };
-        if *count >= self.max_pages_per_host {
+        if entry.accepted >= self.politeness.max_pages_per_host {
             return Offer::HostFull;
         }
-        *count += 1;
+        entry.accepted += 1;
         self.seen.insert(job.url.clone());
-        self.queue.push_back(job);
+        entry.queue.push_back(job);
+        self.queued += 1;
+        if !entry.scheduled {
+            entry.scheduled = true;
+            self.ring.push_back(host.to_string());
+        }
         Offer::New
     }
 
@@ -87,21 +189,136 @@ impl Frontier {
         self.seen.contains(url)
     }
 
-    /// The next URL to fetch, oldest first.
-    pub fn pop(&mut self) -> Option<Job> {
-        self.queue.pop_front()
+    /// The next thing to do at `now`: the next ready host in turn gives
+    /// its oldest URL.
+    pub fn next(&mut self, now: Instant) -> Next {
+        while let Some(Reverse((at, _))) = self.timers.peek() {
+            if *at > now {
+                break;
+            }
+            if let Some(Reverse((_, host))) = self.timers.pop() {
+                self.ring.push_back(host);
+            }
+        }
+        while let Some(name) = self.ring.pop_front() {
+            let Some(host) = self.hosts.get_mut(&name) else {
+                continue;
+            };
+            if host.queue.is_empty() || host.active >= self.politeness.per_host {
+                // Rescheduled by the next offer or release.
+                host.scheduled = false;
+                continue;
+            }
+            if host.ready_at > now {
+                self.timers.push(Reverse((host.ready_at, name)));
+                continue;
+            }
+            match &host.robots {
+                Robots::Fetching => {
+                    host.scheduled = false;
+                    continue;
+                }
+                Robots::Unknown => {
+                    host.robots = Robots::Fetching;
+                    host.active += 1;
+                    host.scheduled = false;
+                    let example = host
+                        .queue
+                        .front()
+                        .map(|j| j.url.clone())
+                        .unwrap_or_default();
+                    return Next::Robots {
+                        host: name,
+                        example,
+                    };
+                }
+                Robots::Known(rules) => {
+                    let Some(job) = host.queue.pop_front() else {
+                        continue;
+                    };
+                    self.queued = self.queued.saturating_sub(1);
+                    let verdict = rules.verdict(&job.url);
+                    if verdict != Verdict::Allowed {
+                        self.ring.push_front(name);
+                        return Next::Refused(job, verdict);
+                    }
+                    host.active += 1;
+                    host.ready_at = now + host.delay;
+                    // Round robin: back of the line; it may still have room.
+                    self.ring.push_back(name);
+                    return Next::Fetch(job);
+                }
+            }
+        }
+        match self.timers.peek() {
+            Some(Reverse((at, _))) => Next::Wait(*at),
+            None => Next::Idle,
+        }
+    }
+
+    /// A fetch of `host` ended; `failed` if it got no usable answer (network
+    /// error, 5xx, 429). Consecutive failures back the host off
+    /// exponentially, up to [`MAX_BACKOFF`].
+    pub fn release(&mut self, host: &str, failed: bool, now: Instant) {
+        let Some(entry) = self.hosts.get_mut(host) else {
+            return;
+        };
+        entry.active = entry.active.saturating_sub(1);
+        if failed {
+            entry.failures = entry.failures.saturating_add(1);
+            let backoff = BASE_BACKOFF
+                .saturating_mul(1 << entry.failures.min(16))
+                .min(MAX_BACKOFF);
+            entry.ready_at = entry.ready_at.max(now + backoff);
+        } else {
+            entry.failures = 0;
+        }
+        self.reschedule(host);
+    }
+
+    /// The robots.txt answer for `host` arrived (releases its slot).
+    pub fn set_robots(&mut self, host: &str, rules: Rules) {
+        let cap = self.politeness.max_crawl_delay;
+        let Some(entry) = self.hosts.get_mut(host) else {
+            return;
+        };
+        entry.active = entry.active.saturating_sub(1);
+        if let Some(crawl_delay) = rules.crawl_delay(cap) {
+            entry.delay = entry.delay.max(crawl_delay);
+        }
+        entry.robots = Robots::Known(rules);
+        self.reschedule(host);
+    }
+
+    fn reschedule(&mut self, host: &str) {
+        if let Some(entry) = self.hosts.get_mut(host) {
+            if !entry.scheduled && !entry.queue.is_empty() {
+                entry.scheduled = true;
+                self.ring.push_back(host.to_string());
+            }
+        }
     }
 
     /// URLs waiting.
     pub fn queued(&self) -> usize {
-        self.queue.len()
+        self.queued
     }
 
     /// URLs ever accepted.
     pub fn seen(&self) -> usize {
         self.seen.len()
     }
+
+    /// Fetches in flight for `host`.
+    pub fn active(&self, host: &str) -> usize {
+        self.hosts.get(host).map_or(0, |h| h.active)
+    }
 }
+
+/// First backoff step after a failure.
+const BASE_BACKOFF: Duration = Duration::from_millis(50);
+/// Longest backoff of a failing host.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
 #[allow(
@@ -121,45 +338,172 @@ mod tests {
         }
     }
 
-    #[test]
-    fn duplicate_url_is_refused_even_after_it_was_fetched() {
-        let mut f = Frontier::new(100);
-        assert_eq!(f.offer(job("http://a.test/"), "a.test"), Offer::New);
-        assert_eq!(f.offer(job("http://a.test/"), "a.test"), Offer::Seen);
-        assert_eq!(f.pop(), Some(job("http://a.test/")));
-        assert_eq!(
-            f.offer(job("http://a.test/"), "a.test"),
-            Offer::Seen,
-            "fetched URLs stay seen"
-        );
-        assert_eq!(f.pop(), None);
+    fn open(per_host: usize) -> Frontier {
+        Frontier::new(Politeness {
+            per_host,
+            robots: false,
+            ..Politeness::default()
+        })
+    }
+
+    fn fetch(f: &mut Frontier, now: Instant) -> String {
+        match f.next(now) {
+            Next::Fetch(job) => job.url,
+            other => panic!("expected a fetch, got {other:?}"),
+        }
     }
 
     #[test]
-    fn urls_come_out_in_the_order_they_went_in() {
-        let mut f = Frontier::new(100);
-        for u in ["http://a.test/1", "http://a.test/2", "http://a.test/3"] {
-            f.offer(job(u), "a.test");
-        }
-        let order: Vec<String> = std::iter::from_fn(|| f.pop()).map(|j| j.url).collect();
+    fn duplicate_url_is_refused_even_after_it_was_fetched() {
+        let now = Instant::now();
+        let mut f = open(2);
+        assert_eq!(f.offer(job("http://a.test/"), "a.test", now), Offer::New);
+        assert_eq!(f.offer(job("http://a.test/"), "a.test", now), Offer::Seen);
+        assert_eq!(fetch(&mut f, now), "http://a.test/");
         assert_eq!(
-            order,
-            ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
+            f.offer(job("http://a.test/"), "a.test", now),
+            Offer::Seen,
+            "fetched URLs stay seen"
         );
-        assert_eq!((f.queued(), f.seen()), (0, 3));
+        assert_eq!(f.next(now), Next::Idle);
+    }
+
+    #[test]
+    fn a_host_gives_its_urls_in_order_within_its_concurrency() {
+        let now = Instant::now();
+        let mut f = open(2);
+        for u in ["http://a.test/1", "http://a.test/2", "http://a.test/3"] {
+            f.offer(job(u), "a.test", now);
+        }
+        assert_eq!(fetch(&mut f, now), "http://a.test/1");
+        assert_eq!(fetch(&mut f, now), "http://a.test/2");
+        assert_eq!(
+            f.next(now),
+            Next::Idle,
+            "two in flight: the host is not ready"
+        );
+        f.release("a.test", false, now);
+        assert_eq!(fetch(&mut f, now), "http://a.test/3");
+        assert_eq!((f.queued(), f.seen(), f.active("a.test")), (0, 3, 2));
+    }
+
+    #[test]
+    fn hosts_take_turns_so_a_big_host_cannot_starve_small_ones() {
+        let now = Instant::now();
+        let mut f = open(100);
+        for i in 0..50 {
+            f.offer(job(&format!("http://big.test/{i}")), "big.test", now);
+        }
+        f.offer(job("http://small.test/1"), "small.test", now);
+        f.offer(job("http://tiny.test/1"), "tiny.test", now);
+        let first: Vec<String> = (0..3).map(|_| fetch(&mut f, now)).collect();
+        assert_eq!(
+            first,
+            [
+                "http://big.test/0",
+                "http://small.test/1",
+                "http://tiny.test/1"
+            ]
+        );
+    }
+
+    #[test]
+    fn delay_spaces_requests_to_one_host_and_says_when_to_come_back() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            per_host: 5,
+            delay: Duration::from_millis(100),
+            robots: false,
+            ..Politeness::default()
+        });
+        f.offer(job("http://a.test/1"), "a.test", now);
+        f.offer(job("http://a.test/2"), "a.test", now);
+        assert_eq!(fetch(&mut f, now), "http://a.test/1");
+        assert_eq!(f.next(now), Next::Wait(now + Duration::from_millis(100)));
+        assert_eq!(
+            fetch(&mut f, now + Duration::from_millis(100)),
+            "http://a.test/2"
+        );
+    }
+
+    #[test]
+    fn repeated_failures_back_a_host_off_and_success_resets_it() {
+        let now = Instant::now();
+        let mut f = open(1);
+        for i in 0..4 {
+            f.offer(job(&format!("http://down.test/{i}")), "down.test", now);
+        }
+        fetch(&mut f, now);
+        f.release("down.test", true, now);
+        let Next::Wait(first) = f.next(now) else {
+            panic!("backed off")
+        };
+        let t = first;
+        fetch(&mut f, t);
+        f.release("down.test", true, t);
+        let Next::Wait(second) = f.next(t) else {
+            panic!("backed off")
+        };
+        assert!(second - t > first - now, "the backoff grows");
+        fetch(&mut f, second);
+        f.release("down.test", false, second);
+        assert!(
+            matches!(f.next(second), Next::Fetch(_)),
+            "success clears the backoff"
+        );
+    }
+
+    #[test]
+    fn robots_txt_comes_first_and_its_rules_apply() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            per_host: 4,
+            ..Politeness::default()
+        });
+        f.offer(job("http://a.test/ok"), "a.test", now);
+        f.offer(job("http://a.test/private/x"), "a.test", now);
+        assert_eq!(
+            f.next(now),
+            Next::Robots {
+                host: "a.test".into(),
+                example: "http://a.test/ok".into()
+            }
+        );
+        assert_eq!(f.next(now), Next::Idle, "pages wait for robots.txt");
+        let rules = Rules::from_answer(
+            Some(200),
+            b"User-agent: *\nDisallow: /private/\n",
+            "ringcrawl",
+        );
+        f.set_robots("a.test", rules);
+        assert_eq!(fetch(&mut f, now), "http://a.test/ok");
+        assert!(
+            matches!(f.next(now), Next::Refused(j, Verdict::Disallowed) if j.url.ends_with("/private/x"))
+        );
     }
 
     #[test]
     fn a_host_past_its_page_cap_is_refused_but_others_are_not() {
-        let mut f = Frontier::new(2);
-        assert_eq!(f.offer(job("http://trap.test/1"), "trap.test"), Offer::New);
-        assert_eq!(f.offer(job("http://trap.test/2"), "trap.test"), Offer::New);
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            max_pages_per_host: 2,
+            robots: false,
+            ..Politeness::default()
+        });
         assert_eq!(
-            f.offer(job("http://trap.test/3"), "trap.test"),
+            f.offer(job("http://trap.test/1"), "trap.test", now),
+            Offer::New
+        );
+        assert_eq!(
+            f.offer(job("http://trap.test/2"), "trap.test", now),
+            Offer::New
+        );
+        assert_eq!(
+            f.offer(job("http://trap.test/3"), "trap.test", now),
             Offer::HostFull
         );
         assert_eq!(
-            f.offer(job("http://other.test/1"), "other.test"),
+            f.offer(job("http://other.test/1"), "other.test", now),
             Offer::New
         );
         assert!(!f.has_seen("http://trap.test/3"));

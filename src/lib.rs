@@ -19,13 +19,16 @@
 //! - [`mesh`] everything cross-core: `shard_for`, batching, the outstanding
 //!   counter that decides when the crawl is done.
 //! - [`shard`] per-core state and its tasks (workers, receivers, flusher).
-//! - [`frontier`] pure: seen-set and queue of one shard.
+//! - [`frontier`] pure: seen-set, per-host queues and politeness (fair turns,
+//!   per-host concurrency and delay, backoff, robots first); [`robots`] pure
+//!   robots.txt policy.
 //! - [`fetch`] one HTTP/1.0 exchange with limits and a deadline; [`dns`] the
 //!   per-shard resolver; [`http`] pure request bytes, head parsing, framing.
 //! - [`links`] pure HTML → absolute normalised URLs (html5gum); [`urls`]
 //!   normalisation; [`scope`] strict/lenient hosts and `--exclude`.
 //! - [`record`], [`stats`], [`sink`], [`progress`] what a crawl shows and
-//!   leaves behind.
+//!   leaves behind; [`warc`] WARC 1.1 records, [`warc_file`] per-shard
+//!   WARC files.
 //! - [`site`] a deterministic synthetic site and a scriptable HTTP/1.0
 //!   server, for tests, the demo and benchmarks (not used by the crawler).
 //!
@@ -52,6 +55,7 @@ pub mod cli;
 pub mod config;
 pub mod crawl;
 pub mod dns;
+pub mod dns_wire;
 pub mod fetch;
 pub mod frontier;
 pub mod http;
@@ -60,9 +64,12 @@ pub mod mesh;
 pub mod notify;
 pub mod progress;
 pub mod record;
+pub mod robots;
 pub mod scope;
 pub mod shard;
 pub mod sink;
 pub mod site;
 pub mod stats;
 pub mod urls;
+pub mod warc;
+pub mod warc_file;

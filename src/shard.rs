@@ -17,7 +17,7 @@
 )]
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -26,17 +26,22 @@ use std::time::{Duration, Instant};
 use glommio::channels::channel_mesh::Receivers;
 use glommio::channels::shared_channel::ConnectedReceiver;
 use glommio::sync::Semaphore;
+use glommio::task::JoinHandle;
 use url::Url;
 
 use crate::config::Config;
 use crate::dns::Resolver;
 use crate::fetch::{self, FetchError, Limits, Response};
-use crate::frontier::{Frontier, Job, Offer};
+use crate::frontier::{Frontier, Job, Next, Offer, Politeness};
 use crate::mesh::{shard_for, Batch, Outbox, Outstanding};
+use crate::notify::Notify;
 use crate::progress::{Progress, ShardCounters};
 use crate::record::Record;
+use crate::robots::{self, Rules, Verdict, MAX_ROBOTS_REDIRECTS};
 use crate::sink::{RecordSink, SharedWriter};
 use crate::stats::Stats;
+use crate::warc;
+use crate::warc_file::{WarcFiles, WarcTarget};
 use crate::{http, links, urls};
 
 /// What a shard hands back when the crawl is over.
@@ -51,6 +56,21 @@ pub struct ShardResult {
     pub output_error: Option<String>,
 }
 
+/// What every shard of one crawl shares (cheap clones of `Arc`s).
+#[derive(Clone)]
+pub struct Shared {
+    /// Crawl-wide count of unfinished URLs.
+    pub outstanding: Arc<Outstanding>,
+    /// JSONL destination, if any.
+    pub records: Option<SharedWriter>,
+    /// Set by SIGINT/SIGTERM.
+    pub interrupt: Arc<AtomicBool>,
+    /// Live counters for the progress line.
+    pub progress: Arc<Progress>,
+    /// WARC output (each shard fills in its own index).
+    pub warc: Option<WarcTarget>,
+}
+
 /// Per-core crawl state.
 pub struct Shard {
     /// This shard's index, `0..shards`.
@@ -63,8 +83,15 @@ pub struct Shard {
     /// URLs this shard already sent to their owners (saves mesh traffic and
     /// gives `num_new_urls` for remote links).
     routed: RefCell<HashSet<String>>,
-    /// One permit per queued URL; closed when the shard stops.
-    work: Semaphore,
+    /// Something a waiting dispatcher may care about changed: a URL was
+    /// queued, a host slot freed, robots.txt arrived, or the shard stops.
+    changed: Notify,
+    /// Fetch tasks in flight, by id, so an interrupt can cancel them.
+    fetches: RefCell<HashMap<u64, JoinHandle<()>>>,
+    /// Id of the next fetch task.
+    next_fetch: Cell<u64>,
+    /// Notified when the last fetch task ends.
+    fetches_done: Notify,
     /// Crawl-wide count of unfinished URLs (shared by all shards).
     outstanding: Arc<Outstanding>,
     /// Batches for other shards.
@@ -81,19 +108,13 @@ pub struct Shard {
     stats: RefCell<Stats>,
     records: RefCell<Vec<Record>>,
     sink: RecordSink,
+    /// This shard's WARC files, if archiving.
+    warc: Option<WarcFiles>,
     output_error: RefCell<Option<String>>,
 }
 
 impl Shard {
-    pub fn new(
-        id: usize,
-        config: Arc<Config>,
-        outstanding: Arc<Outstanding>,
-        outbox: Outbox,
-        writer: Option<SharedWriter>,
-        interrupt: Arc<AtomicBool>,
-        progress: Arc<Progress>,
-    ) -> Rc<Self> {
+    pub fn new(id: usize, config: Arc<Config>, shared: Shared, outbox: Outbox) -> Rc<Self> {
         let limits = Limits {
             connect_timeout: config.connect_timeout,
             read_timeout: config.read_timeout,
@@ -101,25 +122,42 @@ impl Shard {
             max_head: config.max_head,
             max_body: config.max_body,
             user_agent: config.user_agent.clone(),
+            keep_raw: shared.warc.is_some(),
         };
+        let warc = shared.warc.map(|target| {
+            WarcFiles::start(WarcTarget {
+                shard: id,
+                ..target
+            })
+        });
         Rc::new(Shard {
             id,
             shards: config.cores,
             resolver: Resolver::new(config.resolve.clone()),
-            frontier: RefCell::new(Frontier::new(config.max_pages_per_host)),
+            frontier: RefCell::new(Frontier::new(Politeness {
+                per_host: config.per_host,
+                delay: config.delay,
+                max_pages_per_host: config.max_pages_per_host,
+                robots: config.obey_robots,
+                max_crawl_delay: config.max_crawl_delay,
+            })),
             config,
             limits,
             routed: RefCell::new(HashSet::new()),
-            work: Semaphore::new(0),
-            outstanding,
+            changed: Notify::new(),
+            fetches: RefCell::new(HashMap::new()),
+            next_fetch: Cell::new(0),
+            fetches_done: Notify::new(),
+            outstanding: shared.outstanding,
             outbox,
             stopping: Cell::new(false),
-            interrupt,
-            progress,
+            interrupt: shared.interrupt,
+            progress: shared.progress,
             in_flight: RefCell::new(HashSet::new()),
             stats: RefCell::new(Stats::default()),
             records: RefCell::new(Vec::new()),
-            sink: RecordSink::new(writer),
+            sink: RecordSink::new(shared.records),
+            warc,
             output_error: RefCell::new(None),
         })
     }
@@ -153,22 +191,16 @@ impl Shard {
             let shard = self.clone();
             async move { shard.outbox.drain_overflow(|| shard.stopping.get()).await }
         });
-        let workers: Vec<_> = (0..self.config.workers_for(self.id))
-            .map(|_| glommio::spawn_local(self.clone().worker()))
-            .collect();
+        let dispatcher = glommio::spawn_local(self.clone().dispatch());
 
-        // Normally every worker ends when the shard stops. On SIGINT/SIGTERM
-        // the shard stops taking URLs, gives in-flight fetches a grace
-        // period, then cancels them (dropping a glommio task cancels it) and
-        // records them as interrupted.
-        let mut all_done = std::pin::pin!(async move {
-            for task in workers {
-                task.await;
-            }
-        });
+        // Normally the shard stops when the crawl is done and its last fetch
+        // ends. On SIGINT/SIGTERM it stops taking URLs, gives in-flight
+        // fetches a grace period, then cancels them and records them as
+        // interrupted.
         let interrupted = futures_lite::future::or(
             async {
-                (&mut all_done).await;
+                self.wait_stopped().await;
+                self.all_fetches_done().await;
                 false
             },
             self.wait_for_interrupt(),
@@ -176,17 +208,23 @@ impl Shard {
         .await;
         if interrupted {
             let graceful = glommio::timer::timeout(INTERRUPT_GRACE, async {
-                (&mut all_done).await;
+                self.all_fetches_done().await;
                 Ok(())
             })
             .await;
             if graceful.is_err() {
-                let cut: Vec<String> = self.in_flight.borrow_mut().drain().collect();
-                for url in cut {
+                let cut: Vec<JoinHandle<()>> =
+                    self.fetches.borrow_mut().drain().map(|(_, h)| h).collect();
+                for handle in cut {
+                    handle.cancel();
+                }
+                let urls: Vec<String> = self.in_flight.borrow_mut().drain().collect();
+                for url in urls {
                     self.emit(interrupted_record(url, self.id));
                 }
             }
         }
+        drop(dispatcher);
         self.outbox.overflow_added.notify_all();
         flusher.await;
         for task in receive_tasks {
@@ -194,6 +232,11 @@ impl Shard {
         }
         if let Err(e) = self.sink.flush() {
             self.note_output_error(e);
+        }
+        if let Some(warc) = &self.warc {
+            if let Err(e) = warc.close().await {
+                self.output_error.borrow_mut().get_or_insert(e);
+            }
         }
         ShardResult {
             stats: self.stats.take(),
@@ -214,14 +257,147 @@ impl Shard {
         true
     }
 
-    /// The chapter's worker: take the next URL, process it, repeat until the
-    /// shard stops.
-    async fn worker(self: Rc<Self>) {
-        while self.work.acquire(1).await.is_ok() {
-            let next = self.frontier.borrow_mut().pop();
-            if let Some(job) = next {
-                self.process(job).await;
+    /// The chapter's N workers, as one dispatcher: whenever one of the
+    /// shard's worker slots is free, take the next ready URL from the
+    /// frontier and fetch it in a task of its own. Ends when the shard stops.
+    async fn dispatch(self: Rc<Self>) {
+        let slots = Rc::new(Semaphore::new(self.config.workers_for(self.id) as u64));
+        loop {
+            let Ok(slot) = slots.clone().acquire_static_permit(1).await else {
+                return;
+            };
+            let Some(work) = self.next_work().await else {
+                return;
+            };
+            let id = self
+                .next_fetch
+                .replace(self.next_fetch.get().wrapping_add(1));
+            let shard = self.clone();
+            let handle = glommio::spawn_local(async move {
+                shard.run_work(work).await;
+                drop(slot);
+                shard.fetch_ended(id);
+            })
+            .detach();
+            self.fetches.borrow_mut().insert(id, handle);
+        }
+    }
+
+    /// Wait for the frontier to give something to do; None once stopping.
+    async fn next_work(&self) -> Option<Work> {
+        loop {
+            if self.stopping.get() {
+                return None;
             }
+            let now = Instant::now();
+            let next = self.frontier.borrow_mut().next(now);
+            match next {
+                Next::Fetch(job) => return Some(Work::Page(job)),
+                Next::Robots { host, example } => return Some(Work::Robots { host, example }),
+                Next::Refused(job, verdict) => self.refuse(job, verdict),
+                Next::Wait(at) => {
+                    let nap = glommio::timer::sleep(at.saturating_duration_since(now));
+                    futures_lite::future::or(nap, self.changed.notified()).await;
+                }
+                Next::Idle => self.changed.notified().await,
+            }
+        }
+    }
+
+    /// Do one piece of work, then give the host's slot back.
+    async fn run_work(&self, work: Work) {
+        match work {
+            Work::Page(job) => {
+                let host = urls::host_of(&job.url).to_string();
+                let failed = self.process(job).await;
+                self.frontier
+                    .borrow_mut()
+                    .release(&host, failed, Instant::now());
+            }
+            Work::Robots { host, example } => {
+                let rules = self.fetch_robots(&example).await;
+                self.frontier.borrow_mut().set_robots(&host, rules);
+            }
+        }
+        self.changed.notify_all();
+    }
+
+    fn fetch_ended(&self, id: u64) {
+        let mut fetches = self.fetches.borrow_mut();
+        fetches.remove(&id);
+        if fetches.is_empty() {
+            drop(fetches);
+            self.fetches_done.notify_all();
+        }
+    }
+
+    async fn all_fetches_done(&self) {
+        while !self.fetches.borrow().is_empty() {
+            self.fetches_done.notified().await;
+        }
+    }
+
+    async fn wait_stopped(&self) {
+        while !self.stopping.get() {
+            self.changed.notified().await;
+        }
+    }
+
+    /// robots.txt of the origin of `example`, with Google's status rules
+    /// and up to [`MAX_ROBOTS_REDIRECTS`] redirects followed.
+    async fn fetch_robots(&self, example: &str) -> Rules {
+        let token = robots::agent_token(&self.config.user_agent);
+        let Some(mut url) = Url::parse(example)
+            .ok()
+            .and_then(|u| u.join("/robots.txt").ok())
+        else {
+            return Rules::AllowAll;
+        };
+        for _ in 0..=MAX_ROBOTS_REDIRECTS {
+            if url.scheme() != "http" {
+                // Not fetchable here; its pages are recorded as such anyway.
+                return Rules::AllowAll;
+            }
+            let (result, _) = self.fetch_with_retries(&url).await;
+            self.stats.borrow_mut().robots_fetches += 1;
+            let Ok(response) = result else {
+                return Rules::Unavailable;
+            };
+            let status = response.head.status;
+            if (300..400).contains(&status) {
+                match response
+                    .head
+                    .location
+                    .as_deref()
+                    .and_then(|l| urls::join_redirect(&url, l))
+                {
+                    Some(next) => {
+                        url = next;
+                        continue;
+                    }
+                    None => return Rules::AllowAll,
+                }
+            }
+            return Rules::from_answer(Some(status), &response.body, token);
+        }
+        // Too many redirects: as if there were no robots.txt.
+        Rules::AllowAll
+    }
+
+    /// Record a URL that robots.txt keeps out, and count it out.
+    fn refuse(&self, job: Job, verdict: Verdict) {
+        let mut record = Record::new(job.url, self.id);
+        match verdict {
+            Verdict::Unavailable => fail(
+                &mut record,
+                "robots_unavailable",
+                "robots.txt unreachable or 5xx: host not crawled",
+            ),
+            _ => fail(&mut record, "robots_disallowed", "disallowed by robots.txt"),
+        }
+        self.emit(record);
+        if self.outstanding.finish(1) {
+            self.stop();
         }
     }
 
@@ -250,7 +426,7 @@ impl Shard {
         if self.stopping.replace(true) {
             return;
         }
-        self.work.close();
+        self.changed.notify_all();
         self.outbox.close();
         self.outbox.overflow_added.notify_all();
     }
@@ -260,11 +436,11 @@ impl Shard {
     fn enqueue(&self, job: Job) -> bool {
         let offer = {
             let host = urls::host_of(&job.url).to_string();
-            self.frontier.borrow_mut().offer(job, &host)
+            self.frontier.borrow_mut().offer(job, &host, Instant::now())
         };
         match offer {
             Offer::New => {
-                self.work.signal(1);
+                self.changed.notify_all();
                 true
             }
             Offer::Seen => false,
@@ -306,8 +482,9 @@ impl Shard {
     }
 
     /// Fetch one URL, record it, route its links or its redirect target,
-    /// then count it out (after its children were counted in).
-    async fn process(&self, job: Job) {
+    /// then count it out (after its children were counted in). True if the
+    /// host failed to answer usefully (network error, 5xx, 429).
+    async fn process(&self, job: Job) -> bool {
         let started = Instant::now();
         self.in_flight.borrow_mut().insert(job.url.clone());
         self.counters(|c| {
@@ -321,7 +498,32 @@ impl Shard {
                 record.tries = tries;
                 match result {
                     Err(e) => fail(&mut record, e.kind(), &e.to_string()),
-                    Ok(response) => self.handle_response(&job, &url, response, &mut record),
+                    Ok(mut response) => {
+                        let archived =
+                            self.warc.as_ref().zip(response.raw.take()).map(|(_, raw)| {
+                                let mut encoded = Vec::new();
+                                let truncated = warc_truncation(&response);
+                                warc::exchange_truncated(
+                                    &warc::Exchange {
+                                        target_uri: &job.url,
+                                        ip: Some(response.peer.ip()),
+                                        date: raw
+                                            .sent_at
+                                            .unwrap_or_else(std::time::SystemTime::now),
+                                        request: &raw.request,
+                                        response: &raw.response,
+                                        payload_offset: response.head.head_len,
+                                    },
+                                    truncated,
+                                    &mut encoded,
+                                );
+                                encoded
+                            });
+                        self.handle_response(&job, &url, response, &mut record);
+                        if let (Some(warc), Some(encoded)) = (&self.warc, archived) {
+                            warc.write(encoded).await;
+                        }
+                    }
                 }
             }
         }
@@ -331,10 +533,14 @@ impl Shard {
         self.counters(|c| {
             c.in_flight.fetch_sub(1, Ordering::Relaxed);
         });
+        let failed = record
+            .status
+            .map_or(record.error.is_some(), |s| s >= 500 || s == 429);
         self.emit(record);
         if self.outstanding.finish(1) {
             self.stop();
         }
+        failed
     }
 
     /// Resolve, then fetch, retrying network errors up to `max_tries`.
@@ -488,6 +694,25 @@ impl Shard {
             .borrow_mut()
             .get_or_insert_with(|| format!("writing records: {e}"));
     }
+}
+
+/// Why an archived response is incomplete, for `WARC-Truncated`.
+fn warc_truncation(response: &Response) -> Option<warc::Truncated> {
+    match &response.body_error {
+        None if response.capped => Some(warc::Truncated::Length),
+        None => None,
+        Some(FetchError::Deadline | FetchError::ReadTimeout) => Some(warc::Truncated::Time),
+        Some(FetchError::Io(_) | FetchError::Body(crate::http::BodyError::Truncated)) => {
+            Some(warc::Truncated::Disconnect)
+        }
+        Some(_) => Some(warc::Truncated::Unspecified),
+    }
+}
+
+/// One piece of work for a fetch task.
+enum Work {
+    Page(Job),
+    Robots { host: String, example: String },
 }
 
 /// CPU time the calling thread has used.

@@ -37,6 +37,8 @@ pub struct Stats {
     pub skipped_depth: u64,
     pub skipped_url_length: u64,
     pub skipped_host_full: u64,
+    /// robots.txt requests made.
+    pub robots_fetches: u64,
     /// Connect, first-byte and total latency of fetches.
     pub latency: Latencies,
     /// One entry per shard after merging.
@@ -181,6 +183,7 @@ impl Stats {
         self.skipped_depth += other.skipped_depth;
         self.skipped_url_length += other.skipped_url_length;
         self.skipped_host_full += other.skipped_host_full;
+        self.robots_fetches += other.robots_fetches;
         self.latency.merge(&other.latency);
         self.shards.extend(other.shards.iter().cloned());
         self.shards.extend(balance);

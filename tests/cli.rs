@@ -92,6 +92,9 @@ fn sigint_stops_the_crawl_and_keeps_every_finished_record() {
         .args([
             "--max-tasks",
             "20",
+            "--per-host",
+            "20",
+            "--ignore-robots",
             "-o",
             jsonl.to_str().unwrap(),
             &format!("http://{}/", server.addr()),

@@ -75,6 +75,8 @@ pub fn config<S: AsRef<str>>(roots: &[S]) -> Config {
     config.keep_records = true;
     config.cores = 2;
     config.max_tasks = 16;
+    config.per_host = 16;
+    config.obey_robots = false;
     config.connect_timeout = Duration::from_secs(2);
     config.read_timeout = Duration::from_secs(5);
     config.timeout = Duration::from_secs(10);

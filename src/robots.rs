@@ -1,0 +1,167 @@
+//! Pure robots.txt policy (RFC 9309, with Google's status rules): what a
+//! robots.txt answer means for a host, and whether a URL may be fetched.
+//! Parsing is texting_robots'; fetching robots.txt is the shard's.
+//!
+//! Status rules: 2xx → the rules in the body; 3xx past the redirect limit
+//! and 4xx → allow all; 5xx or unreachable → disallow all (Google retries
+//! "for a while"; ringcrawl keeps the host disallowed for the rest of the
+//! crawl and records each URL as `robots_unavailable`).
+
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
+
+use std::time::Duration;
+
+use texting_robots::Robot;
+
+/// Redirects followed when fetching robots.txt.
+pub const MAX_ROBOTS_REDIRECTS: u32 = 5;
+
+/// robots.txt bytes read at most (Google reads 500 KiB).
+pub const MAX_ROBOTS_BYTES: usize = 500 << 10;
+
+/// The robots policy of one host.
+pub enum Rules {
+    /// No robots.txt (4xx), or robots ignored.
+    AllowAll,
+    /// robots.txt unreachable or 5xx.
+    Unavailable,
+    /// Parsed rules for our user-agent token.
+    Parsed(Box<Robot>),
+}
+
+/// Why a URL may not be fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allowed,
+    Disallowed,
+    Unavailable,
+}
+
+impl Rules {
+    /// The policy for a robots.txt fetch that ended with `status` (None:
+    /// no answer) and `body`, for the agent `token`.
+    pub fn from_answer(status: Option<u16>, body: &[u8], token: &str) -> Rules {
+        match status {
+            Some(200..=299) => {
+                let body = body.get(..MAX_ROBOTS_BYTES).unwrap_or(body);
+                match Robot::new(token, body) {
+                    Ok(robot) => Rules::Parsed(Box::new(robot)),
+                    // Unparseable rules say nothing: allow, as for a 404.
+                    Err(_) => Rules::AllowAll,
+                }
+            }
+            Some(300..=499) => Rules::AllowAll,
+            _ => Rules::Unavailable,
+        }
+    }
+
+    /// May `url` be fetched?
+    pub fn verdict(&self, url: &str) -> Verdict {
+        match self {
+            Rules::AllowAll => Verdict::Allowed,
+            Rules::Unavailable => Verdict::Unavailable,
+            Rules::Parsed(robot) if robot.allowed(url) => Verdict::Allowed,
+            Rules::Parsed(_) => Verdict::Disallowed,
+        }
+    }
+
+    /// `Crawl-delay` for our agent, if any, capped at `cap`.
+    pub fn crawl_delay(&self, cap: Duration) -> Option<Duration> {
+        match self {
+            Rules::Parsed(robot) => robot
+                .delay
+                .filter(|d| d.is_finite() && *d > 0.0)
+                .map(|d| Duration::from_secs_f32(d.min(cap.as_secs_f32()))),
+            _ => None,
+        }
+    }
+}
+
+/// The product token robots groups are matched against: the User-Agent up
+/// to the first `/` or space (`ringcrawl/0.1` → `ringcrawl`).
+pub fn agent_token(user_agent: &str) -> &str {
+    user_agent.split(['/', ' ']).next().unwrap_or(user_agent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TXT: &[u8] = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n\nUser-agent: ringcrawl\nDisallow: /no-bots/\nAllow: /no-bots/ok\nCrawl-delay: 30\n";
+
+    #[test]
+    fn our_group_wins_over_the_star_group() {
+        let rules = Rules::from_answer(Some(200), TXT, "ringcrawl");
+        assert_eq!(
+            rules.verdict("http://a.test/no-bots/x"),
+            Verdict::Disallowed
+        );
+        assert_eq!(rules.verdict("http://a.test/no-bots/ok"), Verdict::Allowed);
+        assert_eq!(
+            rules.verdict("http://a.test/private/x"),
+            Verdict::Allowed,
+            "the * group is not ours"
+        );
+        let other = Rules::from_answer(Some(200), TXT, "otherbot");
+        assert_eq!(
+            other.verdict("http://a.test/private/x"),
+            Verdict::Disallowed
+        );
+    }
+
+    #[test]
+    fn crawl_delay_is_capped() {
+        let rules = Rules::from_answer(Some(200), TXT, "ringcrawl");
+        assert_eq!(
+            rules.crawl_delay(Duration::from_secs(10)),
+            Some(Duration::from_secs(10))
+        );
+        let star = Rules::from_answer(Some(200), TXT, "otherbot");
+        assert_eq!(
+            star.crawl_delay(Duration::from_secs(10)),
+            Some(Duration::from_secs(2))
+        );
+    }
+
+    #[test]
+    fn status_rules_follow_google() {
+        assert_eq!(
+            Rules::from_answer(Some(404), b"", "x").verdict("http://a/"),
+            Verdict::Allowed
+        );
+        assert_eq!(
+            Rules::from_answer(Some(403), b"", "x").verdict("http://a/"),
+            Verdict::Allowed
+        );
+        assert_eq!(
+            Rules::from_answer(Some(503), b"", "x").verdict("http://a/"),
+            Verdict::Unavailable
+        );
+        assert_eq!(
+            Rules::from_answer(None, b"", "x").verdict("http://a/"),
+            Verdict::Unavailable
+        );
+    }
+
+    #[test]
+    fn garbage_robots_txt_does_not_panic() {
+        let junk: Vec<u8> = (0..5000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect();
+        let rules = Rules::from_answer(Some(200), &junk, "ringcrawl");
+        let _ = rules.verdict("http://a.test/x");
+    }
+
+    #[test]
+    fn agent_token_is_the_product_name() {
+        assert_eq!(agent_token("ringcrawl/0.1.0"), "ringcrawl");
+        assert_eq!(agent_token("MyBot (+http://x)"), "MyBot");
+    }
+}

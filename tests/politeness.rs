@@ -1,0 +1,271 @@
+//! Crawling politely: robots.txt first and obeyed (allow, disallow,
+//! Crawl-delay, 4xx, 5xx), at most `--per-host` connections per host, a
+//! delay between requests, and fair turns over many hosts.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+use ringcrawl::config::Config;
+use ringcrawl::site::server::{Reply, Request, Server, Step};
+
+fn polite(cfg: &mut Config) {
+    cfg.obey_robots = true;
+    cfg.per_host = 2;
+}
+
+fn robots_site(robots: fn() -> Reply) -> (Server, String) {
+    let server = serve(move |req| match req.path.as_str() {
+        "/robots.txt" => Some(robots()),
+        "/" => Some(page(&["/public", "/private/secret", "/private/open"])),
+        "/public" | "/private/secret" | "/private/open" => Some(page(&[])),
+        _ => None,
+    });
+    let b = base(&server);
+    (server, b)
+}
+
+#[test]
+fn robots_txt_is_fetched_once_first_and_obeyed() {
+    let (server, b) = robots_site(|| {
+        Reply::with_type(
+            200,
+            "text/plain",
+            "User-agent: *\nDisallow: /private/\nAllow: /private/open\n",
+        )
+    });
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    let outcome = crawl(cfg);
+    let records = by_url(&outcome);
+    assert_eq!(server.hits("127.0.0.1", "/robots.txt"), 1);
+    assert_eq!(
+        records[&format!("{b}/private/secret")]
+            .error_kind
+            .as_deref(),
+        Some("robots_disallowed")
+    );
+    assert_eq!(
+        server.hits("127.0.0.1", "/private/secret"),
+        0,
+        "never requested"
+    );
+    assert_eq!(
+        records[&format!("{b}/private/open")].status,
+        Some(200),
+        "Allow beats the shorter Disallow"
+    );
+    assert_eq!(records[&format!("{b}/public")].status, Some(200));
+    assert_eq!(outcome.stats.robots_fetches, 1);
+}
+
+#[test]
+fn missing_robots_txt_allows_everything() {
+    let (server, b) = robots_site(|| Reply::with_type(404, "text/html", "no"));
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 4);
+    assert!(outcome.records.iter().all(|r| r.status == Some(200)));
+    assert_eq!(server.hits("127.0.0.1", "/private/secret"), 1);
+}
+
+#[test]
+fn robots_txt_5xx_keeps_the_host_out() {
+    let (server, b) = robots_site(|| Reply::with_type(503, "text/plain", "down"));
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    let outcome = crawl(cfg);
+    assert_eq!(
+        outcome.records.len(),
+        1,
+        "only the root, recorded as refused"
+    );
+    assert_eq!(
+        outcome.records[0].error_kind.as_deref(),
+        Some("robots_unavailable")
+    );
+    assert_eq!(server.total_hits(), 1, "just robots.txt");
+}
+
+#[test]
+fn robots_txt_redirect_is_followed() {
+    let server = serve(|req| match req.path.as_str() {
+        "/robots.txt" => Some(redirect(301, "/real-robots.txt")),
+        "/real-robots.txt" => Some(Reply::with_type(
+            200,
+            "text/plain",
+            "User-agent: *\nDisallow: /x\n",
+        )),
+        "/" => Some(page(&["/x", "/y"])),
+        "/y" => Some(page(&[])),
+        _ => None,
+    });
+    let mut cfg = config(&[base(&server)]);
+    polite(&mut cfg);
+    let records = by_url(&crawl(cfg));
+    assert_eq!(server.hits("127.0.0.1", "/x"), 0);
+    assert_eq!(records.len(), 3);
+}
+
+#[test]
+fn crawl_delay_spaces_requests() {
+    let (server, b) =
+        robots_site(|| Reply::with_type(200, "text/plain", "User-agent: *\nCrawl-delay: 0.2\n"));
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    let started = Instant::now();
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 4);
+    assert!(
+        started.elapsed() >= Duration::from_millis(600),
+        "4 pages at least 0.2 s apart: {:?}",
+        started.elapsed()
+    );
+    drop(server);
+}
+
+/// A handler that counts concurrent requests per host and holds each for a
+/// while so overlaps show.
+fn counting_site(
+    hosts: usize,
+    pages: usize,
+) -> (Server, Arc<Mutex<HashMap<String, (usize, usize)>>>) {
+    let gauge: Arc<Mutex<HashMap<String, (usize, usize)>>> = Arc::default();
+    let g = gauge.clone();
+    let server = serve(move |req: &Request| {
+        let mut map = g.lock().unwrap();
+        let entry = map.entry(req.host.clone()).or_default();
+        entry.0 += 1;
+        entry.1 = entry.1.max(entry.0);
+        drop(map);
+        let reply = if req.path == "/" {
+            let links: Vec<String> = (0..pages).map(|i| format!("/p{i}")).collect();
+            page(&links.iter().map(String::as_str).collect::<Vec<_>>())
+        } else {
+            page(&[])
+        };
+        let g2 = g.clone();
+        let host = req.host.clone();
+        // Count the request as ended 10 ms *before* its reply is written, so
+        // the gauge can only undercount, never report a false overlap.
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            if let Some(e) = g2.lock().unwrap().get_mut(&host) {
+                e.0 -= 1;
+            }
+        });
+        let Reply::Http {
+            status,
+            headers,
+            body,
+        } = reply
+        else {
+            unreachable!()
+        };
+        let mut head = format!("HTTP/1.0 {status} OK\r\nContent-Length: {}\r\n", body.len());
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend(body);
+        Some(Reply::Script(vec![
+            Step::Sleep(Duration::from_millis(30)),
+            Step::Write(bytes),
+            Step::Close,
+        ]))
+    });
+    let _ = hosts;
+    (server, gauge)
+}
+
+#[test]
+fn per_host_connections_are_never_exceeded() {
+    let (server, gauge) = counting_site(1, 40);
+    let mut cfg = config(&[base(&server)]);
+    cfg.max_tasks = 40;
+    cfg.per_host = 3;
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 41);
+    let peak = gauge.lock().unwrap()["127.0.0.1"].1;
+    assert!(peak <= 3, "peak concurrency {peak} > --per-host 3");
+    assert!(peak >= 2, "the limit is used: peak {peak}");
+}
+
+#[test]
+fn thousand_hosts_keep_every_worker_busy() {
+    const HOSTS: usize = 1000;
+    let busy = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (b2, p2) = (busy.clone(), peak.clone());
+    let server = serve(move |req: &Request| {
+        let now = b2.fetch_add(1, Ordering::SeqCst) + 1;
+        p2.fetch_max(now, Ordering::SeqCst);
+        let b3 = b2.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            b3.fetch_sub(1, Ordering::SeqCst);
+        });
+        // (the reply goes out at 30 ms: the gauge never overcounts)
+        let n: usize = req
+            .host
+            .strip_prefix('h')?
+            .split('.')
+            .next()?
+            .parse()
+            .ok()?;
+        let body = match req.path.as_str() {
+            // Every host links to the next one and has one more page.
+            "/" => format!(
+                "<a href=\"/more\">m</a><a href=\"http://h{}.crawl.test:{}/\">next</a>",
+                (n + 1) % HOSTS,
+                req.authority.rsplit(':').next().unwrap_or("80")
+            ),
+            _ => String::new(),
+        };
+        Some(Reply::Script(vec![
+            Step::Sleep(Duration::from_millis(30)),
+            Step::Write(
+                format!("HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n{body}").into_bytes(),
+            ),
+            Step::Close,
+        ]))
+    });
+    let port = server.port();
+    let roots: Vec<String> = (0..HOSTS)
+        .step_by(10)
+        .map(|i| format!("http://h{i}.crawl.test:{port}/"))
+        .collect();
+    let mut cfg = config(&roots);
+    cfg.scope =
+        ringcrawl::scope::Scope::new(&cfg.roots, ringcrawl::scope::ScopeMode::Lenient, None);
+    cfg.max_tasks = 64;
+    cfg.per_host = 1;
+    for i in 0..HOSTS {
+        cfg.resolve.insert(
+            (format!("h{i}.crawl.test"), port),
+            "127.0.0.1".parse().unwrap(),
+        );
+    }
+    let started = Instant::now();
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 2 * HOSTS, "every host's two pages");
+    assert!(outcome.records.iter().all(|r| r.status == Some(200)));
+    // 2,000 fetches of >= 30 ms with 64 workers; with workers stuck behind
+    // busy hosts (per_host 1) the peak would stay near the number of roots.
+    let peak = peak.load(Ordering::SeqCst);
+    assert!(
+        peak >= 32,
+        "workers kept busy across hosts: peak {peak} of 64"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -1,0 +1,106 @@
+//! A crawl with `--warc`, read back: one request and one response record per
+//! fetch that got an answer (redirects and 404s included, as they came),
+//! linked by WARC-Concurrent-To, with payloads equal to the served bytes.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use common::*;
+use ringcrawl::site::server::{Reply, Server};
+use ringcrawl::site::synth::{SiteSpec, SynthSite};
+use ringcrawl::warc;
+
+#[test]
+fn warc_archive_holds_every_exchange_byte_for_byte() {
+    let site = Arc::new(SynthSite::new(SiteSpec {
+        pages: 300,
+        ..SiteSpec::default()
+    }));
+    let server = Server::start(site.clone().handler()).unwrap();
+    let b = base(&server);
+    let dir = std::env::temp_dir().join(format!("ringcrawl-warc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut cfg = config(&[format!("{b}/")]);
+    cfg.warc_dir = Some(dir.clone());
+    cfg.warc_max_size = 256 << 10; // small, to exercise rotation
+    let outcome = crawl(cfg);
+
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(
+        files.len() > 2,
+        "rotation at 256 KiB gives several files: {files:?}"
+    );
+    let mut responses = BTreeMap::new();
+    let mut requests = BTreeMap::new();
+    for file in &files {
+        let records = warc::read_records(&std::fs::read(file).unwrap()).unwrap();
+        assert_eq!(
+            records[0].header("WARC-Type"),
+            Some("warcinfo"),
+            "{file:?} starts with warcinfo"
+        );
+        for r in &records[1..] {
+            let uri = r.header("WARC-Target-URI").unwrap().to_string();
+            match r.header("WARC-Type") {
+                Some("request") => assert!(requests.insert(uri, r.clone()).is_none()),
+                Some("response") => assert!(responses.insert(uri, r.clone()).is_none()),
+                other => panic!("unexpected record type {other:?}"),
+            }
+        }
+    }
+    let answered = outcome
+        .records
+        .iter()
+        .filter(|r| r.status.is_some())
+        .count();
+    assert_eq!(
+        responses.len(),
+        answered,
+        "one response record per answered fetch"
+    );
+    assert_eq!(requests.len(), answered);
+
+    let authority = server.addr().to_string();
+    for (uri, response) in &responses {
+        let request = &requests[uri];
+        assert_eq!(
+            request.header("WARC-Concurrent-To"),
+            response.header("WARC-Record-ID")
+        );
+        assert_eq!(response.header("WARC-IP-Address"), Some("127.0.0.1"));
+        let path = &uri[b.len()..];
+        let Reply::Http { body, status, .. } = site.respond_to(&authority, path) else {
+            panic!("synthetic site answers {path} with a plain response")
+        };
+        let block = &response.block;
+        let split = block.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        assert!(
+            block.starts_with(format!("HTTP/1.0 {status}").as_bytes()),
+            "{uri}"
+        );
+        assert_eq!(
+            &block[split..],
+            &body[..],
+            "payload of {uri} is the served body"
+        );
+        assert_eq!(
+            response.header("WARC-Payload-Digest").unwrap(),
+            warc::sha1_digest(&body)
+        );
+    }
+    assert!(
+        responses.keys().any(|u| u.contains("/r/")),
+        "redirects are archived"
+    );
+    assert!(
+        responses.keys().any(|u| u.contains("/missing/")),
+        "404s are archived"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
