@@ -22,7 +22,10 @@
 )]
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
+
+// Seeded per frontier: fast, and hostile URLs cannot aim at collisions.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::time::{Duration, Instant};
 
 use crate::robots::{Rules, Verdict};

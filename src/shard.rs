@@ -16,8 +16,8 @@
     clippy::unreachable
 )]
 
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
