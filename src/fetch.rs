@@ -155,7 +155,6 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
             }
         })?;
     let connect = started.elapsed();
-    let _ = stream.set_nodelay(true);
     let mut conn = Conn {
         stream,
         deadline,
@@ -168,13 +167,20 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
     let sent_at = std::time::SystemTime::now();
     conn.write_all(&request).await?;
 
-    let mut buf = Vec::with_capacity(READ_CHUNK);
+    // Small at first: thousands of fetches may wait on a slow server, each
+    // holding this buffer until its answer comes.
+    let mut buf = Vec::new();
     let mut first_byte = None;
     let head = loop {
         if let Some(head) = http::parse_head(&buf, limits.max_head)? {
             break head;
         }
-        if conn.read_more(&mut buf).await? == 0 {
+        let want = if buf.is_empty() {
+            FIRST_READ
+        } else {
+            HEAD_READ
+        };
+        if conn.read_more(&mut buf, want).await? == 0 {
             return Err(if buf.is_empty() {
                 FetchError::Empty
             } else {
@@ -206,20 +212,21 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
             Progress::Complete
         }
     };
+    let mut chunk = Chunk::take();
     while progress == Progress::NeedMore {
-        buf.clear();
-        match conn.read_more(&mut buf).await {
+        match conn.read_into(chunk.bytes()).await {
             Ok(0) => {
                 if let Err(e) = decoder.at_eof() {
                     body_error = Some(e.into());
                 }
                 break;
             }
-            Ok(_) => {
+            Ok(n) => {
+                let read = chunk.bytes().get(..n).unwrap_or(&[]);
                 if let Some(raw) = raw.as_mut() {
-                    raw.response.extend_from_slice(&buf);
+                    raw.response.extend_from_slice(read);
                 }
-                match decoder.feed(&buf, &mut body) {
+                match decoder.feed(read, &mut body) {
                     Ok(p) => progress = p,
                     Err(e) => {
                         body_error = Some(e.into());
@@ -245,8 +252,46 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
     })
 }
 
-/// Bytes asked of one read.
+/// Bytes asked of the first read of a response.
+const FIRST_READ: usize = 8 * 1024;
+/// Bytes asked of each further read of the head.
+const HEAD_READ: usize = 16 * 1024;
+/// Bytes asked of each read of a body.
 const READ_CHUNK: usize = 64 * 1024;
+/// Body read buffers kept for reuse per thread.
+const POOLED_CHUNKS: usize = 64;
+
+thread_local! {
+    /// Zeroed-once body read buffers, reused across fetches so a fetch
+    /// neither allocates nor clears 64 KiB.
+    static CHUNKS: std::cell::RefCell<Vec<Box<[u8]>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A body read buffer from the thread's pool, returned to it on drop.
+struct Chunk(Box<[u8]>);
+
+impl Chunk {
+    fn take() -> Chunk {
+        let pooled = CHUNKS.with(|pool| pool.borrow_mut().pop());
+        Chunk(pooled.unwrap_or_else(|| vec![0; READ_CHUNK].into_boxed_slice()))
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        let buffer = std::mem::take(&mut self.0);
+        CHUNKS.with(|pool| {
+            let mut pool = pool.borrow_mut();
+            if pool.len() < POOLED_CHUNKS {
+                pool.push(buffer);
+            }
+        });
+    }
+}
 
 /// A connected stream with the fetch's deadline.
 struct Conn {
@@ -285,12 +330,20 @@ impl Conn {
         result.map_err(|e| self.timed_out(e, by_deadline))
     }
 
-    /// Append up to READ_CHUNK bytes to `buf`; Ok(0) at EOF.
-    async fn read_more(&mut self, buf: &mut Vec<u8>) -> Result<usize, FetchError> {
+    /// Read into `into`; Ok(0) at EOF.
+    async fn read_into(&mut self, into: &mut [u8]) -> Result<usize, FetchError> {
+        let (limit, by_deadline) = self.budget(self.read_timeout)?;
+        let _ = self.stream.set_read_timeout(Some(limit));
+        let result = self.stream.read(into).await;
+        result.map_err(|e| self.timed_out(e, by_deadline))
+    }
+
+    /// Append up to `want` bytes to `buf`; Ok(0) at EOF.
+    async fn read_more(&mut self, buf: &mut Vec<u8>, want: usize) -> Result<usize, FetchError> {
         let (limit, by_deadline) = self.budget(self.read_timeout)?;
         let _ = self.stream.set_read_timeout(Some(limit));
         let start = buf.len();
-        buf.resize(start + READ_CHUNK, 0);
+        buf.resize(start + want, 0);
         let result = self
             .stream
             .read(buf.get_mut(start..).unwrap_or(&mut []))
