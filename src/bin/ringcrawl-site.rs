@@ -1,9 +1,17 @@
 //! `ringcrawl-site`: serve, list or export the deterministic synthetic site.
 //!
 //! ```text
-//! ringcrawl-site [--addr 127.0.0.1:8080] [--pages N] [--links N] [--seed N]
-//!                [--page-bytes N] [--list | --export DIR]
+//! ringcrawl-site [--addr 127.0.0.1:8080]... [--pages N] [--links N] [--seed N]
+//!                [--page-bytes N] [--faults PERCENT] [--delay-ms SPEC]
+//!                [--hosts N] [--threads N]
+//!                [--list | --list-good | --list-faulty | --list-faults | --roots
+//!                 | --export DIR]
 //! ```
+//!
+//! With `--hosts N` (N > 1) the site lives on `h0.site.test` ...
+//! `h{N-1}.site.test`; a crawler must pin every name to a loopback address,
+//! e.g. `--resolve h3.site.test:8080:127.0.0.1`, and start from every root
+//! (`--roots` prints them) or use `--lenient`.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -12,7 +20,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use ringcrawl::site::server::{Reply, Server};
-use ringcrawl::site::synth::{SiteSpec, SynthSite};
+use ringcrawl::site::synth::{Delay, SiteSpec, SynthSite};
 
 /// Serve a deterministic synthetic web site over HTTP/1.0 (for the crawler's
 /// demo and benchmarks), list the URLs a complete crawl must fetch, or export
@@ -20,10 +28,11 @@ use ringcrawl::site::synth::{SiteSpec, SynthSite};
 #[derive(Debug, Parser)]
 #[command(name = "ringcrawl-site", version)]
 struct Args {
-    /// Address to listen on; also the host:port written into absolute links
-    /// and printed by --list.
+    /// Address to listen on (repeatable: the site is served on every one);
+    /// the first one's host:port is what the --list options print (its port
+    /// only, with --hosts).
     #[arg(long, default_value = "127.0.0.1:8080")]
-    addr: SocketAddr,
+    addr: Vec<SocketAddr>,
     /// Number of HTML pages.
     #[arg(long, default_value_t = SiteSpec::default().pages)]
     pages: usize,
@@ -36,13 +45,45 @@ struct Args {
     /// Approximate size of each HTML page in bytes.
     #[arg(long, default_value_t = SiteSpec::default().page_bytes)]
     page_bytes: usize,
+    /// Percentage of pages (never `/`) answered with a fault: hang-up,
+    /// reset, short body, bad status line, garbage, huge head, conflicting
+    /// Content-Length, 500, 503, a body too slow to finish, bad chunking.
+    #[arg(long = "faults", value_name = "PERCENT", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=100))]
+    faults: u32,
+    /// Latency before every response, in ms: N (fixed), A-B (uniform) or
+    /// exp:MEAN (exponential); the same URL always gets the same delay.
+    #[arg(long = "delay-ms", value_name = "SPEC", default_value = "0")]
+    delay_ms: Delay,
+    /// Split the site over N host names h0.site.test .. h{N-1}.site.test
+    /// (pin them to the server with the crawler's --resolve).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    hosts: u64,
+    /// Server executor threads, all accepting on the listening socket(s).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    threads: u64,
     /// Print the full URL of every path a complete crawl must fetch, one per
     /// line, and exit.
-    #[arg(long, conflicts_with = "export")]
+    #[arg(long, group = "action")]
     list: bool,
+    /// Print the expected URLs whose fetch must succeed (2xx or 3xx, complete), and exit.
+    #[arg(long = "list-good", group = "action")]
+    list_good: bool,
+    /// Print the expected URLs whose fetch must fail (an error, or a status
+    /// of 400 or more: injected faults and 404s), and exit.
+    #[arg(long = "list-faulty", group = "action")]
+    list_faulty: bool,
+    /// Print every faulty URL with its kind, tab-separated (`not_found` for
+    /// 404s), and exit.
+    #[arg(long = "list-faults", group = "action")]
+    list_faults: bool,
+    /// Print the roots a crawl starts from (one per host), and exit.
+    #[arg(long, group = "action")]
+    roots: bool,
     /// Write the site as static files into DIR (index.html, p/N.html,
-    /// static/, img/) plus DIR/redirects.conf for nginx, and exit.
-    #[arg(long, value_name = "DIR")]
+    /// static/, img/) plus DIR/redirects.conf for nginx, and exit (not with
+    /// --faults, --delay-ms or --hosts).
+    #[arg(long, value_name = "DIR", group = "action")]
     export: Option<PathBuf>,
 }
 
@@ -53,30 +94,61 @@ fn main() -> Result<()> {
         links: args.links,
         seed: args.seed,
         page_bytes: args.page_bytes,
+        fault_percent: args.faults,
+        delay: args.delay_ms,
+        hosts: args.hosts as usize,
     });
-    if args.list {
-        return match list(&site, args.addr) {
+    let authority = args.addr[0].to_string();
+    let lines: Option<Vec<String>> = if args.list {
+        Some(site.expected_urls(&authority))
+    } else if args.list_good {
+        Some(site.good_urls(&authority))
+    } else if args.list_faulty {
+        Some(site.faulty_urls(&authority))
+    } else if args.list_faults {
+        Some(
+            site.faulty_urls(&authority)
+                .into_iter()
+                .map(|url| {
+                    let path = url.splitn(4, '/').nth(3).unwrap_or("");
+                    let kind = site
+                        .fault_at(&format!("/{path}"))
+                        .map_or("not_found", |f| f.name());
+                    format!("{url}\t{kind}")
+                })
+                .collect(),
+        )
+    } else if args.roots {
+        Some(site.roots(&authority))
+    } else {
+        None
+    };
+    if let Some(lines) = lines {
+        return match print_lines(&lines) {
             // `ringcrawl-site --list | head` is fine.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             other => Ok(other?),
         };
     }
     if let Some(dir) = &args.export {
-        return export(&site, &args.addr.to_string(), dir);
+        if args.faults > 0 || args.hosts > 1 || args.delay_ms != Delay::None {
+            bail!("--export writes the plain site: drop --faults, --delay-ms and --hosts");
+        }
+        return export(&site, &authority, dir);
     }
-    serve(site, args.addr)
+    serve(site, &args.addr, args.threads as usize)
 }
 
-fn list(site: &SynthSite, addr: SocketAddr) -> std::io::Result<()> {
+fn print_lines(lines: &[String]) -> std::io::Result<()> {
     use std::io::Write;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for path in site.expected_paths() {
-        writeln!(out, "http://{addr}{path}")?;
+    for line in lines {
+        writeln!(out, "{line}")?;
     }
     out.flush()
 }
 
-fn serve(site: SynthSite, addr: SocketAddr) -> Result<()> {
+fn serve(site: SynthSite, addrs: &[SocketAddr], threads: usize) -> Result<()> {
     // Block SIGINT and SIGTERM before the server thread starts (it inherits
     // the mask), then wait for one here and shut down cleanly.
     let set = unsafe {
@@ -90,9 +162,23 @@ fn serve(site: SynthSite, addr: SocketAddr) -> Result<()> {
         set
     };
     let pages = site.page_count();
-    let server = Server::start_on(addr, Arc::new(site).handler())
-        .with_context(|| format!("cannot serve on {addr}"))?;
-    eprintln!("listening on http://{} ({pages} pages)", server.addr());
+    let spec = site.spec().clone();
+    let hosts = site.host_count();
+    let server = Server::start_many(addrs, threads, Arc::new(site).handler())
+        .with_context(|| format!("cannot serve on {addrs:?}"))?;
+    let listening: Vec<String> = server
+        .addrs()
+        .iter()
+        .map(|a| format!("http://{a}/"))
+        .collect();
+    eprintln!(
+        "listening on {} ({pages} pages, {hosts} host{}, {}% faults, delay {} ms, {threads} thread{})",
+        listening.join(" "),
+        if hosts == 1 { "" } else { "s" },
+        spec.fault_percent,
+        spec.delay,
+        if threads == 1 { "" } else { "s" },
+    );
     let mut sig: libc::c_int = 0;
     if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
         bail!("sigwait failed");
@@ -116,7 +202,7 @@ fn export(site: &SynthSite, authority: &str, dir: &Path) -> Result<()> {
             status,
             headers,
             body,
-        } = site.respond_to(authority, &path)
+        } = site.clean_reply(authority, &path)
         else {
             continue;
         };

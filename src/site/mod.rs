@@ -12,13 +12,23 @@
 //!   exactly which paths a complete in-scope crawl must fetch
 //!   ([`synth::SynthSite::expected_paths`]), computed from the same
 //!   generation code, so the answer cannot drift from what is served.
-//! * [`server`] is an HTTP/1.0 server on its own glommio executor thread. Each
+//!   Optionally it misbehaves and grows: a seeded percentage of faulty pages
+//!   (hang-ups, resets, short bodies, broken heads, 500/503, slow bodies, bad
+//!   chunking; [`synth::SynthSite::good_paths`] and
+//!   [`synth::SynthSite::faulty_paths`] say which URL must end how), a
+//!   latency before every response ([`synth::Delay`]), and a split over many
+//!   host names `h{k}.site.test` ([`synth::SynthSite::expected_urls`],
+//!   [`synth::SynthSite::roots`]).
+//! * [`server`] is an HTTP/1.0 server on its own glommio executor thread (or
+//!   several, accepting on one or more addresses). Each
 //!   request is answered by a [`server::Handler`] closure with a
 //!   [`server::Reply`]: a complete response, a hang-up, or a fault-injection
-//!   script (write some bytes, sleep, close, reset). It counts requests per
+//!   script (write some bytes, sleep, close, reset; [`server::Reply::delayed`]
+//!   puts a pause in front of any reply). It counts requests per
 //!   host and path so tests can assert what a crawler fetched and how often.
 //!
-//! The tests, the demo (`ringcrawl-site` binary) and the benchmarks use it.
+//! The tests, the demo (`ringcrawl-site` binary), the benchmarks and
+//! `scripts/soak.sh` / `scripts/c10k.sh` use it.
 //!
 //! What this is not: a general web server (one request per connection, no
 //! keep-alive, no request bodies, no TLS, no files from disk), and not part of

@@ -1,17 +1,20 @@
 //! A small scriptable HTTP/1.0 server for tests, the demo and benchmarks.
 //!
-//! One glommio executor thread accepts connections and runs one detached task
-//! per connection: read the request head (at most 16 KiB, within 10 s), count
-//! it, ask the [`Handler`] for a [`Reply`], write the reply, close. There is
-//! no keep-alive and request bodies are ignored.
+//! One glommio executor thread (or several, see [`Server::start_many`])
+//! accepts connections and runs one detached task per connection: read the
+//! request head (at most 16 KiB, within 10 s), count it, ask the [`Handler`]
+//! for a [`Reply`], write the reply, close. There is no keep-alive and
+//! request bodies are ignored.
 //!
-//! The listening socket is made with std (so `start` reports bind errors and
-//! returns only once the socket listens) with a large backlog, then handed to
-//! glommio. [`Server::stop`] (and `Drop`) sets a flag and `shutdown(2)`s the
-//! listening socket, which makes the pending accept fail; the accept loop sees
-//! the flag, cancels every connection task still running (say, in a long
-//! [`Step::Sleep`]), which closes its socket, and returns; the executor
-//! thread ends and `stop` joins it.
+//! The listening sockets are made with std (so `start` reports bind errors
+//! and returns only once the sockets listen) with a large backlog, then
+//! handed to glommio: every executor accepts on a duplicate of every
+//! listening socket, so the kernel spreads connections over the executors.
+//! [`Server::stop`] (and `Drop`) sets a flag and `shutdown(2)`s the listening
+//! sockets, which makes the pending accepts fail; the accept loops see the
+//! flag, each executor cancels every connection task still running (say, in
+//! a long [`Step::Sleep`]), which closes its socket, and returns; the
+//! executor threads end and `stop` joins them.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -95,6 +98,23 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// The same reply after a pause: a [`Reply::Script`] that sleeps for
+    /// `delay` (without holding up the server) and then does what `self`
+    /// does.
+    pub fn delayed(self, delay: Duration) -> Reply {
+        let mut steps = vec![Step::Sleep(delay)];
+        match self {
+            Reply::Http {
+                status,
+                headers,
+                body,
+            } => steps.push(Step::Write(encode(status, &headers, &body))),
+            Reply::Hangup => steps.push(Step::Close),
+            Reply::Script(more) => steps.extend(more),
+        }
+        Reply::Script(steps)
+    }
+
     /// A response with a `Content-Type` and a body.
     pub fn with_type(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Reply {
         Reply::Http {
@@ -147,6 +167,8 @@ struct Shared {
     stopping: AtomicBool,
     hits: Mutex<HashMap<String, usize>>,
     total: AtomicUsize,
+    /// Connections accepted and not yet closed, over all executors.
+    open: AtomicUsize,
 }
 
 impl Shared {
@@ -159,18 +181,18 @@ impl Shared {
 
 /// A running server. Stops on [`Server::stop`] or when dropped.
 pub struct Server {
-    addr: SocketAddr,
-    /// Owns the listening socket (the executor has a duplicate), so the fd
-    /// stays valid for `shutdown` until the thread has ended.
-    listener: StdListener,
+    addrs: Vec<SocketAddr>,
+    /// Owns the listening sockets (the executors have duplicates), so the
+    /// fds stay valid for `shutdown` until the threads have ended.
+    listeners: Vec<StdListener>,
     shared: Arc<Shared>,
-    thread: Option<ExecutorJoinHandle<()>>,
+    threads: Vec<ExecutorJoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("addr", &self.addr)
+            .field("addrs", &self.addrs)
             .field("total_hits", &self.total_hits())
             .finish()
     }
@@ -184,55 +206,128 @@ impl Server {
 
     /// Bind `addr`, start the executor thread, return once listening.
     pub fn start_on(addr: SocketAddr, handler: Handler) -> io::Result<Server> {
-        // std sets SO_REUSEADDR (not SO_REUSEPORT, unlike glommio's bind, so
-        // a second server on a taken port fails instead of sharing it).
-        let listener = StdListener::bind(addr)?;
-        // Raise the backlog from std's 128; listen(2) again just updates it.
-        if unsafe { libc::listen(listener.as_raw_fd(), BACKLOG) } != 0 {
-            return Err(io::Error::last_os_error());
+        Server::start_many(&[addr], 1, handler)
+    }
+
+    /// Bind every address in `addrs` (at least one), start `threads`
+    /// executor threads (at least one) that all accept on all of them, and
+    /// return once listening. More threads let the server use more cores.
+    pub fn start_many(
+        addrs: &[SocketAddr],
+        threads: usize,
+        handler: Handler,
+    ) -> io::Result<Server> {
+        if addrs.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no address to listen on",
+            ));
         }
-        let addr = listener.local_addr()?;
-        let for_executor = listener.try_clone()?;
+        let mut listeners = Vec::with_capacity(addrs.len());
+        let mut bound = Vec::with_capacity(addrs.len());
+        for &addr in addrs {
+            // std sets SO_REUSEADDR (not SO_REUSEPORT, unlike glommio's bind,
+            // so a second server on a taken port fails instead of sharing it).
+            let listener = StdListener::bind(addr)?;
+            // Raise the backlog from std's 128; listen(2) again just updates it.
+            if unsafe { libc::listen(listener.as_raw_fd(), BACKLOG) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            bound.push(listener.local_addr()?);
+            listeners.push(listener);
+        }
         let shared = Arc::new(Shared {
             handler,
             stopping: AtomicBool::new(false),
             hits: Mutex::new(HashMap::new()),
             total: AtomicUsize::new(0),
+            open: AtomicUsize::new(0),
         });
+        let mut server = Server {
+            addrs: bound,
+            listeners,
+            shared,
+            threads: Vec::new(),
+        };
+        for n in 0..threads.max(1) {
+            // On error, dropping `server` stops the executors already started.
+            let thread = server.spawn_executor(n)?;
+            server.threads.push(thread);
+        }
+        Ok(server)
+    }
+
+    /// Start one executor accepting on duplicates of all listeners; return
+    /// once it runs.
+    fn spawn_executor(&self, n: usize) -> io::Result<ExecutorJoinHandle<()>> {
+        let for_executor = self
+            .listeners
+            .iter()
+            .map(StdListener::try_clone)
+            .collect::<io::Result<Vec<_>>>()?;
         let (ready_tx, ready_rx) = mpsc::channel::<()>();
-        let task_shared = shared.clone();
+        let shared = self.shared.clone();
+        let name = if n == 0 {
+            "site".to_string()
+        } else {
+            format!("site-{n}")
+        };
         let thread = LocalExecutorBuilder::new(Placement::Unbound)
             .io_memory(IO_MEMORY)
-            .name("site")
+            .name(&name)
             .spawn(move || async move {
-                // SAFETY: the fd is a listening TCP socket we own (a dup).
-                let listener = unsafe { TcpListener::from_raw_fd(for_executor.into_raw_fd()) };
+                let conns = Rc::new(Connections::default());
+                let loops: Vec<_> = for_executor
+                    .into_iter()
+                    .map(|l| {
+                        // SAFETY: the fd is a listening TCP socket we own (a dup).
+                        let listener = unsafe { TcpListener::from_raw_fd(l.into_raw_fd()) };
+                        glommio::spawn_local(accept_loop(listener, shared.clone(), conns.clone()))
+                    })
+                    .collect();
                 let _ = ready_tx.send(());
-                accept_loop(listener, task_shared).await;
+                for accept in loops {
+                    accept.await;
+                }
+                // Executor teardown does not drop detached tasks (their
+                // sockets would stay open), so cancel every connection and
+                // wait until they are gone.
+                conns.stop();
+                for _ in 0..1000 {
+                    if conns.live.get() == 0 {
+                        break;
+                    }
+                    glommio::timer::sleep(Duration::from_millis(1)).await;
+                }
             })
             .map_err(io::Error::from)?;
         if ready_rx.recv().is_err() {
             // The executor could not start (e.g. io_uring setup failed).
-            let err = match thread.join() {
+            return Err(match thread.join() {
                 Err(e) => io::Error::other(format!("site server executor failed: {e}")),
                 Ok(()) => io::Error::other("site server executor exited early"),
-            };
-            return Err(err);
+            });
         }
-        Ok(Server {
-            addr,
-            listener,
-            shared,
-            thread: Some(thread),
-        })
+        Ok(thread)
     }
 
+    /// The (first) address listened on.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.addrs[0]
+    }
+
+    /// Every address listened on.
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.addr().port()
+    }
+
+    /// Connections accepted and not yet closed.
+    pub fn open_connections(&self) -> usize {
+        self.shared.open.load(Ordering::SeqCst)
     }
 
     /// Requests seen so far for `host` (without port; case-insensitive) and
@@ -259,12 +354,14 @@ impl Server {
     }
 
     fn shutdown(&mut self) {
-        if let Some(thread) = self.thread.take() {
-            self.shared.stopping.store(true, Ordering::SeqCst);
-            // Makes the pending (and every later) accept fail at once.
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        // Makes the pending (and every later) accept fail at once.
+        for listener in &self.listeners {
             unsafe {
-                libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR);
+                libc::shutdown(listener.as_raw_fd(), libc::SHUT_RDWR);
             }
+        }
+        for thread in self.threads.drain(..) {
             let _ = thread.join();
         }
     }
@@ -276,8 +373,7 @@ impl Drop for Server {
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
-    let conns = Rc::new(Connections::default());
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, conns: Rc<Connections>) {
     let mut burst = 0;
     loop {
         let accepted = listener.accept().await;
@@ -288,10 +384,13 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             Ok(stream) => {
                 let conns2 = conns.clone();
                 conns.live.set(conns.live.get() + 1);
+                shared.open.fetch_add(1, Ordering::SeqCst);
                 let shared = shared.clone();
                 glommio::spawn_local(async move {
+                    let open = shared.clone();
                     futures_lite::future::or(serve(stream, shared), conns2.stopped()).await;
                     conns2.live.set(conns2.live.get() - 1);
+                    open.open.fetch_sub(1, Ordering::SeqCst);
                 })
                 .detach();
                 burst += 1;
@@ -308,15 +407,6 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 glommio::timer::sleep(Duration::from_millis(5)).await;
             }
         }
-    }
-    // Executor teardown does not drop detached tasks (their sockets would
-    // stay open), so cancel every connection and wait until they are gone.
-    conns.stop();
-    for _ in 0..1000 {
-        if conns.live.get() == 0 {
-            break;
-        }
-        glommio::timer::sleep(Duration::from_millis(1)).await;
     }
 }
 
@@ -824,6 +914,100 @@ mod tests {
             assert!(out.starts_with(b"HTTP/1.0 200 OK\r\n"));
         }
         assert_eq!(server.total_hits(), 256);
+    }
+
+    #[test]
+    fn delayed_replies_wait_without_blocking_the_server() {
+        let server = Server::start(Arc::new(|req: &Request| {
+            let reply = match req.path.as_str() {
+                "/gone" => Reply::Hangup,
+                _ => Reply::html(200, "late"),
+            };
+            reply.delayed(Duration::from_millis(300))
+        }))
+        .unwrap();
+        let addr = server.addr();
+        let start = Instant::now();
+        let clients: Vec<_> = (0..20)
+            .map(|_| std::thread::spawn(move || get(addr, "/x", "d")))
+            .collect();
+        for c in clients {
+            let (resp, err) = c.join().unwrap();
+            assert!(!err && resp.starts_with(b"HTTP/1.0 200 OK\r\n") && resp.ends_with(b"late"));
+        }
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_millis(2500),
+            "{took:?}: delays overlap"
+        );
+        let start = Instant::now();
+        let (resp, err) = get(addr, "/gone", "d");
+        assert!(resp.is_empty() && !err);
+        assert!(start.elapsed() >= Duration::from_millis(300));
+    }
+
+    #[test]
+    fn several_threads_and_addresses() {
+        let addrs = [
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            SocketAddr::from(([127, 0, 0, 2], 0)),
+        ];
+        let server = Server::start_many(
+            &addrs,
+            3,
+            Arc::new(|req: &Request| Reply::html(200, req.path.clone())),
+        )
+        .unwrap();
+        assert_eq!(server.addrs().len(), 2);
+        assert_eq!(server.addr(), server.addrs()[0]);
+        for addr in server.addrs().to_vec() {
+            assert_ne!(addr.port(), 0);
+            let clients: Vec<_> = (0..50)
+                .map(|i| std::thread::spawn(move || get(addr, &format!("/{i}"), "t")))
+                .collect();
+            for (i, c) in clients.into_iter().enumerate() {
+                let (resp, _) = c.join().unwrap();
+                assert!(resp.ends_with(format!("/{i}").as_bytes()));
+            }
+        }
+        assert_eq!(server.total_hits(), 100);
+        let first = server.addr();
+        let start = Instant::now();
+        server.stop();
+        assert!(start.elapsed() < Duration::from_secs(2));
+        assert!(StdStream::connect(first).is_err());
+    }
+
+    #[test]
+    fn slow_script_stops_writing_when_the_client_is_gone() {
+        let site = Arc::new(SynthSite::new(SiteSpec {
+            pages: 300,
+            fault_percent: 100,
+            ..SiteSpec::default()
+        }));
+        let slow = (1..300)
+            .find(|&i| site.page_fault(i) == Some(crate::site::synth::Fault::SlowBody))
+            .unwrap();
+        let server = Server::start(site.handler()).unwrap();
+        let mut client = StdStream::connect(server.addr()).unwrap();
+        let req = format!("GET /p/{slow}.html HTTP/1.0\r\nHost: h\r\n\r\n");
+        client.write_all(req.as_bytes()).unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut buf = [0u8; 256];
+        let n = client.read(&mut buf).unwrap();
+        assert!(buf[..n].starts_with(b"HTTP/1.0 200 OK\r\n"));
+        assert_eq!(server.open_connections(), 1);
+        drop(client);
+        let start = Instant::now();
+        while server.open_connections() > 0 {
+            assert!(
+                start.elapsed() < Duration::from_secs(3),
+                "still writing to a closed connection"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     #[test]

@@ -33,11 +33,39 @@
 //!
 //! [`SynthSite::expected_paths`] walks the link graph that the page
 //! generator itself renders, so it cannot disagree with what is served.
+//!
+//! Three options make the site hostile or big; all default to off, and with
+//! all off the site is exactly the one described above:
+//!
+//! * **Faults** ([`SiteSpec::fault_percent`]): that percentage of pages
+//!   (seeded; never `/`) is answered with a [`Fault`] instead of the page:
+//!   a hang-up, a reset or a short body, a broken head, a 500 or 503, a body
+//!   too slow to finish, bad chunking. A faulty page yields no links to a
+//!   crawler (fault bodies hold no links, and the 500/503 bodies that do are
+//!   not 2xx), so the walk does not follow them: a page reachable only
+//!   through faulty pages is not expected. [`SynthSite::good_paths`] and
+//!   [`SynthSite::faulty_paths`] split the expected set.
+//! * **Latency** ([`SiteSpec::delay`]): a fixed, uniform or exponential
+//!   delay (seeded per URL) before every response, served as a
+//!   [`Step::Sleep`] so it costs the server nothing.
+//! * **Hosts** ([`SiteSpec::hosts`]): the site is split over the names
+//!   `h{k}.site.test` ([`SynthSite::host_name`]); page `i` lives on host
+//!   `i % hosts`, extra `j` (redirect, stylesheet, image) on host
+//!   `j % hosts`, every host has a `/` (host 0's is page 0; the others are
+//!   small hubs linking to their host's first pages), page 0 links to every
+//!   other host's `/`, and links across hosts are absolute
+//!   (`http://h{k}.site.test:PORT/...`, the port taken from the request's
+//!   `Host`). A request whose `Host` is not one of the names is served as
+//!   host 0; a path asked of a host it does not live on is a 404. A
+//!   crawler needs `--resolve h{k}.site.test:PORT:127.0.0.1` for every `k`,
+//!   and either every root ([`SynthSite::roots`]) or `--lenient`.
 
-use super::server::{Handler, Reply, Request};
+use super::server::{Handler, Reply, Request, Step};
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt::Write as _;
+use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Parameters of a synthetic site. The same spec gives the same site,
 /// byte for byte, everywhere.
@@ -51,6 +79,14 @@ pub struct SiteSpec {
     pub seed: u64,
     /// Approximate size in bytes of each HTML page.
     pub page_bytes: usize,
+    /// Percentage (0..=100) of pages other than `/` answered with a
+    /// [`Fault`] instead of the page (seeded).
+    pub fault_percent: u32,
+    /// Latency before every response.
+    pub delay: Delay,
+    /// Number of host names the site is split over (values below 1 count
+    /// as 1). With 1 the site answers on any host.
+    pub hosts: usize,
 }
 
 impl Default for SiteSpec {
@@ -60,9 +96,141 @@ impl Default for SiteSpec {
             links: 10,
             seed: 1,
             page_bytes: 5000,
+            fault_percent: 0,
+            delay: Delay::None,
+            hosts: 1,
         }
     }
 }
+
+/// Latency injected before every response, in whole milliseconds or more
+/// precisely; the same URL always gets the same delay for a given seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Delay {
+    /// Answer at once.
+    #[default]
+    None,
+    /// Always this long.
+    Fixed(Duration),
+    /// Uniform in `low..=high`.
+    Uniform(Duration, Duration),
+    /// Exponential with this mean (capped at 20 times the mean).
+    Exp(Duration),
+}
+
+impl FromStr for Delay {
+    type Err = String;
+
+    /// `N` (fixed), `A-B` (uniform) or `exp:MEAN`, all in milliseconds;
+    /// `0` is no delay.
+    fn from_str(s: &str) -> Result<Delay, String> {
+        let ms = |v: &str| {
+            v.trim()
+                .parse::<u64>()
+                .map(Duration::from_millis)
+                .map_err(|_| format!("bad delay {s:?}: expected N, A-B or exp:MEAN (milliseconds)"))
+        };
+        let delay = if let Some(mean) = s.strip_prefix("exp:") {
+            Delay::Exp(ms(mean)?)
+        } else if let Some((a, b)) = s.split_once('-') {
+            let (a, b) = (ms(a)?, ms(b)?);
+            if a > b {
+                return Err(format!("bad delay {s:?}: {a:?} > {b:?}"));
+            }
+            Delay::Uniform(a, b)
+        } else {
+            Delay::Fixed(ms(s)?)
+        };
+        Ok(match delay {
+            Delay::Fixed(d) | Delay::Exp(d) | Delay::Uniform(_, d) if d.is_zero() => Delay::None,
+            d => d,
+        })
+    }
+}
+
+impl std::fmt::Display for Delay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Delay::None => write!(f, "0"),
+            Delay::Fixed(d) => write!(f, "{}", d.as_millis()),
+            Delay::Uniform(a, b) => write!(f, "{}-{}", a.as_millis(), b.as_millis()),
+            Delay::Exp(m) => write!(f, "exp:{}", m.as_millis()),
+        }
+    }
+}
+
+/// How a faulty page is answered. Fault bodies hold no links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Fault {
+    /// Close without sending a byte, on every attempt.
+    Hangup,
+    /// Head and part of the body, then a reset (RST).
+    ResetMidBody,
+    /// Fewer body bytes than `Content-Length`, then a normal close.
+    ShortBody,
+    /// A status line that is not one (`HTTP/1.1 abc OK`).
+    BadStatusLine,
+    /// Bytes that are not HTTP at all (an SSH banner or binary noise).
+    Garbage,
+    /// A response head of more than 64 KiB.
+    HugeHead,
+    /// Two different `Content-Length` headers.
+    ConflictingLength,
+    /// A 500 whose body is the page (with its links).
+    ServerError,
+    /// A 503 with `Retry-After` whose body is the page (with its links).
+    Unavailable,
+    /// A body trickled out (a few bytes every 250 ms, never more than 1 s
+    /// apart) for 10 s, then a close short of `Content-Length`: a fetch
+    /// deadline under 10 s ends it, and a longer one sees it truncated.
+    /// Writing stops as soon as the client is gone.
+    SlowBody,
+    /// `Transfer-Encoding: chunked` with a chunk-size line that is not hex.
+    BadChunk,
+}
+
+impl Fault {
+    /// Every kind, in the order the seeded choice indexes.
+    pub const ALL: [Fault; 11] = [
+        Fault::Hangup,
+        Fault::ResetMidBody,
+        Fault::ShortBody,
+        Fault::BadStatusLine,
+        Fault::Garbage,
+        Fault::HugeHead,
+        Fault::ConflictingLength,
+        Fault::ServerError,
+        Fault::Unavailable,
+        Fault::SlowBody,
+        Fault::BadChunk,
+    ];
+
+    /// A short name (`snake_case`), used by `ringcrawl-site --list-faults`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::Hangup => "hangup",
+            Fault::ResetMidBody => "reset_mid_body",
+            Fault::ShortBody => "short_body",
+            Fault::BadStatusLine => "bad_status_line",
+            Fault::Garbage => "garbage",
+            Fault::HugeHead => "huge_head",
+            Fault::ConflictingLength => "conflicting_length",
+            Fault::ServerError => "status_500",
+            Fault::Unavailable => "status_503",
+            Fault::SlowBody => "slow_body",
+            Fault::BadChunk => "bad_chunk",
+        }
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The domain of the host names of a multi-host site.
+pub const HOST_DOMAIN: &str = "site.test";
 
 /// The bait link inside every PNG body.
 pub const PNG_BAIT: &str = "<a href=\"/should-not-be-followed\">";
@@ -78,6 +246,8 @@ pub struct SynthSite {
     fanout: usize,
     /// Extra link targets per page.
     placed: Vec<Vec<Target>>,
+    /// Number of hosts (at least 1).
+    hosts: usize,
 }
 
 // ---------------------------------------------------------------------------
@@ -87,6 +257,8 @@ pub struct SynthSite {
 const STREAM_LINKS: u64 = 1;
 const STREAM_TEXT: u64 = 2;
 const STREAM_REDIRECT: u64 = 3;
+const STREAM_FAULT: u64 = 4;
+const STREAM_DELAY: u64 = 5;
 const STREAM_PLACE: u64 = 16;
 
 fn mix64(mut z: u64) -> u64 {
@@ -117,6 +289,18 @@ impl Rng {
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
     }
+
+    /// Uniform in `[0, 1)`.
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// FNV-1a, to turn a URL into a stream index.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -125,6 +309,10 @@ impl Rng {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
     Page(usize),
+    /// `/` of host `k >= 1` of a multi-host site.
+    Hub(usize),
+    /// `/r2/{j}`, the second hop of a redirect chain.
+    Chain(usize),
     Missing(usize),
     Redirect(usize),
     Css(usize),
@@ -138,12 +326,29 @@ impl Target {
     fn path(self) -> Option<String> {
         Some(match self {
             Target::Page(i) => page_path(i),
+            Target::Hub(_) => "/".to_string(),
+            Target::Chain(j) => format!("/r2/{j}"),
             Target::Missing(j) => format!("/missing/{j}.html"),
             Target::Redirect(j) => format!("/r/{j}"),
             Target::Css(j) => format!("/static/{j}.css"),
             Target::Png(j) => format!("/img/{j}.png"),
             Target::Offsite(_) | Target::OtherSite => return None,
         })
+    }
+
+    /// The host (index) an on-site target lives on.
+    fn host(self, hosts: usize) -> usize {
+        let hosts = hosts.max(1);
+        match self {
+            Target::Page(i) => i % hosts,
+            Target::Hub(k) => k,
+            Target::Chain(j)
+            | Target::Missing(j)
+            | Target::Redirect(j)
+            | Target::Css(j)
+            | Target::Png(j) => j % hosts,
+            Target::Offsite(_) | Target::OtherSite => 0,
+        }
     }
 
     /// The off-site URL, or `None` for on-site targets.
@@ -210,9 +415,10 @@ struct PageLinks {
 /// What a path serves.
 enum Resource {
     Page(usize),
+    Hub(usize),
     Redirect {
         status: u16,
-        location: String,
+        to: Target,
         absolute: bool,
     },
     Css(usize),
@@ -242,6 +448,7 @@ impl SynthSite {
         let pages = spec.pages.max(1);
         let extras = pages.div_ceil(100);
         let fanout = (spec.links / 2).max(2);
+        let hosts = spec.hosts.max(1);
         let mut placed = vec![Vec::new(); pages];
         let kinds: [fn(usize) -> Target; 6] = [
             Target::Missing,
@@ -262,6 +469,7 @@ impl SynthSite {
             extras,
             fanout,
             placed,
+            hosts,
         }
     }
 
@@ -274,9 +482,93 @@ impl SynthSite {
         self.placed.len()
     }
 
+    /// Number of hosts (`spec.hosts`, at least 1).
+    pub fn host_count(&self) -> usize {
+        self.hosts
+    }
+
+    /// The name of host `k` of a multi-host site: `h{k}.site.test`.
+    pub fn host_name(k: usize) -> String {
+        format!("h{k}.{HOST_DOMAIN}")
+    }
+
     /// The path of page `i`: `/` for 0, `/p/{i}.html` otherwise.
     pub fn page_path(i: usize) -> String {
         page_path(i)
+    }
+
+    /// The fault page `i` is answered with, if any (never for page 0).
+    pub fn page_fault(&self, i: usize) -> Option<Fault> {
+        if i == 0 || i >= self.page_count() || self.spec.fault_percent == 0 {
+            return None;
+        }
+        let mut rng = Rng::new(self.spec.seed, STREAM_FAULT, i as u64);
+        if rng.below(100) >= self.spec.fault_percent as usize {
+            return None;
+        }
+        Some(Fault::ALL[rng.below(Fault::ALL.len())])
+    }
+
+    /// The fault a path is answered with on the host it lives on, if any.
+    pub fn fault_at(&self, path: &str) -> Option<Fault> {
+        let path = path.split(['?', '#']).next().unwrap_or_default();
+        let i = path
+            .strip_prefix("/p/")
+            .and_then(|rest| rest.strip_suffix(".html"))
+            .and_then(parse_index)?;
+        self.page_fault(i)
+    }
+
+    /// The latency before the response to `path` on host `host`.
+    fn delay_for(&self, host: usize, path: &str) -> Duration {
+        let rng = || {
+            let key = fnv1a(path.as_bytes()) ^ mix64(host as u64);
+            Rng::new(self.spec.seed, STREAM_DELAY, key)
+        };
+        match self.spec.delay {
+            Delay::None => Duration::ZERO,
+            Delay::Fixed(d) => d,
+            Delay::Uniform(low, high) => {
+                let span = (high - low).as_micros().min(u128::from(u64::MAX)) as usize;
+                low + Duration::from_micros(rng().below(span.saturating_add(1)) as u64)
+            }
+            Delay::Exp(mean) => {
+                let u = rng().unit();
+                let factor = (-(1.0 - u).ln()).min(20.0);
+                mean.mul_f64(factor)
+            }
+        }
+    }
+
+    /// The host (index) a request with this `Host` (port optional) is for:
+    /// `h{k}.site.test` is `k`; anything else, and any host of a
+    /// single-host site, is 0.
+    pub fn host_index(&self, authority: &str) -> usize {
+        if self.hosts == 1 {
+            return 0;
+        }
+        let host = strip_port(authority).to_ascii_lowercase();
+        host.strip_suffix(HOST_DOMAIN)
+            .and_then(|h| h.strip_suffix('.'))
+            .and_then(|h| h.strip_prefix('h'))
+            .and_then(parse_index)
+            .filter(|&k| k < self.hosts)
+            .unwrap_or(0)
+    }
+
+    /// `scheme://authority` of host `k` for a request to `authority`: the
+    /// authority itself on a single-host site, else `h{k}.site.test` with
+    /// the authority's port.
+    fn origin(&self, k: usize, authority: &str) -> String {
+        if self.hosts == 1 {
+            return format!("http://{authority}");
+        }
+        let port = authority
+            .rsplit_once(':')
+            .filter(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .map(|(_, p)| format!(":{p}"))
+            .unwrap_or_default();
+        format!("http://{}{port}", Self::host_name(k))
     }
 
     fn redirect_chained(j: usize) -> bool {
@@ -323,11 +615,34 @@ impl SynthSite {
         }
     }
 
+    /// The `/` of page `i`'s host: page 0, or the host's hub.
+    fn home_of(&self, i: usize) -> Target {
+        match i % self.hosts {
+            0 => Target::Page(0),
+            k => Target::Hub(k),
+        }
+    }
+
+    /// The other hosts' roots, linked from page 0 of a multi-host site.
+    fn hubs(&self) -> impl Iterator<Item = Target> {
+        (1..self.hosts).map(Target::Hub)
+    }
+
+    /// The pages the hub of host `k` links to: the host's first pages.
+    fn hub_pages(&self, k: usize) -> impl Iterator<Item = usize> {
+        (k..self.page_count())
+            .step_by(self.hosts)
+            .take(self.spec.links.max(1))
+    }
+
     /// Every target page `i` links to (including itself, for its `#top` and
     /// `#main` anchors).
     fn page_targets(&self, i: usize) -> Vec<Target> {
         let pl = self.page_links(i);
-        let mut out = vec![Target::Css(pl.css), Target::Page(0), Target::Page(i)];
+        let mut out = vec![Target::Css(pl.css), self.home_of(i), Target::Page(i)];
+        if i == 0 {
+            out.extend(self.hubs());
+        }
         out.extend(pl.parent.map(Target::Page));
         out.extend(pl.children.iter().map(|l| l.target));
         out.extend(pl.body.iter().map(|l| l.target));
@@ -335,46 +650,59 @@ impl SynthSite {
         out
     }
 
-    fn classify(&self, path: &str) -> Resource {
+    /// Every target the hub of host `k` links to.
+    fn hub_targets(&self, k: usize) -> Vec<Target> {
+        let mut out = vec![Target::Page(0)];
+        out.extend(self.hub_pages(k).map(Target::Page));
+        out
+    }
+
+    fn classify(&self, host: usize, path: &str) -> Resource {
         let path = path.split(['?', '#']).next().unwrap_or_default();
         let index = |prefix: &str, suffix: &str| {
             path.strip_prefix(prefix)
                 .and_then(|rest| rest.strip_suffix(suffix))
                 .and_then(parse_index)
         };
+        // An extra lives on one host only.
+        let here = |j: &usize| j % self.hosts == host;
         if path == "/" {
-            return Resource::Page(0);
+            return match host {
+                0 => Resource::Page(0),
+                k => Resource::Hub(k),
+            };
         }
         if let Some(i) = index("/p/", ".html") {
-            if i >= 1 && i < self.page_count() {
+            if i >= 1 && i < self.page_count() && i % self.hosts == host {
                 return Resource::Page(i);
             }
             return Resource::NotFound;
         }
-        if let Some(j) = index("/r/", "").filter(|&j| j < self.extras) {
-            let location = if Self::redirect_chained(j) {
-                format!("/r2/{j}")
+        if let Some(j) = index("/r/", "").filter(|&j| j < self.extras && here(&j)) {
+            let to = if Self::redirect_chained(j) {
+                Target::Chain(j)
             } else {
-                page_path(self.redirect_target(j))
+                Target::Page(self.redirect_target(j))
             };
             return Resource::Redirect {
                 status: 301,
-                location,
+                to,
                 absolute: false,
             };
         }
-        if let Some(j) = index("/r2/", "").filter(|&j| j < self.extras && Self::redirect_chained(j))
+        if let Some(j) =
+            index("/r2/", "").filter(|&j| j < self.extras && Self::redirect_chained(j) && here(&j))
         {
             return Resource::Redirect {
                 status: 302,
-                location: page_path(self.redirect_target(j)),
+                to: Target::Page(self.redirect_target(j)),
                 absolute: true,
             };
         }
-        if let Some(j) = index("/static/", ".css").filter(|&j| j < self.extras) {
+        if let Some(j) = index("/static/", ".css").filter(|&j| j < self.extras && here(&j)) {
             return Resource::Css(j);
         }
-        if let Some(j) = index("/img/", ".png").filter(|&j| j < self.extras) {
+        if let Some(j) = index("/img/", ".png").filter(|&j| j < self.extras && here(&j)) {
             return Resource::Png(j);
         }
         Resource::NotFound
@@ -390,27 +718,35 @@ impl SynthSite {
     /// port, e.g. `127.0.0.1:8080`), which absolute same-host links and the
     /// absolute `Location` of `/r2/{j}` use. An empty authority behaves
     /// like [`SynthSite::respond`]. The set of paths linked is the same
-    /// either way.
+    /// either way. Faulty pages get their [`Fault`], and the spec's
+    /// [`Delay`] is put in front of the reply (as a [`Reply::Script`]).
     pub fn respond_to(&self, authority: &str, path: &str) -> Reply {
-        match self.classify(path) {
-            Resource::Page(i) => Reply::Http {
-                status: 200,
-                headers: vec![(
-                    "Content-Type".to_string(),
-                    "text/html; charset=utf-8".to_string(),
-                )],
-                body: self.render_page(i, authority).into_bytes(),
+        let host = self.host_index(authority);
+        let reply = match self.classify(host, path) {
+            Resource::Page(i) => match self.page_fault(i) {
+                Some(fault) => self.fault_reply(fault, i, authority),
+                None => Reply::html(200, self.render_page(i, authority)),
             },
+            _ => self.respond_clean(authority, path),
+        };
+        match self.delay_for(host, path) {
+            d if d.is_zero() => reply,
+            d => reply.delayed(d),
+        }
+    }
+
+    /// The reply without faults or delay: what the resource is.
+    fn respond_clean(&self, authority: &str, path: &str) -> Reply {
+        let host = self.host_index(authority);
+        match self.classify(host, path) {
+            Resource::Page(i) => Reply::html(200, self.render_page(i, authority)),
+            Resource::Hub(k) => Reply::html(200, self.render_hub(k, authority)),
             Resource::Redirect {
                 status,
-                location,
+                to,
                 absolute,
             } => {
-                let location = if absolute && !authority.is_empty() {
-                    format!("http://{authority}{location}")
-                } else {
-                    location
-                };
+                let location = self.url_of(to, host, authority, absolute);
                 Reply::redirect(status, &location)
             }
             Resource::Css(j) => Reply::with_type(200, "text/css", css_body(j)),
@@ -419,18 +755,180 @@ impl SynthSite {
         }
     }
 
+    /// A faulty page's reply.
+    fn fault_reply(&self, fault: Fault, i: usize, authority: &str) -> Reply {
+        const HEAD: &str = "HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n";
+        let mut rng = Rng::new(self.spec.seed, STREAM_FAULT, i as u64 ^ (1 << 63));
+        let raw = |bytes: Vec<u8>| Reply::Script(vec![Step::Write(bytes), Step::Close]);
+        match fault {
+            Fault::Hangup => Reply::Hangup,
+            Fault::ResetMidBody => {
+                let sent = 1000 + rng.below(3000);
+                let mut bytes = format!("{HEAD}Content-Length: {}\r\n\r\n", sent * 4).into_bytes();
+                bytes.extend(filler(sent));
+                Reply::Script(vec![
+                    Step::Write(bytes),
+                    Step::Sleep(Duration::from_millis(100)),
+                    Step::Reset,
+                ])
+            }
+            Fault::ShortBody => {
+                let sent = 500 + rng.below(3000);
+                let mut bytes = format!("{HEAD}Content-Length: {}\r\n\r\n", sent * 2).into_bytes();
+                bytes.extend(filler(sent));
+                raw(bytes)
+            }
+            Fault::BadStatusLine => {
+                let line = *[
+                    "HTTP/1.1 abc OK",
+                    "HTTP/1.0 2000 OK",
+                    "HTTP/9 200 OK",
+                    "HTTP/1.0200 OK",
+                ]
+                .get(rng.below(4))
+                .unwrap_or(&"HTTP/1.1 abc OK");
+                raw(
+                    format!("{line}\r\nContent-Type: text/html\r\n\r\n<p>status</p>\n")
+                        .into_bytes(),
+                )
+            }
+            Fault::Garbage => raw(if rng.below(2) == 0 {
+                b"SSH-2.0-OpenSSH_9.6\r\n".to_vec()
+            } else {
+                let mut noise: Vec<u8> = (0..64).map(|_| rng.next() as u8 | 0x80).collect();
+                noise.extend_from_slice(b"\r\n\r\n");
+                noise
+            }),
+            Fault::HugeHead => {
+                let mut head = String::from(HEAD);
+                head.push_str("X-Padding: ");
+                head.push_str(&"p".repeat(70_000 + rng.below(30_000)));
+                head.push_str("\r\nContent-Length: 2\r\n\r\nok");
+                raw(head.into_bytes())
+            }
+            Fault::ConflictingLength => raw(format!(
+                "{HEAD}Content-Length: 5\r\nContent-Length: {}\r\n\r\nhello",
+                6 + rng.below(100)
+            )
+            .into_bytes()),
+            Fault::ServerError => Reply::html(500, self.render_page(i, authority)),
+            Fault::Unavailable => Reply::Http {
+                status: 503,
+                headers: vec![
+                    ("Retry-After".to_string(), (1 + rng.below(120)).to_string()),
+                    (
+                        "Content-Type".to_string(),
+                        "text/html; charset=utf-8".to_string(),
+                    ),
+                ],
+                body: self.render_page(i, authority).into_bytes(),
+            },
+            Fault::SlowBody => {
+                let mut steps = vec![Step::Write(
+                    format!("{HEAD}Content-Length: 100000\r\n\r\n").into_bytes(),
+                )];
+                for _ in 0..40 {
+                    steps.push(Step::Write(filler(64)));
+                    steps.push(Step::Sleep(Duration::from_millis(250)));
+                }
+                steps.push(Step::Close);
+                Reply::Script(steps)
+            }
+            Fault::BadChunk => raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\
+                  Transfer-Encoding: chunked\r\n\r\n\
+                  5\r\n<p>x \r\nzz\r\nboom\r\n0\r\n\r\n"
+                .to_vec()),
+        }
+    }
+
     /// The HTML of page `i` as served for `authority` (see
     /// [`SynthSite::respond_to`]), or `None` if there is no such page.
+    /// Faults are not applied.
     pub fn page_html(&self, i: usize, authority: &str) -> Option<String> {
         (i < self.page_count()).then(|| self.render_page(i, authority))
     }
 
     /// Every path a complete, in-scope crawl of the site starting at `/` must
     /// fetch (pages, redirect sources and intermediate hops, 404 targets,
-    /// non-HTML resources), sorted. Paths only; the caller prefixes
-    /// scheme and host.
+    /// non-HTML resources, faulty pages), sorted. Paths only; the caller
+    /// prefixes scheme and host. On a multi-host site the paths of all
+    /// hosts are merged (`/` is on every host): use
+    /// [`SynthSite::expected_urls`] there.
     pub fn expected_paths(&self) -> Vec<String> {
-        self.walk().0.into_iter().collect()
+        self.paths(|_| true)
+    }
+
+    /// The expected paths whose fetch must end in an error or a status of
+    /// 400 or more: the faulty pages and the `/missing/` pages (404).
+    /// Redirects count as good. Sorted; merged over hosts like
+    /// [`SynthSite::expected_paths`].
+    pub fn faulty_paths(&self) -> Vec<String> {
+        self.paths(|faulty| faulty)
+    }
+
+    /// The expected paths that are answered 2xx or 3xx, complete: the
+    /// expected paths minus [`SynthSite::faulty_paths`].
+    pub fn good_paths(&self) -> Vec<String> {
+        self.paths(|faulty| !faulty)
+    }
+
+    fn paths(&self, keep: impl Fn(bool) -> bool) -> Vec<String> {
+        let set: BTreeSet<String> = self
+            .walk()
+            .0
+            .into_iter()
+            .filter(|(host, path)| keep(self.is_faulty(*host, path)))
+            .map(|(_, path)| path)
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// Full URLs of [`SynthSite::expected_paths`] as served at `authority`
+    /// (`host:port` of the server): `http://{authority}{path}`, or for a
+    /// multi-host site `http://h{k}.site.test:{port}{path}`. Sorted.
+    pub fn expected_urls(&self, authority: &str) -> Vec<String> {
+        self.urls(authority, |_| true)
+    }
+
+    /// Full URLs of [`SynthSite::faulty_paths`], like
+    /// [`SynthSite::expected_urls`].
+    pub fn faulty_urls(&self, authority: &str) -> Vec<String> {
+        self.urls(authority, |faulty| faulty)
+    }
+
+    /// Full URLs of [`SynthSite::good_paths`], like
+    /// [`SynthSite::expected_urls`].
+    pub fn good_urls(&self, authority: &str) -> Vec<String> {
+        self.urls(authority, |faulty| !faulty)
+    }
+
+    fn urls(&self, authority: &str, keep: impl Fn(bool) -> bool) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .walk()
+            .0
+            .into_iter()
+            .filter(|(host, path)| keep(self.is_faulty(*host, path)))
+            .map(|(host, path)| format!("{}{path}", self.origin(host, authority)))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The roots of a crawl at `authority`: `http://{authority}/`, or every
+    /// host's `/` for a multi-host site.
+    pub fn roots(&self, authority: &str) -> Vec<String> {
+        (0..self.hosts)
+            .map(|k| format!("{}/", self.origin(k, authority)))
+            .collect()
+    }
+
+    /// Whether the fetch of `path` on `host` ends in an error or a 4xx/5xx.
+    fn is_faulty(&self, host: usize, path: &str) -> bool {
+        match self.classify(host, path) {
+            Resource::Page(i) => self.page_fault(i).is_some(),
+            Resource::NotFound => true,
+            _ => false,
+        }
     }
 
     /// The off-site absolute URLs the site links to (a strict crawl must not
@@ -439,51 +937,86 @@ impl SynthSite {
         self.walk().1.into_iter().collect()
     }
 
-    /// Breadth-first walk of what the site emits, from `/`.
-    fn walk(&self) -> (BTreeSet<String>, BTreeSet<String>) {
+    /// Breadth-first walk of what the site emits, from `/` of host 0 (which
+    /// links to every other host's `/`), following only what a crawler can
+    /// follow: links of pages served 2xx and redirects.
+    fn walk(&self) -> (BTreeSet<(usize, String)>, BTreeSet<String>) {
         let mut seen = BTreeSet::new();
         let mut offsite = BTreeSet::new();
         let mut queue = VecDeque::new();
-        seen.insert("/".to_string());
-        queue.push_back("/".to_string());
-        let mut visit = |path: String, queue: &mut VecDeque<String>| {
-            if seen.insert(path.clone()) {
-                queue.push_back(path);
+        let root = (0, "/".to_string());
+        seen.insert(root.clone());
+        queue.push_back(root);
+        let mut visit = |target: Target, queue: &mut VecDeque<(usize, String)>| {
+            let key = (target.host(self.hosts), target.path());
+            if let (host, Some(path)) = key {
+                if seen.insert((host, path.clone())) {
+                    queue.push_back((host, path));
+                }
             }
         };
-        while let Some(path) = queue.pop_front() {
-            match self.classify(&path) {
-                Resource::Page(i) => {
-                    for target in self.page_targets(i) {
-                        match target.path() {
-                            Some(p) => visit(p, &mut queue),
-                            None => {
-                                offsite.extend(target.offsite_url());
-                            }
-                        }
-                    }
+        while let Some((host, path)) = queue.pop_front() {
+            let targets = match self.classify(host, &path) {
+                Resource::Page(i) if self.page_fault(i).is_none() => self.page_targets(i),
+                Resource::Hub(k) => self.hub_targets(k),
+                Resource::Redirect { to, .. } => vec![to],
+                Resource::Page(_) | Resource::Css(_) | Resource::Png(_) | Resource::NotFound => {
+                    Vec::new()
                 }
-                Resource::Redirect { location, .. } => visit(location, &mut queue),
-                Resource::Css(_) | Resource::Png(_) | Resource::NotFound => {}
+            };
+            for target in targets {
+                match target.offsite_url() {
+                    Some(url) => {
+                        offsite.insert(url);
+                    }
+                    None => visit(target, &mut queue),
+                }
             }
         }
         (seen, offsite)
     }
 
     /// A handler serving this site, using each request's `Host` for absolute
-    /// links.
+    /// links (and, on a multi-host site, to pick the host).
     pub fn handler(self: Arc<Self>) -> Handler {
         Arc::new(move |req: &Request| self.respond_to(&req.authority, &req.path))
     }
 
+    /// The reply for `path` at `authority` without faults or delay (always
+    /// a [`Reply::Http`]); for exporting the site as files.
+    pub fn clean_reply(&self, authority: &str, path: &str) -> Reply {
+        self.respond_clean(authority, path)
+    }
+
     // -----------------------------------------------------------------------
     // Rendering.
+
+    /// How a page on host `here` refers to `target` outside the body text:
+    /// root-relative (or absolute, if asked and the authority is known) on
+    /// the same host, absolute to another host.
+    fn url_of(&self, target: Target, here: usize, authority: &str, absolute: bool) -> String {
+        let Some(path) = target.path() else {
+            return target.offsite_url().unwrap_or_default();
+        };
+        let host = target.host(self.hosts);
+        if host != here {
+            format!("{}{path}", self.origin(host, authority))
+        } else if absolute && !authority.is_empty() {
+            format!("http://{authority}{path}")
+        } else {
+            path
+        }
+    }
 
     fn href(&self, link: Link, here: usize, authority: &str) -> String {
         let path = match link.target.path() {
             Some(p) => p,
             None => return link.target.offsite_url().unwrap_or_default(),
         };
+        let here_host = here % self.hosts;
+        if link.target.host(self.hosts) != here_host {
+            return self.url_of(link.target, here_host, authority, true);
+        }
         let page = match link.target {
             Target::Page(j) if j > 0 => Some(j),
             _ => None,
@@ -524,6 +1057,7 @@ impl SynthSite {
 
     fn render_page(&self, i: usize, authority: &str) -> String {
         let pl = self.page_links(i);
+        let here = i % self.hosts;
         let mut rng = Rng::new(self.spec.seed, STREAM_TEXT, i as u64);
         let budget = self.spec.page_bytes;
         let mut out = String::with_capacity(budget + 2048);
@@ -539,14 +1073,15 @@ impl SynthSite {
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
              <title>{title} &middot; Synthetic Site</title>\n\
              <meta name=\"description\" content=\"Synthetic page {i} of {pages}, seed {seed}.\">\n\
-             <link rel=\"stylesheet\" href=\"/static/{css}.css\">\n</head>\n<body id=\"top\">\n\
+             <link rel=\"stylesheet\" href=\"{css}\">\n</head>\n<body id=\"top\">\n\
              <header>\n<nav class=\"site-nav\">\n<a href=\"/\">Home</a>\n",
             pages = self.page_count(),
             seed = self.spec.seed,
-            css = pl.css,
+            css = self.url_of(Target::Css(pl.css), here, authority, false),
         );
         if let Some(parent) = pl.parent {
-            let _ = writeln!(out, "<a href=\"{}\">Up</a>", page_path(parent));
+            let up = self.url_of(Target::Page(parent), here, authority, false);
+            let _ = writeln!(out, "<a href=\"{up}\">Up</a>");
         }
         let _ = write!(
             out,
@@ -587,10 +1122,7 @@ impl SynthSite {
         if !pl.extras.is_empty() {
             out.push_str("<aside class=\"related\">\n<h2>See also</h2>\n<ul>\n");
             for &target in &pl.extras {
-                let href = target
-                    .path()
-                    .or_else(|| target.offsite_url())
-                    .unwrap_or_default();
+                let href = self.url_of(target, here, authority, false);
                 let _ = match target {
                     Target::Missing(j) => {
                         writeln!(out, "<li><a href=\"{href}\">Archived article {j}</a></li>")
@@ -614,8 +1146,21 @@ impl SynthSite {
                     Target::OtherSite => {
                         writeln!(out, "<li><a href='{href}'>Elsewhere on the web</a></li>")
                     }
-                    Target::Page(_) => Ok(()),
+                    Target::Page(_) | Target::Hub(_) | Target::Chain(_) => Ok(()),
                 };
+            }
+            out.push_str("</ul>\n</aside>\n");
+        }
+
+        if i == 0 && self.hosts > 1 {
+            out.push_str("<aside class=\"hosts\">\n<h2>Our other hosts</h2>\n<ul>\n");
+            for hub in self.hubs() {
+                let _ = writeln!(
+                    out,
+                    "<li><a href=\"{}\">Host {}</a></li>",
+                    self.url_of(hub, 0, authority, false),
+                    hub.host(self.hosts)
+                );
             }
             out.push_str("</ul>\n</aside>\n");
         }
@@ -633,6 +1178,46 @@ impl SynthSite {
         out.push_str(FOOTER);
         out
     }
+
+    /// The `/` of host `k >= 1`: links to host 0's `/` and to the host's
+    /// first pages.
+    fn render_hub(&self, k: usize, authority: &str) -> String {
+        let mut out = format!(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <title>Host {k} &middot; Synthetic Site</title>\n</head>\n<body>\n\
+             <h1>Host {k}</h1>\n<p><a href=\"{home}\">The front page</a></p>\n<ul>\n",
+            home = self.url_of(Target::Page(0), k, authority, false),
+        );
+        for i in self.hub_pages(k) {
+            let _ = writeln!(
+                out,
+                "<li><a href=\"{}\">Page {i}</a></li>",
+                self.url_of(Target::Page(i), k, authority, false)
+            );
+        }
+        out.push_str("</ul>\n</body>\n</html>\n");
+        out
+    }
+}
+
+/// `host:port` -> `host`, `[::1]:80` -> `[::1]`.
+fn strip_port(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return match authority.find(']') {
+            Some(end) => &authority[..=end],
+            None => authority,
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => authority,
+    }
+}
+
+/// About `n` bytes of HTML prose without a single link, for fault bodies.
+fn filler(n: usize) -> Vec<u8> {
+    const TEXT: &[u8] = b"<p>Nothing to see here, the rest of this page never arrives.</p>\n";
+    TEXT.iter().copied().cycle().take(n.max(1)).collect()
 }
 
 const WORDS: &[&str] = &[
@@ -899,12 +1484,14 @@ mod tests {
                 links: 0,
                 seed: 9,
                 page_bytes: 100,
+                ..SiteSpec::default()
             },
             SiteSpec {
                 pages: 250,
                 links: 3,
                 seed: 42,
                 page_bytes: 2000,
+                ..SiteSpec::default()
             },
         ] {
             let site = SynthSite::new(spec.clone());
@@ -1017,6 +1604,7 @@ mod tests {
                 links: 8,
                 seed: 7,
                 page_bytes: 3000,
+                ..SiteSpec::default()
             });
             let mut found = BTreeSet::new();
             let mut off = BTreeSet::new();
@@ -1067,6 +1655,355 @@ mod tests {
             let want = if authority.is_empty() { 5 } else { 7 };
             assert_eq!(styles.len(), want, "{styles:?}");
         }
+    }
+
+    /// Follows a site the way a crawler does, over full URLs: links of
+    /// 2xx HTML pages and redirect targets, in scope (`*.site.test` or the
+    /// authority). Returns the fetched URLs and the status-or-fault of each.
+    fn crawl_in_memory(
+        site: &SynthSite,
+        authority: &str,
+    ) -> std::collections::BTreeMap<String, Result<u16, String>> {
+        let mut out = std::collections::BTreeMap::new();
+        let mut queue: VecDeque<url::Url> = site
+            .roots(authority)
+            .iter()
+            .map(|r| url::Url::parse(r).unwrap())
+            .collect();
+        let mut seen: HashSet<String> = queue.iter().map(|u| u.to_string()).collect();
+        while let Some(url) = queue.pop_front() {
+            let host_auth = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());
+            let reply = site.respond_to(&host_auth, url.path());
+            let mut links = Vec::new();
+            let outcome = match &reply {
+                Reply::Http {
+                    status,
+                    headers,
+                    body,
+                } => {
+                    if let Some(loc) = header(headers, "location") {
+                        links.push(loc.to_string());
+                    }
+                    let ctype = header(headers, "content-type").unwrap_or("");
+                    if (200..300).contains(status) && ctype.starts_with("text/html") {
+                        links.extend(extract(std::str::from_utf8(body).unwrap()));
+                    }
+                    Ok(*status)
+                }
+                Reply::Hangup => Err("hangup".to_string()),
+                Reply::Script(steps) => {
+                    let bytes: Vec<u8> = steps
+                        .iter()
+                        .filter_map(|s| match s {
+                            Step::Write(b) => Some(b.clone()),
+                            _ => None,
+                        })
+                        .flatten()
+                        .collect();
+                    let text = String::from_utf8_lossy(&bytes).to_ascii_lowercase();
+                    assert!(!text.contains("href"), "fault body with a link: {url}");
+                    Err(format!("script of {} bytes", bytes.len()))
+                }
+            };
+            out.insert(url.to_string(), outcome);
+            for href in links {
+                let Ok(mut link) = url.join(&href) else {
+                    continue;
+                };
+                link.set_fragment(None);
+                let host = link.host_str().unwrap_or("").to_string();
+                let in_scope = link.scheme() == "http"
+                    && (host.ends_with(".site.test")
+                        || format!("{host}:{}", link.port().unwrap_or(80)) == authority);
+                if in_scope && seen.insert(link.to_string()) {
+                    queue.push_back(link);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn faults_are_seeded_varied_and_linkless() {
+        let spec = SiteSpec {
+            pages: 3000,
+            fault_percent: 20,
+            ..SiteSpec::default()
+        };
+        let site = SynthSite::new(spec.clone());
+        let faulty: Vec<usize> = (0..3000)
+            .filter(|&i| site.page_fault(i).is_some())
+            .collect();
+        assert!((500..700).contains(&faulty.len()), "{}", faulty.len());
+        assert!(site.page_fault(0).is_none());
+        let kinds: HashSet<Fault> = faulty.iter().filter_map(|&i| site.page_fault(i)).collect();
+        assert_eq!(kinds.len(), Fault::ALL.len());
+        let again = SynthSite::new(spec.clone());
+        for i in 0..3000 {
+            assert_eq!(site.page_fault(i), again.page_fault(i));
+            assert_eq!(site.fault_at(&SynthSite::page_path(i)), site.page_fault(i));
+        }
+        let none = SynthSite::new(SiteSpec {
+            fault_percent: 0,
+            ..spec.clone()
+        });
+        assert!((0..3000).all(|i| none.page_fault(i).is_none()));
+        let all = SynthSite::new(SiteSpec {
+            fault_percent: 100,
+            ..spec
+        });
+        assert!((1..3000).all(|i| all.page_fault(i).is_some()));
+        // Only `/` serves links: `/`, its links, and nothing further.
+        let expected = all.expected_paths();
+        assert!(expected.len() < 30, "{expected:?}");
+    }
+
+    #[test]
+    fn fault_replies_break_as_described() {
+        let site = SynthSite::new(SiteSpec {
+            pages: 3000,
+            fault_percent: 30,
+            ..SiteSpec::default()
+        });
+        for fault in Fault::ALL {
+            let i = (1..3000)
+                .find(|&i| site.page_fault(i) == Some(fault))
+                .unwrap();
+            let reply = site.respond_to("h:1", &SynthSite::page_path(i));
+            let bytes: Vec<u8> = match &reply {
+                Reply::Script(steps) => steps
+                    .iter()
+                    .filter_map(|s| match s {
+                        Step::Write(b) => Some(b.clone()),
+                        _ => None,
+                    })
+                    .flatten()
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            match fault {
+                Fault::Hangup => assert_eq!(reply, Reply::Hangup),
+                Fault::ResetMidBody => {
+                    let Reply::Script(steps) = &reply else {
+                        panic!()
+                    };
+                    assert_eq!(steps.last(), Some(&Step::Reset));
+                }
+                Fault::ShortBody => {
+                    let head_end = text.find("\r\n\r\n").unwrap() + 4;
+                    let len: usize = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Content-Length: "))
+                        .unwrap()
+                        .trim()
+                        .parse()
+                        .unwrap();
+                    assert!(bytes.len() - head_end < len);
+                }
+                Fault::BadStatusLine => {
+                    assert!(text.starts_with("HTTP/") && !text.starts_with("HTTP/1.1 200 "))
+                }
+                Fault::Garbage => assert!(!text.starts_with("HTTP/")),
+                Fault::HugeHead => {
+                    assert!(text.find("\r\n\r\n").unwrap() > 64 * 1024)
+                }
+                Fault::ConflictingLength => {
+                    assert_eq!(text.matches("Content-Length:").count(), 2)
+                }
+                Fault::ServerError | Fault::Unavailable => {
+                    let (status, headers, body) = body_of(&reply);
+                    let want = if fault == Fault::ServerError {
+                        500
+                    } else {
+                        503
+                    };
+                    assert_eq!(status, want);
+                    assert_eq!(
+                        header(&headers, "retry-after").is_some(),
+                        fault == Fault::Unavailable
+                    );
+                    // The page, links and all (a crawler must not follow them).
+                    assert!(String::from_utf8(body).unwrap().contains("href"));
+                }
+                Fault::SlowBody => {
+                    let Reply::Script(steps) = &reply else {
+                        panic!()
+                    };
+                    let sleeps: Vec<Duration> = steps
+                        .iter()
+                        .filter_map(|s| match s {
+                            Step::Sleep(d) => Some(*d),
+                            _ => None,
+                        })
+                        .collect();
+                    let total: Duration = sleeps.iter().sum();
+                    assert!(sleeps.iter().all(|d| *d < Duration::from_secs(1)));
+                    assert!(total >= Duration::from_secs(5), "{total:?}");
+                    assert!(text.contains("Content-Length: 100000"));
+                    assert!(bytes.len() < 100_000);
+                }
+                Fault::BadChunk => assert!(text.contains("chunked") && text.contains("zz\r\n")),
+            }
+        }
+    }
+
+    #[test]
+    fn walk_with_faults_matches_what_a_crawler_finds() {
+        for (faults, hosts) in [(0, 1), (20, 1), (20, 5), (0, 13)] {
+            let site = SynthSite::new(SiteSpec {
+                pages: 1500,
+                links: 6,
+                seed: 11,
+                fault_percent: faults,
+                hosts,
+                ..SiteSpec::default()
+            });
+            let authority = "127.0.0.1:4321";
+            let fetched = crawl_in_memory(&site, authority);
+            let urls: Vec<String> = fetched.keys().cloned().collect();
+            assert_eq!(
+                urls,
+                site.expected_urls(authority),
+                "{faults}% {hosts} hosts"
+            );
+            let faulty: Vec<String> = fetched
+                .iter()
+                .filter(|(_, o)| !matches!(o, Ok(200..=399)))
+                .map(|(u, _)| u.clone())
+                .collect();
+            assert_eq!(faulty, site.faulty_urls(authority));
+            let good = site.good_urls(authority);
+            assert_eq!(good.len() + faulty.len(), urls.len());
+            assert!(good.iter().all(|u| matches!(fetched[u], Ok(200..=399))));
+            if hosts == 1 {
+                let paths = |urls: &[String]| -> Vec<String> {
+                    urls.iter()
+                        .map(|u| u.strip_prefix("http://127.0.0.1:4321").unwrap().to_string())
+                        .collect()
+                };
+                assert_eq!(paths(&urls), site.expected_paths());
+                assert_eq!(paths(&faulty), site.faulty_paths());
+                assert_eq!(paths(&good), site.good_paths());
+            }
+            if faults > 0 {
+                // Faults cost some reachability, but not much.
+                let pages = urls.iter().filter(|u| u.contains("/p/")).count();
+                assert!(pages > 1400 && pages < 1500, "{pages}");
+                assert!(faulty.len() > 200, "{}", faulty.len());
+            } else {
+                assert_eq!(faulty.iter().filter(|u| u.contains("/p/")).count(), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn many_hosts_split_the_site() {
+        let site = SynthSite::new(SiteSpec {
+            pages: 500,
+            hosts: 7,
+            ..SiteSpec::default()
+        });
+        let auth = "h3.site.test:8080";
+        assert_eq!(site.host_index(auth), 3);
+        assert_eq!(site.host_index("H6.Site.Test"), 6);
+        assert_eq!(site.host_index("h7.site.test:8080"), 0);
+        assert_eq!(site.host_index("127.0.0.1:8080"), 0);
+        let roots = site.roots("127.0.0.1:8080");
+        assert_eq!(roots.len(), 7);
+        assert_eq!(roots[6], "http://h6.site.test:8080/");
+        // Page 10 lives on host 3 only.
+        assert_eq!(body_of(&site.respond_to(auth, "/p/10.html")).0, 200);
+        assert_eq!(
+            body_of(&site.respond_to("h2.site.test:8080", "/p/10.html")).0,
+            404
+        );
+        // Links to other hosts are absolute, with the request's port.
+        let html = site.page_html(10, auth).unwrap();
+        assert!(html.contains("http://h0.site.test:8080/"), "{html}");
+        let hub = String::from_utf8(body_of(&site.respond_to(auth, "/")).2).unwrap();
+        assert!(hub.contains("href=\"/p/3.html\"") && hub.contains("href=\"/p/10.html\""));
+        let urls = site.expected_urls("127.0.0.1:8080");
+        for i in 0..500 {
+            let want = format!("http://h{}.site.test:8080{}", i % 7, page_path(i));
+            assert!(urls.binary_search(&want).is_ok(), "{want}");
+        }
+        for root in &roots {
+            assert!(urls.binary_search(root).is_ok(), "{root}");
+        }
+        // Single-host sites ignore the host.
+        let one = SynthSite::new(SiteSpec::default());
+        assert_eq!(
+            body_of(&one.respond_to("h3.site.test:1", "/p/10.html")).0,
+            200
+        );
+        assert_eq!(one.roots("127.0.0.1:9"), vec!["http://127.0.0.1:9/"]);
+    }
+
+    #[test]
+    fn delays_parse_and_are_seeded_per_url() {
+        assert_eq!("0".parse::<Delay>(), Ok(Delay::None));
+        assert_eq!(
+            "250".parse::<Delay>(),
+            Ok(Delay::Fixed(Duration::from_millis(250)))
+        );
+        assert_eq!(
+            "10-20".parse::<Delay>(),
+            Ok(Delay::Uniform(
+                Duration::from_millis(10),
+                Duration::from_millis(20)
+            ))
+        );
+        assert_eq!(
+            "exp:100".parse::<Delay>(),
+            Ok(Delay::Exp(Duration::from_millis(100)))
+        );
+        for bad in ["", "x", "20-10", "exp:", "-5", "1-2-3"] {
+            assert!(bad.parse::<Delay>().is_err(), "{bad}");
+        }
+        for d in ["0", "250", "10-20", "exp:100"] {
+            assert_eq!(d.parse::<Delay>().unwrap().to_string(), d);
+        }
+        let delay_of = |reply: Reply| match reply {
+            Reply::Script(steps) => match steps.first() {
+                Some(Step::Sleep(d)) => *d,
+                s => panic!("{s:?}"),
+            },
+            _ => Duration::ZERO,
+        };
+        let spec = |delay: &str| SiteSpec {
+            pages: 300,
+            delay: delay.parse().unwrap(),
+            ..SiteSpec::default()
+        };
+        let fixed = SynthSite::new(spec("250"));
+        assert_eq!(
+            delay_of(fixed.respond("/p/5.html")),
+            Duration::from_millis(250)
+        );
+        assert_eq!(delay_of(fixed.respond("/nope")), Duration::from_millis(250));
+        let uniform = SynthSite::new(spec("10-20"));
+        let ds: Vec<Duration> = (1..300)
+            .map(|i| delay_of(uniform.respond(&page_path(i))))
+            .collect();
+        assert!(ds
+            .iter()
+            .all(|d| (Duration::from_millis(10)..=Duration::from_millis(20)).contains(d)));
+        assert!(ds.iter().collect::<HashSet<_>>().len() > 100, "varied");
+        assert_eq!(ds[7], delay_of(uniform.respond(&page_path(8))), "seeded");
+        let exp = SynthSite::new(spec("exp:100"));
+        let ds: Vec<f64> = (1..300)
+            .map(|i| delay_of(exp.respond(&page_path(i))).as_secs_f64())
+            .collect();
+        let mean = ds.iter().sum::<f64>() / ds.len() as f64;
+        assert!((0.07..0.13).contains(&mean), "{mean}");
+        assert!(ds.iter().all(|&d| d <= 2.0));
+        // The delayed reply is the plain one after a sleep.
+        let plain = SynthSite::new(spec("0")).respond("/p/5.html");
+        assert_eq!(
+            fixed.respond("/p/5.html"),
+            plain.delayed(Duration::from_millis(250))
+        );
     }
 
     #[test]
