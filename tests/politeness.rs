@@ -129,13 +129,13 @@ fn crawl_delay_spaces_requests() {
     drop(server);
 }
 
+/// Requests in progress and their peak, per host.
+type Gauge = Arc<Mutex<HashMap<String, (usize, usize)>>>;
+
 /// A handler that counts concurrent requests per host and holds each for a
 /// while so overlaps show.
-fn counting_site(
-    hosts: usize,
-    pages: usize,
-) -> (Server, Arc<Mutex<HashMap<String, (usize, usize)>>>) {
-    let gauge: Arc<Mutex<HashMap<String, (usize, usize)>>> = Arc::default();
+fn counting_site(pages: usize) -> (Server, Gauge) {
+    let gauge: Gauge = Arc::default();
     let g = gauge.clone();
     let server = serve(move |req: &Request| {
         let mut map = g.lock().unwrap();
@@ -180,13 +180,12 @@ fn counting_site(
             Step::Close,
         ]))
     });
-    let _ = hosts;
     (server, gauge)
 }
 
 #[test]
 fn per_host_connections_are_never_exceeded() {
-    let (server, gauge) = counting_site(1, 40);
+    let (server, gauge) = counting_site(40);
     let mut cfg = config(&[base(&server)]);
     cfg.max_tasks = 40;
     cfg.per_host = 3;
