@@ -44,7 +44,18 @@ pub struct Outcome {
 
 /// Crawl until every in-scope URL reachable from the roots was fetched, or
 /// until `interrupt` is set (by a signal handler).
-pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome> {
+pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome> {
+    let fds = raise_fd_limit();
+    let budget = (fds as usize)
+        .saturating_sub(FD_RESERVE + 16 * config.cores)
+        .max(config.cores);
+    if config.max_tasks > budget {
+        eprintln!(
+            "ringcrawl: --max-tasks {} exceeds the open-file limit ({fds}); using {budget}",
+            config.max_tasks
+        );
+        config.max_tasks = budget;
+    }
     let config = Arc::new(config);
     let shards = config.cores;
     let writer = sink::open(&config.output).context("opening --output")?;
@@ -159,6 +170,35 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
     outcome.aborted |= outcome.interrupted || outstanding.count() != 0;
     Ok(outcome)
+}
+
+/// File descriptors kept free for everything but sockets (output files,
+/// WARC files, io_uring rings, eventfds, resolver sockets).
+const FD_RESERVE: usize = 64;
+
+/// Raise the soft open-file limit to the hard one; return the soft limit
+/// now in force. Every fetch holds one socket, so `--max-tasks` must fit.
+fn raise_fd_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return 1024;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max,
+                rlim_max: limit.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                limit.rlim_cur = limit.rlim_max;
+            }
+        }
+    }
+    limit.rlim_cur
 }
 
 /// One shard per allowed CPU when there are enough of them; unpinned
