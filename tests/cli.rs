@@ -179,7 +179,8 @@ fn report_json_agrees_with_the_records_and_progress_is_plain_lines() {
     };
     for (status, n) in report["statuses"].as_object().unwrap() {
         assert_eq!(
-            count(&|r| r["status"].as_u64().map(|s| s.to_string()).as_deref() == Some(status.as_str())),
+            count(&|r| r["status"].as_u64().map(|s| s.to_string()).as_deref()
+                == Some(status.as_str())),
             n.as_u64().unwrap(),
             "status {status}"
         );
