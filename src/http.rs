@@ -578,12 +578,12 @@ impl BodyDecoder {
                 }
                 chunk = Chunk::DataEnd;
             }
+            // At the cap, keep reading framing: the body is capped only if
+            // a chunk announces more payload (checked above); a last chunk
+            // ends it complete. So the answer does not depend on where the
+            // reads split the bytes (size lines and trailers are bounded).
             let Some((&b, rest)) = input.split_first() else {
-                return Ok(if self.room() == 0 && !chunk.payload_done() {
-                    State::Capped
-                } else {
-                    State::Chunked(chunk)
-                });
+                return Ok(State::Chunked(chunk));
             };
             input = rest;
             chunk = match step(chunk, b)? {
@@ -753,6 +753,26 @@ mod tests {
         }
         out.extend_from_slice(b"0\r\n\r\n");
         out
+    }
+
+    #[test]
+    fn chunked_body_of_exactly_max_body_is_complete_however_it_is_split() {
+        let wire = b"5\r\nhello\r\n0\r\n\r\n";
+        for split in 0..=wire.len() {
+            let mut d = BodyDecoder::new(Framing::Chunked, 5);
+            let mut out = Vec::new();
+            let first = d.feed(&wire[..split], &mut out).unwrap();
+            let last = if first == Progress::NeedMore {
+                d.feed(&wire[split..], &mut out).unwrap()
+            } else {
+                first
+            };
+            assert_eq!(
+                (last, out.as_slice()),
+                (Progress::Complete, &b"hello"[..]),
+                "split at {split}"
+            );
+        }
     }
 
     #[test]
