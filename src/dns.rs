@@ -1,9 +1,32 @@
-//! Per-shard name resolution: `--resolve` pins, IP literals, and a cache in
-//! front of the system resolver, which runs on glommio's blocking thread
-//! pool so a lookup never stalls the executor thread.
+//! Per-shard name resolution that never blocks the executor thread.
 //!
-//! Not a DNS client: TTLs and an async resolver are future work; entries
-//! (negative ones included) live for the whole crawl.
+//! [`Resolver::resolve`] answers, in this order:
+//!
+//! 1. `--resolve` pins, by (host, port);
+//! 2. IP literals (`127.0.0.1`, `[::1]`);
+//! 3. the hosts file (`/etc/hosts`, read once when the resolver is built);
+//!    `localhost` and `*.localhost` are loopback and `*.invalid` never
+//!    exists even without one (RFC 6761);
+//! 4. the cache: an answer lives its TTL clamped to
+//!    [`min_ttl`, `max_ttl`]; a failure (NXDOMAIN, no address, SERVFAIL,
+//!    timeout, ...) lives `negative_ttl`; expiry is checked with `Instant`;
+//! 5. a miss: a DNS query. Concurrent misses for one name share one lookup,
+//!    run by a detached task of this executor (so a caller that is cancelled
+//!    cancels nobody else's lookup). The lookup asks the nameservers of
+//!    `/etc/resolv.conf` (or of the options) in order over io_uring UDP
+//!    sockets ([`glommio::net::UdpSocket`], a fresh socket and random id per
+//!    query): A first, AAAA when the name has no IPv4 address; each attempt
+//!    waits `timeout` (a read timeout on the socket, never a race against
+//!    the read), `attempts` tries per server, then the next server; a
+//!    truncated answer is asked again over TCP; a CNAME chain the server
+//!    left unfinished is followed with new queries. At most
+//!    `max_queries_in_flight` queries are out at once.
+//!
+//! Only when no nameserver is configured at all does a miss fall back to
+//! the system resolver (getaddrinfo) on glommio's blocking thread pool.
+//!
+//! Names are looked up as given (absolute): no `search` domains, no `ndots`.
+//! The wire format is [`crate::dns_wire`].
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
@@ -13,72 +36,613 @@
     clippy::unreachable
 )]
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::future::Future;
+use std::hash::BuildHasher;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::os::fd::{FromRawFd, IntoRawFd};
+use std::path::PathBuf;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
+use futures_lite::{AsyncReadExt, AsyncWriteExt};
+use glommio::net::{TcpStream, UdpSocket};
+use glommio::sync::Semaphore;
 use thiserror::Error;
+
+use crate::dns_wire::{self, QType, Rcode, Response};
 
 /// A host name that gave no usable address.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("cannot resolve {host}: {reason}")]
 pub struct DnsError {
     pub host: String,
+    /// One line: `NXDOMAIN`, `SERVFAIL`, `REFUSED`, `timeout`, `no address`,
+    /// `invalid name: ...`, `connection refused ...`, `bad response: ...`.
     pub reason: String,
+}
+
+/// How a [`Resolver`] finds and caches answers. `Default` is the system's
+/// setup: the nameservers of `/etc/resolv.conf` and `/etc/hosts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolverOptions {
+    /// Nameservers asked, in order; `None`: those of `resolv_conf`. An empty
+    /// list (or a `resolv_conf` without any) means the system resolver on
+    /// the blocking thread pool.
+    pub nameservers: Option<Vec<SocketAddr>>,
+    /// Read for `nameserver` lines when `nameservers` is `None`.
+    pub resolv_conf: PathBuf,
+    /// Hosts file read once at construction; `None`: none.
+    pub hosts_file: Option<PathBuf>,
+    /// Wait for an answer to one query.
+    pub timeout: Duration,
+    /// Tries per nameserver when it does not answer (2: retry once).
+    pub attempts: u32,
+    /// Least time an answer is kept, whatever its TTL.
+    pub min_ttl: Duration,
+    /// Most time an answer is kept, whatever its TTL.
+    pub max_ttl: Duration,
+    /// Time a failure (NXDOMAIN, no address, SERVFAIL, timeout) is kept.
+    pub negative_ttl: Duration,
+    /// Queries (UDP sockets or TCP connections) out at once.
+    pub max_queries_in_flight: usize,
+    /// Cached names kept; past this, expired entries go, then arbitrary ones.
+    pub cache_capacity: usize,
+    /// Ask for AAAA when a name has no A record.
+    pub ipv6: bool,
+}
+
+impl Default for ResolverOptions {
+    fn default() -> Self {
+        ResolverOptions {
+            nameservers: None,
+            resolv_conf: PathBuf::from("/etc/resolv.conf"),
+            hosts_file: Some(PathBuf::from("/etc/hosts")),
+            timeout: Duration::from_secs(3),
+            attempts: 2,
+            min_ttl: Duration::from_secs(5),
+            max_ttl: Duration::from_secs(3600),
+            negative_ttl: Duration::from_secs(60),
+            max_queries_in_flight: 64,
+            cache_capacity: 100_000,
+            ipv6: true,
+        }
+    }
+}
+
+/// Counters of one resolver (for tests and reports).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResolverStats {
+    /// Answers from the cache.
+    pub cache_hits: u64,
+    /// Lookups started (one per name per miss, however many callers).
+    pub lookups: u64,
+    /// Callers that waited for a lookup another caller had started.
+    pub shared: u64,
+    /// Queries sent (UDP datagrams and TCP exchanges, retries included).
+    pub queries: u64,
+    /// Queries that got no answer in time.
+    pub timeouts: u64,
 }
 
 /// Resolver of one shard (the shard owns every host it resolves).
 pub struct Resolver {
-    /// `--resolve` pins, keyed by (lower-cased host, port); shared read-only.
-    pins: Rc<HashMap<(String, u16), IpAddr>>,
-    /// Answers so far, by host (failures included, as the one-line reason).
-    cache: RefCell<HashMap<String, Result<IpAddr, String>>>,
+    inner: Rc<Inner>,
+}
+
+/// What a lookup gives: an address, or the one-line reason it failed.
+type Answer = Result<IpAddr, String>;
+
+struct Inner {
+    /// `--resolve` pins, keyed by (lower-cased host, port).
+    pins: HashMap<(String, u16), IpAddr>,
+    /// The hosts file, by lower-cased name.
+    hosts: HashMap<String, IpAddr>,
+    nameservers: Vec<SocketAddr>,
+    opts: ResolverOptions,
+    cache: RefCell<HashMap<String, Entry>>,
+    /// Lookups under way, by name.
+    inflight: RefCell<HashMap<String, Rc<Pending>>>,
+    /// Bounds the queries out at once.
+    permits: Semaphore,
+    /// Query ids: a keyed hash (SipHash, random key) of a counter.
+    id_key: RandomState,
+    id_counter: Cell<u64>,
+    stats: Cell<ResolverStats>,
+}
+
+struct Entry {
+    answer: Answer,
+    expires: Instant,
 }
 
 impl Resolver {
+    /// The system's setup ([`ResolverOptions::default`]) with `pins`.
     pub fn new(pins: HashMap<(String, u16), IpAddr>) -> Self {
+        Resolver::with_options(pins, ResolverOptions::default())
+    }
+
+    /// Reads the hosts file and, unless `opts.nameservers` is given, the
+    /// nameservers of `opts.resolv_conf`; a file that cannot be read counts
+    /// as empty.
+    pub fn with_options(pins: HashMap<(String, u16), IpAddr>, opts: ResolverOptions) -> Self {
+        let hosts = opts
+            .hosts_file
+            .as_ref()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .map(|text| parse_hosts(&text))
+            .unwrap_or_default();
+        let nameservers = match &opts.nameservers {
+            Some(list) => list.clone(),
+            None => std::fs::read_to_string(&opts.resolv_conf)
+                .map(|text| parse_resolv_conf(&text))
+                .unwrap_or_default(),
+        };
+        let permits = Semaphore::new(opts.max_queries_in_flight.max(1) as u64);
         Resolver {
-            pins: Rc::new(pins),
-            cache: RefCell::new(HashMap::new()),
+            inner: Rc::new(Inner {
+                pins,
+                hosts,
+                nameservers,
+                opts,
+                cache: RefCell::new(HashMap::new()),
+                inflight: RefCell::new(HashMap::new()),
+                permits,
+                id_key: RandomState::new(),
+                id_counter: Cell::new(0),
+                stats: Cell::new(ResolverStats::default()),
+            }),
         }
+    }
+
+    /// The nameservers asked on a miss (empty: the system resolver).
+    pub fn nameservers(&self) -> &[SocketAddr] {
+        &self.inner.nameservers
+    }
+
+    pub fn stats(&self) -> ResolverStats {
+        self.inner.stats.get()
     }
 
     /// The address to connect to for `host:port`.
     pub async fn resolve(&self, host: &str, port: u16) -> Result<SocketAddr, DnsError> {
-        if let Some(ip) = self.pins.get(&(host.to_string(), port)) {
+        let inner = &self.inner;
+        let pinned = inner
+            .pins
+            .get(&(host.to_string(), port))
+            .or_else(|| inner.pins.get(&(host.to_ascii_lowercase(), port)));
+        if let Some(ip) = pinned {
             return Ok(SocketAddr::new(*ip, port));
         }
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         if let Ok(ip) = bare.parse::<IpAddr>() {
             return Ok(SocketAddr::new(ip, port));
         }
-        let cached = self.cache.borrow().get(host).cloned();
-        let answer = match cached {
-            Some(answer) => answer,
-            None => {
-                let name = host.to_string();
-                let answer = glommio::executor()
-                    .spawn_blocking(move || lookup(&name))
-                    .await;
-                self.cache
-                    .borrow_mut()
-                    .insert(host.to_string(), answer.clone());
-                answer
-            }
-        };
-        answer
+        let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+        self.lookup(&name)
+            .await
             .map(|ip| SocketAddr::new(ip, port))
             .map_err(|reason| DnsError {
                 host: host.to_string(),
                 reason,
             })
     }
+
+    /// `name` (lower-cased, no trailing dot) from the hosts file, the
+    /// special names, the cache, or a shared lookup.
+    async fn lookup(&self, name: &str) -> Answer {
+        let inner = &self.inner;
+        if let Some(ip) = inner.hosts.get(name) {
+            return Ok(*ip);
+        }
+        if name == "localhost" || name.ends_with(".localhost") {
+            return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        }
+        if name == "invalid" || name.ends_with(".invalid") {
+            return Err(Rcode::NxDomain.to_string());
+        }
+        if let Some(answer) = inner.cached(name) {
+            inner.count(|s| s.cache_hits += 1);
+            return answer;
+        }
+        let existing = inner.inflight.borrow().get(name).cloned();
+        let pending = match existing {
+            Some(pending) => {
+                inner.count(|s| s.shared += 1);
+                pending
+            }
+            None => self.start(name),
+        };
+        Wait(pending).await
+    }
+
+    /// Starts the lookup of `name` in a detached task.
+    fn start(&self, name: &str) -> Rc<Pending> {
+        let inner = self.inner.clone();
+        inner.count(|s| s.lookups += 1);
+        let pending = Rc::new(Pending::default());
+        inner
+            .inflight
+            .borrow_mut()
+            .insert(name.to_string(), pending.clone());
+        let done = Completion {
+            inner,
+            name: name.to_string(),
+            pending: pending.clone(),
+        };
+        glommio::spawn_local(async move {
+            let (answer, ttl) = done.inner.query_name(&done.name).await;
+            done.finish(answer, ttl);
+        })
+        .detach();
+        pending
+    }
 }
 
-/// Blocking system lookup (getaddrinfo, so /etc/hosts is honoured);
-/// IPv4 preferred.
-fn lookup(host: &str) -> Result<IpAddr, String> {
+impl Inner {
+    fn count(&self, f: impl FnOnce(&mut ResolverStats)) {
+        let mut stats = self.stats.get();
+        f(&mut stats);
+        self.stats.set(stats);
+    }
+
+    fn cached(&self, name: &str) -> Option<Answer> {
+        let cache = self.cache.borrow();
+        let entry = cache.get(name)?;
+        (Instant::now() < entry.expires).then(|| entry.answer.clone())
+    }
+
+    fn store(&self, name: &str, answer: Answer, ttl: Duration) {
+        let now = Instant::now();
+        let mut cache = self.cache.borrow_mut();
+        let capacity = self.opts.cache_capacity.max(1);
+        if cache.len() >= capacity && !cache.contains_key(name) {
+            cache.retain(|_, e| e.expires > now);
+            if cache.len() >= capacity {
+                let excess = cache.len() + 1 - capacity * 9 / 10;
+                let victims: Vec<String> = cache.keys().take(excess).cloned().collect();
+                for key in victims {
+                    cache.remove(&key);
+                }
+            }
+        }
+        let expires = now.checked_add(ttl).unwrap_or(now);
+        cache.insert(name.to_string(), Entry { answer, expires });
+    }
+
+    fn next_id(&self) -> u16 {
+        let n = self.id_counter.get().wrapping_add(1);
+        self.id_counter.set(n);
+        (self.id_key.hash_one(n) & 0xFFFF) as u16
+    }
+
+    /// Looks `name` up and says how long the answer may be kept.
+    async fn query_name(&self, name: &str) -> (Answer, Duration) {
+        if self.nameservers.is_empty() {
+            let owned = name.to_string();
+            let answer = glommio::executor()
+                .spawn_blocking(move || system_lookup(&owned))
+                .await;
+            let keep = match answer {
+                Ok(_) => self.opts.max_ttl,
+                Err(_) => self.opts.negative_ttl,
+            };
+            return (answer, keep);
+        }
+        match self.resolve_addrs(name).await {
+            Ok((ip, ttl)) => {
+                let keep = Duration::from_secs(u64::from(ttl))
+                    .min(self.opts.max_ttl)
+                    .max(self.opts.min_ttl);
+                (Ok(ip), keep)
+            }
+            Err(reason) => (Err(reason), self.opts.negative_ttl),
+        }
+    }
+
+    /// A then (if enabled) AAAA for `name`, following CNAME chains the
+    /// servers left unfinished. The address and its TTL (seconds).
+    async fn resolve_addrs(&self, name: &str) -> Result<(IpAddr, u32), String> {
+        const MAX_FOLLOW: usize = 8;
+        let mut qname = name.to_string();
+        let mut chain_ttl = u32::MAX;
+        for _ in 0..MAX_FOLLOW {
+            let mut next = None;
+            let mut qtypes = vec![QType::A];
+            if self.opts.ipv6 {
+                qtypes.push(QType::Aaaa);
+            }
+            for qtype in qtypes {
+                let r = self.ask(&qname, qtype).await?;
+                if r.rcode == Rcode::NxDomain {
+                    return Err(Rcode::NxDomain.to_string());
+                }
+                let ttl = r.ttl.unwrap_or(0).min(chain_ttl);
+                if let Some(ip) = r.addrs.first() {
+                    return Ok((*ip, ttl));
+                }
+                if let Some(target) = r.canonical {
+                    next = Some((target, ttl));
+                    break;
+                }
+            }
+            match next {
+                Some((target, ttl)) => {
+                    qname = target;
+                    chain_ttl = ttl;
+                }
+                None => return Err("no address".to_string()),
+            }
+        }
+        Err("CNAME chain too long".to_string())
+    }
+
+    /// One question to the nameservers in turn: the first NOERROR or
+    /// NXDOMAIN answer, or why none came.
+    async fn ask(&self, name: &str, qtype: QType) -> Result<Response, String> {
+        let mut last = "no nameserver".to_string();
+        for &server in &self.nameservers {
+            for _ in 0..self.opts.attempts.max(1) {
+                let id = self.next_id();
+                let query = dns_wire::build_query(id, name, qtype).map_err(|e| e.to_string())?;
+                let q = Query {
+                    server,
+                    bytes: &query,
+                    id,
+                    name,
+                    qtype,
+                    timeout: self.opts.timeout,
+                };
+                let outcome = {
+                    let _permit = self
+                        .permits
+                        .acquire_permit(1)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    self.count(|s| s.queries += 1);
+                    match q.udp().await {
+                        Ok(r) if r.truncated && r.addrs.is_empty() && r.rcode == Rcode::NoError => {
+                            self.count(|s| s.queries += 1);
+                            q.tcp().await
+                        }
+                        other => other,
+                    }
+                };
+                match outcome {
+                    Ok(r) if matches!(r.rcode, Rcode::NoError | Rcode::NxDomain) => return Ok(r),
+                    Ok(r) => {
+                        // SERVFAIL, REFUSED, ...: the next server may do better.
+                        last = r.rcode.to_string();
+                        break;
+                    }
+                    Err(Failure::Timeout) => {
+                        self.count(|s| s.timeouts += 1);
+                        last = "timeout".to_string();
+                    }
+                    Err(Failure::Other(reason)) => {
+                        last = reason;
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last)
+    }
+}
+
+/// Why one query got no usable answer.
+enum Failure {
+    Timeout,
+    Other(String),
+}
+
+impl Failure {
+    fn io(what: &str, e: impl Into<io::Error>) -> Failure {
+        let e: io::Error = e.into();
+        if e.kind() == io::ErrorKind::TimedOut {
+            Failure::Timeout
+        } else {
+            Failure::Other(format!("{what}: {e}"))
+        }
+    }
+}
+
+/// One query to one server.
+struct Query<'a> {
+    server: SocketAddr,
+    bytes: &'a [u8],
+    id: u16,
+    name: &'a str,
+    qtype: QType,
+    timeout: Duration,
+}
+
+impl Query<'_> {
+    /// Over UDP: datagrams that are not the answer (wrong id or question)
+    /// are dropped and the wait goes on until `timeout` from the send.
+    async fn udp(&self) -> Result<Response, Failure> {
+        let socket = udp_socket(self.server).map_err(|e| Failure::io("socket", e))?;
+        socket
+            .send(self.bytes)
+            .await
+            .map_err(|e| Failure::io("send", e))?;
+        let deadline = Instant::now() + self.timeout;
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Failure::Timeout);
+            }
+            socket
+                .set_read_timeout(Some(left))
+                .map_err(|e| Failure::io("socket", e))?;
+            let n = socket
+                .recv(&mut buf)
+                .await
+                .map_err(|e| Failure::io("recv", e))?;
+            let reply = buf.get(..n).unwrap_or_default();
+            match dns_wire::parse_response(reply, self.id, self.name, self.qtype) {
+                Ok(r) => return Ok(r),
+                Err(e) if e.is_mismatch() => continue,
+                Err(e) => return Err(Failure::Other(format!("bad response: {e}"))),
+            }
+        }
+    }
+
+    /// Over TCP (after a truncated UDP answer): two-byte length framing.
+    async fn tcp(&self) -> Result<Response, Failure> {
+        let len = u16::try_from(self.bytes.len())
+            .map_err(|_| Failure::Other("query too long".to_string()))?;
+        let mut stream = TcpStream::connect_timeout(self.server, self.timeout)
+            .await
+            .map_err(|e| Failure::io("tcp connect", e))?;
+        stream
+            .set_read_timeout(Some(self.timeout))
+            .and_then(|()| stream.set_write_timeout(Some(self.timeout)))
+            .map_err(|e| Failure::io("tcp", e))?;
+        let mut framed = Vec::with_capacity(self.bytes.len() + 2);
+        framed.extend_from_slice(&len.to_be_bytes());
+        framed.extend_from_slice(self.bytes);
+        stream
+            .write_all(&framed)
+            .await
+            .map_err(|e| Failure::io("tcp write", e))?;
+        let mut head = [0u8; 2];
+        stream
+            .read_exact(&mut head)
+            .await
+            .map_err(|e| Failure::io("tcp read", e))?;
+        let mut body = vec![0u8; usize::from(u16::from_be_bytes(head))];
+        stream
+            .read_exact(&mut body)
+            .await
+            .map_err(|e| Failure::io("tcp read", e))?;
+        dns_wire::parse_response(&body, self.id, self.name, self.qtype)
+            .map_err(|e| Failure::Other(format!("bad response: {e}")))
+    }
+}
+
+/// A UDP socket on an ephemeral port, connected to `server`, handed to
+/// glommio. Made with std rather than `glommio::net::UdpSocket::bind`,
+/// which sets SO_REUSEPORT: with it two sockets bound to port 0 can get the
+/// same port and take each other's answers. Binding and connecting a UDP
+/// socket send nothing and do not block.
+fn udp_socket(server: SocketAddr) -> io::Result<UdpSocket> {
+    let local = match server {
+        SocketAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+        SocketAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0),
+    };
+    let socket = std::net::UdpSocket::bind(local)?;
+    socket.connect(server)?;
+    socket.set_nonblocking(true)?;
+    // SAFETY: the descriptor was just taken out of an open socket that no
+    // longer owns it, so the glommio socket is its only owner.
+    Ok(unsafe { UdpSocket::from_raw_fd(socket.into_raw_fd()) })
+}
+
+/// A lookup under way: its answer once known, and the callers waiting.
+#[derive(Default)]
+struct Pending {
+    answer: RefCell<Option<Answer>>,
+    waiters: RefCell<Vec<Waker>>,
+}
+
+/// Waits for a [`Pending`] answer.
+struct Wait(Rc<Pending>);
+
+impl Future for Wait {
+    type Output = Answer;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Answer> {
+        if let Some(answer) = self.0.answer.borrow().as_ref() {
+            return Poll::Ready(answer.clone());
+        }
+        let mut waiters = self.0.waiters.borrow_mut();
+        if !waiters.iter().any(|w| w.will_wake(cx.waker())) {
+            waiters.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+/// Owned by the lookup task: publishes its answer, and on drop (finished
+/// or cancelled) removes the lookup from the in-flight map and wakes the
+/// waiters, so no caller waits forever.
+struct Completion {
+    inner: Rc<Inner>,
+    name: String,
+    pending: Rc<Pending>,
+}
+
+impl Completion {
+    fn finish(self, answer: Answer, keep: Duration) {
+        self.inner.store(&self.name, answer.clone(), keep);
+        *self.pending.answer.borrow_mut() = Some(answer);
+    }
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        {
+            let mut answer = self.pending.answer.borrow_mut();
+            if answer.is_none() {
+                *answer = Some(Err("lookup cancelled".to_string()));
+            }
+        }
+        self.inner.inflight.borrow_mut().remove(&self.name);
+        let waiters = std::mem::take(&mut *self.pending.waiters.borrow_mut());
+        for waker in waiters {
+            waker.wake();
+        }
+    }
+}
+
+/// Hosts-file text to a map of lower-cased names; for a name listed more
+/// than once the first IPv4 address wins, else the first address.
+pub fn parse_hosts(text: &str) -> HashMap<String, IpAddr> {
+    let mut map: HashMap<String, IpAddr> = HashMap::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or_default();
+        let mut fields = line.split_whitespace();
+        let Some(Ok(ip)) = fields.next().map(str::parse::<IpAddr>) else {
+            continue;
+        };
+        for name in fields {
+            let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+            match map.get(&name) {
+                Some(old) if old.is_ipv4() || !ip.is_ipv4() => {}
+                _ => {
+                    map.insert(name, ip);
+                }
+            }
+        }
+    }
+    map
+}
+
+/// The `nameserver` addresses of resolv.conf text, port 53 (scoped IPv6
+/// addresses are skipped).
+pub fn parse_resolv_conf(text: &str) -> Vec<SocketAddr> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            match (fields.next(), fields.next()) {
+                (Some("nameserver"), Some(addr)) => addr.parse::<IpAddr>().ok(),
+                _ => None,
+            }
+        })
+        .map(|ip| SocketAddr::new(ip, 53))
+        .collect()
+}
+
+/// Blocking system lookup (getaddrinfo); IPv4 preferred. Runs on the
+/// blocking thread pool, only when no nameserver is configured.
+fn system_lookup(host: &str) -> Answer {
     let addrs: Vec<SocketAddr> = (host, 0)
         .to_socket_addrs()
         .map_err(|e| e.to_string())?
@@ -88,7 +652,7 @@ fn lookup(host: &str) -> Result<IpAddr, String> {
         .find(|a| a.is_ipv4())
         .or(addrs.first())
         .map(SocketAddr::ip)
-        .ok_or_else(|| "no addresses".to_string())
+        .ok_or_else(|| "no address".to_string())
 }
 
 #[cfg(test)]
@@ -109,6 +673,20 @@ mod tests {
             .run(f)
     }
 
+    /// No hosts file, and a nameserver that refuses at once (a closed
+    /// loopback port), so nothing leaves the machine.
+    fn offline() -> ResolverOptions {
+        let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = closed.local_addr().unwrap();
+        drop(closed);
+        ResolverOptions {
+            nameservers: Some(vec![addr]),
+            hosts_file: None,
+            timeout: Duration::from_millis(300),
+            ..ResolverOptions::default()
+        }
+    }
+
     #[test]
     fn pins_literals_and_localhost_resolve() {
         let pins = HashMap::from([(
@@ -116,9 +694,13 @@ mod tests {
             "127.0.0.9".parse().unwrap(),
         )]);
         run(async move {
-            let r = Resolver::new(pins);
+            let r = Resolver::with_options(pins, offline());
             assert_eq!(
                 r.resolve("site.test", 8080).await.unwrap().to_string(),
+                "127.0.0.9:8080"
+            );
+            assert_eq!(
+                r.resolve("Site.Test", 8080).await.unwrap().to_string(),
                 "127.0.0.9:8080"
             );
             assert!(
@@ -134,16 +716,74 @@ mod tests {
                 "[::1]:80"
             );
             assert!(r.resolve("localhost", 80).await.unwrap().ip().is_loopback());
+            assert!(r
+                .resolve("a.localhost.", 80)
+                .await
+                .unwrap()
+                .ip()
+                .is_loopback());
         });
     }
 
     #[test]
-    fn unknown_name_is_an_error_and_cached() {
+    fn invalid_names_fail_without_a_query() {
         run(async {
-            let r = Resolver::new(HashMap::new());
+            let r = Resolver::with_options(HashMap::new(), offline());
             let err = r.resolve("no-such-host.invalid", 80).await.unwrap_err();
             assert_eq!(err.host, "no-such-host.invalid");
-            assert!(r.cache.borrow().contains_key("no-such-host.invalid"));
+            assert_eq!(err.reason, "NXDOMAIN");
+            assert_eq!(r.stats().queries, 0);
         });
+    }
+
+    #[test]
+    fn refused_nameserver_fails_fast_and_is_cached() {
+        run(async {
+            let r = Resolver::with_options(HashMap::new(), offline());
+            let start = Instant::now();
+            let err = r.resolve("a.example", 80).await.unwrap_err();
+            assert!(err.reason.contains("refused"), "{err}");
+            assert!(
+                start.elapsed() < Duration::from_millis(250),
+                "no wait for a timeout"
+            );
+            assert!(r.resolve("a.example", 80).await.is_err());
+            let stats = r.stats();
+            assert_eq!((stats.lookups, stats.cache_hits, stats.queries), (1, 1, 1));
+        });
+    }
+
+    #[test]
+    fn hosts_file_text() {
+        let hosts = parse_hosts(
+            "# comment\n127.0.0.1 localhost\n::1 localhost ip6-localhost\n\n\
+             10.1.2.3  Web.Example.   web # trailing\nnot-an-ip foo\n\
+             fe80::1 v6only\n10.9.9.9 web\n",
+        );
+        assert_eq!(hosts["localhost"], "127.0.0.1".parse::<IpAddr>().unwrap());
+        assert_eq!(hosts["ip6-localhost"], "::1".parse::<IpAddr>().unwrap());
+        assert_eq!(hosts["web.example"], "10.1.2.3".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            hosts["web"],
+            "10.1.2.3".parse::<IpAddr>().unwrap(),
+            "first wins"
+        );
+        assert_eq!(hosts["v6only"], "fe80::1".parse::<IpAddr>().unwrap());
+        assert!(!hosts.contains_key("foo"));
+    }
+
+    #[test]
+    fn resolv_conf_text() {
+        let servers = parse_resolv_conf(
+            "# x\nsearch example.com\nnameserver 192.0.2.53\nnameserver  2001:db8::53\n\
+             nameserver fe80::1%eth0\noptions ndots:2\nnameserver\n",
+        );
+        assert_eq!(
+            servers,
+            vec![
+                "192.0.2.53:53".parse::<SocketAddr>().unwrap(),
+                "[2001:db8::53]:53".parse().unwrap()
+            ]
+        );
     }
 }

@@ -1,0 +1,907 @@
+//! DNS messages on the wire (RFC 1035), for the resolver in [`crate::dns`].
+//!
+//! Pure: no I/O, no clocks. [`build_query`] makes an A or AAAA question
+//! (recursion desired, with an EDNS0 OPT record offering
+//! [`EDNS_UDP_SIZE`]-byte UDP answers); [`parse_response`] checks an answer
+//! against the question it was for (id, QR bit, opcode, question name, type
+//! and class), reads RCODE and the TC flag, follows the CNAME chain that
+//! starts at the question name inside the answer section, and collects the
+//! chain's final A or AAAA addresses with the smallest TTL on the way.
+//!
+//! Every byte comes from the network, so nothing here may panic or loop:
+//! all reads are bounds-checked, a compression pointer must point strictly
+//! before every position the name has visited (so a chain of pointers always
+//! ends), names are capped at 255 octets and CNAME chains at
+//! [`MAX_CHAIN`] links. A property test feeds arbitrary bytes.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use thiserror::Error;
+
+pub const TYPE_A: u16 = 1;
+pub const TYPE_CNAME: u16 = 5;
+pub const TYPE_AAAA: u16 = 28;
+pub const TYPE_OPT: u16 = 41;
+pub const CLASS_IN: u16 = 1;
+/// UDP payload size offered in the OPT record (the DNS flag day 2020 value).
+pub const EDNS_UDP_SIZE: u16 = 1232;
+/// CNAME links followed inside one answer.
+pub const MAX_CHAIN: usize = 16;
+
+/// Longest name on the wire, length octets and the root label included.
+const MAX_NAME: usize = 255;
+const MAX_LABEL: usize = 63;
+const HEADER: usize = 12;
+
+const FLAG_QR: u16 = 0x8000;
+const FLAG_TC: u16 = 0x0200;
+const FLAG_RD: u16 = 0x0100;
+
+/// The address record asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QType {
+    A,
+    Aaaa,
+}
+
+impl QType {
+    pub fn code(self) -> u16 {
+        match self {
+            QType::A => TYPE_A,
+            QType::Aaaa => TYPE_AAAA,
+        }
+    }
+}
+
+/// Response code of the header (the low four bits; extended RCODEs are not
+/// needed for plain A/AAAA lookups).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rcode {
+    NoError,
+    FormErr,
+    ServFail,
+    NxDomain,
+    NotImp,
+    Refused,
+    Other(u8),
+}
+
+impl Rcode {
+    pub fn from_code(code: u8) -> Rcode {
+        match code {
+            0 => Rcode::NoError,
+            1 => Rcode::FormErr,
+            2 => Rcode::ServFail,
+            3 => Rcode::NxDomain,
+            4 => Rcode::NotImp,
+            5 => Rcode::Refused,
+            n => Rcode::Other(n),
+        }
+    }
+}
+
+impl fmt::Display for Rcode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rcode::NoError => f.write_str("NOERROR"),
+            Rcode::FormErr => f.write_str("FORMERR"),
+            Rcode::ServFail => f.write_str("SERVFAIL"),
+            Rcode::NxDomain => f.write_str("NXDOMAIN"),
+            Rcode::NotImp => f.write_str("NOTIMP"),
+            Rcode::Refused => f.write_str("REFUSED"),
+            Rcode::Other(n) => write!(f, "RCODE{n}"),
+        }
+    }
+}
+
+/// Why a name cannot be asked or an answer cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum WireError {
+    #[error("invalid name: {0}")]
+    BadName(&'static str),
+    #[error("message too short")]
+    Short,
+    #[error("not a response to a standard query")]
+    NotResponse,
+    #[error("id does not match the query")]
+    IdMismatch,
+    #[error("question does not match the query")]
+    QuestionMismatch,
+    #[error("bad compression pointer")]
+    BadPointer,
+    #[error("name longer than 255 octets")]
+    NameTooLong,
+    #[error("unsupported label type")]
+    BadLabel,
+    #[error("bad record data")]
+    BadRdata,
+}
+
+impl WireError {
+    /// The datagram is not the answer to our query (stale, stray or forged):
+    /// a client should ignore it and keep waiting, not fail the lookup.
+    pub fn is_mismatch(&self) -> bool {
+        matches!(
+            self,
+            WireError::IdMismatch | WireError::NotResponse | WireError::QuestionMismatch
+        )
+    }
+}
+
+/// What an answer says about the name asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub rcode: Rcode,
+    /// TC: the server cut the message; ask again over TCP for the rest.
+    pub truncated: bool,
+    /// Addresses of the asked type owned by the end of the CNAME chain, in
+    /// answer order.
+    pub addrs: Vec<IpAddr>,
+    /// Smallest TTL (seconds) of the records used: the CNAME links and the
+    /// addresses. `None` when no record was used.
+    pub ttl: Option<u32>,
+    /// End of the CNAME chain, when it is not the name asked and the answer
+    /// holds no address for it (the caller may ask for it in turn). `None`
+    /// also when the chain loops or its end is not a plain host name.
+    pub canonical: Option<String>,
+}
+
+/// A query for `name` (dotted, one trailing dot allowed) and `qtype`, with
+/// id `id`, RD set and an EDNS0 OPT record.
+pub fn build_query(id: u16, name: &str, qtype: QType) -> Result<Vec<u8>, WireError> {
+    let qname = encode_name(name)?;
+    let mut out = Vec::with_capacity(HEADER + qname.len() + 4 + 11);
+    out.extend_from_slice(&id.to_be_bytes());
+    out.extend_from_slice(&FLAG_RD.to_be_bytes());
+    out.extend_from_slice(&1u16.to_be_bytes()); // QDCOUNT
+    out.extend_from_slice(&0u16.to_be_bytes()); // ANCOUNT
+    out.extend_from_slice(&0u16.to_be_bytes()); // NSCOUNT
+    out.extend_from_slice(&1u16.to_be_bytes()); // ARCOUNT: the OPT record
+    out.extend_from_slice(&qname);
+    out.extend_from_slice(&qtype.code().to_be_bytes());
+    out.extend_from_slice(&CLASS_IN.to_be_bytes());
+    // OPT: root name, type, UDP size as class, extended RCODE/version/flags
+    // as TTL (all zero), no options.
+    out.push(0);
+    out.extend_from_slice(&TYPE_OPT.to_be_bytes());
+    out.extend_from_slice(&EDNS_UDP_SIZE.to_be_bytes());
+    out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(&0u16.to_be_bytes());
+    Ok(out)
+}
+
+/// `name` in uncompressed wire form (length-prefixed labels and the root
+/// label), case kept.
+pub fn encode_name(name: &str) -> Result<Vec<u8>, WireError> {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    if name.is_empty() {
+        return Err(WireError::BadName("empty"));
+    }
+    let mut out = Vec::with_capacity(name.len() + 2);
+    for label in name.split('.') {
+        let bytes = label.as_bytes();
+        if bytes.is_empty() {
+            return Err(WireError::BadName("empty label"));
+        }
+        if bytes.len() > MAX_LABEL {
+            return Err(WireError::BadName("label longer than 63 octets"));
+        }
+        if bytes
+            .iter()
+            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+        {
+            return Err(WireError::BadName("space or control character"));
+        }
+        out.push(bytes.len() as u8);
+        out.extend_from_slice(bytes);
+    }
+    out.push(0);
+    if out.len() > MAX_NAME {
+        return Err(WireError::BadName("longer than 255 octets"));
+    }
+    Ok(out)
+}
+
+/// Checks `msg` against the query (`id`, `name`, `qtype`) and reads it.
+///
+/// Mismatches ([`WireError::is_mismatch`]) mean "not our answer". A
+/// truncated message (TC) whose answer section is cut mid-record still
+/// parses: the records before the cut are used and `truncated` is set.
+pub fn parse_response(
+    msg: &[u8],
+    id: u16,
+    name: &str,
+    qtype: QType,
+) -> Result<Response, WireError> {
+    if msg.len() < HEADER {
+        return Err(WireError::Short);
+    }
+    let mut r = Reader { msg, pos: 0 };
+    if r.u16()? != id {
+        return Err(WireError::IdMismatch);
+    }
+    let flags = r.u16()?;
+    let opcode = (flags >> 11) & 0xF;
+    if flags & FLAG_QR == 0 || opcode != 0 {
+        return Err(WireError::NotResponse);
+    }
+    let truncated = flags & FLAG_TC != 0;
+    let rcode = Rcode::from_code((flags & 0xF) as u8);
+    let qdcount = r.u16()?;
+    let ancount = r.u16()?;
+    r.pos = HEADER; // NSCOUNT and ARCOUNT: those sections are not read
+
+    let want = lower(&encode_name(name)?);
+    match qdcount {
+        1 => {
+            let qname = r.name()?;
+            let qt = r.u16()?;
+            let qc = r.u16()?;
+            if qname != want || qt != qtype.code() || qc != CLASS_IN {
+                return Err(WireError::QuestionMismatch);
+            }
+        }
+        // Servers may drop the question from a FORMERR/NOTIMP/REFUSED-like
+        // answer; an answer with data must repeat it.
+        0 if !matches!(rcode, Rcode::NoError | Rcode::NxDomain) => {}
+        _ => return Err(WireError::QuestionMismatch),
+    }
+
+    let mut records = Vec::new();
+    for _ in 0..ancount {
+        match r.record() {
+            Ok(Some(rec)) => records.push(rec),
+            Ok(None) => {}
+            Err(_) if truncated => break,
+            Err(e) => return Err(e),
+        }
+    }
+
+    let chain = follow_chain(&want, &records, qtype);
+    Ok(Response {
+        rcode,
+        truncated,
+        addrs: chain.addrs,
+        ttl: chain.ttl,
+        canonical: chain.canonical,
+    })
+}
+
+/// One answer record we may use.
+struct Record {
+    owner: Vec<u8>,
+    ttl: u32,
+    data: Data,
+}
+
+enum Data {
+    Addr(IpAddr),
+    Cname(Vec<u8>),
+}
+
+struct Chain {
+    addrs: Vec<IpAddr>,
+    ttl: Option<u32>,
+    canonical: Option<String>,
+}
+
+fn follow_chain(qname: &[u8], records: &[Record], qtype: QType) -> Chain {
+    let mut current: &[u8] = qname;
+    let mut ttl: Option<u32> = None;
+    let min = |ttl: Option<u32>, t: u32| Some(ttl.map_or(t, |m| m.min(t)));
+    for _ in 0..=MAX_CHAIN {
+        let mut addrs = Vec::new();
+        let mut addr_ttl = None;
+        for rec in records.iter().filter(|r| r.owner == current) {
+            if let Data::Addr(ip) = rec.data {
+                let wanted = match qtype {
+                    QType::A => ip.is_ipv4(),
+                    QType::Aaaa => ip.is_ipv6(),
+                };
+                if wanted {
+                    addrs.push(ip);
+                    addr_ttl = min(addr_ttl, rec.ttl);
+                }
+            }
+        }
+        if !addrs.is_empty() {
+            return Chain {
+                addrs,
+                ttl: addr_ttl.and_then(|t| min(ttl, t)),
+                canonical: None,
+            };
+        }
+        let next = records.iter().find_map(|r| match &r.data {
+            Data::Cname(target) if r.owner == current => Some((target, r.ttl)),
+            _ => None,
+        });
+        match next {
+            Some((target, t)) => {
+                ttl = min(ttl, t);
+                current = target;
+            }
+            None => {
+                let canonical = if current == qname {
+                    None
+                } else {
+                    dotted(current)
+                };
+                return Chain {
+                    addrs: Vec::new(),
+                    ttl,
+                    canonical,
+                };
+            }
+        }
+    }
+    // The chain loops or is longer than we follow.
+    Chain {
+        addrs: Vec::new(),
+        ttl,
+        canonical: None,
+    }
+}
+
+/// Wire-form name as a dotted host name, if every label is letters, digits,
+/// `-` or `_` (anything else could not be asked for again faithfully).
+fn dotted(wire: &[u8]) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = wire;
+    loop {
+        let (&len, tail) = rest.split_first()?;
+        if len == 0 {
+            break;
+        }
+        let label = tail.get(..usize::from(len))?;
+        if !label
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_')
+        {
+            return None;
+        }
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.extend(label.iter().map(|&b| char::from(b)));
+        rest = tail.get(usize::from(len)..)?;
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+fn lower(wire: &[u8]) -> Vec<u8> {
+    wire.iter().map(u8::to_ascii_lowercase).collect()
+}
+
+/// Bounds-checked cursor over a message.
+struct Reader<'a> {
+    msg: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], WireError> {
+        let end = self.pos.checked_add(n).ok_or(WireError::Short)?;
+        let bytes = self.msg.get(self.pos..end).ok_or(WireError::Short)?;
+        self.pos = end;
+        Ok(bytes)
+    }
+
+    fn u16(&mut self) -> Result<u16, WireError> {
+        match *self.take(2)? {
+            [a, b] => Ok(u16::from_be_bytes([a, b])),
+            _ => Err(WireError::Short),
+        }
+    }
+
+    fn u32(&mut self) -> Result<u32, WireError> {
+        match *self.take(4)? {
+            [a, b, c, d] => Ok(u32::from_be_bytes([a, b, c, d])),
+            _ => Err(WireError::Short),
+        }
+    }
+
+    /// The name at the cursor (compression followed), lower-cased, in
+    /// uncompressed wire form; the cursor moves past it.
+    fn name(&mut self) -> Result<Vec<u8>, WireError> {
+        let (name, end) = read_name(self.msg, self.pos)?;
+        self.pos = end;
+        Ok(name)
+    }
+
+    /// One resource record; `None` for records that are not IN A, AAAA or
+    /// CNAME (skipped).
+    fn record(&mut self) -> Result<Option<Record>, WireError> {
+        let owner = self.name()?;
+        let rtype = self.u16()?;
+        let class = self.u16()?;
+        let raw_ttl = self.u32()?;
+        // RFC 2181 section 8: a TTL with the top bit set counts as zero.
+        let ttl = if raw_ttl > i32::MAX as u32 {
+            0
+        } else {
+            raw_ttl
+        };
+        let rdlen = usize::from(self.u16()?);
+        let start = self.pos;
+        let rdata = self.take(rdlen)?;
+        if class != CLASS_IN {
+            return Ok(None);
+        }
+        let data = match rtype {
+            TYPE_A => {
+                let octets: [u8; 4] = rdata.try_into().map_err(|_| WireError::BadRdata)?;
+                Data::Addr(IpAddr::V4(Ipv4Addr::from(octets)))
+            }
+            TYPE_AAAA => {
+                let octets: [u8; 16] = rdata.try_into().map_err(|_| WireError::BadRdata)?;
+                Data::Addr(IpAddr::V6(Ipv6Addr::from(octets)))
+            }
+            TYPE_CNAME => {
+                // Compression pointers in RDATA refer to the whole message.
+                let (target, end) = read_name(self.msg, start)?;
+                if end != self.pos {
+                    return Err(WireError::BadRdata);
+                }
+                Data::Cname(target)
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(Record { owner, ttl, data }))
+    }
+}
+
+/// Reads the possibly compressed name at `start`: returns it lower-cased in
+/// uncompressed wire form, and the position just after it (after its first
+/// pointer, if any). Every pointer must point strictly before every position
+/// read so far, so pointer chains end.
+fn read_name(msg: &[u8], start: usize) -> Result<(Vec<u8>, usize), WireError> {
+    let mut out = Vec::new();
+    let mut pos = start;
+    let mut floor = start;
+    let mut end = None;
+    loop {
+        let len = *msg.get(pos).ok_or(WireError::Short)?;
+        match len & 0xC0 {
+            0x00 if len == 0 => {
+                out.push(0);
+                let after = pos.checked_add(1).ok_or(WireError::Short)?;
+                return Ok((out, end.unwrap_or(after)));
+            }
+            0x00 => {
+                let from = pos.checked_add(1).ok_or(WireError::Short)?;
+                let to = from.checked_add(usize::from(len)).ok_or(WireError::Short)?;
+                let label = msg.get(from..to).ok_or(WireError::Short)?;
+                // +1 for the root label still to come.
+                if out.len() + 1 + label.len() + 1 > MAX_NAME {
+                    return Err(WireError::NameTooLong);
+                }
+                out.push(len);
+                out.extend(label.iter().map(u8::to_ascii_lowercase));
+                pos = to;
+            }
+            0xC0 => {
+                let low = *msg
+                    .get(pos.checked_add(1).ok_or(WireError::Short)?)
+                    .ok_or(WireError::Short)?;
+                let target = (usize::from(len & 0x3F) << 8) | usize::from(low);
+                if end.is_none() {
+                    end = Some(pos.checked_add(2).ok_or(WireError::Short)?);
+                }
+                if target >= floor {
+                    return Err(WireError::BadPointer);
+                }
+                floor = target;
+                pos = target;
+            }
+            _ => return Err(WireError::BadLabel),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A response to `build_query(id, qname, qtype)`: the question copied,
+    /// then `answers` appended raw (the caller encodes them).
+    fn response(id: u16, flags: u16, qname: &str, qtype: QType, answers: &[Vec<u8>]) -> Vec<u8> {
+        let mut m = Vec::new();
+        m.extend_from_slice(&id.to_be_bytes());
+        m.extend_from_slice(&(FLAG_QR | FLAG_RD | 0x0080 | flags).to_be_bytes());
+        m.extend_from_slice(&1u16.to_be_bytes());
+        m.extend_from_slice(&(answers.len() as u16).to_be_bytes());
+        m.extend_from_slice(&0u16.to_be_bytes());
+        m.extend_from_slice(&0u16.to_be_bytes());
+        m.extend_from_slice(&encode_name(qname).unwrap());
+        m.extend_from_slice(&qtype.code().to_be_bytes());
+        m.extend_from_slice(&CLASS_IN.to_be_bytes());
+        for a in answers {
+            m.extend_from_slice(a);
+        }
+        m
+    }
+
+    fn rr(owner: &[u8], rtype: u16, ttl: u32, rdata: &[u8]) -> Vec<u8> {
+        let mut r = owner.to_vec();
+        r.extend_from_slice(&rtype.to_be_bytes());
+        r.extend_from_slice(&CLASS_IN.to_be_bytes());
+        r.extend_from_slice(&ttl.to_be_bytes());
+        r.extend_from_slice(&(rdata.len() as u16).to_be_bytes());
+        r.extend_from_slice(rdata);
+        r
+    }
+
+    /// Pointer to the question name (always at offset 12).
+    const QPTR: [u8; 2] = [0xC0, 12];
+
+    #[test]
+    fn query_bytes() {
+        let q = build_query(0xBEEF, "Ab.example.", QType::A).unwrap();
+        let mut want = vec![0xBE, 0xEF, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 1];
+        want.extend_from_slice(b"\x02Ab\x07example\x00\x00\x01\x00\x01");
+        want.extend_from_slice(&[0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(q, want);
+        let q6 = build_query(1, "a.b", QType::Aaaa).unwrap();
+        assert_eq!(&q6[17..19], &[0, 28]);
+    }
+
+    #[test]
+    fn bad_names_are_refused() {
+        assert!(build_query(1, "", QType::A).is_err());
+        assert!(build_query(1, ".", QType::A).is_err());
+        assert!(build_query(1, "a..b", QType::A).is_err());
+        assert!(build_query(1, "a b", QType::A).is_err());
+        assert!(build_query(1, &"x".repeat(64), QType::A).is_err());
+        assert!(build_query(1, &"x".repeat(63), QType::A).is_ok());
+        let long = vec!["abcdefghi"; 26].join("."); // 26 * 10 + 1 = 261 octets
+        assert_eq!(
+            build_query(1, &long, QType::A),
+            Err(WireError::BadName("longer than 255 octets"))
+        );
+    }
+
+    #[test]
+    fn a_records_and_min_ttl() {
+        let m = response(
+            7,
+            0,
+            "www.example.com",
+            QType::A,
+            &[
+                rr(&QPTR, TYPE_A, 300, &[192, 0, 2, 1]),
+                rr(&QPTR, TYPE_A, 60, &[192, 0, 2, 2]),
+            ],
+        );
+        let r = parse_response(&m, 7, "WWW.Example.com.", QType::A).unwrap();
+        assert_eq!(r.rcode, Rcode::NoError);
+        assert!(!r.truncated);
+        assert_eq!(
+            r.addrs,
+            vec![
+                "192.0.2.1".parse::<IpAddr>().unwrap(),
+                "192.0.2.2".parse().unwrap()
+            ]
+        );
+        assert_eq!(r.ttl, Some(60));
+        assert_eq!(r.canonical, None);
+    }
+
+    #[test]
+    fn aaaa_only_takes_aaaa() {
+        let v6: Ipv6Addr = "2001:db8::1".parse().unwrap();
+        let m = response(
+            9,
+            0,
+            "h.test",
+            QType::Aaaa,
+            &[
+                rr(&QPTR, TYPE_A, 5, &[10, 0, 0, 1]),
+                rr(&QPTR, TYPE_AAAA, 50, &v6.octets()),
+            ],
+        );
+        let r = parse_response(&m, 9, "h.test", QType::Aaaa).unwrap();
+        assert_eq!(r.addrs, vec![IpAddr::V6(v6)]);
+        assert_eq!(r.ttl, Some(50));
+    }
+
+    #[test]
+    fn cname_chain_is_followed_with_compression() {
+        // www.example.com CNAME web.example.com (compressed: "web" + pointer
+        // to "example.com" inside the question), web.example.com CNAME
+        // cdn.net, cdn.net A; later owners point at earlier RDATA.
+        let mut web = b"\x03web".to_vec();
+        web.extend_from_slice(&[0xC0, 12 + 4]);
+        let base = response(1, 0, "www.example.com", QType::A, &[]).len();
+        let web_at = base + 2 + 10; // first record: owner pointer, fixed fields
+        let first = rr(&QPTR, TYPE_CNAME, 100, &web);
+        let cdn_at = web_at + web.len() + 2 + 10;
+        let second = rr(&[0xC0, web_at as u8], TYPE_CNAME, 30, b"\x03cdn\x03net\x00");
+        let third = rr(&[0xC0, cdn_at as u8], TYPE_A, 200, &[198, 51, 100, 7]);
+        let m = response(1, 0, "www.example.com", QType::A, &[first, second, third]);
+        let r = parse_response(&m, 1, "www.example.com", QType::A).unwrap();
+        assert_eq!(r.addrs, vec!["198.51.100.7".parse::<IpAddr>().unwrap()]);
+        assert_eq!(r.ttl, Some(30), "smallest TTL along the chain");
+        assert_eq!(r.canonical, None);
+    }
+
+    #[test]
+    fn cname_chain_order_does_not_matter_and_unfinished_chain_names_its_end() {
+        let a = rr(b"\x01b\x04test\x00", TYPE_A, 10, &[127, 0, 0, 2]);
+        let c = rr(&QPTR, TYPE_CNAME, 20, b"\x01b\x04test\x00");
+        let m = response(3, 0, "a.test", QType::A, &[a, c.clone()]);
+        let r = parse_response(&m, 3, "a.test", QType::A).unwrap();
+        assert_eq!(r.addrs, vec!["127.0.0.2".parse::<IpAddr>().unwrap()]);
+        assert_eq!(r.ttl, Some(10));
+
+        let m = response(3, 0, "a.test", QType::A, &[c]);
+        let r = parse_response(&m, 3, "a.test", QType::A).unwrap();
+        assert!(r.addrs.is_empty());
+        assert_eq!(r.canonical.as_deref(), Some("b.test"));
+        assert_eq!(r.ttl, Some(20));
+    }
+
+    #[test]
+    fn cname_loop_ends() {
+        let ab = rr(&QPTR, TYPE_CNAME, 20, b"\x01b\x04test\x00");
+        let ba = rr(b"\x01b\x04test\x00", TYPE_CNAME, 20, b"\x01a\x04test\x00");
+        let m = response(3, 0, "a.test", QType::A, &[ab, ba]);
+        let r = parse_response(&m, 3, "a.test", QType::A).unwrap();
+        assert!(r.addrs.is_empty());
+        assert_eq!(r.canonical, None);
+    }
+
+    #[test]
+    fn rcodes_and_truncation() {
+        let nx = response(5, 3, "gone.test", QType::A, &[]);
+        let r = parse_response(&nx, 5, "gone.test", QType::A).unwrap();
+        assert_eq!(r.rcode, Rcode::NxDomain);
+        assert_eq!(r.rcode.to_string(), "NXDOMAIN");
+        let sf = response(5, 2, "gone.test", QType::A, &[]);
+        assert_eq!(
+            parse_response(&sf, 5, "gone.test", QType::A).unwrap().rcode,
+            Rcode::ServFail
+        );
+        // TC, and the message ends in the middle of the second record.
+        let mut tc = response(
+            6,
+            FLAG_TC,
+            "big.test",
+            QType::A,
+            &[
+                rr(&QPTR, TYPE_A, 9, &[1, 2, 3, 4]),
+                rr(&QPTR, TYPE_A, 9, &[1, 2, 3, 5]),
+            ],
+        );
+        tc.truncate(tc.len() - 3);
+        let r = parse_response(&tc, 6, "big.test", QType::A).unwrap();
+        assert!(r.truncated);
+        assert_eq!(r.addrs, vec!["1.2.3.4".parse::<IpAddr>().unwrap()]);
+        // Without TC the same cut is an error.
+        tc[2] &= !0x02;
+        assert_eq!(
+            parse_response(&tc, 6, "big.test", QType::A),
+            Err(WireError::Short)
+        );
+    }
+
+    #[test]
+    fn mismatches_are_reported_as_such() {
+        let m = response(5, 0, "a.test", QType::A, &[]);
+        let e = parse_response(&m, 6, "a.test", QType::A).unwrap_err();
+        assert_eq!(e, WireError::IdMismatch);
+        assert!(e.is_mismatch());
+        assert_eq!(
+            parse_response(&m, 5, "b.test", QType::A),
+            Err(WireError::QuestionMismatch)
+        );
+        assert_eq!(
+            parse_response(&m, 5, "a.test", QType::Aaaa),
+            Err(WireError::QuestionMismatch)
+        );
+        let q = build_query(5, "a.test", QType::A).unwrap();
+        assert_eq!(
+            parse_response(&q, 5, "a.test", QType::A),
+            Err(WireError::NotResponse),
+            "a query is not an answer"
+        );
+        assert_eq!(
+            parse_response(&m[..11], 5, "a.test", QType::A),
+            Err(WireError::Short)
+        );
+    }
+
+    #[test]
+    fn pointer_loops_and_forward_pointers_are_refused() {
+        // Answer owner is a pointer to itself.
+        let m0 = response(1, 0, "a.test", QType::A, &[]);
+        let at = m0.len() as u8;
+        let m = response(
+            1,
+            0,
+            "a.test",
+            QType::A,
+            &[rr(&[0xC0, at], TYPE_A, 1, &[1, 1, 1, 1])],
+        );
+        assert_eq!(
+            parse_response(&m, 1, "a.test", QType::A),
+            Err(WireError::BadPointer)
+        );
+        // Label then a pointer back to that label: a loop through a label.
+        let m = response(
+            1,
+            0,
+            "a.test",
+            QType::A,
+            &[rr(&[1, b'x', 0xC0, at], TYPE_A, 1, &[1, 1, 1, 1])],
+        );
+        assert_eq!(
+            parse_response(&m, 1, "a.test", QType::A),
+            Err(WireError::BadPointer)
+        );
+        // Forward pointer.
+        let m = response(
+            1,
+            0,
+            "a.test",
+            QType::A,
+            &[rr(&[0xC0, 200], TYPE_A, 1, &[1, 1, 1, 1])],
+        );
+        assert_eq!(
+            parse_response(&m, 1, "a.test", QType::A),
+            Err(WireError::BadPointer)
+        );
+        // Extended label type.
+        let m = response(
+            1,
+            0,
+            "a.test",
+            QType::A,
+            &[rr(&[0x41, 0], TYPE_A, 1, &[1, 1, 1, 1])],
+        );
+        assert_eq!(
+            parse_response(&m, 1, "a.test", QType::A),
+            Err(WireError::BadLabel)
+        );
+    }
+
+    #[test]
+    fn odd_records_are_skipped_or_refused() {
+        // A TXT and a CH-class A are skipped; a 5-byte A is malformed.
+        let mut ch = rr(&QPTR, TYPE_A, 1, &[9, 9, 9, 9]);
+        ch[4] = 0;
+        ch[5] = 3;
+        let m = response(
+            2,
+            0,
+            "a.test",
+            QType::A,
+            &[
+                rr(&QPTR, 16, 1, b"\x02hi"),
+                ch,
+                rr(&QPTR, TYPE_A, 1, &[8, 8, 4, 4]),
+            ],
+        );
+        let r = parse_response(&m, 2, "a.test", QType::A).unwrap();
+        assert_eq!(r.addrs, vec!["8.8.4.4".parse::<IpAddr>().unwrap()]);
+        let m = response(
+            2,
+            0,
+            "a.test",
+            QType::A,
+            &[rr(&QPTR, TYPE_A, 1, &[1, 2, 3, 4, 5])],
+        );
+        assert_eq!(
+            parse_response(&m, 2, "a.test", QType::A),
+            Err(WireError::BadRdata)
+        );
+        // TTL with the top bit set counts as zero.
+        let m = response(
+            2,
+            0,
+            "a.test",
+            QType::A,
+            &[rr(&QPTR, TYPE_A, 0x8000_0000, &[1, 2, 3, 4])],
+        );
+        assert_eq!(
+            parse_response(&m, 2, "a.test", QType::A).unwrap().ttl,
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn name_length_cap_applies_to_decompressed_names() {
+        // A 250-octet owner built from labels, then more via a pointer: too long.
+        let m0 = response(1, 0, "a.test", QType::A, &[]);
+        let mut owner = Vec::new();
+        for _ in 0..4 {
+            owner.push(62);
+            owner.extend_from_slice(&[b'x'; 62]);
+        }
+        owner.extend_from_slice(&QPTR); // + "a.test" = 252 + 8 > 255
+        let m = response(
+            1,
+            0,
+            "a.test",
+            QType::A,
+            &[rr(&owner, TYPE_A, 1, &[1, 1, 1, 1])],
+        );
+        assert!(m.len() > m0.len());
+        assert_eq!(
+            parse_response(&m, 1, "a.test", QType::A),
+            Err(WireError::NameTooLong)
+        );
+    }
+
+    fn valid_name() -> impl Strategy<Value = String> {
+        proptest::collection::vec("[a-z0-9][a-z0-9-]{0,20}", 1..5).prop_map(|l| l.join("."))
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics_on_arbitrary_bytes(
+            bytes in proptest::collection::vec(any::<u8>(), 0..700),
+            name in valid_name(),
+            aaaa in any::<bool>(),
+        ) {
+            let qtype = if aaaa { QType::Aaaa } else { QType::A };
+            let id = bytes.first().zip(bytes.get(1)).map_or(0, |(a, b)| u16::from_be_bytes([*a, *b]));
+            let _ = parse_response(&bytes, id, &name, qtype);
+        }
+
+        #[test]
+        fn parse_never_panics_on_mutated_answers(
+            name in valid_name(),
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8),
+            cut in any::<usize>(),
+        ) {
+            let mut m = response(
+                42,
+                0,
+                &name,
+                QType::A,
+                &[
+                    rr(&QPTR, TYPE_CNAME, 5, b"\x01z\xC0\x0c"),
+                    rr(b"\x01z\xC0\x0c", TYPE_A, 7, &[127, 0, 0, 1]),
+                ],
+            );
+            for (at, byte) in edits {
+                let i = at % m.len();
+                m[i] = byte;
+            }
+            m.truncate(cut % (m.len() + 1));
+            let _ = parse_response(&m, 42, &name, QType::A);
+        }
+
+        #[test]
+        fn answers_round_trip(
+            name in valid_name(),
+            id in any::<u16>(),
+            ips in proptest::collection::vec(any::<[u8; 4]>(), 1..6),
+            ttl in 0u32..1_000_000,
+        ) {
+            let answers: Vec<Vec<u8>> = ips.iter().map(|ip| rr(&QPTR, TYPE_A, ttl, ip)).collect();
+            let m = response(id, 0, &name, QType::A, &answers);
+            let q = build_query(id, &name, QType::A).unwrap();
+            prop_assert_eq!(&q[12..q.len() - 11], &m[12..12 + q.len() - 23]);
+            let r = parse_response(&m, id, &name.to_uppercase(), QType::A).unwrap();
+            let want: Vec<IpAddr> = ips.iter().map(|o| IpAddr::V4(Ipv4Addr::from(*o))).collect();
+            prop_assert_eq!(r.addrs, want);
+            prop_assert_eq!(r.ttl, Some(ttl));
+        }
+    }
+}
