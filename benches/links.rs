@@ -1,0 +1,118 @@
+//! `cargo bench --bench links`: link extraction (html5gum tokenizer, entity
+//! decoding, URL resolution and normalisation) in MB/s of HTML, on a page of
+//! the synthetic site (~6 KB) and on a generated ~500 KB page shaped like a
+//! long encyclopedia article.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ringcrawl::links::extract_links;
+use ringcrawl::site::server::Reply;
+use ringcrawl::site::synth::{SiteSpec, SynthSite};
+use url::Url;
+
+/// Page 1 of the site scripts/bench.sh crawls (20,000 pages, 10 links).
+fn synth_page() -> Vec<u8> {
+    let site = SynthSite::new(SiteSpec {
+        pages: 20_000,
+        links: 10,
+        page_bytes: 6000,
+        ..SiteSpec::default()
+    });
+    match site.respond("/p/1.html") {
+        Reply::Http { body, .. } => body,
+        other => panic!("unexpected reply {other:?}"),
+    }
+}
+
+/// A ~500 KB article: head with styles and scripts, a long nav, sections of
+/// prose dense with links (relative, absolute, fragments, entities), tables,
+/// images, inline scripts holding markup that must not be followed, and a
+/// footer of external links.
+fn big_page(target: usize) -> Vec<u8> {
+    let mut s = String::with_capacity(target + 4096);
+    s.push_str(
+        "<!DOCTYPE html>\n<html lang=\"en\" class=\"client-nojs\">\n<head>\n<meta charset=\"UTF-8\">\n\
+         <title>Web crawler &mdash; The Free Encyclopedia</title>\n\
+         <link rel=\"stylesheet\" href=\"/w/load.php?lang=en&amp;modules=site.styles&amp;only=styles\">\n\
+         <link rel=\"canonical\" href=\"https://en.example.org/wiki/Web_crawler\">\n\
+         <style>.mw-body{margin:0 auto;max-width:60em}a.new{color:#d33}</style>\n\
+         <script>var RLCONF={\"wgTitle\":\"Web crawler\",\"html\":\"<a href='/wiki/Not_a_link'>x</a>\"};</script>\n\
+         </head>\n<body class=\"mediawiki ltr skin-vector\">\n<nav id=\"mw-panel\"><ul>\n",
+    );
+    for i in 0..60 {
+        let _ = writeln!(
+            s,
+            "<li id=\"n-{i}\"><a href=\"/wiki/Portal:Topic_{i}\" title=\"Portal {i}\">Topic {i}</a></li>"
+        );
+    }
+    s.push_str("</ul></nav>\n<main id=\"content\">\n<h1 id=\"firstHeading\">Web crawler</h1>\n");
+    let mut section = 0usize;
+    while s.len() < target {
+        section += 1;
+        let _ = write!(
+            s,
+            "<h2><span class=\"mw-headline\" id=\"Section_{section}\">Section {section}</span></h2>\n<p>"
+        );
+        for k in 0..12 {
+            let n = section * 31 + k * 7;
+            let _ = write!(
+                s,
+                "A crawler visits <a href=\"/wiki/Article_{n}\" title=\"Article {n}\">article {n}</a>, \
+                 follows <a href='./Article_{m}#History'>its history</a> and the \
+                 <a class=\"external text\" href=\"https://www.example.org/ref/{n}?a=1&amp;b=2\" rel=\"nofollow\">reference</a>; \
+                 politeness &amp; freshness matter, see <a href=#cite_note-{k}>[{k}]</a>. ",
+                m = n + 1,
+            );
+        }
+        s.push_str("</p>\n<table class=\"wikitable\"><tr><th>Name</th><th>Year</th></tr>\n");
+        for r in 0..8 {
+            let _ = writeln!(
+                s,
+                "<tr><td><a href=\"../wiki/Crawler_{section}_{r}\">Crawler {section}.{r}</a></td><td>{}</td></tr>",
+                1993 + r
+            );
+        }
+        let _ = write!(
+            s,
+            "</table>\n<figure><a href=\"/wiki/File:Diagram_{section}.png\" class=\"image\">\
+             <img src=\"//upload.example.org/thumb/{section}.png\" width=\"220\" height=\"160\" alt=\"\"></a>\
+             <figcaption>Figure {section}</figcaption></figure>\n\
+             <script>document.write('<a href=\"/wiki/Script_{section}\">no</a>');</script>\n"
+        );
+    }
+    s.push_str("</main>\n<footer><ul>\n");
+    for i in 0..40 {
+        let _ = writeln!(
+            s,
+            "<li><a href=\"https://mirror-{i}.example.net/\">Mirror {i}</a></li>"
+        );
+    }
+    s.push_str("</ul></footer>\n</body>\n</html>\n");
+    s.into_bytes()
+}
+
+fn bench_links(c: &mut Criterion) {
+    let small = synth_page();
+    let small_url = Url::parse("http://127.0.0.1:8080/p/1.html").expect("url");
+    let big = big_page(500_000);
+    let big_url = Url::parse("https://en.example.org/wiki/Web_crawler").expect("url");
+    let cases = [
+        ("synth_page", &small, &small_url),
+        ("big_article", &big, &big_url),
+    ];
+    let mut group = c.benchmark_group("extract_links");
+    for (name, html, url) in cases {
+        let links = extract_links(html, url).len();
+        let kb = html.len() / 1000;
+        group.throughput(Throughput::Bytes(html.len() as u64));
+        group.bench_function(format!("{name}/{kb}KB_{links}links"), |b| {
+            b.iter(|| extract_links(black_box(html), url))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_links);
+criterion_main!(benches);
