@@ -30,7 +30,7 @@ use glommio::task::JoinHandle;
 use url::Url;
 
 use crate::config::Config;
-use crate::dns::Resolver;
+use crate::dns::{Resolver, ResolverOptions};
 use crate::fetch::{self, FetchError, Limits, Response};
 use crate::frontier::{Frontier, Job, Next, Offer, Politeness};
 use crate::mesh::{shard_for, Batch, Outbox, Outstanding};
@@ -87,7 +87,7 @@ pub struct Shard {
     /// queued, a host slot freed, robots.txt arrived, or the shard stops.
     changed: Notify,
     /// Fetch tasks in flight, by id, so an interrupt can cancel them.
-    fetches: RefCell<HashMap<u64, JoinHandle<()>>>,
+    fetches: RefCell<HashMap<u64, Option<JoinHandle<()>>>>,
     /// Id of the next fetch task.
     next_fetch: Cell<u64>,
     /// Notified when the last fetch task ends.
@@ -133,7 +133,14 @@ impl Shard {
         Rc::new(Shard {
             id,
             shards: config.cores,
-            resolver: Resolver::new(config.resolve.clone()),
+            resolver: Resolver::with_options(
+                config.resolve.clone(),
+                ResolverOptions {
+                    nameservers: (!config.dns_servers.is_empty())
+                        .then(|| config.dns_servers.clone()),
+                    ..ResolverOptions::default()
+                },
+            ),
             frontier: RefCell::new(Frontier::new(Politeness {
                 per_host: config.per_host,
                 delay: config.delay,
@@ -213,8 +220,12 @@ impl Shard {
             })
             .await;
             if graceful.is_err() {
-                let cut: Vec<JoinHandle<()>> =
-                    self.fetches.borrow_mut().drain().map(|(_, h)| h).collect();
+                let cut: Vec<JoinHandle<()>> = self
+                    .fetches
+                    .borrow_mut()
+                    .drain()
+                    .filter_map(|(_, h)| h)
+                    .collect();
                 for handle in cut {
                     handle.cancel();
                 }
@@ -272,6 +283,11 @@ impl Shard {
             let id = self
                 .next_fetch
                 .replace(self.next_fetch.get().wrapping_add(1));
+            // Registered before the spawn: a task that fails at once (bad
+            // scheme, cached DNS failure) was seen to end before
+            // spawn_local returned, and an entry added after that would
+            // never be removed (the crawl then hung).
+            self.fetches.borrow_mut().insert(id, None);
             let shard = self.clone();
             let handle = glommio::spawn_local(async move {
                 shard.run_work(work).await;
@@ -279,7 +295,9 @@ impl Shard {
                 shard.fetch_ended(id);
             })
             .detach();
-            self.fetches.borrow_mut().insert(id, handle);
+            if let Some(entry) = self.fetches.borrow_mut().get_mut(&id) {
+                *entry = Some(handle);
+            }
         }
     }
 

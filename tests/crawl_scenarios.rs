@@ -323,3 +323,20 @@ fn duplicate_roots_are_fetched_once() {
     let outcome = crawl(config(&[b.clone(), format!("{b}/"), format!("{b}/#top")]));
     assert_eq!(outcome.records.len(), 1);
 }
+
+#[test]
+fn roots_that_fail_at_once_end_the_crawl() {
+    // No I/O at all before the error: the fetch task ends within its first
+    // poll. On one core and on two.
+    for cores in [1, 2] {
+        let mut cfg = config(&["https://127.0.0.1:9/", "https://127.0.0.2:9/"]);
+        cfg.cores = cores;
+        let outcome = crawl(cfg);
+        let kinds: Vec<_> = outcome
+            .records
+            .iter()
+            .map(|r| r.error_kind.as_deref())
+            .collect();
+        assert_eq!(kinds, [Some("unsupported_scheme"); 2], "{cores} cores");
+    }
+}

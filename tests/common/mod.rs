@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod warcio;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -83,9 +85,30 @@ pub fn config<S: AsRef<str>>(roots: &[S]) -> Config {
     config
 }
 
-/// Run a crawl that must end by running out of work.
+/// A crawl still running after this long has hung: it is interrupted and
+/// the test fails, instead of hanging the suite.
+pub const HANG_LIMIT: Duration = Duration::from_secs(120);
+
+/// Run a crawl that must end by running out of work (within [`HANG_LIMIT`]).
 pub fn crawl(config: Config) -> Outcome {
-    let outcome = crawl::run(config, Arc::new(AtomicBool::new(false))).expect("crawl runs");
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let (returned, finished) = std::sync::mpsc::channel::<()>();
+    let watchdog = {
+        let interrupt = interrupt.clone();
+        std::thread::spawn(move || {
+            // Disconnected: the crawl returned; Timeout: it did not.
+            let hung = matches!(
+                finished.recv_timeout(HANG_LIMIT),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            );
+            interrupt.store(hung, std::sync::atomic::Ordering::Relaxed);
+            hung
+        })
+    };
+    let outcome = crawl::run(config, interrupt).expect("crawl runs");
+    drop(returned);
+    let hung = watchdog.join().unwrap();
+    assert!(!hung, "crawl hung: interrupted after {HANG_LIMIT:?}");
     assert!(!outcome.aborted, "crawl must end by running out of work");
     assert_eq!(
         outcome.records.len() as u64,
