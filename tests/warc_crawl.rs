@@ -1,6 +1,7 @@
 //! A crawl with `--warc`, read back: one request and one response record per
 //! fetch that got an answer (redirects and 404s included, as they came),
-//! linked by WARC-Concurrent-To, with payloads equal to the served bytes.
+//! linked by WARC-Concurrent-To, with payloads equal to the served bytes,
+//! and accepted by warcio (`check`, `index`) when it can be installed.
 
 mod common;
 
@@ -102,5 +103,33 @@ fn warc_archive_holds_every_exchange_byte_for_byte() {
         responses.keys().any(|u| u.contains("/missing/")),
         "404s are archived"
     );
+
+    // The independent reader agrees: every file checks and indexes, and
+    // the index lists exactly the records read above.
+    if let Some(bin) =
+        common::warcio::warcio_or_skip("warc_archive_holds_every_exchange_byte_for_byte")
+    {
+        let mut indexed_responses = 0;
+        for file in &files {
+            let check = common::warcio::tool(&bin, "warcio", &["check", "-v"], file);
+            assert!(check.contains("digest pass"), "{file:?}: {check}");
+            assert!(!check.contains("fail"), "{file:?}: {check}");
+            let index = common::warcio::tool(
+                &bin,
+                "warcio",
+                &["index", "-f", "warc-type,warc-target-uri"],
+                file,
+            );
+            for line in index.lines() {
+                let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+                if entry["warc-type"] == "response" {
+                    let uri = entry["warc-target-uri"].as_str().unwrap();
+                    assert!(responses.contains_key(uri), "{uri} indexed by warcio");
+                    indexed_responses += 1;
+                }
+            }
+        }
+        assert_eq!(indexed_responses, responses.len());
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -3,10 +3,11 @@
 //! an independent implementation, warcio (`warcio check`, `warcio index`,
 //! `cdxj-indexer`), installed from PyPI into a venv under the target dir.
 
-use std::io::{Read, Write};
+mod common;
+
+use std::io::Read;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
@@ -428,86 +429,23 @@ proptest! {
 // passes, UNLESS the environment variable RINGCRAWL_REQUIRE_WARCIO is set, in
 // which case it fails. The venv is kept under the target dir and reused.
 
-const WARCIO: &str = "warcio==1.8.1";
-const CDXJ_INDEXER: &str = "cdxj-indexer==1.5.0";
-
-fn run(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if out.status.success() {
-        Ok(stdout)
-    } else {
-        Err(format!(
-            "{cmd:?} exited with {}\nstdout:\n{stdout}\nstderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
-
-/// The venv's bin dir with warcio and cdxj-indexer installed, or why not.
-fn warcio_venv() -> Result<PathBuf, String> {
-    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("warcio-venv");
-    let bin = venv.join("bin");
-    let marker = venv.join(format!("installed-{WARCIO}-{CDXJ_INDEXER}"));
-    if marker.exists() {
-        return Ok(bin);
-    }
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    run(Command::new(bin.join("pip")).args([
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--timeout",
-        "30",
-        "--retries",
-        "2",
-        WARCIO,
-        CDXJ_INDEXER,
-    ]))?;
-    std::fs::write(&marker, b"").map_err(|e| e.to_string())?;
-    Ok(bin)
-}
-
-fn tool(bin: &Path, name: &str, args: &[&str], file: &Path) -> String {
-    let out =
-        run(Command::new(bin.join(name)).args(args).arg(file)).unwrap_or_else(|e| panic!("{e}"));
-    println!("$ {name} {} {}\n{out}", args.join(" "), file.display());
-    out
-}
-
 /// WARCIO: skipped (passes, with a message) when python3 or PyPI is not
 /// available and RINGCRAWL_REQUIRE_WARCIO is unset.
 #[test]
 fn warcio_check_and_index_accept_the_file() {
-    let bin = match warcio_venv() {
-        Ok(bin) => bin,
-        Err(why) if std::env::var_os("RINGCRAWL_REQUIRE_WARCIO").is_none() => {
-            // Written to the real stderr, past the test harness's capture,
-            // so the skip shows in every log.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED warcio_check_and_index_accept_the_file: cannot install warcio \
-                 (set RINGCRAWL_REQUIRE_WARCIO=1 to make this fail):\n{why}"
-            );
-            return;
-        }
-        Err(why) => {
-            panic!("RINGCRAWL_REQUIRE_WARCIO is set and warcio cannot be installed:\n{why}")
-        }
+    let Some(bin) = common::warcio::warcio_or_skip("warcio_check_and_index_accept_the_file") else {
+        return;
     };
     let w = write_sample("warcio");
 
     // Every record has a block digest, responses a payload digest: all pass.
-    let check = tool(&bin, "warcio", &["check", "-v"], &w.path);
+    let check = common::warcio::tool(&bin, "warcio", &["check", "-v"], &w.path);
     assert_eq!(check.matches("digest pass").count(), 5, "{check}");
     assert!(!check.contains("fail"), "{check}");
 
     // The default index: one JSON line per record, in order, with offsets
     // that point at the start of each gzip member.
-    let index = tool(
+    let index = common::warcio::tool(
         &bin,
         "warcio",
         &[
@@ -542,7 +480,7 @@ fn warcio_check_and_index_accept_the_file() {
     assert_eq!(end, w.bytes.len());
 
     // CDXJ for replay tools: one line per response, "SURT TIMESTAMP {json}".
-    let cdxj = tool(&bin, "cdxj-indexer", &[], &w.path);
+    let cdxj = common::warcio::tool(&bin, "cdxj-indexer", &[], &w.path);
     let responses: Vec<&str> = cdxj.lines().filter(|l| l.contains("\"200\"")).collect();
     assert_eq!(responses.len(), 2, "{cdxj}");
     assert!(
@@ -569,9 +507,9 @@ fn warcio_check_and_index_accept_the_file() {
     );
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("truncated.warc.gz");
     std::fs::write(&path, &bytes).unwrap();
-    let check = tool(&bin, "warcio", &["check", "-v"], &path);
+    let check = common::warcio::tool(&bin, "warcio", &["check", "-v"], &path);
     assert_eq!(check.matches("digest pass").count(), 3, "{check}");
-    let index = tool(
+    let index = common::warcio::tool(
         &bin,
         "warcio",
         &["index", "-f", "warc-type,warc-truncated"],
