@@ -6,7 +6,7 @@
 //! modern machine needs. Nothing here starts a thread or opens a socket.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -60,6 +60,11 @@ pub struct Args {
     /// Pin HOST:PORT to ADDR, as curl's --resolve (repeatable)
     #[arg(long, value_name = "HOST:PORT:ADDR")]
     pub resolve: Vec<String>,
+
+    /// Ask this DNS server (ADDR or ADDR:PORT, UDP then TCP) instead of
+    /// those of /etc/resolv.conf (repeatable: tried in order)
+    #[arg(long = "dns-server", value_name = "ADDR[:PORT]")]
+    pub dns_server: Vec<String>,
 
     /// Write one JSON record per URL to FILE (- for stdout)
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -157,6 +162,8 @@ pub enum ArgsError {
     Exclude(String),
     #[error("--resolve {0:?}: expected HOST:PORT:ADDR")]
     Resolve(String),
+    #[error("--dns-server {0:?}: expected an IP address, optionally with :PORT")]
+    DnsServer(String),
     #[error("--{0} must be at least 1")]
     Zero(&'static str),
     #[error("--{0}: {1} is not a valid number of seconds")]
@@ -200,6 +207,11 @@ impl Args {
         config.max_tries = positive("max-tries", self.max_tries as usize)? as u32;
         config.max_redirect = self.max_redirect;
         config.resolve = parse_resolves(&self.resolve)?;
+        config.dns_servers = self
+            .dns_server
+            .iter()
+            .map(|text| parse_dns_server(text))
+            .collect::<Result<_, _>>()?;
         if let Some(agent) = self.user_agent {
             config.user_agent = agent;
         }
@@ -267,6 +279,13 @@ fn parse_resolves(specs: &[String]) -> Result<HashMap<(String, u16), IpAddr>, Ar
             Ok(((host.to_ascii_lowercase(), port), addr))
         })
         .collect()
+}
+
+/// `ADDR` (port 53) or `ADDR:PORT`, an IPv6 ADDR in brackets with a port.
+fn parse_dns_server(text: &str) -> Result<SocketAddr, ArgsError> {
+    text.parse::<SocketAddr>()
+        .or_else(|_| text.parse::<IpAddr>().map(|ip| SocketAddr::new(ip, 53)))
+        .map_err(|_| ArgsError::DnsServer(text.to_string()))
 }
 
 /// `1048576`, `512K`, `64M`, `1G` (powers of 1024).
@@ -340,6 +359,29 @@ mod tests {
             c.resolve[&("v6.test".into(), 80)],
             "::1".parse::<IpAddr>().unwrap()
         );
+    }
+
+    #[test]
+    fn dns_servers_take_an_optional_port() {
+        let c = config(&[
+            "--dns-server",
+            "127.0.0.1:5353",
+            "--dns-server",
+            "10.0.0.1",
+            "--dns-server",
+            "[::1]:53",
+            "site.test",
+        ])
+        .unwrap();
+        let want: Vec<SocketAddr> = ["127.0.0.1:5353", "10.0.0.1:53", "[::1]:53"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        assert_eq!(c.dns_servers, want);
+        assert!(matches!(
+            config(&["--dns-server", "ns.example", "site.test"]),
+            Err(ArgsError::DnsServer(_))
+        ));
     }
 
     #[test]

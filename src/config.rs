@@ -5,7 +5,7 @@
 //! module only says what a crawl is allowed to do.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -41,6 +41,9 @@ pub struct Config {
     pub max_tries: u32,
     /// `--resolve HOST:PORT:ADDR` pins, keyed by (lower-cased host, port).
     pub resolve: HashMap<(String, u16), IpAddr>,
+    /// `--dns-server` nameservers asked on a cache miss; empty: those of
+    /// `/etc/resolv.conf`.
+    pub dns_servers: Vec<SocketAddr>,
     /// Sent as `User-Agent`.
     pub user_agent: String,
     /// Limit for the TCP connect.
@@ -98,6 +101,7 @@ impl Config {
             max_redirect: 10,
             max_tries: 4,
             resolve: HashMap::new(),
+            dns_servers: Vec::new(),
             user_agent: concat!("ringcrawl/", env!("CARGO_PKG_VERSION")).to_string(),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),

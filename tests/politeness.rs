@@ -268,3 +268,62 @@ fn thousand_hosts_keep_every_worker_busy() {
         started.elapsed()
     );
 }
+
+#[test]
+fn dns_failures_are_recorded_per_url() {
+    // The nameserver asked is a closed UDP port on loopback: every lookup
+    // fails fast. Pinned names never reach it.
+    let dead_dns = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let server = serve(|req| match req.path.as_str() {
+        "/" => Some(page(&[
+            "/a",
+            &format!(
+                "http://gone.crawl.test:{}/x",
+                req.authority.rsplit(':').next()?
+            ),
+            &format!(
+                "http://gone.crawl.test:{}/y",
+                req.authority.rsplit(':').next()?
+            ),
+            &format!(
+                "http://lost.crawl.test:{}/",
+                req.authority.rsplit(':').next()?
+            ),
+        ])),
+        "/a" => Some(page(&[])),
+        _ => None,
+    });
+    let port = server.port();
+    let mut cfg = config(&[format!("http://site.crawl.test:{port}/")]);
+    cfg.scope =
+        ringcrawl::scope::Scope::new(&cfg.roots, ringcrawl::scope::ScopeMode::Lenient, None);
+    cfg.resolve.insert(
+        ("site.crawl.test".into(), port),
+        "127.0.0.1".parse().unwrap(),
+    );
+    cfg.dns_servers = vec![dead_dns];
+    let outcome = crawl(cfg);
+    let records = by_url(&outcome);
+    assert_eq!(records.len(), 5, "{records:#?}");
+    for path in ["/", "/a"] {
+        let url = format!("http://site.crawl.test:{port}{path}");
+        assert_eq!(records[&url].status, Some(200), "{url}");
+    }
+    for url in [
+        format!("http://gone.crawl.test:{port}/x"),
+        format!("http://gone.crawl.test:{port}/y"),
+        format!("http://lost.crawl.test:{port}/"),
+    ] {
+        let r = &records[&url];
+        assert_eq!(r.error_kind.as_deref(), Some("dns"), "{url}: {r:?}");
+        let host = url.split('/').nth(2).unwrap().split(':').next().unwrap();
+        assert!(
+            r.error.as_deref().unwrap_or("").contains(host),
+            "the error names {host}: {r:?}"
+        );
+        assert_eq!(r.status, None);
+    }
+}
