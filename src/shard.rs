@@ -453,8 +453,15 @@ impl Shard {
     /// queued (a duplicate, or its host is full).
     fn enqueue(&self, job: Job) -> bool {
         let offer = {
-            let host = urls::host_of(&job.url).to_string();
-            self.frontier.borrow_mut().offer(job, &host, Instant::now())
+            let mut frontier = self.frontier.borrow_mut();
+            // Most links offered were seen before: answer those without
+            // copying the host or reading the clock.
+            if frontier.has_seen(&job.url) {
+                Offer::Seen
+            } else {
+                let host = urls::host_of(&job.url).to_string();
+                frontier.offer(job, &host, Instant::now())
+            }
         };
         match offer {
             Offer::New => {
@@ -471,7 +478,7 @@ impl Shard {
 
     /// Hand a new URL to its owning shard, counting it in first; false if
     /// this shard already knew it or a crawl limit keeps it out.
-    fn route(&self, job: Job, host: &str) -> bool {
+    fn route(&self, job: Job) -> bool {
         if job.depth > self.config.max_depth {
             self.stats.borrow_mut().skipped_depth += 1;
             return false;
@@ -480,7 +487,7 @@ impl Shard {
             self.stats.borrow_mut().skipped_url_length += 1;
             return false;
         }
-        let owner = shard_for(host, self.shards);
+        let owner = shard_for(urls::host_of(&job.url), self.shards);
         if owner == self.id {
             // Counting in after the enqueue is safe here: no other task runs
             // before this one awaits, and this page is still counted.
@@ -612,11 +619,11 @@ impl Shard {
             record.num_urls = links.len();
             for link in links {
                 let job = Job {
-                    url: link.as_str().to_string(),
+                    url: link.into(),
                     redirects_left: self.config.max_redirect,
                     depth: job.depth.saturating_add(1),
                 };
-                record.num_new_urls += usize::from(self.route(job, urls::host(&link)));
+                record.num_new_urls += usize::from(self.route(job));
             }
         }
     }
@@ -657,7 +664,7 @@ impl Shard {
                 &format!("redirect limit reached at {}", next.url),
             );
         }
-        record.num_new_urls = usize::from(self.route(next, urls::host(&target)));
+        record.num_new_urls = usize::from(self.route(next));
     }
 
     /// Whether this shard knows `url` was already queued (seen locally or
