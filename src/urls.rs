@@ -424,4 +424,25 @@ mod tests {
         assert_eq!(host(&u("http://127.0.0.1/")), "127.0.0.1");
         assert_eq!(host(&u("mailto:x@y")), "");
     }
+
+    proptest::proptest! {
+        /// Links as pages write them (paths, queries, fragments, dot
+        /// segments, hosts in any case, ports, escapes, junk): joining never
+        /// panics; what comes out is normalised for good (normalising again,
+        /// or parsing its text, gives the same URL); and the host read back
+        /// from the text, as queues and routing do, is the parsed host.
+        #[test]
+        fn joined_links_are_stable_and_keep_their_host(
+            reference in "(https?://)?([A-Za-z0-9.-]{0,12}|\\[::1\\])?(:[0-9]{1,5})?(/[A-Za-z0-9%._~!$&'()*+,;=:@ -]{0,8}){0,4}(\\?[a-z=&%0-9]{0,8})?(#[a-z]{0,4})?",
+        ) {
+            let base = u("http://Example.COM:8080/dir/page.html?q=1");
+            if let Some(joined) = join(&base, &reference) {
+                let again = normalize(joined.clone()).unwrap();
+                proptest::prop_assert_eq!(&again, &joined);
+                let reparsed = normalize(Url::parse(joined.as_str()).unwrap()).unwrap();
+                proptest::prop_assert_eq!(&reparsed, &joined);
+                proptest::prop_assert_eq!(host_of(joined.as_str()), host(&joined));
+            }
+        }
+    }
 }
