@@ -25,10 +25,11 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 // Seeded per frontier: fast, and hostile URLs cannot aim at collisions.
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::{HashMap, HashMapExt};
 use std::time::{Duration, Instant};
 
 use crate::robots::{Rules, Verdict};
+use crate::url_set::UrlSet;
 
 /// A URL waiting to be fetched, with what it may still do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,7 +127,7 @@ struct Host {
 pub struct Frontier {
     politeness: Politeness,
     /// Every URL ever accepted.
-    seen: HashSet<String>,
+    seen: UrlSet,
     hosts: HashMap<String, Host>,
     /// Hosts that may be ready, in turn order.
     ring: VecDeque<String>,
@@ -140,7 +141,7 @@ impl Frontier {
     pub fn new(politeness: Politeness) -> Self {
         Frontier {
             politeness,
-            seen: HashSet::new(),
+            seen: UrlSet::new(),
             hosts: HashMap::new(),
             ring: VecDeque::new(),
             timers: BinaryHeap::new(),
@@ -177,7 +178,7 @@ impl Frontier {
             return Offer::HostFull;
         }
         entry.accepted += 1;
-        self.seen.insert(job.url.clone());
+        self.seen.insert(&job.url);
         entry.queue.push_back(job);
         self.queued += 1;
         if !entry.scheduled {

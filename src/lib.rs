@@ -70,6 +70,7 @@ pub mod shard;
 pub mod sink;
 pub mod site;
 pub mod stats;
+pub mod url_set;
 pub mod urls;
 pub mod warc;
 pub mod warc_file;

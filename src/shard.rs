@@ -40,6 +40,7 @@ use crate::record::Record;
 use crate::robots::{self, Rules, Verdict, MAX_ROBOTS_REDIRECTS};
 use crate::sink::{RecordSink, SharedWriter};
 use crate::stats::Stats;
+use crate::url_set::UrlSet;
 use crate::warc;
 use crate::warc_file::{WarcFiles, WarcTarget};
 use crate::{http, links, urls};
@@ -82,7 +83,7 @@ pub struct Shard {
     frontier: RefCell<Frontier>,
     /// URLs this shard already sent to their owners (saves mesh traffic and
     /// gives `num_new_urls` for remote links).
-    routed: RefCell<HashSet<String>>,
+    routed: RefCell<UrlSet>,
     /// Something a waiting dispatcher may care about changed: a URL was
     /// queued, a host slot freed, robots.txt arrived, or the shard stops.
     changed: Notify,
@@ -150,7 +151,7 @@ impl Shard {
             })),
             config,
             limits,
-            routed: RefCell::new(HashSet::new()),
+            routed: RefCell::new(UrlSet::new()),
             changed: Notify::new(),
             fetches: RefCell::new(HashMap::new()),
             next_fetch: Cell::new(0),
@@ -497,7 +498,7 @@ impl Shard {
             }
             queued
         } else {
-            if !self.routed.borrow_mut().insert(job.url.clone()) {
+            if !self.routed.borrow_mut().insert(&job.url) {
                 return false;
             }
             self.outstanding.add(1);
