@@ -32,6 +32,8 @@
 #       wire       wrk, 100 connections, `Connection: close`, WRK_SECONDS s,
 #                  cycling through the expected URLs: the requests/s nginx can
 #                  serve one connection each on this machine (the ceiling)
+#       ringcrawl-baseline  (only with BASELINE=/path/to/ringcrawl) another
+#                  build with the same flags, for A/B of a change side by side
 #     then (CORES="1 2") ringcrawl --cores 1 against --cores 2, and (PIN=1)
 #     ringcrawl --cores 1 on CPU 0 with nginx restarted on CPU 1 only (one
 #     worker), with wrk on CPU 0 as that layout's wire limit;
@@ -54,7 +56,8 @@
 # WRK_SECONDS (10), RUN_TIMEOUT (600 s per run), BUILD_TIMEOUT (1800 s),
 # SPIDER_BUILD_TIMEOUT (3600 s), CACHE (~/.cache/ringcrawl-bench),
 # KEEP (0; 1 keeps the work dir), NO_INSTALL (0; 1 never runs apt-get/pip),
-# BUILD (1; 0 uses the release binaries already built).
+# BUILD (1; 0 uses the release binaries already built), BASELINE (unset; a
+# ringcrawl binary run as "ringcrawl-baseline" right after ringcrawl).
 #
 # It starts exactly one long-lived process, nginx (its PID is read from its
 # own pid file in the work dir), and stops it by that PID on exit; every
@@ -417,6 +420,7 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
     local cmd=()
     case $tool in
         ringcrawl) cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
+        ringcrawl-baseline) cmd=("$BASELINE" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
         "ringcrawl --cores 1 pinned")
             cmd=(taskset -c 0 "$RINGCRAWL" "${RC_FLAGS[@]}" --cores 1 -o "$out" "$ROOT") ;;
         "ringcrawl --cores "[0-9]*)
@@ -552,6 +556,10 @@ check_site
 
 PEERS=()
 for t in ringcrawl wget chapter spider; do has_tool "$t" && PEERS+=("$t"); done
+if [ -n "${BASELINE:-}" ]; then
+    [ -x "$BASELINE" ] || die "BASELINE=$BASELINE is not an executable"
+    PEERS=("${PEERS[0]}" ringcrawl-baseline "${PEERS[@]:1}")
+fi
 for run in $(seq "$RUNS"); do
     for t in "${PEERS[@]}"; do
         run_tool peers "$t" "$run"
