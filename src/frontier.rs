@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use crate::robots::{Rules, Verdict};
 use crate::url_set::UrlSet;
+use crate::urls;
 
 /// A URL waiting to be fetched, with what it may still do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,17 +150,19 @@ impl Frontier {
         }
     }
 
-    /// Accept `job` (whose URL has host `host`) unless it was seen or its
-    /// host is full.
-    pub fn offer(&mut self, job: Job, host: &str, now: Instant) -> Offer {
+    /// Accept `job` (a normalised URL) unless it was seen or its host is
+    /// full. Most links offered were seen before: those are answered first,
+    /// before the host is even read from the URL.
+    pub fn offer(&mut self, job: Job, now: Instant) -> Offer {
         if self.seen.contains(&job.url) {
             return Offer::Seen;
         }
+        let host = urls::host_of(&job.url).to_string();
         let robots = self.politeness.robots;
         let delay = self.politeness.delay;
-        let entry = match self.hosts.get_mut(host) {
+        let entry = match self.hosts.get_mut(&host) {
             Some(entry) => entry,
-            None => self.hosts.entry(host.to_string()).or_insert_with(|| Host {
+            None => self.hosts.entry(host.clone()).or_insert_with(|| Host {
                 queue: VecDeque::new(),
                 accepted: 0,
                 active: 0,
@@ -183,7 +186,7 @@ impl Frontier {
         self.queued += 1;
         if !entry.scheduled {
             entry.scheduled = true;
-            self.ring.push_back(host.to_string());
+            self.ring.push_back(host);
         }
         Offer::New
     }
@@ -361,11 +364,11 @@ mod tests {
     fn duplicate_url_is_refused_even_after_it_was_fetched() {
         let now = Instant::now();
         let mut f = open(2);
-        assert_eq!(f.offer(job("http://a.test/"), "a.test", now), Offer::New);
-        assert_eq!(f.offer(job("http://a.test/"), "a.test", now), Offer::Seen);
+        assert_eq!(f.offer(job("http://a.test/"), now), Offer::New);
+        assert_eq!(f.offer(job("http://a.test/"), now), Offer::Seen);
         assert_eq!(fetch(&mut f, now), "http://a.test/");
         assert_eq!(
-            f.offer(job("http://a.test/"), "a.test", now),
+            f.offer(job("http://a.test/"), now),
             Offer::Seen,
             "fetched URLs stay seen"
         );
@@ -377,7 +380,7 @@ mod tests {
         let now = Instant::now();
         let mut f = open(2);
         for u in ["http://a.test/1", "http://a.test/2", "http://a.test/3"] {
-            f.offer(job(u), "a.test", now);
+            f.offer(job(u), now);
         }
         assert_eq!(fetch(&mut f, now), "http://a.test/1");
         assert_eq!(fetch(&mut f, now), "http://a.test/2");
@@ -396,10 +399,10 @@ mod tests {
         let now = Instant::now();
         let mut f = open(100);
         for i in 0..50 {
-            f.offer(job(&format!("http://big.test/{i}")), "big.test", now);
+            f.offer(job(&format!("http://big.test/{i}")), now);
         }
-        f.offer(job("http://small.test/1"), "small.test", now);
-        f.offer(job("http://tiny.test/1"), "tiny.test", now);
+        f.offer(job("http://small.test/1"), now);
+        f.offer(job("http://tiny.test/1"), now);
         let first: Vec<String> = (0..3).map(|_| fetch(&mut f, now)).collect();
         assert_eq!(
             first,
@@ -420,8 +423,8 @@ mod tests {
             robots: false,
             ..Politeness::default()
         });
-        f.offer(job("http://a.test/1"), "a.test", now);
-        f.offer(job("http://a.test/2"), "a.test", now);
+        f.offer(job("http://a.test/1"), now);
+        f.offer(job("http://a.test/2"), now);
         assert_eq!(fetch(&mut f, now), "http://a.test/1");
         assert_eq!(f.next(now), Next::Wait(now + Duration::from_millis(100)));
         assert_eq!(
@@ -435,7 +438,7 @@ mod tests {
         let now = Instant::now();
         let mut f = open(1);
         for i in 0..4 {
-            f.offer(job(&format!("http://down.test/{i}")), "down.test", now);
+            f.offer(job(&format!("http://down.test/{i}")), now);
         }
         fetch(&mut f, now);
         f.release("down.test", true, now);
@@ -464,8 +467,8 @@ mod tests {
             per_host: 4,
             ..Politeness::default()
         });
-        f.offer(job("http://a.test/ok"), "a.test", now);
-        f.offer(job("http://a.test/private/x"), "a.test", now);
+        f.offer(job("http://a.test/ok"), now);
+        f.offer(job("http://a.test/private/x"), now);
         assert_eq!(
             f.next(now),
             Next::Robots {
@@ -494,22 +497,10 @@ mod tests {
             robots: false,
             ..Politeness::default()
         });
-        assert_eq!(
-            f.offer(job("http://trap.test/1"), "trap.test", now),
-            Offer::New
-        );
-        assert_eq!(
-            f.offer(job("http://trap.test/2"), "trap.test", now),
-            Offer::New
-        );
-        assert_eq!(
-            f.offer(job("http://trap.test/3"), "trap.test", now),
-            Offer::HostFull
-        );
-        assert_eq!(
-            f.offer(job("http://other.test/1"), "other.test", now),
-            Offer::New
-        );
+        assert_eq!(f.offer(job("http://trap.test/1"), now), Offer::New);
+        assert_eq!(f.offer(job("http://trap.test/2"), now), Offer::New);
+        assert_eq!(f.offer(job("http://trap.test/3"), now), Offer::HostFull);
+        assert_eq!(f.offer(job("http://other.test/1"), now), Offer::New);
         assert!(!f.has_seen("http://trap.test/3"));
     }
 }

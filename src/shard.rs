@@ -178,9 +178,10 @@ impl Shard {
         receivers: Option<Receivers<Batch>>,
         roots: Vec<Job>,
     ) -> ShardResult {
+        let now = Instant::now();
         let duplicates = roots
             .into_iter()
-            .filter(|job| !self.enqueue(job.clone()))
+            .filter(|job| !self.enqueue(job.clone(), now))
             .count();
         if duplicates > 0 {
             self.outstanding.finish(duplicates);
@@ -423,9 +424,10 @@ impl Shard {
     /// Receive batches from one peer: dedup and enqueue only, never send.
     async fn receive(self: Rc<Self>, rx: ConnectedReceiver<Batch>) {
         while let Some(batch) = rx.recv().await {
+            let now = Instant::now();
             let dropped = batch
                 .into_iter()
-                .filter(|job| !self.enqueue(job.clone()))
+                .filter(|job| !self.enqueue(job.clone(), now))
                 .count();
             if dropped > 0 && self.outstanding.finish(dropped) {
                 self.stop();
@@ -452,18 +454,8 @@ impl Shard {
 
     /// Put a job this shard owns into its frontier; false if it was not
     /// queued (a duplicate, or its host is full).
-    fn enqueue(&self, job: Job) -> bool {
-        let offer = {
-            let mut frontier = self.frontier.borrow_mut();
-            // Most links offered were seen before: answer those without
-            // copying the host or reading the clock.
-            if frontier.has_seen(&job.url) {
-                Offer::Seen
-            } else {
-                let host = urls::host_of(&job.url).to_string();
-                frontier.offer(job, &host, Instant::now())
-            }
-        };
+    fn enqueue(&self, job: Job, now: Instant) -> bool {
+        let offer = self.frontier.borrow_mut().offer(job, now);
         match offer {
             Offer::New => {
                 self.changed.notify_all();
@@ -479,7 +471,7 @@ impl Shard {
 
     /// Hand a new URL to its owning shard, counting it in first; false if
     /// this shard already knew it or a crawl limit keeps it out.
-    fn route(&self, job: Job) -> bool {
+    fn route(&self, job: Job, now: Instant) -> bool {
         if job.depth > self.config.max_depth {
             self.stats.borrow_mut().skipped_depth += 1;
             return false;
@@ -492,7 +484,7 @@ impl Shard {
         if owner == self.id {
             // Counting in after the enqueue is safe here: no other task runs
             // before this one awaits, and this page is still counted.
-            let queued = self.enqueue(job);
+            let queued = self.enqueue(job, now);
             if queued {
                 self.outstanding.add(1);
             }
@@ -618,13 +610,14 @@ impl Shard {
                 .filter(|l| self.config.scope.allows(l))
                 .collect();
             record.num_urls = links.len();
+            let now = Instant::now();
             for link in links {
                 let job = Job {
                     url: link.into(),
                     redirects_left: self.config.max_redirect,
                     depth: job.depth.saturating_add(1),
                 };
-                record.num_new_urls += usize::from(self.route(job));
+                record.num_new_urls += usize::from(self.route(job, now));
             }
         }
     }
@@ -665,7 +658,7 @@ impl Shard {
                 &format!("redirect limit reached at {}", next.url),
             );
         }
-        record.num_new_urls = usize::from(self.route(next));
+        record.num_new_urls = usize::from(self.route(next, Instant::now()));
     }
 
     /// Whether this shard knows `url` was already queued (seen locally or
