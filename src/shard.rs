@@ -181,7 +181,8 @@ impl Shard {
         let now = Instant::now();
         let duplicates = roots
             .into_iter()
-            .filter(|job| !self.enqueue(job.clone(), now))
+            .map(|job| self.enqueue(job, now))
+            .filter(|queued| !queued)
             .count();
         if duplicates > 0 {
             self.outstanding.finish(duplicates);
@@ -427,7 +428,8 @@ impl Shard {
             let now = Instant::now();
             let dropped = batch
                 .into_iter()
-                .filter(|job| !self.enqueue(job.clone(), now))
+                .map(|job| self.enqueue(job, now))
+                .filter(|queued| !queued)
                 .count();
             if dropped > 0 && self.outstanding.finish(dropped) {
                 self.stop();
