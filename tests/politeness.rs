@@ -278,21 +278,15 @@ fn dns_failures_are_recorded_per_url() {
         .local_addr()
         .unwrap();
     let server = serve(|req| match req.path.as_str() {
-        "/" => Some(page(&[
-            "/a",
-            &format!(
-                "http://gone.crawl.test:{}/x",
-                req.authority.rsplit(':').next()?
-            ),
-            &format!(
-                "http://gone.crawl.test:{}/y",
-                req.authority.rsplit(':').next()?
-            ),
-            &format!(
-                "http://lost.crawl.test:{}/",
-                req.authority.rsplit(':').next()?
-            ),
-        ])),
+        "/" => {
+            let port = req.authority.rsplit(':').next()?;
+            Some(page(&[
+                "/a",
+                &format!("http://gone.crawl.test:{port}/x"),
+                &format!("http://gone.crawl.test:{port}/y"),
+                &format!("http://lost.crawl.test:{port}/"),
+            ]))
+        }
         "/a" => Some(page(&[])),
         _ => None,
     });
