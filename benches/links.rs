@@ -1,13 +1,15 @@
-//! `cargo bench --bench links`: link extraction (html5gum tokenizer, entity
+//! `cargo bench --bench links`: link extraction (tokenizing, entity
 //! decoding, URL resolution and normalisation) in MB/s of HTML, on a page of
 //! the synthetic site (~6 KB) and on a generated ~500 KB page shaped like a
-//! long encyclopedia article.
+//! long encyclopedia article: `extract_links` as the crawler runs it (the
+//! hand-written scanner) beside `tokenize_links` (html5gum, the reference and
+//! fallback), side by side in one run.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ringcrawl::links::extract_links;
+use ringcrawl::links::{extract_links, scan_links, tokenize_links};
 use ringcrawl::site::server::Reply;
 use ringcrawl::site::synth::{SiteSpec, SynthSite};
 use url::Url;
@@ -104,11 +106,21 @@ fn bench_links(c: &mut Criterion) {
     ];
     let mut group = c.benchmark_group("extract_links");
     for (name, html, url) in cases {
-        let links = extract_links(html, url).len();
+        let links = extract_links(html, url);
+        assert_eq!(
+            scan_links(html, url).as_ref(),
+            Some(&links),
+            "{name}: the scanner must handle the page and agree"
+        );
+        assert_eq!(tokenize_links(html, url), links, "{name}");
         let kb = html.len() / 1000;
+        let n = links.len();
         group.throughput(Throughput::Bytes(html.len() as u64));
-        group.bench_function(format!("{name}/{kb}KB_{links}links"), |b| {
+        group.bench_function(format!("{name}/{kb}KB_{n}links/scanner"), |b| {
             b.iter(|| extract_links(black_box(html), url))
+        });
+        group.bench_function(format!("{name}/{kb}KB_{n}links/html5gum"), |b| {
+            b.iter(|| tokenize_links(black_box(html), url))
         });
     }
     group.finish();

@@ -4,7 +4,8 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #
 # SECONDS_PER_TARGET defaults to 60; TARGET defaults to all of
-# response_head body_framing links url_normalize (fuzz/fuzz_targets/).
+# response_head body_framing links links_differential url_normalize
+# (fuzz/fuzz_targets/).
 # Needs a nightly toolchain; installs cargo-fuzz from crates.io if missing.
 # Each target starts from fuzz/seeds/<target>/ (committed) plus whatever
 # fuzz/corpus/<target>/ (not committed) has gathered in earlier runs, and
@@ -28,7 +29,7 @@ fi
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(response_head body_framing links url_normalize)
+    targets=(response_head body_framing links links_differential url_normalize)
 fi
 
 cd "$(dirname "$0")/.."

@@ -24,7 +24,8 @@
 //!   robots.txt policy.
 //! - [`fetch`] one HTTP/1.0 exchange with limits and a deadline; [`dns`] the
 //!   per-shard resolver; [`http`] pure request bytes, head parsing, framing.
-//! - [`links`] pure HTML → absolute normalised URLs (html5gum); [`urls`]
+//! - [`links`] pure HTML → absolute normalised URLs (a hand-written scanner,
+//!   html5gum's tokenizer where the scanner is unsure); [`urls`]
 //!   normalisation; [`scope`] strict/lenient hosts and `--exclude`.
 //! - [`record`], [`stats`], [`sink`], [`progress`] what a crawl shows and
 //!   leaves behind; [`warc`] WARC 1.1 records, [`warc_file`] per-shard

@@ -1,14 +1,24 @@
 //! Link extraction from fetched HTML pages: the crawler's hot path.
 //!
-//! [`extract_links`] runs html5gum's WHATWG tokenizer over the raw body bytes
-//! with a purpose-built [`Emitter`] that ignores text, comments and doctypes,
-//! keeps only the few start tags and attributes that carry links, and copies
-//! nothing else. What HTML's tokenizer rules give for free and a regex or a
-//! lax parser gets wrong: case-insensitive tag and attribute names, quoted,
-//! single-quoted and unquoted values (`href=/about`), decoded character
-//! references (`&amp;`, `&#47;`), comments skipped, and `<script>`, `<style>`,
-//! `<textarea>`, `<title>`, ... content read as raw text, so markup inside a
-//! script string is not a link.
+//! [`extract_links`] finds the links of a page the way HTML's tokenizer
+//! does: case-insensitive tag and attribute names, quoted, single-quoted and
+//! unquoted values (`href=/about`), decoded character references (`&amp;`,
+//! `&#47;`), comments skipped, and `<script>`, `<style>`, `<textarea>`,
+//! `<title>`, ... content read as raw text, so markup inside a script string
+//! is not a link. Two implementations give the same answer:
+//!
+//! - [`scanner`]: a hand-written scanner for the part of the WHATWG
+//!   tokenizer that decides where tags and link values are. It jumps from `<`
+//!   to `<` with `memchr` and copies nothing. When a page holds something it
+//!   does not reproduce exactly (a character reference other than `&amp;`
+//!   inside a link, a NUL in a link, `<!--` inside a `<script>`), it gives
+//!   up on that page.
+//! - [`tokenizer`]: html5gum's WHATWG tokenizer with a purpose-built
+//!   emitter: the reference, and what runs when the scanner gives up.
+//!
+//! Both feed the same [`LinkSet`] (base URL, resolution, dedup, cap), and
+//! the conformance corpus below, a property test and the
+//! `links_differential` fuzz target check that they agree.
 //!
 //! What it is not: not a tree builder (no DOM, so no stack to overflow on
 //! deeply nested pages), not an encoding sniffer (bytes are tokenized as they
@@ -25,11 +35,13 @@
     clippy::unreachable
 )]
 
+mod scanner;
+mod tokenizer;
+
 use std::borrow::Cow;
-use std::collections::hash_map::{Entry, HashMap, RandomState};
+use std::collections::hash_map::{Entry, HashMap};
 use std::hash::BuildHasher;
 
-use html5gum::{naive_next_state, Emitter, Error, State, Tokenizer};
 use url::Url;
 
 use crate::urls;
@@ -77,61 +89,23 @@ pub const MAX_LINKS_PER_PAGE: usize = 10_000;
 /// so distinct links stay distinct and legacy-encoded servers get back the
 /// bytes they wrote.
 pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    let emitter = LinkEmitter::new(page_url);
-    let mut tokenizer = Tokenizer::new_with_emitter(html, emitter);
-    // The emitter yields a single token, the link list, at end of input or
-    // as soon as the cap is reached; the reader of a byte slice cannot fail.
-    match tokenizer.next() {
-        Some(Ok(links)) => links,
-        Some(Err(never)) => match never {},
-        None => Vec::new(),
-    }
+    scan_links(html, page_url).unwrap_or_else(|| tokenize_links(html, page_url))
 }
 
-/// Longest tag name we need to recognise ("plaintext"), with room to spare.
-/// Longer names are remembered as "too long", which matches nothing.
-const NAME_CAP: usize = 16;
-
-/// A short ASCII-lowercased name kept inline, so no tag or attribute name is
-/// ever allocated.
-#[derive(Debug, Clone, Copy)]
-struct ShortName {
-    buf: [u8; NAME_CAP],
-    /// Bytes pushed so far; may exceed `NAME_CAP`, then the name is too long.
-    len: usize,
+/// [`extract_links`] by the hand-written scanner alone: `None` when the page
+/// holds something only the full tokenizer handles exactly. Public for the
+/// differential fuzz target and benchmarks.
+pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
+    let mut set = LinkSet::new(page_url);
+    scanner::scan(html, &mut set).ok()?;
+    Some(set.into_links())
 }
 
-impl ShortName {
-    const EMPTY: ShortName = ShortName {
-        buf: [0; NAME_CAP],
-        len: 0,
-    };
-
-    #[inline]
-    fn clear(&mut self) {
-        self.len = 0;
-    }
-
-    #[inline]
-    fn push(&mut self, s: &[u8]) {
-        for &b in s {
-            if let Some(slot) = self.buf.get_mut(self.len) {
-                *slot = b.to_ascii_lowercase();
-            }
-            self.len = self.len.saturating_add(1);
-        }
-    }
-
-    /// The name, or `None` if it was too long to keep.
-    #[inline]
-    fn get(&self) -> Option<&[u8]> {
-        self.buf.get(..self.len)
-    }
-
-    #[inline]
-    fn is(&self, name: &[u8]) -> bool {
-        self.get() == Some(name)
-    }
+/// [`extract_links`] by html5gum's tokenizer alone: the reference the
+/// scanner is checked against. Public for the differential fuzz target and
+/// benchmarks.
+pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
+    tokenizer::tokenize(html, LinkSet::new(page_url))
 }
 
 /// The start tags that carry links, and the one attribute each is read for.
@@ -146,8 +120,9 @@ enum LinkTag {
 }
 
 impl LinkTag {
-    fn classify(name: &ShortName) -> Option<LinkTag> {
-        match name.get()? {
+    /// The link tag named `name`, which must already be ASCII-lowercase.
+    fn classify(name: &[u8]) -> Option<LinkTag> {
+        match name {
             b"a" | b"area" | b"link" => Some(LinkTag::Href),
             b"frame" | b"iframe" => Some(LinkTag::Src),
             b"base" => Some(LinkTag::Base),
@@ -163,28 +138,11 @@ impl LinkTag {
     }
 }
 
-/// Where the current attribute stands with respect to the link we want.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum AttrState {
-    /// Name not checked yet (no value byte seen).
-    Unchecked,
-    /// This is the link attribute: its value goes to `LinkEmitter::value`.
-    Capture,
-    /// Some other attribute, or the tag already has its link value.
-    Ignore,
-}
-
-/// Which kind of tag token is being built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Current {
-    Start,
-    End,
-}
-
-/// The html5gum emitter behind [`extract_links`]. All per-tag state lives in
-/// fixed fields and one reused value buffer; the only allocations are the
-/// returned `Url`s and, for links seen before a `<base>`, one growing buffer.
-struct LinkEmitter<'p> {
+/// What a page's link tags add up to, whichever tokenizer found them: the
+/// base URL, the resolved links, their dedup and the cap. Owned by one
+/// extraction; the only allocations are the returned `Url`s, the dedup
+/// table and, for links seen before a `<base>`, one growing buffer.
+struct LinkSet<'p> {
     page_url: &'p Url,
     /// The first `<base href>`, once seen and usable.
     base: Option<Url>,
@@ -193,32 +151,15 @@ struct LinkEmitter<'p> {
     /// resolved again if one turns up. Dropped when a base is seen.
     pre_base: Vec<u8>,
     pre_base_ends: Vec<usize>,
-
     links: Vec<Url>,
     /// Hash of a link's text -> its index in `links` (collisions are checked).
     seen: HashMap<u64, usize>,
-    hasher: RandomState,
-    /// Stop reading: end of input, or `MAX_LINKS_PER_PAGE` reached.
-    done: bool,
-
-    current: Current,
-    tag_name: ShortName,
-    /// Name of the start tag that switched the tokenizer to a raw-text
-    /// state, for the tokenizer's "appropriate end tag" check.
-    raw_tag: ShortName,
-    /// `Some` while the current start tag is one we read a link from.
-    tag: Option<LinkTag>,
-    classified: bool,
-    attr_name: ShortName,
-    attr_state: AttrState,
-    /// The current tag already has its link attribute (first one wins).
-    have_value: bool,
-    value: Vec<u8>,
+    hasher: foldhash::fast::RandomState,
 }
 
-impl<'p> LinkEmitter<'p> {
+impl<'p> LinkSet<'p> {
     fn new(page_url: &'p Url) -> Self {
-        LinkEmitter {
+        LinkSet {
             page_url,
             base: None,
             base_seen: false,
@@ -226,65 +167,36 @@ impl<'p> LinkEmitter<'p> {
             pre_base_ends: Vec::new(),
             links: Vec::new(),
             seen: HashMap::new(),
-            hasher: RandomState::new(),
-            done: false,
-            current: Current::End,
-            tag_name: ShortName::EMPTY,
-            raw_tag: ShortName::EMPTY,
-            tag: None,
-            classified: true,
-            attr_name: ShortName::EMPTY,
-            attr_state: AttrState::Ignore,
-            have_value: false,
-            value: Vec::new(),
+            hasher: foldhash::fast::RandomState::default(),
         }
     }
 
-    /// Decide once per start tag, when its name is complete, whether it
-    /// carries a link.
-    #[inline]
-    fn classify(&mut self) {
-        if !self.classified {
-            self.classified = true;
-            self.tag = LinkTag::classify(&self.tag_name);
-        }
+    /// [`MAX_LINKS_PER_PAGE`] reached: read no further.
+    fn is_full(&self) -> bool {
+        self.links.len() >= MAX_LINKS_PER_PAGE
     }
 
-    /// The current attribute is complete (another starts or the tag ends).
-    #[inline]
-    fn finish_attribute(&mut self) {
-        if let Some(tag) = self.tag {
-            if !self.have_value {
-                self.have_value = match self.attr_state {
-                    AttrState::Capture => true,
-                    // An attribute with an empty or no value: `<a href>`.
-                    AttrState::Unchecked => self.attr_name.is(tag.attribute()),
-                    AttrState::Ignore => false,
-                };
-            }
-        }
-        self.attr_state = AttrState::Unchecked;
-        self.attr_name.clear();
+    fn into_links(self) -> Vec<Url> {
+        self.links
     }
 
-    /// A start tag with its link value is complete.
-    fn on_link(&mut self, tag: LinkTag) {
-        let value = std::mem::take(&mut self.value);
+    /// A complete start tag `tag` whose link attribute had `value` (raw
+    /// bytes, character references already decoded; empty for `<a href>`).
+    fn offer(&mut self, tag: LinkTag, value: &[u8]) {
         match tag {
             LinkTag::Base => {
                 if !self.base_seen {
-                    self.set_base(&value);
+                    self.set_base(value);
                 }
             }
             LinkTag::Href | LinkTag::Src => {
                 if !self.base_seen {
-                    self.pre_base.extend_from_slice(&value);
+                    self.pre_base.extend_from_slice(value);
                     self.pre_base_ends.push(self.pre_base.len());
                 }
-                self.add(&value);
+                self.add(value);
             }
         }
-        self.value = value;
     }
 
     fn set_base(&mut self, value: &[u8]) {
@@ -306,7 +218,7 @@ impl<'p> LinkEmitter<'p> {
                     self.add(raw);
                 }
                 start = end;
-                if self.done {
+                if self.is_full() {
                     break;
                 }
             }
@@ -315,7 +227,7 @@ impl<'p> LinkEmitter<'p> {
 
     /// Resolve one raw link value and keep it if it is new.
     fn add(&mut self, raw: &[u8]) {
-        if self.done {
+        if self.is_full() {
             return;
         }
         let text = bytes_to_str(raw);
@@ -342,9 +254,6 @@ impl<'p> LinkEmitter<'p> {
             }
         }
         self.links.push(url);
-        if self.links.len() >= MAX_LINKS_PER_PAGE {
-            self.done = true;
-        }
     }
 }
 
@@ -363,171 +272,6 @@ fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
-}
-
-/// The tokenizer state after a start tag, as html5gum's `naive_next_state`,
-/// except that `<noscript>` stays markup (scripting-disabled parsing) and
-/// `<noframes>` (which `naive_next_state` misspells) is raw text.
-fn next_state(name: &[u8]) -> Option<State> {
-    match name {
-        b"noscript" => None,
-        b"noframes" => Some(State::RawText),
-        _ => naive_next_state(name),
-    }
-}
-
-impl Emitter for LinkEmitter<'_> {
-    type Token = Vec<Url>;
-
-    fn set_last_start_tag(&mut self, last_start_tag: Option<&[u8]>) {
-        self.raw_tag.clear();
-        self.raw_tag.push(last_start_tag.unwrap_or_default());
-    }
-
-    fn emit_eof(&mut self) {
-        self.done = true;
-    }
-
-    #[inline]
-    fn emit_error(&mut self, _error: Error) {}
-
-    #[inline]
-    fn should_emit_errors(&mut self) -> bool {
-        false
-    }
-
-    #[inline]
-    fn pop_token(&mut self) -> Option<Self::Token> {
-        if self.done {
-            Some(std::mem::take(&mut self.links))
-        } else {
-            None
-        }
-    }
-
-    #[inline]
-    fn emit_string(&mut self, _c: &[u8]) {}
-
-    #[inline]
-    fn init_start_tag(&mut self) {
-        self.current = Current::Start;
-        self.tag_name.clear();
-        self.tag = None;
-        self.classified = false;
-        self.attr_name.clear();
-        self.attr_state = AttrState::Unchecked;
-        self.have_value = false;
-        self.value.clear();
-    }
-
-    #[inline]
-    fn init_end_tag(&mut self) {
-        self.current = Current::End;
-        self.tag_name.clear();
-        self.tag = None;
-        self.classified = true;
-    }
-
-    #[inline]
-    fn init_comment(&mut self) {}
-
-    fn emit_current_tag(&mut self) -> Option<State> {
-        if self.current == Current::End {
-            return None;
-        }
-        self.classify();
-        self.finish_attribute();
-        if let Some(tag) = self.tag {
-            if self.have_value {
-                self.on_link(tag);
-            }
-        }
-        let state = next_state(self.tag_name.get()?);
-        if state.is_some() {
-            self.raw_tag = self.tag_name;
-        }
-        state
-    }
-
-    #[inline]
-    fn emit_current_comment(&mut self) {}
-
-    #[inline]
-    fn emit_current_doctype(&mut self) {}
-
-    #[inline]
-    fn set_self_closing(&mut self) {}
-
-    #[inline]
-    fn set_force_quirks(&mut self) {}
-
-    #[inline]
-    fn push_tag_name(&mut self, s: &[u8]) {
-        self.tag_name.push(s);
-    }
-
-    #[inline]
-    fn push_comment(&mut self, _s: &[u8]) {}
-
-    #[inline]
-    fn push_doctype_name(&mut self, _s: &[u8]) {}
-
-    #[inline]
-    fn init_doctype(&mut self) {}
-
-    #[inline]
-    fn init_attribute(&mut self) {
-        if self.current == Current::Start {
-            self.classify();
-            self.finish_attribute();
-        }
-    }
-
-    #[inline]
-    fn push_attribute_name(&mut self, s: &[u8]) {
-        if self.tag.is_some() {
-            self.attr_name.push(s);
-        }
-    }
-
-    #[inline]
-    fn push_attribute_value(&mut self, s: &[u8]) {
-        let Some(tag) = self.tag else {
-            return;
-        };
-        if self.attr_state == AttrState::Unchecked {
-            self.attr_state = if !self.have_value && self.attr_name.is(tag.attribute()) {
-                AttrState::Capture
-            } else {
-                AttrState::Ignore
-            };
-        }
-        if self.attr_state == AttrState::Capture {
-            self.value.extend_from_slice(s);
-        }
-    }
-
-    #[inline]
-    fn set_doctype_public_identifier(&mut self, _value: &[u8]) {}
-
-    #[inline]
-    fn set_doctype_system_identifier(&mut self, _value: &[u8]) {}
-
-    #[inline]
-    fn push_doctype_public_identifier(&mut self, _s: &[u8]) {}
-
-    #[inline]
-    fn push_doctype_system_identifier(&mut self, _s: &[u8]) {}
-
-    #[inline]
-    fn current_is_appropriate_end_tag_token(&mut self) -> bool {
-        self.current == Current::End
-            && self.raw_tag.len > 0
-            && self
-                .raw_tag
-                .get()
-                .is_some_and(|raw| Some(raw) == self.tag_name.get())
-    }
 }
 
 #[cfg(test)]
@@ -549,11 +293,34 @@ mod tests {
         links_bytes(html.as_bytes())
     }
 
+    /// The links of `html` as [`extract_links`] gives them, after checking
+    /// that the scanner, when it is sure, and html5gum agree.
     fn links_bytes(html: &[u8]) -> Vec<String> {
-        extract_links(html, &page())
-            .into_iter()
-            .map(String::from)
-            .collect()
+        let reference = tokenize_links(html, &page());
+        if let Some(scanned) = scan_links(html, &page()) {
+            assert_eq!(scanned, reference, "scanner and html5gum differ");
+        }
+        let found = extract_links(html, &page());
+        assert_eq!(found, reference);
+        found.into_iter().map(String::from).collect()
+    }
+
+    /// Like [`links`], and the scanner handled the page itself.
+    fn scanned(html: &str) -> Vec<String> {
+        assert!(
+            scan_links(html.as_bytes(), &page()).is_some(),
+            "scanner gave up on {html:?}"
+        );
+        links(html)
+    }
+
+    /// Like [`links`], and the page needed html5gum.
+    fn tokenized(html: &str) -> Vec<String> {
+        assert!(
+            scan_links(html.as_bytes(), &page()).is_none(),
+            "scanner should give up on {html:?}"
+        );
+        links(html)
     }
 
     #[test]
@@ -898,6 +665,168 @@ mod tests {
         assert_eq!(found.len(), MAX_LINKS_PER_PAGE);
     }
 
+    #[test]
+    fn quoted_gt_does_not_end_a_tag() {
+        assert_eq!(
+            scanned(r#"<p title="a > b" data-x='>'><a title=">" href="/x">"#),
+            ["http://example.com/x"]
+        );
+    }
+
+    #[test]
+    fn quote_inside_attribute_name_or_unquoted_value_is_literal() {
+        assert_eq!(
+            scanned(r#"<p a"b='c>'><a href=/y"z'>"#),
+            ["http://example.com/y%22z'"]
+        );
+    }
+
+    #[test]
+    fn slash_and_equals_between_attributes() {
+        assert_eq!(
+            scanned(r#"<a/href=/one><a =href=/no href=/two><a href = "/three" / >"#),
+            [
+                "http://example.com/one",
+                "http://example.com/two",
+                "http://example.com/three",
+            ]
+        );
+    }
+
+    #[test]
+    fn cr_and_form_feed_separate_attributes() {
+        assert_eq!(
+            scanned("<a\rhref=/cr><a\x0chref=/ff><a\r\nhref\r=\r'/crlf'>"),
+            [
+                "http://example.com/cr",
+                "http://example.com/ff",
+                "http://example.com/crlf",
+            ]
+        );
+    }
+
+    #[test]
+    fn abrupt_and_bang_comment_ends() {
+        assert_eq!(
+            scanned("<!--><a href=/1><!---><a href=/2><!-- x --!><a href=/3><!----><a href=/4>"),
+            [
+                "http://example.com/1",
+                "http://example.com/2",
+                "http://example.com/3",
+                "http://example.com/4",
+            ]
+        );
+    }
+
+    #[test]
+    fn comment_dashes_must_be_inside_the_comment() {
+        // `<!---!>` does not end the comment; the `-->` later does.
+        assert_eq!(
+            scanned("<!---!><a href=/no>--><a href=/yes>"),
+            ["http://example.com/yes"]
+        );
+        assert_eq!(
+            scanned("<!-- <!-- nested --> <a href=/after>"),
+            ["http://example.com/after"]
+        );
+    }
+
+    #[test]
+    fn doctype_cdata_processing_instruction_and_bogus_end_tags_end_at_gt() {
+        assert_eq!(
+            scanned(
+                "<!DOCTYPE html PUBLIC \"a\"><![CDATA[ x ]]><?xml version=1?></ junk>\
+                 </><!><a href=/ok>"
+            ),
+            ["http://example.com/ok"]
+        );
+    }
+
+    #[test]
+    fn end_tag_of_raw_text_may_carry_attributes() {
+        assert_eq!(
+            scanned(r#"<style>a{}</style x="><a href=/in-x>"><a href=/after>"#),
+            ["http://example.com/after"]
+        );
+    }
+
+    #[test]
+    fn raw_text_end_needs_the_whole_name() {
+        assert_eq!(
+            scanned("<title></titles><a href=/no></title\t><a href=/yes>"),
+            ["http://example.com/yes"]
+        );
+    }
+
+    #[test]
+    fn lone_lt_and_stray_bytes_are_text() {
+        assert_eq!(
+            scanned("a < b <3 <<a href=/x> <\u{e9}<a href=/y>"),
+            ["http://example.com/x", "http://example.com/y"]
+        );
+    }
+
+    #[test]
+    fn tag_cut_off_by_end_of_input_is_dropped() {
+        assert!(scanned("<a href=/x").is_empty());
+        assert!(scanned("<a href='/x'").is_empty());
+        assert!(scanned("<a href=").is_empty());
+        assert!(scanned("<a href=/x /").is_empty());
+    }
+
+    #[test]
+    fn amp_is_decoded_without_the_tokenizer() {
+        assert_eq!(
+            scanned(r#"<a href="/s?a=1&amp;b=2&=3& 4&">"#),
+            ["http://example.com/s?a=1&b=2&=3&%204&"]
+        );
+    }
+
+    #[test]
+    fn other_references_and_nul_in_links_go_to_the_tokenizer() {
+        assert_eq!(tokenized("<a href=/a&lt;b>"), ["http://example.com/a%3Cb"]);
+        assert_eq!(tokenized("<a href=/a&#47;b>"), ["http://example.com/a/b"]);
+        assert_eq!(
+            tokenized("<a href=\"/a\0b\">"),
+            ["http://example.com/a%EF%BF%BDb"]
+        );
+        // References outside link values need no decoding.
+        assert_eq!(
+            scanned("<p title=\"&lt;&#47;\">&copy; <a href=/x>"),
+            ["http://example.com/x"]
+        );
+    }
+
+    #[test]
+    fn escaped_script_goes_to_the_tokenizer() {
+        assert_eq!(
+            tokenized("<script><!-- document.write('<script></script>'); --></script><a href=/x>"),
+            ["http://example.com/x"]
+        );
+        assert_eq!(
+            tokenized("<script><!--<script></script><a href=/no>--></script><a href=/yes>"),
+            ["http://example.com/yes"]
+        );
+    }
+
+    #[test]
+    fn synthetic_site_pages_are_scanned_without_the_tokenizer() {
+        let site = crate::site::synth::SynthSite::new(crate::site::synth::SiteSpec {
+            pages: 50,
+            ..crate::site::synth::SiteSpec::default()
+        });
+        for n in 1..50 {
+            let path = format!("/p/{n}.html");
+            let crate::site::server::Reply::Http { body, .. } = site.respond(&path) else {
+                continue;
+            };
+            let url = Url::parse(&format!("http://example.com{path}")).unwrap();
+            let scanned = scan_links(&body, &url).expect("scanner handles the site");
+            assert_eq!(scanned, tokenize_links(&body, &url), "{path}");
+            assert!(!scanned.is_empty(), "{path}");
+        }
+    }
+
     /// A ~6 KB page with ~15 links, shaped like an ordinary site page.
     fn typical_page() -> String {
         let mut html = String::from(
@@ -968,6 +897,50 @@ mod tests {
         ) {
             let found = extract_links(&bytes, &page());
             prop_assert!(found.len() <= MAX_LINKS_PER_PAGE);
+        }
+
+        #[test]
+        fn scanner_agrees_with_html5gum_on_tag_soup(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just("<a href=".to_string()),
+                    Just("<A HREF='/".to_string()),
+                    Just("<base href=".to_string()),
+                    Just("<iframe src=".to_string()),
+                    Just("<script>".to_string()),
+                    Just("</script>".to_string()),
+                    Just("<title>".to_string()),
+                    Just("</TITLE ".to_string()),
+                    Just("<style>".to_string()),
+                    Just("</style>".to_string()),
+                    Just("<plaintext>".to_string()),
+                    Just("<!--".to_string()),
+                    Just("-->".to_string()),
+                    Just("--!>".to_string()),
+                    Just("<!".to_string()),
+                    Just("<?".to_string()),
+                    Just("</".to_string()),
+                    Just("<".to_string()),
+                    Just("/".to_string()),
+                    Just("=".to_string()),
+                    Just("\"".to_string()),
+                    Just("'".to_string()),
+                    Just(">".to_string()),
+                    Just(" ".to_string()),
+                    Just("\r\n".to_string()),
+                    Just("&amp;".to_string()),
+                    Just("&".to_string()),
+                    "[a-z/.]{1,6}",
+                    any::<u8>().prop_map(|b| char::from(b).to_string()),
+                ],
+                0..48,
+            )
+        ) {
+            let html = parts.concat();
+            let reference = tokenize_links(html.as_bytes(), &page());
+            if let Some(scanned) = scan_links(html.as_bytes(), &page()) {
+                prop_assert_eq!(scanned, reference, "{:?}", html);
+            }
         }
 
         #[test]
