@@ -7,16 +7,16 @@
 //! `<title>`, ... content read as raw text, so markup inside a script string
 //! is not a link. Two implementations give the same answer:
 //!
-//! - [`scanner`]: a hand-written scanner for the part of the WHATWG
+//! - `scanner`: a hand-written scanner for the part of the WHATWG
 //!   tokenizer that decides where tags and link values are. It jumps from `<`
 //!   to `<` with `memchr` and copies nothing. When a page holds something it
 //!   does not reproduce exactly (a character reference other than `&amp;`
 //!   inside a link, a NUL in a link, `<!--` inside a `<script>`), it gives
 //!   up on that page.
-//! - [`tokenizer`]: html5gum's WHATWG tokenizer with a purpose-built
+//! - `tokenizer`: html5gum's WHATWG tokenizer with a purpose-built
 //!   emitter: the reference, and what runs when the scanner gives up.
 //!
-//! Both feed the same [`LinkSet`] (base URL, resolution, dedup, cap), and
+//! Both feed the same `LinkSet` (base URL, resolution, dedup, cap), and
 //! the conformance corpus below, a property test and the
 //! `links_differential` fuzz target check that they agree.
 //!
