@@ -129,7 +129,7 @@ impl<'h> Scanner<'h> {
         memchr(byte, self.rest()).map(|i| self.pos + i)
     }
 
-    /// Move past the next `>`; false at end of input.
+    /// Move past the next `byte`; false at end of input.
     #[inline]
     fn skip_past(&mut self, byte: u8) -> bool {
         match self.find(byte) {
