@@ -17,7 +17,7 @@ use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 
 use crate::config::{available_cpus, Config};
 use crate::frontier::Job;
-use crate::mesh::{shard_for, Batch, Outbox, Outstanding, CHANNEL_CAPACITY};
+use crate::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
 use crate::progress::{self, Progress};
 use crate::record::Record;
 use crate::shard::{Shard, ShardResult, Shared};
@@ -100,6 +100,7 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
         interrupt: interrupt.clone(),
         progress: progress.clone(),
         warc,
+        slots: FetchSlots::new((0..shards).map(|i| config.workers_for(i)).collect()),
     };
     let reporting = Arc::new(AtomicBool::new(false));
     let reporter = config.progress.map(|interval| {

@@ -36,9 +36,12 @@
 //! # Invariants
 //!
 //! 1. A host belongs to exactly one shard for the whole crawl
-//!    ([`mesh::shard_for`] is a fixed-key hash).
-//! 2. The receive path of a shard only deduplicates and enqueues; it never
-//!    awaits a send. Cross-core sends use `try_send_to` with a local overflow
+//!    ([`mesh::shard_for`] is a fixed-key hash): its queue, seen-set,
+//!    politeness and robots.txt live there. The owner may lend a ready page
+//!    of the host to a peer with a free fetch slot; the peer fetches, records
+//!    and routes it like its own and sends the host's release back.
+//! 2. The receive path of a shard only deduplicates and enqueues, starts
+//!    lent pages and releases returned hosts; it never awaits a send. Cross-core sends use `try_send_to` with a local overflow
 //!    queue drained by a separate task, so bounded all-to-all channels cannot
 //!    deadlock.
 //! 3. Termination is the chapter's `Queue.join()` made global: an atomic
@@ -51,6 +54,8 @@
 //! 5. Pure code (request bytes, head parsing, link extraction, URL
 //!    normalisation and scope, the frontier) does no I/O, so it is
 //!    unit-tested and property-tested on its own. The I/O layer is thin.
+//! 6. At most `--max-tasks` fetches run at once, over all shards: every
+//!    fetch holds a slot of [`mesh::FetchSlots`] from start to end.
 
 pub mod cli;
 pub mod config;

@@ -1,10 +1,16 @@
 //! Everything that crosses cores: which shard owns a host, the global count
-//! of outstanding URLs that decides when the crawl is done, and the batched,
-//! deadlock-free sending of URLs to other shards.
+//! of outstanding URLs that decides when the crawl is done, the crawl-wide
+//! pool of fetch slots, and the batched, deadlock-free sending of URLs,
+//! lent pages and their returns to other shards.
 //!
 //! Invariants kept here:
 //! - [`shard_for`] is a fixed-key hash, identical on every thread and run, so
-//!   a host belongs to exactly one shard for the whole crawl.
+//!   a host belongs to exactly one shard for the whole crawl. A shard may
+//!   lend a page of its host to a peer to fetch ([`Batch::leases`]); the
+//!   host's queue, politeness and robots stay with the owner, which learns
+//!   from [`Batch::returns`] when the page is done.
+//! - [`FetchSlots`] never lets more fetches run than `--max-tasks`, however
+//!   they are spread over shards.
 //! - Senders never block the receive path: [`Outbox::flush`] only
 //!   `try_send`s; a full channel parks the batch in a local overflow queue
 //!   that a separate flusher task drains with awaited sends.
@@ -22,6 +28,7 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use glommio::channels::channel_mesh::Senders;
 use glommio::{GlommioError, ResourceType};
@@ -29,8 +36,25 @@ use glommio::{GlommioError, ResourceType};
 use crate::frontier::Job;
 use crate::notify::Notify;
 
-/// Jobs sent from one shard to another in one channel message.
-pub type Batch = Vec<Job>;
+/// What one shard sends another in one channel message.
+#[derive(Debug, Default, Clone)]
+pub struct Batch {
+    /// URLs the receiver owns, to deduplicate and enqueue.
+    pub jobs: Vec<Job>,
+    /// Pages of the sender's hosts for the receiver to fetch, record and
+    /// route on the sender's behalf. The receiver's fetch slot for each was
+    /// already taken by the sender ([`FetchSlots::take_other`]).
+    pub leases: Vec<Job>,
+    /// Leases of the receiver's hosts that the sender finished: the host,
+    /// and whether it failed to answer usefully (for the owner's backoff).
+    pub returns: Vec<(String, bool)>,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty() && self.leases.is_empty() && self.returns.is_empty()
+    }
+}
 
 /// Messages a mesh channel holds before `try_send` reports it full.
 pub const CHANNEL_CAPACITY: usize = 1024;
@@ -97,12 +121,71 @@ impl Outstanding {
     }
 }
 
+/// The crawl's fetch slots, `--max-tasks` of them, each belonging to one
+/// shard (`Config::workers_for`). A fetch holds a slot of the shard it runs
+/// on from start to end, whoever started it; a shard whose own slots are
+/// all busy may take a free one of a peer to lend that peer a page.
+#[derive(Debug)]
+pub struct FetchSlots {
+    /// Per shard: slots taken (fetches running there, or lent to it and
+    /// not yet finished).
+    busy: Vec<Busy>,
+    /// Per shard: its number of slots.
+    capacity: Vec<usize>,
+}
+
+impl FetchSlots {
+    pub fn new(capacity: Vec<usize>) -> Arc<Self> {
+        Arc::new(FetchSlots {
+            busy: capacity.iter().map(|_| Busy::default()).collect(),
+            capacity,
+        })
+    }
+
+    /// Take a slot of `shard` if one is free.
+    pub fn try_take(&self, shard: usize) -> bool {
+        let (Some(busy), Some(&capacity)) = (self.busy.get(shard), self.capacity.get(shard)) else {
+            return false;
+        };
+        busy.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < capacity).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// Take a free slot of any shard but `me`, trying them in turn from the
+    /// one after `me`; the shard whose slot was taken.
+    pub fn take_other(&self, me: usize) -> Option<usize> {
+        let shards = self.busy.len();
+        (1..shards)
+            .map(|k| (me + k) % shards)
+            .find(|&peer| self.try_take(peer))
+    }
+
+    /// Give back a slot of `shard`.
+    pub fn give(&self, shard: usize) {
+        if let Some(busy) = self.busy.get(shard) {
+            let _ = busy
+                .0
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        }
+    }
+}
+
+/// One shard's count of taken slots, alone in its cache line: each shard
+/// updates its own on every fetch, and sharing a line would make every
+/// update on one core a cache miss on the other.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Busy(AtomicUsize);
+
 /// One shard's sending side of the mesh: per-peer batches being built,
 /// batches that found a full channel, and the channel senders themselves.
 pub struct Outbox {
     /// Channel senders to every other shard (`None` with one shard).
     senders: Option<Senders<Batch>>,
-    /// Jobs routed to each peer since the last flush.
+    /// Jobs, leases and returns for each peer since the last flush.
     pending: RefCell<Vec<Batch>>,
     /// Batches refused by a full channel, in order, per peer.
     overflow: RefCell<Vec<VecDeque<Batch>>>,
@@ -114,7 +197,7 @@ impl Outbox {
     pub fn new(senders: Option<Senders<Batch>>, shards: usize) -> Self {
         Outbox {
             senders,
-            pending: RefCell::new(vec![Vec::new(); shards]),
+            pending: RefCell::new((0..shards).map(|_| Batch::default()).collect()),
             overflow: RefCell::new(vec![VecDeque::new(); shards]),
             overflow_added: Notify::new(),
         }
@@ -123,7 +206,22 @@ impl Outbox {
     /// Queue `job` for `peer`; it leaves at the next [`Outbox::flush`].
     pub fn route(&self, peer: usize, job: Job) {
         if let Some(batch) = self.pending.borrow_mut().get_mut(peer) {
-            batch.push(job);
+            batch.jobs.push(job);
+        }
+    }
+
+    /// Lend `peer` a page of one of this shard's hosts, for which a slot of
+    /// `peer` was taken; it leaves at the next [`Outbox::flush`].
+    pub fn lend(&self, peer: usize, job: Job) {
+        if let Some(batch) = self.pending.borrow_mut().get_mut(peer) {
+            batch.leases.push(job);
+        }
+    }
+
+    /// Tell `owner` that a page it lent, of `host`, is done.
+    pub fn give_back(&self, owner: usize, host: String, failed: bool) {
+        if let Some(batch) = self.pending.borrow_mut().get_mut(owner) {
+            batch.returns.push((host, failed));
         }
     }
 

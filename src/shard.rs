@@ -1,11 +1,14 @@
 //! One shard: the state of one core and the tasks that run on it.
 //!
 //! A shard owns the hosts that [`shard_for`] gives it: their seen-set and
-//! queue (the [`Frontier`]), their DNS answers, and the workers that fetch
-//! their URLs. It runs the chapter's loop — N workers take the next URL,
-//! fetch it, record it, extract links and hand each link to its owner — plus
-//! one receive task per peer (dedup + enqueue, never a send) and one flusher
-//! task for batches that met a full channel. Everything here is `!Send`
+//! queue (the [`Frontier`]), their politeness and robots.txt, their DNS
+//! answers. It runs the chapter's loop — N workers take the next URL, fetch
+//! it, record it, extract links and hand each link to its owner — plus one
+//! receive task per peer (dedup + enqueue, never a send) and one flusher
+//! task for batches that met a full channel. When all of its own fetch
+//! slots are busy and a peer has one free, it lends the peer a ready page:
+//! the peer fetches, records and routes it like its own and sends back the
+//! host's release, so one busy host can keep every core fetching. Everything here is `!Send`
 //! (`Rc`/`RefCell`) and no `RefCell` borrow is held across an `.await`.
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -25,7 +28,6 @@ use std::time::{Duration, Instant};
 
 use glommio::channels::channel_mesh::Receivers;
 use glommio::channels::shared_channel::ConnectedReceiver;
-use glommio::sync::Semaphore;
 use glommio::task::JoinHandle;
 use url::Url;
 
@@ -33,7 +35,7 @@ use crate::config::Config;
 use crate::dns::{Resolver, ResolverOptions};
 use crate::fetch::{self, FetchError, Limits, Response};
 use crate::frontier::{Frontier, Job, Next, Offer, Politeness};
-use crate::mesh::{shard_for, Batch, Outbox, Outstanding};
+use crate::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding};
 use crate::notify::Notify;
 use crate::progress::{Progress, ShardCounters};
 use crate::record::Record;
@@ -70,6 +72,8 @@ pub struct Shared {
     pub progress: Arc<Progress>,
     /// WARC output (each shard fills in its own index).
     pub warc: Option<WarcTarget>,
+    /// The crawl's fetch slots (`--max-tasks`), per shard.
+    pub slots: Arc<FetchSlots>,
 }
 
 /// Per-core crawl state.
@@ -93,6 +97,10 @@ pub struct Shard {
     next_fetch: Cell<u64>,
     /// Notified when the last fetch task ends.
     fetches_done: Notify,
+    /// The crawl's fetch slots (shared by all shards).
+    slots: Arc<FetchSlots>,
+    /// Notified when a fetch on this shard gives its slot back.
+    slot_freed: Notify,
     /// Crawl-wide count of unfinished URLs (shared by all shards).
     outstanding: Arc<Outstanding>,
     /// Batches for other shards.
@@ -156,6 +164,8 @@ impl Shard {
             fetches: RefCell::new(HashMap::new()),
             next_fetch: Cell::new(0),
             fetches_done: Notify::new(),
+            slots: shared.slots,
+            slot_freed: Notify::new(),
             outstanding: shared.outstanding,
             outbox,
             stopping: Cell::new(false),
@@ -195,7 +205,7 @@ impl Shard {
             .map(|mut r| r.streams())
             .unwrap_or_default()
             .into_iter()
-            .map(|(_, rx)| glommio::spawn_local(self.clone().receive(rx)))
+            .map(|(peer, rx)| glommio::spawn_local(self.clone().receive(peer, rx)))
             .collect();
         let flusher = glommio::spawn_local({
             let shard = self.clone();
@@ -271,36 +281,79 @@ impl Shard {
         true
     }
 
-    /// The chapter's N workers, as one dispatcher: whenever one of the
-    /// shard's worker slots is free, take the next ready URL from the
-    /// frontier and fetch it in a task of its own. Ends when the shard stops.
+    /// The chapter's N workers, as one dispatcher: whenever a fetch slot is
+    /// free, take the next ready URL from the frontier and fetch it in a task
+    /// of its own; when this shard's own slots are all busy and a peer has a
+    /// free one, lend the page to that peer instead. Ends when the shard
+    /// stops.
     async fn dispatch(self: Rc<Self>) {
-        let slots = Rc::new(Semaphore::new(self.config.workers_for(self.id) as u64));
         loop {
-            let Ok(slot) = slots.clone().acquire_static_permit(1).await else {
+            let Some(slot) = self.take_slot().await else {
                 return;
             };
             let Some(work) = self.next_work().await else {
+                self.slots.give(slot);
                 return;
             };
-            let id = self
-                .next_fetch
-                .replace(self.next_fetch.get().wrapping_add(1));
-            // Registered before the spawn: a task that fails at once (bad
-            // scheme, cached DNS failure) was seen to end before
-            // spawn_local returned, and an entry added after that would
-            // never be removed (the crawl then hung).
-            self.fetches.borrow_mut().insert(id, None);
-            let shard = self.clone();
-            let handle = glommio::spawn_local(async move {
-                shard.run_work(work).await;
-                drop(slot);
-                shard.fetch_ended(id);
-            })
-            .detach();
-            if let Some(entry) = self.fetches.borrow_mut().get_mut(&id) {
-                *entry = Some(handle);
+            match work {
+                Work::Page(job) if slot != self.id => {
+                    self.outbox.lend(slot, job);
+                    self.outbox.flush();
+                }
+                // robots.txt is fetched by its host's owner, on whichever
+                // shard's slot it got: the crawl-wide count is what binds.
+                work => self.spawn_work(work, slot),
             }
+        }
+    }
+
+    /// A fetch slot: one of this shard's own, else one of a peer's; the
+    /// shard whose slot it is. None once stopping.
+    async fn take_slot(&self) -> Option<usize> {
+        loop {
+            if self.stopping.get() {
+                return None;
+            }
+            if self.slots.try_take(self.id) {
+                return Some(self.id);
+            }
+            if let Some(peer) = self.slots.take_other(self.id) {
+                return Some(peer);
+            }
+            if self.shards == 1 {
+                self.slot_freed.notified().await;
+            } else {
+                // Peers free their slots on their own threads, unseen here:
+                // look again now and then.
+                let nap = glommio::timer::sleep(SLOT_POLL);
+                futures_lite::future::or(nap, self.slot_freed.notified()).await;
+            }
+        }
+    }
+
+    /// Run `work` in a task of its own, holding a slot of shard `slot` until
+    /// it ends.
+    fn spawn_work(self: &Rc<Self>, work: Work, slot: usize) {
+        let id = self
+            .next_fetch
+            .replace(self.next_fetch.get().wrapping_add(1));
+        // Registered before the spawn: a task that fails at once (bad
+        // scheme, cached DNS failure) was seen to end before spawn_local
+        // returned, and an entry added after that would never be removed
+        // (the crawl then hung).
+        self.fetches.borrow_mut().insert(id, None);
+        let shard = self.clone();
+        let handle = glommio::spawn_local(async move {
+            shard.run_work(work).await;
+            shard.slots.give(slot);
+            if slot == shard.id {
+                shard.slot_freed.notify_all();
+            }
+            shard.fetch_ended(id);
+        })
+        .detach();
+        if let Some(entry) = self.fetches.borrow_mut().get_mut(&id) {
+            *entry = Some(handle);
         }
     }
 
@@ -338,6 +391,13 @@ impl Shard {
             Work::Robots { host, example } => {
                 let rules = self.fetch_robots(&example).await;
                 self.frontier.borrow_mut().set_robots(&host, rules);
+            }
+            Work::Lent { job, owner } => {
+                let host = urls::host_of(&job.url).to_string();
+                let failed = self.process(job).await;
+                self.outbox.give_back(owner, host, failed);
+                self.outbox.flush();
+                return;
             }
         }
         self.changed.notify_all();
@@ -422,17 +482,37 @@ impl Shard {
         }
     }
 
-    /// Receive batches from one peer: dedup and enqueue only, never send.
-    async fn receive(self: Rc<Self>, rx: ConnectedReceiver<Batch>) {
+    /// Receive batches from one peer: dedup and enqueue its jobs, start the
+    /// pages it lent, release the hosts of pages it fetched for this shard.
+    /// Never sends and never waits.
+    async fn receive(self: Rc<Self>, peer: usize, rx: ConnectedReceiver<Batch>) {
         while let Some(batch) = rx.recv().await {
             let now = Instant::now();
             let dropped = batch
+                .jobs
                 .into_iter()
                 .map(|job| self.enqueue(job, now))
                 .filter(|queued| !queued)
                 .count();
             if dropped > 0 && self.outstanding.finish(dropped) {
                 self.stop();
+            }
+            for job in batch.leases {
+                if self.stopping.get() {
+                    // Only when the crawl was interrupted: like a URL still
+                    // queued, a page not started is not recorded.
+                    self.slots.give(self.id);
+                } else {
+                    self.spawn_work(Work::Lent { job, owner: peer }, self.id);
+                }
+            }
+            if !batch.returns.is_empty() {
+                let mut frontier = self.frontier.borrow_mut();
+                for (host, failed) in &batch.returns {
+                    frontier.release(host, *failed, now);
+                }
+                drop(frontier);
+                self.changed.notify_all();
             }
         }
         // The peer closed its senders: the crawl is over, or the peer died
@@ -450,6 +530,7 @@ impl Shard {
             return;
         }
         self.changed.notify_all();
+        self.slot_freed.notify_all();
         self.outbox.close();
         self.outbox.overflow_added.notify_all();
     }
@@ -732,8 +813,12 @@ fn warc_truncation(response: &Response) -> Option<warc::Truncated> {
 
 /// One piece of work for a fetch task.
 enum Work {
+    /// A page of one of this shard's hosts.
     Page(Job),
+    /// robots.txt of one of this shard's hosts.
     Robots { host: String, example: String },
+    /// A page a peer, the owner of its host, lent this shard to fetch.
+    Lent { job: Job, owner: usize },
 }
 
 /// CPU time the calling thread has used.
@@ -754,6 +839,10 @@ fn thread_cpu_time() -> Duration {
 
 /// Poll interval of the interrupt flag.
 const WATCH_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How often a dispatcher whose own slots are all busy looks for a peer's
+/// free slot (peers free theirs on other threads, without waking it).
+const SLOT_POLL: Duration = Duration::from_millis(1);
 
 /// How long in-flight fetches may finish after SIGINT/SIGTERM.
 pub const INTERRUPT_GRACE: Duration = Duration::from_millis(800);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -194,6 +194,42 @@ fn per_host_connections_are_never_exceeded() {
     let peak = gauge.lock().unwrap()["127.0.0.1"].1;
     assert!(peak <= 3, "peak concurrency {peak} > --per-host 3");
     assert!(peak >= 2, "the limit is used: peak {peak}");
+}
+
+#[test]
+fn per_host_limit_holds_when_pages_are_lent_to_other_shards() {
+    // Two fetch slots per shard and --per-host 3: the owner of the one host
+    // fills its own two slots and lends the third page to the other shard.
+    let (server, gauge) = counting_site(40);
+    let mut cfg = config(&[base(&server)]);
+    cfg.max_tasks = 4;
+    cfg.per_host = 3;
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 41);
+    let peak = gauge.lock().unwrap()["127.0.0.1"].1;
+    assert!(peak <= 3, "peak concurrency {peak} > --per-host 3");
+    let shards: BTreeSet<usize> = outcome.records.iter().map(|r| r.shard).collect();
+    assert_eq!(shards.len(), 2, "pages were fetched on both shards");
+}
+
+#[test]
+fn max_tasks_binds_when_one_host_fills_every_shard() {
+    // One host that could take 100 at once, 4 fetch slots over 2 shards:
+    // the owner's 2 plus the 2 it lends, never more.
+    let (server, gauge) = counting_site(60);
+    let mut cfg = config(&[base(&server)]);
+    cfg.max_tasks = 4;
+    cfg.per_host = 100;
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 61);
+    let peak = gauge.lock().unwrap()["127.0.0.1"].1;
+    assert!(peak <= 4, "peak concurrency {peak} > --max-tasks 4");
+    assert!(
+        peak >= 3,
+        "more than the owner's own 2 slots were used: {peak}"
+    );
+    let shards: BTreeSet<usize> = outcome.records.iter().map(|r| r.shard).collect();
+    assert_eq!(shards.len(), 2, "pages were fetched on both shards");
 }
 
 #[test]
