@@ -16,7 +16,8 @@
 //!
 //! - [`cli`] flags → validated [`config::Config`], before any thread starts.
 //! - [`crawl`] the only code that knows threads: executor pool, mesh, join.
-//! - [`mesh`] everything cross-core: `shard_for`, batching, the outstanding
+//! - [`mesh`] everything cross-core: `shard_for`, batching (links, lent
+//!   pages and their returns), the crawl-wide fetch slots, the outstanding
 //!   counter that decides when the crawl is done.
 //! - [`shard`] per-core state and its tasks (workers, receivers, flusher).
 //! - [`frontier`] pure: seen-set, per-host queues and politeness (fair turns,
