@@ -297,10 +297,9 @@ impl Shard {
                 return;
             };
             match work {
-                Work::Page(job) if slot != self.id => {
-                    self.outbox.lend(slot, job);
-                    self.outbox.flush();
-                }
+                // Leases leave with the next flush, when the dispatcher
+                // waits: pages lent in a row travel in one message.
+                Work::Page(job) if slot != self.id => self.outbox.lend(slot, job),
                 // robots.txt is fetched by its host's owner, on whichever
                 // shard's slot it got: the crawl-wide count is what binds.
                 work => self.spawn_work(work, slot),
@@ -321,6 +320,7 @@ impl Shard {
             if let Some(peer) = self.slots.take_other(self.id) {
                 return Some(peer);
             }
+            self.outbox.flush();
             if self.shards == 1 {
                 self.slot_freed.notified().await;
             } else {
@@ -371,20 +371,27 @@ impl Shard {
                 Next::Robots { host, example } => return Some(Work::Robots { host, example }),
                 Next::Refused(job, verdict) => self.refuse(job, verdict),
                 Next::Wait(at) => {
+                    self.outbox.flush();
                     let nap = glommio::timer::sleep(at.saturating_duration_since(now));
                     futures_lite::future::or(nap, self.changed.notified()).await;
                 }
-                Next::Idle => self.changed.notified().await,
+                Next::Idle => {
+                    self.outbox.flush();
+                    self.changed.notified().await;
+                }
             }
         }
     }
 
-    /// Do one piece of work, then give the host's slot back.
+    /// Do one piece of work, then give the host's slot back: to this
+    /// shard's frontier, or to the owner that lent the page, in the same
+    /// message as the page's links.
     async fn run_work(&self, work: Work) {
         match work {
             Work::Page(job) => {
                 let host = urls::host_of(&job.url).to_string();
                 let failed = self.process(job).await;
+                self.outbox.flush();
                 self.frontier
                     .borrow_mut()
                     .release(&host, failed, Instant::now());
@@ -585,7 +592,9 @@ impl Shard {
 
     /// Fetch one URL, record it, route its links or its redirect target,
     /// then count it out (after its children were counted in). True if the
-    /// host failed to answer usefully (network error, 5xx, 429).
+    /// host failed to answer usefully (network error, 5xx, 429). The routed
+    /// links wait in the outbox for the caller's flush (while they do, the
+    /// outstanding count holds them, so the crawl cannot end without them).
     async fn process(&self, job: Job) -> bool {
         let started = Instant::now();
         self.in_flight.borrow_mut().insert(job.url.clone());
@@ -629,7 +638,6 @@ impl Shard {
                 }
             }
         }
-        self.outbox.flush();
         record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
         self.in_flight.borrow_mut().remove(&record.url);
         self.counters(|c| {
