@@ -59,7 +59,7 @@ pub(super) fn scan(html: &[u8], set: &mut LinkSet<'_>) -> Result<(), Unsure> {
             Some(b'/') => {
                 s.pos += 1;
                 match s.peek() {
-                    Some(c) if c.is_ascii_alphabetic() => s.tag(None).is_some(),
+                    Some(c) if c.is_ascii_alphabetic() => s.tag().is_some(),
                     Some(b'>') => {
                         s.pos += 1;
                         true
@@ -165,7 +165,8 @@ impl<'h> Scanner<'h> {
             _ => &[],
         };
         let link = LinkTag::classify(name);
-        let Some(ClosedTag { value }) = self.tag(link.map(LinkTag::attribute)) else {
+        self.pos = name_end;
+        let Some(ClosedTag { value }) = self.attributes(link.map(LinkTag::attribute)) else {
             return Ok(false);
         };
         if let (Some(link), Some(value)) = (link, value) {
@@ -190,11 +191,17 @@ impl<'h> Scanner<'h> {
         self.pos + len
     }
 
-    /// Read a tag (start or end) from its name at `pos` to its `>`, keeping
-    /// the value of the first attribute named `want` (ASCII-lowercase).
-    /// `None` when the input ends inside the tag, which drops it.
-    fn tag(&mut self, want: Option<&[u8]>) -> Option<ClosedTag<'h>> {
+    /// Read a tag whose value is not wanted (an end tag) from its name at
+    /// `pos` to its `>`. `None` when the input ends inside the tag.
+    fn tag(&mut self) -> Option<ClosedTag<'h>> {
         self.pos = self.tag_name_end();
+        self.attributes(None)
+    }
+
+    /// Read a tag from just after its name to its `>`, keeping the value of
+    /// the first attribute named `want` (ASCII-lowercase). `None` when the
+    /// input ends inside the tag, which drops it.
+    fn attributes(&mut self, want: Option<&[u8]>) -> Option<ClosedTag<'h>> {
         let mut value: Option<&'h [u8]> = None;
         // Tag name state, then the attribute states, by the byte after the
         // name or the last attribute.
@@ -305,7 +312,7 @@ impl<'h> Scanner<'h> {
             }
             // The end tag: name, then attributes (ignored) up to its `>`.
             self.pos += 1;
-            return Ok(self.tag(None).is_some());
+            return Ok(self.tag().is_some());
         }
     }
 
