@@ -45,6 +45,7 @@ pub struct Outcome {
 /// Crawl until every in-scope URL reachable from the roots was fetched, or
 /// until `interrupt` is set (by a signal handler).
 pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome> {
+    register_membarrier();
     let fds = raise_fd_limit();
     let budget = (fds as usize)
         .saturating_sub(FD_RESERVE + 16 * config.cores)
@@ -166,6 +167,7 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
     outcome.elapsed = started.elapsed();
     reporting.store(true, Ordering::Relaxed);
     if let Some(reporter) = reporter {
+        reporter.thread().unpark();
         let _ = reporter.join();
     }
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
@@ -200,6 +202,24 @@ fn raise_fd_limit() -> u64 {
         }
     }
     limit.rlim_cur
+}
+
+/// Register the process for private expedited `membarrier(2)` now, before
+/// the shard threads exist. A glommio executor issues that barrier each time
+/// it goes to sleep and registers on its first sleep; registering once the
+/// process has several threads makes the kernel wait out an RCU grace period
+/// (14 ms on this machine, which stalled the first shard to sleep at the
+/// start of every crawl), while a process that has one thread registers at
+/// once. Best effort: if this fails, glommio registers or falls back itself.
+fn register_membarrier() {
+    // SAFETY: membarrier(2) takes two integers and touches no memory of ours.
+    unsafe {
+        libc::syscall(
+            libc::SYS_membarrier,
+            libc::MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+            0,
+        );
+    }
 }
 
 /// One shard per allowed CPU when there are enough of them; unpinned
