@@ -88,7 +88,8 @@ fn recent_rate(samples: &VecDeque<(Instant, u64)>) -> f64 {
     }
 }
 
-/// Start the reporter thread; it ends soon after `done` is set.
+/// Start the reporter thread; it ends as soon as `done` is set and the
+/// thread is unparked (`JoinHandle::thread().unpark()`), not a tick later.
 /// `redraw`: in place on a terminal, else one plain line per `interval`.
 pub fn spawn_reporter(
     progress: Arc<Progress>,
@@ -107,9 +108,17 @@ pub fn spawn_reporter(
             };
             let mut samples: VecDeque<(Instant, u64)> = VecDeque::new();
             let mut last_print = Instant::now();
-            while !done.load(Ordering::Relaxed) {
-                std::thread::sleep(tick);
+            let mut next_tick = Instant::now() + tick;
+            loop {
+                std::thread::park_timeout(next_tick.saturating_duration_since(Instant::now()));
+                if done.load(Ordering::Relaxed) {
+                    break;
+                }
                 let now = Instant::now();
+                if now < next_tick {
+                    continue; // a spurious wake-up
+                }
+                next_tick = now + tick;
                 let snap = progress.snapshot();
                 samples.push_back((now, snap.pages));
                 while samples
