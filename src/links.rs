@@ -96,16 +96,35 @@ pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
 /// holds something only the full tokenizer handles exactly. Public for the
 /// differential fuzz target and benchmarks.
 pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
-    let mut set = LinkSet::new(page_url);
-    scanner::scan(html, &mut set).ok()?;
-    Some(set.into_links())
+    in_passes(page_url, |set| scanner::scan(html, set)).ok()
 }
 
 /// [`extract_links`] by html5gum's tokenizer alone: the reference the
 /// scanner is checked against. Public for the differential fuzz target and
 /// benchmarks.
 pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    tokenizer::tokenize(html, LinkSet::new(page_url))
+    let Ok(links) = in_passes(page_url, |set| {
+        tokenizer::tokenize(html, set);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    links
+}
+
+/// Run one tokenizer (`pass`) over the page: once, or a second time when a
+/// `<base>` turned up after links had already been resolved against the
+/// page URL. The second pass knows the base from its start, so nothing from
+/// the first needs keeping (no link value is ever copied for later).
+fn in_passes<E>(
+    page_url: &Url,
+    mut pass: impl FnMut(&mut LinkSet<'_>) -> Result<(), E>,
+) -> Result<Vec<Url>, E> {
+    let mut set = LinkSet::new(page_url, None);
+    pass(&mut set)?;
+    if let Some(base) = set.late_base.take() {
+        set = LinkSet::new(page_url, Some(base));
+        pass(&mut set)?;
+    }
+    Ok(set.links)
 }
 
 /// The start tags that carry links, and the one attribute each is read for.
@@ -139,45 +158,49 @@ impl LinkTag {
 }
 
 /// What a page's link tags add up to, whichever tokenizer found them: the
-/// base URL, the resolved links, their dedup and the cap. Owned by one
-/// extraction; the only allocations are the returned `Url`s, the dedup
-/// table and, for links seen before a `<base>`, one growing buffer.
+/// base URL, the resolved links, their dedup and the cap. Owned by one pass
+/// of one extraction; the only allocations are the returned `Url`s and the
+/// dedup table.
 struct LinkSet<'p> {
     page_url: &'p Url,
     /// The first `<base href>`, once seen and usable.
     base: Option<Url>,
     base_seen: bool,
-    /// Raw values of the links seen before any `<base>`, so they can be
-    /// resolved again if one turns up. Dropped when a base is seen.
-    pre_base: Vec<u8>,
-    pre_base_ends: Vec<usize>,
+    /// A link value came before any `<base>` (it was resolved against
+    /// `page_url`).
+    linked_before_base: bool,
+    /// A usable `<base>` came after such a link: this pass stops, and
+    /// another starts with this base (see [`in_passes`]).
+    late_base: Option<Url>,
     links: Vec<Url>,
     /// Hash of a link's text -> its index in `links` (collisions are checked).
     seen: HashMap<u64, usize>,
     hasher: foldhash::fast::RandomState,
 }
 
+/// Room for the links of an ordinary page before the set's tables grow.
+const LINKS_EXPECTED: usize = 32;
+
 impl<'p> LinkSet<'p> {
-    fn new(page_url: &'p Url) -> Self {
+    /// A set for one pass; `base`: the page's `<base>`, if an earlier pass
+    /// found it late (later `<base>` tags are then ignored, as in HTML).
+    fn new(page_url: &'p Url, base: Option<Url>) -> Self {
         LinkSet {
             page_url,
-            base: None,
-            base_seen: false,
-            pre_base: Vec::new(),
-            pre_base_ends: Vec::new(),
-            links: Vec::new(),
-            seen: HashMap::new(),
+            base_seen: base.is_some(),
+            base,
+            linked_before_base: false,
+            late_base: None,
+            links: Vec::with_capacity(LINKS_EXPECTED),
+            seen: HashMap::with_capacity(LINKS_EXPECTED),
             hasher: foldhash::fast::RandomState::default(),
         }
     }
 
-    /// [`MAX_LINKS_PER_PAGE`] reached: read no further.
-    fn is_full(&self) -> bool {
-        self.links.len() >= MAX_LINKS_PER_PAGE
-    }
-
-    fn into_links(self) -> Vec<Url> {
-        self.links
+    /// Read no further: [`MAX_LINKS_PER_PAGE`] reached, or a late `<base>`
+    /// means this pass starts over.
+    fn is_done(&self) -> bool {
+        self.links.len() >= MAX_LINKS_PER_PAGE || self.late_base.is_some()
     }
 
     /// A complete start tag `tag` whose link attribute had `value` (raw
@@ -190,10 +213,7 @@ impl<'p> LinkSet<'p> {
                 }
             }
             LinkTag::Href | LinkTag::Src => {
-                if !self.base_seen {
-                    self.pre_base.extend_from_slice(value);
-                    self.pre_base_ends.push(self.pre_base.len());
-                }
+                self.linked_before_base |= !self.base_seen;
                 self.add(value);
             }
         }
@@ -207,27 +227,14 @@ impl<'p> LinkSet<'p> {
             .join(text.trim_matches(|c: char| c.is_ascii_whitespace()))
             .ok()
             .filter(|b| matches!(b.scheme(), "http" | "https"));
-        let pre_base = std::mem::take(&mut self.pre_base);
-        let ends = std::mem::take(&mut self.pre_base_ends);
-        if self.base.is_some() && !ends.is_empty() {
-            self.links.clear();
-            self.seen.clear();
-            let mut start = 0;
-            for end in ends {
-                if let Some(raw) = pre_base.get(start..end) {
-                    self.add(raw);
-                }
-                start = end;
-                if self.is_full() {
-                    break;
-                }
-            }
+        if self.linked_before_base {
+            self.late_base = self.base.take();
         }
     }
 
     /// Resolve one raw link value and keep it if it is new.
     fn add(&mut self, raw: &[u8]) {
-        if self.is_full() {
+        if self.is_done() {
             return;
         }
         let text = bytes_to_str(raw);
@@ -430,6 +437,30 @@ mod tests {
         assert_eq!(
             links(r#"<a href="x"><a href="x"><base href="/sub/"><a href="y">"#),
             ["http://example.com/sub/x", "http://example.com/sub/y"]
+        );
+    }
+
+    #[test]
+    fn late_base_restarts_once_and_later_bases_are_ignored() {
+        assert_eq!(
+            links(r#"<a href="x"><base href="/one/"><base href="/two/"><a href="y">"#),
+            ["http://example.com/one/x", "http://example.com/one/y"]
+        );
+    }
+
+    #[test]
+    fn late_unusable_base_keeps_the_links_before_it() {
+        assert_eq!(
+            links(r#"<a href="x"><base href="javascript:0"><a href="y">"#),
+            ["http://example.com/dir/x", "http://example.com/dir/y"]
+        );
+    }
+
+    #[test]
+    fn late_base_applies_on_the_html5gum_path_too() {
+        assert_eq!(
+            tokenized(r#"<a href="a&lt;b"><base href="/sub/"><a href="y">"#),
+            ["http://example.com/sub/a%3Cb", "http://example.com/sub/y"]
         );
     }
 

@@ -46,10 +46,10 @@ use super::{LinkSet, LinkTag};
 pub(super) struct Unsure;
 
 /// Offer every link tag of `html` to `set`, in document order, stopping
-/// early when the set is full.
+/// early when the set is done.
 pub(super) fn scan(html: &[u8], set: &mut LinkSet<'_>) -> Result<(), Unsure> {
     let mut s = Scanner { html, pos: 0 };
-    while !set.is_full() {
+    while !set.is_done() {
         let Some(lt) = s.find(b'<') else {
             return Ok(());
         };

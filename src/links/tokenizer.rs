@@ -15,19 +15,17 @@
 )]
 
 use html5gum::{naive_next_state, Emitter, Error, State, Tokenizer};
-use url::Url;
 
 use super::{LinkSet, LinkTag};
 
 /// Run html5gum over `html`, offering every link tag to `set`.
-pub(super) fn tokenize(html: &[u8], set: LinkSet<'_>) -> Vec<Url> {
+pub(super) fn tokenize(html: &[u8], set: &mut LinkSet<'_>) {
     let mut tokenizer = Tokenizer::new_with_emitter(html, LinkEmitter::new(set));
-    // The emitter yields a single token, the link list, at end of input or
-    // as soon as the cap is reached; the reader of a byte slice cannot fail.
+    // The emitter yields a single token at end of input or as soon as the
+    // set is done; the reader of a byte slice cannot fail.
     match tokenizer.next() {
-        Some(Ok(links)) => links,
+        Some(Ok(())) | None => {}
         Some(Err(never)) => match never {},
-        None => Vec::new(),
     }
 }
 
@@ -109,10 +107,10 @@ enum Current {
 
 /// The html5gum emitter behind [`tokenize`]. All per-tag state lives in
 /// fixed fields and one reused value buffer.
-struct LinkEmitter<'p> {
-    set: LinkSet<'p>,
-    /// End of input seen: the link list is ready.
-    eof: bool,
+struct LinkEmitter<'s, 'p> {
+    set: &'s mut LinkSet<'p>,
+    /// End of input seen, or the set is done: the pass is over.
+    finished: bool,
 
     current: Current,
     tag_name: ShortName,
@@ -129,11 +127,11 @@ struct LinkEmitter<'p> {
     value: Vec<u8>,
 }
 
-impl<'p> LinkEmitter<'p> {
-    fn new(set: LinkSet<'p>) -> Self {
+impl<'s, 'p> LinkEmitter<'s, 'p> {
+    fn new(set: &'s mut LinkSet<'p>) -> Self {
         LinkEmitter {
             set,
-            eof: false,
+            finished: false,
             current: Current::End,
             tag_name: ShortName::EMPTY,
             raw_tag: ShortName::EMPTY,
@@ -174,8 +172,8 @@ impl<'p> LinkEmitter<'p> {
     }
 }
 
-impl Emitter for LinkEmitter<'_> {
-    type Token = Vec<Url>;
+impl Emitter for LinkEmitter<'_, '_> {
+    type Token = ();
 
     fn set_last_start_tag(&mut self, last_start_tag: Option<&[u8]>) {
         self.raw_tag.clear();
@@ -183,7 +181,7 @@ impl Emitter for LinkEmitter<'_> {
     }
 
     fn emit_eof(&mut self) {
-        self.eof = true;
+        self.finished = true;
     }
 
     #[inline]
@@ -196,8 +194,8 @@ impl Emitter for LinkEmitter<'_> {
 
     #[inline]
     fn pop_token(&mut self) -> Option<Self::Token> {
-        if self.eof || self.set.is_full() {
-            Some(std::mem::take(&mut self.set.links))
+        if self.finished {
+            Some(())
         } else {
             None
         }
@@ -238,6 +236,7 @@ impl Emitter for LinkEmitter<'_> {
         if let Some(tag) = self.tag {
             if self.have_value {
                 self.set.offer(tag, &self.value);
+                self.finished = self.set.is_done();
             }
         }
         let state = next_state(self.tag_name.get()?);
