@@ -350,6 +350,11 @@ impl Shard {
             if slot == shard.id {
                 shard.slot_freed.notify_all();
             }
+            // The page's links, and for a lent page its return, leave only
+            // now: the owner that reads the return finds this slot already
+            // free and can lend it the next page at once, not a SLOT_POLL
+            // later.
+            shard.outbox.flush();
             shard.fetch_ended(id);
         })
         .detach();
@@ -385,13 +390,12 @@ impl Shard {
 
     /// Do one piece of work, then give the host's slot back: to this
     /// shard's frontier, or to the owner that lent the page, in the same
-    /// message as the page's links.
+    /// message as the page's links (sent by the caller's flush).
     async fn run_work(&self, work: Work) {
         match work {
             Work::Page(job) => {
                 let host = urls::host_of(&job.url).to_string();
                 let failed = self.process(job).await;
-                self.outbox.flush();
                 self.frontier
                     .borrow_mut()
                     .release(&host, failed, Instant::now());
@@ -404,7 +408,6 @@ impl Shard {
                 let host = urls::host_of(&job.url).to_string();
                 let failed = self.process(job).await;
                 self.outbox.give_back(owner, host, failed);
-                self.outbox.flush();
                 return;
             }
         }
@@ -521,6 +524,9 @@ impl Shard {
                 }
                 drop(frontier);
                 self.changed.notify_all();
+                // The peer gave each lent page's slot back before sending
+                // its return: a dispatcher waiting for a slot may find one.
+                self.slot_freed.notify_all();
             }
         }
         // The peer closed its senders: the crawl is over, or the peer died
