@@ -324,8 +324,9 @@ impl Shard {
             if self.shards == 1 {
                 self.slot_freed.notified().await;
             } else {
-                // Peers free their slots on their own threads, unseen here:
-                // look again now and then.
+                // A return of a page lent to a peer wakes this (the slot is
+                // free by then); a peer's own fetches free slots unseen
+                // here: look again now and then.
                 let nap = glommio::timer::sleep(SLOT_POLL);
                 futures_lite::future::or(nap, self.slot_freed.notified()).await;
             }
@@ -856,7 +857,8 @@ fn thread_cpu_time() -> Duration {
 const WATCH_INTERVAL: Duration = Duration::from_millis(50);
 
 /// How often a dispatcher whose own slots are all busy looks for a peer's
-/// free slot (peers free theirs on other threads, without waking it).
+/// free slot, when no return of a lent page wakes it first (a peer's own
+/// fetches free slots on its thread, without waking this one).
 const SLOT_POLL: Duration = Duration::from_millis(1);
 
 /// How long in-flight fetches may finish after SIGINT/SIGTERM.
