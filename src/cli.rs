@@ -94,6 +94,11 @@ pub struct Args {
     #[arg(long = "per-host", alias = "per_host")]
     pub per_host: Option<usize>,
 
+    /// One connection per request (`Connection: close`) instead of reusing
+    /// the connections servers keep alive
+    #[arg(long = "no-keep-alive")]
+    pub no_keep_alive: bool,
+
     /// Milliseconds between two request starts to one host
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub delay: u64,
@@ -227,6 +232,7 @@ impl Args {
         };
         config.per_host = positive("per-host", per_host)?;
         config.delay = Duration::from_millis(self.delay);
+        config.keep_alive = !self.no_keep_alive;
         config.obey_robots = !self.ignore_robots;
         config.max_crawl_delay = seconds("max-crawl-delay", self.max_crawl_delay)?;
         config.max_url_length = positive("max-url-length", self.max_url_length)?;

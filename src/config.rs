@@ -60,6 +60,11 @@ pub struct Config {
     pub max_pages_per_host: usize,
     /// Fetches in flight per host.
     pub per_host: usize,
+    /// Ask servers to keep connections open and reuse the ones they do.
+    pub keep_alive: bool,
+    /// Idle keep-alive connections each shard may hold (each is an open
+    /// file); `crawl::run` lowers it to fit the open-file limit.
+    pub idle_connections: usize,
     /// Least time between two request starts to one host.
     pub delay: Duration,
     /// Fetch robots.txt first and obey it.
@@ -110,6 +115,8 @@ impl Config {
             max_url_length: 2048,
             max_pages_per_host: 100_000,
             per_host: 2,
+            keep_alive: true,
+            idle_connections: 256,
             delay: Duration::ZERO,
             obey_robots: true,
             max_crawl_delay: Duration::from_secs(10),

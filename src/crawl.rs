@@ -57,6 +57,10 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
         );
         config.max_tasks = budget;
     }
+    // Idle keep-alive connections are open files too: they get what the
+    // fetches leave of the budget.
+    let spare = budget.saturating_sub(config.max_tasks) / config.cores.max(1);
+    config.idle_connections = config.idle_connections.min(spare);
     let config = Arc::new(config);
     let shards = config.cores;
     let writer = sink::open(&config.output).context("opening --output")?;

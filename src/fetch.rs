@@ -1,6 +1,11 @@
-//! One HTTP/1.0 exchange on a glommio (io_uring) `TcpStream`: connect with a
-//! timeout, send the request, read and parse the head, read the body by its
-//! framing up to the body cap.
+//! One HTTP/1.0 exchange on a glommio (io_uring) `TcpStream`: reuse an idle
+//! keep-alive connection to the address or connect with a timeout, send the
+//! request, read and parse the head, read the body by its framing up to the
+//! body cap, and leave the connection in the shard's [`ConnPool`] if the
+//! server keeps it open and the answer ended exactly where its
+//! `Content-Length` said. A reused connection that the server closed while
+//! it sat idle fails before any byte of the answer; the fetch then connects
+//! afresh, and that costs no try.
 //!
 //! The overall deadline is enforced without racing futures: before every
 //! connect, write and read the per-operation timeout is set to what is left
@@ -17,6 +22,7 @@
     clippy::unreachable
 )]
 
+use std::cell::RefCell;
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -26,6 +32,7 @@ use glommio::net::TcpStream;
 use thiserror::Error;
 use url::{Position, Url};
 
+use crate::conn_pool::ConnPool;
 use crate::http::{self, BodyDecoder, BodyError, HeadError, Progress, ResponseHead};
 
 /// Limits of one fetch.
@@ -40,7 +47,12 @@ pub struct Limits {
     pub user_agent: String,
     /// Keep the raw request and response bytes (for WARC).
     pub keep_raw: bool,
+    /// Ask for keep-alive and reuse connections the server keeps open.
+    pub keep_alive: bool,
 }
+
+/// A shard's idle connections.
+pub type Pool = RefCell<ConnPool<TcpStream>>;
 
 /// Why a fetch produced no (complete) response.
 #[derive(Debug, Error)]
@@ -61,6 +73,10 @@ pub enum FetchError {
     Io(io::Error),
     #[error("connection closed before any response")]
     Empty,
+    /// A reused keep-alive connection failed before any byte of the answer:
+    /// the server closed it while idle. [`fetch`] then connects afresh.
+    #[error("reused connection closed before any response")]
+    Stale,
     #[error("connection closed inside the response head")]
     HeadCut,
     #[error(transparent)]
@@ -85,6 +101,7 @@ impl FetchError {
             FetchError::Io(e) if e.kind() == io::ErrorKind::ConnectionReset => "reset",
             FetchError::Io(_) => "io",
             FetchError::Empty => "empty_response",
+            FetchError::Stale => "stale_connection",
             FetchError::HeadCut => "head_cut",
             FetchError::Head(HeadError::TooLarge(_)) => "head_too_large",
             FetchError::Head(HeadError::ConflictingLength) => "conflicting_length",
@@ -101,7 +118,11 @@ impl FetchError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            FetchError::Connect(_) | FetchError::Io(_) | FetchError::Empty | FetchError::HeadCut
+            FetchError::Connect(_)
+                | FetchError::Io(_)
+                | FetchError::Empty
+                | FetchError::Stale
+                | FetchError::HeadCut
         )
     }
 }
@@ -118,7 +139,7 @@ pub struct Response {
     pub body_error: Option<FetchError>,
     /// Address actually connected to.
     pub peer: SocketAddr,
-    /// Time to connect.
+    /// Time to connect; zero on a reused keep-alive connection.
     pub connect: Duration,
     /// Time from the start of the fetch to the first response byte.
     pub first_byte: Duration,
@@ -136,13 +157,30 @@ pub struct RawExchange {
     pub sent_at: Option<std::time::SystemTime>,
 }
 
-/// Fetch `url` from `addr`.
-pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Response, FetchError> {
+/// Fetch `url` from `addr`, on an idle connection from `pool` if there is
+/// one (with `limits.keep_alive`).
+pub async fn fetch(
+    addr: SocketAddr,
+    url: &Url,
+    limits: &Limits,
+    pool: &Pool,
+) -> Result<Response, FetchError> {
     if url.scheme() != "http" {
         return Err(FetchError::Scheme(url.scheme().to_string()));
     }
     let started = Instant::now();
-    let deadline = started + limits.timeout;
+    let idle = if limits.keep_alive {
+        pool.borrow_mut().take(addr, started)
+    } else {
+        None
+    };
+    if let Some(stream) = idle {
+        let conn = Conn::new(stream, started, limits);
+        match exchange(conn, addr, url, limits, pool, started, None).await {
+            Err(FetchError::Stale) => {}
+            done => return done,
+        }
+    }
     let connect_for = limits.connect_timeout.min(limits.timeout);
     let stream = TcpStream::connect_timeout(addr, connect_for)
         .await
@@ -155,17 +193,29 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
             }
         })?;
     let connect = started.elapsed();
-    let mut conn = Conn {
-        stream,
-        deadline,
-        read_timeout: limits.read_timeout,
-    };
+    let conn = Conn::new(stream, started, limits);
+    exchange(conn, addr, url, limits, pool, started, Some(connect)).await
+}
 
+/// Send the request on `conn` and read the answer. `connected` is the time
+/// the connect took, or None for a reused connection: failing on one of
+/// those before any byte of the answer is [`FetchError::Stale`].
+async fn exchange(
+    mut conn: Conn,
+    addr: SocketAddr,
+    url: &Url,
+    limits: &Limits,
+    pool: &Pool,
+    started: Instant,
+    connected: Option<Duration>,
+) -> Result<Response, FetchError> {
+    let reused = connected.is_none();
+    let stale = |e: FetchError| if reused { FetchError::Stale } else { e };
     let target = &url[Position::BeforePath..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
-    let request = http::request(target, host, &limits.user_agent);
+    let request = http::request(target, host, &limits.user_agent, limits.keep_alive);
     let sent_at = std::time::SystemTime::now();
-    conn.write_all(&request).await?;
+    conn.write_all(&request).await.map_err(stale)?;
 
     // Small at first: thousands of fetches may wait on a slow server, each
     // holding this buffer until its answer comes.
@@ -180,13 +230,13 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
         } else {
             HEAD_READ
         };
-        if conn.read_more(&mut buf, want).await? == 0 {
-            return Err(if buf.is_empty() {
-                FetchError::Empty
-            } else {
-                FetchError::HeadCut
-            });
-        }
+        let read = conn.read_more(&mut buf, want).await;
+        match read {
+            Err(e) if buf.is_empty() => return Err(stale(e)),
+            Ok(0) if buf.is_empty() => return Err(stale(FetchError::Empty)),
+            Ok(0) => return Err(FetchError::HeadCut),
+            read => read?,
+        };
         first_byte.get_or_insert_with(|| started.elapsed());
     };
 
@@ -205,7 +255,11 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
     }
     let mut decoder = BodyDecoder::new(head.framing, limits.max_body);
     let mut body_error = None;
-    let mut progress = match decoder.feed(buf.get(head.head_len..).unwrap_or(&[]), &mut body) {
+    let after_head = buf.get(head.head_len..).unwrap_or(&[]);
+    // Bytes received after the head: a reusable connection has exactly the
+    // Content-Length, nothing of a next answer the server sent unasked.
+    let mut received = after_head.len() as u64;
+    let mut progress = match decoder.feed(after_head, &mut body) {
         Ok(p) => p,
         Err(e) => {
             body_error = Some(e.into());
@@ -222,6 +276,7 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
                 break;
             }
             Ok(n) => {
+                received += n as u64;
                 let read = chunk.bytes().get(..n).unwrap_or(&[]);
                 if let Some(raw) = raw.as_mut() {
                     raw.response.extend_from_slice(read);
@@ -240,13 +295,21 @@ pub async fn fetch(addr: SocketAddr, url: &Url, limits: &Limits) -> Result<Respo
             }
         }
     }
+    let reusable = limits.keep_alive
+        && head.keep_alive
+        && progress == Progress::Complete
+        && body_error.is_none()
+        && head.framing == http::Framing::Length(received);
+    if reusable {
+        pool.borrow_mut().put(addr, conn.stream, Instant::now());
+    }
     Ok(Response {
         head,
         body,
         capped: progress == Progress::Capped,
         body_error,
         peer: addr,
-        connect,
+        connect: connected.unwrap_or_default(),
         first_byte: first_byte.unwrap_or_default(),
         raw,
     })
@@ -301,6 +364,14 @@ struct Conn {
 }
 
 impl Conn {
+    fn new(stream: TcpStream, started: Instant, limits: &Limits) -> Conn {
+        Conn {
+            stream,
+            deadline: started + limits.timeout,
+            read_timeout: limits.read_timeout,
+        }
+    }
+
     /// Time this operation may take: its own limit or what is left of the
     /// deadline, whichever is shorter. Err once the deadline has passed.
     fn budget(&self, own: Duration) -> Result<(Duration, bool), FetchError> {

@@ -36,11 +36,12 @@ const MAX_CHUNK_LINE: usize = 4 * 1024;
 const MAX_TRAILERS: usize = 64 * 1024;
 
 /// Bytes of `GET {target} HTTP/1.0` with Host, User-Agent, Accept: */*,
-/// Accept-Encoding: identity, Connection: close, blank line.
+/// Accept-Encoding: identity, `Connection: keep-alive` (or `close`), blank
+/// line.
 ///
 /// CR, LF and NUL are removed from the three arguments so that a hostile URL
 /// or configuration value cannot inject headers; an empty `target` becomes `/`.
-pub fn request(target: &str, host_header: &str, user_agent: &str) -> Vec<u8> {
+pub fn request(target: &str, host_header: &str, user_agent: &str, keep_alive: bool) -> Vec<u8> {
     let target = clean(target);
     let target: &str = if target.is_empty() { "/" } else { &target };
     format!(
@@ -49,10 +50,11 @@ pub fn request(target: &str, host_header: &str, user_agent: &str) -> Vec<u8> {
          User-Agent: {}\r\n\
          Accept: */*\r\n\
          Accept-Encoding: identity\r\n\
-         Connection: close\r\n\
+         Connection: {}\r\n\
          \r\n",
         clean(host_header),
         clean(user_agent),
+        if keep_alive { "keep-alive" } else { "close" },
     )
     .into_bytes()
 }
@@ -95,6 +97,10 @@ pub struct ResponseHead {
     pub retry_after: Option<String>,
     /// How the body that follows the head is delimited.
     pub framing: Framing,
+    /// The server will keep the connection open after this response: an
+    /// HTTP/1.1 response without a `Connection: close` token, or an HTTP/1.0
+    /// one with a `keep-alive` token (and no `close`).
+    pub keep_alive: bool,
 }
 
 /// Why a response head could not be parsed.
@@ -221,7 +227,23 @@ fn parse_complete_head<'b>(
         location: first("location"),
         retry_after: first("retry-after"),
         framing: framing(status, resp.headers).map_err(ParseFail::Head)?,
+        keep_alive: keeps_alive(resp.version, resp.headers),
     })
+}
+
+/// Whether the connection persists after a response of HTTP/1.`version`
+/// with these headers (every `Connection` header, comma-separated tokens).
+fn keeps_alive(version: Option<u8>, headers: &[httparse::Header<'_>]) -> bool {
+    let (mut close, mut keep_alive) = (false, false);
+    let connection = headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("connection"));
+    for token in connection.flat_map(|h| h.value.split(|&b| b == b',')) {
+        let token = token.trim_ascii();
+        close |= token.eq_ignore_ascii_case(b"close");
+        keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+    }
+    !close && (keep_alive || version == Some(1))
 }
 
 /// A header value as a trimmed String: lossy UTF-8, with every obsolete line
@@ -777,7 +799,7 @@ mod tests {
 
     #[test]
     fn request_bytes_are_exact() {
-        let req = request("/a/b?c=d", "example.com:8080", "ringcrawl/0.1");
+        let req = request("/a/b?c=d", "example.com:8080", "ringcrawl/0.1", false);
         assert_eq!(
             String::from_utf8(req).unwrap(),
             "GET /a/b?c=d HTTP/1.0\r\n\
@@ -791,8 +813,37 @@ mod tests {
     }
 
     #[test]
+    fn keep_alive_request_asks_for_it() {
+        let req = String::from_utf8(request("/", "a.test", "ua", true)).unwrap();
+        assert!(req.ends_with("Connection: keep-alive\r\n\r\n"));
+    }
+
+    #[test]
+    fn connection_persistence_follows_version_and_tokens() {
+        let cases = [
+            ("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false),
+            ("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\n\r\n", true),
+            (
+                "HTTP/1.0 200 OK\r\nConnection: keep-alive, close\r\n\r\n",
+                false,
+            ),
+            ("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", true),
+            ("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", false),
+            (
+                "HTTP/1.1 200 OK\r\nConnection: foo\r\nConnection:  CLOSE \r\n\r\n",
+                false,
+            ),
+            ("HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n\r\n", true),
+        ];
+        for (raw, keeps) in cases {
+            assert_eq!(head(raw).keep_alive, keeps, "{raw:?}");
+        }
+    }
+
+    #[test]
     fn request_strips_crlf_injection_and_defaults_empty_target() {
-        let req = String::from_utf8(request("", "evil.com\r\nX-Injected: 1", "ua\n")).unwrap();
+        let req =
+            String::from_utf8(request("", "evil.com\r\nX-Injected: 1", "ua\n", true)).unwrap();
         assert!(
             req.starts_with("GET / HTTP/1.0\r\nHost: evil.comX-Injected: 1\r\nUser-Agent: ua\r\n")
         );

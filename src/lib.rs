@@ -60,6 +60,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod conn_pool;
 pub mod crawl;
 pub mod dns;
 pub mod dns_wire;

@@ -35,7 +35,8 @@ pub struct Record {
     pub tries: u32,
     /// Wall time from the first attempt to the end of the body, in ms.
     pub elapsed_ms: f64,
-    /// TCP connect time of the last attempt, in ms.
+    /// TCP connect time of the last attempt, in ms (0 on a reused keep-alive
+    /// connection).
     pub connect_ms: Option<f64>,
     /// Time from the start of the last attempt to the first response byte, in ms.
     pub first_byte_ms: Option<f64>,

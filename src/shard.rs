@@ -33,6 +33,7 @@ use glommio::task::JoinHandle;
 use url::Url;
 
 use crate::config::Config;
+use crate::conn_pool::ConnPool;
 use crate::dns::{Resolver, ResolverOptions};
 use crate::fetch::{self, FetchError, Limits, Response};
 use crate::frontier::{Frontier, Job, Next, Offer, Politeness};
@@ -84,6 +85,9 @@ pub struct Shard {
     shards: usize,
     config: Arc<Config>,
     limits: Limits,
+    /// Keep-alive connections idle between fetches of this shard (lent
+    /// pages included: they are fetched here, on this shard's connections).
+    connections: fetch::Pool,
     /// Seen-set and queue of the hosts this shard owns.
     frontier: RefCell<Frontier>,
     /// URLs this shard already sent to their owners (saves mesh traffic and
@@ -133,6 +137,7 @@ impl Shard {
             max_body: config.max_body,
             user_agent: config.user_agent.clone(),
             keep_raw: shared.warc.is_some(),
+            keep_alive: config.keep_alive,
         };
         let warc = shared.warc.map(|target| {
             WarcFiles::start(WarcTarget {
@@ -158,6 +163,7 @@ impl Shard {
                 robots: config.obey_robots,
                 max_crawl_delay: config.max_crawl_delay,
             })),
+            connections: RefCell::new(ConnPool::new(config.idle_connections)),
             config,
             limits,
             routed: RefCell::new(UrlSet::new()),
@@ -673,7 +679,7 @@ impl Shard {
         let mut tries = 0;
         loop {
             tries += 1;
-            match fetch::fetch(addr, url, &self.limits).await {
+            match fetch::fetch(addr, url, &self.limits, &self.connections).await {
                 Err(e) if e.is_retryable() && tries < self.config.max_tries => {
                     if self.config.verbosity > 0 {
                         eprintln!("try {tries} for {url} failed: {e}");

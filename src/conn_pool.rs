@@ -1,0 +1,126 @@
+//! Idle keep-alive connections of one shard, by server address: where a
+//! fetch finds a connection to reuse and leaves one the server kept open.
+//!
+//! Pure bookkeeping, generic over the connection type and given the time, so
+//! it is tested without sockets. It does not decide whether a connection may
+//! be reused (that is [`crate::fetch`]'s reading of the response) nor try it.
+//! Dropping a connection closes it.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// How long a connection may sit idle and still be handed out. Servers close
+/// idle keep-alive connections after their own timeout (5 s is common:
+/// Apache, Node; nginx's default is 75 s); staying well under it means a
+/// reused connection has rarely been closed under us, and when it has, the
+/// fetch notices before any byte of the answer and reconnects.
+pub const IDLE_FOR: Duration = Duration::from_secs(2);
+
+/// Idle connections, newest last per address, at most `cap` in all.
+#[derive(Debug)]
+pub struct ConnPool<C> {
+    idle: HashMap<SocketAddr, Vec<(C, Instant)>>,
+    /// Connections held, over all addresses.
+    held: usize,
+    /// Most connections held at once: each is an open file descriptor.
+    cap: usize,
+}
+
+impl<C> ConnPool<C> {
+    pub fn new(cap: usize) -> Self {
+        ConnPool {
+            idle: HashMap::new(),
+            held: 0,
+            cap,
+        }
+    }
+
+    /// The most recently idled connection to `addr` that has been idle less
+    /// than [`IDLE_FOR`] at `now`; older ones to `addr` are dropped.
+    pub fn take(&mut self, addr: SocketAddr, now: Instant) -> Option<C> {
+        let conns = self.idle.get_mut(&addr)?;
+        let fresh = conns
+            .iter()
+            .position(|(_, since)| now.saturating_duration_since(*since) < IDLE_FOR);
+        let stale = fresh.unwrap_or(conns.len());
+        conns.drain(..stale);
+        let taken = conns.pop().map(|(conn, _)| conn);
+        let left = conns.len();
+        if left == 0 {
+            self.idle.remove(&addr);
+        }
+        self.held = self
+            .held
+            .saturating_sub(stale + usize::from(taken.is_some()));
+        taken
+    }
+
+    /// Keep `conn` to `addr`, idle since `now`; dropped (closed) instead if
+    /// the pool is full.
+    pub fn put(&mut self, addr: SocketAddr, conn: C, now: Instant) {
+        if self.held < self.cap {
+            self.idle.entry(addr).or_default().push((conn, now));
+            self.held += 1;
+        }
+    }
+
+    /// Connections held now.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn addr(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    #[test]
+    fn the_newest_connection_to_the_same_address_comes_back() {
+        let now = Instant::now();
+        let mut pool = ConnPool::new(8);
+        pool.put(addr(1), "old", now);
+        pool.put(addr(1), "new", now + Duration::from_millis(1));
+        pool.put(addr(2), "other", now);
+        let later = now + Duration::from_millis(5);
+        assert_eq!(pool.take(addr(1), later), Some("new"));
+        assert_eq!(pool.take(addr(1), later), Some("old"));
+        assert_eq!(pool.take(addr(1), later), None);
+        assert_eq!(pool.take(addr(3), later), None);
+        assert_eq!(pool.held(), 1);
+    }
+
+    #[test]
+    fn connections_idle_too_long_are_dropped_not_handed_out() {
+        let now = Instant::now();
+        let mut pool = ConnPool::new(8);
+        pool.put(addr(1), 1, now);
+        pool.put(addr(1), 2, now + IDLE_FOR);
+        assert_eq!(
+            pool.take(addr(1), now + IDLE_FOR + Duration::from_millis(1)),
+            Some(2)
+        );
+        assert_eq!(pool.held(), 0);
+        pool.put(addr(1), 3, now);
+        assert_eq!(pool.take(addr(1), now + IDLE_FOR * 2), None);
+        assert_eq!(pool.held(), 0);
+    }
+
+    #[test]
+    fn a_full_pool_closes_what_it_cannot_hold() {
+        let now = Instant::now();
+        let mut pool = ConnPool::new(2);
+        for n in 0..5 {
+            pool.put(addr(1), n, now);
+        }
+        assert_eq!(pool.held(), 2);
+        let mut none = ConnPool::new(0);
+        none.put(addr(1), 0, now);
+        assert_eq!(none.take(addr(1), now), None);
+    }
+}

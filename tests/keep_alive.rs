@@ -1,0 +1,182 @@
+//! Connection reuse: pages share keep-alive connections when the server keeps
+//! them open, a connection the server closed while idle is replaced without
+//! costing a try, an answer with bytes after its body ends its connection,
+//! and `--no-keep-alive` opens one connection per page.
+//!
+//! The server here is a small blocking one on std::net (the test server of
+//! `ringcrawl::site` closes after every answer, as HTTP/1.0 servers do).
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{by_url, config, crawl};
+use ringcrawl::crawl::Outcome;
+
+const PAGES: usize = 30;
+
+#[derive(Clone, Copy)]
+enum Mode {
+    /// Every answer says keep-alive and the connection stays open.
+    KeepAlive,
+    /// Every answer says keep-alive, then the server closes anyway.
+    ClosesAfterEach,
+    /// Every answer says keep-alive and has bytes after its body.
+    TrailingBytes,
+}
+
+/// What the server saw.
+#[derive(Default)]
+struct Seen {
+    connections: AtomicUsize,
+    requests: AtomicUsize,
+    /// `Connection` header of every request.
+    connection_headers: Mutex<Vec<String>>,
+}
+
+fn body_of(path: &str) -> String {
+    if path == "/" {
+        let links: String = (0..PAGES)
+            .map(|i| format!("<a href=\"/p/{i}\">{i}</a>\n"))
+            .collect();
+        format!("<html><body>{links}</body></html>")
+    } else {
+        format!("<html><body>page {path}</body></html>")
+    }
+}
+
+fn serve(mode: Mode) -> (SocketAddr, Arc<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let seen = Arc::new(Seen::default());
+    let counted = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            counted.connections.fetch_add(1, Ordering::SeqCst);
+            let seen = counted.clone();
+            std::thread::spawn(move || answer(stream, mode, &seen));
+        }
+    });
+    (addr, seen)
+}
+
+/// Answer requests on one connection until the client closes it (or, in
+/// `ClosesAfterEach`, after the first).
+fn answer(mut stream: TcpStream, mode: Mode, seen: &Seen) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let end = loop {
+            if let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end + 4;
+            }
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => pending.extend_from_slice(&buf[..n]),
+            }
+        };
+        let request = String::from_utf8_lossy(&pending[..end]).into_owned();
+        pending.drain(..end);
+        seen.requests.fetch_add(1, Ordering::SeqCst);
+        let header = request
+            .lines()
+            .find_map(|l| l.strip_prefix("Connection: "))
+            .unwrap_or("")
+            .to_string();
+        seen.connection_headers.lock().unwrap().push(header);
+        let path = request.split(' ').nth(1).unwrap_or("/").to_string();
+        let body = body_of(&path);
+        let mut reply = format!(
+            "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n{body}",
+            body.len()
+        );
+        if let Mode::TrailingBytes = mode {
+            reply.push_str("HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nforged");
+        }
+        if stream.write_all(reply.as_bytes()).is_err() {
+            return;
+        }
+        if let Mode::ClosesAfterEach = mode {
+            return;
+        }
+    }
+}
+
+fn crawl_with(mode: Mode, keep_alive: bool) -> (Arc<Seen>, Outcome) {
+    let (addr, seen) = serve(mode);
+    let mut config = config(&[format!("http://{addr}/")]);
+    config.max_tasks = 4;
+    config.per_host = 4;
+    config.keep_alive = keep_alive;
+    let outcome = crawl(config);
+    (seen, outcome)
+}
+
+/// Every page once, complete and its own, first try.
+fn assert_every_page_is_right(outcome: &Outcome) {
+    let records = by_url(outcome);
+    assert_eq!(records.len(), PAGES + 1);
+    for (url, record) in &records {
+        let path = url.split_once("//").unwrap().1;
+        let path = &path[path.find('/').unwrap()..];
+        assert_eq!(record.status, Some(200), "{url}: {record:?}");
+        assert_eq!(record.error_kind, None, "{url}");
+        assert_eq!(record.tries, 1, "{url}");
+        assert!(!record.truncated, "{url}");
+        assert_eq!(record.size, body_of(path).len() as u64, "{url}");
+    }
+}
+
+#[test]
+fn pages_share_connections_when_the_server_keeps_them_alive() {
+    let (seen, outcome) = crawl_with(Mode::KeepAlive, true);
+    assert_every_page_is_right(&outcome);
+    let connections = seen.connections.load(Ordering::SeqCst);
+    assert_eq!(seen.requests.load(Ordering::SeqCst), PAGES + 1);
+    // At most one connection per fetch slot on each shard.
+    assert!(
+        connections <= 8,
+        "{connections} connections for {} requests",
+        PAGES + 1
+    );
+    assert!(seen
+        .connection_headers
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|h| h == "keep-alive"));
+}
+
+#[test]
+fn a_connection_closed_while_idle_is_replaced_without_a_try() {
+    let (seen, outcome) = crawl_with(Mode::ClosesAfterEach, true);
+    assert_every_page_is_right(&outcome);
+    assert_eq!(seen.requests.load(Ordering::SeqCst), PAGES + 1);
+}
+
+#[test]
+fn bytes_after_the_body_end_the_connection() {
+    let (seen, outcome) = crawl_with(Mode::TrailingBytes, true);
+    assert_every_page_is_right(&outcome);
+    // A connection with more bytes than the answer said is never reused, so
+    // the forged answer is never read as another page's.
+    assert_eq!(seen.connections.load(Ordering::SeqCst), PAGES + 1);
+}
+
+#[test]
+fn no_keep_alive_opens_one_connection_per_page() {
+    let (seen, outcome) = crawl_with(Mode::KeepAlive, false);
+    assert_every_page_is_right(&outcome);
+    assert_eq!(seen.connections.load(Ordering::SeqCst), PAGES + 1);
+    assert!(seen
+        .connection_headers
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|h| h == "close"));
+}
