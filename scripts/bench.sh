@@ -21,7 +21,10 @@
 #     per round), each under /usr/bin/time:
 #       ringcrawl  --max-tasks 100 -q -o FILE (plus --per-host 100 and
 #                  --ignore-robots when the binary has them, so that one host
-#                  gets all 100 fetches and no robots.txt, like the peers)
+#                  gets all 100 fetches and no robots.txt, like the peers);
+#                  keep-alive connections, as the peers
+#       ringcrawl --no-keep-alive  (when the binary has the flag) the same
+#                  with one connection per page, as wrk's `Connection: close`
 #       wget       -r -l inf -e robots=off --delete-after into a tmpfs (one
 #                  connection, keep-alive; verbose log parsed for every URL
 #                  requested, redirect hops included)
@@ -31,12 +34,16 @@
 #                  concurrent, no robots.txt, same host
 #       wire       wrk, 100 connections, `Connection: close`, WRK_SECONDS s,
 #                  cycling through the expected URLs: the requests/s nginx can
-#                  serve one connection each on this machine (the ceiling)
+#                  serve one connection each on this machine (the ceiling for
+#                  one connection per page)
+#       wire keep-alive  the same wrk with keep-alive connections (the
+#                  ceiling for reused connections)
 #       ringcrawl-baseline  (only with BASELINE=/path/to/ringcrawl) another
 #                  build with the same flags, for A/B of a change side by side
 #     then (CORES="1 2") ringcrawl --cores 1 against --cores 2, and (PIN=1)
 #     ringcrawl --cores 1 on CPU 0 with nginx restarted on CPU 1 only (one
-#     worker), with wrk on CPU 0 as that layout's wire limit;
+#     worker), with wrk on CPU 0 as that layout's wire limit (both with and
+#     without keep-alive);
 #  5. checks every crawl's URLs against the expected list (found / expected,
 #     and URLs fetched that are not expected), and writes RESULTS.md: machine
 #     info, one table of medians per group, ratios, every run, anomalies
@@ -421,6 +428,10 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
     case $tool in
         ringcrawl) cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
         ringcrawl-baseline) cmd=("$BASELINE" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
+        "ringcrawl --no-keep-alive")
+            cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --no-keep-alive -o "$out" "$ROOT") ;;
+        "ringcrawl --cores 1 --no-keep-alive pinned")
+            cmd=(taskset -c 0 "$RINGCRAWL" "${RC_FLAGS[@]}" --cores 1 --no-keep-alive -o "$out" "$ROOT") ;;
         "ringcrawl --cores 1 pinned")
             cmd=(taskset -c 0 "$RINGCRAWL" "${RC_FLAGS[@]}" --cores 1 -o "$out" "$ROOT") ;;
         "ringcrawl --cores "[0-9]*)
@@ -470,20 +481,21 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
     rm -rf "$dir"
 }
 
-run_wrk() { # run_wrk GROUP LABEL RUN [taskset CPU]: req/s with Connection: close
-    local group=$1 label=$2 run=$3 cpu=${4:-}
-    local threads=2 pin=()
+run_wrk() { # run_wrk GROUP LABEL RUN [CPU] [keep-alive]: req/s, Connection: close unless keep-alive
+    local group=$1 label=$2 run=$3 cpu=${4:-} mode=${5:-close}
+    local threads=2 pin=() close=(-H 'Connection: close')
+    [ "$mode" = keep-alive ] && close=()
     [ "$(nproc)" -lt 2 ] && threads=1
     if [ -n "$cpu" ]; then
         pin=(taskset -c "$cpu")
         threads=1
     fi
-    local req0 cpu0 rc=0 out=$WORK/wrk.$group.$run.txt
+    local req0 cpu0 rc=0 out=$WORK/wrk.$group.${mode}.$run.txt
     req0=$(nginx_requests)
     cpu0=$(nginx_cpu_ticks)
     /usr/bin/time -f '%U %S %M' -o "$WORK/wrk.time" \
         timeout -k 10 $((WRK_SECONDS + 30)) "${pin[@]}" wrk -t"$threads" -c"$MAX_TASKS" -d"${WRK_SECONDS}s" \
-        --timeout 10s -H 'Connection: close' -s "$WORK/urls.lua" "$ROOT" >"$out" 2>&1 || rc=$?
+        --timeout 10s "${close[@]}" -s "$WORK/urls.lua" "$ROOT" >"$out" 2>&1 || rc=$?
     local req1 cpu1 rps user sys rss
     req1=$(nginx_requests)
     cpu1=$(nginx_cpu_ticks)
@@ -493,7 +505,7 @@ run_wrk() { # run_wrk GROUP LABEL RUN [taskset CPU]: req/s with Connection: clos
         "$group" "$label" "$run" "$rc" "$WRK_SECONDS" "${user:-0}" "${sys:-0}" "${rss:-0}" \
         "$EXPECTED" "$((req1 - req0 - 1))" "$(minus "$cpu1" "$cpu0" | awk -v t="$CLK_TCK" '{ print $1 / t }')" "${rps:-0}" >>"$WORK/runs.tsv"
     log "$group/$label run $run: ${rps:-?} req/s$(grep -q 'Socket errors' "$out" && echo ", $(grep 'Socket errors' "$out" | sed 's/^ *//')")"
-    cp "$out" "$WORK/keep-wrk.$group.$run.txt" 2>/dev/null || true
+    cp "$out" "$WORK/keep-wrk.$group.$mode.$run.txt" 2>/dev/null || true
 }
 
 cat >"$WORK/urls.lua" <<EOF
@@ -556,6 +568,11 @@ check_site
 
 PEERS=()
 for t in ringcrawl wget chapter spider; do has_tool "$t" && PEERS+=("$t"); done
+NO_KEEP_ALIVE=0
+case $RC_HELP in *--no-keep-alive*) NO_KEEP_ALIVE=1 ;; esac
+if has_tool ringcrawl && [ "$NO_KEEP_ALIVE" = 1 ]; then
+    PEERS=("${PEERS[0]}" "ringcrawl --no-keep-alive" "${PEERS[@]:1}")
+fi
 if [ -n "${BASELINE:-}" ]; then
     [ -x "$BASELINE" ] || die "BASELINE=$BASELINE is not an executable"
     PEERS=("${PEERS[0]}" ringcrawl-baseline "${PEERS[@]:1}")
@@ -565,6 +582,7 @@ for run in $(seq "$RUNS"); do
         run_tool peers "$t" "$run"
     done
     has_tool wire && run_wrk peers wire "$run"
+    has_tool wire && run_wrk peers "wire keep-alive" "$run" "" keep-alive
 done
 
 if [ -n "$CORES" ]; then
@@ -580,7 +598,9 @@ if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
     check_site
     for run in $(seq "$RUNS"); do
         run_tool pinned "ringcrawl --cores 1 pinned" "$run"
+        [ "$NO_KEEP_ALIVE" = 1 ] && run_tool pinned "ringcrawl --cores 1 --no-keep-alive pinned" "$run"
         has_tool wire && run_wrk pinned "wire pinned" "$run" 0
+        has_tool wire && run_wrk pinned "wire keep-alive pinned" "$run" 0 keep-alive
     done
 fi
 stop_nginx

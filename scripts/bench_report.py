@@ -130,7 +130,7 @@ def ratios(groups, base):
         if tool == base:
             continue
         if s['wire']:
-            rows.append(f'| {tool} (the ceiling) | {fmt(ratio(b["rate"], s["rate"]), 2)} of wrk\'s req/s | — | — |')
+            rows.append(f'| {tool} | {fmt(ratio(b["rate"], s["rate"]), 2)} of wrk\'s req/s | — | — |')
         else:
             rows.append(f'| {tool} | {fmt(ratio(b["rate"], s["rate"]), 2)}× | '
                         f'{fmt(ratio(s["cpu_per_page_us"], b["cpu_per_page_us"]), 2)}× | '
@@ -214,9 +214,10 @@ def main():
     print()
     print('pages/s = distinct URLs the tool fetched ÷ wall time (for wrk: requests/s); CPU = user + sys of the '
           "tool's processes; CPU µs/page = CPU ÷ URLs fetched; nginx requests = requests nginx served during the "
-          'run (retries and robots.txt included). ringcrawl uses HTTP/1.0, one connection per request; aiohttp, '
-          'wget and spider use keep-alive; wrk sends `Connection: close`, so its req/s is the ceiling for one '
-          'connection per page.')
+          'run (retries and robots.txt included). ringcrawl (HTTP/1.0), aiohttp, wget and spider reuse '
+          'keep-alive connections; `ringcrawl --no-keep-alive` opens one connection per page. wrk with '
+          '`Connection: close` is the ceiling for one connection per page (the wire limit of --no-keep-alive), '
+          'wrk with keep-alive the ceiling for reused connections.')
 
     by_group = OrderedDict()
     for r in runs:
@@ -240,6 +241,13 @@ def main():
         elif base and len(summary) > 1:
             print()
             print(ratios(summary, base))
+            # One connection per page against its own ceiling.
+            one = next((t for t in summary if t.startswith('ringcrawl') and 'no-keep-alive' in t), None)
+            close = next((t for t in summary if summary[t]['wire'] and 'keep-alive' not in t), None)
+            if one and close:
+                print()
+                print(f'- {one} ÷ {close} (wrk, `Connection: close`): '
+                      f'{fmt(ratio(summary[one]["rate"], summary[close]["rate"]), 2)} of wrk\'s req/s')
 
     problems = anomalies(runs, keep)
     skipped = info.get('skipped', [])

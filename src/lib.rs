@@ -23,8 +23,10 @@
 //! - [`frontier`] pure: seen-set, per-host queues and politeness (fair turns,
 //!   per-host concurrency and delay, backoff, robots first); [`robots`] pure
 //!   robots.txt policy.
-//! - [`fetch`] one HTTP/1.0 exchange with limits and a deadline; [`dns`] the
-//!   per-shard resolver; [`http`] pure request bytes, head parsing, framing.
+//! - [`fetch`] one HTTP/1.0 exchange with limits and a deadline, on a reused
+//!   keep-alive connection when the shard's [`conn_pool`] has one; [`dns`]
+//!   the per-shard resolver; [`http`] pure request bytes, head parsing,
+//!   framing.
 //! - [`links`] pure HTML → absolute normalised URLs (a hand-written scanner,
 //!   html5gum's tokenizer where the scanner is unsure); [`urls`]
 //!   normalisation; [`scope`] strict/lenient hosts and `--exclude`.
