@@ -198,8 +198,8 @@ pub async fn fetch(
 }
 
 /// Send the request on `conn` and read the answer. `connected` is the time
-/// the connect took, or None for a reused connection: failing on one of
-/// those before any byte of the answer is [`FetchError::Stale`].
+/// the connect took, or None for a reused connection: one of those closed or
+/// reset before any byte of the answer is [`FetchError::Stale`].
 async fn exchange(
     mut conn: Conn,
     addr: SocketAddr,
@@ -210,7 +210,12 @@ async fn exchange(
     connected: Option<Duration>,
 ) -> Result<Response, FetchError> {
     let reused = connected.is_none();
-    let stale = |e: FetchError| if reused { FetchError::Stale } else { e };
+    // Closed or reset by the server while idle; a time-out is the server's
+    // slowness, kept as such.
+    let stale = |e: FetchError| match e {
+        FetchError::Io(_) | FetchError::Empty if reused => FetchError::Stale,
+        e => e,
+    };
     let target = &url[Position::BeforePath..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
     let request = http::request(target, host, &limits.user_agent, limits.keep_alive);

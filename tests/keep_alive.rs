@@ -27,6 +27,9 @@ enum Mode {
     ClosesAfterEach,
     /// Every answer says keep-alive and has bytes after its body.
     TrailingBytes,
+    /// The first answer on a connection says keep-alive; the second request
+    /// on it is never answered.
+    SilentAfterFirst,
 }
 
 /// What the server saw.
@@ -70,6 +73,7 @@ fn answer(mut stream: TcpStream, mode: Mode, seen: &Seen) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut pending = Vec::new();
     let mut buf = [0u8; 4096];
+    let mut answered = 0;
     loop {
         let end = loop {
             if let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -80,6 +84,11 @@ fn answer(mut stream: TcpStream, mode: Mode, seen: &Seen) {
                 Ok(n) => pending.extend_from_slice(&buf[..n]),
             }
         };
+        if answered == 1 && matches!(mode, Mode::SilentAfterFirst) {
+            std::thread::sleep(Duration::from_secs(3));
+            return;
+        }
+        answered += 1;
         let request = String::from_utf8_lossy(&pending[..end]).into_owned();
         pending.drain(..end);
         seen.requests.fetch_add(1, Ordering::SeqCst);
@@ -166,6 +175,28 @@ fn bytes_after_the_body_end_the_connection() {
     // A connection with more bytes than the answer said is never reused, so
     // the forged answer is never read as another page's.
     assert_eq!(seen.connections.load(Ordering::SeqCst), PAGES + 1);
+}
+
+#[test]
+fn a_reused_connection_that_goes_silent_is_a_read_timeout_not_a_reconnect() {
+    let (addr, _seen) = serve(Mode::SilentAfterFirst);
+    let mut config = config(&[format!("http://{addr}/p/0"), format!("http://{addr}/p/1")]);
+    config.cores = 1;
+    config.max_tasks = 1;
+    config.per_host = 1;
+    config.read_timeout = Duration::from_millis(300);
+    let outcome = crawl(config);
+    let records = by_url(&outcome);
+    let kinds: Vec<_> = records.values().map(|r| r.error_kind.clone()).collect();
+    // One root is answered; the other goes out on the same connection and
+    // waits in vain: the server's silence is recorded, not hidden by a new
+    // connection that it would answer.
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert!(kinds.contains(&None), "{kinds:?}");
+    assert!(
+        kinds.contains(&Some("read_timeout".to_string())),
+        "{kinds:?}"
+    );
 }
 
 #[test]
