@@ -41,6 +41,17 @@ struct Seen {
     connection_headers: Mutex<Vec<String>>,
 }
 
+impl Seen {
+    /// Every request's `Connection` header was `value`.
+    fn every_request_said(&self, value: &str) -> bool {
+        self.connection_headers
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|h| h == value)
+    }
+}
+
 fn body_of(path: &str) -> String {
     if path == "/" {
         let links: String = (0..PAGES)
@@ -153,12 +164,7 @@ fn pages_share_connections_when_the_server_keeps_them_alive() {
         "{connections} connections for {} requests",
         PAGES + 1
     );
-    assert!(seen
-        .connection_headers
-        .lock()
-        .unwrap()
-        .iter()
-        .all(|h| h == "keep-alive"));
+    assert!(seen.every_request_said("keep-alive"));
 }
 
 #[test]
@@ -204,10 +210,5 @@ fn no_keep_alive_opens_one_connection_per_page() {
     let (seen, outcome) = crawl_with(Mode::KeepAlive, false);
     assert_every_page_is_right(&outcome);
     assert_eq!(seen.connections.load(Ordering::SeqCst), PAGES + 1);
-    assert!(seen
-        .connection_headers
-        .lock()
-        .unwrap()
-        .iter()
-        .all(|h| h == "close"));
+    assert!(seen.every_request_said("close"));
 }
