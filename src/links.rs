@@ -897,30 +897,6 @@ mod tests {
         assert_eq!(found.len(), 15, "{found:?}");
     }
 
-    /// Run with: cargo test --release -- --ignored --nocapture extraction_speed
-    #[test]
-    #[ignore]
-    fn extraction_speed_on_typical_page() {
-        let html = typical_page();
-        let url = page();
-        let iters = 20_000;
-        let start = std::time::Instant::now();
-        let mut total = 0;
-        for _ in 0..iters {
-            total += extract_links(std::hint::black_box(html.as_bytes()), &url).len();
-        }
-        let secs = start.elapsed().as_secs_f64();
-        let mb = (html.len() * iters) as f64 / 1e6;
-        println!(
-            "{} bytes, {} links/page: {:.0} MB/s, {:.0} pages/s, {:.2} us/page",
-            html.len(),
-            total / iters,
-            mb / secs,
-            iters as f64 / secs,
-            secs * 1e6 / iters as f64
-        );
-    }
-
     /// Pages glued from the pieces that move tag boundaries: link and
     /// raw-text tags, comment and bogus-comment openers and closers, quotes,
     /// `=`, `/`, whitespace with CR, character references, text, any byte.
