@@ -17,6 +17,11 @@ use std::time::{Duration, Instant};
 /// fetch notices before any byte of the answer and reconnects.
 pub const IDLE_FOR: Duration = Duration::from_secs(2);
 
+/// How often [`ConnPool::put`] closes the connections idle longer than
+/// [`IDLE_FOR`]: those to hosts the crawl is done with would otherwise hold
+/// a file descriptor, a server slot and a place in the pool until the end.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
 /// Idle connections, newest last per address, at most `cap` in all.
 #[derive(Debug)]
 pub struct ConnPool<C> {
@@ -25,6 +30,8 @@ pub struct ConnPool<C> {
     held: usize,
     /// Most connections held at once: each is an open file descriptor.
     cap: usize,
+    /// When `put` next closes what has been idle too long; set by the first.
+    next_sweep: Option<Instant>,
 }
 
 impl<C> ConnPool<C> {
@@ -33,6 +40,7 @@ impl<C> ConnPool<C> {
             idle: HashMap::new(),
             held: 0,
             cap,
+            next_sweep: None,
         }
     }
 
@@ -57,12 +65,27 @@ impl<C> ConnPool<C> {
     }
 
     /// Keep `conn` to `addr`, idle since `now`; dropped (closed) instead if
-    /// the pool is full.
+    /// the pool is full. At most every [`SWEEP_EVERY`], first closes every
+    /// connection idle for [`IDLE_FOR`] or more.
     pub fn put(&mut self, addr: SocketAddr, conn: C, now: Instant) {
+        match self.next_sweep {
+            Some(at) if now >= at => self.close_idle_too_long(now),
+            Some(_) => {}
+            None => self.next_sweep = Some(now + SWEEP_EVERY),
+        }
         if self.held < self.cap {
             self.idle.entry(addr).or_default().push((conn, now));
             self.held += 1;
         }
+    }
+
+    fn close_idle_too_long(&mut self, now: Instant) {
+        self.idle.retain(|_, conns| {
+            conns.retain(|(_, since)| now.saturating_duration_since(*since) < IDLE_FOR);
+            !conns.is_empty()
+        });
+        self.held = self.idle.values().map(Vec::len).sum();
+        self.next_sweep = Some(now + SWEEP_EVERY);
     }
 
     /// Connections held now.
@@ -122,5 +145,29 @@ mod tests {
         let mut none = ConnPool::new(0);
         none.put(addr(1), 0, now);
         assert_eq!(none.take(addr(1), now), None);
+    }
+
+    #[test]
+    fn a_pool_full_of_connections_to_finished_hosts_makes_room() {
+        let now = Instant::now();
+        let mut pool = ConnPool::new(3);
+        for port in 1..=3 {
+            pool.put(addr(port), port, now);
+        }
+        let later = now + IDLE_FOR * 2;
+        pool.put(addr(9), 9, later);
+        assert_eq!(pool.held(), 1);
+        assert_eq!(pool.take(addr(9), later), Some(9));
+    }
+
+    #[test]
+    fn connections_nobody_asks_for_are_closed_once_too_old() {
+        let now = Instant::now();
+        let mut pool = ConnPool::new(8);
+        pool.put(addr(1), 1, now);
+        pool.put(addr(2), 2, now + IDLE_FOR);
+        pool.put(addr(3), 3, now + IDLE_FOR + SWEEP_EVERY);
+        assert_eq!(pool.held(), 2);
+        assert_eq!(pool.take(addr(2), now + IDLE_FOR + SWEEP_EVERY), Some(2));
     }
 }
