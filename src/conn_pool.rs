@@ -122,12 +122,11 @@ mod tests {
     fn connections_idle_too_long_are_dropped_not_handed_out() {
         let now = Instant::now();
         let mut pool = ConnPool::new(8);
+        let soon = now + SWEEP_EVERY / 2;
         pool.put(addr(1), 1, now);
-        pool.put(addr(1), 2, now + IDLE_FOR);
-        assert_eq!(
-            pool.take(addr(1), now + IDLE_FOR + Duration::from_millis(1)),
-            Some(2)
-        );
+        pool.put(addr(1), 2, soon);
+        assert_eq!(pool.held(), 2, "no sweep yet: take must drop the old one");
+        assert_eq!(pool.take(addr(1), now + IDLE_FOR), Some(2));
         assert_eq!(pool.held(), 0);
         pool.put(addr(1), 3, now);
         assert_eq!(pool.take(addr(1), now + IDLE_FOR * 2), None);
