@@ -235,15 +235,23 @@ fn parse_complete_head<'b>(
 /// with these headers (every `Connection` header, comma-separated tokens).
 fn keeps_alive(version: Option<u8>, headers: &[httparse::Header<'_>]) -> bool {
     let (mut close, mut keep_alive) = (false, false);
-    let connection = headers
-        .iter()
-        .filter(|h| h.name.eq_ignore_ascii_case("connection"));
-    for token in connection.flat_map(|h| h.value.split(|&b| b == b',')) {
-        let token = token.trim_ascii();
+    for token in list_items(headers, "connection") {
         close |= token.eq_ignore_ascii_case(b"close");
         keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
     }
     !close && (keep_alive || version == Some(1))
+}
+
+/// The comma-separated items of every header named `name`, trimmed, in
+/// order (empty items included).
+fn list_items<'h>(
+    headers: &'h [httparse::Header<'_>],
+    name: &'static str,
+) -> impl Iterator<Item = &'h [u8]> {
+    headers
+        .iter()
+        .filter(move |h| h.name.eq_ignore_ascii_case(name))
+        .flat_map(|h| h.value.split(|&b| b == b',').map(<[u8]>::trim_ascii))
 }
 
 /// A header value as a trimmed String: lossy UTF-8, with every obsolete line
@@ -287,20 +295,15 @@ pub fn framing(status: u16, headers: &[httparse::Header<'_>]) -> Result<Framing,
         return Ok(Framing::None);
     }
     let mut last_coding: Option<&[u8]> = None;
-    for h in headers
-        .iter()
-        .filter(|h| h.name.eq_ignore_ascii_case("transfer-encoding"))
-    {
-        for coding in h.value.split(|&b| b == b',') {
-            // A coding may carry parameters ("gzip;q=1"); only the name matters.
-            let name = coding
-                .split(|&b| b == b';')
-                .next()
-                .unwrap_or(coding)
-                .trim_ascii();
-            if !name.is_empty() && !name.eq_ignore_ascii_case(b"identity") {
-                last_coding = Some(name);
-            }
+    for coding in list_items(headers, "transfer-encoding") {
+        // A coding may carry parameters ("gzip;q=1"); only the name matters.
+        let name = coding
+            .split(|&b| b == b';')
+            .next()
+            .unwrap_or(coding)
+            .trim_ascii();
+        if !name.is_empty() && !name.eq_ignore_ascii_case(b"identity") {
+            last_coding = Some(name);
         }
     }
     if let Some(coding) = last_coding {
