@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ringcrawl::links::{extract_links, scan_links, tokenize_links};
-use ringcrawl::site::server::Reply;
-use ringcrawl::site::synth::{SiteSpec, SynthSite};
+use ringcrawl::crawl::links::{extract_links, scan_links, tokenize_links};
+use ringcrawl_site::server::Reply;
+use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use url::Url;
 
 /// Page 1 of the site scripts/bench.sh crawls (20,000 pages, 10 links).

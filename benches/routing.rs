@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ringcrawl::mesh::shard_for;
+use ringcrawl::crawl::mesh::shard_for;
 
 fn hosts() -> Vec<String> {
     let mut hosts = Vec::new();

@@ -13,9 +13,9 @@ use std::time::Duration;
 use clap::Parser;
 use thiserror::Error;
 
-use crate::config::{Config, Output};
-use crate::scope::{Scope, ScopeMode};
-use crate::urls;
+use ringcrawl::config::{Config, Output};
+use ringcrawl::crawl::scope::{Scope, ScopeMode};
+use ringcrawl::crawl::urls;
 
 /// Crawl every in-scope page reachable from the roots, thread-per-core over io_uring.
 #[derive(Debug, Parser)]

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use url::Url;
 
-use crate::scope::{Scope, ScopeMode};
+use crate::crawl::scope::{Scope, ScopeMode};
 
 /// Where the per-URL records go as JSON Lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +120,7 @@ impl Config {
             delay: Duration::ZERO,
             obey_robots: true,
             max_crawl_delay: Duration::from_secs(10),
-            max_head: crate::http::DEFAULT_MAX_HEAD,
+            max_head: crate::net::http::DEFAULT_MAX_HEAD,
             max_body: 16 << 20,
             output: Output::None,
             keep_records: false,

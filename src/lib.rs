@@ -14,32 +14,40 @@
 //!           mesh (bounded channels, batched) ◀──shard_for(host)── links ◀── record (stats, JSONL)
 //! ```
 //!
-//! - [`cli`] flags → validated [`config::Config`], before any thread starts.
-//! - [`crawl`] the only code that knows threads: executor pool, mesh, join.
-//! - [`mesh`] everything cross-core: `shard_for`, batching (links, lent
-//!   pages and their returns), the crawl-wide fetch slots, the outstanding
-//!   counter that decides when the crawl is done.
-//! - [`shard`] per-core state and its tasks (workers, receivers, flusher).
-//! - [`frontier`] pure: seen-set, per-host queues and politeness (fair turns,
-//!   per-host concurrency and delay, backoff, robots first); [`robots`] pure
-//!   robots.txt policy.
-//! - [`fetch`] one HTTP/1.0 exchange with limits and a deadline, on a reused
-//!   keep-alive connection when the shard's [`conn_pool`] has one; [`dns`]
-//!   the per-shard resolver; [`http`] pure request bytes, head parsing,
-//!   framing.
-//! - [`links`] pure HTML → absolute normalised URLs (a hand-written scanner,
-//!   html5gum's tokenizer where the scanner is unsure); [`urls`]
-//!   normalisation; [`scope`] strict/lenient hosts and `--exclude`.
-//! - [`record`], [`stats`], [`sink`], [`progress`] what a crawl shows and
-//!   leaves behind; [`warc`] WARC 1.1 records, [`warc_file`] per-shard
-//!   WARC files.
-//! - [`site`] a deterministic synthetic site and a scriptable HTTP/1.0
-//!   server, for tests, the demo and benchmarks (not used by the crawler).
+//! The tree is the map, one folder a layer:
+//!
+//! - [`config`] the validated crawl settings, built before any thread starts
+//!   (the binary's `cli.rs` turns flags into one).
+//! - [`crawl`] the engine. [`crawl::run()`] is the only code that knows
+//!   threads: executor pool, mesh, join. [`crawl::mesh`] is everything
+//!   cross-core: `shard_for`, batching (links, lent pages and their
+//!   returns), the crawl-wide fetch slots, the outstanding counter that
+//!   decides when the crawl is done. [`crawl::shard`] is one core's state
+//!   and tasks, a file a job: the dispatcher, the fetch-and-record path of a
+//!   page, robots.txt. The pure parts it decides with:
+//!   [`crawl::frontier`] (seen-set, per-host queues and politeness: fair
+//!   turns, per-host concurrency and delay, backoff, robots first),
+//!   [`crawl::robots`] (robots.txt policy), [`crawl::links`] (HTML →
+//!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
+//!   where the scanner is unsure), [`crawl::urls`] (normalisation),
+//!   [`crawl::scope`] (strict/lenient hosts and `--exclude`).
+//! - [`net`] one exchange with a server: [`net::fetch`] (one HTTP/1.0
+//!   exchange with limits and a deadline, on a reused keep-alive connection
+//!   when the shard's [`net::conn_pool`] has one), [`net::dns`] (the
+//!   per-shard resolver), [`net::http`] (pure request bytes, head parsing,
+//!   body framing).
+//! - [`output`] what a crawl shows and leaves behind: [`output::record`],
+//!   [`output::stats`], [`output::sink`], [`output::progress`], and
+//!   [`output::warc`] (WARC 1.1 records and per-shard files).
+//!
+//! The synthetic site and its test server are a crate of their own
+//! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the
+//! benchmarks; nothing in the crawler depends on it.
 //!
 //! # Invariants
 //!
 //! 1. A host belongs to exactly one shard for the whole crawl
-//!    ([`mesh::shard_for`] is a fixed-key hash): its queue, seen-set,
+//!    ([`crawl::mesh::shard_for`] is a fixed-key hash): its queue, seen-set,
 //!    politeness and robots.txt live there. The owner may lend a ready page
 //!    of the host to a peer with a free fetch slot; the peer fetches, records
 //!    and routes it like its own and sends the host's release back.
@@ -58,29 +66,9 @@
 //!    normalisation and scope, the frontier) does no I/O, so it is
 //!    unit-tested and property-tested on its own. The I/O layer is thin.
 //! 6. At most `--max-tasks` fetches run at once, over all shards: every
-//!    fetch holds a slot of [`mesh::FetchSlots`] from start to end.
+//!    fetch holds a slot of [`crawl::mesh::FetchSlots`] from start to end.
 
-pub mod cli;
 pub mod config;
-pub mod conn_pool;
 pub mod crawl;
-pub mod dns;
-pub mod dns_wire;
-pub mod fetch;
-pub mod frontier;
-pub mod http;
-pub mod links;
-pub mod mesh;
-pub mod notify;
-pub mod progress;
-pub mod record;
-pub mod robots;
-pub mod scope;
-pub mod shard;
-pub mod sink;
-pub mod site;
-pub mod stats;
-pub mod url_set;
-pub mod urls;
-pub mod warc;
-pub mod warc_file;
+pub mod net;
+pub mod output;

@@ -6,12 +6,14 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+mod cli;
+
 use anyhow::Context;
 use clap::Parser;
-use ringcrawl::cli::Args;
+use cli::Args;
 use ringcrawl::crawl;
-use ringcrawl::site::server::Server;
-use ringcrawl::site::synth::{SiteSpec, SynthSite};
+use ringcrawl_site::server::Server;
+use ringcrawl_site::synth::{SiteSpec, SynthSite};
 
 fn main() -> ExitCode {
     let args = Args::parse();

@@ -60,11 +60,11 @@ fn demo_crawl_finds_every_page_and_reports() {
 /// every finished record and the report are written, exit code 130.
 #[test]
 fn sigint_stops_the_crawl_and_keeps_every_finished_record() {
-    use ringcrawl::site::server::{Reply, Server, Step};
+    use ringcrawl_site::server::{Reply, Server, Step};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    let server = Server::start(Arc::new(|req: &ringcrawl::site::server::Request| {
+    let server = Server::start(Arc::new(|req: &ringcrawl_site::server::Request| {
         if req.path == "/" {
             let links: String = (0..50)
                 .map(|i| format!("<a href=\"/slow/{i}\">s</a><a href=\"/fast/{i}\">f</a>"))

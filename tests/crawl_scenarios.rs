@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
 use common::*;
-use ringcrawl::scope::{Scope, ScopeMode};
-use ringcrawl::site::server::{Reply, Request};
+use ringcrawl::crawl::scope::{Scope, ScopeMode};
+use ringcrawl_site::server::{Reply, Request};
 
 #[test]
 fn link_fan_out_fetches_every_page_once() {

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use glommio::timer::Timer;
-use ringcrawl::dns::{Resolver, ResolverOptions};
+use ringcrawl::net::dns::{Resolver, ResolverOptions};
 
 fn run<T>(f: impl std::future::Future<Output = T>) -> T {
     glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound)
@@ -59,7 +59,7 @@ fn scratch_dir(tag: &str) -> PathBuf {
 }
 
 // ---------------------------------------------------------------------------
-// A little DNS of our own (independent of ringcrawl::dns_wire on purpose).
+// A little DNS of our own (independent of ringcrawl::net::dns::wire on purpose).
 
 fn wire_name(name: &str) -> Vec<u8> {
     let mut out = Vec::new();

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use common::*;
 use ringcrawl::config::Config;
-use ringcrawl::record::Record;
-use ringcrawl::scope::{Scope, ScopeMode};
-use ringcrawl::site::server::{Reply, Step};
+use ringcrawl::crawl::scope::{Scope, ScopeMode};
+use ringcrawl::output::record::Record;
+use ringcrawl_site::server::{Reply, Step};
 
 const HTML_HEAD: &str = "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n";
 

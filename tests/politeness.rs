@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use ringcrawl::config::Config;
-use ringcrawl::site::server::{Reply, Request, Server, Step};
+use ringcrawl_site::server::{Reply, Request, Server, Step};
 
 fn polite(cfg: &mut Config) {
     cfg.obey_robots = true;
@@ -277,8 +277,11 @@ fn thousand_hosts_keep_every_worker_busy() {
         .map(|i| format!("http://h{i}.crawl.test:{port}/"))
         .collect();
     let mut cfg = config(&roots);
-    cfg.scope =
-        ringcrawl::scope::Scope::new(&cfg.roots, ringcrawl::scope::ScopeMode::Lenient, None);
+    cfg.scope = ringcrawl::crawl::scope::Scope::new(
+        &cfg.roots,
+        ringcrawl::crawl::scope::ScopeMode::Lenient,
+        None,
+    );
     cfg.max_tasks = 64;
     cfg.per_host = 1;
     for i in 0..HOSTS {
@@ -328,8 +331,11 @@ fn dns_failures_are_recorded_per_url() {
     });
     let port = server.port();
     let mut cfg = config(&[format!("http://site.crawl.test:{port}/")]);
-    cfg.scope =
-        ringcrawl::scope::Scope::new(&cfg.roots, ringcrawl::scope::ScopeMode::Lenient, None);
+    cfg.scope = ringcrawl::crawl::scope::Scope::new(
+        &cfg.roots,
+        ringcrawl::crawl::scope::ScopeMode::Lenient,
+        None,
+    );
     cfg.resolve.insert(
         ("site.crawl.test".into(), port),
         "127.0.0.1".parse().unwrap(),

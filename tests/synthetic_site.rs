@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use common::*;
-use ringcrawl::site::server::Server;
-use ringcrawl::site::synth::{SiteSpec, SynthSite};
+use ringcrawl_site::server::Server;
+use ringcrawl_site::synth::{SiteSpec, SynthSite};
 
 fn crawl_synthetic(
     pages: usize,

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::*;
-use ringcrawl::site::server::{Reply, Server};
-use ringcrawl::site::synth::{SiteSpec, SynthSite};
-use ringcrawl::warc;
+use ringcrawl::output::warc;
+use ringcrawl_site::server::{Reply, Server};
+use ringcrawl_site::synth::{SiteSpec, SynthSite};
 
 #[test]
 fn warc_archive_holds_every_exchange_byte_for_byte() {

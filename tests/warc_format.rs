@@ -1,4 +1,4 @@
-//! WARC 1.1 output (`ringcrawl::warc`): a warcinfo record and two exchanges
+//! WARC 1.1 output (`ringcrawl::output::warc`): a warcinfo record and two exchanges
 //! written to a file and read back, checked field by field, and checked by
 //! an independent implementation, warcio (`warcio check`, `warcio index`,
 //! `cdxj-indexer`), installed from PyPI into a venv under the target dir.
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
-use ringcrawl::warc::{self, Exchange, WarcRecord};
+use ringcrawl::output::warc::{self, Exchange, WarcRecord};
 use sha1::{Digest, Sha1};
 
 /// 2026-11-22T07:49:44.250000Z

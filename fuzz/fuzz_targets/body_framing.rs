@@ -24,7 +24,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::http::{BodyDecoder, BodyError, Framing, Progress};
+use ringcrawl::net::http::{BodyDecoder, BodyError, Framing, Progress};
 
 const MAX_BODIES: [usize; 16] = [
     0,

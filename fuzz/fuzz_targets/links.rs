@@ -12,8 +12,8 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::links::{extract_links, MAX_LINKS_PER_PAGE};
-use ringcrawl::urls;
+use ringcrawl::crawl::links::{extract_links, MAX_LINKS_PER_PAGE};
+use ringcrawl::crawl::urls;
 use url::Url;
 
 fn page() -> &'static Url {

@@ -14,8 +14,8 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::scope::{Scope, ScopeMode};
-use ringcrawl::urls;
+use ringcrawl::crawl::scope::{Scope, ScopeMode};
+use ringcrawl::crawl::urls;
 use url::Url;
 
 fn page() -> &'static Url {

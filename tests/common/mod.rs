@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ringcrawl::config::Config;
+use ringcrawl::crawl::urls;
 use ringcrawl::crawl::{self, Outcome};
-use ringcrawl::record::Record;
-use ringcrawl::site::server::{Reply, Request, Server};
-use ringcrawl::urls;
+use ringcrawl::output::record::Record;
+use ringcrawl_site::server::{Reply, Request, Server};
 
 /// An HTML page linking to `links`.
 pub fn page(links: &[&str]) -> Reply {

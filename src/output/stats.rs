@@ -11,7 +11,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::record::{Kind, Record};
+use crate::output::record::{Kind, Record};
 
 /// Counters of one shard, or of the whole crawl after [`Stats::merge`].
 #[derive(Debug, Clone, Default)]

@@ -18,7 +18,7 @@ use glommio::channels::local_channel::{self, LocalSender};
 use glommio::io::{BufferedFile, StreamWriter, StreamWriterBuilder};
 use glommio::Task;
 
-use crate::warc;
+use crate::output::warc;
 
 /// Encoded records queued before a worker waits for the writer.
 const QUEUE: usize = 256;
@@ -56,7 +56,9 @@ impl WarcFiles {
             while let Some(record) = receiver.recv().await {
                 let needs_new = match &current {
                     None => true,
-                    Some((_, size)) => *size > 0 && size + record.len() as u64 > target.max_size,
+                    Some((_, size)) => {
+                        *size > 0 && size.saturating_add(record.len() as u64) > target.max_size
+                    }
                 };
                 if needs_new {
                     if let Some((old, _)) = current.take() {
@@ -75,7 +77,7 @@ impl WarcFiles {
                     file.write_all(&record)
                         .await
                         .map_err(|e| format!("writing WARC: {e}"))?;
-                    *size += record.len() as u64;
+                    *size = size.saturating_add(record.len() as u64);
                 }
             }
             if let Some((file, _)) = current.take() {

@@ -33,8 +33,8 @@ use std::sync::Arc;
 use glommio::channels::channel_mesh::Senders;
 use glommio::{GlommioError, ResourceType};
 
-use crate::frontier::Job;
-use crate::notify::Notify;
+use crate::crawl::frontier::Job;
+use crate::crawl::notify::Notify;
 
 /// What one shard sends another in one channel message.
 #[derive(Debug, Default, Clone)]

@@ -18,7 +18,7 @@
 //! * Ports are ignored, as in the chapter's crawler.
 //!
 //! What it is not: no robots.txt, no per-host politeness or limits, no URL
-//! normalisation (see `crate::urls`), and no I/O or DNS: `example.com` and
+//! normalisation (see `crate::crawl::urls`), and no I/O or DNS: `example.com` and
 //! an IP it resolves to are different hosts here.
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -35,7 +35,7 @@ use std::collections::HashSet;
 use regex::Regex;
 use url::Url;
 
-use crate::urls;
+use crate::crawl::urls;
 
 /// How far from the roots' hosts a crawl may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

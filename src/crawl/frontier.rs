@@ -28,9 +28,9 @@ use std::collections::{BinaryHeap, VecDeque};
 use foldhash::{HashMap, HashMapExt};
 use std::time::{Duration, Instant};
 
-use crate::robots::{Rules, Verdict};
-use crate::url_set::UrlSet;
-use crate::urls;
+use crate::crawl::robots::{Rules, Verdict};
+use crate::crawl::url_set::UrlSet;
+use crate::crawl::urls;
 
 /// A URL waiting to be fetched, with what it may still do.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,7 +26,7 @@
 //! the system resolver (getaddrinfo) on glommio's blocking thread pool.
 //!
 //! Names are looked up as given (absolute): no `search` domains, no `ndots`.
-//! The wire format is [`crate::dns_wire`].
+//! The wire format is [`crate::net::dns::wire`].
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
@@ -35,6 +35,8 @@
     clippy::panic,
     clippy::unreachable
 )]
+
+pub mod wire;
 
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::RandomState;
@@ -55,7 +57,7 @@ use glommio::net::{TcpStream, UdpSocket};
 use glommio::sync::Semaphore;
 use thiserror::Error;
 
-use crate::dns_wire::{self, QType, Rcode, Response};
+use wire::{QType, Rcode, Response};
 
 /// A host name that gave no usable address.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -389,7 +391,7 @@ impl Inner {
         for &server in &self.nameservers {
             for _ in 0..self.opts.attempts.max(1) {
                 let id = self.next_id();
-                let query = dns_wire::build_query(id, name, qtype).map_err(|e| e.to_string())?;
+                let query = wire::build_query(id, name, qtype).map_err(|e| e.to_string())?;
                 let q = Query {
                     server,
                     bytes: &query,
@@ -486,7 +488,7 @@ impl Query<'_> {
                 .await
                 .map_err(|e| Failure::io("recv", e))?;
             let reply = buf.get(..n).unwrap_or_default();
-            match dns_wire::parse_response(reply, self.id, self.name, self.qtype) {
+            match wire::parse_response(reply, self.id, self.name, self.qtype) {
                 Ok(r) => return Ok(r),
                 Err(e) if e.is_mismatch() => continue,
                 Err(e) => return Err(Failure::Other(format!("bad response: {e}"))),
@@ -522,7 +524,7 @@ impl Query<'_> {
             .read_exact(&mut body)
             .await
             .map_err(|e| Failure::io("tcp read", e))?;
-        dns_wire::parse_response(&body, self.id, self.name, self.qtype)
+        wire::parse_response(&body, self.id, self.name, self.qtype)
             .map_err(|e| Failure::Other(format!("bad response: {e}")))
     }
 }

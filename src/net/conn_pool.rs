@@ -3,7 +3,7 @@
 //!
 //! Pure bookkeeping, generic over the connection type and given the time, so
 //! it is tested without sockets. It does not decide whether a connection may
-//! be reused (that is [`crate::fetch`]'s reading of the response) nor try it.
+//! be reused (that is [`crate::net::fetch`]'s reading of the response) nor try it.
 //! Dropping a connection closes it.
 
 use std::collections::HashMap;

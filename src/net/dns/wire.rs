@@ -1,4 +1,4 @@
-//! DNS messages on the wire (RFC 1035), for the resolver in [`crate::dns`].
+//! DNS messages on the wire (RFC 1035), for the resolver in [`crate::net::dns`].
 //!
 //! Pure: no I/O, no clocks. [`build_query`] makes an A or AAAA question
 //! (recursion desired, with an EDNS0 OPT record offering

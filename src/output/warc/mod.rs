@@ -39,6 +39,8 @@
     clippy::arithmetic_side_effects
 )]
 
+pub mod file;
+
 use std::borrow::Cow;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};

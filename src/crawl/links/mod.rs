@@ -25,7 +25,7 @@
 //! come; links are ASCII in practice, and stray non-UTF-8 bytes inside a link
 //! are kept percent-encoded), not a JavaScript or CSS URL finder, not a
 //! robots/nofollow interpreter, and it does no I/O and makes no scope
-//! decision (see `crate::scope`). It never panics, whatever the bytes.
+//! decision (see `crate::crawl::scope`). It never panics, whatever the bytes.
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
@@ -44,7 +44,7 @@ use std::hash::BuildHasher;
 
 use url::Url;
 
-use crate::urls;
+use crate::crawl::urls;
 
 /// The most links [`extract_links`] returns for one page.
 ///
@@ -842,13 +842,13 @@ mod tests {
 
     #[test]
     fn synthetic_site_pages_are_scanned_without_the_tokenizer() {
-        let site = crate::site::synth::SynthSite::new(crate::site::synth::SiteSpec {
+        let site = ringcrawl_site::synth::SynthSite::new(ringcrawl_site::synth::SiteSpec {
             pages: 50,
-            ..crate::site::synth::SiteSpec::default()
+            ..ringcrawl_site::synth::SiteSpec::default()
         });
         for n in 1..50 {
             let path = format!("/p/{n}.html");
-            let crate::site::server::Reply::Http { body, .. } = site.respond(&path) else {
+            let ringcrawl_site::server::Reply::Http { body, .. } = site.respond(&path) else {
                 continue;
             };
             let url = Url::parse(&format!("http://example.com{path}")).unwrap();

@@ -32,8 +32,8 @@ use glommio::net::TcpStream;
 use thiserror::Error;
 use url::{Position, Url};
 
-use crate::conn_pool::ConnPool;
-use crate::http::{self, BodyDecoder, BodyError, HeadError, Progress, ResponseHead};
+use crate::net::conn_pool::ConnPool;
+use crate::net::http::{self, BodyDecoder, BodyError, HeadError, Progress, ResponseHead};
 
 /// Limits of one fetch.
 #[derive(Debug, Clone)]
@@ -58,7 +58,7 @@ pub type Pool = RefCell<ConnPool<TcpStream>>;
 #[derive(Debug, Error)]
 pub enum FetchError {
     #[error("{0}")]
-    Dns(#[from] crate::dns::DnsError),
+    Dns(#[from] crate::net::dns::DnsError),
     #[error("unsupported scheme {0} (ringcrawl speaks plain HTTP/1.0)")]
     Scheme(String),
     #[error("connect: {0}")]

@@ -16,14 +16,14 @@ use glommio::channels::channel_mesh::MeshBuilder;
 use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 
 use crate::config::{available_cpus, Config};
-use crate::frontier::Job;
-use crate::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
-use crate::progress::{self, Progress};
-use crate::record::Record;
-use crate::shard::{Shard, ShardResult, Shared};
-use crate::stats::{ShardBalance, Stats};
-use crate::warc_file::WarcTarget;
-use crate::{sink, urls};
+use crate::crawl::frontier::Job;
+use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
+use crate::crawl::shard::{Shard, ShardResult, Shared};
+use crate::output::progress::{self, Progress};
+use crate::output::record::Record;
+use crate::output::stats::{ShardBalance, Stats};
+use crate::output::warc::file::WarcTarget;
+use crate::{crawl::urls, output::sink};
 
 /// The result of a finished crawl.
 #[derive(Debug)]

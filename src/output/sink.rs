@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use crate::config::Output;
-use crate::record::Record;
+use crate::output::record::Record;
 
 /// The destination shared by all shards (one lock per ~64 KiB of lines).
 pub type SharedWriter = Arc<Mutex<Box<dyn Write + Send>>>;

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use ringcrawl::site::server::{Reply, Server};
-use ringcrawl::site::synth::{Delay, SiteSpec, SynthSite};
+use ringcrawl_site::server::{Reply, Server};
+use ringcrawl_site::synth::{Delay, SiteSpec, SynthSite};
 
 /// Serve a deterministic synthetic web site over HTTP/1.0 (for the crawler's
 /// demo and benchmarks), list the URLs a complete crawl must fetch, or export

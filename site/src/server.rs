@@ -700,7 +700,7 @@ fn reason(status: u16) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::site::synth::{SiteSpec, SynthSite};
+    use crate::synth::{SiteSpec, SynthSite};
     use std::io::{Read, Write};
     use std::net::TcpStream as StdStream;
     use std::time::Instant;
@@ -986,7 +986,7 @@ mod tests {
             ..SiteSpec::default()
         }));
         let slow = (1..300)
-            .find(|&i| site.page_fault(i) == Some(crate::site::synth::Fault::SlowBody))
+            .find(|&i| site.page_fault(i) == Some(crate::synth::Fault::SlowBody))
             .unwrap();
         let server = Server::start(site.handler()).unwrap();
         let mut client = StdStream::connect(server.addr()).unwrap();

@@ -1,0 +1,19 @@
+//! The engine: threads and the join ([`run()`]), the mesh between cores, one
+//! shard per core and the pure parts it decides with (frontier, seen-set,
+//! scope, URL normalisation, robots.txt policy, link extraction).
+//!
+//! Not the network (`crate::net`: one exchange with a server) and not what a
+//! crawl leaves behind (`crate::output`).
+
+pub mod frontier;
+pub mod links;
+pub mod mesh;
+pub mod notify;
+pub mod robots;
+pub mod run;
+pub mod scope;
+pub mod shard;
+pub mod url_set;
+pub mod urls;
+
+pub use run::{run, Outcome};

@@ -1,0 +1,171 @@
+//! The shard's dispatcher: the chapter's N workers as one loop that takes a
+//! fetch slot (its own, or a peer's to lend that peer a page), asks the
+//! frontier for the next ready work and runs it in a task of its own; and
+//! the bookkeeping of those tasks (so an interrupt can cancel them and the
+//! shard knows when the last one ended).
+//!
+//! Not what a fetch does with its page: that is `page.rs`.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use crate::crawl::frontier::Next;
+use crate::crawl::urls;
+
+use super::{Shard, Work, SLOT_POLL};
+
+impl Shard {
+    /// The chapter's N workers, as one dispatcher: whenever a fetch slot is
+    /// free, take the next ready URL from the frontier and fetch it in a task
+    /// of its own; when this shard's own slots are all busy and a peer has a
+    /// free one, lend the page to that peer instead. Ends when the shard
+    /// stops.
+    pub(super) async fn dispatch(self: Rc<Self>) {
+        loop {
+            let Some(slot) = self.take_slot().await else {
+                return;
+            };
+            let Some(work) = self.next_work().await else {
+                self.slots.give(slot);
+                return;
+            };
+            match work {
+                // Leases leave with the next flush, when the dispatcher
+                // waits: pages lent in a row travel in one message.
+                Work::Page(job) if slot != self.id => self.outbox.lend(slot, job),
+                // robots.txt is fetched by its host's owner, on whichever
+                // shard's slot it got: the crawl-wide count is what binds.
+                work => self.spawn_work(work, slot),
+            }
+        }
+    }
+
+    /// A fetch slot: one of this shard's own, else one of a peer's; the
+    /// shard whose slot it is. None once stopping.
+    pub(super) async fn take_slot(&self) -> Option<usize> {
+        loop {
+            if self.stopping.get() {
+                return None;
+            }
+            if self.slots.try_take(self.id) {
+                return Some(self.id);
+            }
+            if let Some(peer) = self.slots.take_other(self.id) {
+                return Some(peer);
+            }
+            self.outbox.flush();
+            if self.shards == 1 {
+                self.slot_freed.notified().await;
+            } else {
+                // A return of a page lent to a peer wakes this (the slot is
+                // free by then); a peer's own fetches free slots unseen
+                // here: look again now and then.
+                let nap = glommio::timer::sleep(SLOT_POLL);
+                futures_lite::future::or(nap, self.slot_freed.notified()).await;
+            }
+        }
+    }
+
+    /// Run `work` in a task of its own, holding a slot of shard `slot` until
+    /// it ends.
+    pub(super) fn spawn_work(self: &Rc<Self>, work: Work, slot: usize) {
+        let id = self
+            .next_fetch
+            .replace(self.next_fetch.get().wrapping_add(1));
+        // Registered before the spawn: a task that fails at once (bad
+        // scheme, cached DNS failure) was seen to end before spawn_local
+        // returned, and an entry added after that would never be removed
+        // (the crawl then hung).
+        self.fetches.borrow_mut().insert(id, None);
+        let shard = self.clone();
+        let handle = glommio::spawn_local(async move {
+            shard.run_work(work).await;
+            shard.slots.give(slot);
+            if slot == shard.id {
+                shard.slot_freed.notify_all();
+            }
+            // The page's links, and for a lent page its return, leave only
+            // now: the owner that reads the return finds this slot already
+            // free and can lend it the next page at once, not a SLOT_POLL
+            // later.
+            shard.outbox.flush();
+            shard.fetch_ended(id);
+        })
+        .detach();
+        if let Some(entry) = self.fetches.borrow_mut().get_mut(&id) {
+            *entry = Some(handle);
+        }
+    }
+
+    /// Wait for the frontier to give something to do; None once stopping.
+    pub(super) async fn next_work(&self) -> Option<Work> {
+        loop {
+            if self.stopping.get() {
+                return None;
+            }
+            let now = Instant::now();
+            let next = self.frontier.borrow_mut().next(now);
+            match next {
+                Next::Fetch(job) => return Some(Work::Page(job)),
+                Next::Robots { host, example } => return Some(Work::Robots { host, example }),
+                Next::Refused(job, verdict) => self.refuse(job, verdict),
+                Next::Wait(at) => {
+                    self.outbox.flush();
+                    let nap = glommio::timer::sleep(at.saturating_duration_since(now));
+                    futures_lite::future::or(nap, self.changed.notified()).await;
+                }
+                Next::Idle => {
+                    self.outbox.flush();
+                    self.changed.notified().await;
+                }
+            }
+        }
+    }
+
+    /// Do one piece of work, then give the host's slot back: to this
+    /// shard's frontier, or to the owner that lent the page, in the same
+    /// message as the page's links (sent by the caller's flush).
+    pub(super) async fn run_work(&self, work: Work) {
+        match work {
+            Work::Page(job) => {
+                let host = urls::host_of(&job.url).to_string();
+                let failed = self.process(job).await;
+                self.frontier
+                    .borrow_mut()
+                    .release(&host, failed, Instant::now());
+            }
+            Work::Robots { host, example } => {
+                let rules = self.fetch_robots(&example).await;
+                self.frontier.borrow_mut().set_robots(&host, rules);
+            }
+            Work::Lent { job, owner } => {
+                let host = urls::host_of(&job.url).to_string();
+                let failed = self.process(job).await;
+                self.outbox.give_back(owner, host, failed);
+                return;
+            }
+        }
+        self.changed.notify_all();
+    }
+
+    pub(super) fn fetch_ended(&self, id: u64) {
+        let mut fetches = self.fetches.borrow_mut();
+        fetches.remove(&id);
+        if fetches.is_empty() {
+            drop(fetches);
+            self.fetches_done.notify_all();
+        }
+    }
+
+    pub(super) async fn all_fetches_done(&self) {
+        while !self.fetches.borrow().is_empty() {
+            self.fetches_done.notified().await;
+        }
+    }
+
+    pub(super) async fn wait_stopped(&self) {
+        while !self.stopping.get() {
+            self.changed.notified().await;
+        }
+    }
+}

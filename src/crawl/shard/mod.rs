@@ -1,0 +1,445 @@
+//! One shard: the state of one core and the tasks that run on it.
+//!
+//! A shard owns the hosts that [`shard_for`] gives it: their seen-set and
+//! queue (the [`Frontier`]), their politeness and robots.txt, their DNS
+//! answers. It runs the chapter's loop — N workers take the next URL, fetch
+//! it, record it, extract links and hand each link to its owner — plus one
+//! receive task per peer (dedup + enqueue, never a send) and one flusher
+//! task for batches that met a full channel. When all of its own fetch
+//! slots are busy and a peer has one free, it lends the peer a ready page:
+//! the peer fetches, records and routes it like its own and sends back the
+//! host's release, so one busy host can keep every core fetching.
+//! Everything here is `!Send` (`Rc`/`RefCell`) and no `RefCell` borrow is
+//! held across an `.await`.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
+
+mod dispatch;
+mod page;
+mod robots;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use glommio::channels::channel_mesh::Receivers;
+use glommio::channels::shared_channel::ConnectedReceiver;
+use glommio::task::JoinHandle;
+
+use crate::config::Config;
+use crate::crawl::frontier::{Frontier, Job, Offer, Politeness};
+use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding};
+use crate::crawl::notify::Notify;
+use crate::crawl::url_set::UrlSet;
+use crate::crawl::urls;
+use crate::net::conn_pool::ConnPool;
+use crate::net::dns::{Resolver, ResolverOptions};
+use crate::net::fetch::{self, Limits};
+use crate::output::progress::{Progress, ShardCounters};
+use crate::output::record::Record;
+use crate::output::sink::{RecordSink, SharedWriter};
+use crate::output::stats::Stats;
+use crate::output::warc::file::{WarcFiles, WarcTarget};
+use page::interrupted_record;
+
+/// What a shard hands back when the crawl is over.
+#[derive(Debug, Default)]
+pub struct ShardResult {
+    pub stats: Stats,
+    /// Every record, if `Config::keep_records`.
+    pub records: Vec<Record>,
+    /// CPU time of this shard's thread.
+    pub cpu: Duration,
+    /// The JSONL output failed (the crawl went on).
+    pub output_error: Option<String>,
+}
+
+/// What every shard of one crawl shares (cheap clones of `Arc`s).
+#[derive(Clone)]
+pub struct Shared {
+    /// Crawl-wide count of unfinished URLs.
+    pub outstanding: Arc<Outstanding>,
+    /// JSONL destination, if any.
+    pub records: Option<SharedWriter>,
+    /// Set by SIGINT/SIGTERM.
+    pub interrupt: Arc<AtomicBool>,
+    /// Live counters for the progress line.
+    pub progress: Arc<Progress>,
+    /// WARC output (each shard fills in its own index).
+    pub warc: Option<WarcTarget>,
+    /// The crawl's fetch slots (`--max-tasks`), per shard.
+    pub slots: Arc<FetchSlots>,
+}
+
+/// Per-core crawl state.
+pub struct Shard {
+    /// This shard's index, `0..shards`.
+    id: usize,
+    shards: usize,
+    config: Arc<Config>,
+    limits: Limits,
+    /// Keep-alive connections idle between fetches of this shard (lent
+    /// pages included: they are fetched here, on this shard's connections).
+    connections: fetch::Pool,
+    /// Seen-set and queue of the hosts this shard owns.
+    frontier: RefCell<Frontier>,
+    /// URLs this shard already sent to their owners (saves mesh traffic and
+    /// gives `num_new_urls` for remote links).
+    routed: RefCell<UrlSet>,
+    /// Something a waiting dispatcher may care about changed: a URL was
+    /// queued, a host slot freed, robots.txt arrived, or the shard stops.
+    changed: Notify,
+    /// Fetch tasks in flight, by id, so an interrupt can cancel them.
+    fetches: RefCell<HashMap<u64, Option<JoinHandle<()>>>>,
+    /// Id of the next fetch task.
+    next_fetch: Cell<u64>,
+    /// Notified when the last fetch task ends.
+    fetches_done: Notify,
+    /// The crawl's fetch slots (shared by all shards).
+    slots: Arc<FetchSlots>,
+    /// Notified when a fetch on this shard gives its slot back.
+    slot_freed: Notify,
+    /// Crawl-wide count of unfinished URLs (shared by all shards).
+    outstanding: Arc<Outstanding>,
+    /// Batches for other shards.
+    outbox: Outbox,
+    resolver: Resolver,
+    stopping: Cell<bool>,
+    /// Set by SIGINT/SIGTERM (shared by all shards).
+    interrupt: Arc<AtomicBool>,
+    /// Live counters for the progress line (this shard writes its own slot).
+    progress: Arc<Progress>,
+    /// URLs being fetched right now, to record them if the crawl is
+    /// interrupted before they finish.
+    in_flight: RefCell<HashSet<String>>,
+    stats: RefCell<Stats>,
+    records: RefCell<Vec<Record>>,
+    sink: RecordSink,
+    /// This shard's WARC files, if archiving.
+    warc: Option<WarcFiles>,
+    output_error: RefCell<Option<String>>,
+}
+
+impl Shard {
+    pub fn new(id: usize, config: Arc<Config>, shared: Shared, outbox: Outbox) -> Rc<Self> {
+        let limits = Limits {
+            connect_timeout: config.connect_timeout,
+            read_timeout: config.read_timeout,
+            timeout: config.timeout,
+            max_head: config.max_head,
+            max_body: config.max_body,
+            user_agent: config.user_agent.clone(),
+            keep_raw: shared.warc.is_some(),
+            keep_alive: config.keep_alive,
+        };
+        let warc = shared.warc.map(|target| {
+            WarcFiles::start(WarcTarget {
+                shard: id,
+                ..target
+            })
+        });
+        Rc::new(Shard {
+            id,
+            shards: config.cores,
+            resolver: Resolver::with_options(
+                config.resolve.clone(),
+                ResolverOptions {
+                    nameservers: (!config.dns_servers.is_empty())
+                        .then(|| config.dns_servers.clone()),
+                    ..ResolverOptions::default()
+                },
+            ),
+            frontier: RefCell::new(Frontier::new(Politeness {
+                per_host: config.per_host,
+                delay: config.delay,
+                max_pages_per_host: config.max_pages_per_host,
+                robots: config.obey_robots,
+                max_crawl_delay: config.max_crawl_delay,
+            })),
+            connections: RefCell::new(ConnPool::new(config.idle_connections)),
+            config,
+            limits,
+            routed: RefCell::new(UrlSet::new()),
+            changed: Notify::new(),
+            fetches: RefCell::new(HashMap::new()),
+            next_fetch: Cell::new(0),
+            fetches_done: Notify::new(),
+            slots: shared.slots,
+            slot_freed: Notify::new(),
+            outstanding: shared.outstanding,
+            outbox,
+            stopping: Cell::new(false),
+            interrupt: shared.interrupt,
+            progress: shared.progress,
+            in_flight: RefCell::new(HashSet::new()),
+            stats: RefCell::new(Stats::default()),
+            records: RefCell::new(Vec::new()),
+            sink: RecordSink::new(shared.records),
+            warc,
+            output_error: RefCell::new(None),
+        })
+    }
+
+    /// Run the shard until the crawl is done: seed `roots` (already counted
+    /// in `outstanding`), start workers, receivers and the flusher, and
+    /// return this shard's results.
+    pub async fn run(
+        self: Rc<Self>,
+        receivers: Option<Receivers<Batch>>,
+        roots: Vec<Job>,
+    ) -> ShardResult {
+        let now = Instant::now();
+        let duplicates = roots
+            .into_iter()
+            .map(|job| self.enqueue(job, now))
+            .filter(|queued| !queued)
+            .count();
+        if duplicates > 0 {
+            self.outstanding.finish(duplicates);
+        }
+        if self.outstanding.is_done() {
+            self.stop();
+        }
+
+        let receive_tasks: Vec<_> = receivers
+            .map(|mut r| r.streams())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(peer, rx)| glommio::spawn_local(self.clone().receive(peer, rx)))
+            .collect();
+        let flusher = glommio::spawn_local({
+            let shard = self.clone();
+            async move { shard.outbox.drain_overflow(|| shard.stopping.get()).await }
+        });
+        let dispatcher = glommio::spawn_local(self.clone().dispatch());
+
+        // Normally the shard stops when the crawl is done and its last fetch
+        // ends. On SIGINT/SIGTERM it stops taking URLs, gives in-flight
+        // fetches a grace period, then cancels them and records them as
+        // interrupted.
+        let interrupted = futures_lite::future::or(
+            async {
+                self.wait_stopped().await;
+                self.all_fetches_done().await;
+                false
+            },
+            self.wait_for_interrupt(),
+        )
+        .await;
+        if interrupted {
+            let graceful = glommio::timer::timeout(INTERRUPT_GRACE, async {
+                self.all_fetches_done().await;
+                Ok(())
+            })
+            .await;
+            if graceful.is_err() {
+                let cut: Vec<JoinHandle<()>> = self
+                    .fetches
+                    .borrow_mut()
+                    .drain()
+                    .filter_map(|(_, h)| h)
+                    .collect();
+                for handle in cut {
+                    handle.cancel();
+                }
+                let urls: Vec<String> = self.in_flight.borrow_mut().drain().collect();
+                for url in urls {
+                    self.emit(interrupted_record(url, self.id));
+                }
+            }
+        }
+        drop(dispatcher);
+        self.outbox.overflow_added.notify_all();
+        flusher.await;
+        for task in receive_tasks {
+            task.await;
+        }
+        if let Err(e) = self.sink.flush() {
+            self.note_output_error(e);
+        }
+        if let Some(warc) = &self.warc {
+            if let Err(e) = warc.close().await {
+                self.output_error.borrow_mut().get_or_insert(e);
+            }
+        }
+        ShardResult {
+            stats: self.stats.take(),
+            records: self.records.take(),
+            cpu: thread_cpu_time(),
+            output_error: self.output_error.take(),
+        }
+    }
+
+    /// Completes once SIGINT/SIGTERM was seen, after stopping the shard
+    /// (polled: a signal handler can only set a flag).
+    async fn wait_for_interrupt(&self) -> bool {
+        while !self.interrupt.load(Ordering::Relaxed) {
+            glommio::timer::sleep(WATCH_INTERVAL).await;
+        }
+        self.outstanding.abort();
+        self.stop();
+        true
+    }
+
+    /// Receive batches from one peer: dedup and enqueue its jobs, start the
+    /// pages it lent, release the hosts of pages it fetched for this shard.
+    /// Never sends and never waits.
+    async fn receive(self: Rc<Self>, peer: usize, rx: ConnectedReceiver<Batch>) {
+        while let Some(batch) = rx.recv().await {
+            let now = Instant::now();
+            let dropped = batch
+                .jobs
+                .into_iter()
+                .map(|job| self.enqueue(job, now))
+                .filter(|queued| !queued)
+                .count();
+            if dropped > 0 && self.outstanding.finish(dropped) {
+                self.stop();
+            }
+            for job in batch.leases {
+                if self.stopping.get() {
+                    // Only when the crawl was interrupted: like a URL still
+                    // queued, a page not started is not recorded.
+                    self.slots.give(self.id);
+                } else {
+                    self.spawn_work(Work::Lent { job, owner: peer }, self.id);
+                }
+            }
+            if !batch.returns.is_empty() {
+                let mut frontier = self.frontier.borrow_mut();
+                for (host, failed) in &batch.returns {
+                    frontier.release(host, *failed, now);
+                }
+                drop(frontier);
+                self.changed.notify_all();
+                // The peer gave each lent page's slot back before sending
+                // its return: a dispatcher waiting for a slot may find one.
+                self.slot_freed.notify_all();
+            }
+        }
+        // The peer closed its senders: the crawl is over, or the peer died
+        // and its work is lost, so nothing can finish the count any more.
+        if !self.outstanding.is_done() {
+            self.outstanding.abort();
+        }
+        self.stop();
+    }
+
+    /// Stop this shard: wake idle workers (they exit), end the flusher, and
+    /// close the senders so every peer's receive loop ends and it stops too.
+    fn stop(&self) {
+        if self.stopping.replace(true) {
+            return;
+        }
+        self.changed.notify_all();
+        self.slot_freed.notify_all();
+        self.outbox.close();
+        self.outbox.overflow_added.notify_all();
+    }
+
+    /// Put a job this shard owns into its frontier; false if it was not
+    /// queued (a duplicate, or its host is full).
+    fn enqueue(&self, job: Job, now: Instant) -> bool {
+        let offer = self.frontier.borrow_mut().offer(job, now);
+        match offer {
+            Offer::New => {
+                self.changed.notify_all();
+                true
+            }
+            Offer::Seen => false,
+            Offer::HostFull => {
+                self.stats.borrow_mut().skipped_host_full += 1;
+                false
+            }
+        }
+    }
+
+    /// Hand a new URL to its owning shard, counting it in first; false if
+    /// this shard already knew it or a crawl limit keeps it out.
+    fn route(&self, job: Job, now: Instant) -> bool {
+        if job.depth > self.config.max_depth {
+            self.stats.borrow_mut().skipped_depth += 1;
+            return false;
+        }
+        if job.url.len() > self.config.max_url_length {
+            self.stats.borrow_mut().skipped_url_length += 1;
+            return false;
+        }
+        let owner = shard_for(urls::host_of(&job.url), self.shards);
+        if owner == self.id {
+            // Counting in after the enqueue is safe here: no other task runs
+            // before this one awaits, and this page is still counted.
+            let queued = self.enqueue(job, now);
+            if queued {
+                self.outstanding.add(1);
+            }
+            queued
+        } else {
+            if !self.routed.borrow_mut().insert(&job.url) {
+                return false;
+            }
+            self.outstanding.add(1);
+            self.outbox.route(owner, job);
+            true
+        }
+    }
+
+    /// Update this shard's progress counters.
+    fn counters(&self, update: impl FnOnce(&ShardCounters)) {
+        if let Some(c) = self.progress.shard(self.id) {
+            update(c);
+        }
+    }
+
+    fn note_output_error(&self, e: std::io::Error) {
+        self.output_error
+            .borrow_mut()
+            .get_or_insert_with(|| format!("writing records: {e}"));
+    }
+}
+
+/// One piece of work for a fetch task.
+enum Work {
+    /// A page of one of this shard's hosts.
+    Page(Job),
+    /// robots.txt of one of this shard's hosts.
+    Robots { host: String, example: String },
+    /// A page a peer, the owner of its host, lent this shard to fetch.
+    Lent { job: Job, owner: usize },
+}
+
+/// CPU time the calling thread has used.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// Poll interval of the interrupt flag.
+const WATCH_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How often a dispatcher whose own slots are all busy looks for a peer's
+/// free slot, when no return of a lent page wakes it first (a peer's own
+/// fetches free slots on its thread, without waking this one).
+const SLOT_POLL: Duration = Duration::from_millis(1);
+
+/// How long in-flight fetches may finish after SIGINT/SIGTERM.
+pub const INTERRUPT_GRACE: Duration = Duration::from_millis(800);

@@ -1,0 +1,271 @@
+//! The fetch-and-record path of one page: resolve, fetch with retries,
+//! archive the exchange, fill the record, route the page's links or its
+//! redirect target to their owners, emit the record, count the URL out.
+//!
+//! Not the scheduling of pages (`dispatch.rs`) nor robots.txt (`robots.rs`).
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use crate::crawl::frontier::Job;
+use crate::crawl::links;
+use crate::crawl::mesh::shard_for;
+use crate::crawl::urls;
+use crate::net::fetch::{self, FetchError, Response};
+use crate::net::http;
+use crate::output::record::Record;
+use crate::output::warc;
+
+use super::Shard;
+
+impl Shard {
+    /// Fetch one URL, record it, route its links or its redirect target,
+    /// then count it out (after its children were counted in). True if the
+    /// host failed to answer usefully (network error, 5xx, 429). The routed
+    /// links wait in the outbox for the caller's flush (while they do, the
+    /// outstanding count holds them, so the crawl cannot end without them).
+    pub(super) async fn process(&self, job: Job) -> bool {
+        let started = Instant::now();
+        self.in_flight.borrow_mut().insert(job.url.clone());
+        self.counters(|c| {
+            c.in_flight.fetch_add(1, Ordering::Relaxed);
+        });
+        let mut record = Record::new(job.url.clone(), self.id);
+        match Url::parse(&job.url) {
+            Err(e) => fail(&mut record, "bad_url", &e.to_string()),
+            Ok(url) => {
+                let (result, tries) = self.fetch_with_retries(&url).await;
+                record.tries = tries;
+                match result {
+                    Err(e) => fail(&mut record, e.kind(), &e.to_string()),
+                    Ok(mut response) => {
+                        let archived =
+                            self.warc.as_ref().zip(response.raw.take()).map(|(_, raw)| {
+                                let mut encoded = Vec::new();
+                                let truncated = warc_truncation(&response);
+                                warc::exchange_truncated(
+                                    &warc::Exchange {
+                                        target_uri: &job.url,
+                                        ip: Some(response.peer.ip()),
+                                        date: raw
+                                            .sent_at
+                                            .unwrap_or_else(std::time::SystemTime::now),
+                                        request: &raw.request,
+                                        response: &raw.response,
+                                        payload_offset: response.head.head_len,
+                                    },
+                                    truncated,
+                                    &mut encoded,
+                                );
+                                encoded
+                            });
+                        self.handle_response(&job, &url, response, &mut record);
+                        if let (Some(warc), Some(encoded)) = (&self.warc, archived) {
+                            warc.write(encoded).await;
+                        }
+                    }
+                }
+            }
+        }
+        record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+        self.in_flight.borrow_mut().remove(&record.url);
+        self.counters(|c| {
+            c.in_flight.fetch_sub(1, Ordering::Relaxed);
+        });
+        let failed = record
+            .status
+            .map_or(record.error.is_some(), |s| s >= 500 || s == 429);
+        self.emit(record);
+        if self.outstanding.finish(1) {
+            self.stop();
+        }
+        failed
+    }
+
+    /// Resolve, then fetch, retrying network errors up to `max_tries`.
+    pub(super) async fn fetch_with_retries(
+        &self,
+        url: &Url,
+    ) -> (Result<Response, FetchError>, u32) {
+        if url.scheme() != "http" {
+            return (Err(FetchError::Scheme(url.scheme().to_string())), 1);
+        }
+        let port = url.port_or_known_default().unwrap_or(80);
+        let addr = match self.resolver.resolve(urls::host(url), port).await {
+            Ok(addr) => addr,
+            Err(e) => return (Err(e.into()), 1),
+        };
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match fetch::fetch(addr, url, &self.limits, &self.connections).await {
+                Err(e) if e.is_retryable() && tries < self.config.max_tries => {
+                    if self.config.verbosity > 0 {
+                        eprintln!("try {tries} for {url} failed: {e}");
+                    }
+                    glommio::timer::sleep(Duration::from_millis(10 << tries.min(6))).await;
+                }
+                result => return (result, tries),
+            }
+        }
+    }
+
+    /// Fill the record from a response and route what it points to.
+    pub(super) fn handle_response(
+        &self,
+        job: &Job,
+        url: &Url,
+        response: Response,
+        record: &mut Record,
+    ) {
+        let head = &response.head;
+        record.status = Some(head.status);
+        record.connect_ms = Some(response.connect.as_secs_f64() * 1e3);
+        record.first_byte_ms = Some(response.first_byte.as_secs_f64() * 1e3);
+        record.size = response.body.len() as u64;
+        if let Some(ct) = &head.content_type {
+            let (media, charset) = http::media_type(ct);
+            record.content_type = Some(media);
+            record.encoding = charset;
+        }
+        record.truncated = response.capped || response.body_error.is_some();
+        if let Some(e) = &response.body_error {
+            fail(record, e.kind(), &e.to_string());
+        }
+        if matches!(head.status, 301 | 302 | 303 | 307 | 308) {
+            self.follow_redirect(job, url, head.location.as_deref(), record);
+        } else if (200..300).contains(&head.status) && http::is_html(head.content_type.as_deref()) {
+            let links: Vec<Url> = links::extract_links(&response.body, url)
+                .into_iter()
+                .filter(|l| self.config.scope.allows(l))
+                .collect();
+            record.num_urls = links.len();
+            let now = Instant::now();
+            for link in links {
+                let job = Job {
+                    url: link.into(),
+                    redirects_left: self.config.max_redirect,
+                    depth: job.depth.saturating_add(1),
+                };
+                record.num_new_urls += usize::from(self.route(job, now));
+            }
+        }
+    }
+
+    /// The chapter's redirect rule: not followed inline; the target is
+    /// queued with one redirect fewer, so chains to one page coalesce.
+    pub(super) fn follow_redirect(
+        &self,
+        job: &Job,
+        url: &Url,
+        location: Option<&str>,
+        record: &mut Record,
+    ) {
+        let Some(location) = location else {
+            return fail(
+                record,
+                "redirect_no_location",
+                "redirect without a Location header",
+            );
+        };
+        let Some(target) = urls::join_redirect(url, location) else {
+            return fail(
+                record,
+                "redirect_bad_location",
+                &format!("unusable redirect Location {location:?}"),
+            );
+        };
+        record.next_url = Some(target.as_str().to_string());
+        if !self.config.scope.allows(&target) {
+            return;
+        }
+        let next = Job {
+            url: target.as_str().to_string(),
+            redirects_left: job.redirects_left.saturating_sub(1),
+            depth: job.depth,
+        };
+        if self.already_known(&next.url, urls::host(&target)) {
+            return;
+        }
+        if job.redirects_left == 0 {
+            return fail(
+                record,
+                "redirect_limit",
+                &format!("redirect limit reached at {}", next.url),
+            );
+        }
+        record.num_new_urls = usize::from(self.route(next, Instant::now()));
+    }
+
+    /// Whether this shard knows `url` was already queued (seen locally or
+    /// routed to its owner before).
+    pub(super) fn already_known(&self, url: &str, host: &str) -> bool {
+        if shard_for(host, self.shards) == self.id {
+            self.frontier.borrow().has_seen(url)
+        } else {
+            self.routed.borrow().contains(url)
+        }
+    }
+
+    /// Count, keep and write one record.
+    pub(super) fn emit(&self, record: Record) {
+        if self.config.verbosity > 0 {
+            let what = match (&record.status, &record.error) {
+                (_, Some(e)) => e.clone(),
+                (Some(s), None) => s.to_string(),
+                (None, None) => String::new(),
+            };
+            eprintln!(
+                "[{}] {} {} ({} links)",
+                self.id, record.url, what, record.num_urls
+            );
+        }
+        self.stats.borrow_mut().add(&record);
+        let queued = self.frontier.borrow().queued() as u64;
+        self.counters(|c| {
+            c.pages.fetch_add(1, Ordering::Relaxed);
+            c.errors
+                .fetch_add(u64::from(record.error.is_some()), Ordering::Relaxed);
+            c.bytes.fetch_add(record.size, Ordering::Relaxed);
+            c.queued.store(queued, Ordering::Relaxed);
+        });
+        if let Err(e) = self.sink.write(&record) {
+            self.note_output_error(e);
+        }
+        if self.config.keep_records {
+            self.records.borrow_mut().push(record);
+        }
+    }
+}
+
+/// Why an archived response is incomplete, for `WARC-Truncated`.
+pub(super) fn warc_truncation(response: &Response) -> Option<warc::Truncated> {
+    match &response.body_error {
+        None if response.capped => Some(warc::Truncated::Length),
+        None => None,
+        Some(FetchError::Deadline | FetchError::ReadTimeout) => Some(warc::Truncated::Time),
+        Some(FetchError::Io(_) | FetchError::Body(crate::net::http::BodyError::Truncated)) => {
+            Some(warc::Truncated::Disconnect)
+        }
+        Some(_) => Some(warc::Truncated::Unspecified),
+    }
+}
+
+/// The record of a fetch cancelled by an interrupt.
+pub(super) fn interrupted_record(url: String, shard: usize) -> Record {
+    let mut record = Record::new(url, shard);
+    fail(
+        &mut record,
+        "interrupted",
+        "interrupted before the fetch finished",
+    );
+    record
+}
+
+/// Mark a record failed with a class and a one-line message.
+pub(super) fn fail(record: &mut Record, kind: &str, message: &str) {
+    record.error_kind = Some(kind.to_string());
+    record.error = Some(message.to_string());
+}

@@ -1,0 +1,75 @@
+//! robots.txt as a shard's job: fetch a host's robots.txt (following a few
+//! redirects) for the frontier, and record the URLs its rules keep out.
+//!
+//! The policy itself (status rules, parsing, verdicts) is the pure
+//! `crate::crawl::robots`.
+
+use url::Url;
+
+use crate::crawl::frontier::Job;
+use crate::crawl::robots::{agent_token, Rules, Verdict, MAX_ROBOTS_REDIRECTS};
+use crate::crawl::urls;
+use crate::output::record::Record;
+
+use super::page::fail;
+use super::Shard;
+
+impl Shard {
+    /// robots.txt of the origin of `example`, with Google's status rules
+    /// and up to [`MAX_ROBOTS_REDIRECTS`] redirects followed.
+    pub(super) async fn fetch_robots(&self, example: &str) -> Rules {
+        let token = agent_token(&self.config.user_agent);
+        let Some(mut url) = Url::parse(example)
+            .ok()
+            .and_then(|u| u.join("/robots.txt").ok())
+        else {
+            return Rules::AllowAll;
+        };
+        for _ in 0..=MAX_ROBOTS_REDIRECTS {
+            if url.scheme() != "http" {
+                // Not fetchable here; its pages are recorded as such anyway.
+                return Rules::AllowAll;
+            }
+            let (result, _) = self.fetch_with_retries(&url).await;
+            self.stats.borrow_mut().robots_fetches += 1;
+            let Ok(response) = result else {
+                return Rules::Unavailable;
+            };
+            let status = response.head.status;
+            if (300..400).contains(&status) {
+                match response
+                    .head
+                    .location
+                    .as_deref()
+                    .and_then(|l| urls::join_redirect(&url, l))
+                {
+                    Some(next) => {
+                        url = next;
+                        continue;
+                    }
+                    None => return Rules::AllowAll,
+                }
+            }
+            return Rules::from_answer(Some(status), &response.body, token);
+        }
+        // Too many redirects: as if there were no robots.txt.
+        Rules::AllowAll
+    }
+
+    /// Record a URL that robots.txt keeps out, and count it out.
+    pub(super) fn refuse(&self, job: Job, verdict: Verdict) {
+        let mut record = Record::new(job.url, self.id);
+        match verdict {
+            Verdict::Unavailable => fail(
+                &mut record,
+                "robots_unavailable",
+                "robots.txt unreachable or 5xx: host not crawled",
+            ),
+            _ => fail(&mut record, "robots_disallowed", "disallowed by robots.txt"),
+        }
+        self.emit(record);
+        if self.outstanding.finish(1) {
+            self.stop();
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! What a crawl shows and leaves behind: one [`record`] per URL, written as
+//! JSON Lines by a [`sink`]; the counters and end report ([`stats`]); the
+//! live progress line ([`progress`]); WARC archives ([`warc`]).
+//!
+//! Not the crawl itself: shards hand finished records here and go on.
+
+pub mod progress;
+pub mod record;
+pub mod sink;
+pub mod stats;
+pub mod warc;
