@@ -172,6 +172,7 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
         }
     }
     outcome.elapsed = started.elapsed();
+    outcome.stats.peak_rss_kib = peak_rss_kib().unwrap_or(0);
     reporting.store(true, Ordering::Relaxed);
     if let Some(reporter) = reporter {
         reporter.thread().unpark();
@@ -180,6 +181,15 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
     outcome.aborted |= outcome.interrupted || outstanding.count() != 0;
     Ok(outcome)
+}
+
+/// The process's peak resident memory (`VmHWM` of /proc/self/status), in
+/// KiB. Unlike `getrusage`'s `ru_maxrss`, it starts afresh at `exec`, so a
+/// process spawned from a large one reports its own peak.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Bytes of io_uring registered buffers per shard (glommio's minimum).

@@ -43,6 +43,9 @@ pub struct Stats {
     pub latency: Latencies,
     /// One entry per shard after merging.
     pub shards: Vec<ShardBalance>,
+    /// Peak resident memory of the process (`VmHWM`), in KiB, read when the
+    /// crawl ended; 0 if unknown.
+    pub peak_rss_kib: u64,
 }
 
 /// How much one shard did.
@@ -132,6 +135,7 @@ pub struct Report {
     pub first_byte: Percentiles,
     pub total: Percentiles,
     pub shards: Vec<ShardBalance>,
+    pub peak_rss_kib: u64,
     pub interrupted: bool,
 }
 
@@ -216,6 +220,7 @@ impl Stats {
             first_byte: Percentiles::of(&self.latency.first_byte),
             total: Percentiles::of(&self.latency.total),
             shards: self.shards.clone(),
+            peak_rss_kib: self.peak_rss_kib,
             interrupted,
         }
     }
@@ -294,6 +299,9 @@ impl Stats {
                 .map(|(i, s)| format!("#{i} {} urls {:.0} ms cpu", s.urls, s.cpu_ms))
                 .collect();
             let _ = writeln!(out, "  shards: {}", shards.join(" | "));
+        }
+        if r.peak_rss_kib > 0 {
+            let _ = writeln!(out, "  peak RSS {:.1} MiB", r.peak_rss_kib as f64 / 1024.0);
         }
         out
     }
