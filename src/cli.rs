@@ -99,6 +99,11 @@ pub struct Args {
     #[arg(long = "no-keep-alive")]
     pub no_keep_alive: bool,
 
+    /// Ask for uncompressed bodies (`Accept-Encoding: identity`); bodies a
+    /// server compresses anyway are still decoded
+    #[arg(long = "no-compression")]
+    pub no_compression: bool,
+
     /// Milliseconds between two request starts to one host
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub delay: u64,
@@ -233,6 +238,7 @@ impl Args {
         config.per_host = positive("per-host", per_host)?;
         config.delay = Duration::from_millis(self.delay);
         config.keep_alive = !self.no_keep_alive;
+        config.compression = !self.no_compression;
         config.obey_robots = !self.ignore_robots;
         config.max_crawl_delay = seconds("max-crawl-delay", self.max_crawl_delay)?;
         config.max_url_length = positive("max-url-length", self.max_url_length)?;

@@ -62,6 +62,9 @@ pub struct Config {
     pub per_host: usize,
     /// Ask servers to keep connections open and reuse the ones they do.
     pub keep_alive: bool,
+    /// Offer compressed bodies (`Accept-Encoding: gzip, deflate, br`);
+    /// bodies are decoded by their `Content-Encoding` either way.
+    pub compression: bool,
     /// Idle keep-alive connections each shard may hold (each is an open
     /// file); `crawl::run` lowers it to fit the open-file limit.
     pub idle_connections: usize,
@@ -116,6 +119,7 @@ impl Config {
             max_pages_per_host: 100_000,
             per_host: 2,
             keep_alive: true,
+            compression: true,
             idle_connections: 256,
             delay: Duration::ZERO,
             obey_robots: true,

@@ -62,6 +62,19 @@ pub struct Request {
     pub path: String,
     /// 1 for the first request of this host+path, 2 for the second, ...
     pub attempt: usize,
+    /// Every header as sent, names lower-cased, values trimmed (lossy
+    /// UTF-8), in order.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Request {
+    /// The first value of header `name` (lower-case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// One step of a fault-injection [`Reply::Script`].
@@ -629,6 +642,16 @@ fn parse_head(req: &httparse::Request<'_, '_>, extra_bytes: bool) -> Option<Head
             authority,
             path,
             attempt: 0,
+            headers: req
+                .headers
+                .iter()
+                .map(|h| {
+                    (
+                        h.name.to_ascii_lowercase(),
+                        String::from_utf8_lossy(h.value.trim_ascii()).into_owned(),
+                    )
+                })
+                .collect(),
         },
         unread,
     })

@@ -27,6 +27,7 @@
     clippy::unreachable
 )]
 
+use encoding_rs::Encoding;
 use url::Url;
 
 /// Why a crawl root given by the user could not be used.
@@ -137,11 +138,42 @@ fn trim_ascii_ws(s: &str) -> &str {
 /// or does not parse. For `Location` headers use [`join_redirect`], which
 /// resolves those cases instead of dropping them.
 pub fn join(base: &Url, reference: &str) -> Option<Url> {
+    join_in(base, reference, None)
+}
+
+/// [`join`] for a link of a page in a legacy encoding: the query is written
+/// in `query` (the page's encoding; None for UTF-8), the rest in UTF-8, as
+/// the URL standard says for a document's URLs.
+pub fn join_in(base: &Url, reference: &str, query: Option<&'static Encoding>) -> Option<Url> {
     let reference = trim_ascii_ws(reference);
     if reference.is_empty() || reference.starts_with('#') {
         return None;
     }
-    base.join(reference).ok().and_then(normalize)
+    resolve(base, reference, query).and_then(normalize)
+}
+
+/// The `url` crate's query encoder for `encoding` (a closure that must
+/// borrow its input for its output: spelled out for the compiler here).
+fn query_encoder(
+    encoding: &'static Encoding,
+) -> impl for<'s> Fn(&'s str) -> std::borrow::Cow<'s, [u8]> {
+    move |s| encoding.encode(s).0
+}
+
+/// `reference` parsed against `base`, its query written in `query` (None:
+/// UTF-8); not normalised.
+pub fn resolve(base: &Url, reference: &str, query: Option<&'static Encoding>) -> Option<Url> {
+    match query {
+        None => base.join(reference).ok(),
+        Some(encoding) => {
+            let encode = query_encoder(encoding);
+            Url::options()
+                .base_url(Some(base))
+                .encoding_override(Some(&encode))
+                .parse(reference)
+                .ok()
+        }
+    }
 }
 
 /// Resolve a redirect target (`Location` header value) against the URL that

@@ -49,6 +49,8 @@ pub struct Limits {
     pub keep_raw: bool,
     /// Ask for keep-alive and reuse connections the server keeps open.
     pub keep_alive: bool,
+    /// Offer gzip, deflate and br (`Accept-Encoding`); else `identity`.
+    pub compressed: bool,
 }
 
 /// A shard's idle connections.
@@ -218,7 +220,13 @@ async fn exchange(
     };
     let target = &url[Position::BeforePath..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
-    let request = http::request(target, host, &limits.user_agent, limits.keep_alive);
+    let request = http::request(
+        target,
+        host,
+        &limits.user_agent,
+        limits.keep_alive,
+        limits.compressed,
+    );
     let sent_at = std::time::SystemTime::now();
     conn.write_all(&request).await.map_err(stale)?;
 

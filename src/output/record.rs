@@ -3,6 +3,8 @@
 //!
 //! Not the report: `stats.rs` aggregates records into counters.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 /// What became of one URL. Field names are the chapter's, so tools written
@@ -19,12 +21,23 @@ pub struct Record {
     pub error: Option<String>,
     /// Machine-readable error class (`connect`, `timeout`, `redirect_limit`...).
     pub error_kind: Option<String>,
-    /// Body bytes received (after de-chunking, up to the body cap).
+    /// Bytes of the body as a page: after de-chunking and after undoing its
+    /// content codings, up to the body cap.
     pub size: u64,
+    /// Bytes of the body as sent, before its content codings were undone
+    /// (after de-chunking); equal to `size` for an uncompressed body.
+    pub encoded_size: u64,
+    /// The body's `Content-Encoding` (`gzip`, `gzip, br`), if any.
+    pub content_encoding: Option<String>,
     /// Media type of the body, lower-cased, without parameters.
     pub content_type: Option<String>,
-    /// `charset` parameter of the Content-Type, if any.
+    /// Character encoding: for an HTML page, the one its links were read in
+    /// (a WHATWG name, lower-cased); for anything else, the `charset` of the
+    /// Content-Type, if any.
     pub encoding: Option<String>,
+    /// Where an HTML page's `encoding` came from: `bom`, `header`, `meta`
+    /// or `default` (UTF-8 if the bytes are, else windows-1252).
+    pub encoding_source: Option<Cow<'static, str>>,
     /// Distinct in-scope links on the page.
     pub num_urls: usize,
     /// Of those, links this shard had not seen or routed before.
@@ -63,8 +76,11 @@ impl Record {
             error: None,
             error_kind: None,
             size: 0,
+            encoded_size: 0,
+            content_encoding: None,
             content_type: None,
             encoding: None,
+            encoding_source: None,
             num_urls: 0,
             num_new_urls: 0,
             truncated: false,
@@ -114,8 +130,11 @@ mod tests {
             error: None,
             error_kind: None,
             size: 10,
+            encoded_size: 4,
+            content_encoding: Some("gzip".into()),
             content_type: Some("text/html".into()),
             encoding: Some("utf-8".into()),
+            encoding_source: Some(Cow::Borrowed("header")),
             num_urls: 3,
             num_new_urls: 2,
             truncated: false,

@@ -20,10 +20,15 @@
 //! the conformance corpus below, a property test and the
 //! `links_differential` fuzz target check that they agree.
 //!
+//! Encodings: [`page_links`] first finds the page's encoding by the HTML
+//! standard's rules ([`charset`]: BOM, HTTP charset, `<meta>` prescan,
+//! default). A UTF-8 page is scanned as it is, with no copy; a page in any
+//! other encoding is decoded to UTF-8 by encoding_rs first, and its links'
+//! queries are written back in its encoding, as browsers do
+//! (`encoding_tests` holds the corpus of six encodings).
+//!
 //! What it is not: not a tree builder (no DOM, so no stack to overflow on
-//! deeply nested pages), not an encoding sniffer (bytes are tokenized as they
-//! come; links are ASCII in practice, and stray non-UTF-8 bytes inside a link
-//! are kept percent-encoded), not a JavaScript or CSS URL finder, not a
+//! deeply nested pages), not a JavaScript or CSS URL finder, not a
 //! robots/nofollow interpreter, and it does no I/O and makes no scope
 //! decision (see `crate::crawl::scope`). It never panics, whatever the bytes.
 // Network data flows through here: a panic would take down a whole shard.
@@ -35,6 +40,10 @@
     clippy::unreachable
 )]
 
+pub mod charset;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+mod encoding_tests;
 mod scanner;
 mod tokenizer;
 
@@ -42,9 +51,11 @@ use std::borrow::Cow;
 use std::collections::hash_map::{Entry, HashMap};
 use std::hash::BuildHasher;
 
+use encoding_rs::{Encoding, UTF_8};
 use url::Url;
 
 use crate::crawl::urls;
+use charset::Sniffed;
 
 /// The most links [`extract_links`] returns for one page.
 ///
@@ -82,28 +93,69 @@ pub const MAX_LINKS_PER_PAGE: usize = 10_000;
 /// runs no scripts, and the HTML standard parses `<noscript>` as markup when
 /// scripting is disabled, so links there are ones a no-script reader sees.
 ///
-/// The bytes need not be UTF-8: the tokenizer works on bytes and the links
-/// (ASCII in practice) are found whatever encoding the text around them is
-/// in. Bytes inside a link value that are not valid UTF-8 are
+/// The bytes are read as UTF-8 (a page in another encoding goes through
+/// [`page_links`]); bytes inside a link value that are not valid UTF-8 are
 /// percent-encoded as they are (`0xE9` becomes `%E9`) rather than replaced,
-/// so distinct links stay distinct and legacy-encoded servers get back the
-/// bytes they wrote.
+/// so distinct links stay distinct.
 pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
     scan_links(html, page_url).unwrap_or_else(|| tokenize_links(html, page_url))
+}
+
+/// The links of an HTML page and the encoding its text was read in.
+#[derive(Debug)]
+pub struct PageLinks {
+    pub links: Vec<Url>,
+    pub charset: Sniffed,
+}
+
+/// The links of an HTML `body` served with `Content-Type` charset
+/// `header_charset`, as a browser reads them: the encoding is sniffed
+/// ([`charset::sniff`]); a UTF-8 page is scanned as it is ([`extract_links`],
+/// the fast path), any other is decoded to UTF-8 first (encoding_rs) and its
+/// links are resolved as the HTML standard says: paths and hosts as UTF-8,
+/// the query in the page's own encoding (`?q=caf%E9` on a windows-1252
+/// page; characters it cannot write become `&#NNNN;` first, as browsers do).
+pub fn page_links(body: &[u8], page_url: &Url, header_charset: Option<&str>) -> PageLinks {
+    let charset = charset::sniff(body, header_charset);
+    let html = body.get(charset.bom_len..).unwrap_or(body);
+    let links = if charset.encoding == UTF_8 {
+        extract_links(html, page_url)
+    } else {
+        extract_links_in(html, page_url, charset.encoding)
+    };
+    PageLinks { links, charset }
+}
+
+/// [`extract_links`] of a page in `encoding` (its byte order mark already
+/// removed): decoded to UTF-8, then scanned, with queries written in the
+/// page's encoding.
+pub fn extract_links_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> Vec<Url> {
+    let (text, _) = encoding.decode_without_bom_handling(html);
+    let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
+    let bytes = text.as_bytes();
+    in_passes(page_url, query, |set| scanner::scan(bytes, set))
+        .ok()
+        .unwrap_or_else(|| {
+            let Ok(links) = in_passes(page_url, query, |set| {
+                tokenizer::tokenize(bytes, set);
+                Ok::<(), std::convert::Infallible>(())
+            });
+            links
+        })
 }
 
 /// [`extract_links`] by the hand-written scanner alone: `None` when the page
 /// holds something only the full tokenizer handles exactly. Public for the
 /// differential fuzz target and benchmarks.
 pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
-    in_passes(page_url, |set| scanner::scan(html, set)).ok()
+    in_passes(page_url, None, |set| scanner::scan(html, set)).ok()
 }
 
 /// [`extract_links`] by html5gum's tokenizer alone: the reference the
 /// scanner is checked against. Public for the differential fuzz target and
 /// benchmarks.
 pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    let Ok(links) = in_passes(page_url, |set| {
+    let Ok(links) = in_passes(page_url, None, |set| {
         tokenizer::tokenize(html, set);
         Ok::<(), std::convert::Infallible>(())
     });
@@ -114,14 +166,16 @@ pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
 /// `<base>` turned up after links had already been resolved against the
 /// page URL. The second pass knows the base from its start, so nothing from
 /// the first needs keeping (no link value is ever copied for later).
+/// `query`: the encoding queries are written in, if not UTF-8.
 fn in_passes<E>(
     page_url: &Url,
+    query: Option<&'static Encoding>,
     mut pass: impl FnMut(&mut LinkSet<'_>) -> Result<(), E>,
 ) -> Result<Vec<Url>, E> {
-    let mut set = LinkSet::new(page_url, None);
+    let mut set = LinkSet::new(page_url, None, query);
     pass(&mut set)?;
     if let Some(base) = set.late_base.take() {
-        set = LinkSet::new(page_url, Some(base));
+        set = LinkSet::new(page_url, Some(base), query);
         pass(&mut set)?;
     }
     Ok(set.links)
@@ -172,6 +226,8 @@ struct LinkSet<'p> {
     /// A usable `<base>` came after such a link: this pass stops, and
     /// another starts with this base (see [`in_passes`]).
     late_base: Option<Url>,
+    /// The page's encoding, for the queries of its links (None: UTF-8).
+    query: Option<&'static Encoding>,
     links: Vec<Url>,
     /// Hash of a link's text -> its index in `links` (collisions are checked).
     seen: HashMap<u64, usize>,
@@ -184,9 +240,10 @@ const LINKS_EXPECTED: usize = 32;
 impl<'p> LinkSet<'p> {
     /// A set for one pass; `base`: the page's `<base>`, if an earlier pass
     /// found it late (later `<base>` tags are then ignored, as in HTML).
-    fn new(page_url: &'p Url, base: Option<Url>) -> Self {
+    fn new(page_url: &'p Url, base: Option<Url>, query: Option<&'static Encoding>) -> Self {
         LinkSet {
             page_url,
+            query,
             base_seen: base.is_some(),
             base,
             linked_before_base: false,
@@ -222,11 +279,12 @@ impl<'p> LinkSet<'p> {
     fn set_base(&mut self, value: &[u8]) {
         self.base_seen = true;
         let text = bytes_to_str(value);
-        self.base = self
-            .page_url
-            .join(text.trim_matches(|c: char| c.is_ascii_whitespace()))
-            .ok()
-            .filter(|b| matches!(b.scheme(), "http" | "https"));
+        self.base = urls::resolve(
+            self.page_url,
+            text.trim_matches(|c: char| c.is_ascii_whitespace()),
+            self.query,
+        )
+        .filter(|b| matches!(b.scheme(), "http" | "https"));
         if self.linked_before_base {
             self.late_base = self.base.take();
         }
@@ -239,7 +297,7 @@ impl<'p> LinkSet<'p> {
         }
         let text = bytes_to_str(raw);
         let base = self.base.as_ref().unwrap_or(self.page_url);
-        let Some(url) = urls::join(base, &text) else {
+        let Some(url) = urls::join_in(base, &text, self.query) else {
             return;
         };
         let hash = self.hasher.hash_one(url.as_str());

@@ -140,6 +140,7 @@ impl Shard {
             user_agent: config.user_agent.clone(),
             keep_raw: shared.warc.is_some(),
             keep_alive: config.keep_alive,
+            compressed: config.compression,
         };
         let warc = shared.warc.map(|target| {
             WarcFiles::start(WarcTarget {

@@ -4,6 +4,7 @@
 //!
 //! Not the scheduling of pages (`dispatch.rs`) nor robots.txt (`robots.rs`).
 
+use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,7 @@ use crate::crawl::links;
 use crate::crawl::mesh::shard_for;
 use crate::crawl::urls;
 use crate::net::fetch::{self, FetchError, Response};
-use crate::net::http;
+use crate::net::http::{self, content, content::DecodeError};
 use crate::output::record::Record;
 use crate::output::warc;
 
@@ -124,20 +125,25 @@ impl Shard {
         record.status = Some(head.status);
         record.connect_ms = Some(response.connect.as_secs_f64() * 1e3);
         record.first_byte_ms = Some(response.first_byte.as_secs_f64() * 1e3);
-        record.size = response.body.len() as u64;
-        if let Some(ct) = &head.content_type {
+        let charset = head.content_type.as_deref().and_then(|ct| {
             let (media, charset) = http::media_type(ct);
             record.content_type = Some(media);
-            record.encoding = charset;
-        }
+            charset
+        });
         record.truncated = response.capped || response.body_error.is_some();
         if let Some(e) = &response.body_error {
             fail(record, e.kind(), &e.to_string());
         }
+        let body = self.payload(&response, record);
         if matches!(head.status, 301 | 302 | 303 | 307 | 308) {
+            record.encoding = charset;
             self.follow_redirect(job, url, head.location.as_deref(), record);
         } else if (200..300).contains(&head.status) && http::is_html(head.content_type.as_deref()) {
-            let links: Vec<Url> = links::extract_links(&response.body, url)
+            let page = links::page_links(&body, url, charset.as_deref());
+            record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
+            record.encoding_source = Some(Cow::Borrowed(page.charset.source.name()));
+            let links: Vec<Url> = page
+                .links
                 .into_iter()
                 .filter(|l| self.config.scope.allows(l))
                 .collect();
@@ -151,7 +157,36 @@ impl Shard {
                 };
                 record.num_new_urls += usize::from(self.route(job, now));
             }
+        } else {
+            record.encoding = charset;
         }
+    }
+
+    /// The response's body with its content codings undone (at most
+    /// `--max-body` bytes), and its sizes on the record. A body cut or
+    /// broken in transit ends its decoding early without a second error.
+    fn payload<'r>(&self, response: &'r Response, record: &mut Record) -> Cow<'r, [u8]> {
+        let codings = &response.head.content_encoding;
+        record.encoded_size = response.body.len() as u64;
+        record.size = record.encoded_size;
+        if codings.is_empty() {
+            return Cow::Borrowed(&response.body);
+        }
+        record.content_encoding = Some(content::names(codings));
+        let decoded = content::decode(codings, &response.body, self.config.max_body);
+        record.size = decoded.body.len() as u64;
+        record.truncated |= decoded.capped;
+        match &decoded.error {
+            Some(e) if !record.truncated => {
+                let kind = match e {
+                    DecodeError::Unsupported(_) => "unsupported_content_encoding",
+                    DecodeError::Corrupt { .. } => "bad_content_encoding",
+                };
+                fail(record, kind, &e.to_string());
+            }
+            _ => {}
+        }
+        Cow::Owned(decoded.body)
     }
 
     /// The chapter's redirect rule: not followed inline; the target is

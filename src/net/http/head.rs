@@ -5,6 +5,8 @@
 //! Pure and panic-free (the lints of `http` cover it): it runs on bytes
 //! off the network.
 
+use super::content::Coding;
+
 /// Header slots tried on the first parse; enough for nearly every response.
 const INITIAL_HEADERS: usize = 64;
 /// Upper bound on header slots for the retry after `TooManyHeaders`.
@@ -36,6 +38,9 @@ pub struct ResponseHead {
     pub location: Option<String>,
     /// First `Retry-After` value, trimmed.
     pub retry_after: Option<String>,
+    /// `Content-Encoding` codings, in the order the server applied them
+    /// (`identity` left out): what to undo before reading the body as a page.
+    pub content_encoding: Vec<Coding>,
     /// How the body that follows the head is delimited.
     pub framing: Framing,
     /// The server will keep the connection open after this response: an
@@ -167,6 +172,9 @@ fn parse_complete_head<'b>(
         content_type: first("content-type"),
         location: first("location"),
         retry_after: first("retry-after"),
+        content_encoding: list_items(resp.headers, "content-encoding")
+            .filter_map(Coding::from_token)
+            .collect(),
         framing: framing(status, resp.headers).map_err(ParseFail::Head)?,
         keep_alive: keeps_alive(resp.version, resp.headers),
     })

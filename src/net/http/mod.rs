@@ -22,6 +22,7 @@
 )]
 
 mod body;
+pub mod content;
 mod head;
 
 pub use body::{BodyDecoder, BodyError, Progress};
@@ -32,13 +33,23 @@ use std::borrow::Cow;
 /// Default cap on the size of a response head (status line + headers + blank line).
 pub const DEFAULT_MAX_HEAD: usize = 64 * 1024;
 
+/// The content codings a request offers when compression is on (all of
+/// them undone by [`content::decode`]).
+pub const ACCEPT_COMPRESSED: &str = "gzip, deflate, br";
+
 /// Bytes of `GET {target} HTTP/1.0` with Host, User-Agent, Accept: */*,
-/// Accept-Encoding: identity, `Connection: keep-alive` (or `close`), blank
-/// line.
+/// `Accept-Encoding` ([`ACCEPT_COMPRESSED`] if `compressed`, else
+/// `identity`), `Connection: keep-alive` (or `close`), blank line.
 ///
 /// CR, LF and NUL are removed from the three arguments so that a hostile URL
 /// or configuration value cannot inject headers; an empty `target` becomes `/`.
-pub fn request(target: &str, host_header: &str, user_agent: &str, keep_alive: bool) -> Vec<u8> {
+pub fn request(
+    target: &str,
+    host_header: &str,
+    user_agent: &str,
+    keep_alive: bool,
+    compressed: bool,
+) -> Vec<u8> {
     let target = clean(target);
     let target: &str = if target.is_empty() { "/" } else { &target };
     format!(
@@ -46,11 +57,16 @@ pub fn request(target: &str, host_header: &str, user_agent: &str, keep_alive: bo
          Host: {}\r\n\
          User-Agent: {}\r\n\
          Accept: */*\r\n\
-         Accept-Encoding: identity\r\n\
+         Accept-Encoding: {}\r\n\
          Connection: {}\r\n\
          \r\n",
         clean(host_header),
         clean(user_agent),
+        if compressed {
+            ACCEPT_COMPRESSED
+        } else {
+            "identity"
+        },
         if keep_alive { "keep-alive" } else { "close" },
     )
     .into_bytes()
@@ -149,7 +165,13 @@ mod tests {
 
     #[test]
     fn request_bytes_are_exact() {
-        let req = request("/a/b?c=d", "example.com:8080", "ringcrawl/0.1", false);
+        let req = request(
+            "/a/b?c=d",
+            "example.com:8080",
+            "ringcrawl/0.1",
+            false,
+            false,
+        );
         assert_eq!(
             String::from_utf8(req).unwrap(),
             "GET /a/b?c=d HTTP/1.0\r\n\
@@ -164,8 +186,32 @@ mod tests {
 
     #[test]
     fn keep_alive_request_asks_for_it() {
-        let req = String::from_utf8(request("/", "a.test", "ua", true)).unwrap();
+        let req = String::from_utf8(request("/", "a.test", "ua", true, false)).unwrap();
         assert!(req.ends_with("Connection: keep-alive\r\n\r\n"));
+    }
+
+    #[test]
+    fn compressed_request_offers_every_coding_it_can_undo() {
+        let req = String::from_utf8(request("/", "a.test", "ua", true, true)).unwrap();
+        assert!(
+            req.contains("\r\nAccept-Encoding: gzip, deflate, br\r\n"),
+            "{req}"
+        );
+        for token in ACCEPT_COMPRESSED.split(',') {
+            assert!(content::Coding::from_token(token.as_bytes()).is_some());
+        }
+    }
+
+    #[test]
+    fn content_encoding_lists_the_codings_in_order() {
+        let h = head(
+            "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Encoding: identity, BR\r\n\r\n",
+        );
+        assert_eq!(
+            h.content_encoding,
+            [content::Coding::Gzip, content::Coding::Brotli]
+        );
+        assert!(head("HTTP/1.1 200 OK\r\n\r\n").content_encoding.is_empty());
     }
 
     #[test]
@@ -192,8 +238,14 @@ mod tests {
 
     #[test]
     fn request_strips_crlf_injection_and_defaults_empty_target() {
-        let req =
-            String::from_utf8(request("", "evil.com\r\nX-Injected: 1", "ua\n", true)).unwrap();
+        let req = String::from_utf8(request(
+            "",
+            "evil.com\r\nX-Injected: 1",
+            "ua\n",
+            true,
+            false,
+        ))
+        .unwrap();
         assert!(
             req.starts_with("GET / HTTP/1.0\r\nHost: evil.comX-Injected: 1\r\nUser-Agent: ua\r\n")
         );
