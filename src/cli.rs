@@ -16,6 +16,7 @@ use thiserror::Error;
 use ringcrawl::config::{Config, Output};
 use ringcrawl::crawl::scope::{Scope, ScopeMode};
 use ringcrawl::crawl::urls;
+use ringcrawl::net::tls::{self, TlsOptions};
 
 /// Crawl every in-scope page reachable from the roots, thread-per-core over io_uring.
 #[derive(Debug, Parser)]
@@ -28,6 +29,11 @@ pub struct Args {
     /// Crawl the built-in synthetic site of N pages, served in-process on 127.0.0.1 (no roots needed)
     #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "2000")]
     pub demo: Option<usize>,
+
+    /// With --demo: serve the synthetic site over https, with a certificate
+    /// from a certificate authority made for the run (and trusted by it)
+    #[arg(long, requires = "demo")]
+    pub tls: bool,
 
     /// Shards (cores) to run; default: every CPU in the process's affinity mask
     #[arg(long)]
@@ -108,6 +114,16 @@ pub struct Args {
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub delay: u64,
 
+    /// Trust the CA certificates in this PEM file for https, besides the
+    /// compiled-in Mozilla roots (repeatable)
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_cert: Vec<PathBuf>,
+
+    /// Fetch https pages even when their certificate fails verification;
+    /// the failure is still recorded on each page's record
+    #[arg(long)]
+    pub insecure: bool,
+
     /// Do not fetch or obey robots.txt
     #[arg(long = "ignore-robots")]
     pub ignore_robots: bool,
@@ -178,6 +194,8 @@ pub enum ArgsError {
     Zero(&'static str),
     #[error("--{0}: {1} is not a valid number of seconds")]
     Seconds(&'static str, f64),
+    #[error("--ca-cert {0}")]
+    CaCert(String),
 }
 
 impl Args {
@@ -239,6 +257,14 @@ impl Args {
         config.delay = Duration::from_millis(self.delay);
         config.keep_alive = !self.no_keep_alive;
         config.compression = !self.no_compression;
+        if !self.ca_cert.is_empty() || self.insecure {
+            let mut extra = Vec::new();
+            for path in &self.ca_cert {
+                extra.extend(tls::read_pem_certificates(path).map_err(ArgsError::CaCert)?);
+            }
+            config.tls = TlsOptions::new(&extra, self.insecure)
+                .map_err(|e| ArgsError::CaCert(one_line(&e.to_string())))?;
+        }
         config.obey_robots = !self.ignore_robots;
         config.max_crawl_delay = seconds("max-crawl-delay", self.max_crawl_delay)?;
         config.max_url_length = positive("max-url-length", self.max_url_length)?;
@@ -405,6 +431,7 @@ mod tests {
             vec!["--timeout=-1", "x.org"],
             vec!["--timeout", "0", "x.org"],
             vec!["ftp://x.org/"],
+            vec!["--ca-cert", "/nonexistent/ca.pem", "x.org"],
             vec![],
         ] {
             let err = config(&args).expect_err("must be rejected").to_string();

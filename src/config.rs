@@ -12,6 +12,7 @@ use std::time::Duration;
 use url::Url;
 
 use crate::crawl::scope::{Scope, ScopeMode};
+use crate::net::tls::TlsOptions;
 
 /// Where the per-URL records go as JSON Lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +66,8 @@ pub struct Config {
     /// Offer compressed bodies (`Accept-Encoding: gzip, deflate, br`);
     /// bodies are decoded by their `Content-Encoding` either way.
     pub compression: bool,
+    /// What `https` servers are trusted with (roots, `--insecure`).
+    pub tls: TlsOptions,
     /// Idle keep-alive connections each shard may hold (each is an open
     /// file); `crawl::run` lowers it to fit the open-file limit.
     pub idle_connections: usize,
@@ -120,6 +123,7 @@ impl Config {
             per_host: 2,
             keep_alive: true,
             compression: true,
+            tls: TlsOptions::default(),
             idle_connections: 256,
             delay: Duration::ZERO,
             obey_robots: true,

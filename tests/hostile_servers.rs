@@ -403,7 +403,10 @@ fn hostile_content_is_survived() {
     // Standard, which is what the page is read in.
     let latin1 = &records[&format!("{b}/latin1")];
     assert_eq!(
-        (latin1.encoding.as_deref(), latin1.encoding_source.as_deref()),
+        (
+            latin1.encoding.as_deref(),
+            latin1.encoding_source.as_deref()
+        ),
         (Some("windows-1252"), Some("header"))
     );
     for p in ["/found-in-latin1", "/end-of-line", "/deep", "/binary"] {

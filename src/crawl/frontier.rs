@@ -8,8 +8,10 @@
 //! (round robin over ready hosts, one URL per turn), so one huge host cannot
 //! starve the others; a host has at most `per_host` fetches in flight, at
 //! least `delay` between request starts (or its robots.txt `Crawl-delay`),
-//! backs off after consecutive failures, and has its robots.txt fetched
-//! before its first page. It also caps the URLs accepted per host, a bound
+//! backs off after consecutive failures, and has robots.txt fetched before
+//! its first page of each origin: robots.txt belongs to an origin (scheme,
+//! host, port: RFC 9309), so `http://h/` and `https://h/` each have their
+//! own rules, while politeness stays with the host across schemes and ports. It also caps the URLs accepted per host, a bound
 //! on generated-URL traps. No I/O and no clock: the caller passes `now`.
 
 // Network data flows through here: a panic would take down a whole shard.
@@ -59,9 +61,9 @@ pub enum Offer {
 pub enum Next {
     /// Fetch this URL now; a slot of `host` is taken until [`Frontier::release`].
     Fetch(Job),
-    /// Fetch the robots.txt of `host` (from the origin of `example`, a
-    /// queued URL) and pass the answer to [`Frontier::set_robots`]; a slot is
-    /// taken until then.
+    /// Fetch the robots.txt of the origin of `example` (a queued URL of
+    /// `host`) and pass the answer to [`Frontier::set_robots`]; a slot of
+    /// the host is taken until then.
     Robots { host: String, example: String },
     /// robots.txt forbids this URL (or was unavailable): record it, don't
     /// fetch it. No slot is taken.
@@ -99,7 +101,7 @@ impl Default for Politeness {
     }
 }
 
-/// robots.txt state of a host.
+/// robots.txt state of an origin.
 enum Robots {
     Unknown,
     Fetching,
@@ -119,7 +121,8 @@ struct Host {
     delay: Duration,
     /// Consecutive failed fetches.
     failures: u32,
-    robots: Robots,
+    /// robots.txt of each origin of the host met so far (with robots on).
+    origins: Vec<(Box<str>, Robots)>,
     /// In the ready ring or the timer heap.
     scheduled: bool,
 }
@@ -158,7 +161,6 @@ impl Frontier {
             return Offer::Seen;
         }
         let host = urls::host_of(&job.url).to_string();
-        let robots = self.politeness.robots;
         let delay = self.politeness.delay;
         let entry = match self.hosts.get_mut(&host) {
             Some(entry) => entry,
@@ -169,11 +171,7 @@ impl Frontier {
                 ready_at: now,
                 delay,
                 failures: 0,
-                robots: if robots {
-                    Robots::Unknown
-                } else {
-                    Robots::Known(Rules::AllowAll)
-                },
+                origins: Vec::new(),
                 scheduled: false,
             }),
         };
@@ -220,42 +218,54 @@ impl Frontier {
                 self.timers.push(Reverse((host.ready_at, name)));
                 continue;
             }
-            match &host.robots {
-                Robots::Fetching => {
+            let Some(front) = host.queue.front() else {
+                continue;
+            };
+            let robots = if self.politeness.robots {
+                let origin = urls::origin_of(&front.url);
+                let at = match host.origins.iter().position(|(o, _)| **o == *origin) {
+                    Some(at) => at,
+                    None => {
+                        host.origins.push((origin.into(), Robots::Unknown));
+                        host.origins.len() - 1
+                    }
+                };
+                host.origins.get_mut(at).map(|(_, robots)| robots)
+            } else {
+                None
+            };
+            let verdict = match robots {
+                Some(Robots::Fetching) => {
+                    // Its pages wait; the answer reschedules the host.
                     host.scheduled = false;
                     continue;
                 }
-                Robots::Unknown => {
-                    host.robots = Robots::Fetching;
+                Some(robots @ Robots::Unknown) => {
+                    *robots = Robots::Fetching;
                     host.active += 1;
                     host.scheduled = false;
-                    let example = host
-                        .queue
-                        .front()
-                        .map(|j| j.url.clone())
-                        .unwrap_or_default();
+                    let example = front.url.clone();
                     return Next::Robots {
                         host: name,
                         example,
                     };
                 }
-                Robots::Known(rules) => {
-                    let Some(job) = host.queue.pop_front() else {
-                        continue;
-                    };
-                    self.queued = self.queued.saturating_sub(1);
-                    let verdict = rules.verdict(&job.url);
-                    if verdict != Verdict::Allowed {
-                        self.ring.push_front(name);
-                        return Next::Refused(job, verdict);
-                    }
-                    host.active += 1;
-                    host.ready_at = now + host.delay;
-                    // Round robin: back of the line; it may still have room.
-                    self.ring.push_back(name);
-                    return Next::Fetch(job);
-                }
+                Some(Robots::Known(rules)) => rules.verdict(&front.url),
+                None => Verdict::Allowed,
+            };
+            let Some(job) = host.queue.pop_front() else {
+                continue;
+            };
+            self.queued = self.queued.saturating_sub(1);
+            if verdict != Verdict::Allowed {
+                self.ring.push_front(name);
+                return Next::Refused(job, verdict);
             }
+            host.active += 1;
+            host.ready_at = now + host.delay;
+            // Round robin: back of the line; it may still have room.
+            self.ring.push_back(name);
+            return Next::Fetch(job);
         }
         match self.timers.peek() {
             Some(Reverse((at, _))) => Next::Wait(*at),
@@ -283,9 +293,12 @@ impl Frontier {
         self.reschedule(host);
     }
 
-    /// The robots.txt answer for `host` arrived (releases its slot).
-    pub fn set_robots(&mut self, host: &str, rules: Rules) {
+    /// The robots.txt answer for the origin of `example` arrived (releases
+    /// the host's slot). Its Crawl-delay, if longer, becomes the host's.
+    pub fn set_robots(&mut self, example: &str, rules: Rules) {
         let cap = self.politeness.max_crawl_delay;
+        let host = urls::host_of(example);
+        let origin = urls::origin_of(example);
         let Some(entry) = self.hosts.get_mut(host) else {
             return;
         };
@@ -293,7 +306,9 @@ impl Frontier {
         if let Some(crawl_delay) = rules.crawl_delay(cap) {
             entry.delay = entry.delay.max(crawl_delay);
         }
-        entry.robots = Robots::Known(rules);
+        if let Some((_, robots)) = entry.origins.iter_mut().find(|(o, _)| **o == *origin) {
+            *robots = Robots::Known(rules);
+        }
         self.reschedule(host);
     }
 
@@ -482,11 +497,46 @@ mod tests {
             b"User-agent: *\nDisallow: /private/\n",
             "ringcrawl",
         );
-        f.set_robots("a.test", rules);
+        f.set_robots("http://a.test/ok", rules);
         assert_eq!(fetch(&mut f, now), "http://a.test/ok");
         assert!(
             matches!(f.next(now), Next::Refused(j, Verdict::Disallowed) if j.url.ends_with("/private/x"))
         );
+    }
+
+    #[test]
+    fn each_origin_of_a_host_has_its_own_robots_txt_and_the_host_one_politeness() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            per_host: 1,
+            ..Politeness::default()
+        });
+        f.offer(job("http://a.test/private/1"), now);
+        f.offer(job("https://a.test/private/2"), now);
+        let Next::Robots { host, example } = f.next(now) else {
+            panic!("robots.txt of http://a.test first")
+        };
+        assert_eq!(
+            (host.as_str(), example.as_str()),
+            ("a.test", "http://a.test/private/1")
+        );
+        assert_eq!(f.next(now), Next::Idle, "one slot for the host, taken");
+        let deny = Rules::from_answer(
+            Some(200),
+            b"User-agent: *\nDisallow: /private/\n",
+            "ringcrawl",
+        );
+        f.set_robots("http://a.test/private/1", deny);
+        assert!(
+            matches!(f.next(now), Next::Refused(j, Verdict::Disallowed) if j.url.starts_with("http:"))
+        );
+        let Next::Robots { example, .. } = f.next(now) else {
+            panic!("https://a.test has robots.txt of its own")
+        };
+        assert_eq!(example, "https://a.test/private/2");
+        f.set_robots(&example, Rules::AllowAll);
+        assert_eq!(fetch(&mut f, now), "https://a.test/private/2");
+        assert_eq!(f.active("a.test"), 1);
     }
 
     #[test]

@@ -221,6 +221,21 @@ pub fn host_of(normalized: &str) -> &str {
         .map_or(authority, |(host, _)| host)
 }
 
+/// The origin of a URL already in normalised string form: `scheme://host`
+/// with the port if it is not the scheme's default (normalised URLs carry
+/// none then), so `http://h/`, `https://h/` and `http://h:8080/` give three
+/// origins (RFC 6454; robots.txt belongs to one, RFC 9309).
+pub fn origin_of(normalized: &str) -> &str {
+    let Some(after_scheme) = normalized.find("://").map(|i| i + 3) else {
+        return normalized;
+    };
+    let end = normalized
+        .get(after_scheme..)
+        .and_then(|rest| rest.find(['/', '?', '#']))
+        .map_or(normalized.len(), |i| after_scheme + i);
+    normalized.get(..end).unwrap_or(normalized)
+}
+
 #[cfg(test)]
 #[allow(
     clippy::indexing_slicing,
@@ -247,7 +262,29 @@ mod tests {
         ] {
             let url = normalize(u(s)).unwrap();
             assert_eq!(host_of(url.as_str()), host(&url), "{s}");
+            assert_eq!(
+                origin_of(url.as_str()),
+                url.origin().ascii_serialization(),
+                "{s}"
+            );
         }
+    }
+
+    #[test]
+    fn schemes_and_ports_make_different_origins_of_one_host() {
+        let origins: Vec<&str> = [
+            "http://h.test/a",
+            "https://h.test/a?b",
+            "http://h.test:8080",
+        ]
+        .into_iter()
+        .map(origin_of)
+        .collect();
+        assert_eq!(
+            origins,
+            ["http://h.test", "https://h.test", "http://h.test:8080"]
+        );
+        assert_eq!(origin_of("junk"), "junk");
     }
 
     fn root(s: &str) -> String {
@@ -474,6 +511,10 @@ mod tests {
                 let reparsed = normalize(Url::parse(joined.as_str()).unwrap()).unwrap();
                 proptest::prop_assert_eq!(&reparsed, &joined);
                 proptest::prop_assert_eq!(host_of(joined.as_str()), host(&joined));
+                proptest::prop_assert_eq!(
+                    origin_of(joined.as_str()),
+                    joined.origin().ascii_serialization()
+                );
             }
         }
     }

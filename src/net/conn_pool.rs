@@ -1,13 +1,14 @@
-//! Idle keep-alive connections of one shard, by server address: where a
-//! fetch finds a connection to reuse and leaves one the server kept open.
+//! Idle keep-alive connections of one shard, by endpoint (for the crawler:
+//! scheme, server address and TLS server name): where a fetch finds a
+//! connection to reuse and leaves one the server kept open.
 //!
-//! Pure bookkeeping, generic over the connection type and given the time, so
-//! it is tested without sockets. It does not decide whether a connection may
+//! Pure bookkeeping, generic over the key and the connection type and given
+//! the time, so it is tested without sockets. It does not decide whether a connection may
 //! be reused (that is [`crate::net::fetch`]'s reading of the response) nor try it.
 //! Dropping a connection closes it.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::hash::Hash;
 use std::time::{Duration, Instant};
 
 /// How long a connection may sit idle and still be handed out. Servers close
@@ -22,11 +23,11 @@ pub const IDLE_FOR: Duration = Duration::from_secs(2);
 /// a file descriptor, a server slot and a place in the pool until the end.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
-/// Idle connections, newest last per address, at most `cap` in all.
+/// Idle connections, newest last per key, at most `cap` in all.
 #[derive(Debug)]
-pub struct ConnPool<C> {
-    idle: HashMap<SocketAddr, Vec<(C, Instant)>>,
-    /// Connections held, over all addresses.
+pub struct ConnPool<K, C> {
+    idle: HashMap<K, Vec<(C, Instant)>>,
+    /// Connections held, over all keys.
     held: usize,
     /// Most connections held at once: each is an open file descriptor.
     cap: usize,
@@ -34,7 +35,7 @@ pub struct ConnPool<C> {
     next_sweep: Option<Instant>,
 }
 
-impl<C> ConnPool<C> {
+impl<K: Hash + Eq, C> ConnPool<K, C> {
     pub fn new(cap: usize) -> Self {
         ConnPool {
             idle: HashMap::new(),
@@ -44,10 +45,10 @@ impl<C> ConnPool<C> {
         }
     }
 
-    /// The most recently idled connection to `addr` that has been idle less
-    /// than [`IDLE_FOR`] at `now`; older ones to `addr` are dropped.
-    pub fn take(&mut self, addr: SocketAddr, now: Instant) -> Option<C> {
-        let conns = self.idle.get_mut(&addr)?;
+    /// The most recently idled connection to `key` that has been idle less
+    /// than [`IDLE_FOR`] at `now`; older ones to `key` are dropped.
+    pub fn take(&mut self, key: &K, now: Instant) -> Option<C> {
+        let conns = self.idle.get_mut(key)?;
         let fresh = conns
             .iter()
             .position(|(_, since)| now.saturating_duration_since(*since) < IDLE_FOR);
@@ -56,7 +57,7 @@ impl<C> ConnPool<C> {
         let taken = conns.pop().map(|(conn, _)| conn);
         let left = conns.len();
         if left == 0 {
-            self.idle.remove(&addr);
+            self.idle.remove(key);
         }
         self.held = self
             .held
@@ -64,17 +65,17 @@ impl<C> ConnPool<C> {
         taken
     }
 
-    /// Keep `conn` to `addr`, idle since `now`; dropped (closed) instead if
+    /// Keep `conn` to `key`, idle since `now`; dropped (closed) instead if
     /// the pool is full. At most every [`SWEEP_EVERY`], first closes every
     /// connection idle for [`IDLE_FOR`] or more.
-    pub fn put(&mut self, addr: SocketAddr, conn: C, now: Instant) {
+    pub fn put(&mut self, key: K, conn: C, now: Instant) {
         match self.next_sweep {
             Some(at) if now >= at => self.close_idle_too_long(now),
             Some(_) => {}
             None => self.next_sweep = Some(now + SWEEP_EVERY),
         }
         if self.held < self.cap {
-            self.idle.entry(addr).or_default().push((conn, now));
+            self.idle.entry(key).or_default().push((conn, now));
             self.held += 1;
         }
     }
@@ -98,6 +99,7 @@ impl<C> ConnPool<C> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::net::SocketAddr;
 
     fn addr(port: u16) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], port))
@@ -111,10 +113,10 @@ mod tests {
         pool.put(addr(1), "new", now + Duration::from_millis(1));
         pool.put(addr(2), "other", now);
         let later = now + Duration::from_millis(5);
-        assert_eq!(pool.take(addr(1), later), Some("new"));
-        assert_eq!(pool.take(addr(1), later), Some("old"));
-        assert_eq!(pool.take(addr(1), later), None);
-        assert_eq!(pool.take(addr(3), later), None);
+        assert_eq!(pool.take(&addr(1), later), Some("new"));
+        assert_eq!(pool.take(&addr(1), later), Some("old"));
+        assert_eq!(pool.take(&addr(1), later), None);
+        assert_eq!(pool.take(&addr(3), later), None);
         assert_eq!(pool.held(), 1);
     }
 
@@ -126,10 +128,10 @@ mod tests {
         pool.put(addr(1), 1, now);
         pool.put(addr(1), 2, soon);
         assert_eq!(pool.held(), 2, "no sweep yet: take must drop the old one");
-        assert_eq!(pool.take(addr(1), now + IDLE_FOR), Some(2));
+        assert_eq!(pool.take(&addr(1), now + IDLE_FOR), Some(2));
         assert_eq!(pool.held(), 0);
         pool.put(addr(1), 3, now);
-        assert_eq!(pool.take(addr(1), now + IDLE_FOR * 2), None);
+        assert_eq!(pool.take(&addr(1), now + IDLE_FOR * 2), None);
         assert_eq!(pool.held(), 0);
     }
 
@@ -143,7 +145,7 @@ mod tests {
         assert_eq!(pool.held(), 2);
         let mut none = ConnPool::new(0);
         none.put(addr(1), 0, now);
-        assert_eq!(none.take(addr(1), now), None);
+        assert_eq!(none.take(&addr(1), now), None);
     }
 
     #[test]
@@ -156,7 +158,18 @@ mod tests {
         let later = now + IDLE_FOR * 2;
         pool.put(addr(9), 9, later);
         assert_eq!(pool.held(), 1);
-        assert_eq!(pool.take(addr(9), later), Some(9));
+        assert_eq!(pool.take(&addr(9), later), Some(9));
+    }
+
+    #[test]
+    fn a_connection_is_handed_out_only_for_its_own_key() {
+        let now = Instant::now();
+        let mut pool = ConnPool::new(8);
+        pool.put((addr(1), Some("a.test")), "tls a", now);
+        pool.put((addr(1), None), "plain", now);
+        assert_eq!(pool.take(&(addr(1), Some("b.test")), now), None);
+        assert_eq!(pool.take(&(addr(1), Some("a.test")), now), Some("tls a"));
+        assert_eq!(pool.take(&(addr(1), None), now), Some("plain"));
     }
 
     #[test]
@@ -167,6 +180,6 @@ mod tests {
         pool.put(addr(2), 2, now + IDLE_FOR);
         pool.put(addr(3), 3, now + IDLE_FOR + SWEEP_EVERY);
         assert_eq!(pool.held(), 2);
-        assert_eq!(pool.take(addr(2), now + IDLE_FOR + SWEEP_EVERY), Some(2));
+        assert_eq!(pool.take(&addr(2), now + IDLE_FOR + SWEEP_EVERY), Some(2));
     }
 }

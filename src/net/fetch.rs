@@ -1,18 +1,20 @@
-//! One HTTP/1.0 exchange on a glommio (io_uring) `TcpStream`: reuse an idle
-//! keep-alive connection to the address or connect with a timeout, send the
-//! request, read and parse the head, read the body by its framing up to the
-//! body cap, and leave the connection in the shard's [`ConnPool`] if the
-//! server keeps it open and the answer ended exactly where its
-//! `Content-Length` said. A reused connection that the server closed while
-//! it sat idle fails before any byte of the answer; the fetch then connects
-//! afresh, and that costs no try.
+//! One HTTP/1.0 exchange over plain TCP or TLS on a glommio (io_uring)
+//! `TcpStream`: reuse an idle keep-alive connection to the endpoint (scheme,
+//! address, TLS server name) or connect with a timeout (and for `https`
+//! run the TLS handshake), send the request, read and parse the head, read
+//! the body by its framing up to the body cap, and leave the connection in
+//! the shard's [`ConnPool`] if the server keeps it open and the answer ended
+//! exactly where its `Content-Length` said. A reused connection that the
+//! server closed while it sat idle fails before any byte of the answer; the
+//! fetch then connects afresh, and that costs no try.
 //!
-//! The overall deadline is enforced without racing futures: before every
-//! connect, write and read the per-operation timeout is set to what is left
-//! of the deadline, so no read is ever dropped half-way (a dropped glommio
-//! read leaves a stale timer behind). A body cut short by a timeout, a reset
-//! or a short Content-Length is still returned, marked, so nothing received
-//! is lost. Name resolution and retries are the caller's.
+//! The overall deadline is enforced without racing futures: every connect,
+//! write and read (the TLS handshake's too) is given the per-operation
+//! timeout of what is left of the deadline ([`Timed`]), so no read is ever
+//! dropped half-way (a dropped glommio read leaves a stale timer behind). A
+//! body cut short by a timeout, a reset, a short Content-Length or a TLS
+//! close without `close_notify` is still returned, marked, so nothing
+//! received is lost. Name resolution and retries are the caller's.
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
@@ -29,11 +31,14 @@ use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::TcpStream;
+use rustls_pki_types::ServerName;
 use thiserror::Error;
 use url::{Position, Url};
 
 use crate::net::conn_pool::ConnPool;
 use crate::net::http::{self, BodyDecoder, BodyError, HeadError, Progress, ResponseHead};
+use crate::net::stream::{Stream, Timed};
+use crate::net::tls::{HandshakeError, TlsClient, TlsError};
 
 /// Limits of one fetch.
 #[derive(Debug, Clone)]
@@ -53,15 +58,20 @@ pub struct Limits {
     pub compressed: bool,
 }
 
+/// Where a connection leads: the server's address and, over TLS, the name
+/// its certificate was checked for (so plain and TLS connections, and
+/// names sharing an address, never stand in for each other).
+pub type Endpoint = (SocketAddr, Option<ServerName<'static>>);
+
 /// A shard's idle connections.
-pub type Pool = RefCell<ConnPool<TcpStream>>;
+pub type Pool = RefCell<ConnPool<Endpoint, Stream>>;
 
 /// Why a fetch produced no (complete) response.
 #[derive(Debug, Error)]
 pub enum FetchError {
     #[error("{0}")]
     Dns(#[from] crate::net::dns::DnsError),
-    #[error("unsupported scheme {0} (ringcrawl speaks plain HTTP/1.0)")]
+    #[error("unsupported scheme {0} (ringcrawl fetches http and https)")]
     Scheme(String),
     #[error("connect: {0}")]
     Connect(io::Error),
@@ -81,6 +91,11 @@ pub enum FetchError {
     Stale,
     #[error("connection closed inside the response head")]
     HeadCut,
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// A body read until the close, closed without TLS `close_notify`.
+    #[error("connection closed without TLS close_notify: the body may be cut short")]
+    NoCloseNotify,
     #[error(transparent)]
     Head(#[from] HeadError),
     #[error(transparent)]
@@ -109,7 +124,8 @@ impl FetchError {
             FetchError::Head(HeadError::ConflictingLength) => "conflicting_length",
             FetchError::Head(HeadError::BadLength) => "bad_length",
             FetchError::Head(HeadError::Invalid(_)) => "bad_head",
-            FetchError::Body(BodyError::Truncated) => "truncated",
+            FetchError::Body(BodyError::Truncated) | FetchError::NoCloseNotify => "truncated",
+            FetchError::Tls(e) => e.kind(),
             FetchError::Body(BodyError::BadChunk(_)) => "bad_chunk",
         }
     }
@@ -125,7 +141,12 @@ impl FetchError {
                 | FetchError::Empty
                 | FetchError::Stale
                 | FetchError::HeadCut
-        )
+        ) || matches!(self, FetchError::Tls(e) if e.is_retryable())
+    }
+
+    /// Raised before any packet was sent: says nothing about the host.
+    pub fn is_before_network(&self) -> bool {
+        matches!(self, FetchError::Scheme(_))
     }
 }
 
@@ -147,6 +168,8 @@ pub struct Response {
     pub first_byte: Duration,
     /// Bytes as sent and received, if `Limits::keep_raw`.
     pub raw: Option<RawExchange>,
+    /// The certificate error `--insecure` let through on this connection.
+    pub tls_warning: Option<TlsError>,
 }
 
 /// One exchange exactly as it crossed the wire (the response up to where
@@ -160,43 +183,96 @@ pub struct RawExchange {
 }
 
 /// Fetch `url` from `addr`, on an idle connection from `pool` if there is
-/// one (with `limits.keep_alive`).
+/// one (with `limits.keep_alive`); `https` over a TLS session of `tls`.
 pub async fn fetch(
     addr: SocketAddr,
     url: &Url,
     limits: &Limits,
     pool: &Pool,
+    tls: &TlsClient,
 ) -> Result<Response, FetchError> {
-    if url.scheme() != "http" {
-        return Err(FetchError::Scheme(url.scheme().to_string()));
-    }
+    let name = match url.scheme() {
+        "http" => None,
+        "https" => Some(crate::net::tls::server_name(url)?),
+        other => return Err(FetchError::Scheme(other.to_string())),
+    };
+    let endpoint = (addr, name);
     let started = Instant::now();
+    let deadline = started + limits.timeout;
     let idle = if limits.keep_alive {
-        pool.borrow_mut().take(addr, started)
+        pool.borrow_mut().take(&endpoint, started)
     } else {
         None
     };
-    if let Some(stream) = idle {
-        let conn = Conn::new(stream, started, limits);
-        match exchange(conn, addr, url, limits, pool, started, None).await {
+    if let Some(mut stream) = idle {
+        stream.renew(deadline, limits.read_timeout);
+        let conn = Conn { stream };
+        match exchange(conn, &endpoint, url, limits, pool, started, None).await {
             Err(FetchError::Stale) => {}
             done => return done,
         }
     }
     let connect_for = limits.connect_timeout.min(limits.timeout);
-    let stream = TcpStream::connect_timeout(addr, connect_for)
-        .await
-        .map_err(|e| {
-            let e = io::Error::from(e);
-            if e.kind() == io::ErrorKind::TimedOut {
-                FetchError::ConnectTimeout
-            } else {
-                FetchError::Connect(e)
-            }
-        })?;
+    // Held until the exchange ends: its TLS session tickets come with it.
+    let _admission = match &endpoint.1 {
+        Some(name) => Some(tls.admit(name, connect_for).await),
+        None => None,
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    let tcp = connect(addr, connect_for.min(left)).await?;
     let connect = started.elapsed();
-    let conn = Conn::new(stream, started, limits);
-    exchange(conn, addr, url, limits, pool, started, Some(connect)).await
+    let timed = Timed::new(tcp, deadline, limits.read_timeout);
+    let stream = match &endpoint.1 {
+        None => Stream::Plain(timed),
+        Some(name) => match tls.handshake(timed, name.clone()).await {
+            Ok(conn) => Stream::Tls(Box::new(conn)),
+            Err(HandshakeError::Tls(e)) => return Err(e.into()),
+            Err(HandshakeError::Io(e)) => {
+                return Err(io_error(
+                    e,
+                    deadline.saturating_duration_since(Instant::now()),
+                ))
+            }
+        },
+    };
+    exchange(
+        Conn { stream },
+        &endpoint,
+        url,
+        limits,
+        pool,
+        started,
+        Some(connect),
+    )
+    .await
+}
+
+/// A TCP connection to `addr` within `limit` (no zero: glommio refuses it).
+async fn connect(addr: SocketAddr, limit: Duration) -> Result<TcpStream, FetchError> {
+    if limit.is_zero() {
+        return Err(FetchError::Deadline);
+    }
+    TcpStream::connect_timeout(addr, limit).await.map_err(|e| {
+        let e = io::Error::from(e);
+        if e.kind() == io::ErrorKind::TimedOut {
+            FetchError::ConnectTimeout
+        } else {
+            FetchError::Connect(e)
+        }
+    })
+}
+
+/// An I/O error of a stream as a fetch error: a time-out is the deadline's
+/// if less than a millisecond of it was `left`, else the read time-out's.
+fn io_error(e: io::Error, left: Duration) -> FetchError {
+    match e.kind() {
+        io::ErrorKind::TimedOut if left < Duration::from_millis(1) => FetchError::Deadline,
+        io::ErrorKind::TimedOut => FetchError::ReadTimeout,
+        _ => match TlsError::from_io(e, false) {
+            Ok(tls) => FetchError::Tls(tls),
+            Err(e) => FetchError::Io(e),
+        },
+    }
 }
 
 /// Send the request on `conn` and read the answer. `connected` is the time
@@ -204,7 +280,7 @@ pub async fn fetch(
 /// reset before any byte of the answer is [`FetchError::Stale`].
 async fn exchange(
     mut conn: Conn,
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     url: &Url,
     limits: &Limits,
     pool: &Pool,
@@ -215,7 +291,9 @@ async fn exchange(
     // Closed or reset by the server while idle; a time-out is the server's
     // slowness, kept as such.
     let stale = |e: FetchError| match e {
-        FetchError::Io(_) | FetchError::Empty if reused => FetchError::Stale,
+        FetchError::Io(_) | FetchError::Empty | FetchError::Tls(TlsError::Closed(_)) if reused => {
+            FetchError::Stale
+        }
         e => e,
     };
     let target = &url[Position::BeforePath..Position::AfterQuery];
@@ -228,6 +306,7 @@ async fn exchange(
         limits.compressed,
     );
     let sent_at = std::time::SystemTime::now();
+    // Flushed: a TLS record could otherwise wait in rustls' buffer.
     conn.write_all(&request).await.map_err(stale)?;
 
     // Small at first: thousands of fetches may wait on a slow server, each
@@ -285,6 +364,8 @@ async fn exchange(
             Ok(0) => {
                 if let Err(e) = decoder.at_eof() {
                     body_error = Some(e.into());
+                } else if !conn.stream.closed_cleanly() {
+                    body_error = Some(FetchError::NoCloseNotify);
                 }
                 break;
             }
@@ -313,18 +394,21 @@ async fn exchange(
         && progress == Progress::Complete
         && body_error.is_none()
         && head.framing == http::Framing::Length(received);
+    let tls_warning = conn.stream.tls_warning().cloned();
     if reusable {
-        pool.borrow_mut().put(addr, conn.stream, Instant::now());
+        pool.borrow_mut()
+            .put(endpoint.clone(), conn.stream, Instant::now());
     }
     Ok(Response {
         head,
         body,
         capped: progress == Progress::Capped,
         body_error,
-        peer: addr,
+        peer: endpoint.0,
         connect: connected.unwrap_or_default(),
         first_byte: first_byte.unwrap_or_default(),
         raw,
+        tls_warning,
     })
 }
 
@@ -369,63 +453,38 @@ impl Drop for Chunk {
     }
 }
 
-/// A connected stream with the fetch's deadline.
+/// A connected stream, its errors in fetch terms.
 struct Conn {
-    stream: TcpStream,
-    deadline: Instant,
-    read_timeout: Duration,
+    stream: Stream,
 }
 
 impl Conn {
-    fn new(stream: TcpStream, started: Instant, limits: &Limits) -> Conn {
-        Conn {
-            stream,
-            deadline: started + limits.timeout,
-            read_timeout: limits.read_timeout,
-        }
-    }
-
-    /// Time this operation may take: its own limit or what is left of the
-    /// deadline, whichever is shorter. Err once the deadline has passed.
-    fn budget(&self, own: Duration) -> Result<(Duration, bool), FetchError> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left < Duration::from_millis(1) {
-            return Err(FetchError::Deadline);
-        }
-        Ok(if left < own {
-            (left, true)
+    fn error(&self, e: io::Error) -> FetchError {
+        let left = if self.stream.past_deadline() {
+            Duration::ZERO
         } else {
-            (own, false)
-        })
+            Duration::MAX
+        };
+        io_error(e, left)
     }
 
-    fn timed_out(&self, e: io::Error, by_deadline: bool) -> FetchError {
-        match (e.kind(), by_deadline) {
-            (io::ErrorKind::TimedOut, true) => FetchError::Deadline,
-            (io::ErrorKind::TimedOut, false) => FetchError::ReadTimeout,
-            _ => FetchError::Io(e),
-        }
-    }
-
+    /// Write all of `bytes` and flush them.
     async fn write_all(&mut self, bytes: &[u8]) -> Result<(), FetchError> {
-        let (limit, by_deadline) = self.budget(self.read_timeout)?;
-        let _ = self.stream.set_write_timeout(Some(limit));
-        let result = self.stream.write_all(bytes).await;
-        result.map_err(|e| self.timed_out(e, by_deadline))
+        let mut result = self.stream.write_all(bytes).await;
+        if result.is_ok() {
+            result = self.stream.flush().await;
+        }
+        result.map_err(|e| self.error(e))
     }
 
     /// Read into `into`; Ok(0) at EOF.
     async fn read_into(&mut self, into: &mut [u8]) -> Result<usize, FetchError> {
-        let (limit, by_deadline) = self.budget(self.read_timeout)?;
-        let _ = self.stream.set_read_timeout(Some(limit));
         let result = self.stream.read(into).await;
-        result.map_err(|e| self.timed_out(e, by_deadline))
+        result.map_err(|e| self.error(e))
     }
 
     /// Append up to `want` bytes to `buf`; Ok(0) at EOF.
     async fn read_more(&mut self, buf: &mut Vec<u8>, want: usize) -> Result<usize, FetchError> {
-        let (limit, by_deadline) = self.budget(self.read_timeout)?;
-        let _ = self.stream.set_read_timeout(Some(limit));
         let start = buf.len();
         buf.resize(start + want, 0);
         let result = self
@@ -434,6 +493,6 @@ impl Conn {
             .await;
         let n = *result.as_ref().unwrap_or(&0);
         buf.truncate(start + n);
-        result.map_err(|e| self.timed_out(e, by_deadline))
+        result.map_err(|e| self.error(e))
     }
 }

@@ -1,6 +1,7 @@
 //! One exchange with a server: name resolution ([`dns`]), the connection
-//! ([`fetch`], reusing idle keep-alive connections from [`conn_pool`]) and
-//! the pure HTTP/1.x framing ([`http`]).
+//! ([`fetch`], reusing idle keep-alive connections from [`conn_pool`]; plain
+//! or TLS ([`tls`]) over a deadline-bound TCP [`stream`]) and the pure
+//! HTTP/1.x framing ([`http`]).
 //!
 //! Not crawl policy: what to fetch, when and how often is `crate::crawl`'s;
 //! retries are the shard's.
@@ -9,3 +10,5 @@ pub mod conn_pool;
 pub mod dns;
 pub mod fetch;
 pub mod http;
+pub mod stream;
+pub mod tls;

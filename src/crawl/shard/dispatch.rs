@@ -107,7 +107,7 @@ impl Shard {
             let next = self.frontier.borrow_mut().next(now);
             match next {
                 Next::Fetch(job) => return Some(Work::Page(job)),
-                Next::Robots { host, example } => return Some(Work::Robots { host, example }),
+                Next::Robots { example, .. } => return Some(Work::Robots { example }),
                 Next::Refused(job, verdict) => self.refuse(job, verdict),
                 Next::Wait(at) => {
                     self.outbox.flush();
@@ -134,9 +134,9 @@ impl Shard {
                     .borrow_mut()
                     .release(&host, failed, Instant::now());
             }
-            Work::Robots { host, example } => {
+            Work::Robots { example } => {
                 let rules = self.fetch_robots(&example).await;
-                self.frontier.borrow_mut().set_robots(&host, rules);
+                self.frontier.borrow_mut().set_robots(&example, rules);
             }
             Work::Lent { job, owner } => {
                 let host = urls::host_of(&job.url).to_string();

@@ -44,6 +44,7 @@ use crate::crawl::urls;
 use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
+use crate::net::tls::TlsClient;
 use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
 use crate::output::sink::{RecordSink, SharedWriter};
@@ -90,6 +91,8 @@ pub struct Shard {
     /// Keep-alive connections idle between fetches of this shard (lent
     /// pages included: they are fetched here, on this shard's connections).
     connections: fetch::Pool,
+    /// This shard's TLS client: its session cache holds this shard's hosts.
+    tls: TlsClient,
     /// Seen-set and queue of the hosts this shard owns.
     frontier: RefCell<Frontier>,
     /// URLs this shard already sent to their owners (saves mesh traffic and
@@ -131,6 +134,7 @@ pub struct Shard {
 
 impl Shard {
     pub fn new(id: usize, config: Arc<Config>, shared: Shared, outbox: Outbox) -> Rc<Self> {
+        let tls = TlsClient::new(&config.tls);
         let limits = Limits {
             connect_timeout: config.connect_timeout,
             read_timeout: config.read_timeout,
@@ -150,6 +154,7 @@ impl Shard {
         });
         Rc::new(Shard {
             id,
+            tls,
             shards: config.cores,
             resolver: Resolver::with_options(
                 config.resolve.clone(),
@@ -412,8 +417,9 @@ impl Shard {
 enum Work {
     /// A page of one of this shard's hosts.
     Page(Job),
-    /// robots.txt of one of this shard's hosts.
-    Robots { host: String, example: String },
+    /// robots.txt of the origin of `example`, a URL of one of this shard's
+    /// hosts.
+    Robots { example: String },
     /// A page a peer, the owner of its host, lent this shard to fetch.
     Lent { job: Job, owner: usize },
 }

@@ -34,13 +34,21 @@ impl Shard {
             c.in_flight.fetch_add(1, Ordering::Relaxed);
         });
         let mut record = Record::new(job.url.clone(), self.id);
+        // Refused before any packet: the host is not to blame.
+        let mut refused = false;
         match Url::parse(&job.url) {
-            Err(e) => fail(&mut record, "bad_url", &e.to_string()),
+            Err(e) => {
+                refused = true;
+                fail(&mut record, "bad_url", &e.to_string());
+            }
             Ok(url) => {
                 let (result, tries) = self.fetch_with_retries(&url).await;
                 record.tries = tries;
                 match result {
-                    Err(e) => fail(&mut record, e.kind(), &e.to_string()),
+                    Err(e) => {
+                        refused = e.is_before_network();
+                        fail(&mut record, e.kind(), &e.to_string());
+                    }
                     Ok(mut response) => {
                         let archived =
                             self.warc.as_ref().zip(response.raw.take()).map(|(_, raw)| {
@@ -75,9 +83,7 @@ impl Shard {
         self.counters(|c| {
             c.in_flight.fetch_sub(1, Ordering::Relaxed);
         });
-        let failed = record
-            .status
-            .map_or(record.error.is_some(), |s| s >= 500 || s == 429);
+        let failed = !refused && host_failed(&record);
         self.emit(record);
         if self.outstanding.finish(1) {
             self.stop();
@@ -90,7 +96,7 @@ impl Shard {
         &self,
         url: &Url,
     ) -> (Result<Response, FetchError>, u32) {
-        if url.scheme() != "http" {
+        if !matches!(url.scheme(), "http" | "https") {
             return (Err(FetchError::Scheme(url.scheme().to_string())), 1);
         }
         let port = url.port_or_known_default().unwrap_or(80);
@@ -101,7 +107,7 @@ impl Shard {
         let mut tries = 0;
         loop {
             tries += 1;
-            match fetch::fetch(addr, url, &self.limits, &self.connections).await {
+            match fetch::fetch(addr, url, &self.limits, &self.connections, &self.tls).await {
                 Err(e) if e.is_retryable() && tries < self.config.max_tries => {
                     if self.config.verbosity > 0 {
                         eprintln!("try {tries} for {url} failed: {e}");
@@ -135,6 +141,16 @@ impl Shard {
             fail(record, e.kind(), &e.to_string());
         }
         let body = self.payload(&response, record);
+        // Fetched over a certificate --insecure let through: the
+        // certificate's failure is the record's error (truncation stays
+        // marked in `truncated`).
+        if let Some(e) = &response.tls_warning {
+            fail(
+                record,
+                e.kind(),
+                &format!("{e} (fetched anyway: --insecure)"),
+            );
+        }
         if matches!(head.status, 301 | 302 | 303 | 307 | 308) {
             record.encoding = charset;
             self.follow_redirect(job, url, head.location.as_deref(), record);
@@ -275,15 +291,31 @@ impl Shard {
     }
 }
 
+/// Whether a record says its host failed to answer usefully (a network
+/// error, 5xx, 429): consecutive failures back the host off. A certificate
+/// or TLS version refusal is not such a failure: waiting does not mend it.
+pub(super) fn host_failed(record: &Record) -> bool {
+    match record.status {
+        Some(status) => status >= 500 || status == 429,
+        None => !matches!(
+            record.error_kind.as_deref(),
+            None | Some("tls_certificate" | "tls_version")
+        ),
+    }
+}
+
 /// Why an archived response is incomplete, for `WARC-Truncated`.
 pub(super) fn warc_truncation(response: &Response) -> Option<warc::Truncated> {
     match &response.body_error {
         None if response.capped => Some(warc::Truncated::Length),
         None => None,
         Some(FetchError::Deadline | FetchError::ReadTimeout) => Some(warc::Truncated::Time),
-        Some(FetchError::Io(_) | FetchError::Body(crate::net::http::BodyError::Truncated)) => {
-            Some(warc::Truncated::Disconnect)
-        }
+        Some(
+            FetchError::Io(_)
+            | FetchError::Tls(_)
+            | FetchError::NoCloseNotify
+            | FetchError::Body(crate::net::http::BodyError::Truncated),
+        ) => Some(warc::Truncated::Disconnect),
         Some(_) => Some(warc::Truncated::Unspecified),
     }
 }
@@ -303,4 +335,30 @@ pub(super) fn interrupted_record(url: String, shard: usize) -> Record {
 pub(super) fn fail(record: &mut Record, kind: &str, message: &str) {
     record.error_kind = Some(kind.to_string());
     record.error = Some(message.to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(status: Option<u16>, kind: Option<&str>) -> Record {
+        let mut record = Record::new("https://a.test/".into(), 0);
+        record.status = status;
+        if let Some(kind) = kind {
+            fail(&mut record, kind, "x");
+        }
+        record
+    }
+
+    #[test]
+    fn server_errors_and_network_errors_count_against_the_host_certificates_do_not() {
+        assert!(host_failed(&record(Some(503), None)));
+        assert!(host_failed(&record(Some(429), None)));
+        assert!(!host_failed(&record(Some(200), Some("tls_certificate"))));
+        assert!(!host_failed(&record(Some(404), None)));
+        assert!(host_failed(&record(None, Some("connect_refused"))));
+        assert!(host_failed(&record(None, Some("tls_closed"))));
+        assert!(!host_failed(&record(None, Some("tls_certificate"))));
+        assert!(!host_failed(&record(None, Some("tls_version"))));
+    }
 }

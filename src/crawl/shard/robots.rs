@@ -26,7 +26,7 @@ impl Shard {
             return Rules::AllowAll;
         };
         for _ in 0..=MAX_ROBOTS_REDIRECTS {
-            if url.scheme() != "http" {
+            if !matches!(url.scheme(), "http" | "https") {
                 // Not fetchable here; its pages are recorded as such anyway.
                 return Rules::AllowAll;
             }

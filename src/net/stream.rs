@@ -1,0 +1,226 @@
+//! The byte stream of one connection as a fetch sees it: plain TCP or TLS
+//! over TCP ([`Stream`]), on a TCP stream whose every read and write ends by
+//! the fetch's deadline ([`Timed`]).
+//!
+//! [`Timed`] sets glommio's per-operation time-out before each read and
+//! write it passes on: the read time-out, or what is left of the deadline if
+//! that is shorter. It sits under TLS, so the handshake and every TLS record
+//! (which may take several socket reads) end in time too, without racing a
+//! read against a timer (a dropped glommio read leaves a stale timer).
+//!
+//! A TLS peer that closes without `close_notify` reads here as an ordinary
+//! end of stream, noted ([`Stream::closed_cleanly`]) so a body read until
+//! the close can be marked truncated. Not here: what the bytes mean
+//! (`crate::net::fetch`), the handshake (`crate::net::tls`).
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures_lite::{AsyncRead, AsyncWrite};
+use futures_rustls::client::TlsStream;
+use glommio::net::TcpStream;
+
+use crate::net::tls::TlsError;
+
+/// Shortest time an operation is started with; less left means the
+/// deadline has passed.
+const MIN_OPERATION: Duration = Duration::from_millis(1);
+
+/// A TCP stream whose reads and writes each end by the read time-out or
+/// the deadline, whichever comes first.
+#[derive(Debug)]
+pub struct Timed {
+    tcp: TcpStream,
+    deadline: Instant,
+    read_timeout: Duration,
+}
+
+impl Timed {
+    pub fn new(tcp: TcpStream, deadline: Instant, read_timeout: Duration) -> Self {
+        Timed {
+            tcp,
+            deadline,
+            read_timeout,
+        }
+    }
+
+    /// Time the next operation may take; a time-out error once the
+    /// deadline has passed.
+    fn limit(&self) -> io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left < MIN_OPERATION {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "fetch deadline exceeded",
+            ));
+        }
+        Ok(left.min(self.read_timeout))
+    }
+
+    /// Whether the deadline (rather than the read time-out) has passed.
+    pub fn past_deadline(&self) -> bool {
+        self.deadline.saturating_duration_since(Instant::now()) < MIN_OPERATION
+    }
+}
+
+impl AsyncRead for Timed {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let limit = this.limit()?;
+        // Taken up by glommio when this read has to wait, not before.
+        let _ = this.tcp.set_read_timeout(Some(limit));
+        Pin::new(&mut this.tcp).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Timed {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let limit = this.limit()?;
+        let _ = this.tcp.set_write_timeout(Some(limit));
+        Pin::new(&mut this.tcp).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_close(cx)
+    }
+}
+
+/// An established TLS session, with what `--insecure` let through.
+#[derive(Debug)]
+pub struct TlsConn {
+    tls: TlsStream<Timed>,
+    /// The certificate error accepted under `--insecure`.
+    warning: Option<TlsError>,
+    /// The peer closed the TCP connection without `close_notify`.
+    unclean_close: bool,
+}
+
+impl TlsConn {
+    pub fn new(tls: TlsStream<Timed>, warning: Option<TlsError>) -> Self {
+        TlsConn {
+            tls,
+            warning,
+            unclean_close: false,
+        }
+    }
+}
+
+/// A connection: plain or TLS, always [`Timed`] underneath.
+#[derive(Debug)]
+pub enum Stream {
+    Plain(Timed),
+    Tls(Box<TlsConn>),
+}
+
+impl Stream {
+    fn timed(&self) -> &Timed {
+        match self {
+            Stream::Plain(timed) => timed,
+            Stream::Tls(conn) => conn.tls.get_ref().0,
+        }
+    }
+
+    /// Give the stream to a new fetch with its own deadline (a reused
+    /// keep-alive connection).
+    pub fn renew(&mut self, deadline: Instant, read_timeout: Duration) {
+        let timed = match self {
+            Stream::Plain(timed) => timed,
+            Stream::Tls(conn) => conn.tls.get_mut().0,
+        };
+        timed.deadline = deadline;
+        timed.read_timeout = read_timeout;
+    }
+
+    /// Whether the fetch's deadline has passed (a time-out error is then
+    /// the deadline's, not the read time-out's).
+    pub fn past_deadline(&self) -> bool {
+        self.timed().past_deadline()
+    }
+
+    /// False once a TLS peer has closed without `close_notify`: what was
+    /// read until the close may have been cut short.
+    pub fn closed_cleanly(&self) -> bool {
+        match self {
+            Stream::Plain(_) => true,
+            Stream::Tls(conn) => !conn.unclean_close,
+        }
+    }
+
+    /// The certificate error `--insecure` accepted on this connection.
+    pub fn tls_warning(&self) -> Option<&TlsError> {
+        match self {
+            Stream::Plain(_) => None,
+            Stream::Tls(conn) => conn.warning.as_ref(),
+        }
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(timed) => Pin::new(timed).poll_read(cx, buf),
+            Stream::Tls(conn) => match Pin::new(&mut conn.tls).poll_read(cx, buf) {
+                // rustls: a TCP close without close_notify.
+                Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    conn.unclean_close = true;
+                    Poll::Ready(Ok(0))
+                }
+                other => other,
+            },
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(timed) => Pin::new(timed).poll_write(cx, buf),
+            Stream::Tls(conn) => Pin::new(&mut conn.tls).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(timed) => Pin::new(timed).poll_flush(cx),
+            Stream::Tls(conn) => Pin::new(&mut conn.tls).poll_flush(cx),
+        }
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(timed) => Pin::new(timed).poll_close(cx),
+            Stream::Tls(conn) => Pin::new(&mut conn.tls).poll_close(cx),
+        }
+    }
+}

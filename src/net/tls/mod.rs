@@ -1,0 +1,328 @@
+//! TLS for `https://` fetches: rustls 0.23 (the `ring` provider) through
+//! futures-rustls over the shard's glommio `TcpStream`.
+//!
+//! What it is: the crawl-wide trust settings ([`TlsOptions`]: webpki-roots
+//! plus `--ca-cert` PEMs, `--insecure`), one [`TlsClient`] per shard (its own
+//! `ClientConfig` and so its own session cache, which then holds the
+//! shard's own hosts), the handshake, and the mapping of what can go wrong
+//! to the record's error kinds ([`TlsError`]). The client offers TLS 1.2 and
+//! 1.3, SNI for host names (none for IP addresses, as RFC 6066 says), and
+//! ALPN `http/1.1` only.
+//!
+//! What is verified: the chain up to a trusted root, validity dates, the
+//! name (DNS or IP SAN) and the handshake signatures, by rustls' webpki
+//! verifier. With `--insecure` the handshake accepts any chain (it still
+//! checks that the server holds the key of the certificate it sent, with
+//! the provider's signature algorithms); the same webpki verifier then runs
+//! on the chain the server sent, and its verdict travels with the
+//! connection onto every record fetched over it: the page is fetched and
+//! recorded with its `tls_certificate` error. Checking after the handshake
+//! rather than inside the verifier keeps the verdict with its connection
+//! (a verifier is shared by every connection of the config).
+//!
+//! Not here: the bytes of the HTTP exchange (`crate::net::fetch`), the
+//! deadline of each read and write (`crate::net::stream`), whether to wait
+//! for a session to resume (`sessions`).
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
+
+mod sessions;
+mod verify;
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_rustls::TlsConnector;
+use rustls::client::WebPkiServerVerifier;
+use rustls::{ClientConfig, RootCertStore};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
+use thiserror::Error;
+use url::{Host, Url};
+
+use crate::net::stream::{Timed, TlsConn};
+pub use sessions::Admission;
+use sessions::{Contacts, Sessions};
+pub use verify::certificate_reason;
+
+/// Server names whose sessions a shard's cache keeps.
+pub const SESSION_NAMES: usize = 16 * 1024;
+
+/// What every shard trusts, built once before the shards start: a
+/// client config every shard copies (with a session cache of its own),
+/// and under `--insecure` the verifier run after the handshake.
+#[derive(Debug, Clone)]
+pub struct TlsOptions {
+    config: Arc<ClientConfig>,
+    check_after: Option<Arc<WebPkiServerVerifier>>,
+}
+
+impl Default for TlsOptions {
+    /// webpki-roots only, verified.
+    fn default() -> Self {
+        // Cannot fail: the compiled-in roots parse, and the ring provider
+        // has suites for both versions (a test builds this).
+        #[allow(clippy::expect_used)]
+        TlsOptions::new(&[], false).expect("the default TLS client config builds")
+    }
+}
+
+impl TlsOptions {
+    /// Trust webpki-roots (Mozilla's list, compiled in) plus `extra` (DER
+    /// certificates of private CAs, `--ca-cert`); `insecure`: fetch over
+    /// connections whose certificate fails, and say so on the record.
+    pub fn new(extra: &[CertificateDer<'static>], insecure: bool) -> Result<Self, TlsError> {
+        let mut roots = RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        for cert in extra {
+            roots
+                .add(cert.clone())
+                .map_err(|e| TlsError::Certificate(format!("unusable CA certificate: {e}")))?;
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .map_err(|e| TlsError::Certificate(format!("no usable roots: {e}")))?;
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+            .map_err(|e| TlsError::Handshake(e.to_string()))?;
+        let builder = if insecure {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verify::AnyChain::new(&provider)))
+        } else {
+            builder.with_webpki_verifier(webpki.clone())
+        };
+        let mut config = builder.with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(TlsOptions {
+            config: Arc::new(config),
+            check_after: insecure.then_some(webpki),
+        })
+    }
+
+    /// Whether certificate failures are let through (`--insecure`).
+    pub fn insecure(&self) -> bool {
+        self.check_after.is_some()
+    }
+}
+
+/// Every certificate of a PEM file (`--ca-cert`), or a one-line reason.
+pub fn read_pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("{}: no CERTIFICATE in the file", path.display()));
+    }
+    Ok(certs)
+}
+
+/// Why a TLS connection failed, as a record shows it.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum TlsError {
+    /// The certificate did not verify: expired, unknown issuer, name
+    /// mismatch, ... (the reason in words).
+    #[error("TLS certificate: {0}")]
+    Certificate(String),
+    /// No TLS version in common (the server speaks only TLS 1.1 or older).
+    #[error("TLS version: {0}")]
+    Version(String),
+    /// The handshake failed otherwise (alert, no cipher in common, garbage).
+    #[error("TLS handshake: {0}")]
+    Handshake(String),
+    /// The connection ended abnormally: closed or reset during the
+    /// handshake, or a fatal TLS error after it.
+    #[error("TLS connection closed: {0}")]
+    Closed(String),
+}
+
+impl TlsError {
+    /// Record error kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TlsError::Certificate(_) => "tls_certificate",
+            TlsError::Version(_) => "tls_version",
+            TlsError::Handshake(_) => "tls_handshake",
+            TlsError::Closed(_) => "tls_closed",
+        }
+    }
+
+    /// A network failure worth another try (the chapter retries those).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, TlsError::Closed(_))
+    }
+
+    /// The TLS error inside an I/O error from a TLS stream, if it is one;
+    /// else the I/O error back (a time-out, a reset after the handshake).
+    /// `handshaking`: the error ended the handshake, where a close or reset
+    /// means the server would not talk TLS with us.
+    pub fn from_io(e: io::Error, handshaking: bool) -> Result<TlsError, io::Error> {
+        if let Some(tls) = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+            return Ok(verify::classify(tls, handshaking));
+        }
+        match e.kind() {
+            io::ErrorKind::UnexpectedEof if handshaking => Ok(TlsError::Closed(
+                "the server closed the connection during the handshake".into(),
+            )),
+            io::ErrorKind::ConnectionReset if handshaking => Ok(TlsError::Closed(
+                "the server reset the connection during the handshake".into(),
+            )),
+            _ => Err(e),
+        }
+    }
+}
+
+/// One shard's TLS client: its config (and so its session cache), the
+/// verifier `--insecure` runs after the handshake, and its first contacts.
+pub struct TlsClient {
+    connector: TlsConnector,
+    sessions: Arc<Sessions>,
+    contacts: Contacts,
+    /// With `--insecure`: the real verifier, run after the handshake.
+    check_after: Option<Arc<WebPkiServerVerifier>>,
+}
+
+impl TlsClient {
+    /// A client with `options`' trust and a session cache of its own.
+    pub fn new(options: &TlsOptions) -> Self {
+        let sessions = Arc::new(Sessions::new(SESSION_NAMES));
+        let mut config = ClientConfig::clone(&options.config);
+        config.resumption = rustls::client::Resumption::store(sessions.clone());
+        TlsClient {
+            connector: TlsConnector::from(Arc::new(config)),
+            sessions,
+            contacts: Contacts::default(),
+            check_after: options.check_after.clone(),
+        }
+    }
+
+    /// Wait (at most `patience`) until a new connection to `name` can
+    /// resume a session, if one is coming; see `sessions`. Hold the
+    /// admission until the exchange on the connection has ended.
+    pub async fn admit(&self, name: &ServerName<'static>, patience: Duration) -> Admission<'_> {
+        self.contacts.admit(&self.sessions, name, patience).await
+    }
+
+    /// Run the handshake over `tcp` for `name`. I/O errors other than the
+    /// TLS ones (time-outs) come back as they are, for the caller to name.
+    pub async fn handshake(
+        &self,
+        tcp: Timed,
+        name: ServerName<'static>,
+    ) -> Result<TlsConn, HandshakeError> {
+        let tls =
+            self.connector.connect(name.clone(), tcp).await.map_err(
+                |e| match TlsError::from_io(e, true) {
+                    Ok(tls) => HandshakeError::Tls(tls),
+                    Err(io) => HandshakeError::Io(io),
+                },
+            )?;
+        let warning = self
+            .check_after
+            .as_ref()
+            .and_then(|webpki| verify::check_after(webpki, tls.get_ref().1, &name));
+        Ok(TlsConn::new(tls, warning))
+    }
+}
+
+/// Why a handshake failed.
+#[derive(Debug)]
+pub enum HandshakeError {
+    Tls(TlsError),
+    /// Not a TLS matter: a time-out or another socket error.
+    Io(io::Error),
+}
+
+/// The name to verify and send as SNI for `url`'s host.
+pub fn server_name(url: &Url) -> Result<ServerName<'static>, TlsError> {
+    match url.host() {
+        Some(Host::Domain(domain)) => ServerName::try_from(domain.to_string())
+            .map_err(|_| TlsError::Handshake(format!("{domain:?} is not a valid TLS server name"))),
+        Some(Host::Ipv4(ip)) => Ok(ServerName::IpAddress(std::net::IpAddr::V4(ip).into())),
+        Some(Host::Ipv6(ip)) => Ok(ServerName::IpAddress(std::net::IpAddr::V6(ip).into())),
+        None => Err(TlsError::Handshake("the URL has no host".into())),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_options_build_and_verify() {
+        let options = TlsOptions::default();
+        assert!(!options.insecure());
+        assert!(TlsOptions::new(&[], true).unwrap().insecure());
+        let bad = CertificateDer::from(b"not DER".to_vec());
+        assert_eq!(
+            TlsOptions::new(&[bad], false).unwrap_err().kind(),
+            "tls_certificate"
+        );
+    }
+
+    #[test]
+    fn host_names_and_addresses_become_server_names() {
+        let name = |u: &str| server_name(&Url::parse(u).unwrap());
+        assert_eq!(
+            name("https://Example.COM/x").unwrap(),
+            ServerName::try_from("example.com").unwrap()
+        );
+        assert!(matches!(
+            name("https://127.0.0.1:8443/").unwrap(),
+            ServerName::IpAddress(_)
+        ));
+        assert!(matches!(
+            name("https://[::1]/").unwrap(),
+            ServerName::IpAddress(_)
+        ));
+    }
+
+    #[test]
+    fn a_pem_file_without_certificates_is_refused_in_one_line() {
+        let dir = std::env::temp_dir().join(format!("ringcrawl-pem-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let err = read_pem_certificates(&empty).unwrap_err();
+        assert!(
+            err.contains("no CERTIFICATE") && !err.contains('\n'),
+            "{err}"
+        );
+        let missing = read_pem_certificates(&dir.join("missing.pem")).unwrap_err();
+        assert!(missing.contains("missing.pem"), "{missing}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn io_errors_during_the_handshake_are_tls_closed_and_retryable() {
+        let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "tls handshake eof");
+        let closed = TlsError::from_io(eof, true).unwrap();
+        assert_eq!(closed.kind(), "tls_closed");
+        assert!(closed.is_retryable());
+        let timeout = io::Error::new(io::ErrorKind::TimedOut, "timed out");
+        assert!(
+            TlsError::from_io(timeout, true).is_err(),
+            "a time-out stays one"
+        );
+        let alert = io::Error::new(
+            io::ErrorKind::InvalidData,
+            rustls::Error::AlertReceived(rustls::AlertDescription::ProtocolVersion),
+        );
+        assert_eq!(
+            TlsError::from_io(alert, true).unwrap().kind(),
+            "tls_version"
+        );
+    }
+}
