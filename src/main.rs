@@ -12,8 +12,10 @@ use anyhow::Context;
 use clap::Parser;
 use cli::Args;
 use ringcrawl::crawl;
+use ringcrawl::net::tls::TlsOptions;
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
+use ringcrawl_site::tls::TestCa;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -39,26 +41,43 @@ fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
 }
 
 fn run(args: Args) -> anyhow::Result<ExitCode> {
-    // --demo: serve the synthetic site in-process and crawl it.
+    // --demo: serve the synthetic site in-process and crawl it (--tls: over
+    // https, with a CA made here and trusted by this crawl only).
+    let scheme = if args.tls { "https" } else { "http" };
     let demo = match args.demo {
         Some(pages) => {
             let site = Arc::new(SynthSite::new(SiteSpec {
                 pages: pages.max(1),
+                tls: args.tls,
                 ..SiteSpec::default()
             }));
-            let server = Server::start(site.clone().handler())?;
+            let ca = if args.tls {
+                Some(TestCa::new("ringcrawl demo CA").map_err(|e| anyhow::anyhow!("{e}"))?)
+            } else {
+                None
+            };
+            let tls = match &ca {
+                Some(ca) => Some(
+                    ca.site_cert()
+                        .and_then(|cert| cert.server_config(&[]))
+                        .map_err(|e| anyhow::anyhow!("{e}"))?,
+                ),
+                None => None,
+            };
+            let local = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+            let server = Server::start_many_with(&[local], 1, site.clone().handler(), tls)?;
             eprintln!(
-                "demo: serving a synthetic site of {} pages on http://{}/",
+                "demo: serving a synthetic site of {} pages on {scheme}://{}/",
                 pages,
                 server.addr()
             );
-            Some((site, server))
+            Some((site, server, ca))
         }
         None => None,
     };
     let demo_root: Vec<String> = demo
         .iter()
-        .map(|(_, s)| format!("http://{}/", s.addr()))
+        .map(|(_, s, _)| format!("{scheme}://{}/", s.addr()))
         .collect();
     let mut config = match args.into_config(&demo_root) {
         Ok(config) => config,
@@ -68,6 +87,9 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     config.keep_records = demo.is_some();
+    if let Some((_, _, Some(ca))) = &demo {
+        config.tls = TlsOptions::new(&[ca.cert().clone()], config.tls.insecure())?;
+    }
     let quiet = config.verbosity < 0;
     let report_json = config.report_json.clone();
 
@@ -82,8 +104,8 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         let json = serde_json::to_vec_pretty(&data)?;
         std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
     }
-    if let Some((site, server)) = demo {
-        let base = format!("http://{}", server.addr());
+    if let Some((site, server, _)) = demo {
+        let base = format!("{scheme}://{}", server.addr());
         let expected: std::collections::BTreeSet<String> = site
             .expected_paths()
             .into_iter()
@@ -93,8 +115,14 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             outcome.records.iter().map(|r| r.url.clone()).collect();
         let missing = expected.difference(&fetched).count();
         let extra = fetched.difference(&expected).count();
+        let (full, resumed) = server.handshakes();
+        let handshakes = if full + resumed > 0 {
+            format!(", TLS handshakes {full} full and {resumed} resumed")
+        } else {
+            String::new()
+        };
         eprintln!(
-            "demo: {} of {} expected URLs fetched, {} missing, {} unexpected, {} requests served",
+            "demo: {} of {} expected URLs fetched, {} missing, {} unexpected, {} requests served{handshakes}",
             expected.len() - missing,
             expected.len(),
             missing,

@@ -19,8 +19,9 @@
 //!   latency before every response ([`synth::Delay`]), and a split over many
 //!   host names `h{k}.site.test` ([`synth::SynthSite::expected_urls`],
 //!   [`synth::SynthSite::roots`]).
-//! * [`server`] is an HTTP/1.0 server on its own glommio executor thread (or
-//!   several, accepting on one or more addresses). Each
+//! * [`server`] is an HTTP/1.0 server, plain or over TLS, on its own
+//!   glommio executor thread (or several, accepting on one or more
+//!   addresses). Each
 //!   request is answered by a [`server::Handler`] closure with a
 //!   [`server::Reply`]: a complete response, a hang-up, or a fault-injection
 //!   script (write some bytes, sleep, close, reset; [`server::Reply::delayed`]
@@ -30,9 +31,14 @@
 //! The tests, the demo (`ringcrawl-site` binary), the benchmarks and
 //! `scripts/soak.sh` / `scripts/c10k.sh` use it.
 //!
+//! * [`tls`] makes a certificate authority for the run and the server
+//!   certificates it issues (good, or broken on purpose) with rcgen, and
+//!   the rustls server config that serves one.
+//!
 //! What this is not: a general web server (one request per connection, no
-//! keep-alive, no request bodies, no TLS, no files from disk), and not part of
+//! keep-alive, no request bodies, no files from disk), and not part of
 //! the crawler: nothing in the crawler itself depends on this module.
 
 pub mod server;
 pub mod synth;
+pub mod tls;

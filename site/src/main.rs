@@ -3,10 +3,16 @@
 //! ```text
 //! ringcrawl-site [--addr 127.0.0.1:8080]... [--pages N] [--links N] [--seed N]
 //!                [--page-bytes N] [--faults PERCENT] [--delay-ms SPEC]
-//!                [--hosts N] [--threads N]
+//!                [--hosts N] [--threads N] [--tls [--ca-file FILE]]
 //!                [--list | --list-good | --list-faulty | --list-faults | --roots
-//!                 | --export DIR]
+//!                 | --export DIR | --write-certs DIR]
 //! ```
+//!
+//! With `--tls` the site is served over https with a certificate (for
+//! localhost, 127.0.0.1, ::1 and *.site.test) from a certificate authority
+//! made for the run, whose certificate is written to `--ca-file` for the
+//! client to trust (`ringcrawl --ca-cert FILE`); the listed URLs and the
+//! pages' absolute links are `https://`.
 //!
 //! With `--hosts N` (N > 1) the site lives on `h0.site.test` ...
 //! `h{N-1}.site.test`; a crawler must pin every name to a loopback address,
@@ -21,6 +27,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use ringcrawl_site::server::{Reply, Server};
 use ringcrawl_site::synth::{Delay, SiteSpec, SynthSite};
+use ringcrawl_site::tls::TestCa;
 
 /// Serve a deterministic synthetic web site over HTTP/1.0 (for the crawler's
 /// demo and benchmarks), list the URLs a complete crawl must fetch, or export
@@ -59,6 +66,18 @@ struct Args {
     /// (pin them to the server with the crawler's --resolve).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     hosts: u64,
+    /// Serve over https (TLS 1.2 and 1.3) with a certificate from a CA made
+    /// for this run; list and link https URLs.
+    #[arg(long)]
+    tls: bool,
+    /// Where --tls writes its CA certificate (PEM) for clients to trust.
+    #[arg(long = "ca-file", value_name = "FILE", requires = "tls")]
+    ca_file: Option<PathBuf>,
+    /// Write a new CA (DIR/ca.pem) and the site's certificate chain and key
+    /// signed by it (DIR/cert.pem, DIR/key.pem: for nginx's ssl_certificate
+    /// and ssl_certificate_key), and exit.
+    #[arg(long = "write-certs", value_name = "DIR", group = "action")]
+    write_certs: Option<PathBuf>,
     /// Server executor threads, all accepting on the listening socket(s).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     threads: u64,
@@ -97,6 +116,7 @@ fn main() -> Result<()> {
         fault_percent: args.faults,
         delay: args.delay_ms,
         hosts: args.hosts as usize,
+        tls: args.tls,
     });
     let authority = args.addr[0].to_string();
     let lines: Option<Vec<String>> = if args.list {
@@ -130,13 +150,54 @@ fn main() -> Result<()> {
             other => Ok(other?),
         };
     }
+    if let Some(dir) = &args.write_certs {
+        return write_certs(dir);
+    }
     if let Some(dir) = &args.export {
         if args.faults > 0 || args.hosts > 1 || args.delay_ms != Delay::None {
             bail!("--export writes the plain site: drop --faults, --delay-ms and --hosts");
         }
         return export(&site, &authority, dir);
     }
-    serve(site, &args.addr, args.threads as usize)
+    let tls = if args.tls {
+        let ca_file = args
+            .ca_file
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("ringcrawl-site-ca.pem"));
+        let ca = TestCa::new("ringcrawl-site CA").map_err(|e| anyhow::anyhow!("{e}"))?;
+        std::fs::write(&ca_file, ca.pem())
+            .with_context(|| format!("writing {}", ca_file.display()))?;
+        eprintln!(
+            "CA certificate written to {} (trust it with: ringcrawl --ca-cert {})",
+            ca_file.display(),
+            ca_file.display()
+        );
+        let config = ca
+            .site_cert()
+            .and_then(|cert| cert.server_config(&[]))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Some(config)
+    } else {
+        None
+    };
+    serve(site, &args.addr, args.threads as usize, tls)
+}
+
+/// `--write-certs DIR`: a CA and the site's certificate, as PEM files.
+fn write_certs(dir: &Path) -> Result<()> {
+    let ca = TestCa::new("ringcrawl-site CA").map_err(|e| anyhow::anyhow!("{e}"))?;
+    let cert = ca.site_cert().map_err(|e| anyhow::anyhow!("{e}"))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (name, pem) in [
+        ("ca.pem", ca.pem()),
+        ("cert.pem", cert.chain_pem()),
+        ("key.pem", cert.key_pem()),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, pem).with_context(|| format!("writing {}", path.display()))?;
+    }
+    eprintln!("wrote ca.pem, cert.pem and key.pem to {}", dir.display());
+    Ok(())
 }
 
 fn print_lines(lines: &[String]) -> std::io::Result<()> {
@@ -148,7 +209,12 @@ fn print_lines(lines: &[String]) -> std::io::Result<()> {
     out.flush()
 }
 
-fn serve(site: SynthSite, addrs: &[SocketAddr], threads: usize) -> Result<()> {
+fn serve(
+    site: SynthSite,
+    addrs: &[SocketAddr],
+    threads: usize,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> Result<()> {
     // Block SIGINT and SIGTERM before the server thread starts (it inherits
     // the mask), then wait for one here and shut down cleanly.
     let set = unsafe {
@@ -164,12 +230,13 @@ fn serve(site: SynthSite, addrs: &[SocketAddr], threads: usize) -> Result<()> {
     let pages = site.page_count();
     let spec = site.spec().clone();
     let hosts = site.host_count();
-    let server = Server::start_many(addrs, threads, Arc::new(site).handler())
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let server = Server::start_many_with(addrs, threads, Arc::new(site).handler(), tls)
         .with_context(|| format!("cannot serve on {addrs:?}"))?;
     let listening: Vec<String> = server
         .addrs()
         .iter()
-        .map(|a| format!("http://{a}/"))
+        .map(|a| format!("{scheme}://{a}/"))
         .collect();
     eprintln!(
         "listening on {} ({pages} pages, {hosts} host{}, {}% faults, delay {} ms, {threads} thread{})",
@@ -241,11 +308,12 @@ fn export(site: &SynthSite, authority: &str, dir: &Path) -> Result<()> {
     let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     eprintln!(
         "wrote {files} files and {} to {}\n\
-         absolute links in the pages use http://{authority}/; an nginx server block:\n\n\
+         absolute links in the pages use {}://{authority}/; an nginx server block:\n\n\
          server {{\n    listen {authority};\n    root {};\n    index index.html;\n    \
          include {};\n}}",
         conf.display(),
         dir.display(),
+        if site.spec().tls { "https" } else { "http" },
         root.display(),
         root.join("redirects.conf").display(),
     );

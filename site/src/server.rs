@@ -1,10 +1,14 @@
-//! A small scriptable HTTP/1.0 server for tests, the demo and benchmarks.
+//! A small scriptable HTTP/1.0 server for tests, the demo and benchmarks,
+//! over plain TCP or TLS.
 //!
 //! One glommio executor thread (or several, see [`Server::start_many`])
-//! accepts connections and runs one detached task per connection: read the
-//! request head (at most 16 KiB, within 10 s), count it, ask the [`Handler`]
-//! for a [`Reply`], write the reply, close. There is no keep-alive and
-//! request bodies are ignored.
+//! accepts connections and runs one detached task per connection: with TLS
+//! the handshake first (rustls through futures-rustls, within 10 s; full
+//! and resumed handshakes are counted, [`Server::handshakes`]), then read
+//! the request head (at most 16 KiB, within 10 s), count it, ask the
+//! [`Handler`] for a [`Reply`], write the reply, close (with TLS
+//! `close_notify` first, unless a script cuts the connection). There is
+//! no keep-alive and request bodies are ignored.
 //!
 //! The listening sockets are made with std (so `start` reports bind errors
 //! and returns only once the sockets listen) with a large backlog, then
@@ -20,7 +24,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
-use std::net::{Shutdown, SocketAddr, TcpListener as StdListener};
+use std::net::{SocketAddr, TcpListener as StdListener};
 use std::os::unix::io::{AsRawFd, FromRawFd, IntoRawFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
@@ -30,9 +34,11 @@ use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use futures_lite::{AsyncReadExt, AsyncWriteExt};
+use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use futures_rustls::TlsAcceptor;
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{ExecutorJoinHandle, LocalExecutorBuilder, Placement};
+use rustls::{HandshakeKind, ServerConfig};
 
 /// Largest request head accepted; longer ones get a 400.
 pub const MAX_HEAD: usize = 16 * 1024;
@@ -84,8 +90,13 @@ pub enum Step {
     Write(Vec<u8>),
     /// Wait, keeping the connection open.
     Sleep(Duration),
-    /// Close normally (FIN) now, skipping the remaining steps.
+    /// Close normally (FIN; with TLS `close_notify` first) now, skipping
+    /// the remaining steps.
     Close,
+    /// Close the TCP connection now without TLS `close_notify` (a truncation
+    /// for a TLS client; as [`Step::Close`] without TLS), skipping the
+    /// remaining steps.
+    Cut,
     /// Close with RST (`SO_LINGER` 0) now, skipping the remaining steps.
     Reset,
 }
@@ -177,6 +188,9 @@ pub type Handler = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
 
 struct Shared {
     handler: Handler,
+    tls: Option<TlsAcceptor>,
+    /// TLS handshakes completed: full, resumed.
+    handshakes: [AtomicUsize; 2],
     stopping: AtomicBool,
     hits: Mutex<HashMap<String, usize>>,
     total: AtomicUsize,
@@ -230,6 +244,26 @@ impl Server {
         threads: usize,
         handler: Handler,
     ) -> io::Result<Server> {
+        Server::start_many_with(addrs, threads, handler, None)
+    }
+
+    /// Bind `127.0.0.1:0` and serve over TLS with `tls`.
+    pub fn start_tls(handler: Handler, tls: Arc<ServerConfig>) -> io::Result<Server> {
+        Server::start_many_with(
+            &[SocketAddr::from(([127, 0, 0, 1], 0))],
+            1,
+            handler,
+            Some(tls),
+        )
+    }
+
+    /// [`Server::start_many`], over TLS if `tls` is given.
+    pub fn start_many_with(
+        addrs: &[SocketAddr],
+        threads: usize,
+        handler: Handler,
+        tls: Option<Arc<ServerConfig>>,
+    ) -> io::Result<Server> {
         if addrs.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -251,6 +285,8 @@ impl Server {
         }
         let shared = Arc::new(Shared {
             handler,
+            tls: tls.map(TlsAcceptor::from),
+            handshakes: [AtomicUsize::new(0), AtomicUsize::new(0)],
             stopping: AtomicBool::new(false),
             hits: Mutex::new(HashMap::new()),
             total: AtomicUsize::new(0),
@@ -355,6 +391,12 @@ impl Server {
         self.shared.hits().clone()
     }
 
+    /// TLS handshakes completed so far: (full, resumed).
+    pub fn handshakes(&self) -> (usize, usize) {
+        let [full, resumed] = &self.shared.handshakes;
+        (full.load(Ordering::SeqCst), resumed.load(Ordering::SeqCst))
+    }
+
     /// Well-formed requests seen so far (malformed ones are not counted).
     pub fn total_hits(&self) -> usize {
         self.shared.total.load(Ordering::SeqCst)
@@ -401,7 +443,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, conns: Rc<Conne
                 let shared = shared.clone();
                 glommio::spawn_local(async move {
                     let open = shared.clone();
-                    futures_lite::future::or(serve(stream, shared), conns2.stopped()).await;
+                    futures_lite::future::or(connection(stream, shared), conns2.stopped()).await;
                     conns2.live.set(conns2.live.get() - 1);
                     open.open.fetch_sub(1, Ordering::SeqCst);
                 })
@@ -492,8 +534,27 @@ enum ReadHead {
     Gone,
 }
 
-async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
+/// Serve one accepted connection: over TLS after a handshake, if the
+/// server has TLS.
+async fn connection(stream: TcpStream, shared: Arc<Shared>) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let Some(acceptor) = shared.tls.clone() else {
+        return serve(stream, shared).await;
+    };
+    let handshake =
+        glommio::timer::timeout(HEAD_DEADLINE, async { Ok(acceptor.accept(stream).await) }).await;
+    let Ok(Ok(tls)) = handshake else {
+        return;
+    };
+    let resumed = tls.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed);
+    shared.handshakes[usize::from(resumed)].fetch_add(1, Ordering::SeqCst);
+    serve(tls, shared).await
+}
+
+async fn serve<S>(mut stream: S, shared: Arc<Shared>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + AsRawFd,
+{
     let head =
         glommio::timer::timeout(HEAD_DEADLINE, async { Ok(read_head(&mut stream).await) }).await;
     let (reply, unread) = match head {
@@ -522,8 +583,7 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
             headers,
             body,
         } => {
-            if stream
-                .write_all(&encode(status, &headers, &body))
+            if write_flushed(&mut stream, &encode(status, &headers, &body))
                 .await
                 .is_ok()
             {
@@ -535,12 +595,13 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
             for step in steps {
                 match step {
                     Step::Write(bytes) => {
-                        if stream.write_all(&bytes).await.is_err() {
+                        if write_flushed(&mut stream, &bytes).await.is_err() {
                             return;
                         }
                     }
                     Step::Sleep(d) => glommio::timer::sleep(d).await,
                     Step::Close => break,
+                    Step::Cut => return,
                     Step::Reset => {
                         reset(&stream);
                         return;
@@ -552,13 +613,21 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
     }
 }
 
-/// Close after a response. If the client sent more than we read, drain it
-/// for a while first, so the close does not turn into a RST.
-async fn finish(mut stream: TcpStream, unread: bool) {
+/// Write all of `bytes` and flush them (over TLS a record could otherwise
+/// wait in rustls' buffer, say through a script's sleep).
+async fn write_flushed<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8]) -> io::Result<()> {
+    stream.write_all(bytes).await?;
+    stream.flush().await
+}
+
+/// Close after a response (FIN; with TLS `close_notify` first). If the
+/// client sent more than we read, drain it for a while first, so the close
+/// does not turn into a RST.
+async fn finish<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, unread: bool) {
+    let _ = stream.close().await;
     if !unread {
         return;
     }
-    let _ = stream.shutdown(Shutdown::Write).await;
     let _ = glommio::timer::timeout(LINGER, async {
         let mut sink = [0u8; 4096];
         let mut total = 0usize;
@@ -574,7 +643,7 @@ async fn finish(mut stream: TcpStream, unread: bool) {
 }
 
 /// Arrange for the close to send RST instead of FIN.
-fn reset(stream: &TcpStream) {
+fn reset(stream: &impl AsRawFd) {
     let linger = libc::linger {
         l_onoff: 1,
         l_linger: 0,
@@ -591,7 +660,7 @@ fn reset(stream: &TcpStream) {
     }
 }
 
-async fn read_head(stream: &mut TcpStream) -> ReadHead {
+async fn read_head(stream: &mut (impl AsyncRead + Unpin)) -> ReadHead {
     let mut buf = vec![0u8; 2048];
     let mut filled = 0;
     loop {

@@ -87,6 +87,9 @@ pub struct SiteSpec {
     /// Number of host names the site is split over (values below 1 count
     /// as 1). With 1 the site answers on any host.
     pub hosts: usize,
+    /// Served over TLS: absolute links, expected URLs and roots are
+    /// `https://` (the server must be started with TLS to match).
+    pub tls: bool,
 }
 
 impl Default for SiteSpec {
@@ -99,6 +102,7 @@ impl Default for SiteSpec {
             fault_percent: 0,
             delay: Delay::None,
             hosts: 1,
+            tls: false,
         }
     }
 }
@@ -560,15 +564,25 @@ impl SynthSite {
     /// authority itself on a single-host site, else `h{k}.site.test` with
     /// the authority's port.
     fn origin(&self, k: usize, authority: &str) -> String {
+        let scheme = self.scheme();
         if self.hosts == 1 {
-            return format!("http://{authority}");
+            return format!("{scheme}://{authority}");
         }
         let port = authority
             .rsplit_once(':')
             .filter(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
             .map(|(_, p)| format!(":{p}"))
             .unwrap_or_default();
-        format!("http://{}{port}", Self::host_name(k))
+        format!("{scheme}://{}{port}", Self::host_name(k))
+    }
+
+    /// `https` for a site served over TLS, else `http`.
+    fn scheme(&self) -> &'static str {
+        if self.spec.tls {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     fn redirect_chained(j: usize) -> bool {
@@ -1002,7 +1016,7 @@ impl SynthSite {
         if host != here {
             format!("{}{path}", self.origin(host, authority))
         } else if absolute && !authority.is_empty() {
-            format!("http://{authority}{path}")
+            format!("{}://{authority}{path}", self.scheme())
         } else {
             path
         }
@@ -1022,7 +1036,9 @@ impl SynthSite {
             _ => None,
         };
         match (link.style, page) {
-            (Style::Absolute, _) if !authority.is_empty() => format!("http://{authority}{path}"),
+            (Style::Absolute, _) if !authority.is_empty() => {
+                format!("{}://{authority}{path}", self.scheme())
+            }
             (Style::ProtocolRelative, _) if !authority.is_empty() => format!("//{authority}{path}"),
             (Style::Relative, Some(j)) if here == 0 => format!("p/{j}.html"),
             (Style::DotRelative, Some(j)) if here == 0 => format!("./p/{j}.html"),
@@ -1938,6 +1954,24 @@ mod tests {
             200
         );
         assert_eq!(one.roots("127.0.0.1:9"), vec!["http://127.0.0.1:9/"]);
+    }
+
+    #[test]
+    fn a_site_served_over_tls_lists_and_links_https() {
+        let site = SynthSite::new(SiteSpec {
+            pages: 60,
+            tls: true,
+            ..SiteSpec::default()
+        });
+        let at = "127.0.0.1:9";
+        assert_eq!(site.roots(at), vec!["https://127.0.0.1:9/"]);
+        assert!(site
+            .expected_urls(at)
+            .iter()
+            .all(|u| u.starts_with("https://127.0.0.1:9/")));
+        let html: String = (0..60).filter_map(|i| site.page_html(i, at)).collect();
+        assert!(html.contains("https://127.0.0.1:9/"), "absolute links");
+        assert!(!html.contains("http://127.0.0.1:9/"));
     }
 
     #[test]
