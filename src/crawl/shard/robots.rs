@@ -9,6 +9,7 @@ use url::Url;
 use crate::crawl::frontier::Job;
 use crate::crawl::robots::{agent_token, Rules, Verdict, MAX_ROBOTS_REDIRECTS};
 use crate::crawl::urls;
+use crate::net::fetch::FetchError;
 use crate::output::record::Record;
 
 use super::page::fail;
@@ -16,7 +17,9 @@ use super::Shard;
 
 impl Shard {
     /// robots.txt of the origin of `example`, with Google's status rules
-    /// and up to [`MAX_ROBOTS_REDIRECTS`] redirects followed.
+    /// and up to [`MAX_ROBOTS_REDIRECTS`] redirects followed. A server that
+    /// refuses our TLS (certificate, version, handshake) counts as having
+    /// none: its pages then fail on their own records with the TLS error.
     pub(super) async fn fetch_robots(&self, example: &str) -> Rules {
         let token = agent_token(&self.config.user_agent);
         let Some(mut url) = Url::parse(example)
@@ -32,8 +35,14 @@ impl Shard {
             }
             let (result, _) = self.fetch_with_retries(&url).await;
             self.stats.borrow_mut().robots_fetches += 1;
-            let Ok(response) = result else {
-                return Rules::Unavailable;
+            let response = match result {
+                Ok(response) => response,
+                // The server would not speak TLS with us (certificate,
+                // version, handshake): its pages will fail the same way,
+                // each recorded with that error rather than hidden behind
+                // robots_unavailable.
+                Err(FetchError::Tls(e)) if !e.is_retryable() => return Rules::AllowAll,
+                Err(_) => return Rules::Unavailable,
             };
             let status = response.head.status;
             if (300..400).contains(&status) {
