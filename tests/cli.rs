@@ -197,3 +197,72 @@ fn report_json_agrees_with_the_records_and_progress_is_plain_lines() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn demo_over_tls_crawls_https_offline_without_a_warning() {
+    let dir = std::env::temp_dir().join(format!("ringcrawl-cli-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jsonl = dir.join("records.jsonl");
+    let out = ringcrawl(&["--demo", "200", "--tls", "-o", jsonl.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("on https://127.0.0.1:"), "{stderr}");
+    assert!(stderr.contains(" 0 missing, 0 unexpected"), "{stderr}");
+    assert!(stderr.contains("error 0"), "{stderr}");
+    assert!(!stderr.to_lowercase().contains("warning"), "{stderr}");
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(text
+        .lines()
+        .all(|l| l.starts_with("{\"url\":\"https://127.0.0.1:")));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn ca_cert_trusts_a_private_ca_and_insecure_fetches_anyway() {
+    use ringcrawl_site::server::{Reply, Request, Server};
+    use ringcrawl_site::tls::TestCa;
+    use std::sync::Arc;
+
+    let ca = TestCa::new("private CA").unwrap();
+    let tls = ca.site_cert().unwrap().server_config(&[]).unwrap();
+    let server = Server::start_tls(
+        Arc::new(|_: &Request| Reply::html(200, "<p>secret garden</p>")),
+        tls,
+    )
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("ringcrawl-cli-ca-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pem = dir.join("ca.pem");
+    std::fs::write(&pem, ca.pem()).unwrap();
+    let root = format!("https://{}/", server.addr());
+    let record = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["--ignore-robots", "-q", "-o", "-"];
+        all.extend_from_slice(args);
+        all.push(&root);
+        let out = ringcrawl(&all);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("one record")
+    };
+    let trusted = record(&["--ca-cert", pem.to_str().unwrap()]);
+    assert_eq!(trusted["status"], 200, "{trusted}");
+    assert!(trusted["error"].is_null(), "{trusted}");
+    let untrusted = record(&[]);
+    assert_eq!(untrusted["error_kind"], "tls_certificate", "{untrusted}");
+    assert!(untrusted["status"].is_null(), "{untrusted}");
+    let insecure = record(&["--insecure"]);
+    assert_eq!(insecure["status"], 200, "{insecure}");
+    assert_eq!(insecure["error_kind"], "tls_certificate", "{insecure}");
+
+    // A file with no certificate is a usage error, in one line.
+    let junk = dir.join("junk.pem");
+    std::fs::write(&junk, "hello\n").unwrap();
+    let out = ringcrawl(&["--ca-cert", junk.to_str().unwrap(), &root]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}

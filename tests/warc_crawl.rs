@@ -133,3 +133,61 @@ fn warc_archive_holds_every_exchange_byte_for_byte() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn warc_over_https_holds_the_decrypted_exchange_as_received() {
+    let ca = ringcrawl_site::tls::TestCa::new("test CA").unwrap();
+    let site = Arc::new(SynthSite::new(SiteSpec {
+        pages: 40,
+        tls: true,
+        ..SiteSpec::default()
+    }));
+    let tls = ca.site_cert().unwrap().server_config(&[]).unwrap();
+    let server = Server::start_tls(site.clone().handler(), tls).unwrap();
+    let authority = server.addr().to_string();
+    let b = format!("https://{authority}");
+    let dir = std::env::temp_dir().join(format!("ringcrawl-warc-tls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut cfg = config(&[format!("{b}/")]);
+    cfg.tls = ringcrawl::net::tls::TlsOptions::new(&[ca.cert().clone()], false).unwrap();
+    cfg.warc_dir = Some(dir.clone());
+    let outcome = crawl(cfg);
+    assert!(outcome.records.iter().all(|r| r.status.is_some()));
+
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let mut responses = 0;
+    for file in &files {
+        for r in warc::read_records(&std::fs::read(file).unwrap()).unwrap() {
+            let uri = r.header("WARC-Target-URI").unwrap_or("").to_string();
+            match r.header("WARC-Type") {
+                Some("request") => assert!(r.block.starts_with(b"GET /"), "{uri}"),
+                Some("response") => {
+                    responses += 1;
+                    let path = uri.strip_prefix(&b).expect("https target URI");
+                    let Reply::Http { body, status, .. } = site.respond_to(&authority, path) else {
+                        panic!("{path}: a plain response")
+                    };
+                    let block = &r.block;
+                    let split = block.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                    assert!(block.starts_with(format!("HTTP/1.0 {status}").as_bytes()));
+                    assert_eq!(&block[split..], &body[..], "{uri}: the plaintext as served");
+                }
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(responses, outcome.records.len());
+    if let Some(bin) =
+        common::warcio::warcio_or_skip("warc_over_https_holds_the_decrypted_exchange_as_received")
+    {
+        for file in &files {
+            let check = common::warcio::tool(&bin, "warcio", &["check", "-v"], file);
+            assert!(check.contains("digest pass"), "{file:?}: {check}");
+            assert!(!check.contains("fail"), "{file:?}: {check}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
