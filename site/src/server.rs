@@ -541,6 +541,9 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>) {
     let Some(acceptor) = shared.tls.clone() else {
         return serve(stream, shared).await;
     };
+    // The handshake's flights, the answer and close_notify are separate
+    // small writes: no Nagle delay between them.
+    let _ = stream.set_nodelay(true);
     let handshake =
         glommio::timer::timeout(HEAD_DEADLINE, async { Ok(acceptor.accept(stream).await) }).await;
     let Ok(Ok(tls)) = handshake else {
