@@ -44,6 +44,20 @@
 #     ringcrawl --cores 1 on CPU 0 with nginx restarted on CPU 1 only (one
 #     worker), with wrk on CPU 0 as that layout's wire limit (both with and
 #     without keep-alive);
+#     then (HTTPS=1) the https group: the site exported again with https
+#     links, served by the same nginx over TLS on a second port (ssl on,
+#     TLS 1.2 and 1.3, session cache and tickets on; certificate and key
+#     from `ringcrawl-site --write-certs`, a CA made for the run):
+#       ringcrawl https  the same flags plus --ca-cert CA (keep-alive)
+#       ringcrawl https --no-keep-alive  one connection (and one TLS
+#                  handshake, resumed after each shard's first) per page
+#       spider https  the spider peer trusting the same CA: its reqwest
+#                  0.13 client verifies with rustls-platform-verifier, which
+#                  on Linux reads the roots from SSL_CERT_FILE when set
+#       wire https keep-alive / wire https  wrk over TLS (it does not
+#                  verify certificates), keep-alive and `Connection: close`:
+#                  the ceilings for reused connections and for one
+#                  connection per page;
 #  5. checks every crawl's URLs against the expected list (found / expected,
 #     and URLs fetched that are not expected), and writes RESULTS.md: machine
 #     info, one table of medians per group, ratios, every run, anomalies
@@ -60,7 +74,8 @@
 # Environment (defaults): RUNS (3), TOOLS ("ringcrawl wget chapter spider
 # wire"), CORES ("1 2"; empty to skip), PIN (1), PAGES (20000), LINKS (10),
 # PAGE_BYTES (6000), SEED (1), MAX_TASKS (100), PORT (a free one),
-# WRK_SECONDS (10), RUN_TIMEOUT (600 s per run), BUILD_TIMEOUT (1800 s),
+# WRK_SECONDS (10), HTTPS (1; 0 skips the https group), TLS_PORT (a free
+# one), RUN_TIMEOUT (600 s per run), BUILD_TIMEOUT (1800 s),
 # SPIDER_BUILD_TIMEOUT (3600 s), CACHE (~/.cache/ringcrawl-bench),
 # KEEP (0; 1 keeps the work dir), NO_INSTALL (0; 1 never runs apt-get/pip),
 # BUILD (1; 0 uses the release binaries already built), BASELINE (unset; a
@@ -93,6 +108,7 @@ PAGE_BYTES=${PAGE_BYTES:-6000}
 SEED=${SEED:-1}
 MAX_TASKS=${MAX_TASKS:-100}
 WRK_SECONDS=${WRK_SECONDS:-10}
+HTTPS=${HTTPS:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
 BUILD_TIMEOUT=${BUILD_TIMEOUT:-1800}
 SPIDER_BUILD_TIMEOUT=${SPIDER_BUILD_TIMEOUT:-3600}
@@ -266,6 +282,23 @@ timeout 600 "$SITE" "${SITE_ARGS[@]}" --list | LC_ALL=C sort -u >"$WORK/expected
 EXPECTED=$(wc -l <"$WORK/expected.txt")
 [ "$EXPECTED" -gt 0 ] || die "ringcrawl-site --list printed nothing"
 sed "s|^http://$ADDR||" "$WORK/expected.txt" >"$WORK/paths.txt"
+EXPECTED_TXT=$WORK/expected.txt
+if [ "$HTTPS" = 1 ]; then
+    if [ -z "${TLS_PORT:-}" ]; then
+        TLS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    fi
+    TLS_ADDR=127.0.0.1:$TLS_PORT
+    TLS_ROOT=https://$TLS_ADDR/
+    TLS_ARGS=(--addr "$TLS_ADDR" --pages "$PAGES" --links "$LINKS" --page-bytes "$PAGE_BYTES" --seed "$SEED" --tls)
+    log "exporting the https site (absolute links https://$TLS_ADDR/) and a CA with the site's certificate"
+    timeout 600 "$SITE" "${TLS_ARGS[@]}" --export "$WORK/site-tls" 2>"$WORK/export-tls.log" \
+        || die "ringcrawl-site --tls --export failed: $(tail -3 "$WORK/export-tls.log")"
+    chmod -R a+rX "$WORK/site-tls"
+    timeout 600 "$SITE" "${TLS_ARGS[@]}" --list | LC_ALL=C sort -u >"$WORK/expected-tls.txt"
+    timeout 60 "$SITE" --write-certs "$WORK/certs" 2>"$WORK/certs.log" \
+        || die "ringcrawl-site --write-certs failed: $(tail -3 "$WORK/certs.log")"
+    chmod -R a+rX "$WORK/certs"
+fi
 SITE_FILES=$(find "$WORK/site" -type f -name '*.*' ! -name redirects.conf | wc -l)
 SITE_BYTES=$(du -sb "$WORK/site" | cut -f1)
 log "site: $EXPECTED expected URLs, $SITE_FILES files, $SITE_BYTES bytes"
@@ -281,6 +314,30 @@ if [ "$(id -u)" = 0 ]; then
     if getent group nogroup >/dev/null; then NGINX_USER="user nobody nogroup;"; else NGINX_USER="user nobody;"; fi
 fi
 mkdir -p "$WORK/nginx/tmp" "$WORK/nginx/logs"
+
+tls_server_block() { # the https server block, with HTTPS=1
+    [ "$HTTPS" = 1 ] || return 0
+    cat <<EOF
+    server {
+        listen $TLS_ADDR ssl reuseport backlog=4096;
+        server_name _;
+        ssl_certificate $WORK/certs/cert.pem;
+        ssl_certificate_key $WORK/certs/key.pem;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:SSL:10m;
+        ssl_session_tickets on;
+        root $WORK/site-tls;
+        index index.html;
+        include $WORK/site-tls/redirects.conf;
+        location / {
+            try_files \$uri =404;
+        }
+        location = / {
+            try_files /index.html =404;
+        }
+    }
+EOF
+}
 
 start_nginx() { # start_nginx WORKERS [CPU]: (re)start nginx, optionally pinned
     local workers=$1 cpu=${2:-}
@@ -327,6 +384,7 @@ http {
             deny all;
         }
     }
+$(tls_server_block)
 }
 EOF
     rm -f "$WORK/nginx/nginx.pid"
@@ -413,7 +471,7 @@ for line in sys.stdin:
             [ -f "$out" ] && sed -n 's/^--[0-9-]* [0-9:]*--  \(.*\)$/\1/p' "$out" ;;
         chapter)
             [ -f "$out" ] && cut -f1 "$out" ;;
-        spider)
+        spider*)
             [ -f "$out" ] && cat "$out" ;;
     esac | LC_ALL=C sort -u
 }
@@ -442,6 +500,14 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
         chapter)
             cmd=("$VENV/bin/python" "$HERE/peers/chapter_crawler.py" --max_tasks "$MAX_TASKS" -o "$out" "$ROOT") ;;
         spider) cmd=("$SPIDER" "$ROOT" "$MAX_TASKS" "$out") ;;
+        "ringcrawl https")
+            cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --ca-cert "$WORK/certs/ca.pem" -o "$out" "$TLS_ROOT") ;;
+        "ringcrawl https --no-keep-alive")
+            cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --ca-cert "$WORK/certs/ca.pem" --no-keep-alive -o "$out" "$TLS_ROOT") ;;
+        "ringcrawl-baseline https")
+            cmd=("$BASELINE" "${RC_FLAGS[@]}" --ca-cert "$WORK/certs/ca.pem" -o "$out" "$TLS_ROOT") ;;
+        "spider https")
+            cmd=(env SSL_CERT_FILE="$WORK/certs/ca.pem" "$SPIDER" "$TLS_ROOT" "$MAX_TASKS" "$out") ;;
         *) die "unknown tool $tool" ;;
     esac
     local req0 cpu0 t0 t1 rc=0
@@ -459,10 +525,10 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
     urls_of "$tool" "$out" >"$dir/$slug.urls"
     local fetched found extra
     fetched=$(wc -l <"$dir/$slug.urls")
-    found=$(LC_ALL=C comm -12 "$WORK/expected.txt" "$dir/$slug.urls" | wc -l)
-    extra=$(LC_ALL=C comm -13 "$WORK/expected.txt" "$dir/$slug.urls" | wc -l)
-    LC_ALL=C comm -23 "$WORK/expected.txt" "$dir/$slug.urls" >"$dir/$slug.missing"
-    LC_ALL=C comm -13 "$WORK/expected.txt" "$dir/$slug.urls" >"$dir/$slug.extra"
+    found=$(LC_ALL=C comm -12 "$EXPECTED_TXT" "$dir/$slug.urls" | wc -l)
+    extra=$(LC_ALL=C comm -13 "$EXPECTED_TXT" "$dir/$slug.urls" | wc -l)
+    LC_ALL=C comm -23 "$EXPECTED_TXT" "$dir/$slug.urls" >"$dir/$slug.missing"
+    LC_ALL=C comm -13 "$EXPECTED_TXT" "$dir/$slug.urls" >"$dir/$slug.extra"
     local user sys rss
     read -r user sys rss < <(grep -E '^[0-9.]+ [0-9.]+ [0-9]+$' "$timefile" | tail -1) || true
     printf '%s\t%s\t%s\t%s\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t\n' \
@@ -481,8 +547,8 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
     rm -rf "$dir"
 }
 
-run_wrk() { # run_wrk GROUP LABEL RUN [CPU] [keep-alive]: req/s, Connection: close unless keep-alive
-    local group=$1 label=$2 run=$3 cpu=${4:-} mode=${5:-close}
+run_wrk() { # run_wrk GROUP LABEL RUN [CPU] [keep-alive] [ROOT]: req/s, Connection: close unless keep-alive
+    local group=$1 label=$2 run=$3 cpu=${4:-} mode=${5:-close} root=${6:-$ROOT}
     local threads=2 pin=() close=(-H 'Connection: close')
     [ "$mode" = keep-alive ] && close=()
     [ "$(nproc)" -lt 2 ] && threads=1
@@ -495,7 +561,7 @@ run_wrk() { # run_wrk GROUP LABEL RUN [CPU] [keep-alive]: req/s, Connection: clo
     cpu0=$(nginx_cpu_ticks)
     /usr/bin/time -f '%U %S %M' -o "$WORK/wrk.time" \
         timeout -k 10 $((WRK_SECONDS + 30)) "${pin[@]}" wrk -t"$threads" -c"$MAX_TASKS" -d"${WRK_SECONDS}s" \
-        --timeout 10s "${close[@]}" -s "$WORK/urls.lua" "$ROOT" >"$out" 2>&1 || rc=$?
+        --timeout 10s "${close[@]}" -s "$WORK/urls.lua" "$root" >"$out" 2>&1 || rc=$?
     local req1 cpu1 rps user sys rss
     req1=$(nginx_requests)
     cpu1=$(nginx_cpu_ticks)
@@ -556,6 +622,7 @@ fi
     echo "runs=$RUNS"
     echo "max_tasks=$MAX_TASKS"
     echo "wrk_seconds=$WRK_SECONDS"
+    [ "$HTTPS" = 1 ] && echo "https=nginx ssl on $TLS_ADDR, TLS 1.2 and 1.3, ECDSA P-256 certificate from a CA made for the run"
     for s in "${SKIPPED[@]}"; do echo "skipped=$s"; done
 } >"$WORK/info.txt"
 log "machine: $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -602,6 +669,30 @@ if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
         has_tool wire && run_wrk pinned "wire pinned" "$run" 0
         has_tool wire && run_wrk pinned "wire keep-alive pinned" "$run" 0 keep-alive
     done
+fi
+if [ "$HTTPS" = 1 ]; then
+    start_nginx auto
+    check_site
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$WORK/certs/ca.pem" "$TLS_ROOT")
+    [ "$code" = 200 ] || die "nginx answers $code for $TLS_ROOT over TLS (want 200, with the CA)"
+    EXPECTED_TXT=$WORK/expected-tls.txt
+    EXPECTED=$(wc -l <"$EXPECTED_TXT")
+    HTTPS_TOOLS=()
+    if has_tool ringcrawl; then
+        HTTPS_TOOLS+=("ringcrawl https")
+        [ -n "${BASELINE:-}" ] && HTTPS_TOOLS+=("ringcrawl-baseline https")
+        [ "$NO_KEEP_ALIVE" = 1 ] && HTTPS_TOOLS+=("ringcrawl https --no-keep-alive")
+    fi
+    has_tool spider && HTTPS_TOOLS+=("spider https")
+    for run in $(seq "$RUNS"); do
+        for t in "${HTTPS_TOOLS[@]}"; do
+            run_tool https "$t" "$run"
+        done
+        has_tool wire && run_wrk https "wire https" "$run" "" close "$TLS_ROOT"
+        has_tool wire && run_wrk https "wire https keep-alive" "$run" "" keep-alive "$TLS_ROOT"
+    done
+    EXPECTED_TXT=$WORK/expected.txt
+    EXPECTED=$(wc -l <"$EXPECTED_TXT")
 fi
 stop_nginx
 

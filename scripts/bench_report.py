@@ -20,6 +20,7 @@ GROUP_TITLES = {
     'peers': 'Crawlers and the wire limit (nginx, all cores)',
     'cores': 'ringcrawl --cores 1 vs --cores 2 (nginx, all cores)',
     'pinned': 'ringcrawl on CPU 0, nginx (1 worker) on CPU 1',
+    'https': 'HTTPS: the site over TLS (nginx ssl, a CA made for the run), all cores',
 }
 
 
