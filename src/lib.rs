@@ -7,7 +7,7 @@
 //! # Map
 //!
 //! ```text
-//! roots ──shard_for(host)──▶ owning shard's frontier ──▶ worker ──▶ fetch (HTTP/1.0, io_uring TcpStream)
+//! roots ──shard_for(host)──▶ owning shard's frontier ──▶ worker ──▶ fetch (HTTP/1.0, TLS or not, io_uring TcpStream)
 //!                                  ▲                                   │
 //!                                  │                        response head + body
 //!                                  │                                   ▼
@@ -33,9 +33,12 @@
 //!   [`crawl::scope`] (strict/lenient hosts and `--exclude`).
 //! - [`net`] one exchange with a server: [`net::fetch`] (one HTTP/1.0
 //!   exchange with limits and a deadline, on a reused keep-alive connection
-//!   when the shard's [`net::conn_pool`] has one), [`net::dns`] (the
-//!   per-shard resolver), [`net::http`] (pure request bytes, head parsing,
-//!   body framing).
+//!   when the shard's [`net::conn_pool`] has one for the endpoint),
+//!   [`net::tls`] (the shard's rustls client for `https`: trust, session
+//!   resumption, TLS errors as record kinds), [`net::stream`] (plain or TLS
+//!   over a TCP stream whose every read and write ends by the deadline),
+//!   [`net::dns`] (the per-shard resolver), [`net::http`] (pure request
+//!   bytes, head parsing, body framing).
 //! - [`output`] what a crawl shows and leaves behind: [`output::record`],
 //!   [`output::stats`], [`output::sink`], [`output::progress`], and
 //!   [`output::warc`] (WARC 1.1 records and per-shard files).
