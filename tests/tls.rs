@@ -242,21 +242,7 @@ fn mid_handshake(connections: usize, then: fn(TcpStream)) -> SocketAddr {
 }
 
 fn reset(stream: TcpStream) {
-    use std::os::fd::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: setsockopt on a socket this thread owns, with a linger value.
-    unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
+    ringcrawl_site::server::reset(&stream);
 }
 
 fn stall(stream: TcpStream) {

@@ -645,8 +645,9 @@ async fn finish<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, unread: bool) 
     .await;
 }
 
-/// Arrange for the close to send RST instead of FIN.
-fn reset(stream: &impl AsRawFd) {
+/// Arrange for the close of `stream` to send RST instead of FIN
+/// (`SO_LINGER` 0); tests' own raw servers use it too.
+pub fn reset(stream: &impl AsRawFd) {
     let linger = libc::linger {
         l_onoff: 1,
         l_linger: 0,
