@@ -162,7 +162,7 @@ pub struct Response {
     pub body_error: Option<FetchError>,
     /// Address actually connected to.
     pub peer: SocketAddr,
-    /// Time to connect; zero on a reused keep-alive connection.
+    /// Time of the TCP connect; zero on a reused keep-alive connection.
     pub connect: Duration,
     /// Time from the start of the fetch to the first response byte.
     pub first_byte: Duration,
@@ -218,7 +218,8 @@ pub async fn fetch(
         Some(name) => Some(tls.admit(name, connect_for).await),
         None => None,
     };
-    let left = deadline.saturating_duration_since(Instant::now());
+    let connecting = Instant::now();
+    let left = deadline.saturating_duration_since(connecting);
     let tcp = connect(addr, connect_for.min(left)).await?;
     if endpoint.1.is_some() {
         // TLS writes in several small pieces (the handshake's last flight,
@@ -226,7 +227,9 @@ pub async fn fetch(
         // first is acknowledged, and a delayed ACK costs 40 ms.
         let _ = tcp.set_nodelay(true);
     }
-    let connect = started.elapsed();
+    // The TCP connect alone: a wait for a TLS session and the handshake
+    // show in the time to the first byte.
+    let connect = connecting.elapsed();
     let timed = Timed::new(tcp, deadline, limits.read_timeout);
     let stream = match &endpoint.1 {
         None => Stream::Plain(timed),
