@@ -16,6 +16,7 @@ use thiserror::Error;
 use ringcrawl::config::{Config, Output};
 use ringcrawl::crawl::scope::{Scope, ScopeMode};
 use ringcrawl::crawl::urls;
+use ringcrawl::net::dns::Families;
 use ringcrawl::net::tls::{self, TlsOptions};
 
 /// Crawl every in-scope page reachable from the roots, thread-per-core over io_uring.
@@ -63,7 +64,8 @@ pub struct Args {
     #[arg(long, overrides_with = "strict")]
     pub lenient: bool,
 
-    /// Pin HOST:PORT to ADDR, as curl's --resolve (repeatable)
+    /// Pin HOST:PORT to ADDR (or ADDR,ADDR,... tried as Happy Eyeballs
+    /// does), as curl's --resolve (repeatable)
     #[arg(long, value_name = "HOST:PORT:ADDR")]
     pub resolve: Vec<String>,
 
@@ -71,6 +73,14 @@ pub struct Args {
     /// those of /etc/resolv.conf (repeatable: tried in order)
     #[arg(long = "dns-server", value_name = "ADDR[:PORT]")]
     pub dns_server: Vec<String>,
+
+    /// Resolve and connect over IPv4 only
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+
+    /// Resolve and connect over IPv6 only
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
 
     /// Write one JSON record per URL to FILE (- for stdout)
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -186,7 +196,7 @@ pub enum ArgsError {
     Root(#[from] urls::UrlError),
     #[error("--exclude: invalid regular expression: {0}")]
     Exclude(String),
-    #[error("--resolve {0:?}: expected HOST:PORT:ADDR")]
+    #[error("--resolve {0:?}: expected HOST:PORT:ADDR[,ADDR...]")]
     Resolve(String),
     #[error("--dns-server {0:?}: expected an IP address, optionally with :PORT")]
     DnsServer(String),
@@ -235,6 +245,11 @@ impl Args {
         config.max_tries = positive("max-tries", self.max_tries as usize)? as u32;
         config.max_redirect = self.max_redirect;
         config.resolve = parse_resolves(&self.resolve)?;
+        config.families = match (self.ipv4, self.ipv6) {
+            (true, _) => Families::V4,
+            (_, true) => Families::V6,
+            _ => Families::Both,
+        };
         config.dns_servers = self
             .dns_server
             .iter()
@@ -300,21 +315,26 @@ fn seconds(flag: &'static str, value: f64) -> Result<Duration, ArgsError> {
         .ok_or(ArgsError::Seconds(flag, value))
 }
 
-/// `HOST:PORT:ADDR`, ADDR possibly an IPv6 address in brackets.
-fn parse_resolves(specs: &[String]) -> Result<HashMap<(String, u16), IpAddr>, ArgsError> {
+/// `HOST:PORT:ADDR[,ADDR...]`, an IPv6 ADDR possibly in brackets.
+fn parse_resolves(specs: &[String]) -> Result<HashMap<(String, u16), Vec<IpAddr>>, ArgsError> {
     specs
         .iter()
         .map(|spec| {
             let bad = || ArgsError::Resolve(spec.clone());
             let (host, rest) = spec.split_once(':').ok_or_else(bad)?;
-            let (port, addr) = rest.split_once(':').ok_or_else(bad)?;
+            let (port, addrs) = rest.split_once(':').ok_or_else(bad)?;
             let port: u16 = port.parse().map_err(|_| bad())?;
-            let addr = addr.trim_start_matches('[').trim_end_matches(']');
-            let addr: IpAddr = addr.parse().map_err(|_| bad())?;
+            let addrs = addrs
+                .split(',')
+                .map(|addr| {
+                    let addr = addr.trim().trim_start_matches('[').trim_end_matches(']');
+                    addr.parse::<IpAddr>().map_err(|_| bad())
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             if host.is_empty() {
                 return Err(bad());
             }
-            Ok(((host.to_ascii_lowercase(), port), addr))
+            Ok(((host.to_ascii_lowercase(), port), addrs))
         })
         .collect()
 }
@@ -386,16 +406,17 @@ mod tests {
             "Site.Test:8080:127.0.0.2",
             "--resolve",
             "v6.test:80:[::1]",
+            "--resolve",
+            "both.test:80:[::1],127.0.0.1",
             "site.test",
         ])
         .unwrap();
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(c.resolve[&("site.test".into(), 8080)], [ip("127.0.0.2")]);
+        assert_eq!(c.resolve[&("v6.test".into(), 80)], [ip("::1")]);
         assert_eq!(
-            c.resolve[&("site.test".into(), 8080)],
-            "127.0.0.2".parse::<IpAddr>().unwrap()
-        );
-        assert_eq!(
-            c.resolve[&("v6.test".into(), 80)],
-            "::1".parse::<IpAddr>().unwrap()
+            c.resolve[&("both.test".into(), 80)],
+            [ip("::1"), ip("127.0.0.1")]
         );
     }
 

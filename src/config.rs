@@ -12,6 +12,7 @@ use std::time::Duration;
 use url::Url;
 
 use crate::crawl::scope::{Scope, ScopeMode};
+use crate::net::dns::Families;
 use crate::net::tls::TlsOptions;
 
 /// Where the per-URL records go as JSON Lines.
@@ -40,11 +41,14 @@ pub struct Config {
     pub max_redirect: u32,
     /// Attempts per URL; only network errors are retried.
     pub max_tries: u32,
-    /// `--resolve HOST:PORT:ADDR` pins, keyed by (lower-cased host, port).
-    pub resolve: HashMap<(String, u16), IpAddr>,
+    /// `--resolve HOST:PORT:ADDR[,ADDR...]` pins, keyed by (lower-cased
+    /// host, port).
+    pub resolve: HashMap<(String, u16), Vec<IpAddr>>,
     /// `--dns-server` nameservers asked on a cache miss; empty: those of
     /// `/etc/resolv.conf`.
     pub dns_servers: Vec<SocketAddr>,
+    /// Address families to resolve and connect over (`-4`, `-6`).
+    pub families: Families,
     /// Sent as `User-Agent`.
     pub user_agent: String,
     /// Limit for the TCP connect.
@@ -113,6 +117,7 @@ impl Config {
             max_tries: 4,
             resolve: HashMap::new(),
             dns_servers: Vec::new(),
+            families: Families::Both,
             user_agent: concat!("ringcrawl/", env!("CARGO_PKG_VERSION")).to_string(),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),

@@ -233,7 +233,7 @@ fn multi_host_crawl(mode: ScopeMode) -> BTreeSet<String> {
     for host in HOSTS {
         cfg.resolve.insert(
             (host.to_string(), server.port()),
-            "127.0.0.1".parse().unwrap(),
+            vec!["127.0.0.1".parse().unwrap()],
         );
     }
     let outcome = crawl(cfg);

@@ -287,7 +287,7 @@ fn thousand_hosts_keep_every_worker_busy() {
     for i in 0..HOSTS {
         cfg.resolve.insert(
             (format!("h{i}.crawl.test"), port),
-            "127.0.0.1".parse().unwrap(),
+            vec!["127.0.0.1".parse().unwrap()],
         );
     }
     let started = Instant::now();
@@ -338,7 +338,7 @@ fn dns_failures_are_recorded_per_url() {
     );
     cfg.resolve.insert(
         ("site.crawl.test".into(), port),
-        "127.0.0.1".parse().unwrap(),
+        vec!["127.0.0.1".parse().unwrap()],
     );
     cfg.dns_servers = vec![dead_dns];
     let outcome = crawl(cfg);

@@ -36,6 +36,8 @@ use thiserror::Error;
 use url::{Position, Url};
 
 use crate::net::conn_pool::ConnPool;
+use crate::net::connect::{self, ConnectError};
+use crate::net::dns::Addresses;
 use crate::net::http::{self, BodyDecoder, BodyError, HeadError, Progress, ResponseHead};
 use crate::net::stream::{Stream, Timed};
 use crate::net::tls::{HandshakeError, TlsClient, TlsError};
@@ -182,10 +184,12 @@ pub struct RawExchange {
     pub sent_at: Option<std::time::SystemTime>,
 }
 
-/// Fetch `url` from `addr`, on an idle connection from `pool` if there is
-/// one (with `limits.keep_alive`); `https` over a TLS session of `tls`.
+/// Fetch `url` from one of `addrs`: on an idle connection to one of them
+/// from `pool` if there is one (with `limits.keep_alive`), else on a new
+/// connection made with Happy Eyeballs; `https` over a TLS session of
+/// `tls`.
 pub async fn fetch(
-    addr: SocketAddr,
+    addrs: &Addresses,
     url: &Url,
     limits: &Limits,
     pool: &Pool,
@@ -196,11 +200,21 @@ pub async fn fetch(
         "https" => Some(crate::net::tls::server_name(url)?),
         other => return Err(FetchError::Scheme(other.to_string())),
     };
-    let endpoint = (addr, name);
+    let Some(first) = addrs.first() else {
+        return Err(FetchError::Connect(io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            "no address to connect to",
+        )));
+    };
+    let mut endpoint = (first, name);
     let started = Instant::now();
     let deadline = started + limits.timeout;
     let idle = if limits.keep_alive {
-        pool.borrow_mut().take(&endpoint, started)
+        let mut pool = pool.borrow_mut();
+        addrs.iter().find_map(|addr| {
+            endpoint.0 = addr;
+            pool.take(&endpoint, started)
+        })
     } else {
         None
     };
@@ -220,7 +234,8 @@ pub async fn fetch(
     };
     let connecting = Instant::now();
     let left = deadline.saturating_duration_since(connecting);
-    let tcp = connect(addr, connect_for.min(left)).await?;
+    let (tcp, reached) = connect(addrs, connect_for.min(left)).await?;
+    endpoint.0 = reached;
     if endpoint.1.is_some() {
         // TLS writes in several small pieces (the handshake's last flight,
         // then the request): without this, Nagle holds the second until the
@@ -256,19 +271,21 @@ pub async fn fetch(
     .await
 }
 
-/// A TCP connection to `addr` within `limit` (no zero: glommio refuses it).
-async fn connect(addr: SocketAddr, limit: Duration) -> Result<TcpStream, FetchError> {
+/// A TCP connection to one of `addrs` within `limit` (Happy Eyeballs,
+/// [`connect::connect`]), and the address it reached.
+async fn connect(
+    addrs: &Addresses,
+    limit: Duration,
+) -> Result<(TcpStream, SocketAddr), FetchError> {
     if limit.is_zero() {
         return Err(FetchError::Deadline);
     }
-    TcpStream::connect_timeout(addr, limit).await.map_err(|e| {
-        let e = io::Error::from(e);
-        if e.kind() == io::ErrorKind::TimedOut {
-            FetchError::ConnectTimeout
-        } else {
-            FetchError::Connect(e)
-        }
-    })
+    connect::connect(addrs.iter(), limit)
+        .await
+        .map_err(|e| match e {
+            ConnectError::Timeout => FetchError::ConnectTimeout,
+            ConnectError::Failed(e) => FetchError::Connect(e),
+        })
 }
 
 /// An I/O error of a stream as a fetch error: a time-out is the deadline's

@@ -1,12 +1,13 @@
 //! One exchange with a server: name resolution ([`dns`]), the connection
-//! ([`fetch`], reusing idle keep-alive connections from [`conn_pool`]; plain
-//! or TLS ([`tls`]) over a deadline-bound TCP [`stream`]) and the pure
-//! HTTP/1.x framing ([`http`]).
+//! ([`connect`] with Happy Eyeballs, [`fetch`], reusing idle keep-alive
+//! connections from [`conn_pool`]; plain or TLS ([`tls`]) over a
+//! deadline-bound TCP [`stream`]) and the pure HTTP/1.x framing ([`http`]).
 //!
 //! Not crawl policy: what to fetch, when and how often is `crate::crawl`'s;
 //! retries are the shard's.
 
 pub mod conn_pool;
+pub mod connect;
 pub mod dns;
 pub mod fetch;
 pub mod http;

@@ -161,6 +161,7 @@ impl Shard {
                 ResolverOptions {
                     nameservers: (!config.dns_servers.is_empty())
                         .then(|| config.dns_servers.clone()),
+                    families: config.families,
                     ..ResolverOptions::default()
                 },
             ),

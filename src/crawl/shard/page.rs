@@ -100,14 +100,22 @@ impl Shard {
             return (Err(FetchError::Scheme(url.scheme().to_string())), 1);
         }
         let port = url.port_or_known_default().unwrap_or(80);
-        let addr = match self.resolver.resolve(urls::host(url), port).await {
-            Ok(addr) => addr,
+        let host = urls::host(url);
+        let addrs = match self.resolver.resolve(host, port).await {
+            Ok(addrs) => addrs,
             Err(e) => return (Err(e.into()), 1),
         };
         let mut tries = 0;
         loop {
             tries += 1;
-            match fetch::fetch(addr, url, &self.limits, &self.connections, &self.tls).await {
+            let result =
+                fetch::fetch(&addrs, url, &self.limits, &self.connections, &self.tls).await;
+            if let Ok(response) = &result {
+                if addrs.first() != Some(response.peer) {
+                    self.resolver.prefer(host, response.peer.ip());
+                }
+            }
+            match result {
                 Err(e) if e.is_retryable() && tries < self.config.max_tries => {
                     if self.config.verbosity > 0 {
                         eprintln!("try {tries} for {url} failed: {e}");

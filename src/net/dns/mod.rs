@@ -15,7 +15,7 @@
 //!    cancels nobody else's lookup). The lookup asks the nameservers of
 //!    `/etc/resolv.conf` (or of the options) in order over io_uring UDP
 //!    sockets ([`glommio::net::UdpSocket`], a fresh socket and random id per
-//!    query): A first, AAAA when the name has no IPv4 address; each attempt
+//!    query): AAAA and A at once (each only if its family is allowed); each attempt
 //!    waits `timeout` (a read timeout on the socket, never a race against
 //!    the read), `attempts` tries per server, then the next server; a
 //!    truncated answer is asked again over TCP; a CNAME chain the server
@@ -24,6 +24,12 @@
 //!
 //! Only when no nameserver is configured at all does a miss fall back to
 //! the system resolver (getaddrinfo) on glommio's blocking thread pool.
+//!
+//! An answer is every address of the allowed families (`-4`, `-6`), in the
+//! order a connection tries them ([`addresses`]: IPv6 first, families
+//! alternating); [`Resolver::prefer`] puts the address that last connected
+//! first for that host, so a host whose IPv6 is broken costs the Happy
+//! Eyeballs delay once, not on every connection.
 //!
 //! Names are looked up as given (absolute): no `search` domains, no `ndots`.
 //! The wire format is [`crate::net::dns::wire`].
@@ -36,7 +42,10 @@
     clippy::unreachable
 )]
 
+pub mod addresses;
 pub mod wire;
+
+pub use addresses::{Addresses, Families};
 
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::RandomState;
@@ -57,6 +66,7 @@ use glommio::net::{TcpStream, UdpSocket};
 use glommio::sync::Semaphore;
 use thiserror::Error;
 
+use addresses::happy_order;
 use wire::{QType, Rcode, Response};
 
 /// A host name that gave no usable address.
@@ -95,8 +105,8 @@ pub struct ResolverOptions {
     pub max_queries_in_flight: usize,
     /// Cached names kept; past this, expired entries go, then arbitrary ones.
     pub cache_capacity: usize,
-    /// Ask for AAAA when a name has no A record.
-    pub ipv6: bool,
+    /// The address families asked for and returned.
+    pub families: Families,
 }
 
 impl Default for ResolverOptions {
@@ -112,7 +122,7 @@ impl Default for ResolverOptions {
             negative_ttl: Duration::from_secs(60),
             max_queries_in_flight: 64,
             cache_capacity: 100_000,
-            ipv6: true,
+            families: Families::Both,
         }
     }
 }
@@ -137,19 +147,24 @@ pub struct Resolver {
     inner: Rc<Inner>,
 }
 
-/// What a lookup gives: an address, or the one-line reason it failed.
-type Answer = Result<IpAddr, String>;
+/// What a lookup gives: the addresses in the order to try (never empty),
+/// or the one-line reason it failed.
+type Answer = Result<Rc<[IpAddr]>, String>;
 
 struct Inner {
-    /// `--resolve` pins, keyed by (lower-cased host, port).
-    pins: HashMap<(String, u16), IpAddr>,
-    /// The hosts file, by lower-cased name.
-    hosts: HashMap<String, IpAddr>,
+    /// `--resolve` pins, keyed by (lower-cased host, port), in the order to
+    /// try.
+    pins: HashMap<(String, u16), Rc<[IpAddr]>>,
+    /// The hosts file, by lower-cased name, in the order to try.
+    hosts: HashMap<String, Rc<[IpAddr]>>,
     nameservers: Vec<SocketAddr>,
     opts: ResolverOptions,
     cache: RefCell<HashMap<String, Entry>>,
     /// Lookups under way, by name.
     inflight: RefCell<HashMap<String, Rc<Pending>>>,
+    /// Per name, the address that connected when one before it did not
+    /// ([`Resolver::prefer`]).
+    winners: RefCell<HashMap<String, IpAddr>>,
     /// Bounds the queries out at once.
     permits: Semaphore,
     /// Query ids: a keyed hash (SipHash, random key) of a counter.
@@ -165,20 +180,28 @@ struct Entry {
 
 impl Resolver {
     /// The system's setup ([`ResolverOptions::default`]) with `pins`.
-    pub fn new(pins: HashMap<(String, u16), IpAddr>) -> Self {
+    pub fn new(pins: HashMap<(String, u16), Vec<IpAddr>>) -> Self {
         Resolver::with_options(pins, ResolverOptions::default())
     }
 
     /// Reads the hosts file and, unless `opts.nameservers` is given, the
     /// nameservers of `opts.resolv_conf`; a file that cannot be read counts
     /// as empty.
-    pub fn with_options(pins: HashMap<(String, u16), IpAddr>, opts: ResolverOptions) -> Self {
+    pub fn with_options(pins: HashMap<(String, u16), Vec<IpAddr>>, opts: ResolverOptions) -> Self {
+        let families = opts.families;
         let hosts = opts
             .hosts_file
             .as_ref()
             .and_then(|path| std::fs::read_to_string(path).ok())
             .map(|text| parse_hosts(&text))
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(name, ips)| Some((name, happy_order(&ips, families)?)))
+            .collect();
+        let pins = pins
+            .into_iter()
+            .filter_map(|(key, ips)| Some((key, happy_order(&ips, families)?)))
+            .collect();
         let nameservers = match &opts.nameservers {
             Some(list) => list.clone(),
             None => std::fs::read_to_string(&opts.resolv_conf)
@@ -194,6 +217,7 @@ impl Resolver {
                 opts,
                 cache: RefCell::new(HashMap::new()),
                 inflight: RefCell::new(HashMap::new()),
+                winners: RefCell::new(HashMap::new()),
                 permits,
                 id_key: RandomState::new(),
                 id_counter: Cell::new(0),
@@ -211,39 +235,85 @@ impl Resolver {
         self.inner.stats.get()
     }
 
-    /// The address to connect to for `host:port`.
-    pub async fn resolve(&self, host: &str, port: u16) -> Result<SocketAddr, DnsError> {
+    /// The addresses to connect to for `host:port`, in the order to try.
+    pub async fn resolve(&self, host: &str, port: u16) -> Result<Addresses, DnsError> {
         let inner = &self.inner;
+        let fail = |reason: String| DnsError {
+            host: host.to_string(),
+            reason,
+        };
         let pinned = inner
             .pins
             .get(&(host.to_string(), port))
             .or_else(|| inner.pins.get(&(host.to_ascii_lowercase(), port)));
-        if let Some(ip) = pinned {
-            return Ok(SocketAddr::new(*ip, port));
+        if let Some(ips) = pinned {
+            return Ok(self.winner_first(host, addresses(ips.clone(), port)));
         }
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         if let Ok(ip) = bare.parse::<IpAddr>() {
-            return Ok(SocketAddr::new(ip, port));
+            if !inner.opts.families.allows(&ip) {
+                return Err(fail(WRONG_FAMILY.to_string()));
+            }
+            return Ok(Addresses::One(SocketAddr::new(ip, port)));
         }
         let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
         self.lookup(&name)
             .await
-            .map(|ip| SocketAddr::new(ip, port))
-            .map_err(|reason| DnsError {
-                host: host.to_string(),
-                reason,
-            })
+            .map(|ips| self.winner_first(&name, addresses(ips, port)))
+            .map_err(fail)
+    }
+
+    /// `ip` connected to `host` when an address before it in the answer
+    /// did not: try it first from now on, whatever gave the addresses (a
+    /// pin, the hosts file or DNS), so a broken IPv6 path costs the Happy
+    /// Eyeballs delay once per host, not on every connection.
+    pub fn prefer(&self, host: &str, ip: IpAddr) {
+        let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+        let mut winners = self.inner.winners.borrow_mut();
+        if winners.len() >= self.inner.opts.cache_capacity.max(1) {
+            winners.clear();
+        }
+        winners.insert(name, ip);
+    }
+
+    /// `addrs` of `host` with the address that last won first, if any.
+    fn winner_first(&self, host: &str, addrs: Addresses) -> Addresses {
+        let Addresses::Many(ips, port) = &addrs else {
+            return addrs;
+        };
+        let winners = self.inner.winners.borrow();
+        if winners.is_empty() {
+            return addrs;
+        }
+        let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+        let Some(winner) = winners.get(&name) else {
+            return addrs;
+        };
+        match ips.iter().position(|a| a == winner) {
+            Some(at) if at > 0 => {
+                let mut reordered = ips.to_vec();
+                if let Some(head) = reordered.get_mut(..=at) {
+                    head.rotate_right(1);
+                }
+                Addresses::Many(reordered.into(), *port)
+            }
+            _ => addrs,
+        }
     }
 
     /// `name` (lower-cased, no trailing dot) from the hosts file, the
     /// special names, the cache, or a shared lookup.
     async fn lookup(&self, name: &str) -> Answer {
         let inner = &self.inner;
-        if let Some(ip) = inner.hosts.get(name) {
-            return Ok(*ip);
+        if let Some(ips) = inner.hosts.get(name) {
+            return Ok(ips.clone());
         }
         if name == "localhost" || name.ends_with(".localhost") {
-            return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
+            let loopback = [
+                IpAddr::V6(Ipv6Addr::LOCALHOST),
+                IpAddr::V4(Ipv4Addr::LOCALHOST),
+            ];
+            return happy_order(&loopback, inner.opts.families).ok_or_else(|| WRONG_FAMILY.into());
         }
         if name == "invalid" || name.ends_with(".invalid") {
             return Err(Rcode::NxDomain.to_string());
@@ -327,9 +397,11 @@ impl Inner {
     async fn query_name(&self, name: &str) -> (Answer, Duration) {
         if self.nameservers.is_empty() {
             let owned = name.to_string();
+            let families = self.opts.families;
             let answer = glommio::executor()
                 .spawn_blocking(move || system_lookup(&owned))
-                .await;
+                .await
+                .and_then(|ips| happy_order(&ips, families).ok_or_else(|| WRONG_FAMILY.into()));
             let keep = match answer {
                 Ok(_) => self.opts.max_ttl,
                 Err(_) => self.opts.negative_ttl,
@@ -337,46 +409,72 @@ impl Inner {
             return (answer, keep);
         }
         match self.resolve_addrs(name).await {
-            Ok((ip, ttl)) => {
+            Ok((ips, ttl)) => {
                 let keep = Duration::from_secs(u64::from(ttl))
                     .min(self.opts.max_ttl)
                     .max(self.opts.min_ttl);
-                (Ok(ip), keep)
+                (Ok(ips), keep)
             }
             Err(reason) => (Err(reason), self.opts.negative_ttl),
         }
     }
 
-    /// A then (if enabled) AAAA for `name`, following CNAME chains the
-    /// servers left unfinished. The address and its TTL (seconds).
-    async fn resolve_addrs(&self, name: &str) -> Result<(IpAddr, u32), String> {
+    /// AAAA and A for `name` at once (each if its family is allowed),
+    /// following CNAME chains the servers left unfinished. The addresses in
+    /// the order to try and their TTL (seconds, the least of the answers).
+    async fn resolve_addrs(&self, name: &str) -> Result<(Rc<[IpAddr]>, u32), String> {
         const MAX_FOLLOW: usize = 8;
+        let families = self.opts.families;
         let mut qname = name.to_string();
         let mut chain_ttl = u32::MAX;
         for _ in 0..MAX_FOLLOW {
-            let mut next = None;
-            let mut qtypes = vec![QType::A];
-            if self.opts.ipv6 {
-                qtypes.push(QType::Aaaa);
+            let ask = |wanted: bool, qtype| {
+                let qname = &qname;
+                async move {
+                    match wanted {
+                        true => Some(self.ask(qname, qtype).await),
+                        false => None,
+                    }
+                }
+            };
+            let (aaaa, a) = futures_lite::future::zip(
+                ask(families.v6(), QType::Aaaa),
+                ask(families.v4(), QType::A),
+            )
+            .await;
+            let answers: Vec<Result<Response, String>> = [aaaa, a].into_iter().flatten().collect();
+            let mut ips = Vec::new();
+            // The TTL of the answers that gave addresses (an empty answer
+            // for the other family says nothing about how long they last).
+            let mut ttl = chain_ttl;
+            let mut canonical = None;
+            let mut failure = None;
+            for answer in answers {
+                match answer {
+                    Ok(r) if r.rcode == Rcode::NxDomain => return Err(Rcode::NxDomain.to_string()),
+                    Ok(r) => {
+                        let answer_ttl = r.ttl.unwrap_or(0);
+                        if !r.addrs.is_empty() {
+                            ttl = ttl.min(answer_ttl);
+                        }
+                        ips.extend(r.addrs);
+                        if canonical.is_none() {
+                            canonical = r.canonical.map(|target| (target, answer_ttl));
+                        }
+                    }
+                    Err(reason) => failure = failure.or(Some(reason)),
+                }
             }
-            for qtype in qtypes {
-                let r = self.ask(&qname, qtype).await?;
-                if r.rcode == Rcode::NxDomain {
-                    return Err(Rcode::NxDomain.to_string());
-                }
-                let ttl = r.ttl.unwrap_or(0).min(chain_ttl);
-                if let Some(ip) = r.addrs.first() {
-                    return Ok((*ip, ttl));
-                }
-                if let Some(target) = r.canonical {
-                    next = Some((target, ttl));
-                    break;
-                }
+            if let Some(ordered) = happy_order(&ips, families) {
+                return Ok((ordered, ttl));
             }
-            match next {
-                Some((target, ttl)) => {
+            if let Some(reason) = failure {
+                return Err(reason);
+            }
+            match canonical {
+                Some((target, answer_ttl)) => {
                     qname = target;
-                    chain_ttl = ttl;
+                    chain_ttl = chain_ttl.min(answer_ttl);
                 }
                 None => return Err("no address".to_string()),
             }
@@ -604,10 +702,10 @@ impl Drop for Completion {
     }
 }
 
-/// Hosts-file text to a map of lower-cased names; for a name listed more
-/// than once the first IPv4 address wins, else the first address.
-pub fn parse_hosts(text: &str) -> HashMap<String, IpAddr> {
-    let mut map: HashMap<String, IpAddr> = HashMap::new();
+/// Hosts-file text to a map of lower-cased names to their addresses, in
+/// the order the file lists them.
+pub fn parse_hosts(text: &str) -> HashMap<String, Vec<IpAddr>> {
+    let mut map: HashMap<String, Vec<IpAddr>> = HashMap::new();
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or_default();
         let mut fields = line.split_whitespace();
@@ -616,11 +714,9 @@ pub fn parse_hosts(text: &str) -> HashMap<String, IpAddr> {
         };
         for name in fields {
             let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
-            match map.get(&name) {
-                Some(old) if old.is_ipv4() || !ip.is_ipv4() => {}
-                _ => {
-                    map.insert(name, ip);
-                }
+            let ips = map.entry(name).or_default();
+            if !ips.contains(&ip) {
+                ips.push(ip);
             }
         }
     }
@@ -642,19 +738,29 @@ pub fn parse_resolv_conf(text: &str) -> Vec<SocketAddr> {
         .collect()
 }
 
-/// Blocking system lookup (getaddrinfo); IPv4 preferred. Runs on the
-/// blocking thread pool, only when no nameserver is configured.
-fn system_lookup(host: &str) -> Answer {
-    let addrs: Vec<SocketAddr> = (host, 0)
+/// Blocking system lookup (getaddrinfo). Runs on the blocking thread pool,
+/// only when no nameserver is configured.
+fn system_lookup(host: &str) -> Result<Vec<IpAddr>, String> {
+    let ips: Vec<IpAddr> = (host, 0)
         .to_socket_addrs()
         .map_err(|e| e.to_string())?
+        .map(|a| a.ip())
         .collect();
-    addrs
-        .iter()
-        .find(|a| a.is_ipv4())
-        .or(addrs.first())
-        .map(SocketAddr::ip)
-        .ok_or_else(|| "no address".to_string())
+    if ips.is_empty() {
+        return Err("no address".to_string());
+    }
+    Ok(ips)
+}
+
+/// Why a name that has addresses gives none: `-4` or `-6` keeps them out.
+const WRONG_FAMILY: &str = "no address of the allowed family";
+
+/// `ips` (never empty) on `port`, without an allocation for one address.
+fn addresses(ips: Rc<[IpAddr]>, port: u16) -> Addresses {
+    match &ips[..] {
+        [one] => Addresses::One(SocketAddr::new(*one, port)),
+        _ => Addresses::Many(ips, port),
+    }
 }
 
 #[cfg(test)]
@@ -691,10 +797,16 @@ mod tests {
 
     #[test]
     fn pins_literals_and_localhost_resolve() {
-        let pins = HashMap::from([(
-            ("site.test".to_string(), 8080),
-            "127.0.0.9".parse().unwrap(),
-        )]);
+        let pins = HashMap::from([
+            (
+                ("site.test".to_string(), 8080),
+                vec!["127.0.0.9".parse().unwrap()],
+            ),
+            (
+                ("both.test".to_string(), 80),
+                vec!["127.0.0.9".parse().unwrap(), "::9".parse().unwrap()],
+            ),
+        ]);
         run(async move {
             let r = Resolver::with_options(pins, offline());
             assert_eq!(
@@ -717,13 +829,17 @@ mod tests {
                 r.resolve("[::1]", 80).await.unwrap().to_string(),
                 "[::1]:80"
             );
-            assert!(r.resolve("localhost", 80).await.unwrap().ip().is_loopback());
-            assert!(r
-                .resolve("a.localhost.", 80)
-                .await
-                .unwrap()
-                .ip()
-                .is_loopback());
+            assert_eq!(
+                r.resolve("both.test", 80).await.unwrap().to_string(),
+                "[::9]:80, 127.0.0.9:80",
+                "IPv6 first"
+            );
+            for name in ["localhost", "a.localhost."] {
+                assert_eq!(
+                    r.resolve(name, 80).await.unwrap().to_string(),
+                    "[::1]:80, 127.0.0.1:80"
+                );
+            }
         });
     }
 
@@ -751,7 +867,11 @@ mod tests {
             );
             assert!(r.resolve("a.example", 80).await.is_err());
             let stats = r.stats();
-            assert_eq!((stats.lookups, stats.cache_hits, stats.queries), (1, 1, 1));
+            assert_eq!(
+                (stats.lookups, stats.cache_hits, stats.queries),
+                (1, 1, 2),
+                "one lookup: an A and an AAAA query, refused at once"
+            );
         });
     }
 
@@ -762,15 +882,16 @@ mod tests {
              10.1.2.3  Web.Example.   web # trailing\nnot-an-ip foo\n\
              fe80::1 v6only\n10.9.9.9 web\n",
         );
-        assert_eq!(hosts["localhost"], "127.0.0.1".parse::<IpAddr>().unwrap());
-        assert_eq!(hosts["ip6-localhost"], "::1".parse::<IpAddr>().unwrap());
-        assert_eq!(hosts["web.example"], "10.1.2.3".parse::<IpAddr>().unwrap());
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(hosts["localhost"], [ip("127.0.0.1"), ip("::1")]);
+        assert_eq!(hosts["ip6-localhost"], [ip("::1")]);
+        assert_eq!(hosts["web.example"], [ip("10.1.2.3")]);
         assert_eq!(
             hosts["web"],
-            "10.1.2.3".parse::<IpAddr>().unwrap(),
-            "first wins"
+            [ip("10.1.2.3"), ip("10.9.9.9")],
+            "in file order"
         );
-        assert_eq!(hosts["v6only"], "fe80::1".parse::<IpAddr>().unwrap());
+        assert_eq!(hosts["v6only"], [ip("fe80::1")]);
         assert!(!hosts.contains_key("foo"));
     }
 
