@@ -339,8 +339,9 @@ async fn exchange(
     // holding this buffer until its answer comes.
     let mut buf = Vec::new();
     let mut first_byte = None;
+    let mut scan = http::HeadScan::new(limits.max_head);
     let head = loop {
-        if let Some(head) = http::parse_head(&buf, limits.max_head)? {
+        if let Some(head) = scan.parse(&buf)? {
             break head;
         }
         let want = if buf.is_empty() {

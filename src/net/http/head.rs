@@ -66,6 +66,26 @@ pub enum HeadError {
     BadLength,
 }
 
+/// A response head being received: feed [`HeadScan::parse`] the whole
+/// buffer after every read (it only ever grows) until it gives the head.
+#[derive(Debug, Clone)]
+pub struct HeadScan {
+    max_head: usize,
+}
+
+impl HeadScan {
+    /// A scan for a head of at most `max_head` bytes.
+    pub fn new(max_head: usize) -> Self {
+        HeadScan { max_head }
+    }
+
+    /// [`parse_head`] of the bytes received so far (`buf` must start with
+    /// the bytes of every earlier call).
+    pub fn parse(&mut self, buf: &[u8]) -> Result<Option<ResponseHead>, HeadError> {
+        parse_head(buf, self.max_head)
+    }
+}
+
 /// Parses the response head at the start of `buf`.
 ///
 /// `Ok(None)`: the blank line ending the head has not arrived yet (and

@@ -26,7 +26,9 @@ pub mod content;
 mod head;
 
 pub use body::{BodyDecoder, BodyError, Progress};
-pub use head::{framing, is_html, media_type, parse_head, Framing, HeadError, ResponseHead};
+pub use head::{
+    framing, is_html, media_type, parse_head, Framing, HeadError, HeadScan, ResponseHead,
+};
 
 use std::borrow::Cow;
 
