@@ -135,6 +135,8 @@ pub(super) fn find_head_end(buf: &[u8]) -> Option<usize> {
     // 0: inside a line, 1: just after LF, 2: just after LF CR.
     let mut state = 0u8;
     for (end, &b) in (1usize..).zip(buf) {
+        #[cfg(test)]
+        SCANNED.with(|n| n.set(n.get().saturating_add(1)));
         state = match (state, b) {
             (1 | 2, b'\n') => return Some(end),
             (_, b'\n') => 1,
@@ -143,6 +145,12 @@ pub(super) fn find_head_end(buf: &[u8]) -> Option<usize> {
         };
     }
     None
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Bytes looked at by the search for the end of a head (tests only).
+    pub(super) static SCANNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 enum ParseFail {

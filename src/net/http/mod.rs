@@ -287,6 +287,28 @@ mod tests {
     }
 
     #[test]
+    fn a_head_sent_one_byte_a_read_is_scanned_once() {
+        let mut raw = b"HTTP/1.1 200 OK\r\n".to_vec();
+        while raw.len() < 16 * 1024 {
+            raw.extend_from_slice(b"X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+        }
+        raw.extend_from_slice(b"\r\n");
+        let mut scan = HeadScan::new(DEFAULT_MAX_HEAD);
+        super::head::SCANNED.with(|n| n.set(0));
+        for end in 1..raw.len() {
+            assert_eq!(scan.parse(&raw[..end]), Ok(None), "cut at {end}");
+        }
+        let h = scan.parse(&raw).unwrap().unwrap();
+        assert_eq!(h.head_len, raw.len());
+        let scanned = super::head::SCANNED.with(std::cell::Cell::get);
+        assert!(
+            scanned <= 2 * raw.len(),
+            "{scanned} bytes scanned for a {}-byte head fed a byte at a time",
+            raw.len()
+        );
+    }
+
+    #[test]
     fn head_with_bare_lf_line_endings_parses() {
         let raw = "HTTP/1.0 200 OK\nContent-Length: 2\n\nok";
         let h = head(raw);
