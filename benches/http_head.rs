@@ -1,11 +1,14 @@
 //! `cargo bench --bench http_head`: the pure HTTP layer on the hot path of
 //! every fetch: parsing a realistic nginx response head, and decoding a
-//! 64 KiB chunked body (fed in 16 KiB reads, as a socket delivers it).
+//! 64 KiB chunked body (fed in 16 KiB reads, as a socket delivers it); and
+//! the hostile case of a 64 KiB head that arrives one byte per read.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ringcrawl::net::http::{parse_head, BodyDecoder, Framing, Progress, DEFAULT_MAX_HEAD};
+use ringcrawl::net::http::{
+    parse_head, BodyDecoder, Framing, HeadScan, Progress, DEFAULT_MAX_HEAD,
+};
 
 /// What nginx 1.22 sends for a static page (about 300 bytes), plus the first
 /// bytes of the body, as a first read from the socket would hold them.
@@ -47,6 +50,30 @@ fn bench_head(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(head_len as u64));
     group.bench_function(format!("parse_head/nginx_{head_len}B"), |b| {
         b.iter(|| parse_head(black_box(NGINX_HEAD), DEFAULT_MAX_HEAD))
+    });
+
+    // A hostile server's head just under the cap, a byte per segment: the
+    // fetch calls the scan after every read.
+    let mut slow = b"HTTP/1.1 200 OK\r\n".to_vec();
+    while slow.len() < DEFAULT_MAX_HEAD - 64 {
+        slow.extend_from_slice(b"X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+    }
+    slow.extend_from_slice(b"\r\n");
+    group.throughput(Throughput::Bytes(slow.len() as u64));
+    group.bench_function(format!("head_scan/{}B_one_byte_a_read", slow.len()), |b| {
+        b.iter(|| {
+            let mut scan = HeadScan::new(DEFAULT_MAX_HEAD);
+            for end in 1..slow.len() {
+                assert!(scan
+                    .parse(black_box(&slow[..end]))
+                    .expect("valid")
+                    .is_none());
+            }
+            scan.parse(&slow)
+                .expect("valid")
+                .expect("complete")
+                .head_len
+        })
     });
     group.finish();
 }

@@ -68,21 +68,66 @@ pub enum HeadError {
 
 /// A response head being received: feed [`HeadScan::parse`] the whole
 /// buffer after every read (it only ever grows) until it gives the head.
+/// The search for the end of the head resumes where the last call left it,
+/// so a head that arrives a byte per read costs its length, not its length
+/// squared.
 #[derive(Debug, Clone)]
 pub struct HeadScan {
     max_head: usize,
+    /// Bytes of the buffer already searched for the end of the head.
+    scanned: usize,
+    /// Where the search stood after them (see [`scan`]).
+    state: u8,
 }
 
 impl HeadScan {
     /// A scan for a head of at most `max_head` bytes.
     pub fn new(max_head: usize) -> Self {
-        HeadScan { max_head }
+        HeadScan {
+            max_head,
+            scanned: 0,
+            state: 0,
+        }
     }
 
-    /// [`parse_head`] of the bytes received so far (`buf` must start with
-    /// the bytes of every earlier call).
+    /// The head at the start of `buf`, the bytes received so far (`buf`
+    /// must start with the bytes of every earlier call). What the result
+    /// means is said at [`parse_head`].
     pub fn parse(&mut self, buf: &[u8]) -> Result<Option<ResponseHead>, HeadError> {
-        parse_head(buf, self.max_head)
+        const MAGIC: &[u8] = b"HTTP/";
+        let start = buf.get(..MAGIC.len()).unwrap_or(buf);
+        if !MAGIC.starts_with(start) {
+            return Err(HeadError::Invalid(format!(
+                "not an HTTP/1.x response (starts with \"{}\")",
+                buf.get(..16).unwrap_or(buf).escape_ascii()
+            )));
+        }
+        let window = buf.get(..self.max_head).unwrap_or(buf);
+        let new = window.get(self.scanned..).unwrap_or_default();
+        let Some(end) = scan(new, &mut self.state) else {
+            self.scanned = window.len();
+            return if buf.len() > self.max_head {
+                Err(HeadError::TooLarge(self.max_head))
+            } else {
+                Ok(None)
+            };
+        };
+        let end = self.scanned.saturating_add(end);
+        let head = window.get(..end).unwrap_or(window);
+        let mut headers = [httparse::EMPTY_HEADER; INITIAL_HEADERS];
+        match parse_complete_head(head, &mut headers) {
+            Err(ParseFail::TooManyHeaders) => {}
+            Err(ParseFail::Head(e)) => return Err(e),
+            Ok(h) => return Ok(Some(h)),
+        }
+        // Every header takes at least one line, so the line count is enough slots.
+        let lines = head.iter().filter(|&&b| b == b'\n').count();
+        let mut headers = vec![httparse::EMPTY_HEADER; lines.clamp(INITIAL_HEADERS, MAX_HEADERS)];
+        match parse_complete_head(head, &mut headers) {
+            Err(ParseFail::TooManyHeaders) => Err(HeadError::Invalid("too many headers".into())),
+            Err(ParseFail::Head(e)) => Err(e),
+            Ok(h) => Ok(Some(h)),
+        }
     }
 }
 
@@ -95,49 +140,29 @@ impl HeadScan {
 /// `max_head` gives [`HeadError::TooLarge`]. A buffer that does not start with
 /// `HTTP/` fails with [`HeadError::Invalid`] as soon as enough bytes are there
 /// to tell, without waiting for the rest of the garbage.
+///
+/// Each call searches `buf` from its start; a fetch that calls again after
+/// every read uses a [`HeadScan`] instead.
 pub fn parse_head(buf: &[u8], max_head: usize) -> Result<Option<ResponseHead>, HeadError> {
-    const MAGIC: &[u8] = b"HTTP/";
-    let start = buf.get(..MAGIC.len()).unwrap_or(buf);
-    if !MAGIC.starts_with(start) {
-        return Err(HeadError::Invalid(format!(
-            "not an HTTP/1.x response (starts with \"{}\")",
-            buf.get(..16).unwrap_or(buf).escape_ascii()
-        )));
-    }
-    let window = buf.get(..max_head).unwrap_or(buf);
-    let Some(end) = find_head_end(window) else {
-        return if buf.len() > max_head {
-            Err(HeadError::TooLarge(max_head))
-        } else {
-            Ok(None)
-        };
-    };
-    let head = window.get(..end).unwrap_or(window);
-    let mut headers = [httparse::EMPTY_HEADER; INITIAL_HEADERS];
-    match parse_complete_head(head, &mut headers) {
-        Err(ParseFail::TooManyHeaders) => {}
-        Err(ParseFail::Head(e)) => return Err(e),
-        Ok(h) => return Ok(Some(h)),
-    }
-    // Every header takes at least one line, so the line count is enough slots.
-    let lines = head.iter().filter(|&&b| b == b'\n').count();
-    let mut headers = vec![httparse::EMPTY_HEADER; lines.clamp(INITIAL_HEADERS, MAX_HEADERS)];
-    match parse_complete_head(head, &mut headers) {
-        Err(ParseFail::TooManyHeaders) => Err(HeadError::Invalid("too many headers".into())),
-        Err(ParseFail::Head(e)) => Err(e),
-        Ok(h) => Ok(Some(h)),
-    }
+    HeadScan::new(max_head).parse(buf)
 }
 
 /// Index just past the blank line ending the head: an LF followed by either
 /// LF or CR LF. `None` if the head is not complete in `buf`.
+#[cfg(test)]
 pub(super) fn find_head_end(buf: &[u8]) -> Option<usize> {
-    // 0: inside a line, 1: just after LF, 2: just after LF CR.
-    let mut state = 0u8;
-    for (end, &b) in (1usize..).zip(buf) {
+    scan(buf, &mut 0)
+}
+
+/// Search `bytes` for the end of a head, going on from `state`, where the
+/// search stood after the bytes before them: 0 inside a line, 1 just after
+/// LF, 2 just after LF CR. The index in `bytes` just past the blank line,
+/// or None with `state` updated for the next bytes.
+fn scan(bytes: &[u8], state: &mut u8) -> Option<usize> {
+    for (end, &b) in (1usize..).zip(bytes) {
         #[cfg(test)]
         SCANNED.with(|n| n.set(n.get().saturating_add(1)));
-        state = match (state, b) {
+        *state = match (*state, b) {
             (1 | 2, b'\n') => return Some(end),
             (_, b'\n') => 1,
             (1, b'\r') => 2,
