@@ -94,4 +94,35 @@ mod tests {
                 assert!(woke.get());
             });
     }
+
+    /// The dispatcher races `notified()` against a 1 ms nap in a loop: each
+    /// round polls a fresh waiter once and drops it when the nap wins.
+    #[test]
+    fn waiters_dropped_before_a_notification_leave_nothing_behind() {
+        glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound)
+            .io_memory(1 << 20)
+            .make()
+            .unwrap()
+            .run(async {
+                let notify = Notify::new();
+                for _ in 0..1000 {
+                    let nap = glommio::timer::sleep(std::time::Duration::from_micros(10));
+                    futures_lite::future::or(nap, notify.notified()).await;
+                }
+                assert_eq!(
+                    notify.waiters.borrow().len(),
+                    0,
+                    "a waker per dropped waiter"
+                );
+                // A waiter polled many times holds one waker, not one a poll.
+                let mut waiter = std::pin::pin!(notify.notified());
+                for _ in 0..100 {
+                    let polled = futures_lite::future::poll_once(waiter.as_mut()).await;
+                    assert!(polled.is_none());
+                }
+                assert_eq!(notify.waiters.borrow().len(), 1);
+                notify.notify_all();
+                waiter.await;
+            });
+    }
 }
