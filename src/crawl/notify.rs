@@ -3,7 +3,10 @@
 //! `notified()` completes at the first `notify_all()` after it was first
 //! polled. Because a shard is single-threaded, a task that checks its
 //! condition and then awaits `notified()` cannot miss a notification in
-//! between. Not for use across threads (it is `!Send`).
+//! between. A waiter holds one registered waker however often it is
+//! polled, and takes it back when dropped (the dispatcher races waiters
+//! against timers in a loop; each lost race drops one). Not for use across
+//! threads (it is `!Send`).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -15,8 +18,11 @@ use std::task::{Context, Poll, Waker};
 pub struct Notify {
     /// Bumped on every `notify_all`; a waiter completes once it changes.
     epoch: Cell<u64>,
-    /// Wakers of pending `notified()` futures.
-    waiters: RefCell<Vec<Waker>>,
+    /// Wakers of pending `notified()` futures, by waiter id (a handful at
+    /// most: a linear search beats a map).
+    waiters: RefCell<Vec<(u64, Waker)>>,
+    /// Id of the next waiter to register.
+    next_id: Cell<u64>,
 }
 
 impl Notify {
@@ -28,7 +34,7 @@ impl Notify {
     pub fn notify_all(&self) {
         self.epoch.set(self.epoch.get().wrapping_add(1));
         let waiters = std::mem::take(&mut *self.waiters.borrow_mut());
-        for waker in waiters {
+        for (_, waker) in waiters {
             waker.wake();
         }
     }
@@ -38,6 +44,7 @@ impl Notify {
         Notified {
             notify: self,
             epoch: None,
+            id: None,
         }
     }
 }
@@ -47,6 +54,8 @@ pub struct Notified<'a> {
     notify: &'a Notify,
     /// Epoch seen at the first poll.
     epoch: Option<u64>,
+    /// Registration of this waiter's waker, while it has one.
+    id: Option<u64>,
 }
 
 impl Future for Notified<'_> {
@@ -54,12 +63,36 @@ impl Future for Notified<'_> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let now = self.notify.epoch.get();
-        match self.epoch {
-            Some(epoch) if epoch != now => Poll::Ready(()),
-            _ => {
-                self.epoch = Some(now);
-                self.notify.waiters.borrow_mut().push(cx.waker().clone());
-                Poll::Pending
+        if self.epoch.is_some_and(|epoch| epoch != now) {
+            // notify_all took every waker, this one's included.
+            self.id = None;
+            return Poll::Ready(());
+        }
+        self.epoch = Some(now);
+        let mut waiters = self.notify.waiters.borrow_mut();
+        let registered = self
+            .id
+            .and_then(|id| waiters.iter_mut().find(|(w, _)| *w == id));
+        match registered {
+            Some((_, waker)) => waker.clone_from(cx.waker()),
+            None => {
+                let id = self.notify.next_id.get();
+                self.notify.next_id.set(id.wrapping_add(1));
+                waiters.push((id, cx.waker().clone()));
+                drop(waiters);
+                self.id = Some(id);
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Notified<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            let mut waiters = self.notify.waiters.borrow_mut();
+            if let Some(at) = waiters.iter().position(|(w, _)| *w == id) {
+                waiters.swap_remove(at);
             }
         }
     }
