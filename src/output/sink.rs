@@ -79,3 +79,107 @@ impl RecordSink {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// An output that takes `room` bytes, then fails `failures` writes
+    /// (ENOSPC), then takes everything; it counts the bytes offered.
+    struct Flaky {
+        room: usize,
+        failures: usize,
+        written: Arc<Mutex<Vec<u8>>>,
+        offered: Arc<AtomicUsize>,
+    }
+
+    impl Write for Flaky {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.offered.fetch_add(buf.len(), Ordering::Relaxed);
+            let mut written = self.written.lock().unwrap();
+            if self.room == 0 && self.failures > 0 {
+                self.failures -= 1;
+                return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+            }
+            let n = if self.failures > 0 {
+                buf.len().min(self.room)
+            } else {
+                buf.len()
+            };
+            self.room -= n.min(self.room);
+            written.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn flaky(room: usize, failures: usize) -> (RecordSink, Arc<Mutex<Vec<u8>>>, Arc<AtomicUsize>) {
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let offered = Arc::new(AtomicUsize::new(0));
+        let out: Box<dyn Write + Send> = Box::new(Flaky {
+            room,
+            failures,
+            written: written.clone(),
+            offered: offered.clone(),
+        });
+        (
+            RecordSink::new(Some(Arc::new(Mutex::new(out)))),
+            written,
+            offered,
+        )
+    }
+
+    fn record(n: usize) -> Record {
+        Record::new(format!("http://a.test/page/{n:06}"), 0)
+    }
+
+    /// The lines of `records` 0..n, as the output should hold them.
+    fn lines(n: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        (0..n).for_each(|i| record(i).write_jsonl(&mut out));
+        out
+    }
+
+    #[test]
+    fn an_output_that_keeps_failing_is_not_offered_the_same_lines_again() {
+        let (sink, _, offered) = flaky(0, usize::MAX);
+        let n = 20_000;
+        for i in 0..n {
+            let _ = sink.write(&record(i));
+        }
+        let _ = sink.flush();
+        let total = lines(n).len();
+        let offered = offered.load(Ordering::Relaxed);
+        assert!(
+            offered <= total,
+            "{offered} bytes offered to a failing output for {total} bytes of records"
+        );
+        assert!(
+            sink.buffer.borrow().len() <= 2 * FLUSH_AT,
+            "the buffer grows"
+        );
+    }
+
+    #[test]
+    fn after_a_partial_write_no_line_is_written_twice() {
+        // 100 bytes go out, one write fails, then the output works again.
+        let (sink, written, _) = flaky(100, 1);
+        let n = 2_000;
+        for i in 0..n {
+            let _ = sink.write(&record(i));
+        }
+        let _ = sink.flush();
+        let written = written.lock().unwrap().clone();
+        let all = lines(n);
+        assert!(
+            all.starts_with(&written),
+            "the output is not a prefix of the records: {} bytes, starting {:?}",
+            written.len(),
+            String::from_utf8_lossy(&written[..written.len().min(300)])
+        );
+    }
+}
