@@ -5,7 +5,7 @@
 //! Writes are plain blocking writes of ~64 KiB to the page cache from the
 //! shard's thread: cheap enough next to the network work, and ordered.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
@@ -35,6 +35,9 @@ pub struct RecordSink {
     writer: Option<SharedWriter>,
     /// Whole lines not yet written.
     buffer: RefCell<Vec<u8>>,
+    /// A write failed: nothing more is written (a retry would write the
+    /// lines a partial write already wrote, and a full disk stays full).
+    failed: Cell<bool>,
 }
 
 impl RecordSink {
@@ -42,12 +45,13 @@ impl RecordSink {
         RecordSink {
             writer,
             buffer: RefCell::new(Vec::new()),
+            failed: Cell::new(false),
         }
     }
 
     /// Buffer one record; write the buffer out when it is large.
     pub fn write(&self, record: &Record) -> io::Result<()> {
-        if self.writer.is_none() {
+        if self.writer.is_none() || self.failed.get() {
             return Ok(());
         }
         let full = {
@@ -73,10 +77,12 @@ impl RecordSink {
         let mut out = writer
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        out.write_all(&buffer)?;
-        out.flush()?;
+        let written = out.write_all(&buffer).and_then(|()| out.flush());
+        // Written or not, these lines are done with: on an error they are
+        // lost (and said so), never written twice.
         buffer.clear();
-        Ok(())
+        self.failed.set(written.is_err());
+        written
     }
 }
 
