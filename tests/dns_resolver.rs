@@ -247,6 +247,16 @@ fn script(q: &[u8], tcp: bool) -> Vec<(Duration, Vec<u8>)> {
                 answer(0, &[a_record(300, [127, 0, 0, 5])]),
             ),
         ]
+    } else if first.starts_with("runt") {
+        // Shorter than a DNS header: not an answer to anything.
+        vec![
+            (now, vec![0x12, 0x34, 0x81]),
+            (now, Vec::new()),
+            (
+                Duration::from_millis(50),
+                answer(0, &[a_record(300, [127, 0, 0, 6])]),
+            ),
+        ]
     } else if first.starts_with("chain") {
         vec![(
             now,
@@ -853,6 +863,13 @@ fn truncated_answers_forged_datagrams_and_unfinished_chains() {
             ip("127.0.0.5")
         );
         assert_eq!(fake.count("spoof.fake.test A"), 1);
+
+        // Datagrams too short to be DNS: ignored like the forged ones.
+        assert_eq!(
+            r.resolve("runt.fake.test", 80).await.map(|a| a.ip()),
+            Ok(ip("127.0.0.6"))
+        );
+        assert_eq!(fake.count("runt.fake.test A"), 1);
 
         // A CNAME without the address: its target is asked for.
         assert_eq!(
