@@ -109,6 +109,9 @@ pub enum WireError {
     BadName(&'static str),
     #[error("message too short")]
     Short,
+    /// Shorter than a DNS header: it cannot be an answer to anything.
+    #[error("datagram shorter than a DNS header")]
+    Runt,
     #[error("not a response to a standard query")]
     NotResponse,
     #[error("id does not match the query")]
@@ -126,12 +129,16 @@ pub enum WireError {
 }
 
 impl WireError {
-    /// The datagram is not the answer to our query (stale, stray or forged):
-    /// a client should ignore it and keep waiting, not fail the lookup.
+    /// The datagram is not the answer to our query (stale, stray, forged
+    /// or not DNS at all): a client should ignore it and keep waiting, not
+    /// fail the lookup.
     pub fn is_mismatch(&self) -> bool {
         matches!(
             self,
-            WireError::IdMismatch | WireError::NotResponse | WireError::QuestionMismatch
+            WireError::IdMismatch
+                | WireError::NotResponse
+                | WireError::QuestionMismatch
+                | WireError::Runt
         )
     }
 }
@@ -222,7 +229,7 @@ pub fn parse_response(
     qtype: QType,
 ) -> Result<Response, WireError> {
     if msg.len() < HEADER {
-        return Err(WireError::Short);
+        return Err(WireError::Runt);
     }
     let mut r = Reader { msg, pos: 0 };
     if r.u16()? != id {
@@ -719,10 +726,9 @@ mod tests {
             Err(WireError::NotResponse),
             "a query is not an answer"
         );
-        assert_eq!(
-            parse_response(&m[..11], 5, "a.test", QType::A),
-            Err(WireError::Short)
-        );
+        let runt = parse_response(&m[..11], 5, "a.test", QType::A).unwrap_err();
+        assert_eq!(runt, WireError::Runt);
+        assert!(runt.is_mismatch(), "too short to be ours: ignored");
     }
 
     #[test]
