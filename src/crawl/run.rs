@@ -195,8 +195,14 @@ fn peak_rss_kib() -> Option<u64> {
 /// Bytes of io_uring registered buffers per shard (glommio's minimum).
 const IO_MEMORY: usize = 64 << 10;
 
-/// File descriptors kept free for everything but sockets (output files,
-/// WARC files, io_uring rings, eventfds, resolver sockets).
+/// File descriptors kept free for everything but the sockets of fetches and
+/// idle connections (output files, WARC files, io_uring rings, eventfds).
+/// The resolver's sockets need no room of their own: a lookup runs while
+/// its fetch holds a slot and no connection yet, one socket at a time (UDP,
+/// then TCP after a truncated answer), and lookups of one name are shared.
+/// Measured: 400 hosts resolved through a nameserver answering in 300 ms,
+/// `ulimit -n 160`, 64 fetch slots: at most 64 sockets open at once, no
+/// EMFILE (nor at 110 and 130 with 14 and 34 slots).
 const FD_RESERVE: usize = 64;
 
 /// Raise the soft open-file limit to the hard one; return the soft limit
