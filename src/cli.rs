@@ -460,6 +460,28 @@ mod tests {
         }
     }
 
+    /// Values that parse but would overflow a clock or a buffer later, in
+    /// the middle of the crawl, are refused here.
+    #[test]
+    fn out_of_range_durations_and_sizes_are_refused() {
+        let huge = u64::MAX.to_string();
+        for args in [
+            vec!["--timeout", "1e19"],
+            vec!["--connect-timeout", "1e19"],
+            vec!["--read-timeout", "1e19"],
+            vec!["--max-crawl-delay", "1e19"],
+            vec!["--progress-interval", "1e19"],
+            vec!["--delay", &huge],
+            vec!["--max-body", &huge],
+            vec!["--max-url-length", &huge],
+            vec!["--cores", "1000000"],
+        ] {
+            let argv: Vec<&str> = args.iter().copied().chain(["x.org"]).collect();
+            let err = config(&argv).expect_err("must be rejected").to_string();
+            assert!(!err.contains('\n'), "{args:?}: {err}");
+        }
+    }
+
     #[test]
     fn sizes_take_binary_suffixes() {
         assert_eq!(parse_size("1G"), Ok(1 << 30));

@@ -28,6 +28,34 @@ fn bad_flags_give_a_one_line_error_and_exit_code_2() {
     }
 }
 
+/// A duration that would overflow the clock in every fetch (and a delay a
+/// hostile Crawl-delay could push past it) is a usage error, not a panic in
+/// the middle of the crawl.
+#[test]
+fn out_of_range_flags_exit_2_before_crawling() {
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let root = format!("http://{}/", server.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut conn in server.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        }
+    });
+    for flag in [
+        "--timeout=1e19",
+        "--read-timeout=1e19",
+        "--max-crawl-delay=1e19",
+        "--delay=18446744073709551615",
+    ] {
+        let out = ringcrawl(&[flag, "--ignore-robots", &root]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{flag}: {stderr}");
+    }
+}
+
 #[test]
 fn unknown_flag_is_a_usage_error() {
     let out = ringcrawl(&["--no-such-flag", "example.com"]);
