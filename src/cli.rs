@@ -202,11 +202,23 @@ pub enum ArgsError {
     DnsServer(String),
     #[error("--{0} must be at least 1")]
     Zero(&'static str),
-    #[error("--{0}: {1} is not a valid number of seconds")]
+    #[error("--{0}: {1} is not a number of seconds above 0 and at most {MAX_SECONDS}")]
     Seconds(&'static str, f64),
     #[error("--ca-cert {0}")]
     CaCert(String),
+    #[error("--{0}: {1} is more than {2}")]
+    TooLarge(&'static str, u64, u64),
 }
+
+/// Longest duration any flag takes (a day): a time-out or delay longer than
+/// that is a mistake, and every clock sum stays far from overflowing.
+const MAX_SECONDS: u64 = 24 * 60 * 60;
+/// Most body bytes kept per response (`--max-body`).
+const MAX_BODY: u64 = 1 << 32;
+/// Longest URL that may be queued (`--max-url-length`).
+const MAX_URL_LENGTH: u64 = 1 << 20;
+/// Most shards (`--cores`).
+const MAX_CORES: u64 = 1024;
 
 impl Args {
     /// Validate into a [`Config`]. `extra_roots` come from elsewhere (the
@@ -239,7 +251,7 @@ impl Args {
         let mut config = Config::new(roots);
         config.scope = Scope::new(&config.roots, mode, exclude);
         if let Some(cores) = self.cores {
-            config.cores = positive("cores", cores)?;
+            config.cores = at_most("cores", positive("cores", cores)?, MAX_CORES)?;
         }
         config.max_tasks = positive("max-tasks", self.max_tasks)?;
         config.max_tries = positive("max-tries", self.max_tries as usize)? as u32;
@@ -261,7 +273,7 @@ impl Args {
         config.timeout = seconds("timeout", self.timeout)?;
         config.connect_timeout = seconds("connect-timeout", self.connect_timeout)?;
         config.read_timeout = seconds("read-timeout", self.read_timeout)?;
-        config.max_body = self.max_body;
+        config.max_body = at_most("max-body", self.max_body, MAX_BODY)?;
         config.max_depth = self.max_depth;
         let per_host = match (self.per_host, self.demo) {
             (Some(n), _) => n,
@@ -269,7 +281,7 @@ impl Args {
             (None, None) => config.per_host,
         };
         config.per_host = positive("per-host", per_host)?;
-        config.delay = Duration::from_millis(self.delay);
+        config.delay = Duration::from_millis(at_most("delay", self.delay, MAX_SECONDS * 1000)?);
         config.keep_alive = !self.no_keep_alive;
         config.compression = !self.no_compression;
         if !self.ca_cert.is_empty() || self.insecure {
@@ -282,7 +294,11 @@ impl Args {
         }
         config.obey_robots = !self.ignore_robots;
         config.max_crawl_delay = seconds("max-crawl-delay", self.max_crawl_delay)?;
-        config.max_url_length = positive("max-url-length", self.max_url_length)?;
+        config.max_url_length = at_most(
+            "max-url-length",
+            positive("max-url-length", self.max_url_length)?,
+            MAX_URL_LENGTH,
+        )?;
         config.max_pages_per_host = positive("max-pages-per-host", self.max_pages_per_host)?;
         config.output = match self.output.as_deref() {
             None => Output::None,
@@ -308,10 +324,20 @@ fn positive(flag: &'static str, value: usize) -> Result<usize, ArgsError> {
     }
 }
 
+/// `value` if it is at most `max`.
+fn at_most<T: Copy + TryInto<u64>>(flag: &'static str, value: T, max: u64) -> Result<T, ArgsError> {
+    match value.try_into() {
+        Ok(n) if n <= max => Ok(value),
+        Ok(n) => Err(ArgsError::TooLarge(flag, n, max)),
+        Err(_) => Err(ArgsError::TooLarge(flag, u64::MAX, max)),
+    }
+}
+
+/// A positive number of seconds, at most [`MAX_SECONDS`].
 fn seconds(flag: &'static str, value: f64) -> Result<Duration, ArgsError> {
     Duration::try_from_secs_f64(value)
         .ok()
-        .filter(|d| !d.is_zero())
+        .filter(|d| !d.is_zero() && d.as_secs_f64() <= MAX_SECONDS as f64)
         .ok_or(ArgsError::Seconds(flag, value))
 }
 

@@ -262,7 +262,7 @@ impl Frontier {
                 return Next::Refused(job, verdict);
             }
             host.active += 1;
-            host.ready_at = now + host.delay;
+            host.ready_at = later(now, host.delay);
             // Round robin: back of the line; it may still have room.
             self.ring.push_back(name);
             return Next::Fetch(job);
@@ -286,7 +286,7 @@ impl Frontier {
             let backoff = BASE_BACKOFF
                 .saturating_mul(1 << entry.failures.min(16))
                 .min(MAX_BACKOFF);
-            entry.ready_at = entry.ready_at.max(now + backoff);
+            entry.ready_at = entry.ready_at.max(later(now, backoff));
         } else {
             entry.failures = 0;
         }
@@ -335,6 +335,13 @@ impl Frontier {
     pub fn active(&self, host: &str) -> usize {
         self.hosts.get(host).map_or(0, |h| h.active)
     }
+}
+
+/// `now + wait`, or a year from `now` if that overflows the clock (a
+/// library caller's delay far beyond what the flags allow).
+fn later(now: Instant, wait: Duration) -> Instant {
+    now.checked_add(wait)
+        .unwrap_or(now + Duration::from_secs(365 * 24 * 3600))
 }
 
 /// First backoff step after a failure.

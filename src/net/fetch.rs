@@ -208,7 +208,11 @@ pub async fn fetch(
     };
     let mut endpoint = (first, name);
     let started = Instant::now();
-    let deadline = started + limits.timeout;
+    // Flags are bounded (a day at most); a library caller's larger value
+    // means no deadline worth the name, not a panic.
+    let deadline = started
+        .checked_add(limits.timeout)
+        .unwrap_or(started + Duration::from_secs(1 << 32));
     let idle = if limits.keep_alive {
         let mut pool = pool.borrow_mut();
         addrs.iter().find_map(|addr| {
