@@ -233,6 +233,21 @@ fn max_tasks_binds_when_one_host_fills_every_shard() {
 }
 
 #[test]
+fn max_tasks_below_the_number_of_shards_still_binds() {
+    // One fetch slot for the whole crawl on two cores: one fetch at a time,
+    // not one per shard.
+    let (server, gauge) = counting_site(12);
+    let mut cfg = config(&[base(&server)]);
+    cfg.cores = 2;
+    cfg.max_tasks = 1;
+    cfg.per_host = 100;
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 13);
+    let peak = gauge.lock().unwrap()["127.0.0.1"].1;
+    assert_eq!(peak, 1, "peak concurrency {peak} > --max-tasks 1");
+}
+
+#[test]
 fn thousand_hosts_keep_every_worker_busy() {
     const HOSTS: usize = 1000;
     let busy = Arc::new(AtomicUsize::new(0));
