@@ -33,7 +33,8 @@ pub struct Config {
     pub roots: Vec<Url>,
     /// Which URLs may be fetched (strict/lenient hosts, `--exclude`).
     pub scope: Scope,
-    /// Number of shards (one glommio executor per core).
+    /// Number of shards (one glommio executor per core); `crawl::run`
+    /// lowers it to `max_tasks` if that is smaller.
     pub cores: usize,
     /// Concurrent fetches across all shards (split evenly between shards).
     pub max_tasks: usize,
@@ -145,12 +146,14 @@ impl Config {
         }
     }
 
-    /// Worker tasks for shard `shard`: `max_tasks` split evenly, every shard
-    /// gets at least one.
+    /// Fetch slots of shard `shard`: `max_tasks` split evenly (a shard
+    /// past the `max_tasks`-th gets none, so `crawl::run` runs no more
+    /// shards than that).
     pub fn workers_for(&self, shard: usize) -> usize {
-        let base = self.max_tasks / self.cores;
-        let extra = usize::from(shard < self.max_tasks % self.cores);
-        (base + extra).max(1)
+        let cores = self.cores.max(1);
+        let base = self.max_tasks / cores;
+        let extra = usize::from(shard < self.max_tasks % cores);
+        base + extra
     }
 }
 
@@ -180,8 +183,9 @@ mod tests {
         config.max_tasks = 100;
         let total: usize = (0..3).map(|s| config.workers_for(s)).sum();
         assert_eq!(total, 100);
-        config.max_tasks = 1;
-        assert_eq!(config.workers_for(2), 1, "every shard gets a worker");
+        config.max_tasks = 2;
+        let slots: Vec<usize> = (0..3).map(|s| config.workers_for(s)).collect();
+        assert_eq!(slots, [1, 1, 0], "never more slots than --max-tasks");
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
     let fds = raise_fd_limit();
     let budget = (fds as usize)
         .saturating_sub(FD_RESERVE + 16 * config.cores)
-        .max(config.cores);
+        .max(1);
     if config.max_tasks > budget {
         eprintln!(
             "ringcrawl: --max-tasks {} exceeds the open-file limit ({fds}); using {budget}",
@@ -57,6 +57,9 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
         );
         config.max_tasks = budget;
     }
+    // A shard needs a fetch slot of its own: fewer slots than cores means
+    // fewer shards, not more fetches than asked for.
+    config.cores = config.cores.min(config.max_tasks).max(1);
     // Idle keep-alive connections are open files too: they get what the
     // fetches leave of the budget.
     let spare = budget.saturating_sub(config.max_tasks) / config.cores.max(1);
