@@ -26,7 +26,8 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-// Seeded per frontier: fast, and hostile URLs cannot aim at collisions.
+// Seeded per map (foldhash): fast; hard to aim hosts at collisions without
+// knowing the seeds, though foldhash claims no resistance to a determined attacker.
 use foldhash::{HashMap, HashMapExt};
 use std::time::{Duration, Instant};
 

@@ -6,11 +6,18 @@
 //! a pointer chase to the heap copy and a byte comparison, and cost a copy
 //! of every URL; a fingerprint is 16 bytes inline, compared in one step.
 //!
-//! The fingerprint is two independently keyed 64-bit foldhash values, keys
-//! drawn at random per set, so a site cannot aim URLs at a collision. Two
-//! different URLs collide with probability about n² / 2¹²⁹ for n URLs (under
-//! 10⁻²⁰ at a billion), and a collision would only make the crawler skip one
-//! URL as already seen. Not for anything that needs the URLs back.
+//! The fingerprint is two 64-bit foldhash values of the URL. They are not
+//! independently keyed: foldhash's `RandomState` has a 64-bit per-hasher
+//! seed (the stack address mixed with a per-thread counter), different for
+//! each half and each set, over one process-wide shared seed (from address
+//! space layout and the time at start) that both halves use. For URLs
+//! nobody chose to collide, a collision among n URLs is about as likely as
+//! n² / 2¹²⁹ (under 10⁻²⁰ at a billion) if the halves behave as
+//! independent, which their different seeds make plausible but nothing
+//! proves. Against a site that aims URLs at a collision it is no defence:
+//! foldhash is not a keyed PRF and says it does not resist interactive
+//! attackers. Either way a collision only makes the crawler skip one URL as
+//! already seen. Not for anything that needs the URLs back.
 
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -27,7 +34,8 @@ use foldhash::fast::RandomState;
 
 /// URLs seen, as fingerprints.
 pub struct UrlSet {
-    /// Keys of the two halves of the fingerprint, random per set.
+    /// Seeds of the two halves of the fingerprint (per-set seeds over
+    /// foldhash's process-wide shared seed).
     high: RandomState,
     low: RandomState,
     fingerprints: std::collections::HashSet<u128, BuildHasherDefault<LowBits>>,
@@ -70,7 +78,7 @@ impl Default for UrlSet {
     }
 }
 
-/// The table's hash of a fingerprint: its low 64 bits, already a keyed
+/// The table's hash of a fingerprint: its low 64 bits, already a seeded
 /// hash, so hashing them again would only cost time.
 #[derive(Default)]
 pub struct LowBits(u64);
