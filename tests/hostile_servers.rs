@@ -220,6 +220,42 @@ fn chunked_body_to_an_http10_request_is_decoded_and_parsed() {
     assert_eq!(records[&format!("{b}/in-chunks")].status, Some(200));
 }
 
+/// 100 Continue and 103 Early Hints before the answer are skipped, however
+/// the reads split them; the final answer is the page.
+#[test]
+fn interim_1xx_responses_are_skipped() {
+    let r = crawl_fault(
+        || {
+            Reply::Script(vec![
+                Step::Write(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early".to_vec()),
+                Step::Sleep(Duration::from_millis(30)),
+                Step::Write(
+                    format!(
+                        " Hints\r\nLink: </s.css>; rel=preload\r\n\r\n\
+                         {HTML_HEAD}Content-Length: 28\r\n\r\n<a href=\"/after-hints\">x</a>"
+                    )
+                    .into_bytes(),
+                ),
+                Step::Close,
+            ])
+        },
+        |_| {},
+    );
+    assert_eq!(
+        (r.status, r.error_kind.as_deref()),
+        (Some(200), None),
+        "{r:?}"
+    );
+    assert_eq!(r.size, 28);
+    assert_eq!(r.num_urls, 1, "the links of the final answer are used");
+}
+
+#[test]
+fn endless_interim_responses_are_a_bad_head() {
+    let r = crawl_fault(|| raw("HTTP/1.1 100 Continue\r\n\r\n".repeat(1000)), |_| {});
+    assert_eq!(kind(&r), "bad_head");
+}
+
 #[test]
 fn bad_chunked_encoding_is_recorded() {
     let r = crawl_fault(
