@@ -1,12 +1,13 @@
 //! One HTTP/1.0 exchange over plain TCP or TLS on a glommio (io_uring)
 //! `TcpStream`: reuse an idle keep-alive connection to the endpoint (scheme,
 //! address, TLS server name) or connect with a timeout (and for `https`
-//! run the TLS handshake), send the request, read and parse the head, read
-//! the body by its framing up to the body cap, and leave the connection in
-//! the shard's [`ConnPool`] if the server keeps it open and the answer ended
-//! exactly where its `Content-Length` said. A reused connection that the
-//! server closed while it sat idle fails before any byte of the answer; the
-//! fetch then connects afresh, and that costs no try.
+//! run the TLS handshake), send the request, read and parse the head
+//! (skipping a few interim 1xx answers), read the body by its framing up to
+//! the body cap, and leave the connection in the shard's [`ConnPool`] if the
+//! server keeps it open and the answer ended exactly where its
+//! `Content-Length` said. A reused connection that the server closed while
+//! it sat idle fails before any byte of the answer; the fetch then connects
+//! afresh, and that costs no try.
 //!
 //! The overall deadline is enforced without racing futures: every connect,
 //! write and read (the TLS handshake's too) is given the per-operation
@@ -344,9 +345,23 @@ async fn exchange(
     let mut buf = Vec::new();
     let mut first_byte = None;
     let mut scan = http::HeadScan::new(limits.max_head);
+    let mut interim = 0;
     let head = loop {
         if let Some(head) = scan.parse(&buf)? {
-            break head;
+            if !head.is_interim() {
+                break head;
+            }
+            // 100 Continue, 103 Early Hints: the answer is still to come.
+            interim += 1;
+            if interim > MAX_INTERIM {
+                return Err(HeadError::Invalid(format!(
+                    "more than {MAX_INTERIM} interim (1xx) responses"
+                ))
+                .into());
+            }
+            buf.drain(..head.head_len.min(buf.len()));
+            scan = http::HeadScan::new(limits.max_head);
+            continue;
         }
         let want = if buf.is_empty() {
             FIRST_READ
@@ -355,8 +370,8 @@ async fn exchange(
         };
         let read = conn.read_more(&mut buf, want).await;
         match read {
-            Err(e) if buf.is_empty() => return Err(stale(e)),
-            Ok(0) if buf.is_empty() => return Err(stale(FetchError::Empty)),
+            Err(e) if first_byte.is_none() => return Err(stale(e)),
+            Ok(0) if first_byte.is_none() => return Err(stale(FetchError::Empty)),
             Ok(0) => return Err(FetchError::HeadCut),
             read => read?,
         };
@@ -422,6 +437,7 @@ async fn exchange(
     }
     let reusable = limits.keep_alive
         && head.keep_alive
+        && head.status >= 200
         && progress == Progress::Complete
         && body_error.is_none()
         && head.framing == http::Framing::Length(received);
@@ -443,6 +459,8 @@ async fn exchange(
     })
 }
 
+/// Interim (1xx) responses skipped before the answer; more is an error.
+const MAX_INTERIM: usize = 8;
 /// Bytes asked of the first read of a response.
 const FIRST_READ: usize = 8 * 1024;
 /// Bytes asked of each further read of the head.

@@ -49,6 +49,15 @@ pub struct ResponseHead {
     pub keep_alive: bool,
 }
 
+impl ResponseHead {
+    /// An interim answer (100 Continue, 103 Early Hints, ...): the final one
+    /// follows on the same connection. 101 is not one: it ends HTTP on the
+    /// connection (and is never asked for here).
+    pub fn is_interim(&self) -> bool {
+        (100..200).contains(&self.status) && self.status != 101
+    }
+}
+
 /// Why a response head could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HeadError {
