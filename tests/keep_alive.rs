@@ -30,6 +30,16 @@ enum Mode {
     /// The first answer on a connection says keep-alive; the second request
     /// on it is never answered.
     SilentAfterFirst,
+    /// Every answer says keep-alive; 20 ms after it, more body bytes than
+    /// its Content-Length said arrive in a segment of their own.
+    LateExcessBody,
+    /// Every answer says keep-alive; 20 ms after it the server sends an
+    /// idle `408 Request Timeout` and closes, as servers do to idle
+    /// keep-alive connections.
+    LateTimeout408,
+    /// Every answer says keep-alive; 20 ms after it a whole second answer
+    /// follows, that nobody asked for.
+    LateSecondAnswer,
 }
 
 /// What the server saw.
@@ -121,7 +131,19 @@ fn answer(mut stream: TcpStream, mode: Mode, seen: &Seen) {
         if stream.write_all(reply.as_bytes()).is_err() {
             return;
         }
-        if let Mode::ClosesAfterEach = mode {
+        let late: &[u8] = match mode {
+            Mode::LateExcessBody => b"</html>\n<!-- and more -->",
+            Mode::LateTimeout408 => b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            Mode::LateSecondAnswer => b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: 6\r\nConnection: keep-alive\r\n\r\nforged",
+            _ => b"",
+        };
+        if !late.is_empty() {
+            std::thread::sleep(Duration::from_millis(20));
+            if stream.write_all(late).is_err() {
+                return;
+            }
+        }
+        if matches!(mode, Mode::ClosesAfterEach | Mode::LateTimeout408) {
             return;
         }
     }
@@ -203,6 +225,46 @@ fn a_reused_connection_that_goes_silent_is_a_read_timeout_not_a_reconnect() {
         kinds.contains(&Some("read_timeout".to_string())),
         "{kinds:?}"
     );
+}
+
+/// Bytes that arrive after an answer that ended at its Content-Length are
+/// not the next request's answer: the connection is dropped before reuse
+/// if they are already there, and if they come after the next request was
+/// sent (unparseable as a head), that request goes again on a fresh
+/// connection without costing a try.
+#[test]
+fn late_excess_body_bytes_are_never_read_as_the_next_answer() {
+    let (_, outcome) = crawl_with(Mode::LateExcessBody, true);
+    assert_every_page_is_right(&outcome);
+}
+
+/// A server's idle 408 is not the answer to a page: the connection it
+/// came on is stale, whether the 408 was waiting before the request went
+/// out (requests 50 ms apart here) or came after it.
+#[test]
+fn an_idle_408_is_a_stale_connection_not_an_answer() {
+    for delay_ms in [0, 50] {
+        let (addr, _seen) = serve(Mode::LateTimeout408);
+        let mut config = config(&[format!("http://{addr}/")]);
+        config.max_tasks = 4;
+        config.per_host = 1;
+        config.delay = Duration::from_millis(delay_ms);
+        assert_every_page_is_right(&crawl(config));
+    }
+}
+
+/// A whole second answer 20 ms after the first, before the connection is
+/// used again (requests 50 ms apart): seen waiting on the idle connection,
+/// which is dropped, never read as the next page.
+#[test]
+fn an_unasked_second_answer_waiting_on_an_idle_connection_drops_it() {
+    let (addr, seen) = serve(Mode::LateSecondAnswer);
+    let mut config = config(&[format!("http://{addr}/")]);
+    config.max_tasks = 4;
+    config.per_host = 1;
+    config.delay = Duration::from_millis(50);
+    assert_every_page_is_right(&crawl(config));
+    assert_eq!(seen.requests.load(Ordering::SeqCst), PAGES + 1);
 }
 
 #[test]
