@@ -5,9 +5,11 @@
 //! (skipping a few interim 1xx answers), read the body by its framing up to
 //! the body cap, and leave the connection in the shard's [`ConnPool`] if the
 //! server keeps it open and the answer ended exactly where its
-//! `Content-Length` said. A reused connection that the server closed while
-//! it sat idle fails before any byte of the answer; the fetch then connects
-//! afresh, and that costs no try.
+//! `Content-Length` said. An idle connection is reused only if nothing
+//! waits on it (no late bytes, no close: [`Stream::is_quiet`]); one the
+//! server closed or spoke on after that, seen before any byte of the answer
+//! or as an idle 408 or bytes that are no head, is stale: the fetch
+//! connects afresh, and that costs no try.
 //!
 //! The overall deadline is enforced without racing futures: every connect,
 //! write and read (the TLS handshake's too) is given the per-operation
@@ -215,10 +217,9 @@ pub async fn fetch(
         .checked_add(limits.timeout)
         .unwrap_or(started + Duration::from_secs(1 << 32));
     let idle = if limits.keep_alive {
-        let mut pool = pool.borrow_mut();
         addrs.iter().find_map(|addr| {
             endpoint.0 = addr;
-            pool.take(&endpoint, started)
+            take_quiet(pool, &endpoint, started)
         })
     } else {
         None
@@ -306,9 +307,24 @@ fn io_error(e: io::Error, left: Duration) -> FetchError {
     }
 }
 
+/// The newest idle connection to `endpoint` with nothing waiting on it.
+/// One with bytes the server sent after its last answer (excess body, an
+/// idle 408, an answer nobody asked for) or a close is out of step: dropped.
+fn take_quiet(pool: &Pool, endpoint: &Endpoint, now: Instant) -> Option<Stream> {
+    let mut pool = pool.borrow_mut();
+    while let Some(mut stream) = pool.take(endpoint, now) {
+        if stream.is_quiet() {
+            return Some(stream);
+        }
+    }
+    None
+}
+
 /// Send the request on `conn` and read the answer. `connected` is the time
 /// the connect took, or None for a reused connection: one of those closed or
-/// reset before any byte of the answer is [`FetchError::Stale`].
+/// reset before any byte of the answer, or whose answer is a server's idle
+/// `408` or not an HTTP head at all (bytes of an earlier answer that came
+/// late), is [`FetchError::Stale`].
 async fn exchange(
     mut conn: Conn,
     endpoint: &Endpoint,
@@ -319,10 +335,15 @@ async fn exchange(
     connected: Option<Duration>,
 ) -> Result<Response, FetchError> {
     let reused = connected.is_none();
-    // Closed or reset by the server while idle; a time-out is the server's
-    // slowness, kept as such.
+    // Closed or reset by the server while idle, or out of step with it; a
+    // time-out is the server's slowness, kept as such.
     let stale = |e: FetchError| match e {
-        FetchError::Io(_) | FetchError::Empty | FetchError::Tls(TlsError::Closed(_)) if reused => {
+        FetchError::Io(_)
+        | FetchError::Empty
+        | FetchError::Tls(TlsError::Closed(_))
+        | FetchError::Head(HeadError::Invalid(_))
+            if reused =>
+        {
             FetchError::Stale
         }
         e => e,
@@ -347,7 +368,10 @@ async fn exchange(
     let mut scan = http::HeadScan::new(limits.max_head);
     let mut interim = 0;
     let head = loop {
-        if let Some(head) = scan.parse(&buf)? {
+        if let Some(head) = scan.parse(&buf).map_err(|e| stale(e.into()))? {
+            if reused && head.status == 408 {
+                return Err(FetchError::Stale);
+            }
             if !head.is_interim() {
                 break head;
             }

@@ -1,7 +1,8 @@
 //! One exchange with a server: name resolution ([`dns`]), the connection
 //! ([`connect`] with Happy Eyeballs, [`fetch`], reusing idle keep-alive
-//! connections from [`conn_pool`]; plain or TLS ([`tls`]) over a
-//! deadline-bound TCP [`stream`]) and the pure HTTP/1.x framing ([`http`]).
+//! connections from [`conn_pool`] that [`socket`] finds still quiet; plain
+//! or TLS ([`tls`]) over a deadline-bound TCP [`stream`]) and the pure
+//! HTTP/1.x framing ([`http`]).
 //!
 //! Not crawl policy: what to fetch, when and how often is `crate::crawl`'s;
 //! retries are the shard's.
@@ -11,5 +12,6 @@ pub mod connect;
 pub mod dns;
 pub mod fetch;
 pub mod http;
+pub mod socket;
 pub mod stream;
 pub mod tls;

@@ -30,6 +30,7 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use futures_rustls::client::TlsStream;
 use glommio::net::TcpStream;
 
+use crate::net::socket;
 use crate::net::tls::TlsError;
 
 /// Shortest time an operation is started with; less left means the
@@ -158,6 +159,26 @@ impl Stream {
     /// the deadline's, not the read time-out's).
     pub fn past_deadline(&self) -> bool {
         self.timed().past_deadline()
+    }
+
+    /// True if nothing waits to be read and the peer has not closed: an
+    /// idle keep-alive connection that may carry the next request. For TLS
+    /// the records rustls holds undecoded are processed first, so a late
+    /// byte it buffered (or a `close_notify`) counts too; the session
+    /// tickets a TLS 1.3 server sends after the handshake came before the
+    /// first answer and were read with it.
+    pub fn is_quiet(&mut self) -> bool {
+        match self {
+            Stream::Plain(timed) => socket::is_quiet(&timed.tcp),
+            Stream::Tls(conn) => {
+                let (timed, session) = conn.tls.get_mut();
+                let buffered = match session.process_new_packets() {
+                    Ok(state) => state.plaintext_bytes_to_read() > 0 || state.peer_has_closed(),
+                    Err(_) => true,
+                };
+                !buffered && socket::is_quiet(&timed.tcp)
+            }
+        }
     }
 
     /// False once a TLS peer has closed without `close_notify`: what was
