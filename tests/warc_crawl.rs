@@ -189,5 +189,58 @@ fn warc_over_https_holds_the_decrypted_exchange_as_received() {
             assert!(!check.contains("fail"), "{file:?}: {check}");
         }
     }
+}
+
+/// A chunked body whose framing dwarfs its payload (one payload byte per
+/// chunk, each with 4 KiB of chunk extensions): the raw copy kept for the
+/// archive stops at the body cap plus a framing allowance, and the record
+/// and the WARC response say the answer was cut.
+#[test]
+fn chunk_framing_does_not_grow_the_archived_copy_past_the_body_cap() {
+    const MAX_BODY: usize = 1000;
+    let server = serve(|req| {
+        (req.path == "/").then(|| {
+            let ext = format!(";x={}", "e".repeat(4000));
+            let mut body = Vec::new();
+            for _ in 0..(2 * MAX_BODY) {
+                body.extend_from_slice(format!("1{ext}\r\nx\r\n").as_bytes());
+            }
+            body.extend_from_slice(b"0\r\n\r\n");
+            Reply::Http {
+                status: 200,
+                headers: vec![
+                    ("Content-Type".into(), "text/plain".into()),
+                    ("Transfer-Encoding".into(), "chunked".into()),
+                ],
+                body,
+            }
+        })
+    });
+    let dir = std::env::temp_dir().join(format!("ringcrawl-warc-framing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut cfg = config(&[format!("{}/", base(&server))]);
+    cfg.warc_dir = Some(dir.clone());
+    cfg.max_body = MAX_BODY;
+    let outcome = crawl(cfg);
+    let record = &outcome.records[0];
+    assert_eq!(record.status, Some(200));
+    assert!(record.truncated, "{record:?}");
+    let mut response = None;
+    for file in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(file.unwrap().path()).unwrap();
+        for r in warc::read_records(&bytes).unwrap() {
+            if r.header("WARC-Type") == Some("response") {
+                response = Some(r);
+            }
+        }
+    }
+    let response = response.expect("the response is archived");
+    let allowance = 128 << 10;
+    assert!(
+        response.block.len() <= MAX_BODY + allowance,
+        "{} raw bytes kept for a {MAX_BODY}-byte body cap",
+        response.block.len()
+    );
+    assert!(response.header("WARC-Truncated").is_some());
     std::fs::remove_dir_all(&dir).ok();
 }
