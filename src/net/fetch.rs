@@ -3,7 +3,8 @@
 //! address, TLS server name) or connect with a timeout (and for `https`
 //! run the TLS handshake), send the request, read and parse the head
 //! (skipping a few interim 1xx answers), read the body by its framing up to
-//! the body cap, and leave the connection in the shard's [`ConnPool`] if the
+//! the body cap (and the bytes on the wire up to the cap plus a framing
+//! allowance), and leave the connection in the shard's [`ConnPool`] if the
 //! server keeps it open and the answer ended exactly where its
 //! `Content-Length` said. An idle connection is reused only if nothing
 //! waits on it (no late bytes, no close: [`Stream::is_quiet`]); one the
@@ -428,8 +429,15 @@ async fn exchange(
             Progress::Complete
         }
     };
+    // Framing (chunk sizes, extensions, trailers) does not count toward the
+    // body cap; this bounds what is read, and kept raw, all the same.
+    let max_wire = u64::try_from(wire_cap(limits.max_body)).unwrap_or(u64::MAX);
     let mut chunk = Chunk::take();
     while progress == Progress::NeedMore {
+        if received >= max_wire {
+            progress = Progress::Capped;
+            break;
+        }
         match conn.read_into(chunk.bytes()).await {
             Ok(0) => {
                 if let Err(e) = decoder.at_eof() {
@@ -440,8 +448,9 @@ async fn exchange(
                 break;
             }
             Ok(n) => {
+                let room = usize::try_from(max_wire.saturating_sub(received)).unwrap_or(usize::MAX);
                 received += n as u64;
-                let read = chunk.bytes().get(..n).unwrap_or(&[]);
+                let read = chunk.bytes().get(..n.min(room)).unwrap_or(&[]);
                 if let Some(raw) = raw.as_mut() {
                     raw.response.extend_from_slice(read);
                 }
@@ -481,6 +490,16 @@ async fn exchange(
         raw,
         tls_warning,
     })
+}
+
+/// Bytes read after the head at most: the body cap plus an allowance for
+/// chunked framing (an eighth of the cap, plus 64 KiB for chunk lines and
+/// trailers). An ordinary chunked body spends well under 1% on framing; a
+/// hostile one of 1-byte chunks with 4 KiB extensions would need ~4000x.
+fn wire_cap(max_body: usize) -> usize {
+    max_body
+        .saturating_add(max_body / 8)
+        .saturating_add(64 << 10)
 }
 
 /// Interim (1xx) responses skipped before the answer; more is an error.
