@@ -363,6 +363,67 @@ fn calendar_with_endless_next_links_ends_by_itself() {
     );
 }
 
+/// Links a limit keeps out are recorded once each, with the limit's name,
+/// and never requested; the report's counts are those records.
+#[test]
+fn urls_refused_by_depth_or_length_get_one_record_each_and_no_fetch() {
+    let long = format!("/{}", "y".repeat(120));
+    let server = serve(move |req| match req.path.as_str() {
+        "/" => Some(page(&["/a", "/b", &long])),
+        "/a" | "/b" => Some(page(&["/c", &long])),
+        "/c" => Some(page(&[])),
+        _ => None,
+    });
+    let b = base(&server);
+    let mut cfg = config(&[&b]);
+    cfg.max_depth = 1;
+    cfg.max_url_length = 100;
+    let outcome = crawl(cfg);
+    let records = by_url(&outcome);
+    assert_eq!(records.len(), 5, "{:?}", records.keys());
+    let c = &records[&format!("{b}/c")];
+    assert_eq!(
+        (c.error_kind.as_deref(), c.status),
+        (Some("too_deep"), None)
+    );
+    let long_url = records
+        .keys()
+        .find(|u| u.len() > 100)
+        .expect("the long URL has a record");
+    assert_eq!(
+        records[long_url].error_kind.as_deref(),
+        Some("url_too_long")
+    );
+    assert_eq!(server.hits("127.0.0.1", "/c"), 0, "never requested");
+    assert_eq!(outcome.stats.skipped_depth, 1);
+    assert_eq!(outcome.stats.skipped_url_length, 1);
+}
+
+#[test]
+fn urls_over_the_host_budget_get_one_record_each() {
+    let server = serve(|req| match req.path.as_str() {
+        "/" => Some(page(&["/p1", "/p2", "/p3", "/p4", "/p5"])),
+        _ => Some(page(&["/p3", "/p4", "/p5", "/p6"])),
+    });
+    let b = base(&server);
+    let mut cfg = config(&[&b]);
+    cfg.max_pages_per_host = 3;
+    let outcome = crawl(cfg);
+    let records = by_url(&outcome);
+    let refused: Vec<&str> = records
+        .values()
+        .filter(|r| r.error_kind.as_deref() == Some("host_budget"))
+        .map(|r| r.url.as_str())
+        .collect();
+    assert_eq!(records.len(), 7, "{:?}", records.keys());
+    assert_eq!(refused.len(), 4, "{refused:?}");
+    assert_eq!(outcome.stats.skipped_host_full, 4);
+    for url in refused {
+        let path = &url[b.len()..];
+        assert_eq!(server.hits("127.0.0.1", path), 0, "{path} never requested");
+    }
+}
+
 #[test]
 fn urls_longer_than_the_limit_are_not_queued() {
     let server = serve(|req| {
