@@ -334,18 +334,32 @@ fn endless_generated_path_ends_under_default_limits() {
     let mut cfg = config(&[&b]);
     cfg.max_depth = 8;
     let outcome = crawl(cfg);
+    let fetched = outcome
+        .records
+        .iter()
+        .filter(|r| r.status.is_some())
+        .count();
+    assert_eq!(fetched, (1 << 9) - 1, "a full binary tree of depth 8");
     assert_eq!(
-        outcome.records.len(),
-        (1 << 9) - 1,
-        "a full binary tree of depth 8"
+        outcome.stats.skipped_depth,
+        1 << 9,
+        "the next level is recorded, not fetched"
     );
-    assert!(outcome.stats.skipped_depth > 0);
+    assert_eq!(outcome.records.len(), fetched + (1 << 9));
 
     let mut cfg = config(&[&b]);
     cfg.max_pages_per_host = 300;
     let outcome = crawl(cfg);
-    assert_eq!(outcome.records.len(), 300);
-    assert!(outcome.stats.skipped_host_full > 0);
+    let fetched = outcome
+        .records
+        .iter()
+        .filter(|r| r.status.is_some())
+        .count();
+    assert_eq!(fetched, 300);
+    assert_eq!(
+        outcome.stats.skipped_host_full as usize,
+        outcome.records.len() - 300
+    );
 }
 
 #[test]
@@ -358,9 +372,11 @@ fn calendar_with_endless_next_links_ends_by_itself() {
     let outcome = crawl(config(&[format!("{b}/cal/0")]));
     assert_eq!(
         outcome.records.len(),
-        101,
+        102,
         "default --max-depth 100 ends the trap"
     );
+    let last = &by_url(&outcome)[&format!("{b}/cal/101")];
+    assert_eq!(last.error_kind.as_deref(), Some("too_deep"));
 }
 
 /// Links a limit keeps out are recorded once each, with the limit's name,
@@ -435,7 +451,12 @@ fn urls_longer_than_the_limit_are_not_queued() {
     let mut cfg = config(&[format!("{b}/x")]);
     cfg.max_url_length = 100;
     let outcome = crawl(cfg);
-    assert!(outcome.records.iter().all(|r| r.url.len() <= 100));
+    for r in &outcome.records {
+        if r.url.len() > 100 {
+            assert_eq!(r.error_kind.as_deref(), Some("url_too_long"), "{r:?}");
+            assert_eq!(r.status, None, "not fetched");
+        }
+    }
     assert_eq!(outcome.stats.skipped_url_length, 1);
 }
 

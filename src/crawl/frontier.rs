@@ -51,10 +51,43 @@ pub struct Job {
 pub enum Offer {
     /// Queued: first time this URL was offered.
     New,
-    /// Already seen: dropped.
+    /// Already seen (queued, fetched or refused before): dropped.
     Seen,
-    /// Its host already has `max_pages_per_host` URLs: dropped.
-    HostFull,
+    /// First time offered, but a limit keeps it out: it is seen from now
+    /// on (so it is refused, and recorded, once) and never queued.
+    Refused(Limit),
+}
+
+/// The crawl limit that keeps a URL out of the frontier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Longer than `max_url_length`.
+    UrlTooLong,
+    /// Found more than `max_depth` links from a root (by the first path
+    /// it was found by, as for queued URLs).
+    TooDeep,
+    /// Its host already has `max_pages_per_host` URLs.
+    HostBudget,
+}
+
+impl Limit {
+    /// The record's `error_kind`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Limit::UrlTooLong => "url_too_long",
+            Limit::TooDeep => "too_deep",
+            Limit::HostBudget => "host_budget",
+        }
+    }
+
+    /// The record's one-line `error`.
+    pub fn message(self) -> &'static str {
+        match self {
+            Limit::UrlTooLong => "not queued: longer than --max-url-length",
+            Limit::TooDeep => "not queued: more links from a root than --max-depth",
+            Limit::HostBudget => "not queued: its host is at --max-pages-per-host",
+        }
+    }
 }
 
 /// What to do next.
@@ -84,6 +117,10 @@ pub struct Politeness {
     pub delay: Duration,
     /// URLs accepted per host.
     pub max_pages_per_host: usize,
+    /// Links followed from a root beyond which URLs are refused.
+    pub max_depth: u32,
+    /// URLs longer than this (bytes) are refused.
+    pub max_url_length: usize,
     /// Fetch and obey robots.txt.
     pub robots: bool,
     /// Upper bound on a robots.txt `Crawl-delay`.
@@ -96,6 +133,8 @@ impl Default for Politeness {
             per_host: 2,
             delay: Duration::ZERO,
             max_pages_per_host: 100_000,
+            max_depth: 100,
+            max_url_length: 2048,
             robots: true,
             max_crawl_delay: Duration::from_secs(10),
         }
@@ -154,12 +193,21 @@ impl Frontier {
         }
     }
 
-    /// Accept `job` (a normalised URL) unless it was seen or its host is
-    /// full. Most links offered were seen before: those are answered first,
-    /// before the host is even read from the URL.
+    /// Accept `job` (a normalised URL) unless it was seen or a limit
+    /// (length, depth, its host's budget) keeps it out. Most links offered
+    /// were seen before: those are answered first, before the host is even
+    /// read from the URL.
     pub fn offer(&mut self, job: Job, now: Instant) -> Offer {
         if self.seen.contains(&job.url) {
             return Offer::Seen;
+        }
+        if job.url.len() > self.politeness.max_url_length {
+            self.seen.insert(&job.url);
+            return Offer::Refused(Limit::UrlTooLong);
+        }
+        if job.depth > self.politeness.max_depth {
+            self.seen.insert(&job.url);
+            return Offer::Refused(Limit::TooDeep);
         }
         let host = urls::host_of(&job.url).to_string();
         let delay = self.politeness.delay;
@@ -177,7 +225,8 @@ impl Frontier {
             }),
         };
         if entry.accepted >= self.politeness.max_pages_per_host {
-            return Offer::HostFull;
+            self.seen.insert(&job.url);
+            return Offer::Refused(Limit::HostBudget);
         }
         entry.accepted += 1;
         self.seen.insert(&job.url);
@@ -557,8 +606,37 @@ mod tests {
         });
         assert_eq!(f.offer(job("http://trap.test/1"), now), Offer::New);
         assert_eq!(f.offer(job("http://trap.test/2"), now), Offer::New);
-        assert_eq!(f.offer(job("http://trap.test/3"), now), Offer::HostFull);
+        assert_eq!(
+            f.offer(job("http://trap.test/3"), now),
+            Offer::Refused(Limit::HostBudget)
+        );
+        assert_eq!(
+            f.offer(job("http://trap.test/3"), now),
+            Offer::Seen,
+            "refused once"
+        );
         assert_eq!(f.offer(job("http://other.test/1"), now), Offer::New);
-        assert!(!f.has_seen("http://trap.test/3"));
+        assert_eq!(f.queued(), 3);
+    }
+
+    #[test]
+    fn urls_too_long_or_too_deep_are_refused_once_and_never_queued() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            max_depth: 2,
+            max_url_length: 20,
+            robots: false,
+            ..Politeness::default()
+        });
+        let deep = Job {
+            depth: 3,
+            ..job("http://a.test/deep")
+        };
+        assert_eq!(f.offer(deep.clone(), now), Offer::Refused(Limit::TooDeep));
+        assert_eq!(f.offer(deep, now), Offer::Seen);
+        let long = job("http://a.test/a-long-path");
+        assert_eq!(f.offer(long, now), Offer::Refused(Limit::UrlTooLong));
+        assert_eq!(f.queued(), 0);
+        assert_eq!(f.next(now), Next::Idle);
     }
 }

@@ -32,8 +32,8 @@ pub struct Stats {
     pub truncated: u64,
     /// Links found on pages (sum of `num_urls`).
     pub links: u64,
-    /// Links not queued because of `--max-depth`, `--max-url-length`,
-    /// `--max-pages-per-host`.
+    /// URLs not queued because of `--max-depth`, `--max-url-length`,
+    /// `--max-pages-per-host`: the records of those kinds.
     pub skipped_depth: u64,
     pub skipped_url_length: u64,
     pub skipped_host_full: u64,
@@ -151,6 +151,12 @@ impl Stats {
         }
         if let Some(kind) = &record.error_kind {
             *self.errors_by_kind.entry(kind.clone()).or_default() += 1;
+            match kind.as_str() {
+                "too_deep" => self.skipped_depth += 1,
+                "url_too_long" => self.skipped_url_length += 1,
+                "host_budget" => self.skipped_host_full += 1,
+                _ => {}
+            }
         }
         if let Some(status) = record.status {
             *self.statuses.entry(status).or_default() += 1;

@@ -169,6 +169,8 @@ impl Shard {
                 per_host: config.per_host,
                 delay: config.delay,
                 max_pages_per_host: config.max_pages_per_host,
+                max_depth: config.max_depth,
+                max_url_length: config.max_url_length,
                 robots: config.obey_robots,
                 max_crawl_delay: config.max_crawl_delay,
             })),
@@ -354,8 +356,10 @@ impl Shard {
     }
 
     /// Put a job this shard owns into its frontier; false if it was not
-    /// queued (a duplicate, or its host is full).
+    /// queued (a duplicate, or a limit keeps it out: then, the first time,
+    /// it is recorded as such, never fetched).
     fn enqueue(&self, job: Job, now: Instant) -> bool {
+        let url = job.url.clone();
         let offer = self.frontier.borrow_mut().offer(job, now);
         match offer {
             Offer::New => {
@@ -363,24 +367,19 @@ impl Shard {
                 true
             }
             Offer::Seen => false,
-            Offer::HostFull => {
-                self.stats.borrow_mut().skipped_host_full += 1;
+            Offer::Refused(limit) => {
+                let mut record = Record::new(url, self.id);
+                page::fail(&mut record, limit.kind(), limit.message());
+                self.emit(record);
                 false
             }
         }
     }
 
     /// Hand a new URL to its owning shard, counting it in first; false if
-    /// this shard already knew it or a crawl limit keeps it out.
+    /// this shard already knew it. The owner applies the crawl limits, so
+    /// a URL they keep out is refused and recorded once, whoever found it.
     fn route(&self, job: Job, now: Instant) -> bool {
-        if job.depth > self.config.max_depth {
-            self.stats.borrow_mut().skipped_depth += 1;
-            return false;
-        }
-        if job.url.len() > self.config.max_url_length {
-            self.stats.borrow_mut().skipped_url_length += 1;
-            return false;
-        }
         let owner = shard_for(urls::host_of(&job.url), self.shards);
         if owner == self.id {
             // Counting in after the enqueue is safe here: no other task runs
