@@ -56,6 +56,38 @@ fn out_of_range_flags_exit_2_before_crawling() {
     }
 }
 
+/// A crawl that fetched nothing is not a success, as for wget: 4 when no
+/// server answered at all, 8 when servers answered but no page came back
+/// with a 2xx; a crawl where only some pages failed still exits 0.
+#[test]
+fn a_crawl_that_fetched_nothing_exits_non_zero() {
+    use ringcrawl_site::server::{Reply, Request, Server};
+    use std::sync::Arc;
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let not_found = Server::start(Arc::new(|_: &Request| Reply::not_found())).unwrap();
+    let partly = Server::start(Arc::new(|req: &Request| match req.path.as_str() {
+        "/" => Reply::html(200, "<a href=\"/gone\">gone</a>"),
+        _ => Reply::not_found(),
+    }))
+    .unwrap();
+    for (root, code) in [
+        (format!("http://{closed}/"), 4),
+        ("http://no-such-host.invalid/".to_string(), 4),
+        (format!("http://{}/", not_found.addr()), 8),
+        (format!("http://{}/", partly.addr()), 0),
+    ] {
+        let out = ringcrawl(&["-q", &root]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{root}: {stderr}");
+        let lines = stderr.trim_end().lines().count();
+        assert_eq!(lines, usize::from(code != 0), "{root}: {stderr}");
+    }
+}
+
 #[test]
 fn unknown_flag_is_a_usage_error() {
     let out = ringcrawl(&["--no-such-flag", "example.com"]);
