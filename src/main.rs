@@ -1,6 +1,18 @@
 //! `ringcrawl`: parse the flags, run the crawl, print the report, map the
-//! outcome to an exit code (0 finished, 1 failed or aborted, 2 bad usage,
-//! 130 interrupted by SIGINT/SIGTERM).
+//! outcome to an exit code. Chosen after wget's (4 network failure, 8
+//! server error response), but about the crawl as a whole, since a crawl
+//! where some pages failed has done its job:
+//!
+//! - 0 the crawl finished and fetched something (some page answered 2xx);
+//! - 1 it failed or was aborted (a shard died, the records could not be
+//!   written, `--demo` missed pages);
+//! - 2 bad usage: flags or roots (one line on stderr);
+//! - 4 nothing fetched, no server answered at all (every root failed on
+//!   DNS, connect, time-out, reset, or an unsupported scheme; robots.txt
+//!   unreachable);
+//! - 8 nothing fetched, servers answered with errors only (every root got
+//!   a 4xx/5xx, was kept out by robots.txt, or redirected nowhere useful);
+//! - 130 interrupted by SIGINT/SIGTERM.
 
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -13,6 +25,7 @@ use clap::Parser;
 use cli::Args;
 use ringcrawl::crawl;
 use ringcrawl::net::tls::TlsOptions;
+use ringcrawl::output::stats::Fetched;
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::TestCa;
@@ -146,5 +159,43 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("ringcrawl: the crawl was aborted before all work was done");
         return Ok(ExitCode::from(1));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match outcome.stats.outcome() {
+        Fetched::Some => ExitCode::SUCCESS,
+        Fetched::OnlyErrors => {
+            let statuses: Vec<String> = outcome
+                .stats
+                .statuses
+                .iter()
+                .map(|(status, n)| format!("{status}: {n}"))
+                .collect();
+            eprintln!(
+                "ringcrawl: nothing fetched: servers answered, never with a 2xx (status {})",
+                if statuses.is_empty() {
+                    "-".to_string()
+                } else {
+                    statuses.join(", ")
+                }
+            );
+            ExitCode::from(NOTHING_BUT_ERRORS)
+        }
+        Fetched::NoAnswer => {
+            let kinds: Vec<String> = outcome
+                .stats
+                .errors_by_kind
+                .iter()
+                .map(|(kind, n)| format!("{kind} {n}"))
+                .collect();
+            eprintln!(
+                "ringcrawl: nothing fetched: no server answered ({})",
+                kinds.join(", ")
+            );
+            ExitCode::from(NO_ANSWER)
+        }
+    })
 }
+
+/// Exit code: nothing fetched, no server answered (wget's "network failure").
+const NO_ANSWER: u8 = 4;
+/// Exit code: nothing fetched, servers answered with errors only (wget's
+/// "server issued an error response").
+const NOTHING_BUT_ERRORS: u8 = 8;

@@ -39,6 +39,8 @@ pub struct Stats {
     pub skipped_host_full: u64,
     /// robots.txt requests made.
     pub robots_fetches: u64,
+    /// Of those, the ones a server answered (any status).
+    pub robots_answered: u64,
     /// Connect, first-byte and total latency of fetches.
     pub latency: Latencies,
     /// One entry per shard after merging.
@@ -46,6 +48,19 @@ pub struct Stats {
     /// Peak resident memory of the process (`VmHWM`), in KiB, read when the
     /// crawl ended; 0 if unknown.
     pub peak_rss_kib: u64,
+}
+
+/// What a crawl got back, as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetched {
+    /// At least one page was answered with a 2xx.
+    Some,
+    /// Servers answered, but no page with a 2xx (every root got an error
+    /// status, or robots.txt kept it out, or a redirect led nowhere).
+    OnlyErrors,
+    /// No server answered anything (DNS, refused, time-outs, resets,
+    /// unsupported schemes).
+    NoAnswer,
 }
 
 /// How much one shard did.
@@ -194,9 +209,23 @@ impl Stats {
         self.skipped_url_length += other.skipped_url_length;
         self.skipped_host_full += other.skipped_host_full;
         self.robots_fetches += other.robots_fetches;
+        self.robots_answered += other.robots_answered;
         self.latency.merge(&other.latency);
         self.shards.extend(other.shards.iter().cloned());
         self.shards.extend(balance);
+    }
+
+    /// Whether the crawl fetched anything: some page answered 2xx, or else
+    /// whether any server answered at all (a page or a robots.txt, any
+    /// status). The binary's exit code says which.
+    pub fn outcome(&self) -> Fetched {
+        if self.statuses.keys().any(|s| (200..300).contains(s)) {
+            Fetched::Some
+        } else if !self.statuses.is_empty() || self.robots_answered > 0 {
+            Fetched::OnlyErrors
+        } else {
+            Fetched::NoAnswer
+        }
     }
 
     /// The numbers of the report.

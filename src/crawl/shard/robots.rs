@@ -44,6 +44,7 @@ impl Shard {
                 Err(FetchError::Tls(e)) if !e.is_retryable() => return Rules::AllowAll,
                 Err(_) => return Rules::Unavailable,
             };
+            self.stats.borrow_mut().robots_answered += 1;
             let status = response.head.status;
             if (300..400).contains(&status) {
                 match response
