@@ -89,6 +89,9 @@ pub struct Config {
     pub max_body: usize,
     /// JSON Lines destination for records.
     pub output: Output,
+    /// Bytes of records the JSONL writer may have waiting before shards
+    /// stop starting fetches until it catches up.
+    pub output_backlog: usize,
     /// Keep every record in memory and return it from `crawl::run` (tests,
     /// the demo's completeness check).
     pub keep_records: bool,
@@ -137,6 +140,7 @@ impl Config {
             max_head: crate::net::http::DEFAULT_MAX_HEAD,
             max_body: 16 << 20,
             output: Output::None,
+            output_backlog: 4 << 20,
             keep_records: false,
             progress: None,
             warc_dir: None,

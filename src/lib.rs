@@ -40,8 +40,10 @@
 //!   [`net::dns`] (the per-shard resolver), [`net::http`] (pure request
 //!   bytes, head parsing, body framing).
 //! - [`output`] what a crawl shows and leaves behind: [`output::record`],
-//!   [`output::stats`], [`output::sink`], [`output::progress`], and
-//!   [`output::warc`] (WARC 1.1 records and per-shard files).
+//!   [`output::stats`], [`output::sink`] (a shard's buffered lines) and
+//!   [`output::writer`] (the thread that writes them, so no shard waits on
+//!   the output), [`output::progress`], and [`output::warc`] (WARC 1.1
+//!   records and per-shard files).
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the

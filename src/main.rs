@@ -3,7 +3,8 @@
 //! server error response), but about the crawl as a whole, since a crawl
 //! where some pages failed has done its job:
 //!
-//! - 0 the crawl finished and fetched something (some page answered 2xx);
+//! - 0 the crawl finished and fetched something (some page answered 2xx),
+//!   or the reader of `-o -` went away (EPIPE: the crawl stopped at once);
 //! - 1 it failed or was aborted (a shard died, the records could not be
 //!   written, `--demo` missed pages);
 //! - 2 bad usage: flags or roots (one line on stderr);
@@ -116,6 +117,14 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             .report_data(outcome.elapsed, outcome.interrupted);
         let json = serde_json::to_vec_pretty(&data)?;
         std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if outcome.output_closed {
+        // `ringcrawl -o - | head`: the reader had what it wanted; end
+        // quietly, as other tools in a pipe do.
+        if let Some((_, server, _)) = demo {
+            server.stop();
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     if let Some((site, server, _)) = demo {
         let base = format!("{scheme}://{}", server.addr());

@@ -1,7 +1,8 @@
-//! Where the records go, as a user of `-o -` meets it: a reader that is
-//! slow costs no fetch its deadline (shards never wait on the output), and
-//! a reader that goes away (`ringcrawl -o - | head`) ends the crawl quietly
-//! and at once.
+//! Where the records go, as a user of `-o` meets it: a reader that is slow
+//! costs no fetch its deadline (shards never wait on the output) and holds
+//! the crawl back instead of filling memory; a reader that goes away
+//! (`ringcrawl -o - | head`) ends the crawl quietly and at once; an output
+//! that fails (a full disk) ends it at once with the error.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
@@ -127,4 +128,125 @@ fn a_reader_that_goes_away_ends_the_crawl_quietly_and_at_once() {
     );
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.trim().is_empty(), "quietly: {stderr}");
+}
+
+/// `-o /dev/full`: the first write fails with ENOSPC; the crawl stops at
+/// once (every record after would be lost) and says why in one line.
+#[test]
+fn an_output_that_fails_ends_the_crawl_at_once_with_the_error() {
+    let server = Server::start(Arc::new(|req: &Request| {
+        let reply = if req.path == "/" {
+            Reply::html(
+                200,
+                (0..2000)
+                    .map(|i| format!("<a href=\"/p/{i}\">{i}</a>\n"))
+                    .collect::<String>(),
+            )
+        } else {
+            Reply::html(200, "<html>page</html>")
+        };
+        reply.delayed(Duration::from_millis(20))
+    }))
+    .unwrap();
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
+        .args([
+            "-q",
+            "--ignore-robots",
+            "--max-tasks",
+            "4",
+            "--per-host",
+            "4",
+            "-o",
+            "/dev/full",
+        ])
+        .arg(format!("http://{}/", server.addr()))
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        took < Duration::from_secs(3),
+        "ran {took:?} writing nothing"
+    );
+}
+
+/// While the writer cannot write (the reader of a FIFO reads nothing for
+/// a while), shards stop starting fetches once its backlog is full, and go
+/// on when it drains; nothing is lost.
+#[test]
+fn a_writer_that_falls_behind_holds_the_crawl_back() {
+    const PAGES: usize = 3000;
+    let server = Server::start(Arc::new(|req: &Request| {
+        if req.path == "/" {
+            Reply::html(
+                200,
+                (0..PAGES)
+                    .map(|i| format!("<a href=\"/p/{i}\">{i}</a>\n"))
+                    .collect::<String>(),
+            )
+        } else {
+            Reply::html(200, "<html>page</html>")
+        }
+    }))
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("ringcrawl-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("records");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+
+    let release = Arc::new(std::sync::Barrier::new(2));
+    let reader = std::thread::spawn({
+        let (fifo, release) = (fifo.clone(), release.clone());
+        move || {
+            let mut file = std::fs::File::open(&fifo).unwrap();
+            release.wait();
+            let mut text = String::new();
+            file.read_to_string(&mut text).unwrap();
+            text
+        }
+    });
+    let crawl = std::thread::spawn({
+        let root = format!("http://{}/", server.addr());
+        move || {
+            let mut config = ringcrawl::config::Config::new(vec![url::Url::parse(&root).unwrap()]);
+            config.cores = 2;
+            config.max_tasks = 8;
+            config.per_host = 8;
+            config.obey_robots = false;
+            config.output = ringcrawl::config::Output::File(fifo);
+            config.output_backlog = 32 << 10;
+            let interrupt = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            ringcrawl::crawl::run(config, interrupt).unwrap()
+        }
+    });
+    // Wait until no fetch has started for half a second.
+    let mut hits = server.total_hits();
+    let waited = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = server.total_hits();
+        if now == hits || waited.elapsed() > Duration::from_secs(20) {
+            break;
+        }
+        hits = now;
+    }
+    assert!(
+        hits < PAGES / 2,
+        "{hits} of {} pages fetched with nobody reading the records",
+        PAGES + 1
+    );
+    release.wait();
+    let text = reader.join().unwrap();
+    let outcome = crawl.join().unwrap();
+    assert!(!outcome.aborted && outcome.output_error.is_none());
+    assert_eq!(text.lines().count(), PAGES + 1, "every record, once");
+    assert_eq!(server.total_hits(), PAGES + 1);
+    std::fs::remove_dir_all(&dir).ok();
 }

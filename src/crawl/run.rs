@@ -19,11 +19,12 @@ use crate::config::{available_cpus, Config};
 use crate::crawl::frontier::Job;
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
 use crate::crawl::shard::{Shard, ShardResult, Shared};
+use crate::crawl::urls;
 use crate::output::progress::{self, Progress};
 use crate::output::record::Record;
 use crate::output::stats::{ShardBalance, Stats};
 use crate::output::warc::file::WarcTarget;
-use crate::{crawl::urls, output::sink};
+use crate::output::writer::{Stopped, Writer};
 
 /// The result of a finished crawl.
 #[derive(Debug)]
@@ -38,8 +39,12 @@ pub struct Outcome {
     pub aborted: bool,
     /// The crawl was interrupted (SIGINT/SIGTERM).
     pub interrupted: bool,
-    /// Writing the JSONL output failed.
+    /// Writing the JSONL output or closing the WARC files failed (the
+    /// crawl was stopped for a JSONL error).
     pub output_error: Option<String>,
+    /// The reader of the JSONL output went away (EPIPE), and the crawl was
+    /// stopped for it.
+    pub output_closed: bool,
 }
 
 /// Crawl until every in-scope URL reachable from the roots was fetched, or
@@ -66,7 +71,7 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
     config.idle_connections = config.idle_connections.min(spare);
     let config = Arc::new(config);
     let shards = config.cores;
-    let writer = sink::open(&config.output).context("opening --output")?;
+    let writer = Writer::open(&config.output, config.output_backlog).context("opening --output")?;
 
     // Roots are counted in before any shard exists (invariant 3), and each
     // starts at its owner.
@@ -102,10 +107,12 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
         None => None,
     };
     let progress = Arc::new(Progress::new(shards));
+    let shard_died = Arc::new(AtomicBool::new(false));
     let shared = Shared {
         outstanding: outstanding.clone(),
-        records: writer,
+        records: writer.as_ref().map(Writer::handle),
         interrupt: interrupt.clone(),
+        shard_died: shard_died.clone(),
         progress: progress.clone(),
         warc,
         slots: FetchSlots::new((0..shards).map(|i| config.workers_for(i)).collect()),
@@ -125,6 +132,9 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
         .on_all_shards({
             let (config, shared) = (config.clone(), shared.clone());
             move || async move {
+                // If this thread dies before the shard returns, the others
+                // stop instead of waiting for it forever.
+                let watch = DeathWatch::arm(shared.shard_died.clone());
                 let (senders, receivers, id) = match mesh {
                     Some(mesh) => {
                         let (senders, receivers) = mesh.join().await.expect("mesh join");
@@ -139,7 +149,9 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
                     .unwrap_or_default();
                 let outbox = Outbox::new(senders, config.cores);
                 let shard = Shard::new(id, config, shared, outbox);
-                shard.run(receivers, roots).await
+                let result = shard.run(receivers, roots).await;
+                watch.disarm();
+                result
             }
         })
         .map_err(|e| anyhow::anyhow!("starting the shard executors: {e}"))?;
@@ -151,6 +163,7 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
         aborted: false,
         interrupted: false,
         output_error: None,
+        output_closed: false,
     };
     for joined in handles.join_all() {
         match joined {
@@ -174,6 +187,13 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
             }
         }
     }
+    // Every shard is done: the writer writes what they left (a dead one's
+    // lines too) and says whether the output ended early.
+    match writer.and_then(Writer::finish) {
+        Some(Stopped::ReaderGone) => outcome.output_closed = true,
+        Some(Stopped::Failed(e)) => outcome.output_error = Some(e),
+        None => {}
+    }
     outcome.elapsed = started.elapsed();
     outcome.stats.peak_rss_kib = peak_rss_kib().unwrap_or(0);
     reporting.store(true, Ordering::Relaxed);
@@ -184,6 +204,41 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
     outcome.aborted |= outcome.interrupted || outstanding.count() != 0;
     Ok(outcome)
+}
+
+/// Tells the other shards when this shard's thread dies: armed when the
+/// shard starts and held by the thread, so its destructor runs when the
+/// thread ends, unwinding from a panic included (glommio does not drop a
+/// dead executor's tasks, so nothing else would tell the peers, which
+/// would wait on it forever).
+struct DeathWatch;
+
+thread_local! {
+    /// The flag to raise if this thread ends while a shard runs on it.
+    static ARMED: std::cell::RefCell<Option<Raise>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Raises its flag when dropped.
+struct Raise(Arc<AtomicBool>);
+
+impl Drop for Raise {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+impl DeathWatch {
+    fn arm(flag: Arc<AtomicBool>) -> DeathWatch {
+        ARMED.with(|armed| *armed.borrow_mut() = Some(Raise(flag)));
+        DeathWatch
+    }
+
+    /// The shard returned: its thread ends normally.
+    fn disarm(self) {
+        if let Some(raise) = ARMED.with(|armed| armed.borrow_mut().take()) {
+            std::mem::forget(raise);
+        }
+    }
 }
 
 /// The process's peak resident memory (`VmHWM` of /proc/self/status), in
@@ -264,5 +319,30 @@ fn placement(shards: usize) -> PoolPlacement {
             PoolPlacement::MaxSpread(shards, Some(cpus))
         }
         Err(_) => PoolPlacement::Unbound(shards),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_thread_that_dies_raises_the_flag_and_one_that_returns_does_not() {
+        let died = Arc::new(AtomicBool::new(false));
+        let flag = died.clone();
+        let dying = std::thread::spawn(move || {
+            let _watch = DeathWatch::arm(flag);
+            panic!("a shard dies (expected by the test)");
+        });
+        assert!(dying.join().is_err());
+        assert!(died.load(Ordering::Acquire), "the peers are told");
+
+        let returned = Arc::new(AtomicBool::new(false));
+        let flag = returned.clone();
+        std::thread::spawn(move || DeathWatch::arm(flag).disarm())
+            .join()
+            .unwrap();
+        assert!(!returned.load(Ordering::Acquire));
     }
 }

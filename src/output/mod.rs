@@ -1,6 +1,7 @@
-//! What a crawl shows and leaves behind: one [`record`] per URL, written as
-//! JSON Lines by a [`sink`]; the counters and end report ([`stats`]); the
-//! live progress line ([`progress`]); WARC archives ([`warc`]).
+//! What a crawl shows and leaves behind: one [`record`] per URL, buffered
+//! as JSON Lines by a shard's [`sink`] and written by the [`writer`]
+//! thread; the counters and end report ([`stats`]); the live progress line
+//! ([`progress`]); WARC archives ([`warc`]).
 //!
 //! Not the crawl itself: shards hand finished records here and go on.
 
@@ -9,3 +10,4 @@ pub mod record;
 pub mod sink;
 pub mod stats;
 pub mod warc;
+pub mod writer;

@@ -1,191 +1,68 @@
-//! Where a shard's records go: JSON Lines to a file or stdout, buffered per
-//! shard and written in whole lines, so shards never interleave half a line.
+//! A shard's side of the JSON Lines output: records serialised into whole
+//! lines in the shard's buffer and handed to the writer thread
+//! ([`crate::output::writer`]) a block at a time (64 KiB, or whatever is
+//! there when the shard's watch ticks), so shards never interleave half a
+//! line and never wait on the output.
 //!
-//! Not the record format (`record.rs`) nor the counters (`stats.rs`).
-//! Writes are plain blocking writes of ~64 KiB to the page cache from the
-//! shard's thread: cheap enough next to the network work, and ordered.
+//! Not the record format (`record.rs`), the counters (`stats.rs`), nor the
+//! writing itself (`writer.rs`).
 
-use std::cell::{Cell, RefCell};
-use std::fs::File;
-use std::io::{self, Write};
-use std::sync::{Arc, Mutex};
-
-use crate::config::Output;
 use crate::output::record::Record;
+use crate::output::writer::{lock, Pending, Stopped, WriterHandle};
 
-/// The destination shared by all shards (one lock per ~64 KiB of lines).
-pub type SharedWriter = Arc<Mutex<Box<dyn Write + Send>>>;
-
-/// Open the configured destination once, before the shards start.
-pub fn open(output: &Output) -> io::Result<Option<SharedWriter>> {
-    let writer: Box<dyn Write + Send> = match output {
-        Output::None => return Ok(None),
-        Output::Stdout => Box::new(io::stdout()),
-        Output::File(path) => Box::new(File::create(path)?),
-    };
-    Ok(Some(Arc::new(Mutex::new(writer))))
-}
-
-/// Bytes buffered before a shard writes them out.
+/// Bytes buffered before a shard hands them to the writer.
 const FLUSH_AT: usize = 64 * 1024;
 
-/// One shard's buffered JSONL writer.
+/// One shard's buffered JSONL output.
 pub struct RecordSink {
-    /// Shared destination, if records are written at all.
-    writer: Option<SharedWriter>,
-    /// Whole lines not yet written.
-    buffer: RefCell<Vec<u8>>,
-    /// A write failed: nothing more is written (a retry would write the
-    /// lines a partial write already wrote, and a full disk stays full).
-    failed: Cell<bool>,
+    /// The writer and this shard's lines not yet handed to it, if records
+    /// are written at all.
+    out: Option<(WriterHandle, Pending)>,
 }
 
 impl RecordSink {
-    pub fn new(writer: Option<SharedWriter>) -> Self {
+    pub fn new(writer: Option<WriterHandle>) -> Self {
         RecordSink {
-            writer,
-            buffer: RefCell::new(Vec::new()),
-            failed: Cell::new(false),
+            out: writer.map(|w| {
+                let pending = w.register();
+                (w, pending)
+            }),
         }
     }
 
-    /// Buffer one record; write the buffer out when it is large.
-    pub fn write(&self, record: &Record) -> io::Result<()> {
-        if self.writer.is_none() || self.failed.get() {
-            return Ok(());
+    /// Buffer one record; hand the buffer over when it is large.
+    pub fn write(&self, record: &Record) {
+        let Some((writer, pending)) = &self.out else {
+            return;
+        };
+        if writer.stopped().is_some() {
+            return;
         }
         let full = {
-            let mut buffer = self.buffer.borrow_mut();
-            record.write_jsonl(&mut buffer);
-            buffer.len() >= FLUSH_AT
+            let mut lines = lock(pending);
+            record.write_jsonl(&mut lines);
+            (lines.len() >= FLUSH_AT).then(|| std::mem::take(&mut *lines))
         };
-        if full {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    /// Write every buffered line.
-    pub fn flush(&self) -> io::Result<()> {
-        let Some(writer) = &self.writer else {
-            return Ok(());
-        };
-        let mut buffer = self.buffer.borrow_mut();
-        if buffer.is_empty() {
-            return Ok(());
-        }
-        let mut out = writer
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let written = out.write_all(&buffer).and_then(|()| out.flush());
-        // Written or not, these lines are done with: on an error they are
-        // lost (and said so), never written twice.
-        buffer.clear();
-        self.failed.set(written.is_err());
-        written
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// An output that takes `room` bytes, then fails `failures` writes
-    /// (ENOSPC), then takes everything; it counts the bytes offered.
-    struct Flaky {
-        room: usize,
-        failures: usize,
-        written: Arc<Mutex<Vec<u8>>>,
-        offered: Arc<AtomicUsize>,
-    }
-
-    impl Write for Flaky {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.offered.fetch_add(buf.len(), Ordering::Relaxed);
-            let mut written = self.written.lock().unwrap();
-            if self.room == 0 && self.failures > 0 {
-                self.failures -= 1;
-                return Err(io::Error::from_raw_os_error(libc::ENOSPC));
-            }
-            let n = if self.failures > 0 {
-                buf.len().min(self.room)
-            } else {
-                buf.len()
-            };
-            self.room -= n.min(self.room);
-            written.extend_from_slice(&buf[..n]);
-            Ok(n)
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
+        if let Some(lines) = full {
+            writer.send(lines);
         }
     }
 
-    fn flaky(room: usize, failures: usize) -> (RecordSink, Arc<Mutex<Vec<u8>>>, Arc<AtomicUsize>) {
-        let written = Arc::new(Mutex::new(Vec::new()));
-        let offered = Arc::new(AtomicUsize::new(0));
-        let out: Box<dyn Write + Send> = Box::new(Flaky {
-            room,
-            failures,
-            written: written.clone(),
-            offered: offered.clone(),
-        });
-        (
-            RecordSink::new(Some(Arc::new(Mutex::new(out)))),
-            written,
-            offered,
-        )
-    }
-
-    fn record(n: usize) -> Record {
-        Record::new(format!("http://a.test/page/{n:06}"), 0)
-    }
-
-    /// The lines of `records` 0..n, as the output should hold them.
-    fn lines(n: usize) -> Vec<u8> {
-        let mut out = Vec::new();
-        (0..n).for_each(|i| record(i).write_jsonl(&mut out));
-        out
-    }
-
-    #[test]
-    fn an_output_that_keeps_failing_is_not_offered_the_same_lines_again() {
-        let (sink, _, offered) = flaky(0, usize::MAX);
-        let n = 20_000;
-        for i in 0..n {
-            let _ = sink.write(&record(i));
+    /// Hand whatever is buffered to the writer.
+    pub fn hand_off(&self) {
+        if let Some((writer, pending)) = &self.out {
+            let lines = std::mem::take(&mut *lock(pending));
+            writer.send(lines);
         }
-        let _ = sink.flush();
-        let total = lines(n).len();
-        let offered = offered.load(Ordering::Relaxed);
-        assert!(
-            offered <= total,
-            "{offered} bytes offered to a failing output for {total} bytes of records"
-        );
-        assert!(
-            sink.buffer.borrow().len() <= 2 * FLUSH_AT,
-            "the buffer grows"
-        );
     }
 
-    #[test]
-    fn after_a_partial_write_no_line_is_written_twice() {
-        // 100 bytes go out, one write fails, then the output works again.
-        let (sink, written, _) = flaky(100, 1);
-        let n = 2_000;
-        for i in 0..n {
-            let _ = sink.write(&record(i));
-        }
-        let _ = sink.flush();
-        let written = written.lock().unwrap().clone();
-        let all = lines(n);
-        assert!(
-            all.starts_with(&written),
-            "the output is not a prefix of the records: {} bytes, starting {:?}",
-            written.len(),
-            String::from_utf8_lossy(&written[..written.len().min(300)])
-        );
+    /// The writer has more than its backlog to write: start no fetch.
+    pub fn behind(&self) -> bool {
+        self.out.as_ref().is_some_and(|(w, _)| w.behind())
+    }
+
+    /// The output ended early: the crawl should end too.
+    pub fn stopped(&self) -> Option<Stopped> {
+        self.out.as_ref().and_then(|(w, _)| w.stopped())
     }
 }

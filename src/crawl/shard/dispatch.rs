@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::crawl::frontier::Next;
 use crate::crawl::urls;
 
-use super::{Shard, Work, SLOT_POLL};
+use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};
 
 impl Shard {
     /// The chapter's N workers, as one dispatcher: whenever a fetch slot is
@@ -41,11 +41,19 @@ impl Shard {
     }
 
     /// A fetch slot: one of this shard's own, else one of a peer's; the
-    /// shard whose slot it is. None once stopping.
+    /// shard whose slot it is. None once stopping. While the records'
+    /// writer is behind, none is taken: no fetch starts (the running ones
+    /// go on), so a slow output holds the crawl back instead of filling
+    /// memory.
     pub(super) async fn take_slot(&self) -> Option<usize> {
         loop {
             if self.stopping.get() {
                 return None;
+            }
+            if self.sink.behind() {
+                self.outbox.flush();
+                glommio::timer::sleep(BACKLOG_POLL).await;
+                continue;
             }
             if self.slots.try_take(self.id) {
                 return Some(self.id);

@@ -47,9 +47,10 @@ use crate::net::fetch::{self, Limits};
 use crate::net::tls::TlsClient;
 use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
-use crate::output::sink::{RecordSink, SharedWriter};
+use crate::output::sink::RecordSink;
 use crate::output::stats::Stats;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
+use crate::output::writer::WriterHandle;
 use page::interrupted_record;
 
 /// What a shard hands back when the crawl is over.
@@ -60,7 +61,7 @@ pub struct ShardResult {
     pub records: Vec<Record>,
     /// CPU time of this shard's thread.
     pub cpu: Duration,
-    /// The JSONL output failed (the crawl went on).
+    /// Closing the WARC files failed.
     pub output_error: Option<String>,
 }
 
@@ -69,10 +70,12 @@ pub struct ShardResult {
 pub struct Shared {
     /// Crawl-wide count of unfinished URLs.
     pub outstanding: Arc<Outstanding>,
-    /// JSONL destination, if any.
-    pub records: Option<SharedWriter>,
+    /// The JSONL writer, if records are written.
+    pub records: Option<WriterHandle>,
     /// Set by SIGINT/SIGTERM.
     pub interrupt: Arc<AtomicBool>,
+    /// Set when a shard's thread died: every other shard stops at once.
+    pub shard_died: Arc<AtomicBool>,
     /// Live counters for the progress line.
     pub progress: Arc<Progress>,
     /// WARC output (each shard fills in its own index).
@@ -119,6 +122,8 @@ pub struct Shard {
     stopping: Cell<bool>,
     /// Set by SIGINT/SIGTERM (shared by all shards).
     interrupt: Arc<AtomicBool>,
+    /// Set when a shard's thread died (shared by all shards).
+    shard_died: Arc<AtomicBool>,
     /// Live counters for the progress line (this shard writes its own slot).
     progress: Arc<Progress>,
     /// URLs being fetched right now, to record them if the crawl is
@@ -188,6 +193,7 @@ impl Shard {
             outbox,
             stopping: Cell::new(false),
             interrupt: shared.interrupt,
+            shard_died: shared.shard_died,
             progress: shared.progress,
             in_flight: RefCell::new(HashSet::new()),
             stats: RefCell::new(Stats::default()),
@@ -234,23 +240,28 @@ impl Shard {
         // Normally the shard stops when the crawl is done and its last fetch
         // ends. On SIGINT/SIGTERM it stops taking URLs, gives in-flight
         // fetches a grace period, then cancels them and records them as
-        // interrupted.
-        let interrupted = futures_lite::future::or(
+        // interrupted; when the output ended (its reader left, a write
+        // failed) or another shard died, it cancels them at once.
+        let halt = futures_lite::future::or(
             async {
                 self.wait_stopped().await;
                 self.all_fetches_done().await;
-                false
+                None
             },
-            self.wait_for_interrupt(),
+            async { Some(self.watch().await) },
         )
         .await;
-        if interrupted {
-            let graceful = glommio::timer::timeout(INTERRUPT_GRACE, async {
-                self.all_fetches_done().await;
-                Ok(())
-            })
-            .await;
-            if graceful.is_err() {
+        if let Some(halt) = halt {
+            let graceful = match halt {
+                Halt::Signal => glommio::timer::timeout(INTERRUPT_GRACE, async {
+                    self.all_fetches_done().await;
+                    Ok(())
+                })
+                .await
+                .is_ok(),
+                Halt::Now => self.fetches.borrow().is_empty(),
+            };
+            if !graceful {
                 let cut: Vec<JoinHandle<()>> = self
                     .fetches
                     .borrow_mut()
@@ -272,9 +283,7 @@ impl Shard {
         for task in receive_tasks {
             task.await;
         }
-        if let Err(e) = self.sink.flush() {
-            self.note_output_error(e);
-        }
+        self.sink.hand_off();
         if let Some(warc) = &self.warc {
             if let Err(e) = warc.close().await {
                 self.output_error.borrow_mut().get_or_insert(e);
@@ -288,15 +297,25 @@ impl Shard {
         }
     }
 
-    /// Completes once SIGINT/SIGTERM was seen, after stopping the shard
-    /// (polled: a signal handler can only set a flag).
-    async fn wait_for_interrupt(&self) -> bool {
-        while !self.interrupt.load(Ordering::Relaxed) {
+    /// The shard's watch, every [`WATCH_INTERVAL`]: hand the lines buffered
+    /// so far to the writer (so they do not wait for a full block), and see
+    /// whether the crawl must end early (polled: a signal handler can only
+    /// set a flag, and the writer and a dying shard run on other threads).
+    /// Completes, after stopping the shard, with why.
+    async fn watch(&self) -> Halt {
+        let halt = loop {
+            self.sink.hand_off();
+            if self.interrupt.load(Ordering::Relaxed) {
+                break Halt::Signal;
+            }
+            if self.sink.stopped().is_some() || self.shard_died.load(Ordering::Acquire) {
+                break Halt::Now;
+            }
             glommio::timer::sleep(WATCH_INTERVAL).await;
-        }
+        };
         self.outstanding.abort();
         self.stop();
-        true
+        halt
     }
 
     /// Receive batches from one peer: dedup and enqueue its jobs, start the
@@ -405,12 +424,15 @@ impl Shard {
             update(c);
         }
     }
+}
 
-    fn note_output_error(&self, e: std::io::Error) {
-        self.output_error
-            .borrow_mut()
-            .get_or_insert_with(|| format!("writing records: {e}"));
-    }
+/// Why a shard stops before the crawl ran out of work.
+enum Halt {
+    /// SIGINT/SIGTERM: running fetches get [`INTERRUPT_GRACE`] to finish.
+    Signal,
+    /// The output ended (its reader left, or a write failed) or a shard
+    /// died: what runs is cancelled at once.
+    Now,
 }
 
 /// One piece of work for a fetch task.
@@ -440,8 +462,12 @@ fn thread_cpu_time() -> Duration {
     )
 }
 
-/// Poll interval of the interrupt flag.
+/// Period of the shard's watch: the interrupt flag, the output's state, a
+/// dead shard; and the longest a record waits in the shard's buffer.
 const WATCH_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How often a dispatcher held back by a writer that is behind looks again.
+const BACKLOG_POLL: Duration = Duration::from_millis(5);
 
 /// How often a dispatcher whose own slots are all busy looks for a peer's
 /// free slot, when no return of a lent page wakes it first (a peer's own

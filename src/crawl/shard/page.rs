@@ -290,9 +290,7 @@ impl Shard {
             c.bytes.fetch_add(record.size, Ordering::Relaxed);
             c.queued.store(queued, Ordering::Relaxed);
         });
-        if let Err(e) = self.sink.write(&record) {
-            self.note_output_error(e);
-        }
+        self.sink.write(&record);
         if self.config.keep_records {
             self.records.borrow_mut().push(record);
         }
