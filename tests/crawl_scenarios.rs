@@ -345,3 +345,39 @@ fn roots_that_fail_at_once_end_the_crawl() {
         assert_eq!(kinds, [Some("unsupported_scheme"); 2], "{cores} cores");
     }
 }
+
+/// `num_new_urls` is the chapter's: the links of a page that were new to
+/// the crawl. Every URL but a root is queued from exactly one page, so over
+/// all records they add up to the number of those URLs, however the hosts
+/// are spread over the shards and however often a link is found.
+#[test]
+fn new_links_are_counted_once_for_the_whole_crawl() {
+    const HOSTS: usize = 6;
+    const PAGES: usize = 5;
+    let server = serve(|req| {
+        let port = req.authority.rsplit(':').next().unwrap_or("80").to_string();
+        let links: Vec<String> = (0..HOSTS)
+            .flat_map(|h| (0..PAGES).map(move |p| (h, p)))
+            .map(|(h, p)| format!("http://h{h}.test:{port}/p{p}"))
+            .collect();
+        Some(page(&links.iter().map(String::as_str).collect::<Vec<_>>()))
+    });
+    let port = server.port();
+    let roots: Vec<String> = (0..HOSTS)
+        .map(|h| format!("http://h{h}.test:{port}/"))
+        .collect();
+    let mut cfg = config(&roots);
+    for h in 0..HOSTS {
+        cfg.resolve
+            .insert((format!("h{h}.test"), port), "127.0.0.1".parse().unwrap());
+    }
+    let owners: BTreeSet<usize> = (0..HOSTS)
+        .map(|h| ringcrawl::crawl::mesh::shard_for(&format!("h{h}.test"), cfg.cores))
+        .collect();
+    assert_eq!(owners.len(), 2, "hosts on both shards");
+    let outcome = crawl(cfg);
+    let records = by_url(&outcome);
+    assert_eq!(records.len(), HOSTS * (PAGES + 1));
+    let new: usize = records.values().map(|r| r.num_new_urls).sum();
+    assert_eq!(new, HOSTS * PAGES, "links new to the crawl, counted once");
+}
