@@ -63,7 +63,9 @@
 //! 3. Termination is the chapter's `Queue.join()` made global: an atomic
 //!    count of outstanding URLs is incremented *before* a URL is handed to
 //!    any shard and decremented only after that URL's children have been
-//!    counted (or it was dropped as a duplicate). Zero means the crawl is
+//!    counted (or it was dropped as a duplicate), and after the shards its
+//!    links went to said how many were new to the crawl (a page's
+//!    `num_new_urls` waits for them). Zero means the crawl is
 //!    done; the shard that sees zero stops and closes its senders, and every
 //!    other shard stops when it sees them closed.
 //! 4. No `RefCell` borrow is held across an `.await`.

@@ -27,6 +27,13 @@ fn crawl_synthetic(
     cfg.max_tasks = max_tasks;
     let outcome = crawl(cfg);
     let fetched = urls_of(&outcome);
+    // Every URL but the root was new to the crawl on exactly one page.
+    let new: usize = outcome.records.iter().map(|r| r.num_new_urls).sum();
+    assert_eq!(
+        new,
+        outcome.records.len() - 1,
+        "num_new_urls over the crawl"
+    );
     let expected: BTreeSet<String> = site
         .expected_paths()
         .into_iter()

@@ -15,7 +15,8 @@
 //!   `try_send`s; a full channel parks the batch in a local overflow queue
 //!   that a separate flusher task drains with awaited sends.
 //! - [`Outstanding`] is incremented before a URL is handed to any shard and
-//!   decremented only after its children were counted.
+//!   decremented only after its children were counted, and after the
+//!   shards its links went to said how many were new (the tallies).
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
@@ -41,6 +42,14 @@ use crate::crawl::notify::Notify;
 pub struct Batch {
     /// URLs the receiver owns, to deduplicate and enqueue.
     pub jobs: Vec<Job>,
+    /// `jobs` in order, grouped by the sender's page that found them: the
+    /// page's token and how many of the jobs are its. The receiver answers
+    /// each group with a tally.
+    pub pages: Vec<(u64, u32)>,
+    /// Answers to the receiver's groups: the page's token and how many of
+    /// its jobs were new to the crawl (queued, not seen before), so the
+    /// page's `num_new_urls` counts links new to the crawl.
+    pub tallies: Vec<(u64, u32)>,
     /// Pages of the sender's hosts for the receiver to fetch, record and
     /// route on the sender's behalf. The receiver's fetch slot for each was
     /// already taken by the sender ([`FetchSlots::take_other`]).
@@ -52,7 +61,21 @@ pub struct Batch {
 
 impl Batch {
     pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty() && self.leases.is_empty() && self.returns.is_empty()
+        self.jobs.is_empty()
+            && self.leases.is_empty()
+            && self.returns.is_empty()
+            && self.tallies.is_empty()
+    }
+
+    /// The jobs with the token of the page that found each (None for jobs
+    /// outside any group).
+    pub fn jobs_by_page(self) -> impl Iterator<Item = (Option<u64>, Job)> {
+        let tokens = self
+            .pages
+            .into_iter()
+            .flat_map(|(token, n)| std::iter::repeat_n(Some(token), n as usize));
+        let tokens = tokens.chain(std::iter::repeat(None));
+        tokens.zip(self.jobs)
     }
 }
 
@@ -203,10 +226,23 @@ impl Outbox {
         }
     }
 
-    /// Queue `job` for `peer`; it leaves at the next [`Outbox::flush`].
-    pub fn route(&self, peer: usize, job: Job) {
+    /// Queue `job`, found by this shard's page `page`, for `peer`; it
+    /// leaves at the next [`Outbox::flush`], and `peer` answers with a
+    /// tally for `page`.
+    pub fn route(&self, peer: usize, job: Job, page: u64) {
         if let Some(batch) = self.pending.borrow_mut().get_mut(peer) {
             batch.jobs.push(job);
+            match batch.pages.last_mut() {
+                Some((token, n)) if *token == page => *n = n.saturating_add(1),
+                _ => batch.pages.push((page, 1)),
+            }
+        }
+    }
+
+    /// Tell `peer` how many of the jobs its page `page` sent were new.
+    pub fn tally(&self, peer: usize, page: u64, new: u32) {
+        if let Some(batch) = self.pending.borrow_mut().get_mut(peer) {
+            batch.tallies.push((page, new));
         }
     }
 
@@ -316,6 +352,31 @@ mod tests {
             .join()
             .unwrap();
         assert_eq!(owner, shard_for("example.com", 13));
+    }
+
+    #[test]
+    fn jobs_keep_the_page_that_found_them() {
+        let job = |u: &str| Job {
+            url: u.into(),
+            redirects_left: 0,
+            depth: 0,
+        };
+        let batch = Batch {
+            jobs: vec![job("a"), job("b"), job("c"), job("d")],
+            pages: vec![(7, 2), (9, 1)],
+            ..Batch::default()
+        };
+        let got: Vec<(Option<u64>, String)> =
+            batch.jobs_by_page().map(|(p, j)| (p, j.url)).collect();
+        assert_eq!(
+            got,
+            [
+                (Some(7), "a".into()),
+                (Some(7), "b".into()),
+                (Some(9), "c".into()),
+                (None, "d".into())
+            ]
+        );
     }
 
     #[test]

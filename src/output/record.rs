@@ -40,7 +40,8 @@ pub struct Record {
     pub encoding_source: Option<Cow<'static, str>>,
     /// Distinct in-scope links on the page.
     pub num_urls: usize,
-    /// Of those, links this shard had not seen or routed before.
+    /// Of those, links new to the crawl: queued because this page found
+    /// them first (for a redirect, 1 if its target was new).
     pub num_new_urls: usize,
     /// The body was cut at the body cap or the connection ended early.
     pub truncated: bool,

@@ -98,9 +98,14 @@ pub struct Shard {
     tls: TlsClient,
     /// Seen-set and queue of the hosts this shard owns.
     frontier: RefCell<Frontier>,
-    /// URLs this shard already sent to their owners (saves mesh traffic and
-    /// gives `num_new_urls` for remote links).
+    /// URLs this shard already sent to their owners (saves mesh traffic;
+    /// one sent again could not be new to the crawl).
     routed: RefCell<UrlSet>,
+    /// Token of the next page whose links are routed (see [`Batch::pages`]).
+    next_page: Cell<u64>,
+    /// Records of pages whose links went to other shards, waiting for those
+    /// shards to say how many were new; by page token.
+    awaiting: RefCell<HashMap<u64, Awaiting>>,
     /// Something a waiting dispatcher may care about changed: a URL was
     /// queued, a host slot freed, robots.txt arrived, or the shard stops.
     changed: Notify,
@@ -183,6 +188,8 @@ impl Shard {
             config,
             limits,
             routed: RefCell::new(UrlSet::new()),
+            next_page: Cell::new(0),
+            awaiting: RefCell::new(HashMap::new()),
             changed: Notify::new(),
             fetches: RefCell::new(HashMap::new()),
             next_fetch: Cell::new(0),
@@ -283,6 +290,15 @@ impl Shard {
         for task in receive_tasks {
             task.await;
         }
+        // Only when the crawl ended early: pages still waiting for a tally
+        // are recorded with the links known to be new so far.
+        let waiting: Vec<Awaiting> = self.awaiting.borrow_mut().drain().map(|(_, a)| a).collect();
+        for page in waiting {
+            if let Some(mut record) = page.record {
+                record.num_new_urls += page.new;
+                self.emit(record);
+            }
+        }
         self.sink.hand_off();
         if let Some(warc) = &self.warc {
             if let Err(e) = warc.close().await {
@@ -318,22 +334,53 @@ impl Shard {
         halt
     }
 
-    /// Receive batches from one peer: dedup and enqueue its jobs, start the
-    /// pages it lent, release the hosts of pages it fetched for this shard.
-    /// Never sends and never waits.
+    /// Receive batches from one peer: dedup and enqueue its jobs (and tell
+    /// it, per page, how many were new), take its tallies for this shard's
+    /// pages, start the pages it lent, release the hosts of pages it
+    /// fetched for this shard. Never sends and never waits.
     async fn receive(self: Rc<Self>, peer: usize, rx: ConnectedReceiver<Batch>) {
-        while let Some(batch) = rx.recv().await {
+        while let Some(mut batch) = rx.recv().await {
             let now = Instant::now();
-            let dropped = batch
-                .jobs
-                .into_iter()
-                .map(|job| self.enqueue(job, now))
-                .filter(|queued| !queued)
-                .count();
+            let (leases, returns, tallies) = (
+                std::mem::take(&mut batch.leases),
+                std::mem::take(&mut batch.returns),
+                std::mem::take(&mut batch.tallies),
+            );
+            let mut dropped = 0;
+            // The page being tallied: its token and its new jobs so far.
+            let mut group: Option<(u64, u32)> = None;
+            let mut tallied = false;
+            for (page, job) in batch.jobs_by_page() {
+                let queued = self.enqueue(job, now);
+                dropped += usize::from(!queued);
+                match (&mut group, page) {
+                    (Some((token, new)), Some(page)) if *token == page => {
+                        *new += u32::from(queued);
+                    }
+                    (current, page) => {
+                        if let Some((token, new)) = current.take() {
+                            self.outbox.tally(peer, token, new);
+                            tallied = true;
+                        }
+                        *current = page.map(|token| (token, u32::from(queued)));
+                    }
+                }
+            }
+            if let Some((token, new)) = group {
+                self.outbox.tally(peer, token, new);
+                tallied = true;
+            }
+            if tallied {
+                // The dispatcher flushes the tallies before it next waits.
+                self.changed.notify_all();
+            }
             if dropped > 0 && self.outstanding.finish(dropped) {
                 self.stop();
             }
-            for job in batch.leases {
+            for (token, new) in tallies {
+                self.tallied(token, new);
+            }
+            for job in leases {
                 if self.stopping.get() {
                     // Only when the crawl was interrupted: like a URL still
                     // queued, a page not started is not recorded.
@@ -342,9 +389,9 @@ impl Shard {
                     self.spawn_work(Work::Lent { job, owner: peer }, self.id);
                 }
             }
-            if !batch.returns.is_empty() {
+            if !returns.is_empty() {
                 let mut frontier = self.frontier.borrow_mut();
-                for (host, failed) in &batch.returns {
+                for (host, failed) in &returns {
                     frontier.release(host, *failed, now);
                 }
                 drop(frontier);
@@ -395,10 +442,10 @@ impl Shard {
         }
     }
 
-    /// Hand a new URL to its owning shard, counting it in first; false if
-    /// this shard already knew it. The owner applies the crawl limits, so
+    /// Hand a new URL, found by this shard's page `page`, to its owning
+    /// shard, counting it in first. The owner applies the crawl limits, so
     /// a URL they keep out is refused and recorded once, whoever found it.
-    fn route(&self, job: Job, now: Instant) -> bool {
+    fn route(&self, job: Job, now: Instant, page: u64) -> Routed {
         let owner = shard_for(urls::host_of(&job.url), self.shards);
         if owner == self.id {
             // Counting in after the enqueue is safe here: no other task runs
@@ -406,15 +453,87 @@ impl Shard {
             let queued = self.enqueue(job, now);
             if queued {
                 self.outstanding.add(1);
+                Routed::New
+            } else {
+                Routed::Known
             }
-            queued
         } else {
             if !self.routed.borrow_mut().insert(&job.url) {
-                return false;
+                return Routed::Known;
             }
             self.outstanding.add(1);
-            self.outbox.route(owner, job);
-            true
+            self.outbox.route(owner, job, page);
+            Routed::Asked(owner)
+        }
+    }
+
+    /// A token for a page about to route its links.
+    fn page_token(&self) -> u64 {
+        self.next_page.replace(self.next_page.get().wrapping_add(1))
+    }
+
+    /// Page `token` sent `asked` shards some of its links: its record waits
+    /// for their tallies. Called as soon as the links are routed, before
+    /// any await, so no tally can come first.
+    fn expect_tallies(&self, token: u64, asked: usize) {
+        if asked > 0 {
+            self.awaiting.borrow_mut().insert(
+                token,
+                Awaiting {
+                    record: None,
+                    tallies_due: asked,
+                    new: 0,
+                },
+            );
+        }
+    }
+
+    /// Record a finished page and count it out, unless it still waits for
+    /// tallies ([`Self::tallied`] finishes it then).
+    fn finish_page(&self, mut record: Record, token: u64) {
+        let mut awaiting = self.awaiting.borrow_mut();
+        if let Some(page) = awaiting.get_mut(&token) {
+            if page.tallies_due > 0 {
+                page.record = Some(record);
+                return;
+            }
+            record.num_new_urls += page.new;
+            awaiting.remove(&token);
+        }
+        drop(awaiting);
+        self.record_page(record);
+    }
+
+    /// Emit a page's record and count the page out.
+    fn record_page(&self, record: Record) {
+        self.emit(record);
+        if self.outstanding.finish(1) {
+            self.stop();
+        }
+    }
+
+    /// A peer says `new` of the links page `token` sent it were new.
+    fn tallied(&self, token: u64, new: u32) {
+        let done = {
+            let mut awaiting = self.awaiting.borrow_mut();
+            let Some(page) = awaiting.get_mut(&token) else {
+                return;
+            };
+            page.new += new as usize;
+            page.tallies_due = page.tallies_due.saturating_sub(1);
+            if page.tallies_due > 0 || page.record.is_none() {
+                return;
+            }
+            awaiting.remove(&token)
+        };
+        if let Some(Awaiting {
+            record: Some(mut record),
+            new,
+            ..
+        }) = done
+        {
+            record.num_new_urls += new;
+            self.record_page(record);
         }
     }
 
@@ -424,6 +543,25 @@ impl Shard {
             update(c);
         }
     }
+}
+
+/// Where [`Shard::route`] sent a URL.
+enum Routed {
+    /// Queued here: new to the crawl.
+    New,
+    /// Known already (seen here, or sent to its owner before).
+    Known,
+    /// Sent to its owner, which will say whether it was new.
+    Asked(usize),
+}
+
+/// A page waiting for the tallies of the shards its links went to.
+struct Awaiting {
+    /// Its record, once the fetch is over (tallies may come before).
+    record: Option<Record>,
+    tallies_due: usize,
+    /// Links new to the crawl, by the tallies so far.
+    new: usize,
 }
 
 /// Why a shard stops before the crawl ran out of work.

@@ -19,7 +19,7 @@ use crate::net::http::{self, content, content::DecodeError};
 use crate::output::record::Record;
 use crate::output::warc;
 
-use super::Shard;
+use super::{Routed, Shard};
 
 impl Shard {
     /// Fetch one URL, record it, route its links or its redirect target,
@@ -36,6 +36,7 @@ impl Shard {
         let mut record = Record::new(job.url.clone(), self.id);
         // Refused before any packet: the host is not to blame.
         let mut refused = false;
+        let token = self.page_token();
         match Url::parse(&job.url) {
             Err(e) => {
                 refused = true;
@@ -70,7 +71,8 @@ impl Shard {
                                 );
                                 encoded
                             });
-                        self.handle_response(&job, &url, response, &mut record);
+                        let asked = self.handle_response(&job, &url, response, &mut record, token);
+                        self.expect_tallies(token, asked);
                         if let (Some(warc), Some(encoded)) = (&self.warc, archived) {
                             warc.write(encoded).await;
                         }
@@ -84,10 +86,7 @@ impl Shard {
             c.in_flight.fetch_sub(1, Ordering::Relaxed);
         });
         let failed = !refused && host_failed(&record);
-        self.emit(record);
-        if self.outstanding.finish(1) {
-            self.stop();
-        }
+        self.finish_page(record, token);
         failed
     }
 
@@ -134,7 +133,8 @@ impl Shard {
         url: &Url,
         response: Response,
         record: &mut Record,
-    ) {
+        token: u64,
+    ) -> usize {
         let head = &response.head;
         record.status = Some(head.status);
         record.connect_ms = Some(response.connect.as_secs_f64() * 1e3);
@@ -161,7 +161,7 @@ impl Shard {
         }
         if matches!(head.status, 301 | 302 | 303 | 307 | 308) {
             record.encoding = charset;
-            self.follow_redirect(job, url, head.location.as_deref(), record);
+            self.follow_redirect(job, url, head.location.as_deref(), record, token)
         } else if (200..300).contains(&head.status) && http::is_html(head.content_type.as_deref()) {
             let page = links::page_links(&body, url, charset.as_deref());
             record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
@@ -173,16 +173,23 @@ impl Shard {
                 .collect();
             record.num_urls = links.len();
             let now = Instant::now();
+            let mut asked = Asked::default();
             for link in links {
                 let job = Job {
                     url: link.into(),
                     redirects_left: self.config.max_redirect,
                     depth: job.depth.saturating_add(1),
                 };
-                record.num_new_urls += usize::from(self.route(job, now));
+                match self.route(job, now, token) {
+                    Routed::New => record.num_new_urls += 1,
+                    Routed::Known => {}
+                    Routed::Asked(peer) => asked.add(peer),
+                }
             }
+            asked.count()
         } else {
             record.encoding = charset;
+            0
         }
     }
 
@@ -221,24 +228,27 @@ impl Shard {
         url: &Url,
         location: Option<&str>,
         record: &mut Record,
-    ) {
+        token: u64,
+    ) -> usize {
         let Some(location) = location else {
-            return fail(
+            fail(
                 record,
                 "redirect_no_location",
                 "redirect without a Location header",
             );
+            return 0;
         };
         let Some(target) = urls::join_redirect(url, location) else {
-            return fail(
+            fail(
                 record,
                 "redirect_bad_location",
                 &format!("unusable redirect Location {location:?}"),
             );
+            return 0;
         };
         record.next_url = Some(target.as_str().to_string());
         if !self.config.scope.allows(&target) {
-            return;
+            return 0;
         }
         let next = Job {
             url: target.as_str().to_string(),
@@ -246,16 +256,24 @@ impl Shard {
             depth: job.depth,
         };
         if self.already_known(&next.url, urls::host(&target)) {
-            return;
+            return 0;
         }
         if job.redirects_left == 0 {
-            return fail(
+            fail(
                 record,
                 "redirect_limit",
                 &format!("redirect limit reached at {}", next.url),
             );
+            return 0;
         }
-        record.num_new_urls = usize::from(self.route(next, Instant::now()));
+        match self.route(next, Instant::now(), token) {
+            Routed::New => {
+                record.num_new_urls = 1;
+                0
+            }
+            Routed::Known => 0,
+            Routed::Asked(_) => 1,
+        }
     }
 
     /// Whether this shard knows `url` was already queued (seen locally or
@@ -307,6 +325,23 @@ pub(super) fn host_failed(record: &Record) -> bool {
             record.error_kind.as_deref(),
             None | Some("tls_certificate" | "tls_version")
         ),
+    }
+}
+
+/// The peers a page's links went to, each once (a page's links go to a
+/// handful of shards; a linear search is cheapest).
+#[derive(Default)]
+struct Asked(Vec<usize>);
+
+impl Asked {
+    fn add(&mut self, peer: usize) {
+        if !self.0.contains(&peer) {
+            self.0.push(peer);
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.0.len()
     }
 }
 
