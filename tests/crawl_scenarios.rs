@@ -368,8 +368,10 @@ fn new_links_are_counted_once_for_the_whole_crawl() {
         .collect();
     let mut cfg = config(&roots);
     for h in 0..HOSTS {
-        cfg.resolve
-            .insert((format!("h{h}.test"), port), "127.0.0.1".parse().unwrap());
+        cfg.resolve.insert(
+            (format!("h{h}.test"), port),
+            vec!["127.0.0.1".parse().unwrap()],
+        );
     }
     let owners: BTreeSet<usize> = (0..HOSTS)
         .map(|h| ringcrawl::crawl::mesh::shard_for(&format!("h{h}.test"), cfg.cores))
