@@ -866,8 +866,10 @@ fn truncated_answers_forged_datagrams_and_unfinished_chains() {
 
         // Datagrams too short to be DNS: ignored like the forged ones.
         assert_eq!(
-            r.resolve("runt.fake.test", 80).await.map(|a| a.ip()),
-            Ok(ip("127.0.0.6"))
+            r.resolve("runt.fake.test", 80)
+                .await
+                .map(|a| a.first().map(|a| a.ip())),
+            Ok(Some(ip("127.0.0.6")))
         );
         assert_eq!(fake.count("runt.fake.test A"), 1);
 
