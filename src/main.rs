@@ -11,6 +11,8 @@
 //! - 4 nothing fetched, no server answered at all (every root failed on
 //!   DNS, connect, time-out, reset, or an unsupported scheme; robots.txt
 //!   unreachable);
+//! - 5 as 4, and a certificate was refused on the way (wget's "SSL
+//!   verification failure"): `--ca-cert` or `--insecure` may be wanted;
 //! - 8 nothing fetched, servers answered with errors only (every root got
 //!   a 4xx/5xx, was kept out by robots.txt, or redirected nowhere useful);
 //! - 130 interrupted by SIGINT/SIGTERM.
@@ -198,13 +200,20 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "ringcrawl: nothing fetched: no server answered ({})",
                 kinds.join(", ")
             );
-            ExitCode::from(NO_ANSWER)
+            if outcome.stats.errors_by_kind.contains_key("tls_certificate") {
+                ExitCode::from(CERTIFICATE_REFUSED)
+            } else {
+                ExitCode::from(NO_ANSWER)
+            }
         }
     })
 }
 
 /// Exit code: nothing fetched, no server answered (wget's "network failure").
 const NO_ANSWER: u8 = 4;
+/// Exit code: nothing fetched, and a certificate was refused (wget's "SSL
+/// verification failure").
+const CERTIFICATE_REFUSED: u8 = 5;
 /// Exit code: nothing fetched, servers answered with errors only (wget's
 /// "server issued an error response").
 const NOTHING_BUT_ERRORS: u8 = 8;

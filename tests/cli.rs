@@ -295,25 +295,27 @@ fn ca_cert_trusts_a_private_ca_and_insecure_fetches_anyway() {
     let pem = dir.join("ca.pem");
     std::fs::write(&pem, ca.pem()).unwrap();
     let root = format!("https://{}/", server.addr());
-    let record = |args: &[&str]| -> serde_json::Value {
+    let record = |args: &[&str], code: i32| -> serde_json::Value {
         let mut all = vec!["--ignore-robots", "-q", "-o", "-"];
         all.extend_from_slice(args);
         all.push(&root);
         let out = ringcrawl(&all);
-        assert!(
-            out.status.success(),
+        assert_eq!(
+            out.status.code(),
+            Some(code),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
         serde_json::from_slice(&out.stdout).expect("one record")
     };
-    let trusted = record(&["--ca-cert", pem.to_str().unwrap()]);
+    let trusted = record(&["--ca-cert", pem.to_str().unwrap()], 0);
     assert_eq!(trusted["status"], 200, "{trusted}");
     assert!(trusted["error"].is_null(), "{trusted}");
-    let untrusted = record(&[]);
+    // Nothing fetched, for a refused certificate: wget's 5.
+    let untrusted = record(&[], 5);
     assert_eq!(untrusted["error_kind"], "tls_certificate", "{untrusted}");
     assert!(untrusted["status"].is_null(), "{untrusted}");
-    let insecure = record(&["--insecure"]);
+    let insecure = record(&["--insecure"], 0);
     assert_eq!(insecure["status"], 200, "{insecure}");
     assert_eq!(insecure["error_kind"], "tls_certificate", "{insecure}");
 
