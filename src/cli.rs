@@ -1,4 +1,5 @@
-//! Command-line flags (clap derive) and their validation into a [`Config`].
+//! Command-line flags (clap derive), turned into the library's
+//! [`CrawlerBuilder`]: the command line has no crawl path of its own.
 //!
 //! The flags are the chapter's (`--max-redirect`, `--max-tries`,
 //! `--max-tasks`, `--exclude`, `--strict`/`--lenient`, `-v`/`-q`, with the
@@ -13,11 +14,7 @@ use std::time::Duration;
 use clap::Parser;
 use thiserror::Error;
 
-use ringcrawl::config::{Config, Output};
-use ringcrawl::crawl::scope::{Scope, ScopeMode};
-use ringcrawl::crawl::urls;
-use ringcrawl::net::dns::Families;
-use ringcrawl::net::tls::{self, TlsOptions};
+use ringcrawl::{BuildError, Crawler, CrawlerBuilder, Families, ScopeMode};
 
 /// Crawl every in-scope page reachable from the roots, thread-per-core over io_uring.
 #[derive(Debug, Parser)]
@@ -192,153 +189,113 @@ pub struct Args {
 pub enum ArgsError {
     #[error("no roots given (pass at least one URL, or --demo)")]
     NoRoots,
-    #[error(transparent)]
-    Root(#[from] urls::UrlError),
-    #[error("--exclude: invalid regular expression: {0}")]
-    Exclude(String),
     #[error("--resolve {0:?}: expected HOST:PORT:ADDR[,ADDR...]")]
     Resolve(String),
     #[error("--dns-server {0:?}: expected an IP address, optionally with :PORT")]
     DnsServer(String),
-    #[error("--{0} must be at least 1")]
-    Zero(&'static str),
-    #[error("--{0}: {1} is not a number of seconds above 0 and at most {MAX_SECONDS}")]
+    #[error("--{0}: {1} is not a number of seconds")]
     Seconds(&'static str, f64),
-    #[error("--ca-cert {0}")]
-    CaCert(String),
-    #[error("--{0}: {1} is more than {2}")]
-    TooLarge(&'static str, u64, u64),
+    /// A value the crawl's builder refused (the root's own message, or the
+    /// flag named after the setting).
+    #[error("{}", build_message(.0))]
+    Build(#[from] BuildError),
 }
 
-/// Longest duration any flag takes (a day): a time-out or delay longer than
-/// that is a mistake, and every clock sum stays far from overflowing.
-const MAX_SECONDS: u64 = 24 * 60 * 60;
-/// Most body bytes kept per response (`--max-body`).
-const MAX_BODY: u64 = 1 << 32;
-/// Longest URL that may be queued (`--max-url-length`).
-const MAX_URL_LENGTH: u64 = 1 << 20;
-/// Most shards (`--cores`).
-const MAX_CORES: u64 = 1024;
+fn build_message(e: &BuildError) -> String {
+    match e.setting {
+        "root" => e.problem.clone(),
+        flag => format!("--{flag}: {}", e.problem),
+    }
+}
 
 impl Args {
-    /// Validate into a [`Config`]. `extra_roots` come from elsewhere (the
-    /// demo's in-process site).
-    pub fn into_config(self, extra_roots: &[String]) -> Result<Config, ArgsError> {
-        let texts: Vec<&str> = self
-            .roots
-            .iter()
-            .map(String::as_str)
-            .chain(extra_roots.iter().map(String::as_str))
-            .collect();
-        if texts.is_empty() {
+    /// The crawl these flags ask for, through the library's builder (the
+    /// same path a library user takes). `extra_roots` come from elsewhere
+    /// (the demo's in-process site). Values are checked by
+    /// [`CrawlerBuilder::build`]; only what is the command line's own
+    /// (syntax of `--resolve`, seconds as numbers) is checked here.
+    pub fn into_builder(self, extra_roots: &[String]) -> Result<CrawlerBuilder, ArgsError> {
+        if self.roots.is_empty() && extra_roots.is_empty() {
             return Err(ArgsError::NoRoots);
         }
-        let roots = texts
-            .into_iter()
-            .map(urls::parse_root)
-            .collect::<Result<Vec<_>, _>>()?;
-        let exclude = self
-            .exclude
-            .as_deref()
-            .map(regex::Regex::new)
-            .transpose()
-            .map_err(|e| ArgsError::Exclude(one_line(&e.to_string())))?;
-        let mode = if self.lenient {
-            ScopeMode::Lenient
-        } else {
-            ScopeMode::Strict
-        };
-        let mut config = Config::new(roots);
-        config.scope = Scope::new(&config.roots, mode, exclude);
+        let verbosity = self.verbosity();
+        let mut b = Crawler::builder()
+            .roots(self.roots.iter().chain(extra_roots).cloned())
+            .scope(if self.lenient {
+                ScopeMode::Lenient
+            } else {
+                ScopeMode::Strict
+            })
+            .pin_threads(true)
+            .max_tasks(self.max_tasks)
+            .max_tries(self.max_tries)
+            .max_redirect(self.max_redirect)
+            .ip_families(match (self.ipv4, self.ipv6) {
+                (true, _) => Families::V4,
+                (_, true) => Families::V6,
+                _ => Families::Both,
+            })
+            .timeout(seconds("timeout", self.timeout)?)
+            .connect_timeout(seconds("connect-timeout", self.connect_timeout)?)
+            .read_timeout(seconds("read-timeout", self.read_timeout)?)
+            .max_body(self.max_body)
+            .max_depth(self.max_depth)
+            .delay(Duration::from_millis(self.delay))
+            .keep_alive(!self.no_keep_alive)
+            .compression(!self.no_compression)
+            .insecure(self.insecure)
+            .obey_robots(!self.ignore_robots)
+            .max_crawl_delay(seconds("max-crawl-delay", self.max_crawl_delay)?)
+            .max_url_length(self.max_url_length)
+            .max_pages_per_host(self.max_pages_per_host)
+            .warc_max_size(self.warc_max_size);
+        if let Some(regex) = self.exclude {
+            b = b.exclude(regex);
+        }
         if let Some(cores) = self.cores {
-            config.cores = at_most("cores", positive("cores", cores)?, MAX_CORES)?;
+            b = b.cores(cores);
         }
-        config.max_tasks = positive("max-tasks", self.max_tasks)?;
-        config.max_tries = positive("max-tries", self.max_tries as usize)? as u32;
-        config.max_redirect = self.max_redirect;
-        config.resolve = parse_resolves(&self.resolve)?;
-        config.families = match (self.ipv4, self.ipv6) {
-            (true, _) => Families::V4,
-            (_, true) => Families::V6,
-            _ => Families::Both,
-        };
-        config.dns_servers = self
-            .dns_server
-            .iter()
-            .map(|text| parse_dns_server(text))
-            .collect::<Result<_, _>>()?;
+        for ((host, port), addrs) in parse_resolves(&self.resolve)? {
+            b = b.resolve(&host, port, addrs);
+        }
+        for text in &self.dns_server {
+            b = b.dns_server(parse_dns_server(text)?);
+        }
         if let Some(agent) = self.user_agent {
-            config.user_agent = agent;
+            b = b.user_agent(agent);
         }
-        config.timeout = seconds("timeout", self.timeout)?;
-        config.connect_timeout = seconds("connect-timeout", self.connect_timeout)?;
-        config.read_timeout = seconds("read-timeout", self.read_timeout)?;
-        config.max_body = at_most("max-body", self.max_body, MAX_BODY)?;
-        config.max_depth = self.max_depth;
-        let per_host = match (self.per_host, self.demo) {
-            (Some(n), _) => n,
-            (None, Some(_)) => config.max_tasks,
-            (None, None) => config.per_host,
+        match (self.per_host, self.demo) {
+            (Some(n), _) => b = b.per_host(n),
+            (None, Some(_)) => b = b.per_host(self.max_tasks),
+            (None, None) => {}
+        }
+        for path in &self.ca_cert {
+            b = b.ca_cert_file(path);
+        }
+        b = match self.output.as_deref() {
+            None => b,
+            Some("-") => b.jsonl_stdout(),
+            Some(path) => b.jsonl(path),
         };
-        config.per_host = positive("per-host", per_host)?;
-        config.delay = Duration::from_millis(at_most("delay", self.delay, MAX_SECONDS * 1000)?);
-        config.keep_alive = !self.no_keep_alive;
-        config.compression = !self.no_compression;
-        if !self.ca_cert.is_empty() || self.insecure {
-            let mut extra = Vec::new();
-            for path in &self.ca_cert {
-                extra.extend(tls::read_pem_certificates(path).map_err(ArgsError::CaCert)?);
-            }
-            config.tls = TlsOptions::new(&extra, self.insecure)
-                .map_err(|e| ArgsError::CaCert(one_line(&e.to_string())))?;
+        if let Some(dir) = self.warc {
+            b = b.warc(dir);
         }
-        config.obey_robots = !self.ignore_robots;
-        config.max_crawl_delay = seconds("max-crawl-delay", self.max_crawl_delay)?;
-        config.max_url_length = at_most(
-            "max-url-length",
-            positive("max-url-length", self.max_url_length)?,
-            MAX_URL_LENGTH,
-        )?;
-        config.max_pages_per_host = positive("max-pages-per-host", self.max_pages_per_host)?;
-        config.output = match self.output.as_deref() {
-            None => Output::None,
-            Some("-") => Output::Stdout,
-            Some(path) => Output::File(PathBuf::from(path)),
-        };
-        config.verbosity = (self.verbose as i8).saturating_sub(self.quiet as i8);
-        if config.verbosity >= 0 {
-            config.progress = Some(seconds("progress-interval", self.progress_interval)?);
+        if verbosity >= 0 {
+            b = b.progress(Some(seconds("progress-interval", self.progress_interval)?));
         }
-        config.report_json = self.report_json;
-        config.warc_dir = self.warc;
-        config.warc_max_size = self.warc_max_size;
-        Ok(config)
+        Ok(b)
+    }
+
+    /// -1 quiet, 0 normal, 1+ verbose.
+    pub fn verbosity(&self) -> i8 {
+        (self.verbose as i8).saturating_sub(self.quiet as i8)
     }
 }
 
-fn positive(flag: &'static str, value: usize) -> Result<usize, ArgsError> {
-    if value == 0 {
-        Err(ArgsError::Zero(flag))
-    } else {
-        Ok(value)
-    }
-}
-
-/// `value` if it is at most `max`.
-fn at_most<T: Copy + TryInto<u64>>(flag: &'static str, value: T, max: u64) -> Result<T, ArgsError> {
-    match value.try_into() {
-        Ok(n) if n <= max => Ok(value),
-        Ok(n) => Err(ArgsError::TooLarge(flag, n, max)),
-        Err(_) => Err(ArgsError::TooLarge(flag, u64::MAX, max)),
-    }
-}
-
-/// A positive number of seconds, at most [`MAX_SECONDS`].
+/// A number of seconds as a duration (whether it is in range is the
+/// builder's to say).
 fn seconds(flag: &'static str, value: f64) -> Result<Duration, ArgsError> {
-    Duration::try_from_secs_f64(value)
-        .ok()
-        .filter(|d| !d.is_zero() && d.as_secs_f64() <= MAX_SECONDS as f64)
-        .ok_or(ArgsError::Seconds(flag, value))
+    Duration::try_from_secs_f64(value).map_err(|_| ArgsError::Seconds(flag, value))
 }
 
 /// `HOST:PORT:ADDR[,ADDR...]`, an IPv6 ADDR possibly in brackets.
@@ -389,19 +346,17 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text:?} is out of range"))
 }
 
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn config(args: &[&str]) -> Result<Config, ArgsError> {
+    fn config(args: &[&str]) -> Result<ringcrawl::config::Config, ArgsError> {
         let argv = std::iter::once("ringcrawl").chain(args.iter().copied());
-        Args::try_parse_from(argv)
+        let crawler = Args::try_parse_from(argv)
             .expect("flags parse")
-            .into_config(&[])
+            .into_builder(&[])?
+            .build()?;
+        Ok(crawler.config().clone())
     }
 
     #[test]

@@ -102,10 +102,8 @@ pub struct Config {
     /// Live progress on stderr: redrawn in place on a terminal, else a line
     /// every this often; `None` for none.
     pub progress: Option<Duration>,
-    /// Write the end report's numbers as JSON here.
-    pub report_json: Option<PathBuf>,
-    /// -1 quiet, 0 normal, 1+ verbose.
-    pub verbosity: i8,
+    /// Pin each shard's thread to a CPU of the process's affinity mask.
+    pub pin_threads: bool,
 }
 
 impl Config {
@@ -145,8 +143,7 @@ impl Config {
             progress: None,
             warc_dir: None,
             warc_max_size: 1 << 30,
-            report_json: None,
-            verbosity: 0,
+            pin_threads: false,
         }
     }
 
@@ -164,15 +161,11 @@ impl Config {
 /// CPUs this process may run on, from its affinity mask (so `taskset` and
 /// containers are honoured; glommio's own placement reads sysfs instead).
 pub fn available_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return vec![0];
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
-            .collect()
+    match rustix::thread::sched_getaffinity(None) {
+        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
+            .filter(|&cpu| set.is_set(cpu))
+            .collect(),
+        Err(_) => vec![0],
     }
 }
 

@@ -4,6 +4,37 @@
 //! seen-set, stop when all work is done — rebuilt for Linux as a
 //! thread-per-core io_uring program on glommio.
 //!
+//! ```
+//! # let site = std::sync::Arc::new(ringcrawl_site::synth::SynthSite::new(Default::default()));
+//! # let server = ringcrawl_site::server::Server::start(site.handler())?;
+//! # let root = format!("http://{}/", server.addr());
+//! use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+//! use std::sync::Arc;
+//!
+//! let html = Arc::new(AtomicU64::new(0));
+//! let counter = html.clone();
+//! let report = ringcrawl::Crawler::builder()
+//!     .root(&root)
+//!     .on_page(move |page| {
+//!         if page.content_type() == Some("text/html") {
+//!             counter.fetch_add(1, Relaxed);
+//!         }
+//!     })
+//!     .follow(|link, _page| !link.path().starts_with("/private/"))
+//!     .build()?
+//!     .run()?;
+//! println!("{} HTML pages of {} URLs", html.load(Relaxed), report.urls());
+//! # assert!(html.load(Relaxed) > 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The public API is a handful of types: [`Crawler`] (built by
+//! [`CrawlerBuilder`], run by [`Crawler::run`]), [`Page`] (each URL as it
+//! arrives, to a handler on the shard that fetched it, or as an
+//! [`OwnedPage`] through a bounded [`PageStream`]), [`Interrupt`] and
+//! [`Report`]; [`process::prepare`] for a binary. The library prints
+//! nothing: diagnostics go to the [`log`] facade.
+//!
 //! # Map
 //!
 //! ```text
@@ -16,33 +47,39 @@
 //!
 //! The tree is the map, one folder a layer:
 //!
-//! - [`config`] the validated crawl settings, built before any thread starts
-//!   (the binary's `cli.rs` turns flags into one).
-//! - [`crawl`] the engine. [`crawl::run()`] is the only code that knows
-//!   threads: executor pool, mesh, join. [`crawl::mesh`] is everything
+//! - `api` the public face: the builder, pages, the page stream, the
+//!   report; it turns settings into a `config::Config`, the validated
+//!   settings every shard reads (the binary's `cli.rs` goes through the
+//!   same builder). Pages reach the caller's hooks on the shard that
+//!   fetched them (`crawl::shard`'s page path), before their links are
+//!   routed, so a follow rule decides what is routed.
+//! - [`process`] what a binary does to its process before a crawl (the
+//!   open-file limit, `membarrier` registration); the library never does.
+//! - `crawl` the engine. `crawl::run()` is the only code that knows
+//!   threads: executor pool, mesh, join. `crawl::mesh` is everything
 //!   cross-core: `shard_for`, batching (links, lent pages and their
 //!   returns), the crawl-wide fetch slots, the outstanding counter that
-//!   decides when the crawl is done. [`crawl::shard`] is one core's state
+//!   decides when the crawl is done. `crawl::shard` is one core's state
 //!   and tasks, a file a job: the dispatcher, the fetch-and-record path of a
 //!   page, robots.txt. The pure parts it decides with:
-//!   [`crawl::frontier`] (seen-set, per-host queues and politeness: fair
+//!   `crawl::frontier` (seen-set, per-host queues and politeness: fair
 //!   turns, per-host concurrency and delay, backoff, robots first),
-//!   [`crawl::robots`] (robots.txt policy), [`crawl::links`] (HTML →
+//!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
 //!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
-//!   where the scanner is unsure), [`crawl::urls`] (normalisation),
-//!   [`crawl::scope`] (strict/lenient hosts and `--exclude`).
-//! - [`net`] one exchange with a server: [`net::fetch`] (one HTTP/1.0
+//!   where the scanner is unsure), `crawl::urls` (normalisation),
+//!   `crawl::scope` (strict/lenient hosts and `--exclude`).
+//! - `net` one exchange with a server: `net::fetch` (one HTTP/1.0
 //!   exchange with limits and a deadline, on a reused keep-alive connection
-//!   when the shard's [`net::conn_pool`] has one for the endpoint),
-//!   [`net::tls`] (the shard's rustls client for `https`: trust, session
-//!   resumption, TLS errors as record kinds), [`net::stream`] (plain or TLS
+//!   when the shard's `net::conn_pool` has one for the endpoint),
+//!   `net::tls` (the shard's rustls client for `https`: trust, session
+//!   resumption, TLS errors as record kinds), `net::stream` (plain or TLS
 //!   over a TCP stream whose every read and write ends by the deadline),
-//!   [`net::dns`] (the per-shard resolver), [`net::http`] (pure request
+//!   `net::dns` (the per-shard resolver), `net::http` (pure request
 //!   bytes, head parsing, body framing).
-//! - [`output`] what a crawl shows and leaves behind: [`output::record`],
-//!   [`output::stats`], [`output::sink`] (a shard's buffered lines) and
-//!   [`output::writer`] (the thread that writes them, so no shard waits on
-//!   the output), [`output::progress`], and [`output::warc`] (WARC 1.1
+//! - `output` what a crawl shows and leaves behind: `output::record`,
+//!   `output::stats`, `output::sink` (a shard's buffered lines) and
+//!   `output::writer` (the thread that writes them, so no shard waits on
+//!   the output), `output::progress`, and `output::warc` (WARC 1.1
 //!   records and per-shard files).
 //!
 //! The synthetic site and its test server are a crate of their own
@@ -52,7 +89,7 @@
 //! # Invariants
 //!
 //! 1. A host belongs to exactly one shard for the whole crawl
-//!    ([`crawl::mesh::shard_for`] is a fixed-key hash): its queue, seen-set,
+//!    (`crawl::mesh::shard_for` is a fixed-key hash): its queue, seen-set,
 //!    politeness and robots.txt live there. The owner may lend a ready page
 //!    of the host to a peer with a free fetch slot; the peer fetches, records
 //!    and routes it like its own and sends the host's release back.
@@ -73,9 +110,39 @@
 //!    normalisation and scope, the frontier) does no I/O, so it is
 //!    unit-tested and property-tested on its own. The I/O layer is thin.
 //! 6. At most `--max-tasks` fetches run at once, over all shards: every
-//!    fetch holds a slot of [`crawl::mesh::FetchSlots`] from start to end.
+//!    fetch holds a slot of `crawl::mesh::FetchSlots` from start to end.
 
-pub mod config;
-pub mod crawl;
-pub mod net;
-pub mod output;
+#![warn(missing_docs)]
+// Without `internals` the layers are crate-private, and what only the
+// tests, benchmarks and fuzz targets use (the WARC reader, counters, the
+// plain `crawl::run`) would warn as dead; with it, they are public, so
+// nothing would. Dead code is looked for in neither build, as before the
+// layers were hidden.
+#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
+
+/// Declares the crate's internal layers: `pub(crate)`, or public but
+/// hidden with the `internals` feature (for the tests, benchmarks and fuzz
+/// targets, which enable it; not part of the API).
+macro_rules! internal {
+    ($($name:ident),*) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        #[allow(missing_docs)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        pub(crate) mod $name;
+    )*};
+}
+
+mod api;
+pub mod process;
+internal!(config, crawl, net, output);
+
+pub use api::{
+    BuildError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream, Report,
+};
+pub use crawl::scope::ScopeMode;
+pub use net::dns::Families;
+pub use output::record::Record;
+pub use output::stats::{Fetched, Percentiles, ShardBalance, Summary};
+pub use url::Url;

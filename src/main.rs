@@ -18,23 +18,22 @@
 //! - 130 interrupted by SIGINT/SIGTERM.
 
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 mod cli;
+mod logger;
 
 use anyhow::Context;
 use clap::Parser;
 use cli::Args;
-use ringcrawl::crawl;
-use ringcrawl::net::tls::TlsOptions;
-use ringcrawl::output::stats::Fetched;
+use ringcrawl::{Fetched, Interrupt};
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::TestCa;
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    logger::install(args.verbosity());
     match run(args) {
         Ok(code) => code,
         Err(e) => {
@@ -44,19 +43,20 @@ fn main() -> ExitCode {
     }
 }
 
-/// A flag set by the first SIGINT or SIGTERM (the crawl then winds down);
+/// The first SIGINT or SIGTERM interrupts the crawl (it then winds down);
 /// a second one exits at once.
-fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+fn on_signals(interrupt: &Interrupt) -> anyhow::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    let flag = Arc::new(AtomicBool::new(false));
     for signal in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(signal, 130, flag.clone())?;
-        signal_hook::flag::register(signal, flag.clone())?;
+        signal_hook::flag::register_conditional_shutdown(signal, 130, interrupt.flag())?;
+        signal_hook::flag::register(signal, interrupt.flag())?;
     }
-    Ok(flag)
+    Ok(())
 }
 
 fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Before any thread: the open-file limit up, membarrier registered.
+    ringcrawl::process::prepare();
     // --demo: serve the synthetic site in-process and crawl it (--tls: over
     // https, with a CA made here and trusted by this crawl only).
     let scheme = if args.tls { "https" } else { "http" };
@@ -95,32 +95,33 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|(_, s, _)| format!("{scheme}://{}/", s.addr()))
         .collect();
-    let mut config = match args.into_config(&demo_root) {
-        Ok(config) => config,
+    let quiet = args.verbosity() < 0;
+    let report_json = args.report_json.clone();
+    let built = args.into_builder(&demo_root).and_then(|mut builder| {
+        builder = builder.keep_records(demo.is_some());
+        if let Some((_, _, Some(ca))) = &demo {
+            builder = builder.ca_cert_der(ca.cert().to_vec());
+        }
+        Ok(builder.build()?)
+    });
+    let crawler = match built {
+        Ok(crawler) => crawler,
         Err(e) => {
             eprintln!("ringcrawl: {e}");
             return Ok(ExitCode::from(2));
         }
     };
-    config.keep_records = demo.is_some();
-    if let Some((_, _, Some(ca))) = &demo {
-        config.tls = TlsOptions::new(&[ca.cert().clone()], config.tls.insecure())?;
-    }
-    let quiet = config.verbosity < 0;
-    let report_json = config.report_json.clone();
+    on_signals(&crawler.interrupt_handle())?;
 
-    let outcome = crawl::run(config, interrupt_flag()?)?;
+    let report = crawler.run()?;
     if !quiet {
-        eprint!("{}", outcome.stats.report(outcome.elapsed));
+        eprint!("{}", report.text());
     }
     if let Some(path) = report_json {
-        let data = outcome
-            .stats
-            .report_data(outcome.elapsed, outcome.interrupted);
-        let json = serde_json::to_vec_pretty(&data)?;
+        let json = serde_json::to_vec_pretty(&report.summary())?;
         std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
     }
-    if outcome.output_closed {
+    if report.output_closed() {
         // `ringcrawl -o - | head`: the reader had what it wanted; end
         // quietly, as other tools in a pipe do.
         if let Some((_, server, _)) = demo {
@@ -136,7 +137,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map(|p| format!("{base}{p}"))
             .collect();
         let fetched: std::collections::BTreeSet<String> =
-            outcome.records.iter().map(|r| r.url.clone()).collect();
+            report.records().iter().map(|r| r.url.clone()).collect();
         let missing = expected.difference(&fetched).count();
         let extra = fetched.difference(&expected).count();
         let (full, resumed) = server.handshakes();
@@ -158,23 +159,23 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     }
-    if let Some(e) = outcome.output_error {
+    if let Some(e) = report.output_error() {
         eprintln!("ringcrawl: {e}");
         return Ok(ExitCode::from(1));
     }
-    if outcome.interrupted {
+    if report.interrupted() {
         eprintln!("ringcrawl: interrupted; records of finished fetches were written");
         return Ok(ExitCode::from(130));
     }
-    if outcome.aborted {
+    if report.aborted() {
         eprintln!("ringcrawl: the crawl was aborted before all work was done");
         return Ok(ExitCode::from(1));
     }
-    Ok(match outcome.stats.outcome() {
+    let summary = report.summary();
+    Ok(match report.fetched() {
         Fetched::Some => ExitCode::SUCCESS,
         Fetched::OnlyErrors => {
-            let statuses: Vec<String> = outcome
-                .stats
+            let statuses: Vec<String> = summary
                 .statuses
                 .iter()
                 .map(|(status, n)| format!("{status}: {n}"))
@@ -190,8 +191,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             ExitCode::from(NOTHING_BUT_ERRORS)
         }
         Fetched::NoAnswer => {
-            let kinds: Vec<String> = outcome
-                .stats
+            let kinds: Vec<String> = summary
                 .errors_by_kind
                 .iter()
                 .map(|(kind, n)| format!("{kind} {n}"))

@@ -15,6 +15,7 @@ use anyhow::{bail, Context};
 use glommio::channels::channel_mesh::MeshBuilder;
 use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 
+use crate::api::Hooks;
 use crate::config::{available_cpus, Config};
 use crate::crawl::frontier::Job;
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
@@ -47,17 +48,29 @@ pub struct Outcome {
     pub output_closed: bool,
 }
 
-/// Crawl until every in-scope URL reachable from the roots was fetched, or
-/// until `interrupt` is set (by a signal handler).
-pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome> {
-    register_membarrier();
-    let fds = raise_fd_limit();
-    let budget = (fds as usize)
+/// Prepare the process ([`crate::process::prepare`]), then crawl with no
+/// hooks (the tests' and benchmarks' entry).
+pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome> {
+    crate::process::prepare();
+    run_with(config, interrupt, Hooks::default())
+}
+
+/// Crawl until every in-scope URL reachable from the roots was taken up,
+/// or until `interrupt` is set, handing pages to `hooks`. Changes nothing
+/// process-wide: the open-file limit is read, not raised.
+pub fn run_with(
+    mut config: Config,
+    interrupt: Arc<AtomicBool>,
+    hooks: Hooks,
+) -> anyhow::Result<Outcome> {
+    let fds = crate::process::open_file_limit();
+    let budget = usize::try_from(fds)
+        .unwrap_or(usize::MAX)
         .saturating_sub(FD_RESERVE + 16 * config.cores)
         .max(1);
     if config.max_tasks > budget {
-        eprintln!(
-            "ringcrawl: --max-tasks {} exceeds the open-file limit ({fds}); using {budget}",
+        log::warn!(
+            "max-tasks {} exceeds the open-file limit ({fds}); using {budget}",
             config.max_tasks
         );
         config.max_tasks = budget;
@@ -116,6 +129,7 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
         progress: progress.clone(),
         warc,
         slots: FetchSlots::new((0..shards).map(|i| config.workers_for(i)).collect()),
+        hooks: Arc::new(hooks),
     };
     let reporting = Arc::new(AtomicBool::new(false));
     let reporter = config.progress.map(|interval| {
@@ -123,7 +137,7 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
         progress::spawn_reporter(progress.clone(), reporting.clone(), redraw, interval)
     });
     let started = Instant::now();
-    let handles = LocalExecutorPoolBuilder::new(placement(shards))
+    let handles = LocalExecutorPoolBuilder::new(placement(shards, config.pin_threads))
         .name("ringcrawl")
         // Registered buffers serve only DMA file I/O, which no shard does
         // (WARC files are buffered): glommio's minimum, 64 KiB, not its
@@ -183,7 +197,7 @@ pub fn run(mut config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Out
             }
             Err(e) => {
                 outcome.aborted = true;
-                eprintln!("ringcrawl: a shard failed: {e}");
+                log::error!("a shard failed: {e}");
             }
         }
     }
@@ -263,54 +277,11 @@ const IO_MEMORY: usize = 64 << 10;
 /// EMFILE (nor at 110 and 130 with 14 and 34 slots).
 const FD_RESERVE: usize = 64;
 
-/// Raise the soft open-file limit to the hard one; return the soft limit
-/// now in force. Every fetch holds one socket, so `--max-tasks` must fit.
-fn raise_fd_limit() -> u64 {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write the struct we own.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-            return 1024;
-        }
-        if limit.rlim_cur < limit.rlim_max {
-            let raised = libc::rlimit {
-                rlim_cur: limit.rlim_max,
-                rlim_max: limit.rlim_max,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                limit.rlim_cur = limit.rlim_max;
-            }
-        }
-    }
-    limit.rlim_cur
-}
-
-/// Register the process for private expedited `membarrier(2)` now, before
-/// the shard threads exist. A glommio executor issues that barrier each time
-/// it goes to sleep and registers on its first sleep; registering once the
-/// process has several threads makes the kernel wait out an RCU grace period
-/// (14 ms on this machine, which stalled the first shard to sleep at the
-/// start of every crawl), while a process that has one thread registers at
-/// once. Best effort: if this fails, glommio registers or falls back itself.
-fn register_membarrier() {
-    // SAFETY: membarrier(2) takes two integers and touches no memory of ours.
-    unsafe {
-        libc::syscall(
-            libc::SYS_membarrier,
-            libc::MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
-            0,
-        );
-    }
-}
-
-/// One shard per allowed CPU when there are enough of them; unpinned
-/// executors when more shards than CPUs are asked for.
-fn placement(shards: usize) -> PoolPlacement {
+/// With `pin`, one shard per allowed CPU when there are enough of them;
+/// unpinned executors otherwise.
+fn placement(shards: usize, pin: bool) -> PoolPlacement {
     let allowed = available_cpus();
-    if shards > allowed.len() {
+    if !pin || shards > allowed.len() {
         return PoolPlacement::Unbound(shards);
     }
     match CpuSet::online() {

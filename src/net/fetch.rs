@@ -58,6 +58,8 @@ pub struct Limits {
     pub user_agent: String,
     /// Keep the raw request and response bytes (for WARC).
     pub keep_raw: bool,
+    /// Keep the response head's bytes (for a library's page hooks).
+    pub keep_head: bool,
     /// Ask for keep-alive and reuse connections the server keeps open.
     pub keep_alive: bool,
     /// Offer gzip, deflate and br (`Accept-Encoding`); else `identity`.
@@ -174,6 +176,8 @@ pub struct Response {
     pub first_byte: Duration,
     /// Bytes as sent and received, if `Limits::keep_raw`.
     pub raw: Option<RawExchange>,
+    /// The head's bytes as received, if `Limits::keep_head`.
+    pub head_bytes: Option<Vec<u8>>,
     /// The certificate error `--insecure` let through on this connection.
     pub tls_warning: Option<TlsError>,
 }
@@ -408,6 +412,9 @@ async fn exchange(
         response: buf.clone(),
         sent_at: Some(sent_at),
     });
+    let head_bytes = limits
+        .keep_head
+        .then(|| buf.get(..head.head_len).unwrap_or(&buf).to_vec());
     let mut body = Vec::new();
     if let http::Framing::Length(n) = head.framing {
         body.reserve(
@@ -488,6 +495,7 @@ async fn exchange(
         connect: connected.unwrap_or_default(),
         first_byte: first_byte.unwrap_or_default(),
         raw,
+        head_bytes,
         tls_warning,
     })
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 /// What became of one URL. Field names are the chapter's, so tools written
 /// for its output read ours.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Record {
     /// The URL fetched (normalised).
     pub url: String,
@@ -56,6 +57,9 @@ pub struct Record {
     pub first_byte_ms: Option<f64>,
     /// The shard (core) that fetched it.
     pub shard: usize,
+    /// Handed to the library caller's hooks already (not written).
+    #[serde(skip)]
+    pub(crate) delivered: bool,
 }
 
 /// The coarse kind a record counts as in the report.
@@ -90,6 +94,7 @@ impl Record {
             connect_ms: None,
             first_byte_ms: None,
             shard,
+            delivered: false,
         }
     }
 
@@ -144,6 +149,7 @@ mod tests {
             connect_ms: Some(0.1),
             first_byte_ms: Some(0.5),
             shard: 0,
+            delivered: false,
         }
     }
 

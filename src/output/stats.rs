@@ -65,6 +65,8 @@ pub enum Fetched {
 
 /// How much one shard did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+#[allow(missing_docs)]
 pub struct ShardBalance {
     pub urls: u64,
     /// CPU time of the shard's thread, ms.
@@ -107,6 +109,8 @@ impl Latencies {
 
 /// p50/p90/p99/max of one histogram, in ms.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[allow(missing_docs)]
 pub struct Percentiles {
     pub count: u64,
     pub p50_ms: f64,
@@ -116,7 +120,7 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
-    pub fn of(h: &Histogram<u64>) -> Self {
+    pub(crate) fn of(h: &Histogram<u64>) -> Self {
         let ms = |us: u64| us as f64 / 1e3;
         Percentiles {
             count: h.len(),
@@ -128,9 +132,11 @@ impl Percentiles {
     }
 }
 
-/// The numbers of the end report, for `--report-json`.
+/// The numbers of the end report (`--report-json` writes them as JSON).
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+#[non_exhaustive]
+#[allow(missing_docs)]
+pub struct Summary {
     pub urls: u64,
     pub elapsed_s: f64,
     pub urls_per_s: f64,
@@ -229,9 +235,9 @@ impl Stats {
     }
 
     /// The numbers of the report.
-    pub fn report_data(&self, elapsed: Duration, interrupted: bool) -> Report {
+    pub fn report_data(&self, elapsed: Duration, interrupted: bool) -> Summary {
         let secs = elapsed.as_secs_f64();
-        Report {
+        Summary {
             urls: self.urls,
             elapsed_s: secs,
             urls_per_s: if secs > 0.0 {

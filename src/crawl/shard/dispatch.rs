@@ -42,15 +42,15 @@ impl Shard {
 
     /// A fetch slot: one of this shard's own, else one of a peer's; the
     /// shard whose slot it is. None once stopping. While the records'
-    /// writer is behind, none is taken: no fetch starts (the running ones
-    /// go on), so a slow output holds the crawl back instead of filling
-    /// memory.
+    /// writer or the caller's page stream is behind, none is taken: no
+    /// fetch starts (the running ones go on), so a slow output holds the
+    /// crawl back instead of filling memory.
     pub(super) async fn take_slot(&self) -> Option<usize> {
         loop {
             if self.stopping.get() {
                 return None;
             }
-            if self.sink.behind() {
+            if self.sink.behind() || self.hooks.stream.as_ref().is_some_and(|s| s.behind()) {
                 self.outbox.flush();
                 glommio::timer::sleep(BACKLOG_POLL).await;
                 continue;

@@ -35,6 +35,7 @@ use glommio::channels::channel_mesh::Receivers;
 use glommio::channels::shared_channel::ConnectedReceiver;
 use glommio::task::JoinHandle;
 
+use crate::api::{Handler, Hooks};
 use crate::config::Config;
 use crate::crawl::frontier::{Frontier, Job, Offer, Politeness};
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding};
@@ -82,6 +83,8 @@ pub struct Shared {
     pub warc: Option<WarcTarget>,
     /// The crawl's fetch slots (`--max-tasks`), per shard.
     pub slots: Arc<FetchSlots>,
+    /// What the library's caller gets of each page.
+    pub hooks: Arc<Hooks>,
 }
 
 /// Per-core crawl state.
@@ -140,6 +143,10 @@ pub struct Shard {
     /// This shard's WARC files, if archiving.
     warc: Option<WarcFiles>,
     output_error: RefCell<Option<String>>,
+    /// What the library's caller gets of each page (shared by all shards).
+    hooks: Arc<Hooks>,
+    /// This shard's page handler, made on this thread.
+    handler: RefCell<Option<Handler>>,
 }
 
 impl Shard {
@@ -153,6 +160,7 @@ impl Shard {
             max_body: config.max_body,
             user_agent: config.user_agent.clone(),
             keep_raw: shared.warc.is_some(),
+            keep_head: shared.hooks.wants_pages(),
             keep_alive: config.keep_alive,
             compressed: config.compression,
         };
@@ -208,6 +216,8 @@ impl Shard {
             sink: RecordSink::new(shared.records),
             warc,
             output_error: RefCell::new(None),
+            handler: RefCell::new(shared.hooks.handler.as_ref().map(|make| make(id))),
+            hooks: shared.hooks,
         })
     }
 
@@ -586,17 +596,10 @@ enum Work {
 
 /// CPU time the calling thread has used.
 fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
-        return Duration::ZERO;
-    }
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     Duration::new(
-        ts.tv_sec.max(0) as u64,
-        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+        u64::try_from(ts.tv_sec).unwrap_or(0),
+        u32::try_from(ts.tv_nsec).unwrap_or(0).min(999_999_999),
     )
 }
 

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
+use crate::api::Page;
 use crate::crawl::frontier::Job;
 use crate::crawl::links;
 use crate::crawl::mesh::shard_for;
@@ -71,6 +72,7 @@ impl Shard {
                                 );
                                 encoded
                             });
+                        record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
                         let asked = self.handle_response(&job, &url, response, &mut record, token);
                         self.expect_tallies(token, asked);
                         if let (Some(warc), Some(encoded)) = (&self.warc, archived) {
@@ -116,9 +118,7 @@ impl Shard {
             }
             match result {
                 Err(e) if e.is_retryable() && tries < self.config.max_tries => {
-                    if self.config.verbosity > 0 {
-                        eprintln!("try {tries} for {url} failed: {e}");
-                    }
+                    log::debug!("try {tries} for {url} failed: {e}");
                     glommio::timer::sleep(Duration::from_millis(10 << tries.min(6))).await;
                 }
                 result => return (result, tries),
@@ -161,16 +161,23 @@ impl Shard {
         }
         if matches!(head.status, 301 | 302 | 303 | 307 | 308) {
             record.encoding = charset;
-            self.follow_redirect(job, url, head.location.as_deref(), record, token)
+            let asked = self.follow_redirect(job, url, head.location.as_deref(), record, token);
+            if self.hooks.wants_pages() {
+                self.deliver(record, &response, &body, &[], job.depth);
+            }
+            asked
         } else if (200..300).contains(&head.status) && http::is_html(head.content_type.as_deref()) {
             let page = links::page_links(&body, url, charset.as_deref());
             record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
             record.encoding_source = Some(Cow::Borrowed(page.charset.source.name()));
-            let links: Vec<Url> = page
-                .links
-                .into_iter()
-                .filter(|l| self.config.scope.allows(l))
-                .collect();
+            let links = if self.hooks.wants_pages() {
+                self.deliver(record, &response, &body, &page.links, job.depth)
+            } else {
+                page.links
+                    .into_iter()
+                    .filter(|l| self.config.scope.allows(l))
+                    .collect()
+            };
             record.num_urls = links.len();
             let now = Instant::now();
             let mut asked = Asked::default();
@@ -189,7 +196,49 @@ impl Shard {
             asked.count()
         } else {
             record.encoding = charset;
+            if self.hooks.wants_pages() {
+                self.deliver(record, &response, &body, &[], job.depth);
+            }
             0
+        }
+    }
+
+    /// Hand a fetched page to the caller's hooks (handler, stream) and
+    /// return the links of it to follow: in scope, and let through by the
+    /// follow rule if there is one.
+    fn deliver(
+        &self,
+        record: &mut Record,
+        response: &Response,
+        body: &[u8],
+        links: &[Url],
+        depth: u32,
+    ) -> Vec<Url> {
+        let page = Page {
+            record,
+            head: response.head_bytes.as_deref().unwrap_or(&[]),
+            body,
+            links,
+            depth,
+        };
+        self.hand_over(&page);
+        let follow = links
+            .iter()
+            .filter(|l| self.config.scope.allows(l))
+            .filter(|l| self.hooks.follow.as_ref().is_none_or(|rule| rule(l, &page)))
+            .cloned()
+            .collect();
+        record.delivered = true;
+        follow
+    }
+
+    /// Call this shard's handler with `page` and queue it on the stream.
+    fn hand_over(&self, page: &Page<'_>) {
+        if let Some(handler) = self.handler.borrow_mut().as_mut() {
+            handler(page);
+        }
+        if let Some(stream) = &self.hooks.stream {
+            stream.send(page.to_owned());
         }
     }
 
@@ -288,15 +337,29 @@ impl Shard {
 
     /// Count, keep and write one record.
     pub(super) fn emit(&self, record: Record) {
-        if self.config.verbosity > 0 {
+        if !record.delivered && self.hooks.wants_pages() {
+            // No answer (an error, a refusal, an interrupt): the page has
+            // its record only.
+            self.hand_over(&Page {
+                record: &record,
+                head: &[],
+                body: &[],
+                links: &[],
+                depth: 0,
+            });
+        }
+        if log::log_enabled!(log::Level::Info) {
             let what = match (&record.status, &record.error) {
                 (_, Some(e)) => e.clone(),
                 (Some(s), None) => s.to_string(),
                 (None, None) => String::new(),
             };
-            eprintln!(
+            log::info!(
                 "[{}] {} {} ({} links)",
-                self.id, record.url, what, record.num_urls
+                self.id,
+                record.url,
+                what,
+                record.num_urls
             );
         }
         self.stats.borrow_mut().add(&record);

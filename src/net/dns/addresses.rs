@@ -33,10 +33,12 @@ impl Families {
         }
     }
 
+    /// Whether IPv4 is resolved and connected over.
     pub fn v4(self) -> bool {
         self != Families::V6
     }
 
+    /// Whether IPv6 is resolved and connected over.
     pub fn v6(self) -> bool {
         self != Families::V4
     }

@@ -1,0 +1,488 @@
+//! [`CrawlerBuilder`]: every setting of a crawl, typed, checked once in
+//! [`CrawlerBuilder::build`]. The command line builds its crawl here too,
+//! so a setting means the same thing from Rust and from a flag (a setting
+//! is named as its flag, `max_tasks` for `--max-tasks`).
+//!
+//! Not the settings' use (the shards read the internal `Config` this
+//! produces) nor flag parsing (the binary's `cli.rs`).
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use thiserror::Error;
+use url::Url;
+
+use super::page::{Handler, Hooks, Page};
+use super::Crawler;
+use crate::config::{Config, Output};
+use crate::crawl::scope::{Scope, ScopeMode};
+use crate::crawl::urls::{self, UrlError};
+use crate::net::dns::Families;
+use crate::net::tls::{self, TlsOptions};
+
+/// A setting that cannot be used: which one, and why (one line).
+#[derive(Debug, Error)]
+#[error("{setting}: {problem}")]
+pub struct BuildError {
+    /// The setting, named as its command-line flag (`max-tasks`).
+    pub setting: &'static str,
+    /// What is wrong with its value.
+    pub problem: String,
+}
+
+impl BuildError {
+    fn new(setting: &'static str, problem: impl Into<String>) -> Self {
+        BuildError {
+            setting,
+            problem: problem.into(),
+        }
+    }
+}
+
+/// Builds a [`Crawler`]: roots first, then any setting that differs from
+/// the chapter's defaults (100 fetches at once, 10 redirects, 4 tries,
+/// strict scope, robots.txt obeyed, 2 fetches per host, keep-alive and
+/// compression on, 60 s per fetch, 16 MiB per body).
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// let crawler = ringcrawl::Crawler::builder()
+///     .root("https://example.com/")
+///     .max_tasks(200)
+///     .delay(Duration::from_millis(250))
+///     .exclude(r"\.pdf$")
+///     .build()?;
+/// # Ok(()) }
+/// ```
+#[must_use]
+pub struct CrawlerBuilder {
+    roots: Vec<String>,
+    mode: ScopeMode,
+    exclude: Option<String>,
+    ca_files: Vec<PathBuf>,
+    ca_ders: Vec<Vec<u8>>,
+    insecure: bool,
+    config: Config,
+    hooks: Hooks,
+}
+
+/// Longest duration any setting takes (a day): longer is a mistake, and
+/// every clock sum stays far from overflowing.
+const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+/// Most body bytes kept per response.
+const MAX_BODY: usize = 1 << 32;
+/// Longest URL that may be queued.
+const MAX_URL_LENGTH: usize = 1 << 20;
+/// Most shards.
+const MAX_CORES: usize = 1024;
+
+impl CrawlerBuilder {
+    pub(crate) fn new() -> Self {
+        CrawlerBuilder {
+            roots: Vec::new(),
+            mode: ScopeMode::Strict,
+            exclude: None,
+            ca_files: Vec::new(),
+            ca_ders: Vec::new(),
+            insecure: false,
+            config: Config::new(Vec::new()),
+            hooks: Hooks::default(),
+        }
+    }
+
+    /// A root URL (a root without a scheme gets `http://`). The roots'
+    /// hosts are the crawl's scope.
+    pub fn root(mut self, url: impl Into<String>) -> Self {
+        self.roots.push(url.into());
+        self
+    }
+
+    /// Several roots.
+    pub fn roots<I: IntoIterator<Item = S>, S: Into<String>>(mut self, urls: I) -> Self {
+        self.roots.extend(urls.into_iter().map(Into::into));
+        self
+    }
+
+    /// Which hosts are in scope: the roots' own (`Strict`, the default) or
+    /// any host of their registered domains (`Lenient`).
+    pub fn scope(mut self, mode: ScopeMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Skip URLs matching this regular expression (checked in `build`).
+    pub fn exclude(mut self, regex: impl Into<String>) -> Self {
+        self.exclude = Some(regex.into());
+        self
+    }
+
+    /// Decide which links of a page are followed, on top of scope,
+    /// `exclude` and the limits: called on the shard that fetched the page
+    /// for each in-scope link of it. Redirects are followed regardless.
+    pub fn follow<F>(mut self, rule: F) -> Self
+    where
+        F: Fn(&Url, &Page<'_>) -> bool + Send + Sync + 'static,
+    {
+        self.hooks.follow = Some(Box::new(rule));
+        self
+    }
+
+    /// Call `handler` with every page as it arrives, on the shard (thread)
+    /// that fetched it: pages arrive on several threads at once, so the
+    /// handler must be `Sync`. A slow handler slows its shard.
+    pub fn on_page<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(&Page<'_>) + Send + Sync + 'static,
+    {
+        let handler = std::sync::Arc::new(handler);
+        self.hooks.handler = Some(Box::new(move |_shard| {
+            let handler = handler.clone();
+            Box::new(move |page: &Page<'_>| handler(page)) as Handler
+        }));
+        self
+    }
+
+    /// Like [`on_page`](Self::on_page), with a handler per shard made on
+    /// the shard's own thread by `factory(shard)`: its state needs no lock
+    /// and need not be `Send`. It is dropped when its shard ends.
+    pub fn on_page_per_shard<F, H>(mut self, factory: F) -> Self
+    where
+        F: Fn(usize) -> H + Send + Sync + 'static,
+        H: FnMut(&Page<'_>) + 'static,
+    {
+        self.hooks.handler = Some(Box::new(move |shard| Box::new(factory(shard)) as Handler));
+        self
+    }
+
+    /// Shards: one executor thread per core (default: every CPU this
+    /// process may run on).
+    pub fn cores(mut self, n: usize) -> Self {
+        self.config.cores = n;
+        self
+    }
+
+    /// Pin each shard's thread to a CPU of the process's affinity mask
+    /// (off by default: a library should not move its caller's threads).
+    pub fn pin_threads(mut self, pin: bool) -> Self {
+        self.config.pin_threads = pin;
+        self
+    }
+
+    /// Fetches at once over all shards (the open-file limit may lower it).
+    pub fn max_tasks(mut self, n: usize) -> Self {
+        self.config.max_tasks = n;
+        self
+    }
+
+    /// Redirect hops a chain may take.
+    pub fn max_redirect(mut self, n: u32) -> Self {
+        self.config.max_redirect = n;
+        self
+    }
+
+    /// Attempts per URL; only network errors are retried.
+    pub fn max_tries(mut self, n: u32) -> Self {
+        self.config.max_tries = n;
+        self
+    }
+
+    /// Links followed from a root beyond which links are not queued.
+    pub fn max_depth(mut self, n: u32) -> Self {
+        self.config.max_depth = n;
+        self
+    }
+
+    /// URLs longer than this (bytes, normalised) are not queued.
+    pub fn max_url_length(mut self, n: usize) -> Self {
+        self.config.max_url_length = n;
+        self
+    }
+
+    /// URLs accepted per host: a bound on generated-URL traps.
+    pub fn max_pages_per_host(mut self, n: usize) -> Self {
+        self.config.max_pages_per_host = n;
+        self
+    }
+
+    /// Fetches in flight per host.
+    pub fn per_host(mut self, n: usize) -> Self {
+        self.config.per_host = n;
+        self
+    }
+
+    /// Least time between two request starts to one host.
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.config.delay = delay;
+        self
+    }
+
+    /// Fetch robots.txt first and obey it (default true).
+    pub fn obey_robots(mut self, obey: bool) -> Self {
+        self.config.obey_robots = obey;
+        self
+    }
+
+    /// Upper bound on a robots.txt `Crawl-delay`.
+    pub fn max_crawl_delay(mut self, delay: Duration) -> Self {
+        self.config.max_crawl_delay = delay;
+        self
+    }
+
+    /// Sent as `User-Agent`.
+    pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
+        self.config.user_agent = agent.into();
+        self
+    }
+
+    /// Overall deadline of one fetch (connect, request, whole answer).
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.config.timeout = limit;
+        self
+    }
+
+    /// Limit of the TCP connect.
+    pub fn connect_timeout(mut self, limit: Duration) -> Self {
+        self.config.connect_timeout = limit;
+        self
+    }
+
+    /// Limit of each single read.
+    pub fn read_timeout(mut self, limit: Duration) -> Self {
+        self.config.read_timeout = limit;
+        self
+    }
+
+    /// Body bytes kept per response (after content decoding); the rest is
+    /// not read and the page is marked truncated.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.config.max_body = bytes;
+        self
+    }
+
+    /// Reuse connections servers keep open (default true).
+    pub fn keep_alive(mut self, on: bool) -> Self {
+        self.config.keep_alive = on;
+        self
+    }
+
+    /// Offer compressed bodies (default true); bodies are decoded by their
+    /// `Content-Encoding` either way.
+    pub fn compression(mut self, on: bool) -> Self {
+        self.config.compression = on;
+        self
+    }
+
+    /// Trust the CA certificates of this PEM file for https, besides the
+    /// compiled-in Mozilla roots.
+    pub fn ca_cert_file(mut self, path: impl AsRef<Path>) -> Self {
+        self.ca_files.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Trust this CA certificate (DER) for https.
+    pub fn ca_cert_der(mut self, der: impl Into<Vec<u8>>) -> Self {
+        self.ca_ders.push(der.into());
+        self
+    }
+
+    /// Fetch https pages even when their certificate fails verification;
+    /// the failure is still each page's error.
+    pub fn insecure(mut self, insecure: bool) -> Self {
+        self.insecure = insecure;
+        self
+    }
+
+    /// Connect to these addresses for `host:port` instead of asking DNS
+    /// (as curl's `--resolve`; several are raced as Happy Eyeballs does).
+    pub fn resolve(
+        mut self,
+        host: &str,
+        port: u16,
+        addrs: impl IntoIterator<Item = IpAddr>,
+    ) -> Self {
+        self.config.resolve.insert(
+            (host.to_ascii_lowercase(), port),
+            addrs.into_iter().collect(),
+        );
+        self
+    }
+
+    /// Ask this DNS server (UDP, then TCP) instead of those of
+    /// `/etc/resolv.conf`; several are tried in order.
+    pub fn dns_server(mut self, server: SocketAddr) -> Self {
+        self.config.dns_servers.push(server);
+        self
+    }
+
+    /// Which IP versions to resolve and connect over (default both, IPv6
+    /// first).
+    pub fn ip_families(mut self, families: Families) -> Self {
+        self.config.families = families;
+        self
+    }
+
+    /// Write one JSON record per URL to this file (created or truncated).
+    pub fn jsonl(mut self, path: impl AsRef<Path>) -> Self {
+        self.config.output = Output::File(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Write one JSON record per URL to standard output.
+    pub fn jsonl_stdout(mut self) -> Self {
+        self.config.output = Output::Stdout;
+        self
+    }
+
+    /// Bytes of records the JSONL writer may have waiting before the crawl
+    /// starts no new fetch until it catches up.
+    pub fn jsonl_backlog(mut self, bytes: usize) -> Self {
+        self.config.output_backlog = bytes;
+        self
+    }
+
+    /// Archive every exchange as WARC 1.1 in this directory (a file per
+    /// shard).
+    pub fn warc(mut self, dir: impl AsRef<Path>) -> Self {
+        self.config.warc_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Rotate WARC files before they grow past this many bytes.
+    pub fn warc_max_size(mut self, bytes: u64) -> Self {
+        self.config.warc_max_size = bytes;
+        self
+    }
+
+    /// Keep every record and return them with the report (memory grows
+    /// with the crawl: for tests and small crawls).
+    pub fn keep_records(mut self, keep: bool) -> Self {
+        self.config.keep_records = keep;
+        self
+    }
+
+    /// Print live progress on stderr: redrawn in place on a terminal, else
+    /// a line every `interval` (off by default).
+    pub fn progress(mut self, interval: Option<Duration>) -> Self {
+        self.config.progress = interval;
+        self
+    }
+
+    /// Check every setting and make the crawler.
+    pub fn build(self) -> Result<Crawler, BuildError> {
+        let CrawlerBuilder {
+            roots,
+            mode,
+            exclude,
+            ca_files,
+            ca_ders,
+            insecure,
+            mut config,
+            hooks,
+        } = self;
+        if roots.is_empty() {
+            return Err(BuildError::new("root", "no roots given"));
+        }
+        config.roots = roots
+            .iter()
+            .map(|r| urls::parse_root(r))
+            .collect::<Result<Vec<_>, UrlError>>()
+            .map_err(|e| BuildError::new("root", e.to_string()))?;
+        let exclude = exclude
+            .as_deref()
+            .map(regex::Regex::new)
+            .transpose()
+            .map_err(|e| BuildError::new("exclude", one_line(&e.to_string())))?;
+        config.scope = Scope::new(&config.roots, mode, exclude);
+        if let Some(root) = config.roots.iter().find(|r| !config.scope.allows(r)) {
+            return Err(BuildError::new(
+                "exclude",
+                format!("excludes the root {root}"),
+            ));
+        }
+        within("cores", config.cores, 1, MAX_CORES)?;
+        within("max-tasks", config.max_tasks, 1, usize::MAX)?;
+        within("max-tries", config.max_tries as usize, 1, usize::MAX)?;
+        within("per-host", config.per_host, 1, usize::MAX)?;
+        within("max-url-length", config.max_url_length, 1, MAX_URL_LENGTH)?;
+        within(
+            "max-pages-per-host",
+            config.max_pages_per_host,
+            1,
+            usize::MAX,
+        )?;
+        within("max-body", config.max_body, 0, MAX_BODY)?;
+        within("jsonl-backlog", config.output_backlog, 1, usize::MAX)?;
+        if config.warc_max_size == 0 {
+            return Err(BuildError::new("warc-max-size", "must be at least 1"));
+        }
+        positive_duration("timeout", config.timeout)?;
+        positive_duration("connect-timeout", config.connect_timeout)?;
+        positive_duration("read-timeout", config.read_timeout)?;
+        positive_duration("max-crawl-delay", config.max_crawl_delay)?;
+        if let Some(interval) = config.progress {
+            positive_duration("progress-interval", interval)?;
+        }
+        if config.delay > MAX_DURATION {
+            return Err(BuildError::new(
+                "delay",
+                format!("{:?} is more than a day", config.delay),
+            ));
+        }
+        if !ca_files.is_empty() || !ca_ders.is_empty() || insecure {
+            let mut extra: Vec<_> = ca_ders
+                .into_iter()
+                .map(rustls_pki_types::CertificateDer::from)
+                .collect();
+            for path in &ca_files {
+                extra.extend(
+                    tls::read_pem_certificates(path).map_err(|e| BuildError::new("ca-cert", e))?,
+                );
+            }
+            config.tls = TlsOptions::new(&extra, insecure)
+                .map_err(|e| BuildError::new("ca-cert", one_line(&e.to_string())))?;
+        }
+        Ok(Crawler::new(config, hooks))
+    }
+}
+
+/// `value` within `min..=max`, named `setting` if not.
+fn within(setting: &'static str, value: usize, min: usize, max: usize) -> Result<(), BuildError> {
+    if value < min {
+        Err(BuildError::new(setting, format!("must be at least {min}")))
+    } else if value > max {
+        Err(BuildError::new(
+            setting,
+            format!("{value} is more than {max}"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A duration above zero and at most a day.
+fn positive_duration(setting: &'static str, value: Duration) -> Result<(), BuildError> {
+    if value.is_zero() || value > MAX_DURATION {
+        Err(BuildError::new(
+            setting,
+            format!("{value:?} is not above 0 and at most a day"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl std::fmt::Debug for CrawlerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CrawlerBuilder")
+            .field("roots", &self.roots)
+            .field("config", &self.config)
+            .field("hooks", &self.hooks)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,112 @@
+//! The library's public face: build a crawl ([`CrawlerBuilder`]), run it
+//! ([`Crawler::run`]), see its pages as they arrive (a handler on the
+//! shard that fetched each, or a bounded [`PageStream`] for another
+//! thread), decide which links to follow, stop it ([`Interrupt`]), and
+//! read its [`Report`].
+//!
+//! Not the engine: this only turns settings and hooks into the internal
+//! `Config` and `Hooks` that `crate::crawl` runs with. The library prints
+//! nothing (diagnostics go to the `log` facade) and changes nothing
+//! process-wide unless asked ([`crate::process`], [`CrawlerBuilder::pin_threads`]).
+
+mod builder;
+mod page;
+mod report;
+mod stream;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub use builder::{BuildError, CrawlerBuilder};
+pub use page::{OwnedPage, Page};
+pub use report::Report;
+pub use stream::PageStream;
+
+pub(crate) use page::{Handler, Hooks};
+
+use crate::config::Config;
+
+/// A crawl, ready to run: made by [`Crawler::builder`].
+#[derive(Debug)]
+pub struct Crawler {
+    config: Config,
+    hooks: Hooks,
+    interrupt: Interrupt,
+}
+
+impl Crawler {
+    /// Settings and hooks of a new crawl.
+    pub fn builder() -> CrawlerBuilder {
+        CrawlerBuilder::new()
+    }
+
+    pub(crate) fn new(config: Config, hooks: Hooks) -> Self {
+        Crawler {
+            config,
+            hooks,
+            interrupt: Interrupt::default(),
+        }
+    }
+
+    /// The pages of this crawl as owned copies, for a consumer on another
+    /// thread (run the crawl on one with [`Crawler::spawn`]). At most
+    /// `budget` bytes of pages wait for the consumer: past that the crawl
+    /// starts no new fetch until it catches up (it never drops a page).
+    /// Calling it again replaces the earlier stream.
+    pub fn pages(&mut self, budget: usize) -> PageStream {
+        let (sender, stream) = stream::page_stream(budget);
+        self.hooks.stream = Some(sender);
+        stream
+    }
+
+    /// A handle that stops this crawl from any thread.
+    pub fn interrupt_handle(&self) -> Interrupt {
+        self.interrupt.clone()
+    }
+
+    /// Crawl until every in-scope URL reachable from the roots was taken
+    /// up, or until interrupted; blocks the calling thread (the shards run
+    /// on threads of their own).
+    pub fn run(self) -> anyhow::Result<Report> {
+        let outcome = crate::crawl::run::run_with(self.config, self.interrupt.flag, self.hooks)?;
+        Ok(Report::new(outcome))
+    }
+
+    /// [`run`](Self::run) on a thread of its own.
+    pub fn spawn(self) -> std::thread::JoinHandle<anyhow::Result<Report>> {
+        std::thread::spawn(move || self.run())
+    }
+
+    /// The internal configuration this crawler runs with (tests of the
+    /// command line).
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+}
+
+/// Stops a running crawl: it takes no new URL, gives running fetches a
+/// grace period (under a second), then records what is left as interrupted. Cheap to
+/// clone and `Send`; a signal handler may set [`Interrupt::flag`].
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt {
+    flag: Arc<AtomicBool>,
+}
+
+impl Interrupt {
+    /// Ask the crawl to stop.
+    pub fn interrupt(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether it was asked to.
+    pub fn is_interrupted(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// The flag itself, for `signal_hook::flag::register` and the like.
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        self.flag.clone()
+    }
+}

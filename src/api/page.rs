@@ -1,0 +1,227 @@
+//! What a library user sees of each fetched URL ([`Page`], borrowed, on the
+//! shard that fetched it; [`OwnedPage`], for another thread) and the hooks
+//! that see it: the page handler and the follow rule, as the shards hold
+//! them ([`Hooks`]).
+//!
+//! Not the JSONL record (`crate::output::record`, written whether or not a
+//! hook is set) nor the page stream's queue (`super::stream`).
+
+use std::time::Duration;
+
+use url::Url;
+
+use super::stream::PageSender;
+use crate::output::record::Record;
+
+/// One fetched URL as it arrives: the answer (status, headers, body with
+/// its content codings undone) or why there is none, the links found in
+/// it, and how long it took. Borrowed from the shard that fetched it, for
+/// the time of a handler call; [`Page::to_owned`] keeps it.
+///
+/// Every URL the crawl takes up arrives once: pages, redirects, errors
+/// (status `None`, see [`Page::error_kind`]), URLs refused before any fetch.
+#[derive(Debug, Clone, Copy)]
+pub struct Page<'a> {
+    pub(crate) record: &'a Record,
+    pub(crate) head: &'a [u8],
+    pub(crate) body: &'a [u8],
+    pub(crate) links: &'a [Url],
+    pub(crate) depth: u32,
+}
+
+impl<'a> Page<'a> {
+    /// The URL fetched (normalised).
+    pub fn url(&self) -> &'a str {
+        &self.record.url
+    }
+
+    /// The HTTP status, or `None` if no answer came (see [`Page::error`]).
+    pub fn status(&self) -> Option<u16> {
+        self.record.status
+    }
+
+    /// Why the fetch failed or its answer is incomplete (one line), if it
+    /// did or is.
+    pub fn error(&self) -> Option<&'a str> {
+        self.record.error.as_deref()
+    }
+
+    /// The kind of [`Page::error`], a stable word (`connect`, `deadline`,
+    /// `tls_certificate`, `truncated`, `robots_disallowed`, ...), as the
+    /// JSONL record's `error_kind`.
+    pub fn error_kind(&self) -> Option<&'a str> {
+        self.record.error_kind.as_deref()
+    }
+
+    /// The media type of `Content-Type`, lower-cased, without parameters.
+    pub fn content_type(&self) -> Option<&'a str> {
+        self.record.content_type.as_deref()
+    }
+
+    /// The character encoding the page was read with (WHATWG name), for
+    /// HTML pages.
+    pub fn encoding(&self) -> Option<&'a str> {
+        self.record.encoding.as_deref()
+    }
+
+    /// The body with its content codings (gzip, br, ...) undone, at most
+    /// the crawl's body cap; empty without an answer.
+    pub fn body(&self) -> &'a [u8] {
+        self.body
+    }
+
+    /// Whether the body was cut: by the body cap, or by a connection or
+    /// deadline that ended first.
+    pub fn truncated(&self) -> bool {
+        self.record.truncated
+    }
+
+    /// The absolute, normalised links of an HTML page, in document order,
+    /// whether or not the crawl follows them; empty for anything else.
+    pub fn links(&self) -> &'a [Url] {
+        self.links
+    }
+
+    /// Where a redirect points (absolute), for a 3xx answer.
+    pub fn redirect(&self) -> Option<&'a str> {
+        self.record.next_url.as_deref()
+    }
+
+    /// Links followed from a root to reach this URL (a root is 0; a
+    /// redirect keeps its source's depth).
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The value of the first header named `name` (any case), if its bytes
+    /// are UTF-8.
+    pub fn header(&self, name: &str) -> Option<&'a str> {
+        self.headers()
+            .into_iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .and_then(|(_, v)| std::str::from_utf8(v).ok())
+    }
+
+    /// Every response header as received, name and value, in order.
+    pub fn headers(&self) -> Vec<(&'a str, &'a [u8])> {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut response = httparse::Response::new(&mut headers);
+        if response.parse(self.head).is_err() {
+            return Vec::new();
+        }
+        response.headers.iter().map(|h| (h.name, h.value)).collect()
+    }
+
+    /// Time of the TCP connect (zero on a reused connection), if one was
+    /// made.
+    pub fn connect_time(&self) -> Option<Duration> {
+        self.record.connect_ms.map(millis)
+    }
+
+    /// Time from the start of the fetch to the first byte of the answer.
+    pub fn first_byte_time(&self) -> Option<Duration> {
+        self.record.first_byte_ms.map(millis)
+    }
+
+    /// Time from the start of the fetch (name resolution included) to the
+    /// body read and decoded.
+    pub fn elapsed(&self) -> Duration {
+        millis(self.record.elapsed_ms)
+    }
+
+    /// Attempts made (network errors are retried).
+    pub fn tries(&self) -> u32 {
+        self.record.tries
+    }
+
+    /// A copy that outlives the handler call.
+    pub fn to_owned(&self) -> OwnedPage {
+        OwnedPage {
+            record: self.record.clone(),
+            head: self.head.to_vec(),
+            body: self.body.to_vec(),
+            links: self.links.to_vec(),
+            depth: self.depth,
+        }
+    }
+}
+
+/// A [`Page`] that owns its bytes, as a [`PageStream`](super::PageStream)
+/// hands it over; [`OwnedPage::page`] reads it.
+#[derive(Debug, Clone)]
+pub struct OwnedPage {
+    record: Record,
+    head: Vec<u8>,
+    body: Vec<u8>,
+    links: Vec<Url>,
+    depth: u32,
+}
+
+impl OwnedPage {
+    /// The page, borrowed from this copy.
+    pub fn page(&self) -> Page<'_> {
+        Page {
+            record: &self.record,
+            head: &self.head,
+            body: &self.body,
+            links: &self.links,
+            depth: self.depth,
+        }
+    }
+
+    /// The body, taken out of the page (no copy).
+    pub fn into_body(self) -> Vec<u8> {
+        self.body
+    }
+
+    /// Bytes this copy holds, roughly: what it costs a stream's budget.
+    pub(crate) fn weight(&self) -> usize {
+        self.record.url.len()
+            + self.head.len()
+            + self.body.len()
+            + self.links.iter().map(|l| l.as_str().len()).sum::<usize>()
+            + 256
+    }
+}
+
+/// Headers parsed out of a kept head at most (the head parser's own bound).
+const MAX_HEADERS: usize = 256;
+
+fn millis(ms: f64) -> Duration {
+    Duration::try_from_secs_f64(ms / 1e3).unwrap_or_default()
+}
+
+/// A handler of one shard: called on that shard's thread for each page,
+/// in the order they arrive there.
+pub type Handler = Box<dyn FnMut(&Page<'_>)>;
+
+/// Makes each shard's handler (on the shard's own thread).
+pub type HandlerFactory = Box<dyn Fn(usize) -> Handler + Send + Sync>;
+
+/// Decides whether a link of a page is followed.
+pub type FollowRule = Box<dyn Fn(&Url, &Page<'_>) -> bool + Send + Sync>;
+
+/// What a crawl delivers pages to, shared by every shard.
+#[derive(Default)]
+pub struct Hooks {
+    pub handler: Option<HandlerFactory>,
+    pub follow: Option<FollowRule>,
+    pub stream: Option<PageSender>,
+}
+
+impl Hooks {
+    /// Whether any hook wants pages (else the shards build none).
+    pub fn wants_pages(&self) -> bool {
+        self.handler.is_some() || self.follow.is_some() || self.stream.is_some()
+    }
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("handler", &self.handler.is_some())
+            .field("follow", &self.follow.is_some())
+            .field("stream", &self.stream.is_some())
+            .finish()
+    }
+}

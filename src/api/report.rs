@@ -1,0 +1,84 @@
+//! [`Report`]: what a finished crawl hands back to its caller.
+//!
+//! Not the counting (`crate::output::stats`) nor any printing: the caller
+//! decides what to show ([`Report::text`] is the command line's report).
+
+use std::time::Duration;
+
+use crate::crawl::run::Outcome;
+use crate::output::record::Record;
+use crate::output::stats::{Fetched, Summary};
+
+/// The end of a crawl: its numbers, and how it ended.
+#[derive(Debug)]
+pub struct Report {
+    outcome: Outcome,
+}
+
+impl Report {
+    pub(crate) fn new(outcome: Outcome) -> Self {
+        Report { outcome }
+    }
+
+    /// URLs taken up (each has a record).
+    pub fn urls(&self) -> u64 {
+        self.outcome.stats.urls
+    }
+
+    /// URLs whose record has an error.
+    pub fn errors(&self) -> u64 {
+        self.outcome.stats.errors
+    }
+
+    /// Wall time of the crawl.
+    pub fn elapsed(&self) -> Duration {
+        self.outcome.elapsed
+    }
+
+    /// Every number of the report (counts by kind, status and error kind,
+    /// bytes, latency percentiles, shard balance, peak memory), ready to
+    /// serialise.
+    pub fn summary(&self) -> Summary {
+        self.outcome
+            .stats
+            .report_data(self.outcome.elapsed, self.outcome.interrupted)
+    }
+
+    /// The command line's end report: a few lines of text.
+    pub fn text(&self) -> String {
+        self.outcome.stats.report(self.outcome.elapsed)
+    }
+
+    /// Whether anything was fetched, and if not, whether servers answered.
+    pub fn fetched(&self) -> Fetched {
+        self.outcome.stats.outcome()
+    }
+
+    /// Stopped by an [`Interrupt`](super::Interrupt) before work ran out.
+    pub fn interrupted(&self) -> bool {
+        self.outcome.interrupted
+    }
+
+    /// Ended before work ran out, for any reason (an interrupt, a shard
+    /// that died, the JSONL output that ended).
+    pub fn aborted(&self) -> bool {
+        self.outcome.aborted
+    }
+
+    /// Writing the JSONL output or the WARC files failed (one line).
+    pub fn output_error(&self) -> Option<&str> {
+        self.outcome.output_error.as_deref()
+    }
+
+    /// The reader of `jsonl_stdout` went away (EPIPE), which ended the
+    /// crawl.
+    pub fn output_closed(&self) -> bool {
+        self.outcome.output_closed
+    }
+
+    /// Every record, with [`keep_records`](super::CrawlerBuilder::keep_records)
+    /// (in no particular order); else none.
+    pub fn records(&self) -> &[Record] {
+        &self.outcome.records
+    }
+}
