@@ -258,3 +258,33 @@ fn bad_settings_name_the_setting() {
         .unwrap_err();
     assert_eq!(e.setting, "timeout");
 }
+
+#[test]
+fn a_handler_that_panics_ends_the_crawl_instead_of_hanging_it() {
+    let (_site, _server, base) = site(SiteSpec {
+        pages: 500,
+        ..SiteSpec::default()
+    });
+    let crawler = Crawler::builder()
+        .root(format!("{base}/"))
+        .cores(2)
+        .on_page(|page| {
+            if page.url().ends_with("/p/7.html") {
+                panic!("a handler fails (expected by the test)");
+            }
+        })
+        .build()
+        .unwrap();
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(crawler.run().map(|r| (r.aborted(), r.urls())));
+    });
+    let (aborted, urls) = wait
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the crawl ends when a shard dies")
+        .unwrap();
+    assert!(
+        aborted,
+        "a crawl that lost a shard is aborted ({urls} URLs)"
+    );
+}

@@ -297,8 +297,16 @@ impl Shard {
         drop(dispatcher);
         self.outbox.overflow_added.notify_all();
         flusher.await;
+        // A dead peer's tasks are never dropped (glommio leaks a panicked
+        // executor's tasks), so its senders never close: waiting for the
+        // channel from it to end would wait forever.
+        let peer_died = self.shard_died.load(Ordering::Acquire);
         for task in receive_tasks {
-            task.await;
+            if peer_died {
+                task.cancel().await;
+            } else {
+                task.await;
+            }
         }
         // Only when the crawl ended early: pages still waiting for a tally
         // are recorded with the links known to be new so far.
