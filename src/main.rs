@@ -200,7 +200,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "ringcrawl: nothing fetched: no server answered ({})",
                 kinds.join(", ")
             );
-            if outcome.stats.errors_by_kind.contains_key("tls_certificate") {
+            if summary.errors_by_kind.contains_key("tls_certificate") {
                 ExitCode::from(CERTIFICATE_REFUSED)
             } else {
                 ExitCode::from(NO_ANSWER)
