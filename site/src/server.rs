@@ -14,6 +14,10 @@
 //! and returns only once the sockets listen) with a large backlog, then
 //! handed to glommio: every executor accepts on a duplicate of every
 //! listening socket, so the kernel spreads connections over the executors.
+//! The sockets are non-blocking for good (the duplicates share their flags,
+//! and glommio's accept flips `O_NONBLOCK` around a first try: on a
+//! blocking socket two executors racing there could leave one blocked in
+//! `accept(2)`).
 //! [`Server::stop`] (and `Drop`) sets a flag and `shutdown(2)`s the listening
 //! sockets, which makes the pending accepts fail; the accept loops see the
 //! flag, each executor cancels every connection task still running (say, in
@@ -280,6 +284,18 @@ impl Server {
             if unsafe { libc::listen(listener.as_raw_fd(), BACKLOG) } != 0 {
                 return Err(io::Error::last_os_error());
             }
+            // Non-blocking for good: every executor accepts on a duplicate
+            // of this socket, and duplicates share one open file
+            // description, flags included. glommio's accept first tries a
+            // non-blocking accept by setting O_NONBLOCK, accepting, and
+            // restoring the old flags: with a blocking socket, one
+            // executor's restore could land between another's set and its
+            // accept, which then blocked that executor's thread in accept(2)
+            // with its connections unserved (seen: a client of
+            // `several_threads_and_addresses` waited out its 20 s). With the
+            // flag always set, the restore keeps it; io_uring's accept still
+            // waits for a connection (it polls; it does not return EAGAIN).
+            listener.set_nonblocking(true)?;
             bound.push(listener.local_addr()?);
             listeners.push(listener);
         }
@@ -1072,6 +1088,25 @@ mod tests {
         server.stop();
         assert!(start.elapsed() < Duration::from_secs(2));
         assert!(StdStream::connect(first).is_err());
+    }
+
+    #[test]
+    fn listening_sockets_shared_by_executors_stay_non_blocking() {
+        // The executors' duplicates share these sockets' flags: a blocking
+        // one let a racing accept block an executor thread (see
+        // `start_many_with`).
+        let server = Server::start_many(
+            &[SocketAddr::from(([127, 0, 0, 1], 0))],
+            2,
+            Arc::new(|req: &Request| Reply::html(200, req.path.clone())),
+        )
+        .unwrap();
+        let (resp, _) = get(server.addr(), "/x", "t");
+        assert!(resp.ends_with(b"/x"));
+        for listener in &server.listeners {
+            let flags = unsafe { libc::fcntl(listener.as_raw_fd(), libc::F_GETFL) };
+            assert!(flags >= 0 && flags & libc::O_NONBLOCK != 0, "{flags:#x}");
+        }
     }
 
     #[test]
