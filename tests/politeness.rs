@@ -378,3 +378,46 @@ fn dns_failures_are_recorded_per_url() {
         assert_eq!(r.status, None);
     }
 }
+
+#[test]
+fn a_host_with_a_trailing_dot_is_the_same_host() {
+    // `site.test.` and `site.test` name one host: one robots.txt, one
+    // fetch of each page, one politeness, whichever spelling a link uses.
+    let server = serve(|req| {
+        let port = req.authority.rsplit(':').next()?;
+        match req.path.as_str() {
+            "/robots.txt" => Some(Reply::with_type(200, "text/plain", "User-agent: *\n")),
+            "/" => Some(page(&[
+                &format!("http://site.test.:{port}/a"),
+                &format!("http://site.test:{port}/a"),
+                &format!("http://SITE.test..:{port}/b"),
+                "/c",
+            ])),
+            "/a" | "/b" | "/c" => Some(page(&[])),
+            _ => None,
+        }
+    });
+    let port = server.port();
+    let mut cfg = config(&[
+        format!("http://site.test.:{port}/"),
+        format!("http://site.test:{port}/"),
+    ]);
+    polite(&mut cfg);
+    // Pinned without the dot, as users write names; no other name resolves.
+    cfg.resolve.insert(
+        ("site.test".into(), port),
+        vec!["127.0.0.1".parse().unwrap()],
+    );
+    let outcome = crawl(cfg);
+    let urls: BTreeSet<String> = by_url(&outcome).into_keys().collect();
+    let expected: BTreeSet<String> = ["/", "/a", "/b", "/c"]
+        .iter()
+        .map(|p| format!("http://site.test:{port}{p}"))
+        .collect();
+    assert_eq!(urls, expected, "one spelling of the host");
+    assert!(outcome.records.iter().all(|r| r.status == Some(200)));
+    for path in ["/robots.txt", "/", "/a", "/b", "/c"] {
+        assert_eq!(server.hits("site.test", path), 1, "{path} once");
+    }
+    assert_eq!(server.total_hits(), 5, "nothing asked as site.test.");
+}
