@@ -314,10 +314,10 @@ fn parse_resolves(specs: &[String]) -> Result<HashMap<(String, u16), Vec<IpAddr>
                     addr.parse::<IpAddr>().map_err(|_| bad())
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            if host.is_empty() {
+            if host.trim_end_matches('.').is_empty() {
                 return Err(bad());
             }
-            Ok(((host.to_ascii_lowercase(), port), addrs))
+            Ok(((host.to_string(), port), addrs))
         })
         .collect()
 }
@@ -389,6 +389,8 @@ mod tests {
             "v6.test:80:[::1]",
             "--resolve",
             "both.test:80:[::1],127.0.0.1",
+            "--resolve",
+            "Dot.Test.:80:127.0.0.3",
             "site.test",
         ])
         .unwrap();
@@ -398,6 +400,11 @@ mod tests {
         assert_eq!(
             c.resolve[&("both.test".into(), 80)],
             [ip("::1"), ip("127.0.0.1")]
+        );
+        assert_eq!(
+            c.resolve[&("dot.test".into(), 80)],
+            [ip("127.0.0.3")],
+            "the host as URLs name it: no trailing dot"
         );
     }
 

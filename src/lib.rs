@@ -66,7 +66,7 @@
 //!   turns, per-host concurrency and delay, backoff, robots first),
 //!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
 //!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
-//!   where the scanner is unsure), `crawl::urls` (normalisation),
+//!   where the scanner is unsure), `crawl::urls` (normalisation, the one canonical host name),
 //!   `crawl::scope` (strict/lenient hosts and `--exclude`).
 //! - `net` one exchange with a server: `net::fetch` (one HTTP/1.0
 //!   exchange with limits and a deadline, on a reused keep-alive connection

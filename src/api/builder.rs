@@ -296,6 +296,7 @@ impl CrawlerBuilder {
 
     /// Connect to these addresses for `host:port` instead of asking DNS
     /// (as curl's `--resolve`; several are raced as Happy Eyeballs does).
+    /// `host` is taken as URLs name it: any case, trailing dots or not.
     pub fn resolve(
         mut self,
         host: &str,
@@ -303,7 +304,7 @@ impl CrawlerBuilder {
         addrs: impl IntoIterator<Item = IpAddr>,
     ) -> Self {
         self.config.resolve.insert(
-            (host.to_ascii_lowercase(), port),
+            (urls::canonical_host(host).into_owned(), port),
             addrs.into_iter().collect(),
         );
         self

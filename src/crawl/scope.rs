@@ -29,7 +29,6 @@
     clippy::unreachable
 )]
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 use regex::Regex;
@@ -70,7 +69,7 @@ impl Scope {
         let mut hosts = HashSet::new();
         let mut domains = HashSet::new();
         for root in roots {
-            let host = canonical_host(urls::host(root));
+            let host = urls::canonical_host(urls::host(root));
             if host.is_empty() {
                 continue;
             }
@@ -119,10 +118,10 @@ impl Scope {
 
     /// Whether `host` (a bare host as [`urls::host`] gives it: no port, IPv6
     /// in brackets) is in scope by the strict or lenient rule of this
-    /// scope's mode. The exclude regex is not consulted. ASCII case and one
-    /// trailing dot are ignored.
+    /// scope's mode. The exclude regex is not consulted. ASCII case and
+    /// trailing dots are ignored ([`urls::canonical_host`]).
     pub fn allows_host(&self, host: &str) -> bool {
-        let host = canonical_host(host);
+        let host = urls::canonical_host(host);
         if host.is_empty() {
             return false;
         }
@@ -132,17 +131,6 @@ impl Scope {
         self.mode == ScopeMode::Lenient
             && !is_ip_like(&host)
             && psl::domain_str(&host).is_some_and(|d| self.domains.contains(d))
-    }
-}
-
-/// `host` lower-cased and without one trailing dot, borrowing when it
-/// already is (always, for hosts from the `url` crate without a final dot).
-fn canonical_host(host: &str) -> Cow<'_, str> {
-    let host = host.strip_suffix('.').unwrap_or(host);
-    if host.bytes().any(|b| b.is_ascii_uppercase()) {
-        Cow::Owned(host.to_ascii_lowercase())
-    } else {
-        Cow::Borrowed(host)
     }
 }
 

@@ -8,6 +8,12 @@
 //! * only `http` and `https` URLs with a non-empty host are kept;
 //! * the fragment, any userinfo (`user:pass@`) and an empty query (`?` alone)
 //!   are dropped;
+//! * a domain's trailing dots are dropped: `example.com.` (the absolute DNS
+//!   name) is `example.com`, so both spellings are one host for sharding,
+//!   scope, DNS, robots.txt, politeness and the TLS server name (which has
+//!   no trailing dot). Host names that come from elsewhere (`--resolve`, a
+//!   scope question, the resolver's callers) go through [`canonical_host`],
+//!   the same rule;
 //! * everything else is what the `url` crate (WHATWG URL standard) already
 //!   does: lower-case scheme and host, default port removed, dot segments
 //!   resolved, `/` for an empty path, spaces and non-ASCII percent-encoded.
@@ -27,8 +33,10 @@
     clippy::unreachable
 )]
 
+use std::borrow::Cow;
+
 use encoding_rs::Encoding;
-use url::Url;
+use url::{Host, Url};
 
 /// Why a crawl root given by the user could not be used.
 ///
@@ -97,14 +105,25 @@ fn is_http(url: &Url) -> bool {
 /// cannot fetch it.
 ///
 /// Only `http`/`https` URLs with a non-empty host are kept (everything else
-/// gives `None`). The fragment, the userinfo and an empty query (`?` alone)
-/// are dropped. The `url` crate has already lower-cased scheme and host,
+/// gives `None`). The fragment, the userinfo, an empty query (`?` alone) and
+/// a domain's trailing dots are dropped (a host of dots alone leaves none:
+/// `None`). The `url` crate has already lower-cased scheme and host,
 /// removed the default port, resolved dot segments and given `/` for an empty
 /// path, so those need nothing here. Mutations are only made when needed, so
 /// an already-canonical URL costs a few comparisons.
 pub fn normalize(mut url: Url) -> Option<Url> {
     if !is_http(&url) || url.host_str().is_none_or(str::is_empty) {
         return None;
+    }
+    let dotted = match url.host() {
+        Some(Host::Domain(domain)) if domain.ends_with('.') => {
+            Some(canonical_host(domain).into_owned())
+        }
+        _ => None,
+    };
+    if let Some(domain) = dotted {
+        // An empty host is refused for http(s): the URL names no host.
+        url.set_host(Some(&domain)).ok()?;
     }
     if url.fragment().is_some() {
         url.set_fragment(None);
@@ -196,10 +215,24 @@ pub fn join_redirect(base: &Url, location: &str) -> Option<Url> {
 ///
 /// For `http`/`https` URLs the `url` crate has already lower-cased domains
 /// (and punycoded IDNs), written IPv4 addresses in dotted-decimal form and
-/// IPv6 addresses in their compressed bracketed form (`[::1]`), so the result
-/// needs no further folding. The port is not part of it.
+/// IPv6 addresses in their compressed bracketed form (`[::1]`), and
+/// [`normalize`] dropped a domain's trailing dots, so for a normalised URL
+/// the result needs no further folding. The port is not part of it.
 pub fn host(url: &Url) -> &str {
     url.host_str().unwrap_or("")
+}
+
+/// A host name as the crawl keys it: ASCII lower-case, without trailing
+/// dots (`Example.COM.` is `example.com`); borrowed when it already is.
+/// [`normalize`] applies the same rule to URLs; this is for host names that
+/// come without one (`--resolve`, hosts files, scope and resolver callers).
+pub fn canonical_host(host: &str) -> Cow<'_, str> {
+    let host = host.trim_end_matches('.');
+    if host.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(host.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(host)
+    }
 }
 
 /// The host of a URL already in normalised string form (as queues store
@@ -367,6 +400,30 @@ mod tests {
         assert_eq!(n.as_str(), "https://example.com/b/c");
         let n = normalize(u("http://example.com:8080/")).unwrap();
         assert_eq!(n.as_str(), "http://example.com:8080/");
+    }
+
+    #[test]
+    fn a_domain_with_trailing_dots_is_the_domain_without() {
+        for (given, canonical) in [
+            ("http://Example.COM./a", "http://example.com/a"),
+            ("https://example.com.:8443/", "https://example.com:8443/"),
+            ("http://example.com../x?q", "http://example.com/x?q"),
+            ("http://127.0.0.1./", "http://127.0.0.1/"),
+        ] {
+            let n = normalize(u(given)).unwrap();
+            assert_eq!(n.as_str(), canonical, "{given}");
+            assert_eq!(host_of(n.as_str()), host(&n));
+        }
+        assert_eq!(root("site.test.:8080/p"), "http://site.test:8080/p");
+        let base = u("http://a.test/");
+        assert_eq!(
+            join(&base, "//B.test./x").unwrap().as_str(),
+            "http://b.test/x"
+        );
+        assert_eq!(normalize(u("http://./")), None, "dots alone name no host");
+        assert_eq!(canonical_host("Web.Example."), "web.example");
+        assert!(matches!(canonical_host("web.example"), Cow::Borrowed(_)));
+        assert_eq!(canonical_host("[::1]"), "[::1]");
     }
 
     #[test]

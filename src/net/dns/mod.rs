@@ -32,6 +32,9 @@
 //! Eyeballs delay once, not on every connection.
 //!
 //! Names are looked up as given (absolute): no `search` domains, no `ndots`.
+//! A host name is taken in its canonical form ([`canonical_host`]: lower
+//! case, no trailing dot, the rule URLs are normalised by), so `example.com.`
+//! and `example.com` share pins, hosts-file entries, cache and winners.
 //! The wire format is [`crate::net::dns::wire`].
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -66,6 +69,7 @@ use glommio::net::{TcpStream, UdpSocket};
 use glommio::sync::Semaphore;
 use thiserror::Error;
 
+use crate::crawl::urls::canonical_host;
 use addresses::happy_order;
 use wire::{QType, Rcode, Response};
 
@@ -152,10 +156,10 @@ pub struct Resolver {
 type Answer = Result<Rc<[IpAddr]>, String>;
 
 struct Inner {
-    /// `--resolve` pins, keyed by (lower-cased host, port), in the order to
+    /// `--resolve` pins, keyed by (canonical host, port), in the order to
     /// try.
     pins: HashMap<(String, u16), Rc<[IpAddr]>>,
-    /// The hosts file, by lower-cased name, in the order to try.
+    /// The hosts file, by canonical name, in the order to try.
     hosts: HashMap<String, Rc<[IpAddr]>>,
     nameservers: Vec<SocketAddr>,
     opts: ResolverOptions,
@@ -200,7 +204,10 @@ impl Resolver {
             .collect();
         let pins = pins
             .into_iter()
-            .filter_map(|(key, ips)| Some((key, happy_order(&ips, families)?)))
+            .filter_map(|((host, port), ips)| {
+                let host = canonical_host(&host).into_owned();
+                Some(((host, port), happy_order(&ips, families)?))
+            })
             .collect();
         let nameservers = match &opts.nameservers {
             Some(list) => list.clone(),
@@ -235,28 +242,25 @@ impl Resolver {
         self.inner.stats.get()
     }
 
-    /// The addresses to connect to for `host:port`, in the order to try.
+    /// The addresses to connect to for `host:port` (any case, trailing dot
+    /// or not), in the order to try.
     pub async fn resolve(&self, host: &str, port: u16) -> Result<Addresses, DnsError> {
         let inner = &self.inner;
         let fail = |reason: String| DnsError {
             host: host.to_string(),
             reason,
         };
-        let pinned = inner
-            .pins
-            .get(&(host.to_string(), port))
-            .or_else(|| inner.pins.get(&(host.to_ascii_lowercase(), port)));
-        if let Some(ips) = pinned {
-            return Ok(self.winner_first(host, addresses(ips.clone(), port)));
+        let name = canonical_host(host);
+        if let Some(ips) = inner.pins.get(&(name.to_string(), port)) {
+            return Ok(self.winner_first(&name, addresses(ips.clone(), port)));
         }
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let bare = name.trim_start_matches('[').trim_end_matches(']');
         if let Ok(ip) = bare.parse::<IpAddr>() {
             if !inner.opts.families.allows(&ip) {
                 return Err(fail(WRONG_FAMILY.to_string()));
             }
             return Ok(Addresses::One(SocketAddr::new(ip, port)));
         }
-        let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
         self.lookup(&name)
             .await
             .map(|ips| self.winner_first(&name, addresses(ips, port)))
@@ -268,7 +272,7 @@ impl Resolver {
     /// pin, the hosts file or DNS), so a broken IPv6 path costs the Happy
     /// Eyeballs delay once per host, not on every connection.
     pub fn prefer(&self, host: &str, ip: IpAddr) {
-        let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+        let name = canonical_host(host).into_owned();
         let mut winners = self.inner.winners.borrow_mut();
         if winners.len() >= self.inner.opts.cache_capacity.max(1) {
             winners.clear();
@@ -276,8 +280,9 @@ impl Resolver {
         winners.insert(name, ip);
     }
 
-    /// `addrs` of `host` with the address that last won first, if any.
-    fn winner_first(&self, host: &str, addrs: Addresses) -> Addresses {
+    /// `addrs` of `name` (canonical) with the address that last won first,
+    /// if any.
+    fn winner_first(&self, name: &str, addrs: Addresses) -> Addresses {
         let Addresses::Many(ips, port) = &addrs else {
             return addrs;
         };
@@ -285,8 +290,7 @@ impl Resolver {
         if winners.is_empty() {
             return addrs;
         }
-        let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
-        let Some(winner) = winners.get(&name) else {
+        let Some(winner) = winners.get(name) else {
             return addrs;
         };
         match ips.iter().position(|a| a == winner) {
@@ -713,8 +717,7 @@ pub fn parse_hosts(text: &str) -> HashMap<String, Vec<IpAddr>> {
             continue;
         };
         for name in fields {
-            let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
-            let ips = map.entry(name).or_default();
+            let ips = map.entry(canonical_host(name).into_owned()).or_default();
             if !ips.contains(&ip) {
                 ips.push(ip);
             }

@@ -48,6 +48,7 @@ use rustls_pki_types::{CertificateDer, ServerName};
 use thiserror::Error;
 use url::{Host, Url};
 
+use crate::crawl::urls::canonical_host;
 use crate::net::stream::{Timed, TlsConn};
 pub use sessions::Admission;
 use sessions::{Contacts, Sessions};
@@ -244,10 +245,12 @@ pub enum HandshakeError {
     Io(io::Error),
 }
 
-/// The name to verify and send as SNI for `url`'s host.
+/// The name to verify and send as SNI for `url`'s host: a domain in its
+/// canonical form (no trailing dot: RFC 6066 has none in a server name;
+/// normalised URLs have none already).
 pub fn server_name(url: &Url) -> Result<ServerName<'static>, TlsError> {
     match url.host() {
-        Some(Host::Domain(domain)) => ServerName::try_from(domain.to_string())
+        Some(Host::Domain(domain)) => ServerName::try_from(canonical_host(domain).into_owned())
             .map_err(|_| TlsError::Handshake(format!("{domain:?} is not a valid TLS server name"))),
         Some(Host::Ipv4(ip)) => Ok(ServerName::IpAddress(std::net::IpAddr::V4(ip).into())),
         Some(Host::Ipv6(ip)) => Ok(ServerName::IpAddress(std::net::IpAddr::V6(ip).into())),
@@ -278,6 +281,11 @@ mod tests {
         assert_eq!(
             name("https://Example.COM/x").unwrap(),
             ServerName::try_from("example.com").unwrap()
+        );
+        assert_eq!(
+            name("https://example.com./x").unwrap(),
+            ServerName::try_from("example.com").unwrap(),
+            "a server name has no trailing dot"
         );
         assert!(matches!(
             name("https://127.0.0.1:8443/").unwrap(),
