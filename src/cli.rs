@@ -139,6 +139,16 @@ pub struct Args {
     #[arg(long = "max-crawl-delay", default_value_t = 10.0)]
     pub max_crawl_delay: f64,
 
+    /// Seconds to wait before each new try of a robots.txt that was
+    /// unreachable or 5xx (its pages wait meanwhile); when used up, the
+    /// origin's pages are refused. "none" gives up at the first failure
+    #[arg(
+        long = "robots-retries",
+        value_name = "SECONDS,...",
+        default_value = "1,5,15,40"
+    )]
+    pub robots_retries: String,
+
     /// Links followed from a root beyond which links are not queued
     #[arg(long = "max-depth", alias = "max_depth", default_value_t = 100)]
     pub max_depth: u32,
@@ -189,6 +199,8 @@ pub struct Args {
 pub enum ArgsError {
     #[error("no roots given (pass at least one URL, or --demo)")]
     NoRoots,
+    #[error("--robots-retries {0:?}: expected SECONDS,... or none")]
+    Retries(String),
     #[error("--resolve {0:?}: expected HOST:PORT:ADDR[,ADDR...]")]
     Resolve(String),
     #[error("--dns-server {0:?}: expected an IP address, optionally with :PORT")]
@@ -246,6 +258,7 @@ impl Args {
             .insecure(self.insecure)
             .obey_robots(!self.ignore_robots)
             .max_crawl_delay(seconds("max-crawl-delay", self.max_crawl_delay)?)
+            .robots_retries(parse_retries(&self.robots_retries)?)
             .max_url_length(self.max_url_length)
             .max_pages_per_host(self.max_pages_per_host)
             .warc_max_size(self.warc_max_size);
@@ -296,6 +309,22 @@ impl Args {
 /// builder's to say).
 fn seconds(flag: &'static str, value: f64) -> Result<Duration, ArgsError> {
     Duration::try_from_secs_f64(value).map_err(|_| ArgsError::Seconds(flag, value))
+}
+
+/// `SECONDS,...` or `none`.
+fn parse_retries(list: &str) -> Result<Vec<Duration>, ArgsError> {
+    if list.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    list.split(',')
+        .map(|s| {
+            let value: f64 = s
+                .trim()
+                .parse()
+                .map_err(|_| ArgsError::Retries(list.to_string()))?;
+            seconds("robots-retries", value)
+        })
+        .collect()
 }
 
 /// `HOST:PORT:ADDR[,ADDR...]`, an IPv6 ADDR possibly in brackets.

@@ -82,6 +82,12 @@ pub struct Config {
     pub obey_robots: bool,
     /// Upper bound on a robots.txt `Crawl-delay`.
     pub max_crawl_delay: Duration,
+    /// Waits before each new try of a robots.txt that was unreachable or
+    /// 5xx (its origin's pages wait); when used up, the origin is given up.
+    pub robots_retries: Vec<Duration>,
+    /// Bytes each shard may keep of finished hosts (their robots.txt rules,
+    /// politeness clock, page count) in case they come back.
+    pub host_memory: usize,
     /// Largest response head accepted.
     pub max_head: usize,
     /// Body bytes kept per response; the rest is not read and the record is
@@ -135,6 +141,8 @@ impl Config {
             delay: Duration::ZERO,
             obey_robots: true,
             max_crawl_delay: Duration::from_secs(10),
+            robots_retries: crate::crawl::robots::DEFAULT_RETRY_SCHEDULE.to_vec(),
+            host_memory: crate::crawl::frontier::DEFAULT_RESTING_BYTES,
             max_head: crate::net::http::DEFAULT_MAX_HEAD,
             max_body: 16 << 20,
             output: Output::None,

@@ -79,6 +79,7 @@ fn robots_txt_5xx_keeps_the_host_out() {
     let (server, b) = robots_site(|| Reply::with_type(503, "text/plain", "down"));
     let mut cfg = config(&[&b]);
     polite(&mut cfg);
+    cfg.robots_retries = vec![Duration::from_millis(20), Duration::from_millis(50)];
     let outcome = crawl(cfg);
     assert_eq!(
         outcome.records.len(),
@@ -89,7 +90,80 @@ fn robots_txt_5xx_keeps_the_host_out() {
         outcome.records[0].error_kind.as_deref(),
         Some("robots_unavailable")
     );
-    assert_eq!(server.total_hits(), 1, "just robots.txt");
+    assert_eq!(
+        server.total_hits(),
+        3,
+        "just robots.txt: the first try and the two retries of the schedule"
+    );
+    assert_eq!(outcome.stats.robots_fetches, 3);
+}
+
+/// A site whose robots.txt fails the first `failures` times with `fail`,
+/// then answers rules.
+fn flaky_robots_site(failures: usize, fail: fn() -> Reply) -> (Server, String) {
+    let asked = AtomicUsize::new(0);
+    let server = serve(move |req| match req.path.as_str() {
+        "/robots.txt" if asked.fetch_add(1, Ordering::SeqCst) < failures => Some(fail()),
+        "/robots.txt" => Some(Reply::with_type(
+            200,
+            "text/plain",
+            "User-agent: *\nDisallow: /private/\n",
+        )),
+        "/" => Some(page(&["/public", "/private/secret"])),
+        "/public" | "/private/secret" => Some(page(&[])),
+        _ => None,
+    });
+    let b = base(&server);
+    (server, b)
+}
+
+#[test]
+fn a_robots_txt_that_answers_5xx_twice_is_asked_again_and_then_obeyed() {
+    let (server, b) = flaky_robots_site(2, || Reply::with_type(503, "text/plain", "busy"));
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    cfg.robots_retries = vec![Duration::from_millis(50); 4];
+    let started = Instant::now();
+    let records = by_url(&crawl(cfg));
+    assert_eq!(server.hits("127.0.0.1", "/robots.txt"), 3);
+    assert!(
+        started.elapsed() >= Duration::from_millis(100),
+        "the schedule's waits were kept"
+    );
+    assert_eq!(
+        records[&format!("{b}/")].status,
+        Some(200),
+        "the root waited"
+    );
+    assert_eq!(records[&format!("{b}/public")].status, Some(200));
+    assert_eq!(
+        records[&format!("{b}/private/secret")]
+            .error_kind
+            .as_deref(),
+        Some("robots_disallowed")
+    );
+    assert_eq!(server.hits("127.0.0.1", "/private/secret"), 0);
+}
+
+#[test]
+fn a_robots_txt_that_times_out_once_does_not_lose_the_host() {
+    let (server, b) = flaky_robots_site(1, || {
+        Reply::with_type(200, "text/plain", "").delayed(Duration::from_secs(3))
+    });
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    cfg.read_timeout = Duration::from_millis(300);
+    cfg.robots_retries = vec![Duration::from_millis(50)];
+    let records = by_url(&crawl(cfg));
+    assert_eq!(server.hits("127.0.0.1", "/robots.txt"), 2);
+    assert_eq!(records[&format!("{b}/public")].status, Some(200));
+    assert_eq!(
+        records[&format!("{b}/private/secret")]
+            .error_kind
+            .as_deref(),
+        Some("robots_disallowed"),
+        "the rules of the second try"
+    );
 }
 
 #[test]
@@ -129,58 +203,52 @@ fn crawl_delay_spaces_requests() {
     drop(server);
 }
 
-/// Requests in progress and their peak, per host.
-type Gauge = Arc<Mutex<HashMap<String, (usize, usize)>>>;
+/// When each request of each host arrived.
+type Gauge = Arc<Mutex<HashMap<String, Vec<Instant>>>>;
 
-/// A handler that counts concurrent requests per host and holds each for a
-/// while so overlaps show.
+/// How long the counting site holds every reply.
+const HOLD: Duration = Duration::from_millis(30);
+
+/// A site whose root links to `pages` pages; every reply is written
+/// [`HOLD`] after its request arrived, and arrivals are logged.
 fn counting_site(pages: usize) -> (Server, Gauge) {
     let gauge: Gauge = Arc::default();
     let g = gauge.clone();
     let server = serve(move |req: &Request| {
-        let mut map = g.lock().unwrap();
-        let entry = map.entry(req.host.clone()).or_default();
-        entry.0 += 1;
-        entry.1 = entry.1.max(entry.0);
-        drop(map);
+        let arrived = Instant::now();
+        g.lock()
+            .unwrap()
+            .entry(req.host.clone())
+            .or_default()
+            .push(arrived);
         let reply = if req.path == "/" {
             let links: Vec<String> = (0..pages).map(|i| format!("/p{i}")).collect();
             page(&links.iter().map(String::as_str).collect::<Vec<_>>())
         } else {
             page(&[])
         };
-        let g2 = g.clone();
-        let host = req.host.clone();
-        // Count the request as ended 10 ms *before* its reply is written, so
-        // the gauge can only undercount, never report a false overlap.
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(20));
-            if let Some(e) = g2.lock().unwrap().get_mut(&host) {
-                e.0 -= 1;
-            }
-        });
-        let Reply::Http {
-            status,
-            headers,
-            body,
-        } = reply
-        else {
-            unreachable!()
-        };
-        let mut head = format!("HTTP/1.0 {status} OK\r\nContent-Length: {}\r\n", body.len());
-        for (k, v) in headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str("\r\n");
-        let mut bytes = head.into_bytes();
-        bytes.extend(body);
-        Some(Reply::Script(vec![
-            Step::Sleep(Duration::from_millis(30)),
-            Step::Write(bytes),
-            Step::Close,
-        ]))
+        Some(reply.delayed(HOLD))
     });
     (server, gauge)
+}
+
+/// Requests of `host` that were in flight at once, at least: requests that
+/// arrived within [`HOLD`] of one another overlapped, as none was answered
+/// before its hold was over. Never more than the truth, whatever the load
+/// (a late thread only spreads arrivals out), unlike a counter decremented
+/// by a timer.
+fn peak(gauge: &Gauge, host: &str) -> usize {
+    let mut arrivals = gauge.lock().unwrap()[host].clone();
+    arrivals.sort();
+    (0..arrivals.len())
+        .map(|i| {
+            arrivals[i..]
+                .iter()
+                .take_while(|&&t| t < arrivals[i] + HOLD)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 #[test]
@@ -191,7 +259,7 @@ fn per_host_connections_are_never_exceeded() {
     cfg.per_host = 3;
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 41);
-    let peak = gauge.lock().unwrap()["127.0.0.1"].1;
+    let peak = peak(&gauge, "127.0.0.1");
     assert!(peak <= 3, "peak concurrency {peak} > --per-host 3");
     assert!(peak >= 2, "the limit is used: peak {peak}");
 }
@@ -206,7 +274,7 @@ fn per_host_limit_holds_when_pages_are_lent_to_other_shards() {
     cfg.per_host = 3;
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 41);
-    let peak = gauge.lock().unwrap()["127.0.0.1"].1;
+    let peak = peak(&gauge, "127.0.0.1");
     assert!(peak <= 3, "peak concurrency {peak} > --per-host 3");
     let shards: BTreeSet<usize> = outcome.records.iter().map(|r| r.shard).collect();
     assert_eq!(shards.len(), 2, "pages were fetched on both shards");
@@ -222,7 +290,7 @@ fn max_tasks_binds_when_one_host_fills_every_shard() {
     cfg.per_host = 100;
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 61);
-    let peak = gauge.lock().unwrap()["127.0.0.1"].1;
+    let peak = peak(&gauge, "127.0.0.1");
     assert!(peak <= 4, "peak concurrency {peak} > --max-tasks 4");
     assert!(
         peak >= 3,
@@ -243,7 +311,7 @@ fn max_tasks_below_the_number_of_shards_still_binds() {
     cfg.per_host = 100;
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 13);
-    let peak = gauge.lock().unwrap()["127.0.0.1"].1;
+    let peak = peak(&gauge, "127.0.0.1");
     assert_eq!(peak, 1, "peak concurrency {peak} > --max-tasks 1");
 }
 
@@ -420,4 +488,52 @@ fn a_host_with_a_trailing_dot_is_the_same_host() {
         assert_eq!(server.hits("site.test", path), 1, "{path} once");
     }
     assert_eq!(server.total_hits(), 5, "nothing asked as site.test.");
+}
+
+#[test]
+fn thousands_of_one_page_hosts_leave_a_bounded_frontier() {
+    const HOSTS: usize = 3000;
+    let server = serve(
+        move |req: &Request| match (req.host.as_str(), req.path.as_str()) {
+            (_, "/robots.txt") => None,
+            ("trap.test", "/") => {
+                let port = req.authority.rsplit(':').next().unwrap_or("80");
+                let links: Vec<String> = (0..HOSTS)
+                    .map(|i| format!("http://h{i}.trap.test:{port}/"))
+                    .collect();
+                let links: Vec<&str> = links.iter().map(String::as_str).collect();
+                Some(page(&links))
+            }
+            (_, "/") => Some(page(&[])),
+            _ => None,
+        },
+    );
+    let port = server.port();
+    let mut cfg = config(&[format!("http://trap.test:{port}/")]);
+    polite(&mut cfg);
+    cfg.scope = ringcrawl::crawl::scope::Scope::new(
+        &cfg.roots,
+        ringcrawl::crawl::scope::ScopeMode::Lenient,
+        None,
+    );
+    cfg.host_memory = 32 << 10;
+    let loopback: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+    cfg.resolve
+        .insert(("trap.test".into(), port), vec![loopback]);
+    for i in 0..HOSTS {
+        cfg.resolve
+            .insert((format!("h{i}.trap.test"), port), vec![loopback]);
+    }
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), HOSTS + 1);
+    assert!(outcome.records.iter().all(|r| r.status == Some(200)));
+    assert_eq!(outcome.stats.robots_fetches as usize, HOSTS + 1);
+    // A resting host with no rules weighs some 200 bytes: 32 KiB holds
+    // about 160 per shard; without a bound the frontiers keep all 3,001.
+    let held = outcome.stats.hosts_held;
+    assert!(held <= 2 * 200, "{held} hosts held after the crawl");
+    assert!(
+        held >= 2 * 100,
+        "{held}: finished hosts are kept while there is room"
+    );
 }

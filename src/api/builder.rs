@@ -77,6 +77,8 @@ const MAX_BODY: usize = 1 << 32;
 const MAX_URL_LENGTH: usize = 1 << 20;
 /// Most shards.
 const MAX_CORES: usize = 1024;
+/// Most robots.txt retries (a schedule longer than this is a mistake).
+const MAX_ROBOTS_RETRIES: usize = 32;
 
 impl CrawlerBuilder {
     pub(crate) fn new() -> Self {
@@ -227,6 +229,24 @@ impl CrawlerBuilder {
     /// Upper bound on a robots.txt `Crawl-delay`.
     pub fn max_crawl_delay(mut self, delay: Duration) -> Self {
         self.config.max_crawl_delay = delay;
+        self
+    }
+
+    /// Waits before each new try of a robots.txt that was unreachable or
+    /// answered 5xx, while its origin's pages wait (default 1, 5, 15 and
+    /// 40 s); when they are used up the origin's pages are refused
+    /// (`robots_unavailable`). None: give up at the first failure.
+    pub fn robots_retries(mut self, waits: impl IntoIterator<Item = Duration>) -> Self {
+        self.config.robots_retries = waits.into_iter().collect();
+        self
+    }
+
+    /// Bytes each shard keeps of finished hosts (robots.txt rules,
+    /// politeness clock, page count) in case they come back (default
+    /// 16 MiB); past it the least recently finished are forgotten, and
+    /// one that comes back fetches robots.txt again.
+    pub fn host_memory(mut self, bytes: usize) -> Self {
+        self.config.host_memory = bytes;
         self
     }
 
@@ -424,6 +444,15 @@ impl CrawlerBuilder {
         positive_duration("max-crawl-delay", config.max_crawl_delay)?;
         if let Some(interval) = config.progress {
             positive_duration("progress-interval", interval)?;
+        }
+        within(
+            "robots-retries",
+            config.robots_retries.len(),
+            0,
+            MAX_ROBOTS_RETRIES,
+        )?;
+        for wait in &config.robots_retries {
+            positive_duration("robots-retries", *wait)?;
         }
         if config.delay > MAX_DURATION {
             return Err(BuildError::new(

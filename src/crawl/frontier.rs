@@ -11,8 +11,20 @@
 //! backs off after consecutive failures, and has robots.txt fetched before
 //! its first page of each origin: robots.txt belongs to an origin (scheme,
 //! host, port: RFC 9309), so `http://h/` and `https://h/` each have their
-//! own rules, while politeness stays with the host across schemes and ports. It also caps the URLs accepted per host, a bound
-//! on generated-URL traps. No I/O and no clock: the caller passes `now`.
+//! own rules, while politeness stays with the host across schemes and
+//! ports. A robots.txt that could not be had (unreachable, 5xx) is asked
+//! again on a schedule while the origin's pages wait. It also caps the URLs
+//! accepted per host, a bound on generated-URL traps. No I/O and no clock:
+//! the caller passes `now`.
+//!
+//! Memory: a host with URLs queued or in flight is *live* (the map `hosts`);
+//! one with neither *rests* in a byte-bounded LRU (`resting`) that keeps its
+//! robots.txt rules, politeness clock and page count, so it may come back
+//! at no cost. Past the bound the least recently finished hosts are
+//! forgotten: one that comes back then fetches robots.txt again and starts
+//! a new page budget and delay. Live hosts are bounded by what is queued;
+//! finished ones by [`Politeness::resting_bytes`], so a `--lenient` crawl
+//! of a subdomain trap does not grow the frontier beyond its queue.
 
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -25,13 +37,15 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::mem;
 
 // Seeded per map (foldhash): fast; hard to aim hosts at collisions without
 // knowing the seeds, though foldhash claims no resistance to a determined attacker.
 use foldhash::{HashMap, HashMapExt};
+use lru::LruCache;
 use std::time::{Duration, Instant};
 
-use crate::crawl::robots::{Rules, Verdict};
+use crate::crawl::robots::{Rules, Verdict, DEFAULT_RETRY_SCHEDULE};
 use crate::crawl::url_set::UrlSet;
 use crate::crawl::urls;
 
@@ -125,6 +139,12 @@ pub struct Politeness {
     pub robots: bool,
     /// Upper bound on a robots.txt `Crawl-delay`.
     pub max_crawl_delay: Duration,
+    /// Waits before each new try of an unreachable or 5xx robots.txt; when
+    /// they are used up the origin's URLs are refused (`robots_unavailable`).
+    pub robots_retries: Vec<Duration>,
+    /// Bytes the state of finished hosts may hold (names, robots rules):
+    /// past it, the least recently finished are forgotten.
+    pub resting_bytes: usize,
 }
 
 impl Default for Politeness {
@@ -137,14 +157,25 @@ impl Default for Politeness {
             max_url_length: 2048,
             robots: true,
             max_crawl_delay: Duration::from_secs(10),
+            robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
+            resting_bytes: DEFAULT_RESTING_BYTES,
         }
     }
 }
 
-/// robots.txt state of an origin.
+/// Default [`Politeness::resting_bytes`]: 16 MiB per shard, some 100,000
+/// finished hosts with a small robots.txt.
+pub const DEFAULT_RESTING_BYTES: usize = 16 << 20;
+
+/// What a resting host costs beyond its name and rules: the `Host` itself
+/// and the LRU's node and table slot, roughly.
+const HOST_OVERHEAD: usize = 160;
+
+/// robots.txt state of an origin; `failed` counts the tries that got no
+/// rules (unreachable, 5xx).
 enum Robots {
-    Unknown,
-    Fetching,
+    Unknown { failed: u32 },
+    Fetching { failed: u32 },
     Known(Rules),
 }
 
@@ -167,12 +198,54 @@ struct Host {
     scheduled: bool,
 }
 
+impl Host {
+    fn new(now: Instant, delay: Duration) -> Host {
+        Host {
+            queue: VecDeque::new(),
+            accepted: 0,
+            active: 0,
+            ready_at: now,
+            delay,
+            failures: 0,
+            origins: Vec::new(),
+            scheduled: false,
+        }
+    }
+
+    /// Nothing queued, in flight or scheduled: it may rest.
+    fn is_done(&self) -> bool {
+        self.queue.is_empty() && self.active == 0 && !self.scheduled
+    }
+
+    /// Heap and bookkeeping bytes of a resting host named `name`.
+    fn weight(&self, name: &str) -> usize {
+        HOST_OVERHEAD
+            + name.len()
+            + self
+                .origins
+                .iter()
+                .map(|(origin, robots)| {
+                    origin.len()
+                        + match robots {
+                            Robots::Known(rules) => rules.weight(),
+                            _ => 0,
+                        }
+                })
+                .sum::<usize>()
+    }
+}
+
 /// Seen-set, per-host queues and scheduling of one shard.
 pub struct Frontier {
     politeness: Politeness,
     /// Every URL ever accepted.
     seen: UrlSet,
+    /// Live hosts: URLs queued or in flight.
     hosts: HashMap<String, Host>,
+    /// Finished hosts, least recently finished first out, with their
+    /// weight; at most `politeness.resting_bytes` in all.
+    resting: LruCache<String, (Host, usize)>,
+    resting_bytes: usize,
     /// Hosts that may be ready, in turn order.
     ring: VecDeque<String>,
     /// Hosts waiting for their `ready_at`.
@@ -187,6 +260,8 @@ impl Frontier {
             politeness,
             seen: UrlSet::new(),
             hosts: HashMap::new(),
+            resting: LruCache::unbounded(),
+            resting_bytes: 0,
             ring: VecDeque::new(),
             timers: BinaryHeap::new(),
             queued: 0,
@@ -210,19 +285,18 @@ impl Frontier {
             return Offer::Refused(Limit::TooDeep);
         }
         let host = urls::host_of(&job.url).to_string();
-        let delay = self.politeness.delay;
-        let entry = match self.hosts.get_mut(&host) {
-            Some(entry) => entry,
-            None => self.hosts.entry(host.clone()).or_insert_with(|| Host {
-                queue: VecDeque::new(),
-                accepted: 0,
-                active: 0,
-                ready_at: now,
-                delay,
-                failures: 0,
-                origins: Vec::new(),
-                scheduled: false,
-            }),
+        if !self.hosts.contains_key(&host) {
+            let entry = match self.resting.pop(&host) {
+                Some((entry, weight)) => {
+                    self.resting_bytes = self.resting_bytes.saturating_sub(weight);
+                    entry
+                }
+                None => Host::new(now, self.politeness.delay),
+            };
+            self.hosts.insert(host.clone(), entry);
+        }
+        let Some(entry) = self.hosts.get_mut(&host) else {
+            return Offer::Seen;
         };
         if entry.accepted >= self.politeness.max_pages_per_host {
             self.seen.insert(&job.url);
@@ -262,6 +336,7 @@ impl Frontier {
             if host.queue.is_empty() || host.active >= self.politeness.per_host {
                 // Rescheduled by the next offer or release.
                 host.scheduled = false;
+                self.settle(&name);
                 continue;
             }
             if host.ready_at > now {
@@ -276,7 +351,8 @@ impl Frontier {
                 let at = match host.origins.iter().position(|(o, _)| **o == *origin) {
                     Some(at) => at,
                     None => {
-                        host.origins.push((origin.into(), Robots::Unknown));
+                        host.origins
+                            .push((origin.into(), Robots::Unknown { failed: 0 }));
                         host.origins.len() - 1
                     }
                 };
@@ -285,13 +361,17 @@ impl Frontier {
                 None
             };
             let verdict = match robots {
-                Some(Robots::Fetching) => {
+                Some(Robots::Fetching { .. }) => {
                     // Its pages wait; the answer reschedules the host.
                     host.scheduled = false;
                     continue;
                 }
-                Some(robots @ Robots::Unknown) => {
-                    *robots = Robots::Fetching;
+                Some(robots @ Robots::Unknown { .. }) => {
+                    let failed = match robots {
+                        Robots::Unknown { failed } => *failed,
+                        _ => 0,
+                    };
+                    *robots = Robots::Fetching { failed };
                     host.active += 1;
                     host.scheduled = false;
                     let example = front.url.clone();
@@ -341,11 +421,14 @@ impl Frontier {
             entry.failures = 0;
         }
         self.reschedule(host);
+        self.settle(host);
     }
 
     /// The robots.txt answer for the origin of `example` arrived (releases
     /// the host's slot). Its Crawl-delay, if longer, becomes the host's.
-    pub fn set_robots(&mut self, example: &str, rules: Rules) {
+    /// Unavailable rules with tries left in `robots_retries` are asked for
+    /// again after the next wait of the schedule; the pages wait too.
+    pub fn set_robots(&mut self, example: &str, rules: Rules, now: Instant) {
         let cap = self.politeness.max_crawl_delay;
         let host = urls::host_of(example);
         let origin = urls::origin_of(example);
@@ -357,9 +440,26 @@ impl Frontier {
             entry.delay = entry.delay.max(crawl_delay);
         }
         if let Some((_, robots)) = entry.origins.iter_mut().find(|(o, _)| **o == *origin) {
-            *robots = Robots::Known(rules);
+            let failed = match robots {
+                Robots::Fetching { failed } | Robots::Unknown { failed } => *failed,
+                Robots::Known(_) => 0,
+            };
+            let retry = rules
+                .is_unavailable()
+                .then(|| self.politeness.robots_retries.get(failed as usize))
+                .flatten();
+            *robots = match retry {
+                Some(wait) => {
+                    entry.ready_at = entry.ready_at.max(later(now, *wait));
+                    Robots::Unknown {
+                        failed: failed.saturating_add(1),
+                    }
+                }
+                None => Robots::Known(rules),
+            };
         }
         self.reschedule(host);
+        self.settle(host);
     }
 
     fn reschedule(&mut self, host: &str) {
@@ -368,6 +468,28 @@ impl Frontier {
                 entry.scheduled = true;
                 self.ring.push_back(host.to_string());
             }
+        }
+    }
+
+    /// Move `host` to the resting hosts if it is done, forgetting the least
+    /// recently finished ones past the byte bound.
+    fn settle(&mut self, host: &str) {
+        if !self.hosts.get(host).is_some_and(Host::is_done) {
+            return;
+        }
+        let Some((name, mut entry)) = self.hosts.remove_entry(host) else {
+            return;
+        };
+        // A drained queue keeps its buffer: give it back.
+        drop(mem::take(&mut entry.queue));
+        let weight = entry.weight(&name);
+        self.resting_bytes += weight;
+        self.resting.put(name, (entry, weight));
+        while self.resting_bytes > self.politeness.resting_bytes {
+            let Some((_, (_, weight))) = self.resting.pop_lru() else {
+                break;
+            };
+            self.resting_bytes = self.resting_bytes.saturating_sub(weight);
         }
     }
 
@@ -384,6 +506,12 @@ impl Frontier {
     /// Fetches in flight for `host`.
     pub fn active(&self, host: &str) -> usize {
         self.hosts.get(host).map_or(0, |h| h.active)
+    }
+
+    /// Hosts held: live (queued or in flight) and resting (finished, their
+    /// rules kept), with the resting ones' bytes.
+    pub fn hosts(&self) -> (usize, usize, usize) {
+        (self.hosts.len(), self.resting.len(), self.resting_bytes)
     }
 }
 
@@ -554,7 +682,7 @@ mod tests {
             b"User-agent: *\nDisallow: /private/\n",
             "ringcrawl",
         );
-        f.set_robots("http://a.test/ok", rules);
+        f.set_robots("http://a.test/ok", rules, now);
         assert_eq!(fetch(&mut f, now), "http://a.test/ok");
         assert!(
             matches!(f.next(now), Next::Refused(j, Verdict::Disallowed) if j.url.ends_with("/private/x"))
@@ -583,7 +711,7 @@ mod tests {
             b"User-agent: *\nDisallow: /private/\n",
             "ringcrawl",
         );
-        f.set_robots("http://a.test/private/1", deny);
+        f.set_robots("http://a.test/private/1", deny, now);
         assert!(
             matches!(f.next(now), Next::Refused(j, Verdict::Disallowed) if j.url.starts_with("http:"))
         );
@@ -591,9 +719,128 @@ mod tests {
             panic!("https://a.test has robots.txt of its own")
         };
         assert_eq!(example, "https://a.test/private/2");
-        f.set_robots(&example, Rules::AllowAll);
+        f.set_robots(&example, Rules::AllowAll, now);
         assert_eq!(fetch(&mut f, now), "https://a.test/private/2");
         assert_eq!(f.active("a.test"), 1);
+    }
+
+    fn robots_first(f: &mut Frontier, now: Instant) -> String {
+        match f.next(now) {
+            Next::Robots { example, .. } => example,
+            other => panic!("expected robots.txt, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unavailable_robots_txt_is_asked_again_on_the_schedule_while_pages_wait() {
+        let now = Instant::now();
+        let ms = Duration::from_millis;
+        let mut f = Frontier::new(Politeness {
+            robots_retries: vec![ms(100), ms(300)],
+            ..Politeness::default()
+        });
+        f.offer(job("http://a.test/private/x"), now);
+        f.offer(job("http://a.test/ok"), now);
+        let example = robots_first(&mut f, now);
+        f.set_robots(&example, Rules::Unavailable, now);
+        assert_eq!(f.next(now), Next::Wait(now + ms(100)), "pages wait");
+        let t = now + ms(100);
+        let example = robots_first(&mut f, t);
+        f.set_robots(&example, Rules::Unavailable, t);
+        assert_eq!(f.next(t), Next::Wait(t + ms(300)), "the next wait");
+        let t = t + ms(300);
+        let example = robots_first(&mut f, t);
+        let deny = Rules::from_answer(Some(200), b"User-agent: *\nDisallow: /private/\n", "x");
+        f.set_robots(&example, deny, t);
+        assert!(
+            matches!(f.next(t), Next::Refused(j, Verdict::Disallowed) if j.url.ends_with("/private/x")),
+            "the rules, once had, apply"
+        );
+        assert_eq!(fetch(&mut f, t), "http://a.test/ok");
+    }
+
+    #[test]
+    fn a_robots_txt_unavailable_past_the_schedule_keeps_its_origin_out() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            robots_retries: vec![Duration::from_millis(10)],
+            ..Politeness::default()
+        });
+        f.offer(job("http://a.test/1"), now);
+        let example = robots_first(&mut f, now);
+        f.set_robots(&example, Rules::Unavailable, now);
+        let t = now + Duration::from_millis(10);
+        let example = robots_first(&mut f, t);
+        f.set_robots(&example, Rules::Unavailable, t);
+        assert!(matches!(
+            f.next(t),
+            Next::Refused(_, Verdict::Unavailable)
+        ));
+        assert_eq!(f.next(t), Next::Idle);
+    }
+
+    #[test]
+    fn a_finished_host_rests_with_its_rules_and_politeness_and_comes_back_without_robots() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            delay: Duration::from_millis(100),
+            ..Politeness::default()
+        });
+        f.offer(job("http://a.test/1"), now);
+        let example = robots_first(&mut f, now);
+        f.set_robots(&example, Rules::from_answer(Some(200), b"User-agent: *\nDisallow: /no\n", "x"), now);
+        assert_eq!(fetch(&mut f, now), "http://a.test/1");
+        f.release("a.test", false, now);
+        assert_eq!(f.next(now), Next::Idle, "its turn comes up empty");
+        assert_eq!(f.hosts().0, 0, "no longer live");
+        assert_eq!(f.hosts().1, 1, "resting");
+        f.offer(job("http://a.test/no"), now);
+        f.offer(job("http://a.test/2"), now);
+        assert_eq!(f.hosts(), (1, 0, 0));
+        assert_eq!(
+            f.next(now),
+            Next::Wait(now + Duration::from_millis(100)),
+            "its delay still runs"
+        );
+        let t = now + Duration::from_millis(100);
+        assert!(
+            matches!(f.next(t), Next::Refused(_, Verdict::Disallowed)),
+            "its rules were kept: no second robots.txt"
+        );
+        assert_eq!(fetch(&mut f, t), "http://a.test/2");
+    }
+
+    #[test]
+    fn finished_hosts_past_the_byte_bound_are_forgotten_least_recent_first() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            resting_bytes: 10_000,
+            ..Politeness::default()
+        });
+        for i in 0..2_000 {
+            let host = format!("h{i}.trap.test");
+            f.offer(job(&format!("http://{host}/")), now);
+            let example = robots_first(&mut f, now);
+            f.set_robots(&example, Rules::AllowAll, now);
+            fetch(&mut f, now);
+            f.release(&host, false, now);
+            assert_eq!(f.next(now), Next::Idle);
+        }
+        let (live, resting, bytes) = f.hosts();
+        assert_eq!(live, 0);
+        assert!(bytes <= 10_000, "{bytes} bytes");
+        assert!((20..100).contains(&resting), "{resting} resting hosts");
+        f.offer(job("http://h0.trap.test/again"), now);
+        assert!(
+            matches!(f.next(now), Next::Robots { .. }),
+            "a forgotten host asks for robots.txt again"
+        );
+        f.offer(job("http://h1999.trap.test/again"), now);
+        assert_eq!(
+            fetch(&mut f, now),
+            "http://h1999.trap.test/again",
+            "a remembered one does not"
+        );
     }
 
     #[test]

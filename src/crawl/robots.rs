@@ -3,9 +3,11 @@
 //! Parsing is texting_robots'; fetching robots.txt is the shard's.
 //!
 //! Status rules: 2xx → the rules in the body; 3xx past the redirect limit
-//! and 4xx → allow all; 5xx or unreachable → disallow all (Google retries
-//! "for a while"; ringcrawl keeps the host disallowed for the rest of the
-//! crawl and records each URL as `robots_unavailable`).
+//! and 4xx → allow all; 5xx or unreachable → disallow all. Google retries
+//! "for a while"; so does ringcrawl: the frontier asks again on a schedule
+//! ([`DEFAULT_RETRY_SCHEDULE`], about a minute) while the origin's pages
+//! wait, and only then keeps the origin out for the rest of the crawl,
+//! recording each URL as `robots_unavailable`.
 
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -26,6 +28,20 @@ pub const MAX_ROBOTS_REDIRECTS: u32 = 5;
 /// robots.txt bytes read at most (Google reads 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 500 << 10;
 
+/// Waits before each new try of a robots.txt that was unreachable or 5xx:
+/// four more tries over 61 s, then the origin is given up.
+pub const DEFAULT_RETRY_SCHEDULE: [Duration; 4] = [
+    Duration::from_secs(1),
+    Duration::from_secs(5),
+    Duration::from_secs(15),
+    Duration::from_secs(40),
+];
+
+/// Heap bytes a parsed rule costs beyond its text, roughly (a `MinRegex`
+/// pattern `String` and its slot in the rules `Vec`, measured from
+/// texting_robots 0.2's layout: 24 + 24 bytes).
+const RULE_OVERHEAD: usize = 48;
+
 /// The robots policy of one host.
 pub enum Rules {
     /// No robots.txt (4xx), or robots ignored.
@@ -33,7 +49,12 @@ pub enum Rules {
     /// robots.txt unreachable or 5xx.
     Unavailable,
     /// Parsed rules for our user-agent token.
-    Parsed(Box<Robot>),
+    Parsed {
+        robot: Box<Robot>,
+        /// What the rules cost in memory, estimated from the text they
+        /// came from (see [`Rules::weight`]).
+        bytes: usize,
+    },
 }
 
 /// Why a URL may not be fetched.
@@ -52,7 +73,11 @@ impl Rules {
             Some(200..=299) => {
                 let body = body.get(..MAX_ROBOTS_BYTES).unwrap_or(body);
                 match Robot::new(token, body) {
-                    Ok(robot) => Rules::Parsed(Box::new(robot)),
+                    Ok(robot) => Rules::Parsed {
+                        robot: Box::new(robot),
+                        bytes: body.len()
+                            + RULE_OVERHEAD * body.iter().filter(|&&b| b == b'\n').count(),
+                    },
                     // Unparseable rules say nothing: allow, as for a 404.
                     Err(_) => Rules::AllowAll,
                 }
@@ -67,15 +92,31 @@ impl Rules {
         match self {
             Rules::AllowAll => Verdict::Allowed,
             Rules::Unavailable => Verdict::Unavailable,
-            Rules::Parsed(robot) if robot.allowed(url) => Verdict::Allowed,
-            Rules::Parsed(_) => Verdict::Disallowed,
+            Rules::Parsed { robot, .. } if robot.allowed(url) => Verdict::Allowed,
+            Rules::Parsed { .. } => Verdict::Disallowed,
         }
+    }
+
+    /// Heap bytes these rules hold, estimated: the robots.txt text (at most
+    /// [`MAX_ROBOTS_BYTES`]) plus a rule's overhead per line. An upper
+    /// bound in practice: only our group's rules are kept.
+    pub fn weight(&self) -> usize {
+        match self {
+            Rules::Parsed { bytes, .. } => *bytes,
+            _ => 0,
+        }
+    }
+
+    /// The origin could not be asked (unreachable or 5xx): worth asking
+    /// again later.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Rules::Unavailable)
     }
 
     /// `Crawl-delay` for our agent, if any, capped at `cap`.
     pub fn crawl_delay(&self, cap: Duration) -> Option<Duration> {
         match self {
-            Rules::Parsed(robot) => robot
+            Rules::Parsed { robot, .. } => robot
                 .delay
                 .filter(|d| d.is_finite() && *d > 0.0)
                 .map(|d| Duration::from_secs_f32(d.min(cap.as_secs_f32()))),

@@ -41,6 +41,10 @@ pub struct Stats {
     pub robots_fetches: u64,
     /// Of those, the ones a server answered (any status).
     pub robots_answered: u64,
+    /// Hosts the frontiers still held when the crawl ended, live or resting
+    /// (finished, rules kept): bounded by the host memory, not by the hosts
+    /// ever met.
+    pub hosts_held: u64,
     /// Connect, first-byte and total latency of fetches.
     pub latency: Latencies,
     /// One entry per shard after merging.
@@ -216,6 +220,7 @@ impl Stats {
         self.skipped_host_full += other.skipped_host_full;
         self.robots_fetches += other.robots_fetches;
         self.robots_answered += other.robots_answered;
+        self.hosts_held += other.hosts_held;
         self.latency.merge(&other.latency);
         self.shards.extend(other.shards.iter().cloned());
         self.shards.extend(balance);

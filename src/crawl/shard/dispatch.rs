@@ -144,7 +144,9 @@ impl Shard {
             }
             Work::Robots { example } => {
                 let rules = self.fetch_robots(&example).await;
-                self.frontier.borrow_mut().set_robots(&example, rules);
+                self.frontier
+                    .borrow_mut()
+                    .set_robots(&example, rules, Instant::now());
             }
             Work::Lent { job, owner } => {
                 let host = urls::host_of(&job.url).to_string();

@@ -191,6 +191,8 @@ impl Shard {
                 max_url_length: config.max_url_length,
                 robots: config.obey_robots,
                 max_crawl_delay: config.max_crawl_delay,
+                robots_retries: config.robots_retries.clone(),
+                resting_bytes: config.host_memory,
             })),
             connections: RefCell::new(ConnPool::new(config.idle_connections)),
             config,
@@ -323,6 +325,8 @@ impl Shard {
                 self.output_error.borrow_mut().get_or_insert(e);
             }
         }
+        let (live, resting, _) = self.frontier.borrow().hosts();
+        self.stats.borrow_mut().hosts_held = (live + resting) as u64;
         ShardResult {
             stats: self.stats.take(),
             records: self.records.take(),
