@@ -42,6 +42,9 @@ impl Shard {
                 // each recorded with that error rather than hidden behind
                 // robots_unavailable.
                 Err(FetchError::Tls(e)) if !e.is_retryable() => return Rules::AllowAll,
+                // The name has no address, definitely: the same, with the
+                // DNS error (cached, so at once) on each page's record.
+                Err(FetchError::Dns(e)) if e.is_definite() => return Rules::AllowAll,
                 Err(_) => return Rules::Unavailable,
             };
             self.stats.borrow_mut().robots_answered += 1;

@@ -83,6 +83,18 @@ pub struct DnsError {
     pub reason: String,
 }
 
+impl DnsError {
+    /// The name has no address, by a definite answer (NXDOMAIN, no address
+    /// of the families asked, an invalid name), not for want of one
+    /// (timeout, SERVFAIL, REFUSED): asking again soon would not change it.
+    pub fn is_definite(&self) -> bool {
+        self.reason == Rcode::NxDomain.to_string()
+            || self.reason == NO_ADDRESS
+            || self.reason == WRONG_FAMILY
+            || self.reason.starts_with("invalid name")
+    }
+}
+
 /// How a [`Resolver`] finds and caches answers. `Default` is the system's
 /// setup: the nameservers of `/etc/resolv.conf` and `/etc/hosts`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -480,7 +492,7 @@ impl Inner {
                     qname = target;
                     chain_ttl = chain_ttl.min(answer_ttl);
                 }
-                None => return Err("no address".to_string()),
+                None => return Err(NO_ADDRESS.to_string()),
             }
         }
         Err("CNAME chain too long".to_string())
@@ -750,13 +762,15 @@ fn system_lookup(host: &str) -> Result<Vec<IpAddr>, String> {
         .map(|a| a.ip())
         .collect();
     if ips.is_empty() {
-        return Err("no address".to_string());
+        return Err(NO_ADDRESS.to_string());
     }
     Ok(ips)
 }
 
 /// Why a name that has addresses gives none: `-4` or `-6` keeps them out.
 const WRONG_FAMILY: &str = "no address of the allowed family";
+/// Why a name that exists gave no address.
+const NO_ADDRESS: &str = "no address";
 
 /// `ips` (never empty) on `port`, without an allocation for one address.
 fn addresses(ips: Rc<[IpAddr]>, port: u16) -> Addresses {
@@ -853,6 +867,7 @@ mod tests {
             let err = r.resolve("no-such-host.invalid", 80).await.unwrap_err();
             assert_eq!(err.host, "no-such-host.invalid");
             assert_eq!(err.reason, "NXDOMAIN");
+            assert!(err.is_definite(), "asking again cannot help");
             assert_eq!(r.stats().queries, 0);
         });
     }
@@ -864,6 +879,7 @@ mod tests {
             let start = Instant::now();
             let err = r.resolve("a.example", 80).await.unwrap_err();
             assert!(err.reason.contains("refused"), "{err}");
+            assert!(!err.is_definite(), "a nameserver may come back");
             assert!(
                 start.elapsed() < Duration::from_millis(250),
                 "no wait for a timeout"
