@@ -58,6 +58,15 @@
 #                  verify certificates), keep-alive and `Connection: close`:
 #                  the ceilings for reused connections and for one
 #                  connection per page;
+#     then (GZIP=1) the gzip group: the site exported a third time, served
+#     on a third port with nginx `gzip on` (level 1, text/html and text/css,
+#     gzip_http_version 1.0: ringcrawl asks HTTP/1.0), beside the plain
+#     site, alternating:
+#       ringcrawl plain  the peers group's ringcrawl again
+#       ringcrawl gzip   the same flags on the gzip-served copy: every page
+#                  arrives compressed and is decoded for its links;
+#       ringcrawl gzip --no-compression  asks identity there: what the
+#                  compression costs and saves, same site, same server;
 #  5. checks every crawl's URLs against the expected list (found / expected,
 #     and URLs fetched that are not expected), and writes RESULTS.md: machine
 #     info, one table of medians per group, ratios, every run, anomalies
@@ -75,7 +84,7 @@
 # wire"), CORES ("1 2"; empty to skip), PIN (1), PAGES (20000), LINKS (10),
 # PAGE_BYTES (6000), SEED (1), MAX_TASKS (100), PORT (a free one),
 # WRK_SECONDS (10), HTTPS (1; 0 skips the https group), TLS_PORT (a free
-# one), RUN_TIMEOUT (600 s per run), BUILD_TIMEOUT (1800 s),
+# one), GZIP (1; 0 skips the gzip group), GZIP_PORT (a free one), RUN_TIMEOUT (600 s per run), BUILD_TIMEOUT (1800 s),
 # SPIDER_BUILD_TIMEOUT (3600 s), CACHE (~/.cache/ringcrawl-bench),
 # KEEP (0; 1 keeps the work dir), NO_INSTALL (0; 1 never runs apt-get/pip),
 # BUILD (1; 0 uses the release binaries already built), BASELINE (unset; a
@@ -109,6 +118,7 @@ SEED=${SEED:-1}
 MAX_TASKS=${MAX_TASKS:-100}
 WRK_SECONDS=${WRK_SECONDS:-10}
 HTTPS=${HTTPS:-1}
+GZIP=${GZIP:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
 BUILD_TIMEOUT=${BUILD_TIMEOUT:-1800}
 SPIDER_BUILD_TIMEOUT=${SPIDER_BUILD_TIMEOUT:-3600}
@@ -299,6 +309,19 @@ if [ "$HTTPS" = 1 ]; then
         || die "ringcrawl-site --write-certs failed: $(tail -3 "$WORK/certs.log")"
     chmod -R a+rX "$WORK/certs"
 fi
+if [ "$GZIP" = 1 ]; then
+    if [ -z "${GZIP_PORT:-}" ]; then
+        GZIP_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    fi
+    GZIP_ADDR=127.0.0.1:$GZIP_PORT
+    GZIP_ROOT=http://$GZIP_ADDR/
+    GZIP_ARGS=(--addr "$GZIP_ADDR" --pages "$PAGES" --links "$LINKS" --page-bytes "$PAGE_BYTES" --seed "$SEED")
+    log "exporting the site again for the gzip server (links to http://$GZIP_ADDR/)"
+    timeout 600 "$SITE" "${GZIP_ARGS[@]}" --export "$WORK/site-gz" 2>"$WORK/export-gz.log" \
+        || die "ringcrawl-site --export (gzip copy) failed: $(tail -3 "$WORK/export-gz.log")"
+    chmod -R a+rX "$WORK/site-gz"
+    timeout 600 "$SITE" "${GZIP_ARGS[@]}" --list | LC_ALL=C sort -u >"$WORK/expected-gz.txt"
+fi
 SITE_FILES=$(find "$WORK/site" -type f -name '*.*' ! -name redirects.conf | wc -l)
 SITE_BYTES=$(du -sb "$WORK/site" | cut -f1)
 log "site: $EXPECTED expected URLs, $SITE_FILES files, $SITE_BYTES bytes"
@@ -329,6 +352,30 @@ tls_server_block() { # the https server block, with HTTPS=1
         root $WORK/site-tls;
         index index.html;
         include $WORK/site-tls/redirects.conf;
+        location / {
+            try_files \$uri =404;
+        }
+        location = / {
+            try_files /index.html =404;
+        }
+    }
+EOF
+}
+
+gzip_server_block() { # the gzip-on server block, with GZIP=1
+    [ "$GZIP" = 1 ] || return 0
+    cat <<EOF
+    server {
+        listen $GZIP_ADDR reuseport backlog=4096;
+        server_name _;
+        gzip on;
+        gzip_comp_level 1;
+        gzip_types text/css;
+        gzip_http_version 1.0;
+        gzip_min_length 256;
+        root $WORK/site-gz;
+        index index.html;
+        include $WORK/site-gz/redirects.conf;
         location / {
             try_files \$uri =404;
         }
@@ -385,6 +432,7 @@ http {
         }
     }
 $(tls_server_block)
+$(gzip_server_block)
 }
 EOF
     rm -f "$WORK/nginx/nginx.pid"
@@ -506,6 +554,12 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
             cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --ca-cert "$WORK/certs/ca.pem" --no-keep-alive -o "$out" "$TLS_ROOT") ;;
         "ringcrawl-baseline https")
             cmd=("$BASELINE" "${RC_FLAGS[@]}" --ca-cert "$WORK/certs/ca.pem" -o "$out" "$TLS_ROOT") ;;
+        "ringcrawl plain")
+            cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
+        "ringcrawl gzip")
+            cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" -o "$out" "$GZIP_ROOT") ;;
+        "ringcrawl gzip --no-compression")
+            cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --no-compression -o "$out" "$GZIP_ROOT") ;;
         "spider https")
             cmd=(env SSL_CERT_FILE="$WORK/certs/ca.pem" "$SPIDER" "$TLS_ROOT" "$MAX_TASKS" "$out") ;;
         *) die "unknown tool $tool" ;;
@@ -622,6 +676,7 @@ fi
     echo "runs=$RUNS"
     echo "max_tasks=$MAX_TASKS"
     echo "wrk_seconds=$WRK_SECONDS"
+    [ "$GZIP" = 1 ] && echo "gzip=nginx gzip on (level 1, HTTP/1.0 too) on $GZIP_ADDR"
     [ "$HTTPS" = 1 ] && echo "https=nginx ssl on $TLS_ADDR, TLS 1.2 and 1.3, ECDSA P-256 certificate from a CA made for the run"
     for s in "${SKIPPED[@]}"; do echo "skipped=$s"; done
 } >"$WORK/info.txt"
@@ -637,6 +692,8 @@ PEERS=()
 for t in ringcrawl wget chapter spider; do has_tool "$t" && PEERS+=("$t"); done
 NO_KEEP_ALIVE=0
 case $RC_HELP in *--no-keep-alive*) NO_KEEP_ALIVE=1 ;; esac
+NO_COMPRESSION=0
+case $RC_HELP in *--no-compression*) NO_COMPRESSION=1 ;; esac
 if has_tool ringcrawl && [ "$NO_KEEP_ALIVE" = 1 ]; then
     PEERS=("${PEERS[0]}" "ringcrawl --no-keep-alive" "${PEERS[@]:1}")
 fi
@@ -690,6 +747,24 @@ if [ "$HTTPS" = 1 ]; then
         done
         has_tool wire && run_wrk https "wire https" "$run" "" close "$TLS_ROOT"
         has_tool wire && run_wrk https "wire https keep-alive" "$run" "" keep-alive "$TLS_ROOT"
+    done
+    EXPECTED_TXT=$WORK/expected.txt
+    EXPECTED=$(wc -l <"$EXPECTED_TXT")
+fi
+if [ "$GZIP" = 1 ] && has_tool ringcrawl; then
+    start_nginx auto
+    check_site
+    enc=$(curl -s -o /dev/null -D - -H 'Accept-Encoding: gzip' --http1.0 --max-time 5 "$GZIP_ROOT" \
+        | tr -d '\r' | sed -n 's/^[Cc]ontent-[Ee]ncoding: *//p')
+    [ "$enc" = gzip ] || die "the gzip server answers HTTP/1.0 with Content-Encoding '$enc' (want gzip)"
+    for run in $(seq "$RUNS"); do
+        EXPECTED_TXT=$WORK/expected.txt
+        EXPECTED=$(wc -l <"$EXPECTED_TXT")
+        run_tool gzip "ringcrawl plain" "$run"
+        EXPECTED_TXT=$WORK/expected-gz.txt
+        EXPECTED=$(wc -l <"$EXPECTED_TXT")
+        run_tool gzip "ringcrawl gzip" "$run"
+        [ "$NO_COMPRESSION" = 1 ] && run_tool gzip "ringcrawl gzip --no-compression" "$run"
     done
     EXPECTED_TXT=$WORK/expected.txt
     EXPECTED=$(wc -l <"$EXPECTED_TXT")

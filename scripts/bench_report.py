@@ -21,6 +21,7 @@ GROUP_TITLES = {
     'cores': 'ringcrawl --cores 1 vs --cores 2 (nginx, all cores)',
     'pinned': 'ringcrawl on CPU 0, nginx (1 worker) on CPU 1',
     'https': 'HTTPS: the site over TLS (nginx ssl, a CA made for the run), all cores',
+    'gzip': 'Compressed pages: the site served with nginx gzip on, beside the plain site, all cores',
 }
 
 
@@ -80,6 +81,7 @@ def summarize(runs):
         'expected': int(num(runs[0]['expected'])),
     }
     if wire:
+        rates = [num(r['req_per_s']) for r in good]
         s['rate'] = med('req_per_s')
         s['fetched'] = None
         s['found'] = None
@@ -89,26 +91,27 @@ def summarize(runs):
         s['fetched'] = med('fetched')
         s['found'] = med('found')
         s['extra'] = med('extra')
-        s['rate'] = statistics.median(
-            num(r['fetched']) / num(r['wall_s']) for r in good if num(r['wall_s']) > 0)
+        rates = [num(r['fetched']) / num(r['wall_s']) for r in good if num(r['wall_s']) > 0]
+        s['rate'] = statistics.median(rates) if rates else None
         s['cpu_per_page_us'] = (statistics.median(
             (num(r['user_s']) + num(r['sys_s'])) / num(r['fetched']) * 1e6
             for r in good if num(r['fetched']) > 0) if any(num(r['fetched']) for r in good) else None)
+    s['spread'] = f'{fmt(min(rates))}–{fmt(max(rates))}' if len(rates) > 1 else '—'
     return s
 
 
 def table(groups):
-    rows = ['| tool | found / expected | fetched | not expected | wall s | pages/s | CPU s | CPU µs/page | peak RSS MiB | nginx requests | nginx CPU s |',
-            '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
+    rows = ['| tool | found / expected | fetched | not expected | wall s | pages/s | pages/s min–max | CPU s | CPU µs/page | peak RSS MiB | nginx requests | nginx CPU s |',
+            '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
     for tool, s in groups.items():
         name = tool + (f' ({s["failed"]}/{s["n"]} runs failed)' if s['failed'] else '')
         if s['wire']:
-            rows.append(f'| {name} (wrk, req/s) | — | — | — | {fmt(s["wall"], 1)} | **{fmt(s["rate"])}** | '
+            rows.append(f'| {name} (wrk, req/s) | — | — | — | {fmt(s["wall"], 1)} | **{fmt(s["rate"])}** | {s["spread"]} | '
                         f'{fmt(s["cpu"], 2)} | {fmt(s["cpu_per_page_us"], 1)} | {fmt(s["rss_mib"], 1)} | '
                         f'{fmt(s["requests"])} | {fmt(s["nginx_cpu"], 2)} |')
         else:
             rows.append(f'| {name} | {fmt(s["found"])} / {fmt(s["expected"])} | {fmt(s["fetched"])} | '
-                        f'{fmt(s["extra"])} | {fmt(s["wall"], 2)} | **{fmt(s["rate"])}** | {fmt(s["cpu"], 2)} | '
+                        f'{fmt(s["extra"])} | {fmt(s["wall"], 2)} | **{fmt(s["rate"])}** | {s["spread"]} | {fmt(s["cpu"], 2)} | '
                         f'{fmt(s["cpu_per_page_us"], 1)} | {fmt(s["rss_mib"], 1)} | {fmt(s["requests"])} | '
                         f'{fmt(s["nginx_cpu"], 2)} |')
     return '\n'.join(rows)
