@@ -177,6 +177,19 @@ pub struct Args {
     #[arg(long = "warc-max-size", default_value = "1G", value_parser = parse_size)]
     pub warc_max_size: u64,
 
+    /// Stop after N page fetches (robots.txt not counted): running fetches
+    /// finish, the rest stays queued
+    #[arg(long = "max-pages", value_name = "N")]
+    pub max_pages: Option<u64>,
+
+    /// Stop once SIZE body bytes were received (K, M, G suffixes)
+    #[arg(long = "max-bytes", value_name = "SIZE", value_parser = parse_size)]
+    pub max_bytes: Option<u64>,
+
+    /// Stop starting fetches S seconds after the start
+    #[arg(long = "max-time", value_name = "S")]
+    pub max_time: Option<f64>,
+
     /// Seconds between progress lines when stderr is not a terminal
     #[arg(long = "progress-interval", default_value_t = 5.0)]
     pub progress_interval: f64,
@@ -262,6 +275,15 @@ impl Args {
             .max_url_length(self.max_url_length)
             .max_pages_per_host(self.max_pages_per_host)
             .warc_max_size(self.warc_max_size);
+        if let Some(pages) = self.max_pages {
+            b = b.max_pages(pages);
+        }
+        if let Some(bytes) = self.max_bytes {
+            b = b.max_bytes(bytes);
+        }
+        if let Some(time) = self.max_time {
+            b = b.max_time(seconds("max-time", time)?);
+        }
         if let Some(regex) = self.exclude {
             b = b.exclude(regex);
         }

@@ -105,6 +105,9 @@ pub struct Config {
     pub warc_dir: Option<PathBuf>,
     /// Rotate a shard's WARC file before it grows past this many bytes.
     pub warc_max_size: u64,
+    /// Pages, body bytes and wall time the crawl may spend (none by
+    /// default); the first one spent stops it cleanly.
+    pub budget: crate::crawl::budget::Limits,
     /// Live progress on stderr: redrawn in place on a terminal, else a line
     /// every this often; `None` for none.
     pub progress: Option<Duration>,
@@ -151,6 +154,7 @@ impl Config {
             progress: None,
             warc_dir: None,
             warc_max_size: 1 << 30,
+            budget: crate::crawl::budget::Limits::default(),
             pin_threads: false,
         }
     }

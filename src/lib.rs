@@ -141,6 +141,7 @@ internal!(config, crawl, net, output);
 pub use api::{
     BuildError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream, Report,
 };
+pub use crawl::budget::Spent;
 pub use crawl::scope::ScopeMode;
 pub use net::dns::Families;
 pub use output::record::Record;

@@ -117,6 +117,32 @@ fn demo_crawl_finds_every_page_and_reports() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+#[test]
+fn max_pages_stops_the_demo_crawl_cleanly_and_says_so() {
+    let dir = std::env::temp_dir().join(format!("ringcrawl-cli-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jsonl = dir.join("records.jsonl");
+    let out = ringcrawl(&[
+        "--demo",
+        "3000",
+        "--max-pages",
+        "100",
+        "--output",
+        jsonl.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("stopped: --max-pages reached"), "{stderr}");
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    let urls: std::collections::BTreeSet<&str> = text
+        .lines()
+        .map(|l| l.split('"').nth(3).unwrap_or_default())
+        .collect();
+    assert_eq!(text.lines().count(), 100);
+    assert_eq!(urls.len(), 100, "each URL once");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// SIGINT mid-crawl: in-flight fetches are cancelled within about a second,
 /// every finished record and the report are written, exit code 130.
 #[test]

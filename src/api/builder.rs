@@ -250,6 +250,27 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Stop after this many page fetches (robots.txt not counted): no new
+    /// fetch starts, the running ones finish, the rest stays queued.
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.config.budget.pages = Some(pages);
+        self
+    }
+
+    /// Stop once this many body bytes were received (the running fetches
+    /// finish, so a little more arrives).
+    pub fn max_bytes(mut self, bytes: u64) -> Self {
+        self.config.budget.bytes = Some(bytes);
+        self
+    }
+
+    /// Stop starting fetches this long after the crawl started (the running
+    /// ones finish, within their own timeouts).
+    pub fn max_time(mut self, time: Duration) -> Self {
+        self.config.budget.time = Some(time);
+        self
+    }
+
     /// Sent as `User-Agent`.
     pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
         self.config.user_agent = agent.into();
@@ -442,6 +463,15 @@ impl CrawlerBuilder {
         positive_duration("connect-timeout", config.connect_timeout)?;
         positive_duration("read-timeout", config.read_timeout)?;
         positive_duration("max-crawl-delay", config.max_crawl_delay)?;
+        if let Some(time) = config.budget.time {
+            positive_duration("max-time", time)?;
+        }
+        if config.budget.pages == Some(0) {
+            return Err(BuildError::new("max-pages", "must be at least 1"));
+        }
+        if config.budget.bytes == Some(0) {
+            return Err(BuildError::new("max-bytes", "must be at least 1"));
+        }
         if let Some(interval) = config.progress {
             positive_duration("progress-interval", interval)?;
         }

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::crawl::budget::Spent;
 use crate::crawl::run::Outcome;
 use crate::output::record::Record;
 use crate::output::stats::{Fetched, Summary};
@@ -39,14 +40,31 @@ impl Report {
     /// bytes, latency percentiles, shard balance, peak memory), ready to
     /// serialise.
     pub fn summary(&self) -> Summary {
-        self.outcome
+        let mut summary = self
+            .outcome
             .stats
-            .report_data(self.outcome.elapsed, self.outcome.interrupted)
+            .report_data(self.outcome.elapsed, self.outcome.interrupted);
+        summary.budget_spent = self.outcome.spent.map(Spent::flag);
+        summary
     }
 
     /// The command line's end report: a few lines of text.
     pub fn text(&self) -> String {
-        self.outcome.stats.report(self.outcome.elapsed)
+        let mut text = self.outcome.stats.report(self.outcome.elapsed);
+        if let Some(spent) = self.outcome.spent {
+            text.push_str(&format!(
+                "  stopped: {} reached, {} URLs left queued\n",
+                spent.flag(),
+                self.outcome.stats.queued_left
+            ));
+        }
+        text
+    }
+
+    /// The budget (`--max-pages`, `--max-bytes`, `--max-time`) that
+    /// stopped the crawl, if one did: a clean stop, no fetch cut short.
+    pub fn budget_spent(&self) -> Option<Spent> {
+        self.outcome.spent
     }
 
     /// Whether anything was fetched, and if not, whether servers answered.

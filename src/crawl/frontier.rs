@@ -403,6 +403,19 @@ impl Frontier {
         }
     }
 
+    /// Undo the [`Next::Fetch`] of `job`: it goes back to the head of its
+    /// host's queue and the host's slot is free again.
+    pub fn put_back(&mut self, job: Job) {
+        let host = urls::host_of(&job.url).to_string();
+        let Some(entry) = self.hosts.get_mut(&host) else {
+            return;
+        };
+        entry.active = entry.active.saturating_sub(1);
+        entry.queue.push_front(job);
+        self.queued += 1;
+        self.reschedule(&host);
+    }
+
     /// A fetch of `host` ended; `failed` if it got no usable answer (network
     /// error, 5xx, 429). Consecutive failures back the host off
     /// exponentially, up to [`MAX_BACKOFF`].

@@ -5,6 +5,7 @@
 //! Not the network (`crate::net`: one exchange with a server) and not what a
 //! crawl leaves behind (`crate::output`).
 
+pub mod budget;
 pub mod frontier;
 pub mod links;
 pub mod mesh;

@@ -17,6 +17,7 @@ use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 
 use crate::api::Hooks;
 use crate::config::{available_cpus, Config};
+use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::frontier::Job;
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
 use crate::crawl::shard::{Shard, ShardResult, Shared};
@@ -40,6 +41,8 @@ pub struct Outcome {
     pub aborted: bool,
     /// The crawl was interrupted (SIGINT/SIGTERM).
     pub interrupted: bool,
+    /// The budget that stopped the crawl, if one did.
+    pub spent: Option<Spent>,
     /// Writing the JSONL output or closing the WARC files failed (the
     /// crawl was stopped for a JSONL error).
     pub output_error: Option<String>,
@@ -121,11 +124,13 @@ pub fn run_with(
     };
     let progress = Arc::new(Progress::new(shards));
     let shard_died = Arc::new(AtomicBool::new(false));
+    let budget = Arc::new(Budget::new(config.budget, Instant::now()));
     let shared = Shared {
         outstanding: outstanding.clone(),
         records: writer.as_ref().map(Writer::handle),
         interrupt: interrupt.clone(),
         shard_died: shard_died.clone(),
+        budget: budget.clone(),
         progress: progress.clone(),
         warc,
         slots: FetchSlots::new((0..shards).map(|i| config.workers_for(i)).collect()),
@@ -176,6 +181,7 @@ pub fn run_with(
         elapsed: Duration::ZERO,
         aborted: false,
         interrupted: false,
+        spent: None,
         output_error: None,
         output_closed: false,
     };
@@ -216,7 +222,10 @@ pub fn run_with(
         let _ = reporter.join();
     }
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
-    outcome.aborted |= outcome.interrupted || outstanding.count() != 0;
+    outcome.spent = budget.reached();
+    // A spent budget leaves work queued on purpose: not an abort.
+    outcome.aborted |=
+        outcome.interrupted || (outstanding.count() != 0 && outcome.spent.is_none());
     Ok(outcome)
 }
 

@@ -45,6 +45,9 @@ pub struct Stats {
     /// (finished, rules kept): bounded by the host memory, not by the hosts
     /// ever met.
     pub hosts_held: u64,
+    /// URLs still queued when the crawl ended (after an interrupt or a
+    /// spent budget; 0 when it ran out of work).
+    pub queued_left: u64,
     /// Connect, first-byte and total latency of fetches.
     pub latency: Latencies,
     /// One entry per shard after merging.
@@ -162,6 +165,11 @@ pub struct Summary {
     pub shards: Vec<ShardBalance>,
     pub peak_rss_kib: u64,
     pub interrupted: bool,
+    /// The flag of the budget that stopped the crawl (`--max-pages`,
+    /// `--max-bytes`, `--max-time`), if one did.
+    pub budget_spent: Option<&'static str>,
+    /// URLs still queued when the crawl ended.
+    pub queued_left: u64,
 }
 
 impl Stats {
@@ -221,6 +229,7 @@ impl Stats {
         self.robots_fetches += other.robots_fetches;
         self.robots_answered += other.robots_answered;
         self.hosts_held += other.hosts_held;
+        self.queued_left += other.queued_left;
         self.latency.merge(&other.latency);
         self.shards.extend(other.shards.iter().cloned());
         self.shards.extend(balance);
@@ -268,6 +277,8 @@ impl Stats {
             shards: self.shards.clone(),
             peak_rss_kib: self.peak_rss_kib,
             interrupted,
+            budget_spent: None,
+            queued_left: self.queued_left,
         }
     }
 

@@ -114,7 +114,13 @@ impl Shard {
             let now = Instant::now();
             let next = self.frontier.borrow_mut().next(now);
             match next {
-                Next::Fetch(job) => return Some(Work::Page(job)),
+                Next::Fetch(job) if self.budget.take_page() => return Some(Work::Page(job)),
+                Next::Fetch(job) => {
+                    // A budget is spent: the crawl stops (the watch sees
+                    // it); the page stays queued.
+                    self.frontier.borrow_mut().put_back(job);
+                    return None;
+                }
                 Next::Robots { example, .. } => return Some(Work::Robots { example }),
                 Next::Refused(job, verdict) => self.refuse(job, verdict),
                 Next::Wait(at) => {

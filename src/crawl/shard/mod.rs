@@ -37,6 +37,7 @@ use glommio::task::JoinHandle;
 
 use crate::api::{Handler, Hooks};
 use crate::config::Config;
+use crate::crawl::budget::Budget;
 use crate::crawl::frontier::{Frontier, Job, Offer, Politeness};
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding};
 use crate::crawl::notify::Notify;
@@ -77,6 +78,8 @@ pub struct Shared {
     pub interrupt: Arc<AtomicBool>,
     /// Set when a shard's thread died: every other shard stops at once.
     pub shard_died: Arc<AtomicBool>,
+    /// The crawl's budgets (`--max-pages`, `--max-bytes`, `--max-time`).
+    pub budget: Arc<Budget>,
     /// Live counters for the progress line.
     pub progress: Arc<Progress>,
     /// WARC output (each shard fills in its own index).
@@ -132,6 +135,7 @@ pub struct Shard {
     interrupt: Arc<AtomicBool>,
     /// Set when a shard's thread died (shared by all shards).
     shard_died: Arc<AtomicBool>,
+    budget: Arc<Budget>,
     /// Live counters for the progress line (this shard writes its own slot).
     progress: Arc<Progress>,
     /// URLs being fetched right now, to record them if the crawl is
@@ -211,6 +215,7 @@ impl Shard {
             stopping: Cell::new(false),
             interrupt: shared.interrupt,
             shard_died: shared.shard_died,
+            budget: shared.budget,
             progress: shared.progress,
             in_flight: RefCell::new(HashSet::new()),
             stats: RefCell::new(Stats::default()),
@@ -279,6 +284,10 @@ impl Shard {
                 .await
                 .is_ok(),
                 Halt::Now => self.fetches.borrow().is_empty(),
+                Halt::Budget => {
+                    self.all_fetches_done().await;
+                    true
+                }
             };
             if !graceful {
                 let cut: Vec<JoinHandle<()>> = self
@@ -327,6 +336,7 @@ impl Shard {
         }
         let (live, resting, _) = self.frontier.borrow().hosts();
         self.stats.borrow_mut().hosts_held = (live + resting) as u64;
+        self.stats.borrow_mut().queued_left = self.frontier.borrow().queued() as u64;
         ShardResult {
             stats: self.stats.take(),
             records: self.records.take(),
@@ -348,6 +358,9 @@ impl Shard {
             }
             if self.sink.stopped().is_some() || self.shard_died.load(Ordering::Acquire) {
                 break Halt::Now;
+            }
+            if self.budget.reached().is_some() {
+                break Halt::Budget;
             }
             glommio::timer::sleep(WATCH_INTERVAL).await;
         };
@@ -593,6 +606,8 @@ enum Halt {
     /// The output ended (its reader left, or a write failed) or a shard
     /// died: what runs is cancelled at once.
     Now,
+    /// A budget was spent: no fetch starts, the running ones finish.
+    Budget,
 }
 
 /// One piece of work for a fetch task.

@@ -363,6 +363,7 @@ impl Shard {
             );
         }
         self.stats.borrow_mut().add(&record);
+        self.budget.add_bytes(record.size);
         let queued = self.frontier.borrow().queued() as u64;
         self.counters(|c| {
             c.pages.fetch_add(1, Ordering::Relaxed);

@@ -1,0 +1,196 @@
+//! The crawl's budgets (`--max-pages`, `--max-bytes`, `--max-time`): shared
+//! by every shard, spent with atomics, and the first limit reached stops
+//! the crawl cleanly: no new fetch starts, the running ones finish.
+//!
+//! Not the stop itself (each shard's watch sees [`Budget::reached`] and
+//! stops like an interrupt, minus the grace cut) and not the seen-set's or
+//! frontier's memory bounds.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+/// The limits of one crawl; `None` is unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Pages fetched at most (robots.txt fetches do not count).
+    pub pages: Option<u64>,
+    /// Body bytes received at most; the fetches running when it is passed
+    /// still finish, so a crawl ends a little past it.
+    pub bytes: Option<u64>,
+    /// Wall time from the start; the fetches running then still finish.
+    pub time: Option<Duration>,
+}
+
+/// Which budget stopped a crawl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spent {
+    /// `--max-pages`: that many fetches were started.
+    Pages,
+    /// `--max-bytes`: that many body bytes were received.
+    Bytes,
+    /// `--max-time`: the time was up.
+    Time,
+}
+
+impl Spent {
+    /// The flag that set it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Spent::Pages => "--max-pages",
+            Spent::Bytes => "--max-bytes",
+            Spent::Time => "--max-time",
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Spent::Pages => 1,
+            Spent::Bytes => 2,
+            Spent::Time => 3,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Spent> {
+        match code {
+            1 => Some(Spent::Pages),
+            2 => Some(Spent::Bytes),
+            3 => Some(Spent::Time),
+            _ => None,
+        }
+    }
+}
+
+/// A crawl's budgets as they are spent.
+#[derive(Debug)]
+pub struct Budget {
+    limits: Limits,
+    deadline: Option<Instant>,
+    /// Page fetches granted.
+    pages: AtomicU64,
+    /// Body bytes received.
+    bytes: AtomicU64,
+    /// The first budget spent ([`Spent::code`]), 0 while none is.
+    spent: AtomicU8,
+}
+
+impl Budget {
+    /// Budgets counted from `start`.
+    pub fn new(limits: Limits, start: Instant) -> Self {
+        Budget {
+            limits,
+            deadline: limits.time.and_then(|t| start.checked_add(t)),
+            pages: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            spent: AtomicU8::new(0),
+        }
+    }
+
+    /// May one more page be fetched? Each `true` is one page of the page
+    /// budget; `false` once any budget is spent (and from then on).
+    pub fn take_page(&self) -> bool {
+        if self.reached().is_some() {
+            return false;
+        }
+        let Some(max) = self.limits.pages else {
+            return true;
+        };
+        let before = self.pages.fetch_add(1, Ordering::Relaxed);
+        if before >= max {
+            self.spend(Spent::Pages);
+            return false;
+        }
+        if before + 1 == max {
+            // The last page is granted; nothing after it will be.
+            self.spend(Spent::Pages);
+        }
+        true
+    }
+
+    /// `n` body bytes were received.
+    pub fn add_bytes(&self, n: u64) {
+        let Some(max) = self.limits.bytes else {
+            return;
+        };
+        let total = self.bytes.fetch_add(n, Ordering::Relaxed).saturating_add(n);
+        if total >= max {
+            self.spend(Spent::Bytes);
+        }
+    }
+
+    /// The budget spent first, if any; looks at the clock.
+    pub fn reached(&self) -> Option<Spent> {
+        if let Some(spent) = Spent::from_code(self.spent.load(Ordering::Relaxed)) {
+            return Some(spent);
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.spend(Spent::Time);
+            return Spent::from_code(self.spent.load(Ordering::Relaxed));
+        }
+        None
+    }
+
+    /// The first budget spent stays the reason.
+    fn spend(&self, spent: Spent) {
+        let _ = self
+            .spent
+            .compare_exchange(0, spent.code(), Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_budget_grants_exactly_its_pages_then_says_so() {
+        let b = Budget::new(
+            Limits {
+                pages: Some(3),
+                ..Limits::default()
+            },
+            Instant::now(),
+        );
+        assert_eq!(b.reached(), None);
+        assert!(b.take_page() && b.take_page());
+        assert_eq!(b.reached(), None);
+        assert!(b.take_page(), "the third");
+        assert_eq!(b.reached(), Some(Spent::Pages), "spent with the last page");
+        assert!(!b.take_page());
+    }
+
+    #[test]
+    fn bytes_and_time_stop_new_pages_and_the_first_reason_stays() {
+        let b = Budget::new(
+            Limits {
+                bytes: Some(100),
+                time: Some(Duration::ZERO),
+                ..Limits::default()
+            },
+            Instant::now() + Duration::from_secs(3600),
+        );
+        b.add_bytes(60);
+        assert_eq!(b.reached(), None);
+        b.add_bytes(60);
+        assert_eq!(b.reached(), Some(Spent::Bytes));
+        assert!(!b.take_page());
+
+        let late = Budget::new(
+            Limits {
+                time: Some(Duration::from_millis(1)),
+                ..Limits::default()
+            },
+            Instant::now() - Duration::from_secs(1),
+        );
+        assert_eq!(late.reached(), Some(Spent::Time));
+        late.add_bytes(u64::MAX);
+        assert_eq!(late.reached(), Some(Spent::Time), "the first reason");
+    }
+
+    #[test]
+    fn no_limits_never_stop() {
+        let b = Budget::new(Limits::default(), Instant::now());
+        b.add_bytes(u64::MAX);
+        assert!((0..1000).all(|_| b.take_page()));
+        assert_eq!(b.reached(), None);
+    }
+}

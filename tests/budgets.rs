@@ -1,0 +1,87 @@
+//! Crawl budgets: `--max-pages`, `--max-bytes` and `--max-time` stop a
+//! crawl cleanly (no new fetch, the running ones finish, the rest stays
+//! queued), on a site far larger than the budget.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use ringcrawl::crawl::budget::Spent;
+use ringcrawl_site::server::{Request, Server};
+
+/// A site without end: page N links to pages 10N+1 ..= 10N+10, each page
+/// about 1 KB.
+fn endless_site() -> Server {
+    serve(|req: &Request| {
+        let n: u64 = match req.path.as_str() {
+            "/" => 0,
+            path => path.strip_prefix("/p")?.parse().ok()?,
+        };
+        let links: Vec<String> = (1..=10).map(|i| format!("/p{}", 10 * n + i)).collect();
+        let links: Vec<&str> = links.iter().map(String::as_str).collect();
+        let mut reply = page(&links);
+        if let ringcrawl_site::server::Reply::Http { body, .. } = &mut reply {
+            body.extend(std::iter::repeat_n(b' ', 1000));
+        }
+        Some(reply)
+    })
+}
+
+#[test]
+fn max_pages_stops_at_exactly_that_many_fetches_each_url_once() {
+    let server = endless_site();
+    let mut cfg = config(&[base(&server)]);
+    cfg.budget.pages = Some(1000);
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 1000);
+    assert_eq!(urls_of(&outcome).len(), 1000, "no URL twice");
+    assert_eq!(server.total_hits(), 1000, "no fetch past the budget");
+    assert!(outcome.records.iter().all(|r| r.status == Some(200)));
+    assert_eq!(outcome.spent, Some(Spent::Pages));
+    assert!(!outcome.aborted, "a budget is a clean stop");
+    assert!(
+        outcome.stats.queued_left > 1000,
+        "the rest stays queued: {}",
+        outcome.stats.queued_left
+    );
+}
+
+#[test]
+fn max_bytes_stops_new_fetches_once_passed() {
+    let server = endless_site();
+    let mut cfg = config(&[base(&server)]);
+    cfg.budget.bytes = Some(100_000);
+    let outcome = crawl(cfg);
+    let bytes: u64 = outcome.records.iter().map(|r| r.size).sum();
+    assert!(bytes >= 100_000, "{bytes} bytes");
+    // The fetches running when it was passed finish: at most max-tasks
+    // (16) pages of ~1.1 KB past it.
+    assert!(bytes < 100_000 + 16 * 1_200, "{bytes} bytes");
+    assert_eq!(outcome.spent, Some(Spent::Bytes));
+    assert!(!outcome.aborted);
+}
+
+#[test]
+fn max_time_stops_starting_fetches_when_the_time_is_up() {
+    let server = serve(|req: &Request| {
+        let links: Vec<String> = (0..10).map(|i| format!("{}/{i}", req.path)).collect();
+        let links: Vec<&str> = links.iter().map(|s| s.trim_start_matches("//")).collect();
+        Some(page(&links).delayed(Duration::from_millis(50)))
+    });
+    let mut cfg = config(&[base(&server)]);
+    cfg.per_host = 2;
+    cfg.budget.time = Some(Duration::from_millis(500));
+    let started = Instant::now();
+    let outcome = crawl(cfg);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert_eq!(outcome.spent, Some(Spent::Time));
+    assert!(
+        outcome.records.iter().all(|r| r.status == Some(200)),
+        "running fetches finished, none cut"
+    );
+    let n = outcome.records.len();
+    // Two at a time, 50 ms each: about 20 in 500 ms.
+    assert!((5..=40).contains(&n), "{n} records");
+}
