@@ -218,7 +218,7 @@ def main():
     print()
     print('pages/s = distinct URLs the tool fetched ÷ wall time (for wrk: requests/s); CPU = user + sys of the '
           "tool's processes; CPU µs/page = CPU ÷ URLs fetched; nginx requests = requests nginx served during the "
-          'run (retries and robots.txt included). ringcrawl (HTTP/1.0), aiohttp, wget and spider reuse '
+          'run (retries and robots.txt included). ringcrawl (HTTP/1.1), aiohttp, wget and spider reuse '
           'keep-alive connections; `ringcrawl --no-keep-alive` opens one connection per page. wrk with '
           '`Connection: close` is the ceiling for one connection per page (the wire limit of --no-keep-alive), '
           'wrk with keep-alive the ceiling for reused connections.')
