@@ -38,7 +38,7 @@
 //! # Map
 //!
 //! ```text
-//! roots ──shard_for(host)──▶ owning shard's frontier ──▶ worker ──▶ fetch (HTTP/1.0, TLS or not, io_uring TcpStream)
+//! roots ──shard_for(host)──▶ owning shard's frontier ──▶ worker ──▶ fetch (HTTP/1.1, TLS or not, io_uring TcpStream)
 //!                                  ▲                                   │
 //!                                  │                        response head + body
 //!                                  │                                   ▼
@@ -68,7 +68,7 @@
 //!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
 //!   where the scanner is unsure), `crawl::urls` (normalisation, the one canonical host name),
 //!   `crawl::scope` (strict/lenient hosts and `--exclude`).
-//! - `net` one exchange with a server: `net::fetch` (one HTTP/1.0
+//! - `net` one exchange with a server: `net::fetch` (one HTTP/1.1
 //!   exchange with limits and a deadline, on a reused keep-alive connection
 //!   when the shard's `net::conn_pool` has one for the endpoint),
 //!   `net::tls` (the shard's rustls client for `https`: trust, session

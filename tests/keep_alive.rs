@@ -23,6 +23,11 @@ const PAGES: usize = 30;
 enum Mode {
     /// Every answer says keep-alive and the connection stays open.
     KeepAlive,
+    /// HTTP/1.1 answers, chunked (as a server that compresses on the fly
+    /// sends them), kept alive by default: no `Connection` header.
+    Chunked,
+    /// The same, with bytes after the last chunk.
+    ChunkedTrailingBytes,
     /// Every answer says keep-alive, then the server closes anyway.
     ClosesAfterEach,
     /// Every answer says keep-alive and has bytes after its body.
@@ -121,11 +126,21 @@ fn answer(mut stream: TcpStream, mode: Mode, seen: &Seen) {
         seen.connection_headers.lock().unwrap().push(header);
         let path = request.split(' ').nth(1).unwrap_or("/").to_string();
         let body = body_of(&path);
-        let mut reply = format!(
-            "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n{body}",
-            body.len()
-        );
-        if let Mode::TrailingBytes = mode {
+        let mut reply = match mode {
+            Mode::Chunked | Mode::ChunkedTrailingBytes => {
+                let (a, b) = body.split_at(body.len() / 2);
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x};ext=1\r\n{b}\r\n0\r\n\r\n",
+                    a.len(),
+                    b.len()
+                )
+            }
+            _ => format!(
+                "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n{body}",
+                body.len()
+            ),
+        };
+        if let Mode::TrailingBytes | Mode::ChunkedTrailingBytes = mode {
             reply.push_str("HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nforged");
         }
         if stream.write_all(reply.as_bytes()).is_err() {
@@ -187,6 +202,25 @@ fn pages_share_connections_when_the_server_keeps_them_alive() {
         PAGES + 1
     );
     assert!(seen.every_request_said("keep-alive"));
+}
+
+#[test]
+fn chunked_http11_answers_share_connections_too() {
+    let (seen, outcome) = crawl_with(Mode::Chunked, true);
+    assert_every_page_is_right(&outcome);
+    let connections = seen.connections.load(Ordering::SeqCst);
+    assert!(
+        connections <= 8,
+        "{connections} connections for {} requests",
+        PAGES + 1
+    );
+}
+
+#[test]
+fn bytes_after_the_last_chunk_end_the_connection() {
+    let (seen, outcome) = crawl_with(Mode::ChunkedTrailingBytes, true);
+    assert_every_page_is_right(&outcome);
+    assert_eq!(seen.connections.load(Ordering::SeqCst), PAGES + 1);
 }
 
 #[test]

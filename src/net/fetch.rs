@@ -1,4 +1,4 @@
-//! One HTTP/1.0 exchange over plain TCP or TLS on a glommio (io_uring)
+//! One HTTP/1.1 exchange over plain TCP or TLS on a glommio (io_uring)
 //! `TcpStream`: reuse an idle keep-alive connection to the endpoint (scheme,
 //! address, TLS server name) or connect with a timeout (and for `https`
 //! run the TLS handshake), send the request, read and parse the head
@@ -480,7 +480,7 @@ async fn exchange(
         && head.status >= 200
         && progress == Progress::Complete
         && body_error.is_none()
-        && head.framing == http::Framing::Length(received);
+        && decoder.ended_exactly();
     let tls_warning = conn.stream.tls_warning().cloned();
     if reusable {
         pool.borrow_mut()

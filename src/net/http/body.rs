@@ -44,6 +44,9 @@ pub struct BodyDecoder {
     /// Payload bytes appended so far.
     written: usize,
     max_body: usize,
+    /// Bytes came after the end of the body (the next answer of a server
+    /// that talks unasked, or garbage): the connection is not reusable.
+    extra: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,7 +127,15 @@ impl BodyDecoder {
             state,
             written: 0,
             max_body,
+            extra: false,
         }
+    }
+
+    /// The body is complete and not one byte came after it: the
+    /// connection is where the next answer would start (the keep-alive
+    /// test, for every framing but until-close).
+    pub fn ended_exactly(&self) -> bool {
+        self.state == State::Complete && !self.extra
     }
 
     /// Feed bytes as read from the socket (the first call gets
@@ -139,7 +150,10 @@ impl BodyDecoder {
     /// the same without reading their input.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<Progress, BodyError> {
         let result = match self.state {
-            State::Complete => return Ok(Progress::Complete),
+            State::Complete => {
+                self.extra |= !input.is_empty();
+                return Ok(Progress::Complete);
+            }
             State::Capped => return Ok(Progress::Capped),
             State::Failed(ref e) => return Err(e.clone()),
             State::Length { remaining } => Ok(self.feed_length(remaining, input, out)),
@@ -202,6 +216,7 @@ impl BodyDecoder {
         let copied = self.copy(data, out);
         let remaining = remaining.saturating_sub(u64::try_from(copied).unwrap_or(u64::MAX));
         if remaining == 0 {
+            self.extra |= input.len() > owed;
             State::Complete
         } else if self.room() == 0 {
             State::Capped
@@ -247,7 +262,10 @@ impl BodyDecoder {
             input = rest;
             chunk = match step(chunk, b)? {
                 Some(next) => next,
-                None => return Ok(State::Complete),
+                None => {
+                    self.extra |= !input.is_empty();
+                    return Ok(State::Complete);
+                }
             };
         }
     }

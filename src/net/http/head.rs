@@ -291,7 +291,8 @@ fn header_string(value: &[u8]) -> String {
     out.trim().to_owned()
 }
 
-/// Framing from status and headers per HTTP/1.0 client rules.
+/// Framing from status and headers per the client rules of RFC 9112 (1.0
+/// and 1.1 answers alike).
 ///
 /// 1xx, 204, 304 -> [`Framing::None`] (headers not even looked at);
 /// `Transfer-Encoding` whose last coding is `chunked` -> [`Framing::Chunked`]

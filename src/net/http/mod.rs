@@ -1,4 +1,4 @@
-//! Pure client side of HTTP/1.0: request bytes, response-head parsing, body
+//! Pure client side of HTTP/1.1 (answers in 1.0 or 1.1): request bytes, response-head parsing, body
 //! framing/decoding. No I/O.
 //!
 //! This is *not* the socket code: callers read bytes however they like and
@@ -39,7 +39,7 @@ pub const DEFAULT_MAX_HEAD: usize = 64 * 1024;
 /// them undone by [`content::decode`]).
 pub const ACCEPT_COMPRESSED: &str = "gzip, deflate, br";
 
-/// Bytes of `GET {target} HTTP/1.0` with Host, User-Agent, Accept: */*,
+/// Bytes of `GET {target} HTTP/1.1` with Host, User-Agent, Accept: */*,
 /// `Accept-Encoding` ([`ACCEPT_COMPRESSED`] if `compressed`, else
 /// `identity`), `Connection: keep-alive` (or `close`), blank line.
 ///
@@ -55,7 +55,7 @@ pub fn request(
     let target = clean(target);
     let target: &str = if target.is_empty() { "/" } else { &target };
     format!(
-        "GET {target} HTTP/1.0\r\n\
+        "GET {target} HTTP/1.1\r\n\
          Host: {}\r\n\
          User-Agent: {}\r\n\
          Accept: */*\r\n\
@@ -176,7 +176,7 @@ mod tests {
         );
         assert_eq!(
             String::from_utf8(req).unwrap(),
-            "GET /a/b?c=d HTTP/1.0\r\n\
+            "GET /a/b?c=d HTTP/1.1\r\n\
              Host: example.com:8080\r\n\
              User-Agent: ringcrawl/0.1\r\n\
              Accept: */*\r\n\
@@ -249,7 +249,7 @@ mod tests {
         ))
         .unwrap();
         assert!(
-            req.starts_with("GET / HTTP/1.0\r\nHost: evil.comX-Injected: 1\r\nUser-Agent: ua\r\n")
+            req.starts_with("GET / HTTP/1.1\r\nHost: evil.comX-Injected: 1\r\nUser-Agent: ua\r\n")
         );
         assert_eq!(req.matches("\r\n").count(), 7);
     }
@@ -514,6 +514,27 @@ mod tests {
         assert_eq!(dec.feed(b"more", &mut out), Ok(Progress::Complete));
         assert_eq!(out, b"hello");
         assert_eq!(dec.at_eof(), Ok(()));
+    }
+
+    #[test]
+    fn a_body_ends_exactly_only_without_bytes_after_it() {
+        let cases: [(Framing, &[&[u8]], bool); 6] = [
+            (Framing::Length(5), &[b"he", b"llo"], true),
+            (Framing::Length(5), &[b"hello!"], false),
+            (Framing::Length(5), &[b"hello", b"!"], false),
+            (Framing::Chunked, &[b"5\r\nhel", b"lo\r\n0\r\n\r\n"], true),
+            (Framing::Chunked, &[b"5\r\nhello\r\n0\r\n\r\nHTTP"], false),
+            (Framing::UntilClose, &[b"hello"], false),
+        ];
+        for (framing, reads, exact) in cases {
+            let mut dec = BodyDecoder::new(framing, 100);
+            let mut out = Vec::new();
+            for read in reads {
+                dec.feed(read, &mut out).unwrap();
+            }
+            assert_eq!(out, b"hello");
+            assert_eq!(dec.ended_exactly(), exact, "{framing:?} {reads:?}");
+        }
     }
 
     #[test]
