@@ -31,14 +31,19 @@
 //! The tests, the demo (`ringcrawl-site` binary), the benchmarks and
 //! `scripts/soak.sh` / `scripts/c10k.sh` use it.
 //!
+//! * [`endless`] is a site of about a billion pages over thousands of host
+//!   names, each generated per request from its URL, for crawls at scale
+//!   (`ringcrawl-site --endless`, `scripts/scale.sh`); it counts the pages
+//!   it served and the requests for a page served before.
 //! * [`tls`] makes a certificate authority for the run and the server
 //!   certificates it issues (good, or broken on purpose) with rcgen, and
 //!   the rustls server config that serves one.
 //!
-//! What this is not: a general web server (one request per connection, no
-//! keep-alive, no request bodies, no files from disk), and not part of
+//! What this is not: a general web server (one request per connection
+//! unless keep-alive is asked for, no request bodies, no files from disk), and not part of
 //! the crawler: nothing in the crawler itself depends on this module.
 
+pub mod endless;
 pub mod server;
 pub mod synth;
 pub mod tls;

@@ -6,7 +6,20 @@
 //!                [--hosts N] [--threads N] [--tls [--ca-file FILE]]
 //!                [--list | --list-good | --list-faulty | --list-faults | --roots
 //!                 | --export DIR | --write-certs DIR]
+//! ringcrawl-site --endless [--addr 127.0.0.1:8080]... [--pages N] [--hosts N]
+//!                [--links N] [--seed N] [--page-bytes N] [--threads N]
+//!                [--roots | --pins]
 //! ```
+//!
+//! With `--endless` it serves the endless site instead (see
+//! `ringcrawl_site::endless`): a billion pages (`--pages`) over 4096 hosts
+//! `h{k}.endless.test` (`--hosts`), ~2 KB each, generated per request, with
+//! keep-alive, for crawls at scale. `--roots` prints one root per host and
+//! `--pins` the crawler's `--resolve` values (`h{k}.endless.test:PORT:ADDR`)
+//! for the first `--addr`. On SIGINT/SIGTERM it prints its count of
+//! requests: `endless site: requests=R pages=P duplicates=D not_found=N`
+//! (`duplicates`: requests for a page served before), and the first
+//! duplicated URLs if any.
 //!
 //! With `--tls` the site is served over https with a certificate (for
 //! localhost, 127.0.0.1, ::1 and *.site.test) from a certificate authority
@@ -25,7 +38,8 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use ringcrawl_site::server::{Reply, Server};
+use ringcrawl_site::endless::{EndlessSite, EndlessSpec};
+use ringcrawl_site::server::{Options, Reply, Server};
 use ringcrawl_site::synth::{Delay, SiteSpec, SynthSite};
 use ringcrawl_site::tls::TestCa;
 
@@ -40,18 +54,19 @@ struct Args {
     /// only, with --hosts).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: Vec<SocketAddr>,
-    /// Number of HTML pages.
-    #[arg(long, default_value_t = SiteSpec::default().pages)]
-    pages: usize,
+    /// Number of HTML pages [default: 1000; with --endless 1000000000].
+    #[arg(long)]
+    pages: Option<u64>,
     /// Links per page.
     #[arg(long, default_value_t = SiteSpec::default().links)]
     links: usize,
     /// Seed of the site's pseudo-random choices.
     #[arg(long, default_value_t = SiteSpec::default().seed)]
     seed: u64,
-    /// Approximate size of each HTML page in bytes.
-    #[arg(long, default_value_t = SiteSpec::default().page_bytes)]
-    page_bytes: usize,
+    /// Approximate size of each HTML page in bytes [default: 5000; with
+    /// --endless 2048].
+    #[arg(long)]
+    page_bytes: Option<usize>,
     /// Percentage of pages (never `/`) answered with a fault: hang-up,
     /// reset, short body, bad status line, garbage, huge head, conflicting
     /// Content-Length, 500, 503, a body too slow to finish, bad chunking.
@@ -63,9 +78,19 @@ struct Args {
     #[arg(long = "delay-ms", value_name = "SPEC", default_value = "0")]
     delay_ms: Delay,
     /// Split the site over N host names h0.site.test .. h{N-1}.site.test
-    /// (pin them to the server with the crawler's --resolve).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
-    hosts: u64,
+    /// (pin them to the server with the crawler's --resolve) [default: 1;
+    /// with --endless 4096, h{k}.endless.test].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    hosts: Option<u64>,
+    /// Serve the endless site: pages generated per request over many
+    /// hosts, with keep-alive, counting requests per page (see above).
+    #[arg(long, conflicts_with_all = ["faults", "delay_ms", "tls", "list", "list_good",
+        "list_faulty", "list_faults", "export", "write_certs"])]
+    endless: bool,
+    /// With --endless: print the crawler's --resolve value for every host
+    /// (HOST:PORT:ADDR, from the first --addr), and exit.
+    #[arg(long, requires = "endless", group = "action")]
+    pins: bool,
     /// Serve over https (TLS 1.2 and 1.3) with a certificate from a CA made
     /// for this run; list and link https URLs.
     #[arg(long)]
@@ -108,14 +133,19 @@ struct Args {
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    if args.endless {
+        return endless(&args);
+    }
+    let defaults = SiteSpec::default();
+    let hosts = args.hosts.unwrap_or(1);
     let site = SynthSite::new(SiteSpec {
-        pages: args.pages,
+        pages: args.pages.map_or(defaults.pages, |p| p as usize),
         links: args.links,
         seed: args.seed,
-        page_bytes: args.page_bytes,
+        page_bytes: args.page_bytes.unwrap_or(defaults.page_bytes),
         fault_percent: args.faults,
         delay: args.delay_ms,
-        hosts: args.hosts as usize,
+        hosts: hosts as usize,
         tls: args.tls,
     });
     let authority = args.addr[0].to_string();
@@ -154,7 +184,7 @@ fn main() -> Result<()> {
         return write_certs(dir);
     }
     if let Some(dir) = &args.export {
-        if args.faults > 0 || args.hosts > 1 || args.delay_ms != Delay::None {
+        if args.faults > 0 || hosts > 1 || args.delay_ms != Delay::None {
             bail!("--export writes the plain site: drop --faults, --delay-ms and --hosts");
         }
         return export(&site, &authority, dir);
@@ -209,6 +239,95 @@ fn print_lines(lines: &[String]) -> std::io::Result<()> {
     out.flush()
 }
 
+/// `--endless`: list its roots or pins, or serve it until a signal, then
+/// print the count of requests.
+fn endless(args: &Args) -> Result<()> {
+    let defaults = EndlessSpec::default();
+    let site = EndlessSite::new(EndlessSpec {
+        pages: args.pages.unwrap_or(defaults.pages),
+        hosts: args.hosts.unwrap_or(defaults.hosts),
+        links: args.links,
+        page_bytes: args.page_bytes.unwrap_or(defaults.page_bytes),
+        seed: args.seed,
+    })
+    .map_err(anyhow::Error::msg)?;
+    let first = args.addr[0];
+    if args.roots || args.pins {
+        let lines = if args.roots {
+            site.roots(first.port())
+        } else {
+            site.pins(first.port(), &first.ip().to_string())
+        };
+        return match print_lines(&lines) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => Ok(other?),
+        };
+    }
+    let set = block_stop_signals()?;
+    let site = Arc::new(site);
+    let options = Options {
+        threads: args.threads as usize,
+        keep_alive: true,
+        count_paths: false,
+    };
+    let server = Server::start_with(&args.addr, site.clone().handler(), None, options)
+        .with_context(|| format!("cannot serve on {:?}", args.addr))?;
+    let spec = site.spec();
+    eprintln!(
+        "listening on {} (endless site: {} pages, {} hosts h0..h{}.{}, {} links, ~{} bytes a page, {} thread{})",
+        server
+            .addrs()
+            .iter()
+            .map(|a| format!("http://{a}/"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        spec.pages,
+        spec.hosts,
+        spec.hosts - 1,
+        ringcrawl_site::endless::DOMAIN,
+        spec.links,
+        spec.page_bytes,
+        args.threads,
+        if args.threads == 1 { "" } else { "s" },
+    );
+    let sig = wait_for(&set)?;
+    let requests = server.total_hits();
+    server.stop();
+    eprintln!(
+        "signal {sig}: stopped\nendless site: requests={requests} {}",
+        site.counts()
+    );
+    for url in site.duplicated(10) {
+        eprintln!("endless site: served more than once: {url}");
+    }
+    Ok(())
+}
+
+/// Block SIGINT and SIGTERM (before any server thread starts: they inherit
+/// the mask), so that [`wait_for`] can wait for one here.
+fn block_stop_signals() -> Result<libc::sigset_t> {
+    // SAFETY: plain libc calls on a zeroed, then initialised, sigset_t.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            bail!("pthread_sigmask failed");
+        }
+        Ok(set)
+    }
+}
+
+/// Wait for one of the signals in `set`; return its number.
+fn wait_for(set: &libc::sigset_t) -> Result<libc::c_int> {
+    let mut sig: libc::c_int = 0;
+    if unsafe { libc::sigwait(set, &mut sig) } != 0 {
+        bail!("sigwait failed");
+    }
+    Ok(sig)
+}
+
 fn serve(
     site: SynthSite,
     addrs: &[SocketAddr],
@@ -217,16 +336,7 @@ fn serve(
 ) -> Result<()> {
     // Block SIGINT and SIGTERM before the server thread starts (it inherits
     // the mask), then wait for one here and shut down cleanly.
-    let set = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-            bail!("pthread_sigmask failed");
-        }
-        set
-    };
+    let set = block_stop_signals()?;
     let pages = site.page_count();
     let spec = site.spec().clone();
     let hosts = site.host_count();
@@ -246,10 +356,7 @@ fn serve(
         spec.delay,
         if threads == 1 { "" } else { "s" },
     );
-    let mut sig: libc::c_int = 0;
-    if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
-        bail!("sigwait failed");
-    }
+    let sig = wait_for(&set)?;
     eprintln!(
         "signal {sig}: stopping after {} requests",
         server.total_hits()

@@ -7,8 +7,13 @@
 //! and resumed handshakes are counted, [`Server::handshakes`]), then read
 //! the request head (at most 16 KiB, within 10 s), count it, ask the
 //! [`Handler`] for a [`Reply`], write the reply, close (with TLS
-//! `close_notify` first, unless a script cuts the connection). There is
-//! no keep-alive and request bodies are ignored.
+//! `close_notify` first, unless a script cuts the connection). Request
+//! bodies are ignored. By default there is no keep-alive and every request
+//! is counted per host and path ([`Server::hits`]); [`Options`] turns on
+//! keep-alive (an [`Reply::Http`] answer to a client that asks for it is
+//! `HTTP/1.1` and the connection waits, up to 10 s, for the next request)
+//! and can turn off the per-path count, whose map grows with every URL
+//! (the endless site counts its own requests more compactly).
 //!
 //! The listening sockets are made with std (so `start` reports bind errors
 //! and returns only once the sockets listen) with a large backlog, then
@@ -186,6 +191,31 @@ impl Reply {
     }
 }
 
+/// How a [`Server`] serves, besides its handler and TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Executor threads, all accepting on the listening socket(s).
+    pub threads: usize,
+    /// Keep a connection open after an [`Reply::Http`] answer when the
+    /// client asks for it (HTTP/1.1 without `Connection: close`, or
+    /// `Connection: keep-alive`) and sent nothing past its request head.
+    pub keep_alive: bool,
+    /// Count requests per host and path ([`Server::hits`],
+    /// [`Request::attempt`]); off, `attempt` is 0 and only the total is
+    /// counted.
+    pub count_paths: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            threads: 1,
+            keep_alive: false,
+            count_paths: true,
+        }
+    }
+}
+
 /// Answers requests. Runs on the server thread: keep it fast; a panic in it
 /// is caught and answered with a 500.
 pub type Handler = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
@@ -193,6 +223,8 @@ pub type Handler = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
 struct Shared {
     handler: Handler,
     tls: Option<TlsAcceptor>,
+    keep_alive: bool,
+    count_paths: bool,
     /// TLS handshakes completed: full, resumed.
     handshakes: [AtomicUsize; 2],
     stopping: AtomicBool,
@@ -268,6 +300,21 @@ impl Server {
         handler: Handler,
         tls: Option<Arc<ServerConfig>>,
     ) -> io::Result<Server> {
+        let options = Options {
+            threads,
+            ..Options::default()
+        };
+        Server::start_with(addrs, handler, tls, options)
+    }
+
+    /// Bind every address in `addrs` (at least one) and serve `handler`
+    /// (over TLS if `tls` is given) as `options` say; return once listening.
+    pub fn start_with(
+        addrs: &[SocketAddr],
+        handler: Handler,
+        tls: Option<Arc<ServerConfig>>,
+        options: Options,
+    ) -> io::Result<Server> {
         if addrs.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -302,6 +349,8 @@ impl Server {
         let shared = Arc::new(Shared {
             handler,
             tls: tls.map(TlsAcceptor::from),
+            keep_alive: options.keep_alive,
+            count_paths: options.count_paths,
             handshakes: [AtomicUsize::new(0), AtomicUsize::new(0)],
             stopping: AtomicBool::new(false),
             hits: Mutex::new(HashMap::new()),
@@ -314,7 +363,7 @@ impl Server {
             shared,
             threads: Vec::new(),
         };
-        for n in 0..threads.max(1) {
+        for n in 0..options.threads.max(1) {
             // On error, dropping `server` stops the executors already started.
             let thread = server.spawn_executor(n)?;
             server.threads.push(thread);
@@ -542,6 +591,9 @@ struct Head {
     request: Request,
     /// The client sent (or announced) bytes we did not read.
     unread: bool,
+    /// The client asked to keep the connection: HTTP/1.1 without
+    /// `Connection: close`, or a `keep-alive` token.
+    keep_alive: bool,
 }
 
 enum ReadHead {
@@ -574,60 +626,71 @@ async fn serve<S>(mut stream: S, shared: Arc<Shared>)
 where
     S: AsyncRead + AsyncWrite + Unpin + AsRawFd,
 {
-    let head =
-        glommio::timer::timeout(HEAD_DEADLINE, async { Ok(read_head(&mut stream).await) }).await;
-    let (reply, unread) = match head {
-        Err(_) | Ok(ReadHead::Gone) => return,
-        Ok(ReadHead::Bad) => (Reply::html(400, "<h1>Bad Request</h1>\n"), true),
-        Ok(ReadHead::Ok(Head {
-            mut request,
-            unread,
-        })) => {
-            let key = format!("{} {}", request.host, request.path);
-            request.attempt = {
-                let mut hits = shared.hits();
-                let count = hits.entry(key).or_insert(0);
-                *count += 1;
-                *count
-            };
-            shared.total.fetch_add(1, Ordering::SeqCst);
-            let reply = catch_unwind(AssertUnwindSafe(|| (shared.handler)(&request)))
-                .unwrap_or_else(|_| Reply::html(500, "<h1>Handler panicked</h1>\n"));
-            (reply, unread)
-        }
-    };
-    match reply {
-        Reply::Http {
-            status,
-            headers,
-            body,
-        } => {
-            if write_flushed(&mut stream, &encode(status, &headers, &body))
-                .await
-                .is_ok()
-            {
-                finish(stream, unread).await;
+    loop {
+        let head =
+            glommio::timer::timeout(HEAD_DEADLINE, async { Ok(read_head(&mut stream).await) })
+                .await;
+        let (reply, unread, keep) = match head {
+            Err(_) | Ok(ReadHead::Gone) => return,
+            Ok(ReadHead::Bad) => (Reply::html(400, "<h1>Bad Request</h1>\n"), true, false),
+            Ok(ReadHead::Ok(Head {
+                mut request,
+                unread,
+                keep_alive,
+            })) => {
+                if shared.count_paths {
+                    let key = format!("{} {}", request.host, request.path);
+                    request.attempt = {
+                        let mut hits = shared.hits();
+                        let count = hits.entry(key).or_insert(0);
+                        *count += 1;
+                        *count
+                    };
+                }
+                shared.total.fetch_add(1, Ordering::SeqCst);
+                let reply = catch_unwind(AssertUnwindSafe(|| (shared.handler)(&request)))
+                    .unwrap_or_else(|_| Reply::html(500, "<h1>Handler panicked</h1>\n"));
+                (reply, unread, shared.keep_alive && keep_alive && !unread)
             }
-        }
-        Reply::Hangup => {}
-        Reply::Script(steps) => {
-            for step in steps {
-                match step {
-                    Step::Write(bytes) => {
-                        if write_flushed(&mut stream, &bytes).await.is_err() {
+        };
+        match reply {
+            Reply::Http {
+                status,
+                headers,
+                body,
+            } => {
+                let bytes = if keep {
+                    encode_kept(status, &headers, &body)
+                } else {
+                    encode(status, &headers, &body)
+                };
+                if write_flushed(&mut stream, &bytes).await.is_err() {
+                    return;
+                }
+                if !keep {
+                    return finish(stream, unread).await;
+                }
+            }
+            Reply::Hangup => return,
+            Reply::Script(steps) => {
+                for step in steps {
+                    match step {
+                        Step::Write(bytes) => {
+                            if write_flushed(&mut stream, &bytes).await.is_err() {
+                                return;
+                            }
+                        }
+                        Step::Sleep(d) => glommio::timer::sleep(d).await,
+                        Step::Close => break,
+                        Step::Cut => return,
+                        Step::Reset => {
+                            reset(&stream);
                             return;
                         }
                     }
-                    Step::Sleep(d) => glommio::timer::sleep(d).await,
-                    Step::Close => break,
-                    Step::Cut => return,
-                    Step::Reset => {
-                        reset(&stream);
-                        return;
-                    }
                 }
+                return finish(stream, unread).await;
             }
-            finish(stream, unread).await;
         }
     }
 }
@@ -713,8 +776,14 @@ fn parse_head(req: &httparse::Request<'_, '_>, extra_bytes: bool) -> Option<Head
     let path = req.path?.to_string();
     let mut authority = String::new();
     let mut unread = extra_bytes;
+    let (mut close, mut keep) = (false, false);
     for h in req.headers.iter() {
-        if h.name.eq_ignore_ascii_case("host") {
+        if h.name.eq_ignore_ascii_case("connection") {
+            for token in h.value.split(|&b| b == b',') {
+                close |= token.trim_ascii().eq_ignore_ascii_case(b"close");
+                keep |= token.trim_ascii().eq_ignore_ascii_case(b"keep-alive");
+            }
+        } else if h.name.eq_ignore_ascii_case("host") {
             authority = std::str::from_utf8(h.value)
                 .ok()?
                 .trim()
@@ -743,6 +812,7 @@ fn parse_head(req: &httparse::Request<'_, '_>, extra_bytes: bool) -> Option<Head
                 .collect(),
         },
         unread,
+        keep_alive: !close && (keep || req.version == Some(1)),
     })
 }
 
@@ -761,8 +831,21 @@ fn strip_port(authority: &str) -> &str {
 }
 
 fn encode(status: u16, headers: &[(String, String)], body: &[u8]) -> Vec<u8> {
+    encode_as("HTTP/1.0", status, headers, body)
+}
+
+/// A response on a connection that stays open: HTTP/1.1 and
+/// `Connection: keep-alive` (for an HTTP/1.0 client that asked for it).
+fn encode_kept(status: u16, headers: &[(String, String)], body: &[u8]) -> Vec<u8> {
+    let mut kept = Vec::with_capacity(headers.len() + 1);
+    kept.extend_from_slice(headers);
+    kept.push(("Connection".to_string(), "keep-alive".to_string()));
+    encode_as("HTTP/1.1", status, &kept, body)
+}
+
+fn encode_as(version: &str, status: u16, headers: &[(String, String)], body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(128 + body.len() + headers.len() * 48);
-    out.extend_from_slice(format!("HTTP/1.0 {status} {}\r\n", reason(status)).as_bytes());
+    out.extend_from_slice(format!("{version} {status} {}\r\n", reason(status)).as_bytes());
     let mut framed = false;
     for (name, value) in headers {
         framed |= name.eq_ignore_ascii_case("content-length")
@@ -1139,6 +1222,79 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Reads one response with a `Content-Length` body from `s`.
+    fn read_response(s: &mut StdStream) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            if let Some(end) = out.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&out[..end]).to_ascii_lowercase();
+                let len: usize = head
+                    .split("content-length: ")
+                    .nth(1)
+                    .and_then(|v| v.split("\r\n").next())
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                if out.len() >= end + 4 + len {
+                    return out;
+                }
+            }
+            let n = s.read(&mut buf).unwrap();
+            assert!(
+                n > 0,
+                "closed mid-response: {:?}",
+                String::from_utf8_lossy(&out)
+            );
+            out.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    #[test]
+    fn a_kept_connection_serves_requests_in_turn_until_the_client_says_close() {
+        let options = Options {
+            keep_alive: true,
+            count_paths: false,
+            ..Options::default()
+        };
+        let server = Server::start_with(
+            &[SocketAddr::from(([127, 0, 0, 1], 0))],
+            Arc::new(|req: &Request| Reply::html(200, format!("{} {}", req.path, req.attempt))),
+            None,
+            options,
+        )
+        .unwrap();
+        let mut s = StdStream::connect(server.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        for path in ["/a", "/b", "/a"] {
+            let req = format!("GET {path} HTTP/1.1\r\nHost: k\r\n\r\n");
+            s.write_all(req.as_bytes()).unwrap();
+            let resp = read_response(&mut s);
+            assert!(resp.starts_with(b"HTTP/1.1 200 OK\r\n"));
+            // Not counted per path: attempt stays 0.
+            assert!(resp.ends_with(format!("{path} 0").as_bytes()));
+        }
+        // HTTP/1.0 asking for keep-alive is kept too.
+        s.write_all(b"GET /c HTTP/1.0\r\nHost: k\r\nConnection: keep-alive\r\n\r\n")
+            .unwrap();
+        let resp = read_response(&mut s);
+        assert!(String::from_utf8_lossy(&resp).contains("\r\nConnection: keep-alive\r\n"));
+        // `Connection: close`: an HTTP/1.0 answer, then EOF.
+        s.write_all(b"GET /d HTTP/1.1\r\nHost: k\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).unwrap();
+        assert!(rest.starts_with(b"HTTP/1.0 200 OK\r\n") && rest.ends_with(b"/d 0"));
+        assert_eq!(server.total_hits(), 5);
+        assert_eq!(server.hits("k", "/a"), 0);
+        assert!(server.hit_counts().is_empty());
+
+        // A plain HTTP/1.0 request is answered and closed, as without keep-alive.
+        let (resp, err) = get(server.addr(), "/e", "k");
+        assert!(!err && resp.starts_with(b"HTTP/1.0 200 OK\r\n"));
+        server.stop();
     }
 
     #[test]
