@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Scale: crawl N pages of the endless site and report speed and memory.
+#
+#   scripts/scale.sh                        # build release, crawl 1,000,000 pages
+#   scripts/scale.sh 100000 1000000         # one crawl per size, in turn
+#   SKIP_BUILD=1 scripts/scale.sh 20000     # the small size (well under a minute)
+#
+# The site: ringcrawl-site --endless (a billion pages over HOSTS host names
+# h{k}.endless.test, ~2 KB a page, 10 links a page, half of them to other
+# hosts, almost all to pages not yet seen), with keep-alive, on 127.0.0.1
+# (a free port), SITE_THREADS executors; a fresh site for every size, so its
+# count of requests is the crawl's. The crawl starts from every host's root,
+# with every host pinned by --resolve (from ringcrawl-site --pins):
+#   ringcrawl --max-pages N --ignore-robots -q -o OUTPUT --report-json FILE
+#             --resolve h{k}.endless.test:PORT:127.0.0.1 ... ROOTS
+# under GNU time. Reported per size: pages fetched (the report's urls),
+# pages/s (the report's urls_per_s), peak RSS (GNU time's %M and the
+# report's peak_rss_kib), URLs discovered (records + the report's
+# queued_left), peak RSS bytes per discovered URL, and the site's own count:
+# distinct pages served, requests for a page served before (duplicates) and
+# 404s. A size fails (exit status 1 at the end) if a page was fetched twice,
+# a request was a 404, a record is an error, or the crawl did not stop at N.
+#
+# Environment (defaults): HOSTS (4096), SITE_THREADS (1), CORES (the
+# crawler's default: every CPU), MAX_TASKS (100), OUTPUT (/dev/null: records
+# are written, not kept), TIME_LIMIT (1800 s a crawl; then it is killed and
+# the size fails), BUILD_LIMIT (1200), BIN_DIR
+# (${CARGO_TARGET_DIR:-target}/release), SKIP_BUILD, KEEP (keep the work
+# directory), EXTRA_ARGS (more crawler flags). Traffic stays on 127.0.0.1.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+SIZES=("$@")
+[ ${#SIZES[@]} -eq 0 ] && SIZES=(1000000)
+HOSTS=${HOSTS:-4096}
+SITE_THREADS=${SITE_THREADS:-1}
+MAX_TASKS=${MAX_TASKS:-100}
+OUTPUT=${OUTPUT:-/dev/null}
+TIME_LIMIT=${TIME_LIMIT:-1800}
+BUILD_LIMIT=${BUILD_LIMIT:-1200}
+BIN_DIR=${BIN_DIR:-${CARGO_TARGET_DIR:-target}/release}
+EXTRA_ARGS=${EXTRA_ARGS:-}
+CORES_ARG=()
+[ -n "${CORES:-}" ] && CORES_ARG=(--cores "$CORES")
+
+for n in "${SIZES[@]}"; do
+    [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "scale.sh: size $n is not a page count" >&2; exit 2; }
+done
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/scale.XXXXXX")
+SITE_PID=""
+CRAWL_PID=""
+stop_site() {
+    if [ -n "$SITE_PID" ]; then
+        kill -TERM "$SITE_PID" 2>/dev/null || true
+        for _ in $(seq 100); do kill -0 "$SITE_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$SITE_PID" 2>/dev/null || true
+        wait "$SITE_PID" 2>/dev/null || true
+        SITE_PID=""
+    fi
+}
+cleanup() {
+    # Only the processes this script started, by PID.
+    [ -n "$CRAWL_PID" ] && kill -9 "$CRAWL_PID" 2>/dev/null || true
+    stop_site
+    if [ -n "${KEEP:-}" ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "${SKIP_BUILD:-}" ]; then
+    echo "== building (release)"
+    timeout "$BUILD_LIMIT" cargo build --release --bins --quiet
+fi
+SITE_BIN="$BIN_DIR/ringcrawl-site"
+CRAWL_BIN="$BIN_DIR/ringcrawl"
+[ -x "$SITE_BIN" ] && [ -x "$CRAWL_BIN" ] || { echo "no binaries in $BIN_DIR" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed" >&2; exit 1; }
+HARD_NOFILE=$(ulimit -Hn)
+[ "$HARD_NOFILE" = unlimited ] && HARD_NOFILE=1048576
+ulimit -n "$HARD_NOFILE"
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+echo "== commit $COMMIT, $(nproc) CPUs, $HOSTS hosts, site threads $SITE_THREADS, max-tasks $MAX_TASKS"
+
+# field FILE KEY: a number from the crawler's JSON report.
+field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+ROWS=()
+FAILED=0
+for n in "${SIZES[@]}"; do
+    run="$WORK/$n"
+    mkdir -p "$run"
+    "$SITE_BIN" --endless --addr 127.0.0.1:0 --hosts "$HOSTS" --threads "$SITE_THREADS" \
+        2>"$run/site.log" &
+    SITE_PID=$!
+    port=""
+    for _ in $(seq 100); do
+        port=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$run/site.log")
+        [ -n "$port" ] && break
+        kill -0 "$SITE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -n "$port" ] || { cat "$run/site.log" >&2; echo "the site did not start" >&2; exit 1; }
+    mapfile -t pins < <("$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --pins)
+    mapfile -t roots < <("$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --roots)
+    resolve=()
+    for p in "${pins[@]}"; do resolve+=(--resolve "$p"); done
+    echo "== $n pages: site on 127.0.0.1:$port, ${#roots[@]} roots"
+    # shellcheck disable=SC2086
+    timeout -s KILL "$TIME_LIMIT" /usr/bin/time -f '%M %e' -o "$run/time" \
+        "$CRAWL_BIN" --max-pages "$n" --ignore-robots -q -o "$OUTPUT" \
+        --max-tasks "$MAX_TASKS" "${CORES_ARG[@]}" --report-json "$run/report.json" \
+        $EXTRA_ARGS "${resolve[@]}" "${roots[@]}" &
+    CRAWL_PID=$!
+    status=0
+    wait "$CRAWL_PID" || status=$?
+    CRAWL_PID=""
+    stop_site
+    counts=$(sed -n 's/^endless site: requests=//p' "$run/site.log")
+    if [ "$status" -ne 0 ] || [ ! -s "$run/report.json" ]; then
+        echo "crawl of $n pages failed (exit status $status); site: ${counts:-no count}" >&2
+        FAILED=1
+        continue
+    fi
+    read -r time_kib wall <"$run/time"
+    urls=$(field "$run/report.json" urls)
+    rate=$(field "$run/report.json" urls_per_s)
+    elapsed=$(field "$run/report.json" elapsed_s)
+    rss_kib=$(field "$run/report.json" peak_rss_kib)
+    left=$(field "$run/report.json" queued_left)
+    errors=$(field "$run/report.json" errors)
+    # counts: "R pages=P duplicates=D not_found=F"
+    read -r requests pages dups notfound <<<"$(echo "$counts" | sed 's/[a-z_]*=//g')"
+    discovered=$((urls + left))
+    row=$(python3 - "$n" "$urls" "$rate" "$elapsed" "$time_kib" "$rss_kib" "$discovered" \
+        "$pages" "$dups" "$notfound" <<'EOF'
+import sys
+n, urls, rate, elapsed, time_kib, rss_kib, discovered, pages, dups, nf = sys.argv[1:]
+per_url = int(time_kib) * 1024 / max(int(discovered), 1)
+print(f"| {int(n):,} | {int(urls):,} | {float(rate):,.0f} | {float(elapsed):.1f} "
+      f"| {int(time_kib) / 1024:,.1f} | {int(rss_kib) / 1024:,.1f} | {int(discovered):,} "
+      f"| {per_url:,.0f} | {int(pages):,} | {int(dups):,} | {int(nf):,} |")
+EOF
+)
+    ROWS+=("$row")
+    echo "pages $urls, $rate pages/s, ${elapsed}s (wall ${wall}s), peak RSS ${time_kib} KiB" \
+        "(report ${rss_kib} KiB), discovered $discovered, errors $errors;" \
+        "site: requests $requests, pages $pages, duplicates $dups, 404s $notfound"
+    problems=()
+    [ "$urls" -eq "$n" ] || problems+=("$urls records, not $n")
+    [ "$dups" -eq 0 ] || problems+=("$dups requests for pages already served: $(grep 'served more than once' "$run/site.log" | head -3 | tr '\n' ' ')")
+    [ "$notfound" -eq 0 ] || problems+=("$notfound 404s")
+    [ "$errors" -eq 0 ] || problems+=("$errors error records")
+    [ "$pages" -eq "$urls" ] || problems+=("the site served $pages pages for $urls records")
+    if [ ${#problems[@]} -gt 0 ]; then
+        printf 'FAIL (%s pages): %s\n' "$n" "${problems[@]}" >&2
+        FAILED=1
+    fi
+done
+
+echo
+echo "commit $COMMIT, $(nproc) CPUs, $HOSTS hosts, max-tasks $MAX_TASKS, site threads $SITE_THREADS"
+echo
+echo "| --max-pages | pages | pages/s | seconds | peak RSS MiB (time) | peak RSS MiB (report) | URLs discovered | RSS bytes / URL | site: pages | duplicates | 404s |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for row in "${ROWS[@]}"; do echo "$row"; done
+exit "$FAILED"
