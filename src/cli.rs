@@ -190,6 +190,21 @@ pub struct Args {
     #[arg(long = "max-time", value_name = "S")]
     pub max_time: Option<f64>,
 
+    /// With --warc: archive a payload seen before as a `revisit` record
+    /// referring to its first copy (profile identical-payload-digest)
+    #[arg(long = "warc-dedup", requires = "warc")]
+    pub warc_dedup: bool,
+
+    /// With --warc: archive each host's DNS answer as a `resource` record
+    /// (`dns:` URI, as Heritrix does)
+    #[arg(long = "warc-dns", requires = "warc")]
+    pub warc_dns: bool,
+
+    /// With --warc: write a CDXJ index of the WARC records to FILE as they
+    /// are written (cdxj-indexer's fields; unsorted)
+    #[arg(long, value_name = "FILE", requires = "warc")]
+    pub cdxj: Option<PathBuf>,
+
     /// Seconds between progress lines when stderr is not a terminal
     #[arg(long = "progress-interval", default_value_t = 5.0)]
     pub progress_interval: f64,
@@ -314,6 +329,10 @@ impl Args {
         };
         if let Some(dir) = self.warc {
             b = b.warc(dir);
+        }
+        b = b.warc_dedup(self.warc_dedup).warc_dns(self.warc_dns);
+        if let Some(path) = self.cdxj {
+            b = b.cdxj(path);
         }
         if verbosity >= 0 {
             b = b.progress(Some(seconds("progress-interval", self.progress_interval)?));

@@ -108,6 +108,14 @@ pub struct Config {
     /// Pages, body bytes and wall time the crawl may spend (none by
     /// default); the first one spent stops it cleanly.
     pub budget: crate::crawl::budget::Limits,
+    /// Archive a payload already archived once as a `revisit` record
+    /// referring to the first (`--warc-dedup`), crawl-wide.
+    pub warc_dedup: bool,
+    /// Archive each name's DNS answer as a `resource` record (`--warc-dns`).
+    pub warc_dns: bool,
+    /// Write a CDXJ index line for each WARC response, revisit and resource
+    /// record here, as the records are written (unsorted).
+    pub cdxj: Option<PathBuf>,
     /// Live progress on stderr: redrawn in place on a terminal, else a line
     /// every this often; `None` for none.
     pub progress: Option<Duration>,
@@ -156,6 +164,9 @@ impl Config {
             warc_max_size: 1 << 30,
             budget: crate::crawl::budget::Limits::default(),
             pin_threads: false,
+            warc_dedup: false,
+            warc_dns: false,
+            cdxj: None,
         }
     }
 

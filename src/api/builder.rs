@@ -397,6 +397,28 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Archive a payload seen before as a `revisit` record referring to
+    /// its first copy (profile identical-payload-digest), crawl-wide; with
+    /// [`warc`](Self::warc).
+    pub fn warc_dedup(mut self, dedup: bool) -> Self {
+        self.config.warc_dedup = dedup;
+        self
+    }
+
+    /// Archive each name's DNS answer as a `resource` record (`dns:` URI,
+    /// as Heritrix does); with [`warc`](Self::warc).
+    pub fn warc_dns(mut self, dns: bool) -> Self {
+        self.config.warc_dns = dns;
+        self
+    }
+
+    /// Write a CDXJ index of the WARC records to this file as they are
+    /// written (cdxj-indexer's fields, unsorted); with [`warc`](Self::warc).
+    pub fn cdxj(mut self, path: impl AsRef<Path>) -> Self {
+        self.config.cdxj = Some(path.as_ref().to_path_buf());
+        self
+    }
+
     /// Keep every record and return them with the report (memory grows
     /// with the crawl: for tests and small crawls).
     pub fn keep_records(mut self, keep: bool) -> Self {
@@ -456,6 +478,17 @@ impl CrawlerBuilder {
         )?;
         within("max-body", config.max_body, 0, MAX_BODY)?;
         within("jsonl-backlog", config.output_backlog, 1, usize::MAX)?;
+        if config.warc_dir.is_none() {
+            for (set, setting) in [
+                (config.warc_dedup, "warc-dedup"),
+                (config.warc_dns, "warc-dns"),
+                (config.cdxj.is_some(), "cdxj"),
+            ] {
+                if set {
+                    return Err(BuildError::new(setting, "needs a WARC directory (--warc)"));
+                }
+            }
+        }
         if config.warc_max_size == 0 {
             return Err(BuildError::new("warc-max-size", "must be at least 1"));
         }

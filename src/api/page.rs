@@ -26,7 +26,6 @@ pub struct Page<'a> {
     pub(crate) head: &'a [u8],
     pub(crate) body: &'a [u8],
     pub(crate) links: &'a [Url],
-    pub(crate) depth: u32,
 }
 
 impl<'a> Page<'a> {
@@ -90,7 +89,7 @@ impl<'a> Page<'a> {
     /// Links followed from a root to reach this URL (a root is 0; a
     /// redirect keeps its source's depth).
     pub fn depth(&self) -> u32 {
-        self.depth
+        self.record.depth
     }
 
     /// The value of the first header named `name` (any case), if its bytes
@@ -141,7 +140,6 @@ impl<'a> Page<'a> {
             head: self.head.to_vec(),
             body: self.body.to_vec(),
             links: self.links.to_vec(),
-            depth: self.depth,
         }
     }
 }
@@ -154,7 +152,6 @@ pub struct OwnedPage {
     head: Vec<u8>,
     body: Vec<u8>,
     links: Vec<Url>,
-    depth: u32,
 }
 
 impl OwnedPage {
@@ -165,7 +162,6 @@ impl OwnedPage {
             head: &self.head,
             body: &self.body,
             links: &self.links,
-            depth: self.depth,
         }
     }
 

@@ -45,6 +45,9 @@ use foldhash::{HashMap, HashMapExt};
 use lru::LruCache;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
+use crate::crawl::hops::Hops;
 use crate::crawl::robots::{Rules, Verdict, DEFAULT_RETRY_SCHEDULE};
 use crate::crawl::url_set::UrlSet;
 use crate::crawl::urls;
@@ -58,6 +61,24 @@ pub struct Job {
     pub redirects_left: u32,
     /// Links followed from a root to reach it.
     pub depth: u32,
+    /// How it was reached from a root (the crawl log's `hops`).
+    pub hops: Hops,
+    /// The URL it was found on, or redirected from (the crawl log's
+    /// `via`); shared by every link of one page.
+    pub via: Option<Arc<str>>,
+}
+
+impl Job {
+    /// A crawl root, with `redirects` hops of redirect allowed.
+    pub fn root(url: String, redirects: u32) -> Job {
+        Job {
+            url,
+            redirects_left: redirects,
+            depth: 0,
+            hops: Hops::root(),
+            via: None,
+        }
+    }
 }
 
 /// What became of an offered URL.
@@ -551,11 +572,7 @@ mod tests {
     use super::*;
 
     fn job(url: &str) -> Job {
-        Job {
-            url: url.into(),
-            redirects_left: 10,
-            depth: 0,
-        }
+        Job::root(url.into(), 10)
     }
 
     fn open(per_host: usize) -> Frontier {

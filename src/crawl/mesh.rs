@@ -356,11 +356,7 @@ mod tests {
 
     #[test]
     fn jobs_keep_the_page_that_found_them() {
-        let job = |u: &str| Job {
-            url: u.into(),
-            redirects_left: 0,
-            depth: 0,
-        };
+        let job = |u: &str| Job::root(u.into(), 0);
         let batch = Batch {
             jobs: vec![job("a"), job("b"), job("c"), job("d")],
             pages: vec![(7, 2), (9, 1)],

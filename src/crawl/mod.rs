@@ -7,6 +7,7 @@
 
 pub mod budget;
 pub mod frontier;
+pub mod hops;
 pub mod links;
 pub mod mesh;
 pub mod notify;

@@ -16,7 +16,7 @@ use glommio::channels::channel_mesh::MeshBuilder;
 use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 
 use crate::api::Hooks;
-use crate::config::{available_cpus, Config};
+use crate::config::{available_cpus, Config, Output};
 use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::frontier::Job;
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
@@ -25,6 +25,7 @@ use crate::crawl::urls;
 use crate::output::progress::{self, Progress};
 use crate::output::record::Record;
 use crate::output::stats::{ShardBalance, Stats};
+use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
 
@@ -88,6 +89,11 @@ pub fn run_with(
     let config = Arc::new(config);
     let shards = config.cores;
     let writer = Writer::open(&config.output, config.output_backlog).context("opening --output")?;
+    let cdxj = match &config.cdxj {
+        Some(path) => Writer::open(&Output::File(path.clone()), config.output_backlog)
+            .with_context(|| format!("opening --cdxj {}", path.display()))?,
+        None => None,
+    };
 
     // Roots are counted in before any shard exists (invariant 3), and each
     // starts at its owner.
@@ -96,11 +102,8 @@ pub fn run_with(
         if !config.scope.allows(root) {
             bail!("root {root} is excluded by --exclude");
         }
-        seeds[shard_for(urls::host(root), shards)].push(Job {
-            url: root.as_str().to_string(),
-            redirects_left: config.max_redirect,
-            depth: 0,
-        });
+        seeds[shard_for(urls::host(root), shards)]
+            .push(Job::root(root.as_str().to_string(), config.max_redirect));
     }
     let outstanding = Arc::new(Outstanding::new(config.roots.len()));
     let seeds = Arc::new(std::sync::Mutex::new(seeds));
@@ -135,6 +138,10 @@ pub fn run_with(
         warc,
         slots: FetchSlots::new((0..shards).map(|i| config.workers_for(i)).collect()),
         hooks: Arc::new(hooks),
+        dedup: config
+            .warc_dedup
+            .then(|| Arc::new(Dedup::new(dedup::DEFAULT_BUDGET))),
+        cdxj: cdxj.as_ref().map(Writer::handle),
     };
     let reporting = Arc::new(AtomicBool::new(false));
     let reporter = config.progress.map(|interval| {
@@ -213,6 +220,9 @@ pub fn run_with(
         Some(Stopped::ReaderGone) => outcome.output_closed = true,
         Some(Stopped::Failed(e)) => outcome.output_error = Some(e),
         None => {}
+    }
+    if let Some(Stopped::Failed(e)) = cdxj.and_then(Writer::finish) {
+        outcome.output_error.get_or_insert(format!("--cdxj: {e}"));
     }
     outcome.elapsed = started.elapsed();
     outcome.stats.peak_rss_kib = peak_rss_kib().unwrap_or(0);

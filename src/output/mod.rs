@@ -5,9 +5,11 @@
 //!
 //! Not the crawl itself: shards hand finished records here and go on.
 
+pub mod cdxj;
 pub mod progress;
 pub mod record;
 pub mod sink;
 pub mod stats;
+pub mod timestamp;
 pub mod warc;
 pub mod writer;

@@ -1,11 +1,17 @@
 //! One record per fetched URL — the chapter's `FetchStatistic` plus timing
-//! and the shard — and its JSON Lines form.
+//! and the shard, and what Heritrix's crawl.log carries (time, hop path,
+//! referrer, address, payload digest, where the WARC holds its bytes) — and
+//! its JSON Lines form.
 //!
 //! Not the report: `stats.rs` aggregates records into counters.
 
 use std::borrow::Cow;
 
+use std::time::SystemTime;
+
 use serde::{Deserialize, Serialize};
+
+use crate::output::timestamp::rfc3339_millis;
 
 /// What became of one URL. Field names are the chapter's, so tools written
 /// for its output read ours.
@@ -60,6 +66,35 @@ pub struct Record {
     /// Handed to the library caller's hooks already (not written).
     #[serde(skip)]
     pub(crate) delivered: bool,
+    /// When the request was sent (the WARC-Date of its records), or, for a
+    /// URL never fetched, when it was recorded: RFC 3339 UTC with
+    /// milliseconds.
+    #[serde(default)]
+    pub timestamp: String,
+    /// Links followed from a root to reach it (redirects and embeds do
+    /// not count).
+    #[serde(default)]
+    pub depth: u32,
+    /// Heritrix's hop path from a root: `L` link, `R` redirect, `E` embed,
+    /// `P` prerequisite, `M` sitemap; empty for a root (`crate::crawl::hops`).
+    #[serde(default)]
+    pub hops: String,
+    /// The URL it was found on or redirected from; none for a root.
+    #[serde(default)]
+    pub via: Option<String>,
+    /// The server address the answer came from.
+    #[serde(default)]
+    pub ip: Option<String>,
+    /// `sha1:` + base32 SHA-1 of the body as sent (after de-chunking;
+    /// with `--warc`, exactly the response record's `WARC-Payload-Digest`).
+    #[serde(default)]
+    pub payload_digest: Option<String>,
+    /// The WARC file holding its response (or revisit) record, with `--warc`.
+    #[serde(default)]
+    pub warc_file: Option<String>,
+    /// Offset of that record's gzip member in `warc_file`.
+    #[serde(default)]
+    pub warc_offset: Option<u64>,
 }
 
 /// The coarse kind a record counts as in the report.
@@ -95,6 +130,14 @@ impl Record {
             first_byte_ms: None,
             shard,
             delivered: false,
+            timestamp: rfc3339_millis(SystemTime::now()),
+            depth: 0,
+            hops: String::new(),
+            via: None,
+            ip: None,
+            payload_digest: None,
+            warc_file: None,
+            warc_offset: None,
         }
     }
 
@@ -150,6 +193,14 @@ mod tests {
             first_byte_ms: Some(0.5),
             shard: 0,
             delivered: false,
+            timestamp: "2023-11-14T22:13:20.123Z".into(),
+            depth: 2,
+            hops: "LR".into(),
+            via: Some("http://a.test/from".into()),
+            ip: Some("127.0.0.1".into()),
+            payload_digest: Some("sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ".into()),
+            warc_file: Some("x-s0-00000.warc.gz".into()),
+            warc_offset: Some(1234),
         }
     }
 

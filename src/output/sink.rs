@@ -1,5 +1,5 @@
-//! A shard's side of the JSON Lines output: records serialised into whole
-//! lines in the shard's buffer and handed to the writer thread
+//! A shard's side of a line output (the JSON Lines records, the CDXJ
+//! index): whole lines in the shard's buffer, handed to the writer thread
 //! ([`crate::output::writer`]) a block at a time (64 KiB, or whatever is
 //! there when the shard's watch ticks), so shards never interleave half a
 //! line and never wait on the output.
@@ -32,6 +32,12 @@ impl RecordSink {
 
     /// Buffer one record; hand the buffer over when it is large.
     pub fn write(&self, record: &Record) {
+        self.write_with(|lines| record.write_jsonl(lines));
+    }
+
+    /// Buffer what `line` appends (whole lines); hand the buffer over when
+    /// it is large.
+    pub fn write_with(&self, line: impl FnOnce(&mut Vec<u8>)) {
         let Some((writer, pending)) = &self.out else {
             return;
         };
@@ -40,7 +46,7 @@ impl RecordSink {
         }
         let full = {
             let mut lines = lock(pending);
-            record.write_jsonl(&mut lines);
+            line(&mut lines);
             (lines.len() >= FLUSH_AT).then(|| std::mem::take(&mut *lines))
         };
         if let Some(lines) = full {

@@ -50,7 +50,10 @@ impl Shard {
             if self.stopping.get() {
                 return None;
             }
-            if self.sink.behind() || self.hooks.stream.as_ref().is_some_and(|s| s.behind()) {
+            if self.sink.behind()
+                || self.cdxj.behind()
+                || self.hooks.stream.as_ref().is_some_and(|s| s.behind())
+            {
                 self.outbox.flush();
                 glommio::timer::sleep(BACKLOG_POLL).await;
                 continue;

@@ -20,6 +20,7 @@
     clippy::unreachable
 )]
 
+mod archive;
 mod dispatch;
 mod page;
 mod robots;
@@ -51,6 +52,7 @@ use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
 use crate::output::sink::RecordSink;
 use crate::output::stats::Stats;
+use crate::output::warc::dedup::Dedup;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
 use crate::output::writer::WriterHandle;
 use page::interrupted_record;
@@ -88,6 +90,10 @@ pub struct Shared {
     pub slots: Arc<FetchSlots>,
     /// What the library's caller gets of each page.
     pub hooks: Arc<Hooks>,
+    /// Payloads archived so far, with `--warc-dedup`.
+    pub dedup: Option<Arc<Dedup>>,
+    /// The CDXJ index writer, with `--cdxj`.
+    pub cdxj: Option<WriterHandle>,
 }
 
 /// Per-core crawl state.
@@ -144,8 +150,12 @@ pub struct Shard {
     stats: RefCell<Stats>,
     records: RefCell<Vec<Record>>,
     sink: RecordSink,
+    /// This shard's lines of the CDXJ index (`--cdxj`).
+    cdxj: RecordSink,
     /// This shard's WARC files, if archiving.
     warc: Option<WarcFiles>,
+    /// Payloads archived so far, crawl-wide (`--warc-dedup`).
+    dedup: Option<Arc<Dedup>>,
     output_error: RefCell<Option<String>>,
     /// What the library's caller gets of each page (shared by all shards).
     hooks: Arc<Hooks>,
@@ -221,7 +231,9 @@ impl Shard {
             stats: RefCell::new(Stats::default()),
             records: RefCell::new(Vec::new()),
             sink: RecordSink::new(shared.records),
+            cdxj: RecordSink::new(shared.cdxj),
             warc,
+            dedup: shared.dedup,
             output_error: RefCell::new(None),
             handler: RefCell::new(shared.hooks.handler.as_ref().map(|make| make(id))),
             hooks: shared.hooks,
@@ -337,6 +349,7 @@ impl Shard {
         let (live, resting, _) = self.frontier.borrow().hosts();
         self.stats.borrow_mut().hosts_held = (live + resting) as u64;
         self.stats.borrow_mut().queued_left = self.frontier.borrow().queued() as u64;
+        self.cdxj.hand_off();
         ShardResult {
             stats: self.stats.take(),
             records: self.records.take(),
@@ -353,10 +366,14 @@ impl Shard {
     async fn watch(&self) -> Halt {
         let halt = loop {
             self.sink.hand_off();
+            self.cdxj.hand_off();
             if self.interrupt.load(Ordering::Relaxed) {
                 break Halt::Signal;
             }
-            if self.sink.stopped().is_some() || self.shard_died.load(Ordering::Acquire) {
+            if self.sink.stopped().is_some()
+                || self.cdxj.stopped().is_some()
+                || self.shard_died.load(Ordering::Acquire)
+            {
                 break Halt::Now;
             }
             if self.budget.reached().is_some() {
@@ -460,7 +477,12 @@ impl Shard {
     /// queued (a duplicate, or a limit keeps it out: then, the first time,
     /// it is recorded as such, never fetched).
     fn enqueue(&self, job: Job, now: Instant) -> bool {
-        let url = job.url.clone();
+        // What the record of a refused URL needs (the job itself goes in).
+        let refused = Job {
+            url: job.url.clone(),
+            via: job.via.clone(),
+            ..job
+        };
         let offer = self.frontier.borrow_mut().offer(job, now);
         match offer {
             Offer::New => {
@@ -469,7 +491,7 @@ impl Shard {
             }
             Offer::Seen => false,
             Offer::Refused(limit) => {
-                let mut record = Record::new(url, self.id);
+                let mut record = self.record_for(&refused);
                 page::fail(&mut record, limit.kind(), limit.message());
                 self.emit(record);
                 false

@@ -6,18 +6,21 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use url::Url;
 
 use crate::api::Page;
 use crate::crawl::frontier::Job;
+use crate::crawl::hops::Hop;
 use crate::crawl::links;
 use crate::crawl::mesh::shard_for;
 use crate::crawl::urls;
 use crate::net::fetch::{self, FetchError, Response};
 use crate::net::http::{self, content, content::DecodeError};
 use crate::output::record::Record;
+use crate::output::timestamp::rfc3339_millis;
 use crate::output::warc;
 
 use super::{Routed, Shard};
@@ -34,7 +37,7 @@ impl Shard {
         self.counters(|c| {
             c.in_flight.fetch_add(1, Ordering::Relaxed);
         });
-        let mut record = Record::new(job.url.clone(), self.id);
+        let mut record = self.record_for(&job);
         // Refused before any packet: the host is not to blame.
         let mut refused = false;
         let token = self.page_token();
@@ -52,31 +55,24 @@ impl Shard {
                         fail(&mut record, e.kind(), &e.to_string());
                     }
                     Ok(mut response) => {
-                        let archived =
-                            self.warc.as_ref().zip(response.raw.take()).map(|(_, raw)| {
-                                let mut encoded = Vec::new();
-                                let truncated = warc_truncation(&response);
-                                warc::exchange_truncated(
-                                    &warc::Exchange {
-                                        target_uri: &job.url,
-                                        ip: Some(response.peer.ip()),
-                                        date: raw
-                                            .sent_at
-                                            .unwrap_or_else(std::time::SystemTime::now),
-                                        request: &raw.request,
-                                        response: &raw.response,
-                                        payload_offset: response.head.head_len,
-                                    },
-                                    truncated,
-                                    &mut encoded,
-                                );
-                                encoded
-                            });
+                        record.ip = Some(response.peer.ip().to_string());
+                        let encoded = self.encode_exchange(&job.url, &mut response);
+                        record.payload_digest = Some(match &encoded {
+                            Some(e) => e.payload_digest().to_string(),
+                            None => warc::sha1_digest(&response.body),
+                        });
+                        if let Some(e) = &encoded {
+                            record.timestamp = rfc3339_millis(e.date);
+                        }
                         record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
                         let asked = self.handle_response(&job, &url, response, &mut record, token);
                         self.expect_tallies(token, asked);
-                        if let (Some(warc), Some(encoded)) = (&self.warc, archived) {
-                            warc.write(encoded).await;
+                        if let Some(stored) = match encoded {
+                            Some(e) => self.store(e).await,
+                            None => None,
+                        } {
+                            record.warc_file = Some(stored.file.to_string());
+                            record.warc_offset = Some(stored.offset);
                         }
                     }
                 }
@@ -163,7 +159,7 @@ impl Shard {
             record.encoding = charset;
             let asked = self.follow_redirect(job, url, head.location.as_deref(), record, token);
             if self.hooks.wants_pages() {
-                self.deliver(record, &response, &body, &[], job.depth);
+                self.deliver(record, &response, &body, &[]);
             }
             asked
         } else if (200..300).contains(&head.status) && http::is_html(head.content_type.as_deref()) {
@@ -171,7 +167,7 @@ impl Shard {
             record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
             record.encoding_source = Some(Cow::Borrowed(page.charset.source.name()));
             let links = if self.hooks.wants_pages() {
-                self.deliver(record, &response, &body, &page.links, job.depth)
+                self.deliver(record, &response, &body, &page.links)
             } else {
                 page.links
                     .into_iter()
@@ -181,11 +177,14 @@ impl Shard {
             record.num_urls = links.len();
             let now = Instant::now();
             let mut asked = Asked::default();
+            let via: Arc<str> = Arc::from(job.url.as_str());
             for link in links {
                 let job = Job {
                     url: link.into(),
                     redirects_left: self.config.max_redirect,
                     depth: job.depth.saturating_add(1),
+                    hops: job.hops.then(Hop::Link),
+                    via: Some(via.clone()),
                 };
                 match self.route(job, now, token) {
                     Routed::New => record.num_new_urls += 1,
@@ -197,7 +196,7 @@ impl Shard {
         } else {
             record.encoding = charset;
             if self.hooks.wants_pages() {
-                self.deliver(record, &response, &body, &[], job.depth);
+                self.deliver(record, &response, &body, &[]);
             }
             0
         }
@@ -212,14 +211,12 @@ impl Shard {
         response: &Response,
         body: &[u8],
         links: &[Url],
-        depth: u32,
     ) -> Vec<Url> {
         let page = Page {
             record,
             head: response.head_bytes.as_deref().unwrap_or(&[]),
             body,
             links,
-            depth,
         };
         self.hand_over(&page);
         let follow = links
@@ -303,6 +300,8 @@ impl Shard {
             url: target.as_str().to_string(),
             redirects_left: job.redirects_left.saturating_sub(1),
             depth: job.depth,
+            hops: job.hops.then(Hop::Redirect),
+            via: Some(Arc::from(job.url.as_str())),
         };
         if self.already_known(&next.url, urls::host(&target)) {
             return 0;
@@ -335,6 +334,15 @@ impl Shard {
         }
     }
 
+    /// A blank record of `job`: its URL, depth, hop path and referrer.
+    pub(super) fn record_for(&self, job: &Job) -> Record {
+        let mut record = Record::new(job.url.clone(), self.id);
+        record.depth = job.depth;
+        record.hops = job.hops.to_string();
+        record.via = job.via.as_deref().map(str::to_string);
+        record
+    }
+
     /// Count, keep and write one record.
     pub(super) fn emit(&self, record: Record) {
         if !record.delivered && self.hooks.wants_pages() {
@@ -345,7 +353,6 @@ impl Shard {
                 head: &[],
                 body: &[],
                 links: &[],
-                depth: 0,
             });
         }
         if log::log_enabled!(log::Level::Info) {

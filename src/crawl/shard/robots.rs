@@ -1,5 +1,6 @@
 //! robots.txt as a shard's job: fetch a host's robots.txt (following a few
-//! redirects) for the frontier, and record the URLs its rules keep out.
+//! redirects) for the frontier, archive each answer with `--warc`, and
+//! record the URLs its rules keep out.
 //!
 //! The policy itself (status rules, parsing, verdicts) is the pure
 //! `crate::crawl::robots`.
@@ -35,7 +36,7 @@ impl Shard {
             }
             let (result, _) = self.fetch_with_retries(&url).await;
             self.stats.borrow_mut().robots_fetches += 1;
-            let response = match result {
+            let mut response = match result {
                 Ok(response) => response,
                 // The server would not speak TLS with us (certificate,
                 // version, handshake): its pages will fail the same way,
@@ -48,6 +49,11 @@ impl Shard {
                 Err(_) => return Rules::Unavailable,
             };
             self.stats.borrow_mut().robots_answered += 1;
+            // Archived like a page (Heritrix archives it as a prerequisite):
+            // replay tools and auditors see what the crawl obeyed.
+            if let Some(encoded) = self.encode_exchange(url.as_str(), &mut response) {
+                self.store(encoded).await;
+            }
             let status = response.head.status;
             if (300..400).contains(&status) {
                 match response

@@ -3,24 +3,29 @@
 //! glommio's file I/O (io_uring writes), starts each file with a `warcinfo`
 //! record, and rotates to a new file past the size limit.
 //!
-//! One file per shard, so cores never share a lock. Workers hand records to
-//! the writer over a bounded local channel (back-pressure instead of
-//! unbounded memory); [`WarcFiles::close`] drains the channel and closes the
-//! file, which is mandatory or the tail is lost. Not the record format.
+//! One file per shard, so cores never share a lock. Workers queue records
+//! for the writer in a bounded local queue (back-pressure instead of
+//! unbounded memory), and learn at once where their bytes will lie (file
+//! and offset): a place is given when the bytes are queued, in queue order,
+//! which is the order the writer appends them in. So a record's JSONL line
+//! and index entry can name its bytes before they reach the disk.
+//! [`WarcFiles::close`] drains the queue and closes the file, which is
+//! mandatory or the tail is lost. Not the record format.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::SystemTime;
 
 use futures_lite::AsyncWriteExt;
-use glommio::channels::local_channel::{self, LocalSender};
 use glommio::io::{BufferedFile, StreamWriter, StreamWriterBuilder};
 use glommio::Task;
 
+use crate::crawl::notify::Notify;
 use crate::output::warc;
 
-/// Encoded records queued before a worker waits for the writer.
+/// Encoded record groups queued before a worker waits for the writer.
 const QUEUE: usize = 256;
 
 /// What the writer task ends with: the files written, or the first error.
@@ -28,9 +33,7 @@ type WriterResult = Result<Vec<PathBuf>, String>;
 
 /// The WARC files of one shard.
 pub struct WarcFiles {
-    /// Encoded records to append (gzip members, whole records only); taken
-    /// at close, which ends the writer once queued records are written.
-    sender: RefCell<Option<Rc<LocalSender<Vec<u8>>>>>,
+    state: Rc<State>,
     /// The writer task; yields the files written, or the first error.
     writer: RefCell<Option<Task<WriterResult>>>,
 }
@@ -46,63 +49,121 @@ pub struct WarcTarget {
     pub max_size: u64,
 }
 
+/// Where a group of records was placed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    /// The file's name (no directory), as indexes name it.
+    pub file: Rc<str>,
+    /// Offset of the group's first byte in that file.
+    pub offset: u64,
+}
+
+/// What the workers and the writer task share.
+struct State {
+    target: WarcTarget,
+    queue: RefCell<Queue>,
+    /// Something was queued, or the queue was closed.
+    queued: Notify,
+    /// The writer took something from the queue.
+    taken: Notify,
+}
+
+#[derive(Default)]
+struct Queue {
+    items: VecDeque<Item>,
+    /// No more records: at close, or after the writer failed.
+    closed: bool,
+    /// The file being filled (its name) and its size once everything
+    /// queued is written.
+    current: Option<(Rc<str>, u64)>,
+    /// Files started so far.
+    files: usize,
+}
+
+enum Item {
+    /// Close the current file, if any, and start this one with these bytes
+    /// (its `warcinfo` record).
+    Open(PathBuf, Vec<u8>),
+    /// Append to the current file.
+    Bytes(Vec<u8>),
+}
+
 impl WarcFiles {
     /// Start the writer task on the current executor.
     pub fn start(target: WarcTarget) -> Self {
-        let (sender, receiver) = local_channel::new_bounded::<Vec<u8>>(QUEUE);
-        let writer = glommio::spawn_local(async move {
-            let mut files = Vec::new();
-            let mut current: Option<(StreamWriter, u64)> = None;
-            while let Some(record) = receiver.recv().await {
-                let needs_new = match &current {
-                    None => true,
-                    Some((_, size)) => {
-                        *size > 0 && size.saturating_add(record.len() as u64) > target.max_size
-                    }
-                };
-                if needs_new {
-                    if let Some((old, _)) = current.take() {
-                        close(old).await?;
-                    }
-                    let path = target.dir.join(format!(
-                        "{}-s{}-{:05}.warc.gz",
-                        target.prefix,
-                        target.shard,
-                        files.len()
-                    ));
-                    current = Some(open(&path).await?);
-                    files.push(path);
-                }
-                if let Some((file, size)) = current.as_mut() {
-                    file.write_all(&record)
-                        .await
-                        .map_err(|e| format!("writing WARC: {e}"))?;
-                    *size = size.saturating_add(record.len() as u64);
-                }
-            }
-            if let Some((file, _)) = current.take() {
-                close(file).await?;
-            }
-            Ok(files)
+        let state = Rc::new(State {
+            target,
+            queue: RefCell::new(Queue::default()),
+            queued: Notify::new(),
+            taken: Notify::new(),
         });
+        let writer = glommio::spawn_local(write_queue(state.clone()));
         WarcFiles {
-            sender: RefCell::new(Some(Rc::new(sender))),
+            state,
             writer: RefCell::new(Some(writer)),
         }
     }
 
-    /// Queue one encoded record group (waits while the writer is behind).
-    pub async fn write(&self, record: Vec<u8>) {
-        // Clone the handle out: no RefCell borrow across the await.
-        let sender = self.sender.borrow().clone();
-        if let Some(sender) = sender {
-            let _ = sender.send(record).await;
+    /// Queue one encoded record group (waits while the writer is behind);
+    /// where it will lie, or None once the files are closed or failed.
+    pub async fn write(&self, records: Vec<u8>) -> Option<Placed> {
+        loop {
+            {
+                let mut queue = self.state.queue.borrow_mut();
+                if queue.closed {
+                    return None;
+                }
+                if queue.items.len() < QUEUE {
+                    let placed = self.place(&mut queue, records);
+                    drop(queue);
+                    self.state.queued.notify_all();
+                    return Some(placed);
+                }
+            }
+            self.state.taken.notified().await;
         }
+    }
+
+    /// Give `records` their place (opening a new file when the current one
+    /// would pass the size limit) and queue them.
+    fn place(&self, queue: &mut Queue, records: Vec<u8>) -> Placed {
+        let target = &self.state.target;
+        let len = records.len() as u64;
+        let rotate = match &queue.current {
+            None => true,
+            Some((_, size)) => size.saturating_add(len) > target.max_size && *size > 0,
+        };
+        if rotate {
+            let name = format!(
+                "{}-s{}-{:05}.warc.gz",
+                target.prefix, target.shard, queue.files
+            );
+            let info = warc::warcinfo(
+                &name,
+                SystemTime::now(),
+                &[("robots", "ignore"), ("isPartOf", "ringcrawl crawl")],
+            );
+            queue.files = queue.files.saturating_add(1);
+            queue.current = Some((Rc::from(name.as_str()), info.len() as u64));
+            queue
+                .items
+                .push_back(Item::Open(target.dir.join(&name), info));
+        }
+        // Set just above when there was none.
+        let (file, size) = queue.current.get_or_insert_with(|| (Rc::from(""), 0));
+        let placed = Placed {
+            file: file.clone(),
+            offset: *size,
+        };
+        *size = size.saturating_add(len);
+        queue.items.push_back(Item::Bytes(records));
+        placed
     }
 
     /// Write everything queued, close the file, return the paths written.
     pub async fn close(&self) -> Result<Vec<PathBuf>, String> {
-        drop(self.sender.borrow_mut().take());
+        self.state.queue.borrow_mut().closed = true;
+        self.state.queued.notify_all();
         let writer = self.writer.borrow_mut().take();
         match writer {
             Some(task) => task.await,
@@ -111,28 +172,73 @@ impl WarcFiles {
     }
 }
 
-/// Create `path` and write its `warcinfo` record.
-async fn open(path: &Path) -> Result<(StreamWriter, u64), String> {
+/// The writer task: append what is queued, in order, until the queue is
+/// closed and empty. On an error the queue closes (later writes get no
+/// place) and the error is the result.
+async fn write_queue(state: Rc<State>) -> WriterResult {
+    let result = drain(&state).await;
+    if result.is_err() {
+        let mut queue = state.queue.borrow_mut();
+        queue.closed = true;
+        queue.items.clear();
+        drop(queue);
+        state.taken.notify_all();
+    }
+    result
+}
+
+async fn drain(state: &State) -> WriterResult {
+    let mut files = Vec::new();
+    let mut current: Option<StreamWriter> = None;
+    loop {
+        let next = state.queue.borrow_mut().items.pop_front();
+        let item = match next {
+            Some(item) => Some(item),
+            None if state.queue.borrow().closed => None,
+            None => {
+                state.queued.notified().await;
+                continue;
+            }
+        };
+        state.taken.notify_all();
+        match item {
+            None => break,
+            Some(Item::Open(path, info)) => {
+                if let Some(old) = current.take() {
+                    close(old).await?;
+                }
+                let mut file = open(&path).await?;
+                write(&mut file, &info, &path).await?;
+                current = Some(file);
+                files.push(path);
+            }
+            Some(Item::Bytes(bytes)) => {
+                if let (Some(file), Some(path)) = (current.as_mut(), files.last()) {
+                    write(file, &bytes, path).await?;
+                }
+            }
+        }
+    }
+    if let Some(file) = current.take() {
+        close(file).await?;
+    }
+    Ok(files)
+}
+
+/// Create `path` for writing.
+async fn open(path: &Path) -> Result<StreamWriter, String> {
     let file = BufferedFile::create(path)
         .await
         .map_err(|e| format!("creating {}: {e}", path.display()))?;
-    let mut writer = StreamWriterBuilder::new(file)
+    Ok(StreamWriterBuilder::new(file)
         .with_buffer_size(128 << 10)
-        .build();
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let info = warc::warcinfo(
-        &name,
-        SystemTime::now(),
-        &[("robots", "ignore"), ("isPartOf", "ringcrawl crawl")],
-    );
-    writer
-        .write_all(&info)
+        .build())
+}
+
+async fn write(file: &mut StreamWriter, bytes: &[u8], path: &Path) -> Result<(), String> {
+    file.write_all(bytes)
         .await
-        .map_err(|e| format!("writing {}: {e}", path.display()))?;
-    Ok((writer, info.len() as u64))
+        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 async fn close(mut writer: StreamWriter) -> Result<(), String> {

@@ -7,7 +7,10 @@
 //! - [`exchange`]: the `request` and `response` records of one HTTP exchange,
 //!   built from the raw bytes as they went over the wire (a chunked response
 //!   stays chunked), the request pointing at the response with
-//!   `WARC-Concurrent-To`.
+//!   `WARC-Concurrent-To`; [`archive`] the same with, instead of the
+//!   response, a `revisit` record when the payload repeats an earlier one
+//!   (`--warc-dedup`), and says where the main record lies for an index.
+//! - [`dns_resource`]: a DNS answer as a `resource` record (`dns:` URI).
 //! - [`read_records`]: parse a whole `.warc.gz` (or plain `.warc`) back into
 //!   [`WarcRecord`]s. Used by the tests and by tools that inspect output; it
 //!   reads everything into memory and is not meant for the crawl's hot path.
@@ -39,6 +42,7 @@
     clippy::arithmetic_side_effects
 )]
 
+pub mod dedup;
 pub mod file;
 
 use std::borrow::Cow;
@@ -49,6 +53,8 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+pub use crate::output::timestamp::format_date;
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -166,15 +172,67 @@ pub fn exchange_truncated(
     truncated: Option<Truncated>,
     out: &mut Vec<u8>,
 ) -> String {
+    archive(ex, payload_sha1(ex), truncated, None, out).record_id
+}
+
+/// SHA-1 of the payload of `ex` (`response[payload_offset..]`).
+pub fn payload_sha1(ex: &Exchange) -> [u8; 20] {
+    sha1_raw(ex.response.get(ex.payload_offset..).unwrap_or(&[]))
+}
+
+/// The profile of a `revisit` record whose payload equals an earlier one's.
+pub const IDENTICAL_PAYLOAD_DIGEST: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// The earlier record a `revisit` refers to (`WARC-Refers-To-*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefersTo {
+    /// Its `WARC-Record-ID`, with the angle brackets.
+    pub record_id: String,
+    /// Its `WARC-Target-URI`.
+    pub target_uri: String,
+    /// Its `WARC-Date`.
+    pub date: SystemTime,
+}
+
+/// Where the main record of a group (the response, revisit or resource)
+/// lies in the bytes appended to `out`, and what an index needs of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Its `WARC-Record-ID`, with the angle brackets.
+    pub record_id: String,
+    /// Its `WARC-Payload-Digest`.
+    pub payload_digest: String,
+    /// Offset of its gzip member from where this call started appending.
+    pub start: usize,
+    /// Length of its gzip member.
+    pub len: usize,
+}
+
+/// The `request` record of `ex`, then its `response` record, or, when
+/// `revisit_of` is given, a `revisit` record (profile
+/// [`IDENTICAL_PAYLOAD_DIGEST`]) holding only the response's HTTP head and
+/// pointing at the earlier record with `WARC-Refers-To`,
+/// `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date`, as Heritrix and
+/// warcio write them. `payload_sha1` is [`payload_sha1`] of `ex`
+/// (the caller needed it first, to find the earlier record). `truncated` marks a response cut short
+/// (`WARC-Truncated`); a revisit, which omits the payload on purpose,
+/// carries none.
+pub fn archive(
+    ex: &Exchange,
+    payload_sha1: [u8; 20],
+    truncated: Option<Truncated>,
+    revisit_of: Option<&RefersTo>,
+    out: &mut Vec<u8>,
+) -> Written {
     let request_id = record_id();
     let response_id = record_id();
     let date = format_date(ex.date);
     let uri = field_value(ex.target_uri);
     let ip = ex.ip.map(|ip| ip.to_string());
-    let payload = ex.response.get(ex.payload_offset..).unwrap_or(&[]);
-    let payload_digest = sha1_digest(payload);
+    let payload_digest = digest_text(&payload_sha1);
 
-    let mut headers: Vec<(&str, &str)> = Vec::with_capacity(8);
+    let mut headers: Vec<(&str, &str)> = Vec::with_capacity(12);
     headers.push(("WARC-Type", "request"));
     headers.push(("WARC-Record-ID", &request_id));
     headers.push(("WARC-Date", &date));
@@ -186,8 +244,23 @@ pub fn exchange_truncated(
     headers.push(("Content-Type", "application/http; msgtype=request"));
     write_record(&headers, ex.request, out);
 
+    let start = out.len();
+    let refers = revisit_of.map(|r| {
+        (
+            field_value(&r.record_id).into_owned(),
+            field_value(&r.target_uri).into_owned(),
+            format_date(r.date),
+        )
+    });
     headers.clear();
-    headers.push(("WARC-Type", "response"));
+    headers.push((
+        "WARC-Type",
+        if refers.is_some() {
+            "revisit"
+        } else {
+            "response"
+        },
+    ));
     headers.push(("WARC-Record-ID", &response_id));
     headers.push(("WARC-Date", &date));
     headers.push(("WARC-Target-URI", &uri));
@@ -196,20 +269,90 @@ pub fn exchange_truncated(
     }
     headers.push(("Content-Type", "application/http; msgtype=response"));
     headers.push(("WARC-Payload-Digest", &payload_digest));
-    if let Some(reason) = truncated {
-        headers.push(("WARC-Truncated", reason.as_str()));
-    }
-    write_record(&headers, ex.response, out);
+    let block = match &refers {
+        Some((id, target, when)) => {
+            headers.push(("WARC-Profile", IDENTICAL_PAYLOAD_DIGEST));
+            headers.push(("WARC-Refers-To", id));
+            headers.push(("WARC-Refers-To-Target-URI", target));
+            headers.push(("WARC-Refers-To-Date", when));
+            ex.response.get(..ex.payload_offset).unwrap_or(ex.response)
+        }
+        None => {
+            if let Some(reason) = truncated {
+                headers.push(("WARC-Truncated", reason.as_str()));
+            }
+            ex.response
+        }
+    };
+    write_record(&headers, block, out);
 
-    response_id
+    Written {
+        record_id: response_id,
+        payload_digest,
+        start,
+        len: out.len().saturating_sub(start),
+    }
+}
+
+/// A DNS answer as a `resource` record, as Heritrix archives them: target
+/// `dns:NAME`, `Content-Type: text/dns`, the block the fetch time
+/// (14 digits) on a line, then one master-file line per address
+/// (`NAME. TTL IN A|AAAA ADDRESS`). `server` is the nameserver asked
+/// (`WARC-IP-Address`), if any was (a pinned or literal address has none).
+pub fn dns_resource(
+    name: &str,
+    date: SystemTime,
+    server: Option<IpAddr>,
+    answers: &[(IpAddr, u32)],
+    out: &mut Vec<u8>,
+) -> Written {
+    let id = record_id();
+    let when = format_date(date);
+    let name = field_value(name.trim_end_matches('.'));
+    let uri = format!("dns:{name}");
+    let mut block = crate::output::timestamp::timestamp14(date);
+    block.push('\n');
+    for (ip, ttl) in answers {
+        let kind = if ip.is_ipv4() { "A" } else { "AAAA" };
+        block.push_str(&format!("{name}.\t{ttl}\tIN\t{kind}\t{ip}\n"));
+    }
+    let digest = sha1_digest(block.as_bytes());
+    let server = server.map(|ip| ip.to_string());
+    let mut headers: Vec<(&str, &str)> = Vec::with_capacity(8);
+    headers.push(("WARC-Type", "resource"));
+    headers.push(("WARC-Record-ID", &id));
+    headers.push(("WARC-Date", &when));
+    headers.push(("WARC-Target-URI", &uri));
+    if let Some(server) = &server {
+        headers.push(("WARC-IP-Address", server));
+    }
+    headers.push(("Content-Type", "text/dns"));
+    headers.push(("WARC-Payload-Digest", &digest));
+    let start = out.len();
+    write_record(&headers, block.as_bytes(), out);
+    Written {
+        record_id: id,
+        payload_digest: digest,
+        start,
+        len: out.len().saturating_sub(start),
+    }
 }
 
 /// `sha1:` + the RFC 4648 base32 of the SHA-1 of `bytes`, as WARC digests are
 /// written (32 characters, no padding needed for 20 bytes).
 pub fn sha1_digest(bytes: &[u8]) -> String {
-    let digest = Sha1::digest(bytes);
+    digest_text(&sha1_raw(bytes))
+}
+
+/// The SHA-1 of `bytes`.
+pub fn sha1_raw(bytes: &[u8]) -> [u8; 20] {
+    Sha1::digest(bytes).into()
+}
+
+/// `sha1:` + the base32 of a SHA-1, as WARC digests are written.
+pub fn digest_text(sha1: &[u8; 20]) -> String {
     let mut out = String::from("sha1:");
-    out.push_str(&base32(digest.as_slice()));
+    out.push_str(&base32(sha1));
     out
 }
 
@@ -251,44 +394,6 @@ pub fn base32(bytes: &[u8]) -> String {
     };
     out.extend(std::iter::repeat_n('=', pad));
     out
-}
-
-/// `WARC-Date` text of `t`: UTC, `YYYY-MM-DDThh:mm:ss.ffffffZ` (microseconds,
-/// as WARC 1.1 allows and warcio writes). Times before 1970 or after 9999 are
-/// clamped into that range.
-pub fn format_date(t: SystemTime) -> String {
-    /// 9999-12-31T23:59:59: the last second with a four-digit year.
-    const MAX_SECS: u64 = 253_402_300_799;
-    let (secs, micros) = match t.duration_since(UNIX_EPOCH) {
-        Ok(d) if d.as_secs() <= MAX_SECS => (d.as_secs(), d.subsec_micros()),
-        Ok(_) => (MAX_SECS, 999_999),
-        Err(_) => (0, 0),
-    };
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// (year, month, day) of `days` since 1970-01-01, for days in the range
-/// `format_date` clamps to (Howard Hinnant's `civil_from_days`, restricted to
-/// non-negative days so unsigned arithmetic suffices).
-#[allow(clippy::arithmetic_side_effects)] // days <= 2_932_896: nothing overflows or underflows
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468; // days since 0000-03-01
-    let era = z / 146_097;
-    let doe = z - era * 146_097; // [0, 146096]
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365], from March 1
-    let mp = (5 * doy + 2) / 153; // [0, 11], March = 0
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
 }
 
 /// A fresh `<urn:uuid:...>` holding a random (version 4) UUID.
@@ -507,11 +612,6 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 )]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    fn at(secs: u64, micros: u32) -> SystemTime {
-        UNIX_EPOCH + Duration::from_secs(secs) + Duration::from_micros(u64::from(micros))
-    }
 
     #[test]
     fn base32_rfc4648_vectors() {
@@ -532,56 +632,6 @@ mod tests {
     fn sha1_of_empty_is_the_well_known_digest() {
         // SHA-1("") = da39a3ee5e6b4b0d3255bfef95601890afd80709
         assert_eq!(sha1_digest(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
-    }
-
-    #[test]
-    fn dates() {
-        assert_eq!(format_date(UNIX_EPOCH), "1970-01-01T00:00:00.000000Z");
-        assert_eq!(
-            format_date(at(951_782_400, 0)),
-            "2000-02-29T00:00:00.000000Z"
-        );
-        assert_eq!(
-            format_date(at(1_700_000_000, 123_456)),
-            "2023-11-14T22:13:20.123456Z"
-        );
-        assert_eq!(
-            format_date(at(4_102_444_799, 0)),
-            "2099-12-31T23:59:59.000000Z"
-        );
-        assert_eq!(
-            format_date(UNIX_EPOCH - Duration::from_secs(1)),
-            "1970-01-01T00:00:00.000000Z"
-        );
-        assert_eq!(
-            format_date(at(u64::MAX / 2, 0)),
-            "9999-12-31T23:59:59.999999Z"
-        );
-    }
-
-    #[test]
-    fn civil_from_days_round_trips_every_day_near_the_present() {
-        // Walk day by day from 1970 to 2200 and check the calendar advances by one.
-        let (mut y, mut m, mut d) = (1970, 1, 1);
-        for days in 0..84_000u64 {
-            assert_eq!(civil_from_days(days), (y, m, d), "day {days}");
-            let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-            let len = match m {
-                2 if leap => 29,
-                2 => 28,
-                4 | 6 | 9 | 11 => 30,
-                _ => 31,
-            };
-            d += 1;
-            if d > len {
-                d = 1;
-                m += 1;
-                if m > 12 {
-                    m = 1;
-                    y += 1;
-                }
-            }
-        }
     }
 
     #[test]

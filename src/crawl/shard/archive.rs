@@ -1,0 +1,132 @@
+//! What a shard archives and indexes: an HTTP exchange (a page's, or
+//! robots.txt's) encoded for the WARC files — as a `revisit` of the first
+//! record of the same payload with `--warc-dedup` — and, once queued for
+//! the shard's files, its CDXJ line (`--cdxj`) with the place it was given.
+//!
+//! Not the record format (`crate::output::warc`), the files
+//! (`warc::file`), nor the index line (`crate::output::cdxj`).
+
+use std::rc::Rc;
+use std::time::SystemTime;
+
+use crate::net::fetch::Response;
+use crate::output::cdxj::{self, Entry};
+use crate::output::warc::{self, RefersTo};
+
+use super::page::warc_truncation;
+use super::Shard;
+
+/// An exchange encoded for the WARC files, not yet queued.
+pub(super) struct Encoded {
+    bytes: Vec<u8>,
+    written: warc::Written,
+    uri: String,
+    /// `WARC-Date` of its records.
+    pub(super) date: SystemTime,
+    /// The response's `Content-Type`, for the index.
+    content_type: Option<String>,
+    status: u16,
+    revisit: bool,
+}
+
+impl Encoded {
+    /// `WARC-Payload-Digest` of the response.
+    pub(super) fn payload_digest(&self) -> &str {
+        &self.written.payload_digest
+    }
+}
+
+/// Where a record's main WARC record lies.
+pub(super) struct Stored {
+    pub(super) file: Rc<str>,
+    pub(super) offset: u64,
+}
+
+impl Shard {
+    /// The exchange of `response`, fetched for `uri`, encoded for this
+    /// shard's WARC files; None when not archiving (or no raw bytes were
+    /// kept). With `--warc-dedup`, a complete 2xx response with a payload
+    /// archived before becomes a `revisit` record.
+    pub(super) fn encode_exchange(&self, uri: &str, response: &mut Response) -> Option<Encoded> {
+        self.warc.as_ref()?;
+        let raw = response.raw.take()?;
+        let truncated = warc_truncation(response);
+        let ex = warc::Exchange {
+            target_uri: uri,
+            ip: Some(response.peer.ip()),
+            date: raw.sent_at.unwrap_or_else(SystemTime::now),
+            request: &raw.request,
+            response: &raw.response,
+            payload_offset: response.head.head_len,
+        };
+        let sha1 = warc::payload_sha1(&ex);
+        let status = response.head.status;
+        let payload_len = raw.response.len().saturating_sub(response.head.head_len);
+        let dedupable = truncated.is_none() && (200..300).contains(&status) && payload_len > 0;
+        let dedup = self.dedup.as_ref().filter(|_| dedupable);
+        let revisit_of = dedup.and_then(|d| d.first(&sha1));
+        let mut bytes = Vec::new();
+        let written = warc::archive(&ex, sha1, truncated, revisit_of.as_ref(), &mut bytes);
+        if let (Some(dedup), None) = (dedup, &revisit_of) {
+            // Two shards archiving one new payload at once both keep a
+            // whole copy; the first remembered is the one referred to.
+            dedup.remember(
+                sha1,
+                RefersTo {
+                    record_id: written.record_id.clone(),
+                    target_uri: uri.to_string(),
+                    date: ex.date,
+                },
+            );
+        }
+        Some(Encoded {
+            bytes,
+            written,
+            uri: uri.to_string(),
+            date: ex.date,
+            content_type: response.head.content_type.clone(),
+            status,
+            revisit: revisit_of.is_some(),
+        })
+    }
+
+    /// Queue `encoded` for this shard's WARC files and index it; where its
+    /// response (or revisit) record lies, unless the files failed.
+    pub(super) async fn store(&self, encoded: Encoded) -> Option<Stored> {
+        let warc = self.warc.as_ref()?;
+        let Encoded {
+            bytes,
+            written,
+            uri,
+            date,
+            content_type,
+            status,
+            revisit,
+        } = encoded;
+        let placed = warc.write(bytes).await?;
+        let offset = placed.offset.saturating_add(written.start as u64);
+        self.cdxj.write_with(|out| {
+            cdxj::write_line(
+                &Entry {
+                    url: &uri,
+                    date,
+                    mime: if revisit {
+                        Some("warc/revisit")
+                    } else {
+                        content_type.as_deref().map(cdxj::mime_of)
+                    },
+                    status: Some(status),
+                    digest: &written.payload_digest,
+                    length: written.len as u64,
+                    offset,
+                    filename: &placed.file,
+                },
+                out,
+            )
+        });
+        Some(Stored {
+            file: placed.file,
+            offset,
+        })
+    }
+}

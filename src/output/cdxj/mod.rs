@@ -1,0 +1,153 @@
+//! CDXJ index lines for WARC records, the same fields and form as
+//! cdxj-indexer (the webrecorder tool that pywb and WACZ use) writes:
+//! `SURT TIMESTAMP14 {"url": ..., "mime": ..., "status": ..., "digest": ...,
+//! "length": ..., "offset": ..., "filename": ...}`, the JSON as Python's
+//! `json.dumps` writes it (`", "` and `": "` separators, non-ASCII as
+//! `\uXXXX`), every number a string. Pure.
+//!
+//! Which records get a line is cdxj-indexer's rule too: `response`,
+//! `revisit` and `resource` records (the caller only asks for those); not
+//! `request` nor `warcinfo`.
+//!
+//! Not the writing of the index file (a shard hands its lines to a
+//! [`crate::output::writer`] thread) nor its sorting (done where a sorted
+//! index is needed: the WACZ).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
+
+pub mod surt;
+
+use std::fmt::Write as _;
+use std::time::SystemTime;
+
+use crate::output::timestamp::timestamp14;
+
+/// What an index line says of one record.
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    /// `WARC-Target-URI`.
+    pub url: &'a str,
+    /// `WARC-Date`.
+    pub date: SystemTime,
+    /// What cdxj-indexer calls `mime`: for a response, the HTTP
+    /// `Content-Type` up to its first `;` or space; `warc/revisit` for a
+    /// revisit; the record's `Content-Type` for a resource. None: no field.
+    pub mime: Option<&'a str>,
+    /// HTTP status, for a response or revisit.
+    pub status: Option<u16>,
+    /// `WARC-Payload-Digest`.
+    pub digest: &'a str,
+    /// Bytes of the record's gzip member.
+    pub length: u64,
+    /// Offset of that member in the file.
+    pub offset: u64,
+    /// The WARC file's name.
+    pub filename: &'a str,
+}
+
+/// The `mime` cdxj-indexer derives from a `Content-Type` value: up to the
+/// first `;` or whitespace, trimmed.
+pub fn mime_of(content_type: &str) -> &str {
+    content_type
+        .trim()
+        .split(|c: char| c == ';' || c.is_whitespace())
+        .next()
+        .unwrap_or("")
+        .trim()
+}
+
+/// Append the line of `entry` (with its newline) to `out`.
+pub fn write_line(entry: &Entry, out: &mut Vec<u8>) {
+    let mut line = surt::surt(entry.url);
+    line.push(' ');
+    line.push_str(&timestamp14(entry.date));
+    line.push_str(" {\"url\": ");
+    json_string(entry.url, &mut line);
+    if let Some(mime) = entry.mime {
+        line.push_str(", \"mime\": ");
+        json_string(mime, &mut line);
+    }
+    if let Some(status) = entry.status {
+        let _ = write!(line, ", \"status\": \"{status}\"");
+    }
+    line.push_str(", \"digest\": ");
+    json_string(entry.digest, &mut line);
+    let _ = write!(
+        line,
+        ", \"length\": \"{}\", \"offset\": \"{}\", \"filename\": ",
+        entry.length, entry.offset
+    );
+    json_string(entry.filename, &mut line);
+    line.push_str("}\n");
+    out.extend_from_slice(line.as_bytes());
+}
+
+/// `s` as Python's `json.dumps` writes a string (ASCII only).
+fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (' '..='\u{7e}').contains(&c) => out.push(c),
+            c => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn a_line_reads_as_cdxj_indexer_writes_it() {
+        let mut out = Vec::new();
+        write_line(
+            &Entry {
+                url: "http://www.a.test/P?b=1&a=2",
+                date: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+                mime: Some(mime_of("text/html; charset=utf-8")),
+                status: Some(200),
+                digest: "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
+                length: 345,
+                offset: 1200,
+                filename: "x-s0-00000.warc.gz",
+            },
+            &mut out,
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "test,a)/p?a=2&b=1 20231114221320 {\"url\": \"http://www.a.test/P?b=1&a=2\", \
+             \"mime\": \"text/html\", \"status\": \"200\", \"digest\": \
+             \"sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ\", \"length\": \"345\", \
+             \"offset\": \"1200\", \"filename\": \"x-s0-00000.warc.gz\"}\n"
+        );
+    }
+
+    #[test]
+    fn strings_escape_as_python_json_dumps_does() {
+        let mut s = String::new();
+        json_string("a\"b\\c\n\u{1}é😀", &mut s);
+        assert_eq!(s, r#""a\"b\\c\n\u0001\u00e9\ud83d\ude00""#);
+        assert_eq!(mime_of(" text/html ;x"), "text/html");
+        assert_eq!(mime_of(""), "");
+    }
+}

@@ -1,0 +1,281 @@
+//! Archives that replay (issue 19): the crawl log's fields on each record
+//! lead to the record's bytes in the WARC; robots.txt exchanges are
+//! archived; a payload served again is archived once plus `revisit`
+//! records; the CDXJ index written during the crawl equals cdxj-indexer's
+//! for the same files (after sorting).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use ringcrawl::output::record::Record;
+use ringcrawl::output::warc::{self, WarcRecord};
+
+/// A fresh directory for one test's output.
+fn out_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ringcrawl-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The one record whose gzip member starts at `offset` of `file`.
+fn record_at(dir: &Path, file: &str, offset: u64) -> WarcRecord {
+    let bytes = std::fs::read(dir.join(file)).unwrap();
+    let mut member = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[offset as usize..])
+        .read_to_end(&mut member)
+        .unwrap();
+    let mut records = warc::read_records(&member).unwrap();
+    assert_eq!(records.len(), 1, "one record per gzip member");
+    records.remove(0)
+}
+
+/// Every record of every WARC file in `dir`.
+fn all_records(dir: &Path) -> Vec<WarcRecord> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| warc::read_records(&std::fs::read(f).unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn each_record_carries_the_crawl_log_fields_and_leads_to_its_warc_bytes() {
+    let server = serve(|req| match req.path.as_str() {
+        "/" => Some(page(&["/a", "/moved"])),
+        "/a" => Some(page(&["/b"])),
+        "/b" => Some(html("<p>leaf</p>")),
+        "/moved" => Some(redirect(301, "/c")),
+        "/c" => Some(html("<p>target</p>")),
+        _ => None,
+    });
+    let b = base(&server);
+    let dir = out_dir("crawl-log");
+    let mut cfg = config(&[format!("{b}/")]);
+    cfg.warc_dir = Some(dir.clone());
+    let outcome = crawl(cfg);
+    let records = by_url(&outcome);
+
+    let expect = [
+        ("/", 0, "", None),
+        ("/a", 1, "L", Some("/")),
+        ("/b", 2, "LL", Some("/a")),
+        ("/moved", 1, "L", Some("/")),
+        ("/c", 1, "LR", Some("/moved")),
+    ];
+    for (path, depth, hops, via) in expect {
+        let r: &Record = &records[&format!("{b}{path}")];
+        assert_eq!(r.depth, depth, "{path}");
+        assert_eq!(r.hops, hops, "{path}");
+        assert_eq!(r.via, via.map(|v| format!("{b}{v}")), "{path}");
+        assert_eq!(r.ip.as_deref(), Some("127.0.0.1"), "{path}");
+        // RFC 3339 UTC with milliseconds.
+        let ts = r.timestamp.as_bytes();
+        assert_eq!(ts.len(), 24, "{}", r.timestamp);
+        assert_eq!(
+            (ts[10], ts[19], ts[23]),
+            (b'T', b'.', b'Z'),
+            "{}",
+            r.timestamp
+        );
+
+        let file = r.warc_file.as_deref().expect("archived");
+        let offset = r.warc_offset.expect("archived");
+        let rec = record_at(&dir, file, offset);
+        assert_eq!(rec.header("WARC-Type"), Some("response"), "{path}");
+        assert_eq!(rec.header("WARC-Target-URI"), Some(r.url.as_str()));
+        assert_eq!(
+            rec.header("WARC-Payload-Digest"),
+            r.payload_digest.as_deref(),
+            "the record's digest is the WARC's"
+        );
+        // WARC-Date has microseconds; the log's timestamp is the same
+        // instant to the millisecond.
+        let date = rec.header("WARC-Date").unwrap();
+        assert_eq!(&date[..23], &r.timestamp[..23], "{path}");
+    }
+}
+
+#[test]
+fn without_warc_the_payload_digest_is_of_the_body_as_sent() {
+    let server = serve(|req| (req.path == "/").then(|| html("<p>x</p>")));
+    let outcome = crawl(config(&[format!("{}/", base(&server))]));
+    let r = &outcome.records[0];
+    assert_eq!(
+        r.payload_digest.as_deref(),
+        Some(warc::sha1_digest(b"<p>x</p>").as_str())
+    );
+    assert_eq!((&r.warc_file, r.warc_offset), (&None, None));
+}
+
+#[test]
+fn robots_txt_exchanges_are_archived() {
+    let server = serve(|req| match req.path.as_str() {
+        "/robots.txt" => Some(ringcrawl_site::server::Reply::Http {
+            status: 200,
+            headers: vec![("Content-Type".into(), "text/plain".into())],
+            body: b"User-agent: *\nDisallow: /private\n".to_vec(),
+        }),
+        "/" => Some(page(&["/private", "/open"])),
+        "/open" => Some(html("<p>open</p>")),
+        _ => None,
+    });
+    let b = base(&server);
+    let dir = out_dir("robots-archived");
+    let mut cfg = config(&[format!("{b}/")]);
+    cfg.obey_robots = true;
+    cfg.warc_dir = Some(dir.clone());
+    crawl(cfg);
+    let robots: Vec<WarcRecord> = all_records(&dir)
+        .into_iter()
+        .filter(|r| r.header("WARC-Target-URI") == Some(&format!("{b}/robots.txt")))
+        .collect();
+    let types: Vec<_> = robots.iter().map(|r| r.header("WARC-Type")).collect();
+    assert_eq!(types, [Some("request"), Some("response")]);
+    assert!(robots[1].block.ends_with(b"Disallow: /private\n"));
+}
+
+/// A site where `/` links `n` URLs that all serve one payload.
+fn same_payload_site(n: usize) -> ringcrawl_site::server::Server {
+    serve(move |req| {
+        if req.path == "/" {
+            let links: Vec<String> = (0..n).map(|i| format!("/same/{i}")).collect();
+            let links: Vec<&str> = links.iter().map(String::as_str).collect();
+            Some(page(&links))
+        } else if req.path.starts_with("/same/") {
+            Some(html(
+                "<html><body><p>one payload, many URLs</p></body></html>",
+            ))
+        } else {
+            None
+        }
+    })
+}
+
+#[test]
+fn a_payload_served_by_1000_urls_is_archived_once_plus_999_revisits() {
+    let server = same_payload_site(1000);
+    let b = base(&server);
+    let dir = out_dir("dedup");
+    let mut cfg = config(&[format!("{b}/")]);
+    cfg.warc_dir = Some(dir.clone());
+    cfg.warc_dedup = true;
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 1001);
+
+    let records = all_records(&dir);
+    let same: Vec<&WarcRecord> = records
+        .iter()
+        .filter(|r| {
+            r.header("WARC-Target-URI")
+                .is_some_and(|u| u.starts_with(&format!("{b}/same/")))
+                && r.header("WARC-Type") != Some("request")
+        })
+        .collect();
+    let responses: Vec<_> = same
+        .iter()
+        .filter(|r| r.header("WARC-Type") == Some("response"))
+        .collect();
+    let revisits: Vec<_> = same
+        .iter()
+        .filter(|r| r.header("WARC-Type") == Some("revisit"))
+        .collect();
+    // Two shards may meet the new payload at the same moment: each then
+    // keeps a whole copy, so "once" is at most once per shard.
+    assert!(
+        !responses.is_empty() && responses.len() <= 2,
+        "{} whole copies",
+        responses.len()
+    );
+    assert_eq!(responses.len() + revisits.len(), 1000);
+    let firsts: BTreeMap<&str, &WarcRecord> = responses
+        .iter()
+        .map(|r| (r.header("WARC-Record-ID").unwrap(), **r))
+        .collect();
+    for r in &revisits {
+        assert_eq!(
+            r.header("WARC-Profile"),
+            Some(warc::IDENTICAL_PAYLOAD_DIGEST)
+        );
+        let first = firsts[r.header("WARC-Refers-To").unwrap()];
+        assert_eq!(
+            r.header("WARC-Refers-To-Target-URI"),
+            first.header("WARC-Target-URI")
+        );
+        assert_eq!(r.header("WARC-Refers-To-Date"), first.header("WARC-Date"));
+        assert_eq!(
+            r.header("WARC-Payload-Digest"),
+            first.header("WARC-Payload-Digest")
+        );
+        // The HTTP head only: the payload is the first record's.
+        assert!(r.block.starts_with(b"HTTP/1.0 200"));
+        assert!(r.block.ends_with(b"\r\n\r\n"));
+    }
+
+    if let Some(bin) = warcio::warcio_or_skip("dedup warcio check") {
+        for file in std::fs::read_dir(&dir).unwrap() {
+            warcio::tool(&bin, "warcio", &["check"], &file.unwrap().path());
+        }
+    }
+}
+
+#[test]
+fn the_cdxj_index_equals_cdxj_indexers_for_the_same_files() {
+    use ringcrawl_site::synth::{SiteSpec, SynthSite};
+    use std::sync::Arc;
+    let site = Arc::new(SynthSite::new(SiteSpec {
+        pages: 300,
+        ..SiteSpec::default()
+    }));
+    let server = ringcrawl_site::server::Server::start(site.clone().handler()).unwrap();
+    let dup = same_payload_site(50);
+    let dir = out_dir("cdxj");
+    let cdxj = dir.join("index.cdxj");
+    let mut cfg = config(&[format!("{}/", base(&server)), format!("{}/", base(&dup))]);
+    cfg.obey_robots = true;
+    cfg.warc_dir = Some(dir.join("warc"));
+    cfg.warc_max_size = 256 << 10; // several files per shard
+    cfg.warc_dedup = true;
+    cfg.cdxj = Some(cdxj.clone());
+    let outcome = crawl(cfg);
+
+    let mut ours: Vec<String> = std::fs::read_to_string(&cdxj)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    ours.sort();
+    let answered = outcome
+        .records
+        .iter()
+        .filter(|r| r.status.is_some())
+        .count();
+    assert_eq!(
+        ours.len(),
+        answered + 2,
+        "a line per response, robots.txt included"
+    );
+    assert!(ours
+        .iter()
+        .any(|l| l.contains("\"mime\": \"warc/revisit\"")));
+
+    let Some(bin) = warcio::warcio_or_skip("cdxj equals cdxj-indexer") else {
+        return;
+    };
+    let theirs = warcio::tool(&bin, "cdxj-indexer", &[], &dir.join("warc"));
+    let mut theirs: Vec<String> = theirs.lines().map(String::from).collect();
+    theirs.sort();
+    assert_eq!(ours.len(), theirs.len());
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert_eq!(a, b);
+    }
+}
