@@ -144,6 +144,74 @@ fn robots_txt_exchanges_are_archived() {
     assert!(robots[1].block.ends_with(b"Disallow: /private\n"));
 }
 
+#[test]
+fn dns_answers_are_archived_as_resource_records_with_warc_dns() {
+    let server = serve(|req| match req.path.as_str() {
+        "/" => Some(page(&["/a"])),
+        "/a" => Some(html("<p>a</p>")),
+        _ => None,
+    });
+    let dns = common::dns::AnswerAll::start([127, 0, 0, 1]);
+    let port = server.addr().port();
+    let dir = out_dir("warc-dns");
+    let mut cfg = config(&[format!("http://named.archive.test:{port}/")]);
+    cfg.resolve.clear();
+    cfg.dns_servers = vec![dns.addr];
+    cfg.cores = 1; // one resolver: one lookup
+    cfg.warc_dir = Some(dir.join("warc"));
+    cfg.warc_dns = true;
+    cfg.cdxj = Some(dir.join("index.cdxj"));
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 2, "{:?}", outcome.records);
+    assert!(outcome.records.iter().all(|r| r.status == Some(200)));
+
+    let dns_records: Vec<WarcRecord> = all_records(&dir.join("warc"))
+        .into_iter()
+        .filter(|r| r.header("WARC-Type") == Some("resource"))
+        .collect();
+    assert_eq!(dns_records.len(), 1, "one lookup, one record");
+    let r = &dns_records[0];
+    assert_eq!(r.header("WARC-Target-URI"), Some("dns:named.archive.test"));
+    assert_eq!(r.header("Content-Type"), Some("text/dns"));
+    assert_eq!(r.header("WARC-IP-Address"), Some("127.0.0.1"));
+    let block = String::from_utf8(r.block.clone()).unwrap();
+    let (stamp, answers) = block.split_once('\n').unwrap();
+    assert_eq!(stamp.len(), 14, "{block}");
+    assert_eq!(
+        answers,
+        format!(
+            "named.archive.test.\t{}\tIN\tA\t127.0.0.1\n",
+            common::dns::AnswerAll::TTL
+        )
+    );
+    assert_eq!(
+        r.header("WARC-Payload-Digest").unwrap(),
+        warc::sha1_digest(block.as_bytes())
+    );
+    let index = std::fs::read_to_string(dir.join("index.cdxj")).unwrap();
+    assert!(
+        index
+            .lines()
+            .any(|l| l.contains("\"url\": \"dns:named.archive.test\"")),
+        "{index}"
+    );
+
+    let Some(bin) =
+        warcio::warcio_or_skip("DNS records pass warcio and index as cdxj-indexer does")
+    else {
+        return;
+    };
+    for file in std::fs::read_dir(dir.join("warc")).unwrap() {
+        warcio::tool(&bin, "warcio", &["check"], &file.unwrap().path());
+    }
+    let mut ours: Vec<&str> = index.lines().collect();
+    ours.sort();
+    let theirs = warcio::tool(&bin, "cdxj-indexer", &[], &dir.join("warc"));
+    let mut theirs: Vec<&str> = theirs.lines().collect();
+    theirs.sort();
+    assert_eq!(ours, theirs);
+}
+
 /// A site where `/` links `n` URLs that all serve one payload.
 fn same_payload_site(n: usize) -> ringcrawl_site::server::Server {
     serve(move |req| {

@@ -8,6 +8,8 @@
 //! The dnsmasq tests skip, saying why, when no dnsmasq binary is installed
 //! (.ci/run installs it when it can).
 
+mod common;
+
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fs;
@@ -21,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use common::dns::*;
 use glommio::timer::Timer;
 use ringcrawl::net::dns::{Resolver, ResolverOptions};
 
@@ -56,73 +59,6 @@ fn scratch_dir(tag: &str) -> PathBuf {
     ));
     fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-// ---------------------------------------------------------------------------
-// A little DNS of our own (independent of ringcrawl::net::dns::wire on purpose).
-
-fn wire_name(name: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    for label in name.trim_end_matches('.').split('.') {
-        out.push(label.len() as u8);
-        out.extend_from_slice(label.as_bytes());
-    }
-    out.push(0);
-    out
-}
-
-/// Id, lower-cased name, type and end of the question of a query.
-fn parse_query(q: &[u8]) -> Option<(u16, String, u16, usize)> {
-    let id = u16::from_be_bytes([*q.first()?, *q.get(1)?]);
-    let mut pos = 12;
-    let mut labels = Vec::new();
-    loop {
-        let len = usize::from(*q.get(pos)?);
-        pos += 1;
-        if len == 0 {
-            break;
-        }
-        labels.push(String::from_utf8_lossy(q.get(pos..pos + len)?).to_ascii_lowercase());
-        pos += len;
-    }
-    let qtype = u16::from_be_bytes([*q.get(pos)?, *q.get(pos + 1)?]);
-    Some((id, labels.join("."), qtype, pos + 4))
-}
-
-const A: u16 = 1;
-const CNAME: u16 = 5;
-const AAAA: u16 = 28;
-const TC: u16 = 0x0200;
-
-/// An answer to `query`: its question, then `answers` as (type, ttl,
-/// rdata), all owned by the question name (a compression pointer).
-fn reply(
-    query: &[u8],
-    id: u16,
-    qend: usize,
-    flags: u16,
-    answers: &[(u16, u32, Vec<u8>)],
-) -> Vec<u8> {
-    let mut m = Vec::new();
-    m.extend_from_slice(&id.to_be_bytes());
-    m.extend_from_slice(&(0x8180 | flags).to_be_bytes());
-    m.extend_from_slice(&[0, 1]);
-    m.extend_from_slice(&(answers.len() as u16).to_be_bytes());
-    m.extend_from_slice(&[0, 0, 0, 0]);
-    m.extend_from_slice(&query[12..qend]);
-    for (rtype, ttl, rdata) in answers {
-        m.extend_from_slice(&[0xC0, 12]);
-        m.extend_from_slice(&rtype.to_be_bytes());
-        m.extend_from_slice(&[0, 1]);
-        m.extend_from_slice(&ttl.to_be_bytes());
-        m.extend_from_slice(&(rdata.len() as u16).to_be_bytes());
-        m.extend_from_slice(rdata);
-    }
-    m
-}
-
-fn a_record(ttl: u32, addr: [u8; 4]) -> (u16, u32, Vec<u8>) {
-    (A, ttl, addr.to_vec())
 }
 
 // ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod dns;
 pub mod warcio;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,7 +1,8 @@
 //! What a shard archives and indexes: an HTTP exchange (a page's, or
 //! robots.txt's) encoded for the WARC files — as a `revisit` of the first
-//! record of the same payload with `--warc-dedup` — and, once queued for
-//! the shard's files, its CDXJ line (`--cdxj`) with the place it was given.
+//! record of the same payload with `--warc-dedup` — and the DNS lookups
+//! made for them (`--warc-dns`); once queued for the shard's files, each
+//! gets its CDXJ line (`--cdxj`) with the place it was given.
 //!
 //! Not the record format (`crate::output::warc`), the files
 //! (`warc::file`), nor the index line (`crate::output::cdxj`).
@@ -25,7 +26,8 @@ pub(super) struct Encoded {
     pub(super) date: SystemTime,
     /// The response's `Content-Type`, for the index.
     content_type: Option<String>,
-    status: u16,
+    /// The HTTP status (none for a DNS record).
+    status: Option<u16>,
     revisit: bool,
 }
 
@@ -85,9 +87,35 @@ impl Shard {
             uri: uri.to_string(),
             date: ex.date,
             content_type: response.head.content_type.clone(),
-            status,
+            status: Some(status),
             revisit: revisit_of.is_some(),
         })
+    }
+
+    /// Archive the names the resolver looked up afresh since the last
+    /// call (`--warc-dns`; the resolver keeps none otherwise) as `resource`
+    /// records.
+    pub(super) async fn archive_lookups(&self) {
+        for lookup in self.resolver.take_lookups() {
+            let mut bytes = Vec::new();
+            let written = warc::dns_resource(
+                &lookup.name,
+                lookup.at,
+                lookup.server,
+                &lookup.answers,
+                &mut bytes,
+            );
+            self.store(Encoded {
+                bytes,
+                written,
+                uri: format!("dns:{}", lookup.name),
+                date: lookup.at,
+                content_type: Some("text/dns".to_string()),
+                status: None,
+                revisit: false,
+            })
+            .await;
+        }
     }
 
     /// Queue `encoded` for this shard's WARC files and index it; where its
@@ -115,7 +143,7 @@ impl Shard {
                     } else {
                         content_type.as_deref().map(cdxj::mime_of)
                     },
-                    status: Some(status),
+                    status,
                     digest: &written.payload_digest,
                     length: written.len as u64,
                     offset,

@@ -194,6 +194,7 @@ impl Shard {
                     nameservers: (!config.dns_servers.is_empty())
                         .then(|| config.dns_servers.clone()),
                     families: config.families,
+                    journal: config.warc_dns && config.warc_dir.is_some(),
                     ..ResolverOptions::default()
                 },
             ),

@@ -98,7 +98,9 @@ impl Shard {
         }
         let port = url.port_or_known_default().unwrap_or(80);
         let host = urls::host(url);
-        let addrs = match self.resolver.resolve(host, port).await {
+        let resolved = self.resolver.resolve(host, port).await;
+        self.archive_lookups().await;
+        let addrs = match resolved {
             Ok(addrs) => addrs,
             Err(e) => return (Err(e.into()), 1),
         };

@@ -46,9 +46,12 @@
 )]
 
 pub mod addresses;
+pub mod journal;
 pub mod wire;
 
 pub use addresses::{Addresses, Families};
+pub use journal::Lookup;
+use journal::Journal;
 
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::RandomState;
@@ -62,7 +65,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpStream, UdpSocket};
@@ -123,6 +126,8 @@ pub struct ResolverOptions {
     pub cache_capacity: usize,
     /// The address families asked for and returned.
     pub families: Families,
+    /// Keep every fresh lookup for [`Resolver::take_lookups`] (`--warc-dns`).
+    pub journal: bool,
 }
 
 impl Default for ResolverOptions {
@@ -139,6 +144,7 @@ impl Default for ResolverOptions {
             max_queries_in_flight: 64,
             cache_capacity: 100_000,
             families: Families::Both,
+            journal: false,
         }
     }
 }
@@ -187,6 +193,8 @@ struct Inner {
     id_key: RandomState,
     id_counter: Cell<u64>,
     stats: Cell<ResolverStats>,
+    /// Fresh lookups, with `ResolverOptions::journal`.
+    journal: Journal,
 }
 
 struct Entry {
@@ -228,6 +236,7 @@ impl Resolver {
                 .unwrap_or_default(),
         };
         let permits = Semaphore::new(opts.max_queries_in_flight.max(1) as u64);
+        let journal = Journal::new(opts.journal);
         Resolver {
             inner: Rc::new(Inner {
                 pins,
@@ -241,6 +250,7 @@ impl Resolver {
                 id_key: RandomState::new(),
                 id_counter: Cell::new(0),
                 stats: Cell::new(ResolverStats::default()),
+                journal,
             }),
         }
     }
@@ -252,6 +262,12 @@ impl Resolver {
 
     pub fn stats(&self) -> ResolverStats {
         self.inner.stats.get()
+    }
+
+    /// The names resolved afresh since the last call, with
+    /// [`ResolverOptions::journal`] (else none).
+    pub fn take_lookups(&self) -> Vec<Lookup> {
+        self.inner.journal.take()
     }
 
     /// The addresses to connect to for `host:port` (any case, trailing dot
@@ -418,6 +434,14 @@ impl Inner {
                 .spawn_blocking(move || system_lookup(&owned))
                 .await
                 .and_then(|ips| happy_order(&ips, families).ok_or_else(|| WRONG_FAMILY.into()));
+            if let Ok(ips) = &answer {
+                self.journal.push(|| Lookup {
+                    name: name.to_string(),
+                    at: SystemTime::now(),
+                    server: None,
+                    answers: ips.iter().map(|&ip| (ip, 0)).collect(),
+                });
+            }
             let keep = match answer {
                 Ok(_) => self.opts.max_ttl,
                 Err(_) => self.opts.negative_ttl,
@@ -425,7 +449,13 @@ impl Inner {
             return (answer, keep);
         }
         match self.resolve_addrs(name).await {
-            Ok((ips, ttl)) => {
+            Ok((ips, ttl, server)) => {
+                self.journal.push(|| Lookup {
+                    name: name.to_string(),
+                    at: SystemTime::now(),
+                    server,
+                    answers: ips.iter().map(|&ip| (ip, ttl)).collect(),
+                });
                 let keep = Duration::from_secs(u64::from(ttl))
                     .min(self.opts.max_ttl)
                     .max(self.opts.min_ttl);
@@ -437,8 +467,12 @@ impl Inner {
 
     /// AAAA and A for `name` at once (each if its family is allowed),
     /// following CNAME chains the servers left unfinished. The addresses in
-    /// the order to try and their TTL (seconds, the least of the answers).
-    async fn resolve_addrs(&self, name: &str) -> Result<(Rc<[IpAddr]>, u32), String> {
+    /// the order to try, their TTL (seconds, the least of the answers) and
+    /// the nameserver that gave them.
+    async fn resolve_addrs(
+        &self,
+        name: &str,
+    ) -> Result<(Rc<[IpAddr]>, u32, Option<IpAddr>), String> {
         const MAX_FOLLOW: usize = 8;
         let families = self.opts.families;
         let mut qname = name.to_string();
@@ -458,20 +492,24 @@ impl Inner {
                 ask(families.v4(), QType::A),
             )
             .await;
-            let answers: Vec<Result<Response, String>> = [aaaa, a].into_iter().flatten().collect();
+            let answers: Vec<Result<(Response, SocketAddr), String>> = [aaaa, a].into_iter().flatten().collect();
             let mut ips = Vec::new();
             // The TTL of the answers that gave addresses (an empty answer
             // for the other family says nothing about how long they last).
             let mut ttl = chain_ttl;
             let mut canonical = None;
             let mut failure = None;
+            let mut server = None;
             for answer in answers {
                 match answer {
-                    Ok(r) if r.rcode == Rcode::NxDomain => return Err(Rcode::NxDomain.to_string()),
-                    Ok(r) => {
+                    Ok((r, _)) if r.rcode == Rcode::NxDomain => {
+                        return Err(Rcode::NxDomain.to_string())
+                    }
+                    Ok((r, from)) => {
                         let answer_ttl = r.ttl.unwrap_or(0);
                         if !r.addrs.is_empty() {
                             ttl = ttl.min(answer_ttl);
+                            server = server.or(Some(from.ip()));
                         }
                         ips.extend(r.addrs);
                         if canonical.is_none() {
@@ -482,7 +520,7 @@ impl Inner {
                 }
             }
             if let Some(ordered) = happy_order(&ips, families) {
-                return Ok((ordered, ttl));
+                return Ok((ordered, ttl, server));
             }
             if let Some(reason) = failure {
                 return Err(reason);
@@ -499,8 +537,8 @@ impl Inner {
     }
 
     /// One question to the nameservers in turn: the first NOERROR or
-    /// NXDOMAIN answer, or why none came.
-    async fn ask(&self, name: &str, qtype: QType) -> Result<Response, String> {
+    /// NXDOMAIN answer and the server that gave it, or why none came.
+    async fn ask(&self, name: &str, qtype: QType) -> Result<(Response, SocketAddr), String> {
         let mut last = "no nameserver".to_string();
         for &server in &self.nameservers {
             for _ in 0..self.opts.attempts.max(1) {
@@ -530,7 +568,9 @@ impl Inner {
                     }
                 };
                 match outcome {
-                    Ok(r) if matches!(r.rcode, Rcode::NoError | Rcode::NxDomain) => return Ok(r),
+                    Ok(r) if matches!(r.rcode, Rcode::NoError | Rcode::NxDomain) => {
+                        return Ok((r, server))
+                    }
                     Ok(r) => {
                         // SERVFAIL, REFUSED, ...: the next server may do better.
                         last = r.rcode.to_string();
