@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use common::warc::{read_records, WarcRecord};
 use common::*;
 use ringcrawl::output::record::Record;
-use ringcrawl::output::warc::{self, WarcRecord};
+use ringcrawl::output::warc;
 
 /// A fresh directory for one test's output.
 fn out_dir(test: &str) -> PathBuf {
@@ -29,7 +30,7 @@ fn record_at(dir: &Path, file: &str, offset: u64) -> WarcRecord {
     flate2::read::GzDecoder::new(&bytes[offset as usize..])
         .read_to_end(&mut member)
         .unwrap();
-    let mut records = warc::read_records(&member).unwrap();
+    let mut records = read_records(&member).unwrap();
     assert_eq!(records.len(), 1, "one record per gzip member");
     records.remove(0)
 }
@@ -44,7 +45,7 @@ fn all_records(dir: &Path) -> Vec<WarcRecord> {
     files.sort();
     files
         .iter()
-        .flat_map(|f| warc::read_records(&std::fs::read(f).unwrap()).unwrap())
+        .flat_map(|f| read_records(&std::fs::read(f).unwrap()).unwrap())
         .collect()
 }
 

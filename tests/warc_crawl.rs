@@ -8,6 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use common::warc::read_records;
 use common::*;
 use ringcrawl::output::warc;
 use ringcrawl_site::server::{Reply, Server};
@@ -40,7 +41,7 @@ fn warc_archive_holds_every_exchange_byte_for_byte() {
     let mut responses = BTreeMap::new();
     let mut requests = BTreeMap::new();
     for file in &files {
-        let records = warc::read_records(&std::fs::read(file).unwrap()).unwrap();
+        let records = read_records(&std::fs::read(file).unwrap()).unwrap();
         assert_eq!(
             records[0].header("WARC-Type"),
             Some("warcinfo"),
@@ -160,7 +161,7 @@ fn warc_over_https_holds_the_decrypted_exchange_as_received() {
         .collect();
     let mut responses = 0;
     for file in &files {
-        for r in warc::read_records(&std::fs::read(file).unwrap()).unwrap() {
+        for r in read_records(&std::fs::read(file).unwrap()).unwrap() {
             let uri = r.header("WARC-Target-URI").unwrap_or("").to_string();
             match r.header("WARC-Type") {
                 Some("request") => assert!(r.block.starts_with(b"GET /"), "{uri}"),
@@ -228,7 +229,7 @@ fn chunk_framing_does_not_grow_the_archived_copy_past_the_body_cap() {
     let mut response = None;
     for file in std::fs::read_dir(&dir).unwrap() {
         let bytes = std::fs::read(file.unwrap().path()).unwrap();
-        for r in warc::read_records(&bytes).unwrap() {
+        for r in read_records(&bytes).unwrap() {
             if r.header("WARC-Type") == Some("response") {
                 response = Some(r);
             }

@@ -10,8 +10,9 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use common::warc::{read_records, WarcRecord};
 use proptest::prelude::*;
-use ringcrawl::output::warc::{self, Exchange, WarcRecord};
+use ringcrawl::output::warc::{self, Exchange};
 use sha1::{Digest, Sha1};
 
 /// 2026-11-22T07:49:44.250000Z
@@ -91,7 +92,7 @@ fn write_sample(name: &str) -> Written {
 fn read_back(w: &Written) -> Vec<WarcRecord> {
     let from_disk = std::fs::read(&w.path).unwrap();
     assert_eq!(from_disk, w.bytes);
-    warc::read_records(&from_disk).unwrap()
+    read_records(&from_disk).unwrap()
 }
 
 /// RFC 4648 base32, written independently of the crate's: one bit at a time.
@@ -234,7 +235,7 @@ fn headers_in_canonical_case_and_fixed_order() {
         },
         &mut out,
     );
-    for r in warc::read_records(&out).unwrap() {
+    for r in read_records(&out).unwrap() {
         assert_eq!(r.header("WARC-IP-Address"), None);
     }
 }
@@ -336,7 +337,7 @@ fn each_record_is_its_own_gzip_member() {
     assert_eq!(members.len(), 5);
     let recs = read_back(&w);
     for (member, rec) in members.iter().zip(&recs) {
-        let one = warc::read_records(member).unwrap();
+        let one = read_records(member).unwrap();
         assert_eq!(one.len(), 1);
         assert_eq!(&one[0], rec);
     }
@@ -353,7 +354,7 @@ fn each_record_is_its_own_gzip_member() {
     assert_eq!(offsets.len(), 5);
     for (k, &o) in offsets.iter().enumerate() {
         assert_eq!(w.bytes[o..o + 2], [0x1f, 0x8b]);
-        let from_here = warc::read_records(&w.bytes[o..]).unwrap();
+        let from_here = read_records(&w.bytes[o..]).unwrap();
         assert_eq!(from_here.len(), 5 - k);
         assert_eq!(from_here[0], recs[k]);
     }
@@ -398,10 +399,10 @@ proptest! {
     #[test]
     fn reader_never_panics(garbage in proptest::collection::vec(any::<u8>(), 0..600),
                            cut in 0usize..4000, flip in 0usize..4000, bit in 0u8..8) {
-        let _ = warc::read_records(&garbage);
+        let _ = read_records(&garbage);
         let mut plain = garbage.clone();
         plain.splice(0..0, b"WARC/1.1\r\n".iter().copied());
-        let _ = warc::read_records(&plain);
+        let _ = read_records(&plain);
 
         let mut file = warc::warcinfo("x.warc.gz", UNIX_EPOCH, &[]);
         let resp = format!("{HEAD1}{BODY1}");
@@ -410,14 +411,14 @@ proptest! {
             request: REQ1, response: resp.as_bytes(), payload_offset: HEAD1.len(),
         }, &mut file);
         let cut = cut % (file.len() + 1);
-        let _ = warc::read_records(&file[..cut]);
+        let _ = read_records(&file[..cut]);
         let i = flip % file.len();
         file[i] ^= 1 << bit;
-        let _ = warc::read_records(&file);
+        let _ = read_records(&file);
         let mut raw = Vec::new();
         if flate2::read::MultiGzDecoder::new(&file[..]).read_to_end(&mut raw).is_ok() {
             let cut = cut % (raw.len() + 1);
-            let _ = warc::read_records(&raw[..cut]);
+            let _ = read_records(&raw[..cut]);
         }
     }
 }
@@ -519,4 +520,99 @@ fn warcio_check_and_index_accept_the_file() {
         index.contains(r#"{"warc-type": "response", "warc-truncated": "length"}"#),
         "{index}"
     );
+}
+
+#[test]
+fn control_characters_cannot_break_lines() {
+    let out = warc::warcinfo(
+        "a\r\nWARC-Type: x.warc.gz",
+        UNIX_EPOCH,
+        &[("evil\r\nkey: x", "v\r\nWARC/1.1"), ("ok", "fine")],
+    );
+    let recs = read_records(&out).unwrap();
+    assert_eq!(recs.len(), 1);
+    let r = &recs[0];
+    assert_eq!(r.header("WARC-Type"), Some("warcinfo"));
+    assert_eq!(r.header("warc-filename"), Some("a  WARC-Type: x.warc.gz"));
+    let block = String::from_utf8(r.block.clone()).unwrap();
+    assert!(block.contains("evil--key--x: v  WARC/1.1\r\n"), "{block}");
+    assert!(block.ends_with("ok: fine\r\n"), "{block}");
+}
+
+#[test]
+fn payload_offset_past_the_end_means_an_empty_payload() {
+    let mut out = Vec::new();
+    warc::exchange(
+        &warc::Exchange {
+            target_uri: "http://a.test/",
+            ip: None,
+            date: UNIX_EPOCH,
+            request: b"GET / HTTP/1.0\r\n\r\n",
+            response: b"HTTP/1.0 204 No Content\r\n\r\n",
+            payload_offset: 1000,
+        },
+        &mut out,
+    );
+    let recs = read_records(&out).unwrap();
+    assert_eq!(recs.len(), 2);
+    assert_eq!(recs[0].header("WARC-IP-Address"), None);
+    assert_eq!(
+        recs[1].header("WARC-Payload-Digest"),
+        Some(warc::sha1_digest(b"").as_str())
+    );
+}
+
+#[test]
+fn truncated_responses_say_why() {
+    let ex = warc::Exchange {
+        target_uri: "http://a.test/",
+        ip: None,
+        date: UNIX_EPOCH,
+        request: b"GET / HTTP/1.0\r\n\r\n",
+        response: b"HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+        payload_offset: 39,
+    };
+    let mut out = Vec::new();
+    warc::exchange(&ex, &mut out);
+    let recs = read_records(&out).unwrap();
+    assert_eq!(recs[1].header("WARC-Truncated"), None);
+    for reason in [
+        warc::Truncated::Length,
+        warc::Truncated::Time,
+        warc::Truncated::Disconnect,
+        warc::Truncated::Unspecified,
+    ] {
+        let mut out = Vec::new();
+        warc::exchange_truncated(&ex, Some(reason), &mut out);
+        let recs = read_records(&out).unwrap();
+        assert_eq!(recs[0].header("WARC-Truncated"), None);
+        assert_eq!(recs[1].header("WARC-Truncated"), Some(reason.as_str()));
+        assert_eq!(
+            recs[1].header("WARC-Payload-Digest"),
+            Some(warc::sha1_digest(b"abc").as_str())
+        );
+    }
+}
+
+#[test]
+fn reader_rejects_malformed_input() {
+    let ok = b"WARC/1.1\r\nContent-Length: 2\r\n\r\nab\r\n\r\n";
+    assert_eq!(read_records(ok).unwrap()[0].block, b"ab");
+    assert_eq!(read_records(b"").unwrap(), vec![]);
+    for bad in [
+        &b"WARC/1.1\r\nContent-Length: 3\r\n\r\nab\r\n\r\n"[..],
+        b"WARC/1.1\r\nContent-Length: 2\r\n\r\nab",
+        b"WARC/1.1\r\n\r\nab\r\n\r\n",
+        b"HTTP/1.1\r\nContent-Length: 0\r\n\r\n\r\n\r\n",
+        b"WARC/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+        b"WARC/1.1\r\nno colon\r\n\r\n",
+        b"WARC/1.1\r\nContent-Length: 0\r\n",
+        b"\x1f\x8b\x08garbage",
+    ] {
+        assert!(
+            read_records(bad).is_err(),
+            "{:?}",
+            String::from_utf8_lossy(bad)
+        );
+    }
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod dns;
+pub mod warc;
 pub mod warcio;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,5 +1,4 @@
-//! WARC 1.1 (ISO 28500:2017) record serialisation, and a minimal reader for
-//! tests and tools. Pure: no I/O.
+//! WARC 1.1 (ISO 28500:2017) record serialisation. Pure: no I/O.
 //!
 //! What it is:
 //! - [`warcinfo`]: the `warcinfo` record that opens a WARC file (software,
@@ -11,9 +10,9 @@
 //!   response, a `revisit` record when the payload repeats an earlier one
 //!   (`--warc-dedup`), and says where the main record lies for an index.
 //! - [`dns_resource`]: a DNS answer as a `resource` record (`dns:` URI).
-//! - [`read_records`]: parse a whole `.warc.gz` (or plain `.warc`) back into
-//!   [`WarcRecord`]s. Used by the tests and by tools that inspect output; it
-//!   reads everything into memory and is not meant for the crawl's hot path.
+//!
+//! Not a reader: only the tests parse WARC files back
+//! (`tests/common/warc.rs`).
 //!
 //! Every record is its own gzip member ("record-at-time" compression, as the
 //! WARC spec's annex recommends), so concatenating the outputs of these
@@ -46,13 +45,11 @@ pub mod dedup;
 pub mod file;
 
 use std::borrow::Cow;
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
-use std::time::{SystemTime, UNIX_EPOCH};
+
+
+use std::time::SystemTime;
 
 pub use crate::output::timestamp::format_date;
 
@@ -352,90 +349,17 @@ pub fn sha1_raw(bytes: &[u8]) -> [u8; 20] {
 /// `sha1:` + the base32 of a SHA-1, as WARC digests are written.
 pub fn digest_text(sha1: &[u8; 20]) -> String {
     let mut out = String::from("sha1:");
-    out.push_str(&base32(sha1));
+    out.push_str(&data_encoding::BASE32.encode(sha1));
     out
 }
 
-/// RFC 4648 base32: uppercase alphabet `A-Z2-7`, padded with `=` to a
-/// multiple of 8 characters.
-pub fn base32(bytes: &[u8]) -> String {
-    fn symbol(v: u64) -> char {
-        // Masked to 0..32, so neither addition can overflow.
-        let v = (v & 31) as u8;
-        if v < 26 {
-            char::from(b'A'.wrapping_add(v))
-        } else {
-            char::from(b'2'.wrapping_add(v.wrapping_sub(26)))
-        }
-    }
-    let mut out = String::with_capacity((bytes.len() / 5).saturating_add(1).saturating_mul(8));
-    // `acc` never holds more than 12 bits of interest (< 5 left + 8 new).
-    let mut acc: u64 = 0;
-    let mut bits: u32 = 0;
-    for &b in bytes {
-        acc = (acc.wrapping_shl(8) | u64::from(b)) & 0xfff;
-        bits = bits.wrapping_add(8);
-        while bits >= 5 {
-            bits = bits.wrapping_sub(5);
-            out.push(symbol(acc.wrapping_shr(bits)));
-        }
-    }
-    if bits > 0 {
-        out.push(symbol(acc.wrapping_shl(5u32.wrapping_sub(bits))));
-    }
-    // Pad the last group of 8 symbols: a final group of 1, 2, 3 or 4 bytes
-    // gives 2, 4, 5 or 7 symbols.
-    let pad = match bytes.len() % 5 {
-        1 => 6,
-        2 => 4,
-        3 => 3,
-        4 => 1,
-        _ => 0,
-    };
-    out.extend(std::iter::repeat_n('=', pad));
-    out
-}
-
-/// A fresh `<urn:uuid:...>` holding a random (version 4) UUID.
-///
-/// Ids come from SplitMix64 over a per-process counter, seeded once from
-/// std's randomly keyed hasher mixed with the time and the process id: fast,
-/// lock-free, distinct within a process, and unpredictable enough to be
-/// distinct across processes. Not cryptographic, nor meant to be.
+/// A fresh `<urn:uuid:...>` holding a random (version 4) UUID, from
+/// fastrand's thread-local generator (wyrand, randomly seeded per thread):
+/// fast, no lock and no system call per id, distinct enough within and
+/// across processes. Not cryptographic, nor meant to be.
 pub fn record_id() -> String {
-    let hi = u128::from(next_random());
-    let lo = u128::from(next_random());
-    let mut x = hi.wrapping_shl(64) | lo;
-    x = (x & !(0xf_u128 << 76)) | (0x4_u128 << 76); // version 4
-    x = (x & !(0x3_u128 << 62)) | (0x2_u128 << 62); // variant 10xx (RFC 9562)
-    format!(
-        "<urn:uuid:{:08x}-{:04x}-{:04x}-{:04x}-{:012x}>",
-        x.wrapping_shr(96) as u32,
-        x.wrapping_shr(80) as u16,
-        x.wrapping_shr(64) as u16,
-        x.wrapping_shr(48) as u16,
-        x & 0xffff_ffff_ffff
-    )
-}
-
-fn next_random() -> u64 {
-    static SEED: OnceLock<u64> = OnceLock::new();
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
-    let seed = *SEED.get_or_init(|| {
-        let mut h = RandomState::new().build_hasher();
-        if let Ok(d) = SystemTime::now().duration_since(UNIX_EPOCH) {
-            h.write_u128(d.as_nanos());
-        }
-        h.write_u32(std::process::id());
-        h.finish()
-    });
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    // SplitMix64: a bijection of the counter, so no repeats within 2^64 calls.
-    let mut z = seed.wrapping_add(n.wrapping_add(1).wrapping_mul(GAMMA));
-    z = (z ^ z.wrapping_shr(30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ z.wrapping_shr(27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ z.wrapping_shr(31)
+    let uuid = uuid::Builder::from_random_bytes(fastrand::u128(..).to_le_bytes()).into_uuid();
+    format!("<{}>", uuid.urn())
 }
 
 /// A header or field value with every control character (CR, LF, ...)
@@ -488,120 +412,6 @@ fn write_record(headers: &[(&str, &str)], block: &[u8], out: &mut Vec<u8>) {
     let _ = gz.finish();
 }
 
-/// One parsed WARC record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WarcRecord {
-    /// Headers in file order, names as written (the `WARC/1.x` line excluded).
-    pub headers: Vec<(String, String)>,
-    /// The record block: exactly `Content-Length` bytes.
-    pub block: Vec<u8>,
-}
-
-impl WarcRecord {
-    /// Value of the first header called `name` (ASCII case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Parse a whole `.warc.gz` (concatenated gzip members) into records; input
-/// that does not start with the gzip magic is read as an uncompressed WARC.
-///
-/// For tests and tools: it decompresses everything into memory. Malformed
-/// input gives `Err` with a message, never a panic.
-pub fn read_records(gz: &[u8]) -> Result<Vec<WarcRecord>, String> {
-    if gz.starts_with(&[0x1f, 0x8b]) {
-        let mut data = Vec::new();
-        flate2::read::MultiGzDecoder::new(gz)
-            .read_to_end(&mut data)
-            .map_err(|e| format!("gzip: {e}"))?;
-        parse_records(&data)
-    } else {
-        parse_records(gz)
-    }
-}
-
-fn parse_records(data: &[u8]) -> Result<Vec<WarcRecord>, String> {
-    let mut records = Vec::new();
-    let mut rest = data;
-    let mut offset = 0usize;
-    while !rest.is_empty() {
-        let (record, used) = parse_record(rest)
-            .map_err(|e| format!("record {} at byte {offset}: {e}", records.len()))?;
-        records.push(record);
-        rest = rest.get(used..).unwrap_or(&[]);
-        offset = offset.saturating_add(used);
-    }
-    Ok(records)
-}
-
-/// One record at the start of `data`, and the bytes it took (including the
-/// closing CRLF CRLF).
-fn parse_record(data: &[u8]) -> Result<(WarcRecord, usize), String> {
-    let head_end = find(data, b"\r\n\r\n").ok_or("no end of headers (CRLF CRLF)")?;
-    let head = data.get(..head_end).ok_or("headers out of range")?;
-    let head = std::str::from_utf8(head).map_err(|_| "headers are not UTF-8".to_string())?;
-    let mut lines = head.split("\r\n");
-    let version = lines.next().unwrap_or("");
-    if !(version.starts_with("WARC/") && version.len() > 5) {
-        let shown: String = version.chars().take(40).collect();
-        return Err(format!("expected a WARC/x.y line, found {shown:?}"));
-    }
-    let mut headers: Vec<(String, String)> = Vec::new();
-    for line in lines {
-        if line.starts_with([' ', '\t']) {
-            // Folded continuation of the previous header's value.
-            let (_, value) = headers
-                .last_mut()
-                .ok_or("continuation line before any header")?;
-            value.push(' ');
-            value.push_str(line.trim());
-            continue;
-        }
-        let (name, value) = line.split_once(':').ok_or_else(|| {
-            format!(
-                "header line without ':': {:?}",
-                line.chars().take(40).collect::<String>()
-            )
-        })?;
-        if name.is_empty() || name.contains([' ', '\t']) {
-            return Err(format!("bad header name {name:?}"));
-        }
-        headers.push((name.to_string(), value.trim().to_string()));
-    }
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("Content-Length"))
-        .ok_or("no Content-Length")?
-        .1
-        .parse::<usize>()
-        .map_err(|e| format!("bad Content-Length: {e}"))?;
-    let start = head_end.checked_add(4).ok_or("length overflow")?;
-    let end = start.checked_add(length).ok_or("length overflow")?;
-    let block = data
-        .get(start..end)
-        .ok_or_else(|| format!("block of {length} bytes runs past the end of the data"))?;
-    let after = end.checked_add(4).ok_or("length overflow")?;
-    if data.get(end..after) != Some(b"\r\n\r\n".as_slice()) {
-        return Err("block not followed by CRLF CRLF".into());
-    }
-    Ok((
-        WarcRecord {
-            headers,
-            block: block.to_vec(),
-        },
-        after,
-    ))
-}
-
-/// Position of the first `needle` in `hay`.
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
 #[cfg(test)]
 #[allow(
     clippy::indexing_slicing,
@@ -612,21 +422,6 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 )]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base32_rfc4648_vectors() {
-        for (input, want) in [
-            ("", ""),
-            ("f", "MY======"),
-            ("fo", "MZXQ===="),
-            ("foo", "MZXW6==="),
-            ("foob", "MZXW6YQ="),
-            ("fooba", "MZXW6YTB"),
-            ("foobar", "MZXW6YTBOI======"),
-        ] {
-            assert_eq!(base32(input.as_bytes()), want, "{input:?}");
-        }
-    }
 
     #[test]
     fn sha1_of_empty_is_the_well_known_digest() {
@@ -655,98 +450,4 @@ mod tests {
         }
     }
 
-    #[test]
-    fn control_characters_cannot_break_lines() {
-        let out = warcinfo(
-            "a\r\nWARC-Type: x.warc.gz",
-            UNIX_EPOCH,
-            &[("evil\r\nkey: x", "v\r\nWARC/1.1"), ("ok", "fine")],
-        );
-        let recs = read_records(&out).unwrap();
-        assert_eq!(recs.len(), 1);
-        let r = &recs[0];
-        assert_eq!(r.header("WARC-Type"), Some("warcinfo"));
-        assert_eq!(r.header("warc-filename"), Some("a  WARC-Type: x.warc.gz"));
-        let block = String::from_utf8(r.block.clone()).unwrap();
-        assert!(block.contains("evil--key--x: v  WARC/1.1\r\n"), "{block}");
-        assert!(block.ends_with("ok: fine\r\n"), "{block}");
-    }
-
-    #[test]
-    fn payload_offset_past_the_end_means_an_empty_payload() {
-        let mut out = Vec::new();
-        exchange(
-            &Exchange {
-                target_uri: "http://a.test/",
-                ip: None,
-                date: UNIX_EPOCH,
-                request: b"GET / HTTP/1.0\r\n\r\n",
-                response: b"HTTP/1.0 204 No Content\r\n\r\n",
-                payload_offset: 1000,
-            },
-            &mut out,
-        );
-        let recs = read_records(&out).unwrap();
-        assert_eq!(recs.len(), 2);
-        assert_eq!(recs[0].header("WARC-IP-Address"), None);
-        assert_eq!(
-            recs[1].header("WARC-Payload-Digest"),
-            Some(sha1_digest(b"").as_str())
-        );
-    }
-
-    #[test]
-    fn truncated_responses_say_why() {
-        let ex = Exchange {
-            target_uri: "http://a.test/",
-            ip: None,
-            date: UNIX_EPOCH,
-            request: b"GET / HTTP/1.0\r\n\r\n",
-            response: b"HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\nabc",
-            payload_offset: 39,
-        };
-        let mut out = Vec::new();
-        exchange(&ex, &mut out);
-        let recs = read_records(&out).unwrap();
-        assert_eq!(recs[1].header("WARC-Truncated"), None);
-        for reason in [
-            Truncated::Length,
-            Truncated::Time,
-            Truncated::Disconnect,
-            Truncated::Unspecified,
-        ] {
-            let mut out = Vec::new();
-            exchange_truncated(&ex, Some(reason), &mut out);
-            let recs = read_records(&out).unwrap();
-            assert_eq!(recs[0].header("WARC-Truncated"), None);
-            assert_eq!(recs[1].header("WARC-Truncated"), Some(reason.as_str()));
-            assert_eq!(
-                recs[1].header("WARC-Payload-Digest"),
-                Some(sha1_digest(b"abc").as_str())
-            );
-        }
-    }
-
-    #[test]
-    fn reader_rejects_malformed_input() {
-        let ok = b"WARC/1.1\r\nContent-Length: 2\r\n\r\nab\r\n\r\n";
-        assert_eq!(read_records(ok).unwrap()[0].block, b"ab");
-        assert_eq!(read_records(b"").unwrap(), vec![]);
-        for bad in [
-            &b"WARC/1.1\r\nContent-Length: 3\r\n\r\nab\r\n\r\n"[..],
-            b"WARC/1.1\r\nContent-Length: 2\r\n\r\nab",
-            b"WARC/1.1\r\n\r\nab\r\n\r\n",
-            b"HTTP/1.1\r\nContent-Length: 0\r\n\r\n\r\n\r\n",
-            b"WARC/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n",
-            b"WARC/1.1\r\nno colon\r\n\r\n",
-            b"WARC/1.1\r\nContent-Length: 0\r\n",
-            b"\x1f\x8b\x08garbage",
-        ] {
-            assert!(
-                read_records(bad).is_err(),
-                "{:?}",
-                String::from_utf8_lossy(bad)
-            );
-        }
-    }
 }
