@@ -107,15 +107,17 @@ fn each_record_carries_the_crawl_log_fields_and_leads_to_its_warc_bytes() {
 }
 
 #[test]
-fn without_warc_the_payload_digest_is_of_the_body_as_sent() {
+fn without_warc_a_record_has_no_digest_nor_place() {
+    // The digest is the WARC's: computed while archiving, not on every
+    // page (SHA-1 was the crawler's hottest function, 3.6% of its cycles:
+    // 0.86x the pages/s side by side with it, 0.95x without).
     let server = serve(|req| (req.path == "/").then(|| html("<p>x</p>")));
     let outcome = crawl(config(&[format!("{}/", base(&server))]));
     let r = &outcome.records[0];
-    assert_eq!(
-        r.payload_digest.as_deref(),
-        Some(warc::sha1_digest(b"<p>x</p>").as_str())
-    );
+    assert_eq!(r.status, Some(200));
+    assert_eq!(r.payload_digest, None);
     assert_eq!((&r.warc_file, r.warc_offset), (&None, None));
+    assert!(r.ip.is_some() && !r.timestamp.is_empty());
 }
 
 #[test]

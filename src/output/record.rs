@@ -85,10 +85,9 @@ pub struct Record {
     /// The server address the answer came from.
     #[serde(default)]
     pub ip: Option<String>,
-    /// `sha1:` + base32 SHA-1 of the payload: with `--warc`, exactly the
-    /// response record's `WARC-Payload-Digest` (the bytes after the head as
-    /// received, a chunked body with its framing, as warcio digests it);
-    /// without, of the body as sent after de-chunking.
+    /// With `--warc`: the response record's `WARC-Payload-Digest`, `sha1:`
+    /// + base32 (the bytes after the head as received, a chunked body with
+    /// its framing, as warcio digests it). None without `--warc`.
     #[serde(default)]
     pub payload_digest: Option<String>,
     /// The WARC file holding its response (or revisit) record, with `--warc`.

@@ -57,11 +57,10 @@ impl Shard {
                     Ok(mut response) => {
                         record.ip = Some(response.peer.ip().to_string());
                         let encoded = self.encode_exchange(&job.url, &mut response);
-                        record.payload_digest = Some(match &encoded {
-                            Some(e) => e.payload_digest().to_string(),
-                            None => warc::sha1_digest(&response.body),
-                        });
+                        // The digest and time of the WARC records: none
+                        // without --warc (a SHA-1 of every body is not free).
                         if let Some(e) = &encoded {
+                            record.payload_digest = Some(e.payload_digest().to_string());
                             record.timestamp = rfc3339_millis(e.date);
                         }
                         record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
