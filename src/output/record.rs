@@ -85,9 +85,10 @@ pub struct Record {
     /// The server address the answer came from.
     #[serde(default)]
     pub ip: Option<String>,
-    /// With `--warc`: the response record's `WARC-Payload-Digest`, `sha1:`
-    /// + base32 (the bytes after the head as received, a chunked body with
-    /// its framing, as warcio digests it). None without `--warc`.
+    /// With `--warc`: the response record's `WARC-Payload-Digest` (`sha1:`
+    /// and the base32 SHA-1 of the bytes after the head as received, a
+    /// chunked body with its framing, as warcio digests it). None without
+    /// `--warc`.
     #[serde(default)]
     pub payload_digest: Option<String>,
     /// The WARC file holding its response (or revisit) record, with `--warc`.
