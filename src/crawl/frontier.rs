@@ -575,6 +575,13 @@ mod tests {
         Job::root(url.into(), 10)
     }
 
+    #[test]
+    fn a_queued_job_stays_small() {
+        // Every queued URL is one: its URL's String, redirects and depth,
+        // the hop path in one u64, the referrer's shared Arc.
+        assert_eq!(std::mem::size_of::<Job>(), 56);
+    }
+
     fn open(per_host: usize) -> Frontier {
         Frontier::new(Politeness {
             per_host,

@@ -3,11 +3,12 @@
 //! requisite), `P` a prerequisite (robots.txt, DNS), `M` a manifest (a
 //! sitemap). A root's path is empty.
 //!
-//! Kept small because every queued URL carries one: the last
-//! [`Hops::KEPT`] letters packed three bits each, plus the total count; a
-//! longer path is shown as Heritrix shows it, `N+` and the last letters
-//! (`5+LLLE` read "5 more hops, then LLLE"). Pure, no allocation but the
-//! text it renders.
+//! Kept small because every queued URL carries one: one `u64` holding the
+//! last [`Hops::KEPT`] letters, three bits each, and the total count in
+//! the top 7 bits (counted up to [`Hops::MAX_COUNTED`]); a longer path is
+//! shown as Heritrix shows it, `N+` and the last letters (`5+LLLE` read
+//! "5 more hops, then LLLE"). Pure, no allocation but the text it
+//! renders.
 #![deny(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -68,16 +69,16 @@ impl Hop {
 
 /// The hops from a root to a URL (see the module docs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Hops {
-    /// The last `min(len, KEPT)` hops, the newest in the low bits.
-    bits: u64,
-    /// Hops in all.
-    len: u32,
-}
+pub struct Hops(u64);
 
 impl Hops {
     /// Letters kept; older ones are only counted.
-    pub const KEPT: u32 = 21;
+    pub const KEPT: u32 = 19;
+    /// Hops counted; a longer path counts as this long.
+    pub const MAX_COUNTED: u32 = 127;
+    /// Bits of the kept letters (the count is above them).
+    const LETTER_BITS: u32 = Hops::KEPT * 3;
+    const LETTER_MASK: u64 = (1 << Hops::LETTER_BITS) - 1;
 
     /// A root's empty path.
     pub fn root() -> Hops {
@@ -86,36 +87,37 @@ impl Hops {
 
     /// This path and one hop more.
     pub fn then(self, hop: Hop) -> Hops {
-        Hops {
-            // 21 letters of 3 bits fill 63 of the 64: the oldest falls off.
-            bits: (self.bits.wrapping_shl(3) | hop.code()) & ((1 << 63) - 1),
-            len: self.len.saturating_add(1),
-        }
+        // The oldest kept letter falls off the top of the letter bits.
+        let letters = (self.0.wrapping_shl(3) | hop.code()) & Hops::LETTER_MASK;
+        let len = self.len().saturating_add(1).min(Hops::MAX_COUNTED);
+        Hops(letters | u64::from(len).wrapping_shl(Hops::LETTER_BITS))
     }
 
-    /// Hops from the root.
+    /// Hops from the root (at most [`Hops::MAX_COUNTED`]).
     pub fn len(self) -> u32 {
-        self.len
+        // The top 7 bits: at most 127.
+        self.0.wrapping_shr(Hops::LETTER_BITS) as u32
     }
 
     pub fn is_empty(self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// The last hop, if any.
     pub fn last(self) -> Option<Hop> {
-        Hop::from_code(self.bits & 7)
+        Hop::from_code(self.0 & 7)
     }
 }
 
 impl fmt::Display for Hops {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kept = self.len.min(Hops::KEPT);
-        if self.len > kept {
-            write!(f, "{}+", self.len.saturating_sub(kept))?;
+        let len = self.len();
+        let kept = len.min(Hops::KEPT);
+        if len > kept {
+            write!(f, "{}+", len.saturating_sub(kept))?;
         }
         for i in (0..kept).rev() {
-            let code = self.bits.wrapping_shr(i.saturating_mul(3)) & 7;
+            let code = self.0.wrapping_shr(i.saturating_mul(3)) & 7;
             if let Some(hop) = Hop::from_code(code) {
                 write!(f, "{}", hop.letter())?;
             }
@@ -152,6 +154,19 @@ mod tests {
         hops = hops.then(Hop::Embed);
         let text = hops.to_string();
         assert_eq!(hops.len(), 32);
-        assert_eq!(text, format!("11+{}E", "L".repeat(20)));
+        assert_eq!(text, format!("13+{}E", "L".repeat(18)));
+        assert_eq!(hops.last(), Some(Hop::Embed));
+    }
+
+    #[test]
+    fn a_path_longer_than_counted_stays_at_the_most_counted() {
+        let mut hops = Hops::root();
+        for _ in 0..500 {
+            hops = hops.then(Hop::Redirect);
+        }
+        assert_eq!(hops.len(), Hops::MAX_COUNTED);
+        assert_eq!(hops.last(), Some(Hop::Redirect));
+        assert_eq!(hops.to_string(), format!("108+{}", "R".repeat(19)));
+        assert_eq!(std::mem::size_of::<Hops>(), 8);
     }
 }
