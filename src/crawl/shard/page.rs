@@ -65,6 +65,10 @@ impl Shard {
                         }
                         record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
                         let asked = self.handle_response(&job, &url, response, &mut record, token);
+                        // Counted now, not when the record is emitted (after
+                        // its children are counted in, which may be much
+                        // later): other fetches must see the bytes at once.
+                        self.budget.add_bytes(record.size);
                         self.expect_tallies(token, asked);
                         if let Some(stored) = match encoded {
                             Some(e) => self.store(e).await,
@@ -371,7 +375,6 @@ impl Shard {
             );
         }
         self.stats.borrow_mut().add(&record);
-        self.budget.add_bytes(record.size);
         let queued = self.frontier.borrow().queued() as u64;
         self.counters(|c| {
             c.pages.fetch_add(1, Ordering::Relaxed);
