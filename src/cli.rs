@@ -153,6 +153,13 @@ pub struct Args {
     #[arg(long = "max-depth", alias = "max_depth", default_value_t = 100)]
     pub max_depth: u32,
 
+    /// Fetch each page's requisites too, as wget -p: images (src, srcset),
+    /// scripts, stylesheets, icons, media, objects and what CSS loads, from
+    /// any host (--exclude still applies), at the page's depth; their own
+    /// links are not followed, except a stylesheet's url() and @import
+    #[arg(short = 'p', long = "page-requisites")]
+    pub page_requisites: bool,
+
     /// URLs longer than this many bytes are not queued
     #[arg(
         long = "max-url-length",
@@ -280,6 +287,7 @@ impl Args {
             .read_timeout(seconds("read-timeout", self.read_timeout)?)
             .max_body(self.max_body)
             .max_depth(self.max_depth)
+            .page_requisites(self.page_requisites)
             .delay(Duration::from_millis(self.delay))
             .keep_alive(!self.no_keep_alive)
             .compression(!self.no_compression)

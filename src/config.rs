@@ -60,6 +60,9 @@ pub struct Config {
     pub timeout: Duration,
     /// Links followed from a root beyond which links are not queued.
     pub max_depth: u32,
+    /// Fetch each page's requisites (images, scripts, stylesheets, media
+    /// and what CSS loads) from any host, as leaves at the page's depth.
+    pub page_requisites: bool,
     /// URLs longer than this (bytes, normalised) are not queued.
     pub max_url_length: usize,
     /// URLs accepted per host; a bound on generated-URL traps.
@@ -142,6 +145,7 @@ impl Config {
             read_timeout: Duration::from_secs(30),
             timeout: Duration::from_secs(60),
             max_depth: 100,
+            page_requisites: false,
             max_url_length: 2048,
             max_pages_per_host: 100_000,
             per_host: 2,

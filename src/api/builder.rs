@@ -196,6 +196,16 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Fetch each page's requisites too (wget's `-p`): the images,
+    /// scripts, stylesheets, media and objects it loads and what its CSS
+    /// loads (`url()`, `@import`), from any host (the exclude regex still
+    /// applies), at the page's depth, as leaves: a requisite's own links
+    /// are not followed, except a stylesheet's. Off by default.
+    pub fn page_requisites(mut self, on: bool) -> Self {
+        self.config.page_requisites = on;
+        self
+    }
+
     /// URLs longer than this (bytes, normalised) are not queued.
     pub fn max_url_length(mut self, n: usize) -> Self {
         self.config.max_url_length = n;

@@ -107,6 +107,21 @@ impl Hops {
     pub fn last(self) -> Option<Hop> {
         Hop::from_code(self.0 & 7)
     }
+
+    /// Whether the URL is a page requisite: its last hop other than
+    /// redirects is an embed (`E`, `ER`, `ERR`). A requisite is a leaf: its
+    /// links are not followed.
+    pub fn is_embed(self) -> bool {
+        let mut letters = self.0 & Hops::LETTER_MASK;
+        for _ in 0..self.len().min(Hops::KEPT) {
+            match Hop::from_code(letters & 7) {
+                Some(Hop::Redirect) => letters = letters.wrapping_shr(3),
+                Some(Hop::Embed) => return true,
+                _ => return false,
+            }
+        }
+        false
+    }
 }
 
 impl fmt::Display for Hops {
@@ -143,6 +158,18 @@ mod tests {
         assert_eq!(hops.last(), Some(Hop::Embed));
         assert_eq!(Hops::root().to_string(), "");
         assert_eq!(Hops::root().last(), None);
+    }
+
+    #[test]
+    fn an_embed_stays_one_through_redirects_and_a_link_after_it_is_not() {
+        let embed = Hops::root().then(Hop::Link).then(Hop::Embed);
+        assert!(embed.is_embed());
+        assert!(embed.then(Hop::Redirect).then(Hop::Redirect).is_embed());
+        assert!(embed.then(Hop::Embed).is_embed());
+        assert!(!embed.then(Hop::Link).is_embed());
+        assert!(!Hops::root().is_embed());
+        assert!(!Hops::root().then(Hop::Redirect).is_embed());
+        assert!(!Hops::root().then(Hop::Embed).then(Hop::Link).then(Hop::Redirect).is_embed());
     }
 
     #[test]

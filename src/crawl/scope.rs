@@ -116,6 +116,17 @@ impl Scope {
         }
     }
 
+    /// Whether the crawl may fetch `url` as a page requisite: from any host
+    /// (Heritrix's transclusion: a page's images may live on a CDN), but
+    /// not if the exclude regex matches it.
+    pub fn allows_embed(&self, url: &Url) -> bool {
+        !urls::host(url).is_empty()
+            && self
+                .exclude
+                .as_ref()
+                .is_none_or(|re| !re.is_match(url.as_str()))
+    }
+
     /// Whether `host` (a bare host as [`urls::host`] gives it: no port, IPv6
     /// in brackets) is in scope by the strict or lenient rule of this
     /// scope's mode. The exclude regex is not consulted. ASCII case and

@@ -27,8 +27,15 @@
 //! queries are written back in its encoding, as browsers do
 //! (`encoding_tests` holds the corpus of six encodings).
 //!
+//! Page requisites (`--page-requisites`, [`Extract::Requisites`]): the
+//! tokenizer's emitter then reads every element, `requisites` says which
+//! attributes load what (`img src`, `srcset`, `script src`, stylesheets,
+//! media, objects), and `css` finds the `url()`s and `@import`s of inline
+//! CSS and of stylesheets ([`stylesheet_requisites`]). The scanner is not
+//! involved, so the fast path costs nothing more when the flag is off.
+//!
 //! What it is not: not a tree builder (no DOM, so no stack to overflow on
-//! deeply nested pages), not a JavaScript or CSS URL finder, not a
+//! deeply nested pages), not a JavaScript URL finder, not a
 //! robots/nofollow interpreter, and it does no I/O and makes no scope
 //! decision (see `crate::crawl::scope`). It never panics, whatever the bytes.
 // Network data flows through here: a panic would take down a whole shard.
@@ -44,6 +51,8 @@ pub mod charset;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 mod encoding_tests;
+mod css;
+mod requisites;
 mod scanner;
 mod tokenizer;
 
@@ -56,6 +65,7 @@ use url::Url;
 
 use crate::crawl::urls;
 use charset::Sniffed;
+use requisites::{Element, Values};
 
 /// The most links [`extract_links`] returns for one page.
 ///
@@ -101,11 +111,27 @@ pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
     scan_links(html, page_url).unwrap_or_else(|| tokenize_links(html, page_url))
 }
 
-/// The links of an HTML page and the encoding its text was read in.
+/// The links of an HTML page, its requisites if they were asked for, and
+/// the encoding its text was read in.
 #[derive(Debug)]
 pub struct PageLinks {
     pub links: Vec<Url>,
+    /// Page requisites ([`Extract::Requisites`]): images, scripts,
+    /// stylesheets, media, objects and the `url()`s of inline CSS, unique,
+    /// in order, at most [`MAX_LINKS_PER_PAGE`]. A URL can be both a link
+    /// and an embed.
+    pub embeds: Vec<Url>,
     pub charset: Sniffed,
+}
+
+/// What [`page_links_with`] reads from a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extract {
+    /// Links only: the fast scanner, html5gum where it gives up.
+    Links,
+    /// Links and page requisites (wget's `-p`): html5gum's tokenizer, which
+    /// reads the attributes and `<style>` text requisites need.
+    Requisites,
 }
 
 /// The links of an HTML `body` served with `Content-Type` charset
@@ -116,14 +142,67 @@ pub struct PageLinks {
 /// the query in the page's own encoding (`?q=caf%E9` on a windows-1252
 /// page; characters it cannot write become `&#NNNN;` first, as browsers do).
 pub fn page_links(body: &[u8], page_url: &Url, header_charset: Option<&str>) -> PageLinks {
+    page_links_with(body, page_url, header_charset, Extract::Links)
+}
+
+/// [`page_links`], and with [`Extract::Requisites`] the page's requisites
+/// too: `img` `src` and `srcset`, `source` `src` and `srcset`, `script`,
+/// `embed` and `track` `src`, `video` and `audio` `src` and `poster`,
+/// `object` `data`, `input type=image` `src`, `link` `href` when its `rel`
+/// is `stylesheet`, `icon`, `apple-touch-icon`, `preload` or
+/// `modulepreload` (an embed then, not a link), and every `url()` and
+/// `@import` of `<style>` elements and `style` attributes. Resolved against
+/// the page's base URL like links, `data:` and other non-http URLs skipped.
+pub fn page_links_with(
+    body: &[u8],
+    page_url: &Url,
+    header_charset: Option<&str>,
+    extract: Extract,
+) -> PageLinks {
     let charset = charset::sniff(body, header_charset);
     let html = body.get(charset.bom_len..).unwrap_or(body);
-    let links = if charset.encoding == UTF_8 {
-        extract_links(html, page_url)
-    } else {
-        extract_links_in(html, page_url, charset.encoding)
+    let (links, embeds) = match extract {
+        Extract::Links if charset.encoding == UTF_8 => (extract_links(html, page_url), Vec::new()),
+        Extract::Links => (
+            extract_links_in(html, page_url, charset.encoding),
+            Vec::new(),
+        ),
+        Extract::Requisites => requisites_in(html, page_url, charset.encoding),
     };
-    PageLinks { links, charset }
+    PageLinks {
+        links,
+        embeds,
+        charset,
+    }
+}
+
+/// The links and requisites of a page in `encoding` (its byte order mark
+/// already removed), by html5gum's tokenizer: the scanner reads only link
+/// attributes, and the flag that asks for requisites is off by default, so
+/// the fast path stays as it is.
+fn requisites_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> (Vec<Url>, Vec<Url>) {
+    let text = if encoding == UTF_8 {
+        Cow::Borrowed(html)
+    } else {
+        let (text, _) = encoding.decode_without_bom_handling(html);
+        Cow::Owned(text.into_owned().into_bytes())
+    };
+    let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
+    let Ok(found) = in_passes(page_url, query, true, |set| {
+        tokenizer::tokenize(&text, set);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    found
+}
+
+/// The requisites of a stylesheet fetched from `css_url`: every `url()` and
+/// `@import`, resolved against the stylesheet's URL, unique, in order, at
+/// most [`MAX_LINKS_PER_PAGE`]. Bytes that are not UTF-8 are
+/// percent-encoded in the URLs, as in HTML.
+pub fn stylesheet_requisites(css: &[u8], css_url: &Url) -> Vec<Url> {
+    let mut set = LinkSet::new(css_url, None, None).with_embeds();
+    set.offer_css(css);
+    set.embeds.map(|e| e.urls).unwrap_or_default()
 }
 
 /// [`extract_links`] of a page in `encoding` (its byte order mark already
@@ -133,29 +212,34 @@ pub fn extract_links_in(html: &[u8], page_url: &Url, encoding: &'static Encoding
     let (text, _) = encoding.decode_without_bom_handling(html);
     let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
     let bytes = text.as_bytes();
-    in_passes(page_url, query, |set| scanner::scan(bytes, set))
+    in_passes(page_url, query, false, |set| scanner::scan(bytes, set))
         .ok()
-        .unwrap_or_else(|| {
-            let Ok(links) = in_passes(page_url, query, |set| {
-                tokenizer::tokenize(bytes, set);
-                Ok::<(), std::convert::Infallible>(())
-            });
-            links
-        })
+        .map_or_else(
+            || {
+                let Ok((links, _)) = in_passes(page_url, query, false, |set| {
+                    tokenizer::tokenize(bytes, set);
+                    Ok::<(), std::convert::Infallible>(())
+                });
+                links
+            },
+            |(links, _)| links,
+        )
 }
 
 /// [`extract_links`] by the hand-written scanner alone: `None` when the page
 /// holds something only the full tokenizer handles exactly. Public for the
 /// differential fuzz target and benchmarks.
 pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
-    in_passes(page_url, None, |set| scanner::scan(html, set)).ok()
+    in_passes(page_url, None, false, |set| scanner::scan(html, set))
+        .ok()
+        .map(|(links, _)| links)
 }
 
 /// [`extract_links`] by html5gum's tokenizer alone: the reference the
 /// scanner is checked against. Public for the differential fuzz target and
 /// benchmarks.
 pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    let Ok(links) = in_passes(page_url, None, |set| {
+    let Ok((links, _)) = in_passes(page_url, None, false, |set| {
         tokenizer::tokenize(html, set);
         Ok::<(), std::convert::Infallible>(())
     });
@@ -166,19 +250,30 @@ pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
 /// `<base>` turned up after links had already been resolved against the
 /// page URL. The second pass knows the base from its start, so nothing from
 /// the first needs keeping (no link value is ever copied for later).
-/// `query`: the encoding queries are written in, if not UTF-8.
+/// `query`: the encoding queries are written in, if not UTF-8; `embeds`:
+/// whether requisites are collected too. The links and the embeds found.
 fn in_passes<E>(
     page_url: &Url,
     query: Option<&'static Encoding>,
+    embeds: bool,
     mut pass: impl FnMut(&mut LinkSet<'_>) -> Result<(), E>,
-) -> Result<Vec<Url>, E> {
-    let mut set = LinkSet::new(page_url, None, query);
+) -> Result<(Vec<Url>, Vec<Url>), E> {
+    let new = |base| {
+        let set = LinkSet::new(page_url, base, query);
+        if embeds {
+            set.with_embeds()
+        } else {
+            set
+        }
+    };
+    let mut set = new(None);
     pass(&mut set)?;
     if let Some(base) = set.late_base.take() {
-        set = LinkSet::new(page_url, Some(base), query);
+        set = new(Some(base));
         pass(&mut set)?;
     }
-    Ok(set.links)
+    let embeds = set.embeds.map(|e| e.urls).unwrap_or_default();
+    Ok((set.links.urls, embeds))
 }
 
 /// The start tags that carry links, and the one attribute each is read for.
@@ -209,12 +304,20 @@ impl LinkTag {
             LinkTag::Src => b"src",
         }
     }
+
+    /// [`LinkTag::attribute`] as a list, as the tokenizer reads them.
+    fn attributes(self) -> &'static [&'static [u8]] {
+        match self {
+            LinkTag::Href | LinkTag::Base => &[b"href"],
+            LinkTag::Src => &[b"src"],
+        }
+    }
 }
 
 /// What a page's link tags add up to, whichever tokenizer found them: the
-/// base URL, the resolved links, their dedup and the cap. Owned by one pass
-/// of one extraction; the only allocations are the returned `Url`s and the
-/// dedup table.
+/// base URL, the resolved links (and embeds, when asked for), their dedup
+/// and the cap. Owned by one pass of one extraction; the only allocations
+/// are the returned `Url`s and the dedup tables.
 struct LinkSet<'p> {
     page_url: &'p Url,
     /// The first `<base href>`, once seen and usable.
@@ -228,10 +331,53 @@ struct LinkSet<'p> {
     late_base: Option<Url>,
     /// The page's encoding, for the queries of its links (None: UTF-8).
     query: Option<&'static Encoding>,
-    links: Vec<Url>,
-    /// Hash of a link's text -> its index in `links` (collisions are checked).
-    seen: HashMap<u64, usize>,
+    links: Urls,
+    /// Page requisites, when asked for ([`LinkSet::with_embeds`]).
+    embeds: Option<Urls>,
     hasher: foldhash::fast::RandomState,
+}
+
+/// Resolved URLs, unique, in order of first appearance.
+struct Urls {
+    urls: Vec<Url>,
+    /// Hash of a URL's text -> its index in `urls` (collisions are checked).
+    seen: HashMap<u64, usize>,
+}
+
+impl Urls {
+    fn new() -> Self {
+        Urls {
+            urls: Vec::with_capacity(LINKS_EXPECTED),
+            seen: HashMap::with_capacity(LINKS_EXPECTED),
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        self.urls.len() >= MAX_LINKS_PER_PAGE
+    }
+
+    /// Keep `url` if it is new.
+    fn insert(&mut self, url: Url, hasher: &foldhash::fast::RandomState) {
+        let hash = hasher.hash_one(url.as_str());
+        let index = self.urls.len();
+        match self.seen.entry(hash) {
+            Entry::Vacant(slot) => {
+                slot.insert(index);
+            }
+            Entry::Occupied(slot) => {
+                let first = *slot.get();
+                if self.urls.get(first) == Some(&url) {
+                    return;
+                }
+                // A true 64-bit collision (keys are random per call): fall
+                // back to comparing with every URL kept so far.
+                if self.urls.contains(&url) {
+                    return;
+                }
+            }
+        }
+        self.urls.push(url);
+    }
 }
 
 /// Room for the links of an ordinary page before the set's tables grow.
@@ -248,16 +394,29 @@ impl<'p> LinkSet<'p> {
             base,
             linked_before_base: false,
             late_base: None,
-            links: Vec::with_capacity(LINKS_EXPECTED),
-            seen: HashMap::with_capacity(LINKS_EXPECTED),
+            links: Urls::new(),
+            embeds: None,
             hasher: foldhash::fast::RandomState::default(),
         }
     }
 
-    /// Read no further: [`MAX_LINKS_PER_PAGE`] reached, or a late `<base>`
-    /// means this pass starts over.
+    /// This set collects page requisites too.
+    fn with_embeds(mut self) -> Self {
+        self.embeds = Some(Urls::new());
+        self
+    }
+
+    /// Whether requisites are collected: the tokenizer then reads every
+    /// element ([`LinkSet::offer_element`]), not only link tags.
+    fn wants_embeds(&self) -> bool {
+        self.embeds.is_some()
+    }
+
+    /// Read no further: [`MAX_LINKS_PER_PAGE`] links (and embeds, if
+    /// collected) reached, or a late `<base>` means this pass starts over.
     fn is_done(&self) -> bool {
-        self.links.len() >= MAX_LINKS_PER_PAGE || self.late_base.is_some()
+        self.late_base.is_some()
+            || (self.links.is_full() && self.embeds.as_ref().is_none_or(Urls::is_full))
     }
 
     /// A complete start tag `tag` whose link attribute had `value` (raw
@@ -272,6 +431,85 @@ impl<'p> LinkSet<'p> {
             LinkTag::Href | LinkTag::Src => {
                 self.linked_before_base |= !self.base_seen;
                 self.add(value);
+            }
+        }
+    }
+
+    /// A complete start tag of `element` whose attributes (as
+    /// [`Element::attributes`] lists them) had `values`: its link, base or
+    /// requisites, and the `url()`s of its `style`.
+    fn offer_element(&mut self, element: Element, values: &Values<'_>) {
+        let [first, second, _] = *values;
+        let attributes = element.attributes();
+        let style = values
+            .get(attributes.len().saturating_sub(1))
+            .copied()
+            .flatten();
+        let (first, second) = if attributes.len() == requisites::MAX_ATTRIBUTES {
+            (first, second)
+        } else {
+            (first, None)
+        };
+        match element {
+            Element::Base => self.offer_some(LinkTag::Base, first),
+            Element::Anchor | Element::Frame => self.offer_some(LinkTag::Href, first),
+            Element::Link => {
+                if second.is_some_and(requisites::rel_is_requisite) {
+                    self.offer_embed_some(first);
+                } else {
+                    self.offer_some(LinkTag::Href, first);
+                }
+            }
+            Element::Image => {
+                self.offer_embed_some(first);
+                if let Some(set) = second {
+                    requisites::srcset(set, &mut |url| self.offer_embed(url));
+                }
+            }
+            Element::Script | Element::Object => self.offer_embed_some(first),
+            Element::Media => {
+                self.offer_embed_some(first);
+                self.offer_embed_some(second);
+            }
+            Element::Input => {
+                if second.is_some_and(requisites::is_image_input) {
+                    self.offer_embed_some(first);
+                }
+            }
+            Element::Other => {}
+        }
+        if let Some(css) = style {
+            self.offer_css(css);
+        }
+    }
+
+    fn offer_some(&mut self, tag: LinkTag, value: Option<&[u8]>) {
+        if let Some(value) = value {
+            self.offer(tag, value);
+        }
+    }
+
+    fn offer_embed_some(&mut self, value: Option<&[u8]>) {
+        if let Some(value) = value {
+            self.offer_embed(value);
+        }
+    }
+
+    /// The text of a `<style>` element or a `style` attribute: its `url()`s
+    /// and `@import`s are embeds.
+    fn offer_css(&mut self, css: &[u8]) {
+        css::scan(css, &mut |url| self.offer_embed(url));
+    }
+
+    /// One raw requisite URL value (ignored unless embeds are collected).
+    fn offer_embed(&mut self, raw: &[u8]) {
+        if self.late_base.is_some() || self.embeds.as_ref().is_none_or(Urls::is_full) {
+            return;
+        }
+        self.linked_before_base |= !self.base_seen;
+        if let Some(url) = self.resolve(raw) {
+            if let Some(embeds) = &mut self.embeds {
+                embeds.insert(url, &self.hasher);
             }
         }
     }
@@ -292,33 +530,20 @@ impl<'p> LinkSet<'p> {
 
     /// Resolve one raw link value and keep it if it is new.
     fn add(&mut self, raw: &[u8]) {
-        if self.is_done() {
+        if self.late_base.is_some() || self.links.is_full() {
             return;
         }
+        if let Some(url) = self.resolve(raw) {
+            self.links.insert(url, &self.hasher);
+        }
+    }
+
+    /// A raw value resolved against the base URL: normalised, `http` or
+    /// `https`, or `None`.
+    fn resolve(&self, raw: &[u8]) -> Option<Url> {
         let text = bytes_to_str(raw);
         let base = self.base.as_ref().unwrap_or(self.page_url);
-        let Some(url) = urls::join_in(base, &text, self.query) else {
-            return;
-        };
-        let hash = self.hasher.hash_one(url.as_str());
-        let index = self.links.len();
-        match self.seen.entry(hash) {
-            Entry::Vacant(slot) => {
-                slot.insert(index);
-            }
-            Entry::Occupied(slot) => {
-                let first = *slot.get();
-                if self.links.get(first) == Some(&url) {
-                    return;
-                }
-                // A true 64-bit collision (keys are random per call): fall
-                // back to comparing with every link kept so far.
-                if self.links.contains(&url) {
-                    return;
-                }
-            }
-        }
-        self.links.push(url);
+        urls::join_in(base, &text, self.query)
     }
 }
 

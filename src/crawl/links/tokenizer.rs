@@ -1,11 +1,14 @@
 //! The reference link extractor: html5gum's WHATWG tokenizer driven by a
 //! purpose-built [`Emitter`] that ignores text, comments and doctypes, keeps
 //! only the few start tags and attributes that carry links, and copies
-//! nothing else into the [`LinkSet`].
+//! nothing else into the [`LinkSet`]. When the set wants page requisites it
+//! reads every start tag's requisite attributes
+//! ([`Element::attributes`], at most three) and the text of `<style>`
+//! elements (up to [`MAX_STYLE_TEXT`] bytes each).
 //!
 //! What it is not: the fast path. It runs when the scanner gives up on a
-//! page, and in the tests and the differential fuzz target as the answer the
-//! scanner must give.
+//! page, when requisites are asked for, and in the tests and the
+//! differential fuzz target as the answer the scanner must give.
 #![deny(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -16,7 +19,12 @@
 
 use html5gum::{naive_next_state, Emitter, Error, State, Tokenizer};
 
+use super::requisites::{Element, Values, MAX_ATTRIBUTES};
 use super::{LinkSet, LinkTag};
+
+/// The most text of one `<style>` element read for `url()`s: a memory
+/// bound against hostile pages.
+const MAX_STYLE_TEXT: usize = 1 << 20;
 
 /// Run html5gum over `html`, offering every link tag to `set`.
 pub(super) fn tokenize(html: &[u8], set: &mut LinkSet<'_>) {
@@ -87,15 +95,35 @@ impl ShortName {
     }
 }
 
-/// Where the current attribute stands with respect to the link we want.
+/// Where the current attribute stands with respect to the ones we want.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AttrState {
     /// Name not checked yet (no value byte seen).
     Unchecked,
-    /// This is the link attribute: its value goes to `LinkEmitter::value`.
-    Capture,
-    /// Some other attribute, or the tag already has its link value.
+    /// A wanted attribute: its value goes to `LinkEmitter::values[slot]`.
+    Capture(usize),
+    /// Some other attribute, or the tag already has this one's value.
     Ignore,
+}
+
+/// What the current start tag is read for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Its link (links only).
+    Link(LinkTag),
+    /// Its links and requisites.
+    Element(Element),
+}
+
+impl Reading {
+    /// The slot of attribute `name` among the ones read, if it is one.
+    fn slot(self, name: Option<&[u8]>) -> Option<usize> {
+        let name = name?;
+        match self {
+            Reading::Link(tag) => tag.attributes().iter().position(|&a| a == name),
+            Reading::Element(element) => element.slot(name),
+        }
+    }
 }
 
 /// Which kind of tag token is being built.
@@ -117,14 +145,17 @@ struct LinkEmitter<'s, 'p> {
     /// Name of the start tag that switched the tokenizer to a raw-text
     /// state, for the tokenizer's "appropriate end tag" check.
     raw_tag: ShortName,
-    /// `Some` while the current start tag is one we read a link from.
-    tag: Option<LinkTag>,
+    /// `Some` while the current start tag is one we read.
+    reading: Option<Reading>,
     classified: bool,
     attr_name: ShortName,
     attr_state: AttrState,
-    /// The current tag already has its link attribute (first one wins).
-    have_value: bool,
-    value: Vec<u8>,
+    /// The current tag already has each wanted attribute (first one wins).
+    have: [bool; MAX_ATTRIBUTES],
+    values: [Vec<u8>; MAX_ATTRIBUTES],
+    /// Inside a `<style>` element (requisites only): its text is kept.
+    in_style: bool,
+    style_text: Vec<u8>,
 }
 
 impl<'s, 'p> LinkEmitter<'s, 'p> {
@@ -135,40 +166,81 @@ impl<'s, 'p> LinkEmitter<'s, 'p> {
             current: Current::End,
             tag_name: ShortName::EMPTY,
             raw_tag: ShortName::EMPTY,
-            tag: None,
+            reading: None,
             classified: true,
             attr_name: ShortName::EMPTY,
             attr_state: AttrState::Ignore,
-            have_value: false,
-            value: Vec::new(),
+            have: [false; MAX_ATTRIBUTES],
+            values: Default::default(),
+            in_style: false,
+            style_text: Vec::new(),
         }
     }
 
-    /// Decide once per start tag, when its name is complete, whether it
-    /// carries a link.
+    /// Decide once per start tag, when its name is complete, whether and
+    /// what for it is read.
     #[inline]
     fn classify(&mut self) {
         if !self.classified {
             self.classified = true;
-            self.tag = self.tag_name.get().and_then(LinkTag::classify);
+            let name = self.tag_name.get();
+            self.reading = if self.set.wants_embeds() {
+                name.map(|n| Reading::Element(Element::classify(n)))
+            } else {
+                name.and_then(LinkTag::classify).map(Reading::Link)
+            };
         }
     }
 
     /// The current attribute is complete (another starts or the tag ends).
     #[inline]
     fn finish_attribute(&mut self) {
-        if let Some(tag) = self.tag {
-            if !self.have_value {
-                self.have_value = match self.attr_state {
-                    AttrState::Capture => true,
-                    // An attribute with an empty or no value: `<a href>`.
-                    AttrState::Unchecked => self.attr_name.is(tag.attribute()),
-                    AttrState::Ignore => false,
-                };
+        if let Some(reading) = self.reading {
+            let slot = match self.attr_state {
+                AttrState::Capture(slot) => Some(slot),
+                // An attribute with an empty or no value: `<a href>`.
+                AttrState::Unchecked => reading.slot(self.attr_name.get()),
+                AttrState::Ignore => None,
+            };
+            if let Some(have) = slot.and_then(|slot| self.have.get_mut(slot)) {
+                *have = true;
             }
         }
         self.attr_state = AttrState::Unchecked;
         self.attr_name.clear();
+    }
+
+    /// The current start tag is complete: offer what it carries.
+    fn offer_tag(&mut self) {
+        match self.reading {
+            Some(Reading::Link(tag)) if self.have.first() == Some(&true) => {
+                if let Some(value) = self.values.first() {
+                    self.set.offer(tag, value);
+                }
+            }
+            Some(Reading::Element(element)) => {
+                let mut values: Values<'_> = [None; MAX_ATTRIBUTES];
+                for ((slot, have), value) in values.iter_mut().zip(&self.have).zip(&self.values) {
+                    if *have {
+                        *slot = Some(value.as_slice());
+                    }
+                }
+                self.set.offer_element(element, &values);
+                self.in_style = self.tag_name.is(b"style");
+                self.style_text.clear();
+            }
+            Some(Reading::Link(_)) | None => {}
+        }
+        self.finished |= self.set.is_done();
+    }
+
+    /// A `<style>` element ended (or the input did): its CSS is read.
+    fn finish_style(&mut self) {
+        if self.in_style {
+            self.in_style = false;
+            self.set.offer_css(&self.style_text);
+            self.finished |= self.set.is_done();
+        }
     }
 }
 
@@ -181,6 +253,7 @@ impl Emitter for LinkEmitter<'_, '_> {
     }
 
     fn emit_eof(&mut self) {
+        self.finish_style();
         self.finished = true;
     }
 
@@ -202,25 +275,33 @@ impl Emitter for LinkEmitter<'_, '_> {
     }
 
     #[inline]
-    fn emit_string(&mut self, _c: &[u8]) {}
+    fn emit_string(&mut self, c: &[u8]) {
+        if self.in_style {
+            let room = MAX_STYLE_TEXT.saturating_sub(self.style_text.len());
+            self.style_text
+                .extend_from_slice(c.get(..room.min(c.len())).unwrap_or_default());
+        }
+    }
 
     #[inline]
     fn init_start_tag(&mut self) {
         self.current = Current::Start;
         self.tag_name.clear();
-        self.tag = None;
+        self.reading = None;
         self.classified = false;
         self.attr_name.clear();
         self.attr_state = AttrState::Unchecked;
-        self.have_value = false;
-        self.value.clear();
+        self.have = [false; MAX_ATTRIBUTES];
+        for value in &mut self.values {
+            value.clear();
+        }
     }
 
     #[inline]
     fn init_end_tag(&mut self) {
         self.current = Current::End;
         self.tag_name.clear();
-        self.tag = None;
+        self.reading = None;
         self.classified = true;
     }
 
@@ -229,16 +310,13 @@ impl Emitter for LinkEmitter<'_, '_> {
 
     fn emit_current_tag(&mut self) -> Option<State> {
         if self.current == Current::End {
+            // In raw text only the element's own end tag is emitted.
+            self.finish_style();
             return None;
         }
         self.classify();
         self.finish_attribute();
-        if let Some(tag) = self.tag {
-            if self.have_value {
-                self.set.offer(tag, &self.value);
-                self.finished = self.set.is_done();
-            }
-        }
+        self.offer_tag();
         let state = next_state(self.tag_name.get()?);
         if state.is_some() {
             self.raw_tag = self.tag_name;
@@ -282,25 +360,26 @@ impl Emitter for LinkEmitter<'_, '_> {
 
     #[inline]
     fn push_attribute_name(&mut self, s: &[u8]) {
-        if self.tag.is_some() {
+        if self.reading.is_some() {
             self.attr_name.push(s);
         }
     }
 
     #[inline]
     fn push_attribute_value(&mut self, s: &[u8]) {
-        let Some(tag) = self.tag else {
+        let Some(reading) = self.reading else {
             return;
         };
         if self.attr_state == AttrState::Unchecked {
-            self.attr_state = if !self.have_value && self.attr_name.is(tag.attribute()) {
-                AttrState::Capture
-            } else {
-                AttrState::Ignore
+            self.attr_state = match reading.slot(self.attr_name.get()) {
+                Some(slot) if self.have.get(slot) == Some(&false) => AttrState::Capture(slot),
+                _ => AttrState::Ignore,
             };
         }
-        if self.attr_state == AttrState::Capture {
-            self.value.extend_from_slice(s);
+        if let AttrState::Capture(slot) = self.attr_state {
+            if let Some(value) = self.values.get_mut(slot) {
+                value.extend_from_slice(s);
+            }
         }
     }
 

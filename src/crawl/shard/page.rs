@@ -14,7 +14,7 @@ use url::Url;
 use crate::api::Page;
 use crate::crawl::frontier::Job;
 use crate::crawl::hops::Hop;
-use crate::crawl::links;
+use crate::crawl::links::{self, Extract};
 use crate::crawl::mesh::shard_for;
 use crate::crawl::urls;
 use crate::net::fetch::{self, FetchError, Response};
@@ -160,6 +160,7 @@ impl Shard {
                 &format!("{e} (fetched anyway: --insecure)"),
             );
         }
+        let ok = (200..300).contains(&head.status);
         if matches!(head.status, 301 | 302 | 303 | 307 | 308) {
             record.encoding = charset;
             let asked = self.follow_redirect(job, url, head.location.as_deref(), record, token);
@@ -167,8 +168,14 @@ impl Shard {
                 self.deliver(record, &response, &body, &[]);
             }
             asked
-        } else if (200..300).contains(&head.status) && http::is_html(head.content_type.as_deref()) {
-            let page = links::page_links(&body, url, charset.as_deref());
+        } else if ok && http::is_html(head.content_type.as_deref()) && !job.hops.is_embed() {
+            // A requisite that is HTML (an `embed`, an `object`) is a leaf.
+            let extract = if self.config.page_requisites {
+                Extract::Requisites
+            } else {
+                Extract::Links
+            };
+            let page = links::page_links_with(&body, url, charset.as_deref(), extract);
             record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
             record.encoding_source = Some(Cow::Borrowed(page.charset.source.name()));
             let links = if self.hooks.wants_pages() {
@@ -179,25 +186,15 @@ impl Shard {
                     .filter(|l| self.config.scope.allows(l))
                     .collect()
             };
-            record.num_urls = links.len();
-            let now = Instant::now();
-            let mut asked = Asked::default();
-            let via: Arc<str> = Arc::from(job.url.as_str());
-            for link in links {
-                let job = Job {
-                    url: link.into(),
-                    redirects_left: self.config.max_redirect,
-                    depth: job.depth.saturating_add(1),
-                    hops: job.hops.then(Hop::Link),
-                    via: Some(via.clone()),
-                };
-                match self.route(job, now, token) {
-                    Routed::New => record.num_new_urls += 1,
-                    Routed::Known => {}
-                    Routed::Asked(peer) => asked.add(peer),
-                }
+            self.route_found(job, links, page.embeds, record, token)
+        } else if ok && self.config.page_requisites && http::is_css(head.content_type.as_deref()) {
+            // A stylesheet's `url()`s and `@import`s are requisites too.
+            record.encoding = charset;
+            let embeds = links::stylesheet_requisites(&body, url);
+            if self.hooks.wants_pages() {
+                self.deliver(record, &response, &body, &[]);
             }
-            asked.count()
+            self.route_found(job, Vec::new(), embeds, record, token)
         } else {
             record.encoding = charset;
             if self.hooks.wants_pages() {
@@ -205,6 +202,52 @@ impl Shard {
             }
             0
         }
+    }
+
+    /// Queue what a page or stylesheet points to: its requisites (`embeds`,
+    /// from any host the exclude regex lets through) at its own depth with
+    /// an `E` hop, first, so a URL that is both keeps its embed hop; then
+    /// its links (already in scope) one level deeper with an `L` hop. The
+    /// number of other shards asked.
+    fn route_found(
+        &self,
+        job: &Job,
+        links: Vec<Url>,
+        embeds: Vec<Url>,
+        record: &mut Record,
+        token: u64,
+    ) -> usize {
+        let embeds: Vec<Url> = embeds
+            .into_iter()
+            .filter(|e| self.config.scope.allows_embed(e))
+            .collect();
+        record.num_urls = links.len() + embeds.len();
+        let now = Instant::now();
+        let mut asked = Asked::default();
+        let via: Arc<str> = Arc::from(job.url.as_str());
+        let found = embeds
+            .into_iter()
+            .map(|url| (url, Hop::Embed, job.depth))
+            .chain(
+                links
+                    .into_iter()
+                    .map(|url| (url, Hop::Link, job.depth.saturating_add(1))),
+            );
+        for (url, hop, depth) in found {
+            let next = Job {
+                url: url.into(),
+                redirects_left: self.config.max_redirect,
+                depth,
+                hops: job.hops.then(hop),
+                via: Some(via.clone()),
+            };
+            match self.route(next, now, token) {
+                Routed::New => record.num_new_urls += 1,
+                Routed::Known => {}
+                Routed::Asked(peer) => asked.add(peer),
+            }
+        }
+        asked.count()
     }
 
     /// Hand a fetched page to the caller's hooks (handler, stream) and
@@ -298,7 +341,12 @@ impl Shard {
             return 0;
         };
         record.next_url = Some(target.as_str().to_string());
-        if !self.config.scope.allows(&target) {
+        let allowed = if job.hops.is_embed() {
+            self.config.scope.allows_embed(&target)
+        } else {
+            self.config.scope.allows(&target)
+        };
+        if !allowed {
             return 0;
         }
         let next = Job {

@@ -380,6 +380,11 @@ pub fn media_type(content_type: &str) -> (String, Option<String>) {
     (essence, charset)
 }
 
+/// True for `text/css` (any case, any parameters).
+pub fn is_css(content_type: Option<&str>) -> bool {
+    content_type.is_some_and(|ct| media_type(ct).0 == "text/css")
+}
+
 /// True for `text/html` and `application/xhtml+xml` (any case, any parameters).
 pub fn is_html(content_type: Option<&str>) -> bool {
     content_type.is_some_and(|ct| {

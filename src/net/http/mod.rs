@@ -27,7 +27,7 @@ mod head;
 
 pub use body::{BodyDecoder, BodyError, Progress};
 pub use head::{
-    framing, is_html, media_type, parse_head, Framing, HeadError, HeadScan, ResponseHead,
+    framing, is_css, is_html, media_type, parse_head, Framing, HeadError, HeadScan, ResponseHead,
 };
 
 use std::borrow::Cow;
@@ -740,6 +740,9 @@ mod tests {
         assert!(!is_html(Some("application/json")));
         assert!(!is_html(Some("")));
         assert!(!is_html(None));
+        assert!(is_css(Some("Text/CSS; charset=utf-8")));
+        assert!(!is_css(Some("text/html")));
+        assert!(!is_css(None));
     }
 
     fn any_framing() -> impl Strategy<Value = Framing> {
