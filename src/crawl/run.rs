@@ -92,14 +92,19 @@ pub fn run_with(
     let config = Arc::new(config);
     let shards = config.cores;
     let writer = Writer::open(&config.output, config.output_backlog).context("opening --output")?;
-    // A WACZ needs the index: the --cdxj file, else one beside the package.
+    // A WACZ needs the index: the --cdxj file, else one beside the package
+    // (so a package that could not be written there fails now, not after
+    // the crawl).
     let index = config
         .cdxj
         .clone()
         .or_else(|| config.wacz.as_deref().map(wacz::scratch_index));
     let cdxj = match &index {
         Some(path) => Writer::open(&Output::File(path.clone()), config.output_backlog)
-            .with_context(|| format!("opening the CDXJ index {}", path.display()))?,
+            .with_context(|| match config.cdxj {
+                Some(_) => format!("opening --cdxj {}", path.display()),
+                None => format!("opening the index for --wacz, {}", path.display()),
+            })?,
         None => None,
     };
 

@@ -129,10 +129,7 @@ mod tests {
 
     #[test]
     fn the_manifest_has_the_wacz_fields_and_every_resource() {
-        let page = Page {
-            url: "http://a.test/".into(),
-            ts: "2023-11-14T22:13:20Z".into(),
-        };
+        let page = Page::new("http://a.test/", "2023-11-14T22:13:20Z".into());
         let resources = [
             Resource::new("archive/a.warc.gz", &[0xab; 32], 10),
             Resource::new("pages/pages.jsonl", &[0; 32], 70),

@@ -13,8 +13,12 @@
 //! payload digest of such an HTML capture: the same bytes, so the same
 //! kind of page. A page's `ts` is its capture's 14-digit timestamp as RFC
 //! 3339 (to the second, as the index has it, so a replay tool finds the
-//! capture from the page). No `title` (it would mean parsing every page
-//! again) and no `id` (optional in WACZ 1.1.1).
+//! capture from the page). Its `id` is the first 16 bytes of the SHA-256
+//! of its URL and `ts`, in hex: optional in WACZ 1.1.1, but Frictionless
+//! (which `wacz validate` runs) reads the list as a table whose columns
+//! are the header line's keys, `format`, `id` and `title`, and a page with
+//! none of them is a blank row, an error. No `title`: it would mean
+//! parsing every page again.
 //!
 //! Not the ZIP, the files nor the manifest (`wacz/mod.rs`,
 //! `wacz/manifest.rs`). The index is the crawl's own file, but is parsed
@@ -31,6 +35,7 @@
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 /// The header line of `pages/pages.jsonl`.
 pub const PAGES_HEADER: &str = r#"{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}"#;
@@ -38,6 +43,8 @@ pub const PAGES_HEADER: &str = r#"{"format": "json-pages-1.0", "id": "pages", "t
 /// One entry of the page list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Page {
+    /// Its identifier: a hash of `url` and `ts`.
+    pub id: String,
     /// The page's URL (its capture's `WARC-Target-URI`).
     pub url: String,
     /// When it was captured: RFC 3339, UTC, to the second.
@@ -103,6 +110,22 @@ fn parse(line: &[u8]) -> Option<Capture<'_>> {
     Some(Capture { ts14, fields })
 }
 
+impl Page {
+    /// The page `url` captured at `ts`.
+    pub fn new(url: &str, ts: String) -> Self {
+        let mut sha = Sha256::new();
+        sha.update(url.as_bytes());
+        sha.update(b" ");
+        sha.update(ts.as_bytes());
+        let id = data_encoding::HEXLOWER.encode(sha.finalize().get(..16).unwrap_or_default());
+        Page {
+            id,
+            url: url.to_string(),
+            ts,
+        }
+    }
+}
+
 /// `YYYYMMDDhhmmss` as `YYYY-MM-DDThh:mm:ssZ`; None unless 14 digits.
 pub fn rfc3339_of_ts14(ts14: &[u8]) -> Option<String> {
     if ts14.len() != 14 || !ts14.iter().all(u8::is_ascii_digit) {
@@ -148,10 +171,7 @@ pub fn pages(lines: &[&[u8]]) -> Vec<Page> {
         }
         if let Some(ts) = rfc3339_of_ts14(capture.ts14) {
             seen.insert(capture.fields.url.as_str());
-            pages.push(Page {
-                url: capture.fields.url.clone(),
-                ts,
-            });
+            pages.push(Page::new(&capture.fields.url, ts));
         }
     }
     pages
@@ -248,27 +268,29 @@ mod tests {
         let pages = pages(&sorted_lines(index.as_bytes()));
         assert_eq!(
             pages,
-            [Page {
-                url: "http://a.test/".into(),
-                ts: "2024-01-01T00:00:00Z".into()
-            }],
+            [Page::new("http://a.test/", "2024-01-01T00:00:00Z".into())],
             "the earliest capture of /, nothing else"
         );
     }
 
     #[test]
     fn the_page_list_starts_with_its_header_and_has_a_json_line_per_page() {
-        let out = pages_jsonl(&[Page {
-            url: "http://a.test/\"q\"".into(),
-            ts: "2024-01-01T00:00:00Z".into(),
-        }]);
+        let out = pages_jsonl(&[
+            Page::new("http://a.test/\"q\"", "2024-01-01T00:00:00Z".into()),
+            Page::new("http://a.test/", "2024-01-01T00:00:00Z".into()),
+        ]);
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], PAGES_HEADER);
         let page: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
         assert_eq!(page["url"], "http://a.test/\"q\"");
         assert_eq!(page["ts"], "2024-01-01T00:00:00Z");
-        assert_eq!(lines.len(), 2);
+        let id = page["id"].as_str().unwrap();
+        assert_eq!(id.len(), 32);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+        let other: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
+        assert_ne!(other["id"], page["id"], "an id per page");
+        assert_eq!(lines.len(), 3);
         assert!(text.ends_with('\n'));
     }
 }
