@@ -212,6 +212,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE", requires = "warc")]
     pub cdxj: Option<PathBuf>,
 
+    /// With --warc: when the crawl is over, package the WARC files, their
+    /// CDXJ index (sorted) and the list of HTML pages as a WACZ 1.1.1 file
+    /// (written to FILE.tmp, renamed when whole; replayable in
+    /// ReplayWeb.page)
+    #[arg(long, value_name = "FILE", requires = "warc")]
+    pub wacz: Option<PathBuf>,
+
     /// Seconds between progress lines when stderr is not a terminal
     #[arg(long = "progress-interval", default_value_t = 5.0)]
     pub progress_interval: f64,
@@ -341,6 +348,9 @@ impl Args {
         b = b.warc_dedup(self.warc_dedup).warc_dns(self.warc_dns);
         if let Some(path) = self.cdxj {
             b = b.cdxj(path);
+        }
+        if let Some(path) = self.wacz {
+            b = b.wacz(path);
         }
         if verbosity >= 0 {
             b = b.progress(Some(seconds("progress-interval", self.progress_interval)?));
@@ -524,6 +534,15 @@ mod tests {
             let err = config(&args).expect_err("must be rejected").to_string();
             assert!(!err.contains('\n'), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn wacz_takes_a_file_and_needs_a_warc_directory() {
+        let c = config(&["--warc", "/tmp/w", "--wacz", "/tmp/c.wacz", "x.org"]).unwrap();
+        assert_eq!(c.wacz.as_deref(), Some(std::path::Path::new("/tmp/c.wacz")));
+        assert_eq!(c.cdxj, None, "the index it needs is the crawl's business");
+        let argv = ["ringcrawl", "--wacz", "/tmp/c.wacz", "x.org"];
+        assert!(Args::try_parse_from(argv).is_err(), "--wacz without --warc");
     }
 
     /// Values that parse but would overflow a clock or a buffer later, in

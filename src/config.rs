@@ -119,6 +119,9 @@ pub struct Config {
     /// Write a CDXJ index line for each WARC response, revisit and resource
     /// record here, as the records are written (unsorted).
     pub cdxj: Option<PathBuf>,
+    /// Package the WARC files, their sorted index and a page list as a
+    /// WACZ file here once the crawl is over (`--wacz`).
+    pub wacz: Option<PathBuf>,
     /// Live progress on stderr: redrawn in place on a terminal, else a line
     /// every this often; `None` for none.
     pub progress: Option<Duration>,
@@ -171,6 +174,7 @@ impl Config {
             warc_dedup: false,
             warc_dns: false,
             cdxj: None,
+            wacz: None,
         }
     }
 

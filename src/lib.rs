@@ -79,8 +79,10 @@
 //! - `output` what a crawl shows and leaves behind: `output::record`,
 //!   `output::stats`, `output::sink` (a shard's buffered lines) and
 //!   `output::writer` (the thread that writes them, so no shard waits on
-//!   the output), `output::progress`, and `output::warc` (WARC 1.1
-//!   records and per-shard files).
+//!   the output), `output::progress`, `output::warc` (WARC 1.1 records
+//!   and per-shard files), `output::cdxj` (their index lines) and
+//!   `output::wacz` (the WACZ package made of them once the crawl is
+//!   over, on the thread that ran it).
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the

@@ -5,8 +5,9 @@
 //!
 //! - 0 the crawl finished and fetched something (some page answered 2xx),
 //!   or the reader of `-o -` went away (EPIPE: the crawl stopped at once);
-//! - 1 it failed or was aborted (a shard died, the records could not be
-//!   written, `--demo` missed pages);
+//! - 1 it failed or was aborted (a shard died, the records, the WARC
+//!   files or the `--wacz` package could not be written, `--demo` missed
+//!   pages);
 //! - 2 bad usage: flags or roots (one line on stderr);
 //! - 4 nothing fetched, no server answered at all (every root failed on
 //!   DNS, connect, time-out, reset, or an unsupported scheme; robots.txt

@@ -429,6 +429,15 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Package the WARC files, their index (sorted) and the list of HTML
+    /// pages as a WACZ 1.1.1 file here when the crawl is over (written to
+    /// `FILE.tmp`, renamed when whole); with [`warc`](Self::warc). The
+    /// crawl writes the index for it even without [`cdxj`](Self::cdxj).
+    pub fn wacz(mut self, path: impl AsRef<Path>) -> Self {
+        self.config.wacz = Some(path.as_ref().to_path_buf());
+        self
+    }
+
     /// Keep every record and return them with the report (memory grows
     /// with the crawl: for tests and small crawls).
     pub fn keep_records(mut self, keep: bool) -> Self {
@@ -493,6 +502,7 @@ impl CrawlerBuilder {
                 (config.warc_dedup, "warc-dedup"),
                 (config.warc_dns, "warc-dns"),
                 (config.cdxj.is_some(), "cdxj"),
+                (config.wacz.is_some(), "wacz"),
             ] {
                 if set {
                     return Err(BuildError::new(setting, "needs a WARC directory (--warc)"));

@@ -6,6 +6,7 @@
 //! Not the crawl loop itself (that is `shard.rs`), nor the CLI.
 
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +26,7 @@ use crate::crawl::urls;
 use crate::output::progress::{self, Progress};
 use crate::output::record::Record;
 use crate::output::stats::{ShardBalance, Stats};
+use crate::output::wacz;
 use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
@@ -44,8 +46,9 @@ pub struct Outcome {
     pub interrupted: bool,
     /// The budget that stopped the crawl, if one did.
     pub spent: Option<Spent>,
-    /// Writing the JSONL output or closing the WARC files failed (the
-    /// crawl was stopped for a JSONL error).
+    /// Writing the JSONL output or the index, closing the WARC files or
+    /// writing the WACZ failed (the crawl was stopped for a JSONL or index
+    /// error; the others come at its end).
     pub output_error: Option<String>,
     /// The reader of the JSONL output went away (EPIPE), and the crawl was
     /// stopped for it.
@@ -89,9 +92,19 @@ pub fn run_with(
     let config = Arc::new(config);
     let shards = config.cores;
     let writer = Writer::open(&config.output, config.output_backlog).context("opening --output")?;
-    let cdxj = match &config.cdxj {
+    // A WACZ needs the index: the --cdxj file, else one beside the package
+    // (so a package that could not be written there fails now, not after
+    // the crawl).
+    let index = config
+        .cdxj
+        .clone()
+        .or_else(|| config.wacz.as_deref().map(wacz::scratch_index));
+    let cdxj = match &index {
         Some(path) => Writer::open(&Output::File(path.clone()), config.output_backlog)
-            .with_context(|| format!("opening --cdxj {}", path.display()))?,
+            .with_context(|| match config.cdxj {
+                Some(_) => format!("opening --cdxj {}", path.display()),
+                None => format!("opening the index for --wacz, {}", path.display()),
+            })?,
         None => None,
     };
 
@@ -192,6 +205,8 @@ pub fn run_with(
         output_error: None,
         output_closed: false,
     };
+    let mut warc_files = Vec::new();
+    let mut shard_failed = false;
     for joined in handles.join_all() {
         match joined {
             Ok(ShardResult {
@@ -199,7 +214,9 @@ pub fn run_with(
                 records,
                 cpu,
                 output_error,
+                warc_files: files,
             }) => {
+                warc_files.extend(files);
                 let balance = ShardBalance {
                     urls: stats.urls,
                     cpu_ms: cpu.as_secs_f64() * 1e3,
@@ -209,6 +226,7 @@ pub fn run_with(
                 outcome.output_error = outcome.output_error.or(output_error);
             }
             Err(e) => {
+                shard_failed = true;
                 outcome.aborted = true;
                 log::error!("a shard failed: {e}");
             }
@@ -225,18 +243,72 @@ pub fn run_with(
         outcome.output_error.get_or_insert(format!("--cdxj: {e}"));
     }
     outcome.elapsed = started.elapsed();
-    outcome.stats.peak_rss_kib = peak_rss_kib().unwrap_or(0);
     reporting.store(true, Ordering::Relaxed);
     if let Some(reporter) = reporter {
         reporter.thread().unpark();
         let _ = reporter.join();
     }
+    if let (Some(out), Some(index)) = (&config.wacz, &index) {
+        package_wacz(&config, out, index, &warc_files, shard_failed, &mut outcome);
+    }
+    outcome.stats.peak_rss_kib = peak_rss_kib().unwrap_or(0);
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
     outcome.spent = budget.reached();
     // A spent budget leaves work queued on purpose: not an abort.
     outcome.aborted |=
         outcome.interrupted || (outstanding.count() != 0 && outcome.spent.is_none());
     Ok(outcome)
+}
+
+/// `--wacz`: package the WARC files the shards closed with the index, on
+/// this thread now that the executors are gone, unless the archive is
+/// incomplete (a shard died, so its files were not closed; a WARC file or
+/// the index could not be written). Why not, if not, goes into
+/// `outcome.output_error`; the WARC files stay either way, and the scratch
+/// index (when `--cdxj` did not ask for one) goes.
+fn package_wacz(
+    config: &Config,
+    out: &Path,
+    index: &Path,
+    warc_files: &[PathBuf],
+    shard_died: bool,
+    outcome: &mut Outcome,
+) {
+    let not_written = format!("--wacz {} not written", out.display());
+    if shard_died {
+        outcome.output_error.get_or_insert(format!(
+            "{not_written}: a shard died, its WARC files may be incomplete"
+        ));
+    } else if let Some(e) = &mut outcome.output_error {
+        e.push_str(&format!(" ({not_written})"));
+    } else {
+        let title = match config.roots.as_slice() {
+            [] => "ringcrawl crawl".to_string(),
+            [root] => format!("ringcrawl crawl of {root}"),
+            [root, more @ ..] => format!("ringcrawl crawl of {root} and {} more", more.len()),
+        };
+        let package = wacz::Package {
+            warcs: warc_files,
+            index,
+            main_url: config.roots.first().map(|r| r.as_str()),
+            title: &title,
+        };
+        match wacz::write(&package, out) {
+            Ok(written) => log::info!(
+                "wrote {} ({} pages, {} bytes)",
+                out.display(),
+                written.pages,
+                written.bytes
+            ),
+            Err(e) => {
+                outcome.output_error =
+                    Some(format!("{not_written}: {e} (the WARC files are kept)"));
+            }
+        }
+    }
+    if config.cdxj.is_none() {
+        let _ = std::fs::remove_file(index);
+    }
 }
 
 /// Tells the other shards when this shard's thread dies: armed when the

@@ -1,7 +1,8 @@
 //! What a crawl shows and leaves behind: one [`record`] per URL, buffered
 //! as JSON Lines by a shard's [`sink`] and written by the [`writer`]
 //! thread; the counters and end report ([`stats`]); the live progress line
-//! ([`progress`]); WARC archives ([`warc`]).
+//! ([`progress`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
+//! the WACZ package made of them at the end ([`wacz`]).
 //!
 //! Not the crawl itself: shards hand finished records here and go on.
 
@@ -11,5 +12,6 @@ pub mod record;
 pub mod sink;
 pub mod stats;
 pub mod timestamp;
+pub mod wacz;
 pub mod warc;
 pub mod writer;

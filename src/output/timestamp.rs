@@ -1,6 +1,7 @@
 //! UTC time as the archive formats write it: `WARC-Date` (microseconds),
-//! the crawl log's RFC 3339 with milliseconds, and the 14-digit timestamp
-//! of CDX indexes and replay URLs, through the `time` crate's formatting.
+//! the crawl log's RFC 3339 with milliseconds, the WACZ manifest's to the
+//! second, and the 14-digit timestamp of CDX indexes and replay URLs,
+//! through the `time` crate's formatting.
 //! Pure: no clock is read here.
 //!
 //! Not what time a record carries (the shard decides: when the request was
@@ -31,6 +32,15 @@ pub fn rfc3339_millis(t: SystemTime) -> String {
     format(
         t,
         format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"),
+    )
+}
+
+/// RFC 3339 text of `t` to the second, `YYYY-MM-DDThh:mm:ssZ`, as WACZ
+/// manifests write their `created`.
+pub fn rfc3339_seconds(t: SystemTime) -> String {
+    format(
+        t,
+        format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z"),
     )
 }
 
@@ -92,6 +102,7 @@ mod tests {
         let t = at(1_700_000_000, 123_456);
         assert_eq!(rfc3339_millis(t), "2023-11-14T22:13:20.123Z");
         assert_eq!(timestamp14(t), "20231114221320");
+        assert_eq!(rfc3339_seconds(t), "2023-11-14T22:13:20Z");
         assert_eq!(rfc3339_millis(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
         assert_eq!(timestamp14(at(u64::MAX / 2, 0)), "99991231235959");
     }

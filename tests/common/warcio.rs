@@ -1,13 +1,17 @@
-//! warcio, the independent WARC checker, installed from PyPI into a venv
-//! under the target dir (reused across runs). Tests that need it skip with
-//! a message when python3 or PyPI is missing, unless
-//! RINGCRAWL_REQUIRE_WARCIO is set.
+//! The independent checkers from PyPI, each set installed into a venv of
+//! its own under the target dir (reused across runs): warcio and
+//! cdxj-indexer for WARC files and indexes, py-wacz (`wacz validate`) for
+//! WACZ packages. Tests that need one skip with a message when python3 or
+//! PyPI is missing, unless RINGCRAWL_REQUIRE_WARCIO is set.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub const WARCIO: &str = "warcio==1.8.1";
 pub const CDXJ_INDEXER: &str = "cdxj-indexer==1.5.0";
+/// py-wacz, whose `wacz validate` checks a WACZ package (it brings
+/// frictionless, which checks the manifest as a data package).
+pub const WACZ: &str = "wacz==0.6.0";
 
 pub fn run(cmd: &mut Command) -> Result<String, String> {
     let out = cmd
@@ -25,35 +29,47 @@ pub fn run(cmd: &mut Command) -> Result<String, String> {
     }
 }
 
-/// The venv's bin dir with warcio and cdxj-indexer installed, or why not.
-pub fn warcio_venv() -> Result<PathBuf, String> {
-    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("warcio-venv");
+/// The bin dir of the venv `name` under the target dir with `packages`
+/// installed (once: a marker file names them), or why not.
+pub fn venv(name: &str, packages: &[&str]) -> Result<PathBuf, String> {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let venv = tmp.join(name);
     let bin = venv.join("bin");
-    let marker = venv.join(format!("installed-{WARCIO}-{CDXJ_INDEXER}"));
+    let marker = venv.join(format!("installed-{}", packages.join("-")));
     // Two test binaries may get here at once: one builds, the other waits.
-    std::fs::create_dir_all(env!("CARGO_TARGET_TMPDIR")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
     let lock =
-        std::fs::File::create(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("warcio-venv.lock"))
-            .map_err(|e| e.to_string())?;
+        std::fs::File::create(tmp.join(format!("{name}.lock"))).map_err(|e| e.to_string())?;
     // SAFETY: flock on a file we hold open; released when it is closed.
     unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
     if marker.exists() {
         return Ok(bin);
     }
     run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    run(Command::new(bin.join("pip")).args([
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--timeout",
-        "30",
-        "--retries",
-        "2",
-        WARCIO,
-        CDXJ_INDEXER,
-    ]))?;
+    run(Command::new(bin.join("pip"))
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--timeout",
+            "30",
+            "--retries",
+            "2",
+        ])
+        .args(packages))?;
     std::fs::write(&marker, b"").map_err(|e| e.to_string())?;
     Ok(bin)
+}
+
+/// The venv's bin dir with warcio and cdxj-indexer installed, or why not.
+pub fn warcio_venv() -> Result<PathBuf, String> {
+    venv("warcio-venv", &[WARCIO, CDXJ_INDEXER])
+}
+
+/// A venv's bin dir with py-wacz (and the warcio and cdxj-indexer it
+/// uses, pinned as above) installed, or why not.
+pub fn wacz_venv() -> Result<PathBuf, String> {
+    venv("wacz-venv", &[WACZ, WARCIO, CDXJ_INDEXER])
 }
 
 pub fn tool(bin: &Path, name: &str, args: &[&str], file: &Path) -> String {
@@ -63,20 +79,33 @@ pub fn tool(bin: &Path, name: &str, args: &[&str], file: &Path) -> String {
     out
 }
 
-/// The venv's bin dir, or None after printing why the caller skips.
+/// The warcio venv's bin dir, or None after printing why the caller
+/// skips.
 pub fn warcio_or_skip(test: &str) -> Option<PathBuf> {
-    match warcio_venv() {
+    or_skip(test, "warcio", warcio_venv())
+}
+
+/// The py-wacz venv's bin dir, or None after printing why the caller
+/// skips.
+pub fn wacz_or_skip(test: &str) -> Option<PathBuf> {
+    or_skip(test, "wacz", wacz_venv())
+}
+
+/// The venv's bin dir, or None after printing why `test` skips (a panic
+/// instead when RINGCRAWL_REQUIRE_WARCIO is set).
+fn or_skip(test: &str, what: &str, venv: Result<PathBuf, String>) -> Option<PathBuf> {
+    match venv {
         Ok(bin) => Some(bin),
         Err(why) if std::env::var_os("RINGCRAWL_REQUIRE_WARCIO").is_none() => {
             use std::io::Write;
             let _ = writeln!(
                 std::io::stderr(),
-                "SKIPPED {test}: cannot install warcio (set RINGCRAWL_REQUIRE_WARCIO=1 to make this fail):\n{why}"
+                "SKIPPED {test}: cannot install {what} (set RINGCRAWL_REQUIRE_WARCIO=1 to make this fail):\n{why}"
             );
             None
         }
         Err(why) => {
-            panic!("RINGCRAWL_REQUIRE_WARCIO is set and warcio cannot be installed:\n{why}")
+            panic!("RINGCRAWL_REQUIRE_WARCIO is set and {what} cannot be installed:\n{why}")
         }
     }
 }

@@ -28,6 +28,7 @@ mod robots;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,6 +68,8 @@ pub struct ShardResult {
     pub cpu: Duration,
     /// Closing the WARC files failed.
     pub output_error: Option<String>,
+    /// The WARC files this shard wrote and closed.
+    pub warc_files: Vec<PathBuf>,
 }
 
 /// What every shard of one crawl shares (cheap clones of `Arc`s).
@@ -342,9 +345,13 @@ impl Shard {
             }
         }
         self.sink.hand_off();
+        let mut warc_files = Vec::new();
         if let Some(warc) = &self.warc {
-            if let Err(e) = warc.close().await {
-                self.output_error.borrow_mut().get_or_insert(e);
+            match warc.close().await {
+                Ok(files) => warc_files = files,
+                Err(e) => {
+                    self.output_error.borrow_mut().get_or_insert(e);
+                }
             }
         }
         let (live, resting, _) = self.frontier.borrow().hosts();
@@ -356,6 +363,7 @@ impl Shard {
             records: self.records.take(),
             cpu: thread_cpu_time(),
             output_error: self.output_error.take(),
+            warc_files,
         }
     }
 
