@@ -167,6 +167,9 @@ impl Shard {
                 self.deliver(record, &response, &body, &[]);
             }
             asked
+        } else if (200..300).contains(&head.status) && job.hops.sitemap_level() > 0 {
+            record.encoding = charset;
+            self.read_sitemap(job, url, &response, &body, record, token)
         } else if (200..300).contains(&head.status) && http::is_html(head.content_type.as_deref()) {
             let page = links::page_links(&body, url, charset.as_deref());
             record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
@@ -210,7 +213,7 @@ impl Shard {
     /// Hand a fetched page to the caller's hooks (handler, stream) and
     /// return the links of it to follow: in scope, and let through by the
     /// follow rule if there is one.
-    fn deliver(
+    pub(super) fn deliver(
         &self,
         record: &mut Record,
         response: &Response,
@@ -406,16 +409,16 @@ pub(super) fn host_failed(record: &Record) -> bool {
 /// The peers a page's links went to, each once (a page's links go to a
 /// handful of shards; a linear search is cheapest).
 #[derive(Default)]
-struct Asked(Vec<usize>);
+pub(super) struct Asked(Vec<usize>);
 
 impl Asked {
-    fn add(&mut self, peer: usize) {
+    pub(super) fn add(&mut self, peer: usize) {
         if !self.0.contains(&peer) {
             self.0.push(peer);
         }
     }
 
-    fn count(&self) -> usize {
+    pub(super) fn count(&self) -> usize {
         self.0.len()
     }
 }

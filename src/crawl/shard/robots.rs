@@ -1,6 +1,7 @@
 //! robots.txt as a shard's job: fetch a host's robots.txt (following a few
-//! redirects) for the frontier, archive each answer with `--warc`, and
-//! record the URLs its rules keep out.
+//! redirects) for the frontier, archive each answer with `--warc`, queue
+//! its `Sitemap:` lines when asked to, and record the URLs its rules keep
+//! out.
 //!
 //! The policy itself (status rules, parsing, verdicts) is the pure
 //! `crate::crawl::robots`.
@@ -21,7 +22,8 @@ impl Shard {
     /// and up to [`MAX_ROBOTS_REDIRECTS`] redirects followed. A server that
     /// refuses our TLS (certificate, version, handshake) counts as having
     /// none: its pages then fail on their own records with the TLS error.
-    pub(super) async fn fetch_robots(&self, example: &str) -> Rules {
+    /// With `sitemaps`, the sitemaps its `Sitemap:` lines name are queued.
+    pub(super) async fn fetch_robots(&self, example: &str, sitemaps: bool) -> Rules {
         let token = agent_token(&self.config.user_agent);
         let Some(mut url) = Url::parse(example)
             .ok()
@@ -69,7 +71,12 @@ impl Shard {
                     None => return Rules::AllowAll,
                 }
             }
-            return Rules::from_answer(Some(status), &response.body, token);
+            let mut rules = Rules::from_answer(Some(status), &response.body, token);
+            let lines = rules.take_sitemaps();
+            if sitemaps && !lines.is_empty() {
+                self.queue_robots_sitemaps(&url, &lines);
+            }
+            return rules;
         }
         // Too many redirects: as if there were no robots.txt.
         Rules::AllowAll
