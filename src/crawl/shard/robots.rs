@@ -9,9 +9,10 @@
 use url::Url;
 
 use crate::crawl::frontier::Job;
-use crate::crawl::robots::{agent_token, Rules, Verdict, MAX_ROBOTS_REDIRECTS};
+use crate::crawl::robots::{agent_token, Rules, Verdict, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS};
 use crate::crawl::urls;
 use crate::net::fetch::FetchError;
+use crate::net::http::content;
 use crate::output::record::Record;
 
 use super::page::fail;
@@ -71,7 +72,18 @@ impl Shard {
                     None => return Rules::AllowAll,
                 }
             }
-            let mut rules = Rules::from_answer(Some(status), &response.body, token);
+            // Read as sent, a robots.txt compressed in transit (we offer
+            // gzip, deflate and br; CDNs take the offer for text/plain) was
+            // garbage to the parser, and so allowed everything.
+            let codings = &response.head.content_encoding;
+            let decoded;
+            let body = if codings.is_empty() {
+                &response.body[..]
+            } else {
+                decoded = content::decode(codings, &response.body, MAX_ROBOTS_BYTES).body;
+                &decoded[..]
+            };
+            let mut rules = Rules::from_answer(Some(status), body, token);
             let lines = rules.take_sitemaps();
             if sitemaps && !lines.is_empty() {
                 self.queue_robots_sitemaps(&url, &lines);
