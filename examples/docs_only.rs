@@ -1,5 +1,6 @@
-//! Crawl only what lies under /docs/ (plus the root), with a follow rule,
-//! and print each URL as it arrives.
+//! Crawl only what lies under /docs/ (plus the root and its /sitemap.xml,
+//! whose pages go through the rule too), with a follow rule, and print
+//! each URL as it arrives.
 //!
 //! `cargo run --example docs_only -- http://localhost:8080/`
 fn main() -> Result<(), Box<dyn std::error::Error>> {

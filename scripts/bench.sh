@@ -19,9 +19,10 @@
 #     text/css and image/png types, and a stub_status page to count requests;
 #  4. runs the tools in turn, RUNS rounds (alternating: one run of each tool
 #     per round), each under /usr/bin/time:
-#       ringcrawl  --max-tasks 100 -q -o FILE (plus --per-host 100 and
-#                  --ignore-robots when the binary has them, so that one host
-#                  gets all 100 fetches and no robots.txt, like the peers);
+#       ringcrawl  --max-tasks 100 -q -o FILE (plus --per-host 100,
+#                  --ignore-robots and --no-sitemaps when the binary has them,
+#                  so that one host gets all 100 fetches and no robots.txt or
+#                  sitemap, like the peers);
 #                  keep-alive connections, as the peers
 #       ringcrawl --no-keep-alive  (when the binary has the flag) the same
 #                  with one connection per page, as wrk's `Connection: close`
@@ -236,6 +237,8 @@ RC_FLAGS=(--max-tasks "$MAX_TASKS" -q)
 # way the peers have them (all concurrency on the one host, no robots.txt).
 grep -q -- '--per-host' <<<"$RC_HELP" && RC_FLAGS+=(--per-host "$MAX_TASKS")
 grep -q -- '--ignore-robots' <<<"$RC_HELP" && RC_FLAGS+=(--ignore-robots)
+# The site has no sitemap and the peers guess none: no /sitemap.xml either.
+grep -q -- '--no-sitemaps' <<<"$RC_HELP" && RC_FLAGS+=(--no-sitemaps)
 
 # --------------------------------------------------------------------------
 # Peers (each one optional: a peer that cannot be set up is reported and skipped).

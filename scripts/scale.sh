@@ -11,7 +11,7 @@
 # (a free port), SITE_THREADS executors; a fresh site for every size, so its
 # count of requests is the crawl's. The crawl starts from every host's root,
 # with every host pinned by --resolve (from ringcrawl-site --pins):
-#   ringcrawl --max-pages N --ignore-robots -q -o OUTPUT --report-json FILE
+#   ringcrawl --max-pages N --ignore-robots --no-sitemaps -q -o OUTPUT --report-json FILE
 #             --resolve h{k}.endless.test:PORT:127.0.0.1 ... ROOTS
 # under GNU time. Reported per size: pages fetched (the report's urls),
 # pages/s (the report's urls_per_s), peak RSS (GNU time's %M and the
@@ -108,7 +108,7 @@ for n in "${SIZES[@]}"; do
     echo "== $n pages: site on 127.0.0.1:$port, ${#roots[@]} roots"
     # shellcheck disable=SC2086
     timeout -s KILL "$TIME_LIMIT" /usr/bin/time -f '%M %e' -o "$run/time" \
-        "$CRAWL_BIN" --max-pages "$n" --ignore-robots -q -o "$OUTPUT" \
+        "$CRAWL_BIN" --max-pages "$n" --ignore-robots --no-sitemaps -q -o "$OUTPUT" \
         --max-tasks "$MAX_TASKS" "${CORES_ARG[@]}" --report-json "$run/report.json" \
         $EXTRA_ARGS "${resolve[@]}" "${roots[@]}" &
     CRAWL_PID=$!

@@ -135,6 +135,16 @@ pub struct Args {
     #[arg(long = "ignore-robots")]
     pub ignore_robots: bool,
 
+    /// Read sitemaps: /sitemap.xml and the robots.txt Sitemap: lines of the
+    /// roots' origins, and the indexes they name; their pages are queued
+    /// like links (default, but with --demo)
+    #[arg(long, overrides_with = "no_sitemaps")]
+    pub sitemaps: bool,
+
+    /// Read no sitemap
+    #[arg(long = "no-sitemaps", overrides_with = "sitemaps")]
+    pub no_sitemaps: bool,
+
     /// Cap on a robots.txt Crawl-delay, in seconds
     #[arg(long = "max-crawl-delay", default_value_t = 10.0)]
     pub max_crawl_delay: f64,
@@ -329,6 +339,9 @@ impl Args {
         if let Some(agent) = self.user_agent {
             b = b.user_agent(agent);
         }
+        // The synthetic site has no sitemap, and the demo's check counts
+        // every URL recorded: it reads none unless asked.
+        b = b.sitemaps(!self.no_sitemaps && (self.sitemaps || self.demo.is_none()));
         match (self.per_host, self.demo) {
             (Some(n), _) => b = b.per_host(n),
             (None, Some(_)) => b = b.per_host(self.max_tasks),
@@ -577,6 +590,32 @@ mod tests {
                 && parse_size("x").is_err()
                 && parse_size("99999999999G").is_err()
         );
+    }
+
+    #[test]
+    fn sitemaps_are_read_by_default_but_in_the_demo_and_the_last_flag_wins() {
+        assert!(config(&["x.org"]).unwrap().sitemaps);
+        assert!(!config(&["--no-sitemaps", "x.org"]).unwrap().sitemaps);
+        assert!(
+            config(&["--no-sitemaps", "--sitemaps", "x.org"])
+                .unwrap()
+                .sitemaps
+        );
+        assert!(
+            !config(&["--sitemaps", "--no-sitemaps", "x.org"])
+                .unwrap()
+                .sitemaps
+        );
+        let demo = |args: &[&str]| {
+            let argv = ["ringcrawl", "--demo"]
+                .into_iter()
+                .chain(args.iter().copied());
+            let args = Args::try_parse_from(argv).unwrap();
+            let builder = args.into_builder(&["http://127.0.0.1:1/".into()]).unwrap();
+            builder.build().unwrap().config().sitemaps
+        };
+        assert!(!demo(&[]));
+        assert!(demo(&["--sitemaps"]));
     }
 
     #[test]

@@ -88,6 +88,13 @@ pub struct Config {
     /// Waits before each new try of a robots.txt that was unreachable or
     /// 5xx (its origin's pages wait); when used up, the origin is given up.
     pub robots_retries: Vec<Duration>,
+    /// Read sitemaps: the `/sitemap.xml` of each root's origin and the
+    /// `Sitemap:` lines of the robots.txt of the origins of roots (and of
+    /// their redirect targets), their indexes followed; the URLs they list
+    /// are queued like links of depth 1.
+    pub sitemaps: bool,
+    /// What sitemaps may cost (size, URLs, index levels, sitemaps per host).
+    pub sitemap_limits: crate::crawl::sitemap::Limits,
     /// Bytes each shard may keep of finished hosts (their robots.txt rules,
     /// politeness clock, page count) in case they come back.
     pub host_memory: usize,
@@ -161,6 +168,8 @@ impl Config {
             max_crawl_delay: Duration::from_secs(10),
             robots_retries: crate::crawl::robots::DEFAULT_RETRY_SCHEDULE.to_vec(),
             host_memory: crate::crawl::frontier::DEFAULT_RESTING_BYTES,
+            sitemaps: true,
+            sitemap_limits: crate::crawl::sitemap::Limits::default(),
             max_head: crate::net::http::DEFAULT_MAX_HEAD,
             max_body: 16 << 20,
             output: Output::None,

@@ -61,13 +61,16 @@
 //!   returns), the crawl-wide fetch slots, the outstanding counter that
 //!   decides when the crawl is done. `crawl::shard` is one core's state
 //!   and tasks, a file a job: the dispatcher, the fetch-and-record path of a
-//!   page, robots.txt. The pure parts it decides with:
+//!   page, robots.txt, sitemaps. The pure parts it decides with:
 //!   `crawl::frontier` (seen-set, per-host queues and politeness: fair
 //!   turns, per-host concurrency and delay, backoff, robots first),
 //!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
 //!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
 //!   where the scanner is unsure), `crawl::urls` (normalisation, the one canonical host name),
-//!   `crawl::scope` (strict/lenient hosts and `--exclude`).
+//!   `crawl::scope` (strict/lenient hosts and `--exclude`),
+//!   `crawl::sitemap` (sitemaps.org urlsets and indexes, gzipped or not,
+//!   → their `<loc>`s, bounded; a fetch is read as a sitemap when its hop
+//!   path, `crawl::hops`, says it is one).
 //! - `net` one exchange with a server: `net::fetch` (one HTTP/1.1
 //!   exchange with limits and a deadline, on a reused keep-alive connection
 //!   when the shard's `net::conn_pool` has one for the endpoint),

@@ -272,7 +272,15 @@ fn crawl_binary(url: &str, max_body: &str) -> (Vec<serde_json::Value>, Duration,
     let report = dir.join("report.json");
     let started = Instant::now();
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
-        .args(["-q", "--ignore-robots", "--max-body", max_body, "-o"])
+        // One record, the bomb's: no guessed /sitemap.xml before it.
+        .args([
+            "-q",
+            "--ignore-robots",
+            "--no-sitemaps",
+            "--max-body",
+            max_body,
+            "-o",
+        ])
         .arg(&out)
         .arg("--report-json")
         .arg(&report)

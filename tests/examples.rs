@@ -40,7 +40,9 @@ fn the_examples_crawl_the_synthetic_site() {
     let root = format!("http://{}/", server.addr());
     let dir = std::env::temp_dir().join(format!("ringcrawl-examples-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let urls = site.expected_paths().len();
+    // The site's URLs and the root's guessed /sitemap.xml (a 404: the
+    // synthetic site has none).
+    let urls = site.expected_paths().len() + 1;
 
     let counts = run("status_counts", &root, &dir);
     assert!(counts.contains(&format!("{urls} URLs in")), "{counts}");
@@ -55,9 +57,11 @@ fn the_examples_crawl_the_synthetic_site() {
     assert!(csv.starts_with("url,title\n"), "{csv}");
     assert!(csv.lines().count() > 200, "a title per HTML page");
 
-    // The site has no /docs/: the rule leaves the root alone.
+    // The site has no /docs/: the rule leaves the root alone (and its
+    // guessed sitemap, which is no link).
     let docs = run("docs_only", &root, &dir);
     assert!(docs.contains(&format!("200 {root}\n")), "{docs}");
-    assert!(docs.contains("1 URLs in"), "{docs}");
+    assert!(docs.contains(&format!("404 {root}sitemap.xml\n")), "{docs}");
+    assert!(docs.contains("2 URLs in"), "{docs}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -64,6 +64,42 @@ fn robots_txt_is_fetched_once_first_and_obeyed() {
 }
 
 #[test]
+fn a_robots_txt_compressed_in_transit_is_obeyed() {
+    use std::io::Write;
+    let (server, b) = robots_site(|| {
+        // Long enough to be compressed for real: a few short lines would
+        // go out as a stored block, readable as they are.
+        let text = format!(
+            "{}User-agent: *\nDisallow: /private/\n",
+            "# the rules of this site\n".repeat(100)
+        );
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(text.as_bytes()).unwrap();
+        let body = gz.finish().unwrap();
+        assert!(!body.windows(9).any(|w| w == b"Disallow:"));
+        Reply::Http {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/plain".into()),
+                ("Content-Encoding".into(), "gzip".into()),
+            ],
+            body,
+        }
+    });
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    let records = by_url(&crawl(cfg));
+    assert_eq!(
+        records[&format!("{b}/private/secret")]
+            .error_kind
+            .as_deref(),
+        Some("robots_disallowed")
+    );
+    assert_eq!(server.hits("127.0.0.1", "/private/secret"), 0);
+    assert_eq!(records[&format!("{b}/public")].status, Some(200));
+}
+
+#[test]
 fn missing_robots_txt_allows_everything() {
     let (server, b) = robots_site(|| Reply::with_type(404, "text/html", "no"));
     let mut cfg = config(&[&b]);

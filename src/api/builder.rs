@@ -236,6 +236,17 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Read sitemaps (default true): each root origin's `/sitemap.xml` and
+    /// the `Sitemap:` lines of the robots.txt of the roots' origins, indexes
+    /// followed (two levels at most), each at most 50 MB inflated and
+    /// 50,000 URLs, 1,000 a host; the pages they list on their own host are
+    /// queued like links of depth 1 (`L` hops from an `M`), through the
+    /// scope and the follow rule.
+    pub fn sitemaps(mut self, read: bool) -> Self {
+        self.config.sitemaps = read;
+        self
+    }
+
     /// Upper bound on a robots.txt `Crawl-delay`.
     pub fn max_crawl_delay(mut self, delay: Duration) -> Self {
         self.config.max_crawl_delay = delay;

@@ -103,6 +103,8 @@ pub enum Limit {
     TooDeep,
     /// Its host already has `max_pages_per_host` URLs.
     HostBudget,
+    /// A sitemap of a host that already has `max_sitemaps_per_host`.
+    SitemapBudget,
 }
 
 impl Limit {
@@ -112,6 +114,7 @@ impl Limit {
             Limit::UrlTooLong => "url_too_long",
             Limit::TooDeep => "too_deep",
             Limit::HostBudget => "host_budget",
+            Limit::SitemapBudget => "sitemap_budget",
         }
     }
 
@@ -121,6 +124,7 @@ impl Limit {
             Limit::UrlTooLong => "not queued: longer than --max-url-length",
             Limit::TooDeep => "not queued: more links from a root than --max-depth",
             Limit::HostBudget => "not queued: its host is at --max-pages-per-host",
+            Limit::SitemapBudget => "sitemap not queued: its host is at its cap of sitemaps",
         }
     }
 }
@@ -132,8 +136,14 @@ pub enum Next {
     Fetch(Job),
     /// Fetch the robots.txt of the origin of `example` (a queued URL of
     /// `host`) and pass the answer to [`Frontier::set_robots`]; a slot of
-    /// the host is taken until then.
-    Robots { host: String, example: String },
+    /// the host is taken until then. `root`: `example` is at depth 0 (a
+    /// root, a root's redirect target or a sitemap), so the origin is one
+    /// whose `Sitemap:` lines the crawl reads.
+    Robots {
+        host: String,
+        example: String,
+        root: bool,
+    },
     /// robots.txt forbids this URL (or was unavailable): record it, don't
     /// fetch it. No slot is taken.
     Refused(Job, Verdict),
@@ -152,6 +162,9 @@ pub struct Politeness {
     pub delay: Duration,
     /// URLs accepted per host.
     pub max_pages_per_host: usize,
+    /// Sitemaps accepted per host (URLs whose hop path makes them one:
+    /// [`Hops::sitemap_level`]), within `max_pages_per_host`.
+    pub max_sitemaps_per_host: usize,
     /// Links followed from a root beyond which URLs are refused.
     pub max_depth: u32,
     /// URLs longer than this (bytes) are refused.
@@ -174,6 +187,7 @@ impl Default for Politeness {
             per_host: 2,
             delay: Duration::ZERO,
             max_pages_per_host: 100_000,
+            max_sitemaps_per_host: crate::crawl::sitemap::MAX_SITEMAPS_PER_HOST,
             max_depth: 100,
             max_url_length: 2048,
             robots: true,
@@ -205,6 +219,8 @@ struct Host {
     queue: VecDeque<Job>,
     /// URLs accepted so far (for `max_pages_per_host`).
     accepted: usize,
+    /// Sitemaps accepted so far (for `max_sitemaps_per_host`).
+    sitemaps: usize,
     /// Fetches in flight.
     active: usize,
     /// No request may start before this.
@@ -224,6 +240,7 @@ impl Host {
         Host {
             queue: VecDeque::new(),
             accepted: 0,
+            sitemaps: 0,
             active: 0,
             ready_at: now,
             delay,
@@ -323,6 +340,13 @@ impl Frontier {
             self.seen.insert(&job.url);
             return Offer::Refused(Limit::HostBudget);
         }
+        if job.hops.sitemap_level() > 0 {
+            if entry.sitemaps >= self.politeness.max_sitemaps_per_host {
+                self.seen.insert(&job.url);
+                return Offer::Refused(Limit::SitemapBudget);
+            }
+            entry.sitemaps += 1;
+        }
         entry.accepted += 1;
         self.seen.insert(&job.url);
         entry.queue.push_back(job);
@@ -396,9 +420,11 @@ impl Frontier {
                     host.active += 1;
                     host.scheduled = false;
                     let example = front.url.clone();
+                    let root = front.depth == 0;
                     return Next::Robots {
                         host: name,
                         example,
+                        root,
                     };
                 }
                 Some(Robots::Known(rules)) => rules.verdict(&front.url),
@@ -710,7 +736,8 @@ mod tests {
             f.next(now),
             Next::Robots {
                 host: "a.test".into(),
-                example: "http://a.test/ok".into()
+                example: "http://a.test/ok".into(),
+                root: true,
             }
         );
         assert_eq!(f.next(now), Next::Idle, "pages wait for robots.txt");
@@ -735,7 +762,7 @@ mod tests {
         });
         f.offer(job("http://a.test/private/1"), now);
         f.offer(job("https://a.test/private/2"), now);
-        let Next::Robots { host, example } = f.next(now) else {
+        let Next::Robots { host, example, .. } = f.next(now) else {
             panic!("robots.txt of http://a.test first")
         };
         assert_eq!(
@@ -901,6 +928,50 @@ mod tests {
         );
         assert_eq!(f.offer(job("http://other.test/1"), now), Offer::New);
         assert_eq!(f.queued(), 3);
+    }
+
+    #[test]
+    fn a_host_past_its_sitemap_cap_is_refused_sitemaps_but_not_pages() {
+        use crate::crawl::hops::{Hop, Hops};
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            max_sitemaps_per_host: 2,
+            robots: false,
+            ..Politeness::default()
+        });
+        let sitemap = |url: &str| Job {
+            hops: Hops::root().then(Hop::Manifest),
+            ..job(url)
+        };
+        assert_eq!(f.offer(sitemap("http://a.test/s1.xml"), now), Offer::New);
+        assert_eq!(f.offer(sitemap("http://a.test/s2.xml"), now), Offer::New);
+        assert_eq!(
+            f.offer(sitemap("http://a.test/s3.xml"), now),
+            Offer::Refused(Limit::SitemapBudget)
+        );
+        assert_eq!(f.offer(sitemap("http://a.test/s3.xml"), now), Offer::Seen);
+        let listed = Job {
+            hops: Hops::root().then(Hop::Manifest).then(Hop::Link),
+            ..job("http://a.test/page")
+        };
+        assert_eq!(f.offer(listed, now), Offer::New, "a listed page is no sitemap");
+        assert_eq!(f.offer(sitemap("http://b.test/s1.xml"), now), Offer::New);
+    }
+
+    #[test]
+    fn a_robots_txt_asked_for_by_a_root_says_so() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness::default());
+        f.offer(job("http://a.test/"), now);
+        f.offer(
+            Job {
+                depth: 1,
+                ..job("http://b.test/deep")
+            },
+            now,
+        );
+        assert!(matches!(f.next(now), Next::Robots { root: true, .. }));
+        assert!(matches!(f.next(now), Next::Robots { root: false, .. }));
     }
 
     #[test]

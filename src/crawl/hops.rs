@@ -3,6 +3,15 @@
 //! requisite), `P` a prerequisite (robots.txt, DNS), `M` a manifest (a
 //! sitemap). A root's path is empty.
 //!
+//! Sitemaps: the hop *to* a sitemap is `M` (a root's guessed
+//! `/sitemap.xml`, a robots.txt `Sitemap:` line after its `P`, an index's
+//! entry), and a page a sitemap lists is an `L` from it. So the path alone
+//! says whether a URL is to be read as a sitemap ([`Hops::sitemap_level`]:
+//! its last hop but redirects is `M`) and how deep in indexes it is, and a
+//! queued job needs no flag of its own. Heritrix writes `M` for a listed
+//! page too and marks sitemaps with an annotation instead; ringcrawl's
+//! records have no annotations and its jobs no room for one.
+//!
 //! Kept small because every queued URL carries one: one `u64` holding the
 //! last [`Hops::KEPT`] letters, three bits each, and the total count in
 //! the top 7 bits (counted up to [`Hops::MAX_COUNTED`]); a longer path is
@@ -30,7 +39,8 @@ pub enum Hop {
     Embed,
     /// A prerequisite fetched before the URL (robots.txt).
     Prerequisite,
-    /// A URL listed in a sitemap.
+    /// A sitemap: named by a robots.txt `Sitemap:` line or a sitemap
+    /// index, or guessed (`/sitemap.xml` of a root's origin).
     Manifest,
 }
 
@@ -122,6 +132,23 @@ impl Hops {
         }
         false
     }
+
+    /// How deep in sitemaps this URL is: the `M` hops in the run of `M`
+    /// and `R` hops that ends the path (0: not a sitemap; 1: a sitemap
+    /// named by robots.txt or guessed, or its redirect target; 2: one an
+    /// index of those names; ...). Only the kept letters are read.
+    pub fn sitemap_level(self) -> u32 {
+        let kept = self.len().min(Hops::KEPT);
+        let mut level: u32 = 0;
+        for i in 0..kept {
+            match Hop::from_code(self.0.wrapping_shr(i.saturating_mul(3)) & 7) {
+                Some(Hop::Manifest) => level = level.saturating_add(1),
+                Some(Hop::Redirect) => {}
+                _ => break,
+            }
+        }
+        level
+    }
 }
 
 impl fmt::Display for Hops {
@@ -169,7 +196,28 @@ mod tests {
         assert!(!embed.then(Hop::Link).is_embed());
         assert!(!Hops::root().is_embed());
         assert!(!Hops::root().then(Hop::Redirect).is_embed());
-        assert!(!Hops::root().then(Hop::Embed).then(Hop::Link).then(Hop::Redirect).is_embed());
+        assert!(!Hops::root()
+            .then(Hop::Embed)
+            .then(Hop::Link)
+            .then(Hop::Redirect)
+            .is_embed());
+    }
+
+    #[test]
+    fn a_sitemap_is_known_by_its_last_hop_but_redirects() {
+        let robots = Hops::root().then(Hop::Prerequisite).then(Hop::Manifest);
+        assert_eq!(robots.to_string(), "PM");
+        assert_eq!(robots.sitemap_level(), 1);
+        let moved = robots.then(Hop::Redirect).then(Hop::Redirect);
+        assert_eq!(moved.sitemap_level(), 1, "a sitemap's redirect target is one");
+        let child = moved.then(Hop::Manifest);
+        assert_eq!(child.sitemap_level(), 2, "an index's entry is one level down");
+        assert_eq!(child.then(Hop::Manifest).sitemap_level(), 3);
+        let page = child.then(Hop::Link);
+        assert_eq!(page.sitemap_level(), 0, "a page a sitemap lists is none");
+        assert_eq!(page.then(Hop::Redirect).sitemap_level(), 0);
+        assert_eq!(Hops::root().sitemap_level(), 0);
+        assert_eq!(Hops::root().then(Hop::Redirect).sitemap_level(), 0);
     }
 
     #[test]

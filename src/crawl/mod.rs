@@ -15,6 +15,7 @@ pub mod robots;
 pub mod run;
 pub mod scope;
 pub mod shard;
+pub mod sitemap;
 pub mod url_set;
 pub mod urls;
 

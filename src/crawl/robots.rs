@@ -113,6 +113,16 @@ impl Rules {
         matches!(self, Rules::Unavailable)
     }
 
+    /// The `Sitemap:` lines (for every agent, as RFC 9309 leaves them
+    /// outside the groups), taken out: the rules kept for the rest of the
+    /// crawl need not hold them.
+    pub fn take_sitemaps(&mut self) -> Vec<String> {
+        match self {
+            Rules::Parsed { robot, .. } => std::mem::take(&mut robot.sitemaps),
+            _ => Vec::new(),
+        }
+    }
+
     /// `Crawl-delay` for our agent, if any, capped at `cap`.
     pub fn crawl_delay(&self, cap: Duration) -> Option<Duration> {
         match self {
@@ -155,6 +165,18 @@ mod tests {
             other.verdict("http://a.test/private/x"),
             Verdict::Disallowed
         );
+    }
+
+    #[test]
+    fn sitemap_lines_are_read_whatever_the_group_and_taken_once() {
+        let txt = b"User-agent: other\nDisallow: /\nSitemap: https://a.test/s1.xml\n\nsitemap: /relative.xml\n";
+        let mut rules = Rules::from_answer(Some(200), txt, "ringcrawl");
+        assert_eq!(
+            rules.take_sitemaps(),
+            ["https://a.test/s1.xml", "/relative.xml"]
+        );
+        assert!(rules.take_sitemaps().is_empty());
+        assert!(Rules::from_answer(Some(404), txt, "x").take_sitemaps().is_empty());
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::api::Hooks;
 use crate::config::{available_cpus, Config, Output};
 use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::frontier::Job;
+use crate::crawl::hops::{Hop, Hops};
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
 use crate::crawl::shard::{Shard, ShardResult, Shared};
 use crate::crawl::urls;
@@ -53,6 +54,23 @@ pub struct Outcome {
     /// The reader of the JSONL output went away (EPIPE), and the crawl was
     /// stopped for it.
     pub output_closed: bool,
+}
+
+/// The `/sitemap.xml` of `root`'s origin, a sitemap one `M` hop from the
+/// root at depth 0 (the roots of one origin guess the same URL, and the
+/// owner's seen-set keeps one); none if the scope keeps it out.
+fn guessed_sitemap(root: &url::Url, config: &Config) -> Option<Job> {
+    let url = urls::join(root, "/sitemap.xml")?;
+    if !config.scope.allows(&url) {
+        return None;
+    }
+    Some(Job {
+        url: url.into(),
+        redirects_left: config.max_redirect,
+        depth: 0,
+        hops: Hops::root().then(Hop::Manifest),
+        via: Some(Arc::from(root.as_str())),
+    })
 }
 
 /// Prepare the process ([`crate::process::prepare`]), then crawl with no
@@ -109,16 +127,22 @@ pub fn run_with(
     };
 
     // Roots are counted in before any shard exists (invariant 3), and each
-    // starts at its owner.
+    // starts at its owner, with its origin's guessed sitemap after it.
     let mut seeds: Vec<Vec<Job>> = vec![Vec::new(); shards];
+    let mut seeded = 0;
     for root in &config.roots {
         if !config.scope.allows(root) {
             bail!("root {root} is excluded by --exclude");
         }
-        seeds[shard_for(urls::host(root), shards)]
-            .push(Job::root(root.as_str().to_string(), config.max_redirect));
+        let owner = shard_for(urls::host(root), shards);
+        seeds[owner].push(Job::root(root.as_str().to_string(), config.max_redirect));
+        seeded += 1;
+        if let Some(sitemap) = config.sitemaps.then(|| guessed_sitemap(root, &config)).flatten() {
+            seeds[owner].push(sitemap);
+            seeded += 1;
+        }
     }
-    let outstanding = Arc::new(Outstanding::new(config.roots.len()));
+    let outstanding = Arc::new(Outstanding::new(seeded));
     let seeds = Arc::new(std::sync::Mutex::new(seeds));
     let mesh = (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, CHANNEL_CAPACITY));
 

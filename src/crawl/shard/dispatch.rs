@@ -124,7 +124,12 @@ impl Shard {
                     self.frontier.borrow_mut().put_back(job);
                     return None;
                 }
-                Next::Robots { example, .. } => return Some(Work::Robots { example }),
+                Next::Robots { example, root, .. } => {
+                    return Some(Work::Robots {
+                        example,
+                        sitemaps: root && self.config.sitemaps,
+                    })
+                }
                 Next::Refused(job, verdict) => self.refuse(job, verdict),
                 Next::Wait(at) => {
                     self.outbox.flush();
@@ -151,8 +156,8 @@ impl Shard {
                     .borrow_mut()
                     .release(&host, failed, Instant::now());
             }
-            Work::Robots { example } => {
-                let rules = self.fetch_robots(&example).await;
+            Work::Robots { example, sitemaps } => {
+                let rules = self.fetch_robots(&example, sitemaps).await;
                 self.frontier
                     .borrow_mut()
                     .set_robots(&example, rules, Instant::now());

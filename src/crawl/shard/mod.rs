@@ -24,6 +24,7 @@ mod archive;
 mod dispatch;
 mod page;
 mod robots;
+mod sitemap;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cell::{Cell, RefCell};
@@ -205,6 +206,7 @@ impl Shard {
                 per_host: config.per_host,
                 delay: config.delay,
                 max_pages_per_host: config.max_pages_per_host,
+                max_sitemaps_per_host: config.sitemap_limits.max_per_host,
                 max_depth: config.max_depth,
                 max_url_length: config.max_url_length,
                 robots: config.obey_robots,
@@ -646,8 +648,8 @@ enum Work {
     /// A page of one of this shard's hosts.
     Page(Job),
     /// robots.txt of the origin of `example`, a URL of one of this shard's
-    /// hosts.
-    Robots { example: String },
+    /// hosts; with `sitemaps`, its `Sitemap:` lines are queued.
+    Robots { example: String, sitemaps: bool },
     /// A page a peer, the owner of its host, lent this shard to fetch.
     Lent { job: Job, owner: usize },
 }

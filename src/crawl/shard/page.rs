@@ -168,6 +168,9 @@ impl Shard {
                 self.deliver(record, &response, &body, &[]);
             }
             asked
+        } else if ok && job.hops.sitemap_level() > 0 {
+            record.encoding = charset;
+            self.read_sitemap(job, url, &response, &body, record, token)
         } else if ok && http::is_html(head.content_type.as_deref()) && !job.hops.is_embed() {
             // A requisite that is HTML (an `embed`, an `object`) is a leaf.
             let extract = if self.config.page_requisites {
@@ -222,9 +225,6 @@ impl Shard {
             .filter(|e| self.config.scope.allows_embed(e))
             .collect();
         record.num_urls = links.len() + embeds.len();
-        let now = Instant::now();
-        let mut asked = Asked::default();
-        let via: Arc<str> = Arc::from(job.url.as_str());
         let found = embeds
             .into_iter()
             .map(|url| (url, Hop::Embed, job.depth))
@@ -233,6 +233,22 @@ impl Shard {
                     .into_iter()
                     .map(|url| (url, Hop::Link, job.depth.saturating_add(1))),
             );
+        self.route_jobs(job, found, record, token)
+    }
+
+    /// Queue each `(url, hop, depth)` found by `job`'s fetch (its page
+    /// token `token`), counting the new ones on its record. The number of
+    /// other shards asked.
+    pub(super) fn route_jobs(
+        &self,
+        job: &Job,
+        found: impl Iterator<Item = (Url, Hop, u32)>,
+        record: &mut Record,
+        token: u64,
+    ) -> usize {
+        let now = Instant::now();
+        let mut asked = Asked::default();
+        let via: Arc<str> = Arc::from(job.url.as_str());
         for (url, hop, depth) in found {
             let next = Job {
                 url: url.into(),
@@ -253,7 +269,7 @@ impl Shard {
     /// Hand a fetched page to the caller's hooks (handler, stream) and
     /// return the links of it to follow: in scope, and let through by the
     /// follow rule if there is one.
-    fn deliver(
+    pub(super) fn deliver(
         &self,
         record: &mut Record,
         response: &Response,
@@ -454,16 +470,16 @@ pub(super) fn host_failed(record: &Record) -> bool {
 /// The peers a page's links went to, each once (a page's links go to a
 /// handful of shards; a linear search is cheapest).
 #[derive(Default)]
-struct Asked(Vec<usize>);
+pub(super) struct Asked(Vec<usize>);
 
 impl Asked {
-    fn add(&mut self, peer: usize) {
+    pub(super) fn add(&mut self, peer: usize) {
         if !self.0.contains(&peer) {
             self.0.push(peer);
         }
     }
 
-    fn count(&self) -> usize {
+    pub(super) fn count(&self) -> usize {
         self.0.len()
     }
 }

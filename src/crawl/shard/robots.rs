@@ -1,6 +1,7 @@
 //! robots.txt as a shard's job: fetch a host's robots.txt (following a few
-//! redirects) for the frontier, archive each answer with `--warc`, and
-//! record the URLs its rules keep out.
+//! redirects) for the frontier, archive each answer with `--warc`, queue
+//! its `Sitemap:` lines when asked to, and record the URLs its rules keep
+//! out.
 //!
 //! The policy itself (status rules, parsing, verdicts) is the pure
 //! `crate::crawl::robots`.
@@ -8,9 +9,10 @@
 use url::Url;
 
 use crate::crawl::frontier::Job;
-use crate::crawl::robots::{agent_token, Rules, Verdict, MAX_ROBOTS_REDIRECTS};
+use crate::crawl::robots::{agent_token, Rules, Verdict, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS};
 use crate::crawl::urls;
 use crate::net::fetch::FetchError;
+use crate::net::http::content;
 use crate::output::record::Record;
 
 use super::page::fail;
@@ -21,7 +23,8 @@ impl Shard {
     /// and up to [`MAX_ROBOTS_REDIRECTS`] redirects followed. A server that
     /// refuses our TLS (certificate, version, handshake) counts as having
     /// none: its pages then fail on their own records with the TLS error.
-    pub(super) async fn fetch_robots(&self, example: &str) -> Rules {
+    /// With `sitemaps`, the sitemaps its `Sitemap:` lines name are queued.
+    pub(super) async fn fetch_robots(&self, example: &str, sitemaps: bool) -> Rules {
         let token = agent_token(&self.config.user_agent);
         let Some(mut url) = Url::parse(example)
             .ok()
@@ -69,7 +72,23 @@ impl Shard {
                     None => return Rules::AllowAll,
                 }
             }
-            return Rules::from_answer(Some(status), &response.body, token);
+            // Read as sent, a robots.txt compressed in transit (we offer
+            // gzip, deflate and br; CDNs take the offer for text/plain) was
+            // garbage to the parser, and so allowed everything.
+            let codings = &response.head.content_encoding;
+            let decoded;
+            let body = if codings.is_empty() {
+                &response.body[..]
+            } else {
+                decoded = content::decode(codings, &response.body, MAX_ROBOTS_BYTES).body;
+                &decoded[..]
+            };
+            let mut rules = Rules::from_answer(Some(status), body, token);
+            let lines = rules.take_sitemaps();
+            if sitemaps && !lines.is_empty() {
+                self.queue_robots_sitemaps(&url, &lines);
+            }
+            return rules;
         }
         // Too many redirects: as if there were no robots.txt.
         Rules::AllowAll
