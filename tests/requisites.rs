@@ -210,3 +210,72 @@ fn the_exclude_regex_still_applies_to_requisites() {
         .keys()
         .any(|u| u.ends_with(".js") || u.ends_with(".woff2")));
 }
+
+/// A page and everything it loads replay from the archive as they were
+/// served: the crawl's WARC files in pywb, every page and requisite asked
+/// for in `id_` mode and compared with the live site's bytes, redirects
+/// replayed as redirects to their targets.
+#[test]
+fn a_crawl_with_requisites_replays_in_pywb_byte_for_byte() {
+    let server = two_host_site();
+    let mut cfg = site_config(&server, true);
+    let dir = std::env::temp_dir().join(format!("ringcrawl-requisites-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    cfg.warc_dir = Some(dir.clone());
+    let outcome = crawl(cfg);
+    let warcs: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    assert!(!warcs.is_empty());
+    let test = "a_crawl_with_requisites_replays_in_pywb_byte_for_byte";
+    let Some(pywb) = common::pywb::Pywb::serve_or_skip(test, &warcs) else {
+        return;
+    };
+    let (mut pages, mut redirects) = (0, 0);
+    for record in &outcome.records {
+        let digits: String = record
+            .timestamp
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
+        let timestamp = digits.get(..14).unwrap_or_else(|| panic!("{record:?}"));
+        let replayed = pywb.get(timestamp, &record.url);
+        let url = url::Url::parse(&record.url).unwrap();
+        match record.status {
+            Some(200) => {
+                let authority = format!("{}:{}", url.host_str().unwrap(), server.port());
+                let live = common::pywb::get(server.port(), &authority, url.path());
+                assert_eq!(replayed.status, 200, "{}", record.url);
+                assert!(
+                    replayed.body == live.body,
+                    "{}: replayed {} bytes, served {}",
+                    record.url,
+                    replayed.body.len(),
+                    live.body.len()
+                );
+                pages += 1;
+            }
+            Some(302) => {
+                assert_eq!(replayed.status, 302, "{}", record.url);
+                let location = replayed
+                    .headers
+                    .iter()
+                    .find(|(k, _)| k == "location")
+                    .map(|(_, v)| v.as_str())
+                    .unwrap_or_default();
+                let target = record.next_url.as_deref().unwrap();
+                assert!(location.ends_with(target), "{location} for {target}");
+                redirects += 1;
+            }
+            status => panic!("{} answered {status:?}", record.url),
+        }
+    }
+    assert_eq!(pages + redirects, outcome.records.len());
+    assert!(
+        redirects == 1 && pages > 90,
+        "{pages} pages, {redirects} redirects"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

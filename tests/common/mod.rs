@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod dns;
+pub mod pywb;
 pub mod warc;
 pub mod warcio;
 

@@ -93,7 +93,7 @@ pub fn wacz_or_skip(test: &str) -> Option<PathBuf> {
 
 /// The venv's bin dir, or None after printing why `test` skips (a panic
 /// instead when RINGCRAWL_REQUIRE_WARCIO is set).
-fn or_skip(test: &str, what: &str, venv: Result<PathBuf, String>) -> Option<PathBuf> {
+pub fn or_skip(test: &str, what: &str, venv: Result<PathBuf, String>) -> Option<PathBuf> {
     match venv {
         Ok(bin) => Some(bin),
         Err(why) if std::env::var_os("RINGCRAWL_REQUIRE_WARCIO").is_none() => {
