@@ -297,6 +297,27 @@ fn a_payload_served_by_1000_urls_is_archived_once_plus_999_revisits() {
             warcio::tool(&bin, "warcio", &["check"], &file.unwrap().path());
         }
     }
+
+    // pywb replays every one of the 1,000 URLs with the payload, the
+    // revisits through the record they refer to.
+    let warcs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let test = "a_payload_served_by_1000_urls_is_archived_once_plus_999_revisits";
+    if let Some(pywb) = common::pywb::Pywb::serve_or_skip(test, &warcs) {
+        let payload = b"<html><body><p>one payload, many URLs</p></body></html>";
+        for record in outcome.records.iter().filter(|r| r.url.contains("/same/")) {
+            let digits: String = record
+                .timestamp
+                .chars()
+                .filter(char::is_ascii_digit)
+                .collect();
+            let replayed = pywb.get(&digits[..14], &record.url);
+            assert_eq!(replayed.status, 200, "{}", record.url);
+            assert_eq!(replayed.body, payload, "{}", record.url);
+        }
+    }
 }
 
 #[test]

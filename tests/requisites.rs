@@ -13,7 +13,7 @@ use ringcrawl::output::record::Record;
 use ringcrawl_site::server::{Reply, Request, Server};
 
 /// Pages of the site: `/` links to `/p1` ..= `/p{PAGES}`.
-const PAGES: usize = 12;
+const PAGES: usize = 100;
 
 fn reply(content_type: &str, body: &[u8]) -> Reply {
     Reply::Http {
@@ -212,9 +212,10 @@ fn the_exclude_regex_still_applies_to_requisites() {
 }
 
 /// A page and everything it loads replay from the archive as they were
-/// served: the crawl's WARC files in pywb, every page and requisite asked
-/// for in `id_` mode and compared with the live site's bytes, redirects
-/// replayed as redirects to their targets.
+/// served: the crawl's WARC files in pywb, each of the 100 pages and every
+/// requisite asked for in `id_` mode and compared with the live site's
+/// bytes, redirects replayed as redirects to their targets; the crawl's
+/// WACZ passes py-wacz's `wacz validate`.
 #[test]
 fn a_crawl_with_requisites_replays_in_pywb_byte_for_byte() {
     let server = two_host_site();
@@ -222,7 +223,17 @@ fn a_crawl_with_requisites_replays_in_pywb_byte_for_byte() {
     let dir = std::env::temp_dir().join(format!("ringcrawl-requisites-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     cfg.warc_dir = Some(dir.clone());
+    let wacz = dir.with_extension("wacz");
+    cfg.wacz = Some(wacz.clone());
     let outcome = crawl(cfg);
+    if let Some(bin) = common::warcio::wacz_or_skip("requisites wacz validate") {
+        let out = common::warcio::tool(&bin, "wacz", &["validate", "-f"], &wacz);
+        assert!(
+            out.contains("Validation succeeded, the passed WACZ is valid"),
+            "{out}"
+        );
+    }
+    let _ = std::fs::remove_file(&wacz);
     let warcs: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -274,7 +285,7 @@ fn a_crawl_with_requisites_replays_in_pywb_byte_for_byte() {
     }
     assert_eq!(pages + redirects, outcome.records.len());
     assert!(
-        redirects == 1 && pages > 90,
+        redirects == 1 && pages > 7 * PAGES,
         "{pages} pages, {redirects} redirects"
     );
     let _ = std::fs::remove_dir_all(&dir);
