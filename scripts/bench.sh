@@ -41,6 +41,11 @@
 #                  ceiling for reused connections)
 #       ringcrawl-baseline  (only with BASELINE=/path/to/ringcrawl) another
 #                  build with the same flags, for A/B of a change side by side
+#       ringcrawl -p  (REQUISITES=1 and the binary has --page-requisites)
+#                  the same flags plus --page-requisites: every page read by
+#                  html5gum for its requisites instead of the fast scanner
+#                  (the site's images and stylesheets are also plain links,
+#                  so the URLs fetched are the same)
 #     then (CORES="1 2") ringcrawl --cores 1 against --cores 2, and (PIN=1)
 #     ringcrawl --cores 1 on CPU 0 with nginx restarted on CPU 1 only (one
 #     worker), with wrk on CPU 0 as that layout's wire limit (both with and
@@ -91,7 +96,8 @@
 # SPIDER_BUILD_TIMEOUT (3600 s), CACHE (~/.cache/ringcrawl-bench),
 # KEEP (0; 1 keeps the work dir), NO_INSTALL (0; 1 never runs apt-get/pip),
 # BUILD (1; 0 uses the release binaries already built), BASELINE (unset; a
-# ringcrawl binary run as "ringcrawl-baseline" right after ringcrawl).
+# ringcrawl binary run as "ringcrawl-baseline" right after ringcrawl),
+# REQUISITES (1; 0 skips "ringcrawl -p").
 #
 # It starts exactly one long-lived process, nginx (its PID is read from its
 # own pid file in the work dir), and stops it by that PID on exit; every
@@ -122,6 +128,7 @@ MAX_TASKS=${MAX_TASKS:-100}
 WRK_SECONDS=${WRK_SECONDS:-10}
 HTTPS=${HTTPS:-1}
 GZIP=${GZIP:-1}
+REQUISITES=${REQUISITES:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
 BUILD_TIMEOUT=${BUILD_TIMEOUT:-1800}
 SPIDER_BUILD_TIMEOUT=${SPIDER_BUILD_TIMEOUT:-3600}
@@ -539,6 +546,8 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
     case $tool in
         ringcrawl) cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
         ringcrawl-baseline) cmd=("$BASELINE" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
+        "ringcrawl -p")
+            cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --page-requisites -o "$out" "$ROOT") ;;
         "ringcrawl --no-keep-alive")
             cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --no-keep-alive -o "$out" "$ROOT") ;;
         "ringcrawl --cores 1 --no-keep-alive pinned")
@@ -707,6 +716,9 @@ fi
 if [ -n "${BASELINE:-}" ]; then
     [ -x "$BASELINE" ] || die "BASELINE=$BASELINE is not an executable"
     PEERS=("${PEERS[0]}" ringcrawl-baseline "${PEERS[@]:1}")
+fi
+if has_tool ringcrawl && [ "$REQUISITES" = 1 ]; then
+    case $RC_HELP in *--page-requisites*) PEERS=("${PEERS[0]}" "ringcrawl -p" "${PEERS[@]:1}") ;; esac
 fi
 for run in $(seq "$RUNS"); do
     for t in "${PEERS[@]}"; do
