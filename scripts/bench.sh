@@ -238,14 +238,25 @@ RINGCRAWL=$TARGET_DIR/release/ringcrawl
 SITE=$TARGET_DIR/release/ringcrawl-site
 [ -x "$RINGCRAWL" ] && [ -x "$SITE" ] || die "release binaries missing in $TARGET_DIR/release"
 
+rc_flags() { # rc_flags BINARY: the flags every ringcrawl run gets, as far as BINARY has them
+    local help
+    help=$("$1" --help 2>&1 || true)
+    printf '%s\n' --max-tasks "$MAX_TASKS" -q
+    # Politeness defaults would throttle a single-host benchmark: lift them
+    # the way the peers have them (all concurrency on the one host, no
+    # robots.txt).
+    grep -q -- '--per-host' <<<"$help" && printf '%s\n' --per-host "$MAX_TASKS"
+    grep -q -- '--ignore-robots' <<<"$help" && printf '%s\n' --ignore-robots
+    # The site has no sitemap and the peers guess none: no /sitemap.xml either.
+    grep -q -- '--no-sitemaps' <<<"$help" && printf '%s\n' --no-sitemaps
+    return 0
+}
 RC_HELP=$("$RINGCRAWL" --help 2>&1 || true)
-RC_FLAGS=(--max-tasks "$MAX_TASKS" -q)
-# Politeness defaults would throttle a single-host benchmark: lift them the
-# way the peers have them (all concurrency on the one host, no robots.txt).
-grep -q -- '--per-host' <<<"$RC_HELP" && RC_FLAGS+=(--per-host "$MAX_TASKS")
-grep -q -- '--ignore-robots' <<<"$RC_HELP" && RC_FLAGS+=(--ignore-robots)
-# The site has no sitemap and the peers guess none: no /sitemap.xml either.
-grep -q -- '--no-sitemaps' <<<"$RC_HELP" && RC_FLAGS+=(--no-sitemaps)
+mapfile -t RC_FLAGS < <(rc_flags "$RINGCRAWL")
+# A BASELINE build gets the same flags as far as it has them (an older one
+# may lack --no-sitemaps).
+BASE_FLAGS=()
+[ -n "${BASELINE:-}" ] && [ -x "$BASELINE" ] && mapfile -t BASE_FLAGS < <(rc_flags "$BASELINE")
 
 # --------------------------------------------------------------------------
 # Peers (each one optional: a peer that cannot be set up is reported and skipped).
@@ -545,7 +556,7 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
     local cmd=()
     case $tool in
         ringcrawl) cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
-        ringcrawl-baseline) cmd=("$BASELINE" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
+        ringcrawl-baseline) cmd=("$BASELINE" "${BASE_FLAGS[@]}" -o "$out" "$ROOT") ;;
         "ringcrawl -p")
             cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --page-requisites -o "$out" "$ROOT") ;;
         "ringcrawl --no-keep-alive")
@@ -567,13 +578,13 @@ run_tool() { # run_tool GROUP TOOL RUN: measure one crawl, append to runs.tsv
         "ringcrawl https --no-keep-alive")
             cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --ca-cert "$WORK/certs/ca.pem" --no-keep-alive -o "$out" "$TLS_ROOT") ;;
         "ringcrawl-baseline https")
-            cmd=("$BASELINE" "${RC_FLAGS[@]}" --ca-cert "$WORK/certs/ca.pem" -o "$out" "$TLS_ROOT") ;;
+            cmd=("$BASELINE" "${BASE_FLAGS[@]}" --ca-cert "$WORK/certs/ca.pem" -o "$out" "$TLS_ROOT") ;;
         "ringcrawl plain")
             cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" -o "$out" "$ROOT") ;;
         "ringcrawl gzip")
             cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" -o "$out" "$GZIP_ROOT") ;;
         "ringcrawl-baseline gzip")
-            cmd=("$BASELINE" "${RC_FLAGS[@]}" -o "$out" "$GZIP_ROOT") ;;
+            cmd=("$BASELINE" "${BASE_FLAGS[@]}" -o "$out" "$GZIP_ROOT") ;;
         "ringcrawl gzip --no-compression")
             cmd=("$RINGCRAWL" "${RC_FLAGS[@]}" --no-compression -o "$out" "$GZIP_ROOT") ;;
         "spider https")
