@@ -120,8 +120,10 @@ impl Shard {
                 Next::Fetch(job) if self.budget.take_page() => return Some(Work::Page(job)),
                 Next::Fetch(job) => {
                     // A budget is spent: the crawl stops (the watch sees
-                    // it); the page stays queued.
+                    // it); the page stays queued. Pages already lent leave
+                    // now, before the watch closes the channels.
                     self.frontier.borrow_mut().put_back(job);
+                    self.outbox.flush();
                     return None;
                 }
                 Next::Robots { example, root, .. } => {

@@ -337,6 +337,10 @@ impl Shard {
                 task.await;
             }
         }
+        // Pages peers lent before a budget was spent arrive until their
+        // channels close, and run (see `receive`): their records too are
+        // written before the sink is handed off.
+        self.all_fetches_done().await;
         // Only when the crawl ended early: pages still waiting for a tally
         // are recorded with the links known to be new so far.
         let waiting: Vec<Awaiting> = self.awaiting.borrow_mut().drain().map(|(_, a)| a).collect();
@@ -444,7 +448,7 @@ impl Shard {
                 self.tallied(token, new);
             }
             for job in leases {
-                if self.stopping.get() {
+                if self.stopping.get() && !self.spending_budget() {
                     // Only when the crawl was interrupted: like a URL still
                     // queued, a page not started is not recorded.
                     self.slots.give(self.id);
@@ -470,6 +474,17 @@ impl Shard {
             self.outstanding.abort();
         }
         self.stop();
+    }
+
+    /// Whether the crawl is stopping only because a budget is spent: the
+    /// pages already granted (some still on their way to this shard as
+    /// leases) are fetched and recorded, as `--max-pages N` promises N.
+    fn spending_budget(&self) -> bool {
+        self.budget.reached().is_some()
+            && !self.interrupt.load(Ordering::Relaxed)
+            && self.sink.stopped().is_none()
+            && self.cdxj.stopped().is_none()
+            && !self.shard_died.load(Ordering::Acquire)
     }
 
     /// Stop this shard: wake idle workers (they exit), end the flusher, and
