@@ -62,7 +62,7 @@
 //!   decides when the crawl is done. `crawl::shard` is one core's state
 //!   and tasks, a file a job: the dispatcher, the fetch-and-record path of a
 //!   page, robots.txt, sitemaps. The pure parts it decides with:
-//!   `crawl::frontier` (seen-set, per-host queues and politeness: fair
+//!   `crawl::frontier` (per-host queues and politeness: fair
 //!   turns, per-host concurrency and delay, backoff, robots first),
 //!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
 //!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer

@@ -1,10 +1,10 @@
-//! Pure per-shard crawl frontier: the seen-set and per-host queues of the
-//! hosts this shard owns, and the politeness that decides which URL is
-//! *ready* next.
+//! Pure per-shard crawl frontier: the per-host queues of the hosts this
+//! shard owns, and the politeness that decides which URL is *ready* next.
 //!
-//! It is the chapter's `seen_urls` plus `Queue`, made fair and polite: a URL
-//! enters at most once for the whole crawl (so redirect chains coalesce and
-//! link cycles end); each host has its own FIFO queue; hosts take turns
+//! It is the chapter's `Queue`, made fair and polite (the chapter's
+//! `seen_urls` is the shard's seen-set, asked before a URL is offered here,
+//! so a URL enters at most once for the whole crawl): each host has its own
+//! FIFO queue; hosts take turns
 //! (round robin over ready hosts, one URL per turn), so one huge host cannot
 //! starve the others; a host has at most `per_host` fetches in flight, at
 //! least `delay` between request starts (or its robots.txt `Crawl-delay`),
@@ -49,7 +49,6 @@ use std::sync::Arc;
 
 use crate::crawl::hops::Hops;
 use crate::crawl::robots::{Rules, Verdict, DEFAULT_RETRY_SCHEDULE};
-use crate::crawl::url_set::UrlSet;
 use crate::crawl::urls;
 
 /// A URL waiting to be fetched, with what it may still do.
@@ -81,15 +80,14 @@ impl Job {
     }
 }
 
-/// What became of an offered URL.
+/// What became of an offered URL (new to the crawl: the caller's seen-set
+/// said so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Offer {
-    /// Queued: first time this URL was offered.
+    /// Queued.
     New,
-    /// Already seen (queued, fetched or refused before): dropped.
-    Seen,
-    /// First time offered, but a limit keeps it out: it is seen from now
-    /// on (so it is refused, and recorded, once) and never queued.
+    /// A limit keeps it out: never queued (and, being seen, refused and
+    /// recorded once).
     Refused(Limit),
 }
 
@@ -276,8 +274,6 @@ impl Host {
 /// Seen-set, per-host queues and scheduling of one shard.
 pub struct Frontier {
     politeness: Politeness,
-    /// Every URL ever accepted.
-    seen: UrlSet,
     /// Live hosts: URLs queued or in flight.
     hosts: HashMap<String, Host>,
     /// Finished hosts, least recently finished first out, with their
@@ -296,7 +292,6 @@ impl Frontier {
     pub fn new(politeness: Politeness) -> Self {
         Frontier {
             politeness,
-            seen: UrlSet::new(),
             hosts: HashMap::new(),
             resting: LruCache::unbounded(),
             resting_bytes: 0,
@@ -306,20 +301,14 @@ impl Frontier {
         }
     }
 
-    /// Accept `job` (a normalised URL) unless it was seen or a limit
-    /// (length, depth, its host's budget) keeps it out. Most links offered
-    /// were seen before: those are answered first, before the host is even
-    /// read from the URL.
+    /// Accept `job`, a normalised URL new to the crawl (the shard's
+    /// seen-set decides that, before it is offered), unless a limit
+    /// (length, depth, its host's budget) keeps it out.
     pub fn offer(&mut self, job: Job, now: Instant) -> Offer {
-        if self.seen.contains(&job.url) {
-            return Offer::Seen;
-        }
         if job.url.len() > self.politeness.max_url_length {
-            self.seen.insert(&job.url);
             return Offer::Refused(Limit::UrlTooLong);
         }
         if job.depth > self.politeness.max_depth {
-            self.seen.insert(&job.url);
             return Offer::Refused(Limit::TooDeep);
         }
         let host = urls::host_of(&job.url).to_string();
@@ -334,21 +323,18 @@ impl Frontier {
             self.hosts.insert(host.clone(), entry);
         }
         let Some(entry) = self.hosts.get_mut(&host) else {
-            return Offer::Seen;
+            return Offer::Refused(Limit::HostBudget);
         };
         if entry.accepted >= self.politeness.max_pages_per_host {
-            self.seen.insert(&job.url);
             return Offer::Refused(Limit::HostBudget);
         }
         if job.hops.sitemap_level() > 0 {
             if entry.sitemaps >= self.politeness.max_sitemaps_per_host {
-                self.seen.insert(&job.url);
                 return Offer::Refused(Limit::SitemapBudget);
             }
             entry.sitemaps += 1;
         }
         entry.accepted += 1;
-        self.seen.insert(&job.url);
         entry.queue.push_back(job);
         self.queued += 1;
         if !entry.scheduled {
@@ -356,11 +342,6 @@ impl Frontier {
             self.ring.push_back(host);
         }
         Offer::New
-    }
-
-    /// Whether `url` was already accepted by this frontier.
-    pub fn has_seen(&self, url: &str) -> bool {
-        self.seen.contains(url)
     }
 
     /// The next thing to do at `now`: the next ready host in turn gives
@@ -558,11 +539,6 @@ impl Frontier {
         self.queued
     }
 
-    /// URLs ever accepted.
-    pub fn seen(&self) -> usize {
-        self.seen.len()
-    }
-
     /// Fetches in flight for `host`.
     pub fn active(&self, host: &str) -> usize {
         self.hosts.get(host).map_or(0, |h| h.active)
@@ -624,21 +600,6 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_url_is_refused_even_after_it_was_fetched() {
-        let now = Instant::now();
-        let mut f = open(2);
-        assert_eq!(f.offer(job("http://a.test/"), now), Offer::New);
-        assert_eq!(f.offer(job("http://a.test/"), now), Offer::Seen);
-        assert_eq!(fetch(&mut f, now), "http://a.test/");
-        assert_eq!(
-            f.offer(job("http://a.test/"), now),
-            Offer::Seen,
-            "fetched URLs stay seen"
-        );
-        assert_eq!(f.next(now), Next::Idle);
-    }
-
-    #[test]
     fn a_host_gives_its_urls_in_order_within_its_concurrency() {
         let now = Instant::now();
         let mut f = open(2);
@@ -654,7 +615,7 @@ mod tests {
         );
         f.release("a.test", false, now);
         assert_eq!(fetch(&mut f, now), "http://a.test/3");
-        assert_eq!((f.queued(), f.seen(), f.active("a.test")), (0, 3, 2));
+        assert_eq!((f.queued(), f.active("a.test")), (0, 2));
     }
 
     #[test]
@@ -921,11 +882,6 @@ mod tests {
             f.offer(job("http://trap.test/3"), now),
             Offer::Refused(Limit::HostBudget)
         );
-        assert_eq!(
-            f.offer(job("http://trap.test/3"), now),
-            Offer::Seen,
-            "refused once"
-        );
         assert_eq!(f.offer(job("http://other.test/1"), now), Offer::New);
         assert_eq!(f.queued(), 3);
     }
@@ -949,7 +905,6 @@ mod tests {
             f.offer(sitemap("http://a.test/s3.xml"), now),
             Offer::Refused(Limit::SitemapBudget)
         );
-        assert_eq!(f.offer(sitemap("http://a.test/s3.xml"), now), Offer::Seen);
         let listed = Job {
             hops: Hops::root().then(Hop::Manifest).then(Hop::Link),
             ..job("http://a.test/page")
@@ -975,7 +930,7 @@ mod tests {
     }
 
     #[test]
-    fn urls_too_long_or_too_deep_are_refused_once_and_never_queued() {
+    fn urls_too_long_or_too_deep_are_refused_and_never_queued() {
         let now = Instant::now();
         let mut f = Frontier::new(Politeness {
             max_depth: 2,
@@ -987,8 +942,7 @@ mod tests {
             depth: 3,
             ..job("http://a.test/deep")
         };
-        assert_eq!(f.offer(deep.clone(), now), Offer::Refused(Limit::TooDeep));
-        assert_eq!(f.offer(deep, now), Offer::Seen);
+        assert_eq!(f.offer(deep, now), Offer::Refused(Limit::TooDeep));
         let long = job("http://a.test/a-long-path");
         assert_eq!(f.offer(long, now), Offer::Refused(Limit::UrlTooLong));
         assert_eq!(f.queued(), 0);

@@ -112,7 +112,10 @@ pub struct Shard {
     connections: fetch::Pool,
     /// This shard's TLS client: its session cache holds this shard's hosts.
     tls: TlsClient,
-    /// Seen-set and queue of the hosts this shard owns.
+    /// Every URL of this shard's hosts ever accepted (queued or refused):
+    /// the chapter's `seen_urls`, asked before the frontier.
+    seen: RefCell<UrlSet>,
+    /// Queues and politeness of the hosts this shard owns.
     frontier: RefCell<Frontier>,
     /// URLs this shard already sent to their owners (saves mesh traffic;
     /// one sent again could not be new to the crawl).
@@ -214,6 +217,7 @@ impl Shard {
                 robots_retries: config.robots_retries.clone(),
                 resting_bytes: config.host_memory,
             })),
+            seen: RefCell::new(UrlSet::new()),
             connections: RefCell::new(ConnPool::new(config.idle_connections)),
             config,
             limits,
@@ -503,6 +507,9 @@ impl Shard {
     /// queued (a duplicate, or a limit keeps it out: then, the first time,
     /// it is recorded as such, never fetched).
     fn enqueue(&self, job: Job, now: Instant) -> bool {
+        if !self.seen.borrow_mut().insert(&job.url) {
+            return false;
+        }
         // What the record of a refused URL needs (the job itself goes in).
         let refused = Job {
             url: job.url.clone(),
@@ -515,7 +522,6 @@ impl Shard {
                 self.changed.notify_all();
                 true
             }
-            Offer::Seen => false,
             Offer::Refused(limit) => {
                 let mut record = self.record_for(&refused);
                 page::fail(&mut record, limit.kind(), limit.message());
