@@ -21,6 +21,10 @@
 # 404s. A size fails (exit status 1 at the end) if a page was fetched twice,
 # a request was a 404, a record is an error, or the crawl did not stop at N.
 #
+# Disk: the crawler's TMPDIR is the size's work directory, where the seen-set
+# and the frontier keep what does not fit their memory (--seen-memory,
+# --frontier-memory); its size is sampled every second and the peak reported.
+#
 # Environment (defaults): HOSTS (4096), SITE_THREADS (1), CORES (the
 # crawler's default: every CPU), MAX_TASKS (100), OUTPUT (/dev/null: records
 # are written, not kept), TIME_LIMIT (1800 s a crawl; then it is killed and
@@ -106,15 +110,28 @@ for n in "${SIZES[@]}"; do
     resolve=()
     for p in "${pins[@]}"; do resolve+=(--resolve "$p"); done
     echo "== $n pages: site on 127.0.0.1:$port, ${#roots[@]} roots"
+    mkdir -p "$run/tmp"
     # shellcheck disable=SC2086
-    timeout -s KILL "$TIME_LIMIT" /usr/bin/time -f '%M %e' -o "$run/time" \
+    TMPDIR="$run/tmp" timeout -s KILL "$TIME_LIMIT" /usr/bin/time -f '%M %e' -o "$run/time" \
         "$CRAWL_BIN" --max-pages "$n" --ignore-robots --no-sitemaps -q -o "$OUTPUT" \
         --max-tasks "$MAX_TASKS" "${CORES_ARG[@]}" --report-json "$run/report.json" \
         $EXTRA_ARGS "${resolve[@]}" "${roots[@]}" &
     CRAWL_PID=$!
+    # The peak of the crawler's disk use, sampled each second.
+    (
+        peak=0
+        while kill -0 "$CRAWL_PID" 2>/dev/null; do
+            used=$(du -sb "$run/tmp" 2>/dev/null | cut -f1)
+            [ "${used:-0}" -gt "$peak" ] && peak=$used && echo "$peak" >"$run/disk"
+            sleep 1
+        done
+    ) &
+    SAMPLER_PID=$!
     status=0
     wait "$CRAWL_PID" || status=$?
     CRAWL_PID=""
+    wait "$SAMPLER_PID" 2>/dev/null || true
+    disk=$(cat "$run/disk" 2>/dev/null || echo 0)
     stop_site
     counts=$(sed -n 's/^endless site: requests=//p' "$run/site.log")
     if [ "$status" -ne 0 ] || [ ! -s "$run/report.json" ]; then
@@ -133,13 +150,13 @@ for n in "${SIZES[@]}"; do
     read -r requests pages dups notfound <<<"$(echo "$counts" | sed 's/[a-z_]*=//g')"
     discovered=$((urls + left))
     row=$(python3 - "$n" "$urls" "$rate" "$elapsed" "$time_kib" "$rss_kib" "$discovered" \
-        "$pages" "$dups" "$notfound" <<'EOF'
+        "$pages" "$dups" "$notfound" "$disk" <<'EOF'
 import sys
-n, urls, rate, elapsed, time_kib, rss_kib, discovered, pages, dups, nf = sys.argv[1:]
+n, urls, rate, elapsed, time_kib, rss_kib, discovered, pages, dups, nf, disk = sys.argv[1:]
 per_url = int(time_kib) * 1024 / max(int(discovered), 1)
 print(f"| {int(n):,} | {int(urls):,} | {float(rate):,.0f} | {float(elapsed):.1f} "
       f"| {int(time_kib) / 1024:,.1f} | {int(rss_kib) / 1024:,.1f} | {int(discovered):,} "
-      f"| {per_url:,.0f} | {int(pages):,} | {int(dups):,} | {int(nf):,} |")
+      f"| {per_url:,.0f} | {int(disk) / 2**20:,.0f} | {int(pages):,} | {int(dups):,} | {int(nf):,} |")
 EOF
 )
     ROWS+=("$row")
@@ -152,6 +169,7 @@ EOF
     [ "$notfound" -eq 0 ] || problems+=("$notfound 404s")
     [ "$errors" -eq 0 ] || problems+=("$errors error records")
     [ "$pages" -eq "$urls" ] || problems+=("the site served $pages pages for $urls records")
+    [ -z "$(ls -A "$run/tmp")" ] || problems+=("the crawler left files in its TMPDIR: $(ls -A "$run/tmp" | head -3 | tr '\n' ' ')")
     if [ ${#problems[@]} -gt 0 ]; then
         printf 'FAIL (%s pages): %s\n' "$n" "${problems[@]}" >&2
         FAILED=1
@@ -161,7 +179,7 @@ done
 echo
 echo "commit $COMMIT, $(nproc) CPUs, $HOSTS hosts, max-tasks $MAX_TASKS, site threads $SITE_THREADS"
 echo
-echo "| --max-pages | pages | pages/s | seconds | peak RSS MiB (time) | peak RSS MiB (report) | URLs discovered | RSS bytes / URL | site: pages | duplicates | 404s |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| --max-pages | pages | pages/s | seconds | peak RSS MiB (time) | peak RSS MiB (report) | URLs discovered | RSS bytes / URL | peak disk MiB | site: pages | duplicates | 404s |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for row in "${ROWS[@]}"; do echo "$row"; done
 exit "$FAILED"

@@ -194,6 +194,11 @@ pub struct Args {
     #[arg(long = "warc-max-size", default_value = "1G", value_parser = parse_size)]
     pub warc_max_size: u64,
 
+    /// RAM for the seen-set's buckets (K, M, G suffixes); URLs past it are
+    /// kept on disk
+    #[arg(long = "seen-memory", value_name = "SIZE", default_value = "128M", value_parser = parse_size)]
+    pub seen_memory: u64,
+
     /// Stop after N page fetches (robots.txt not counted): running fetches
     /// finish, the rest stays queued
     #[arg(long = "max-pages", value_name = "N")]
@@ -314,7 +319,8 @@ impl Args {
             .robots_retries(parse_retries(&self.robots_retries)?)
             .max_url_length(self.max_url_length)
             .max_pages_per_host(self.max_pages_per_host)
-            .warc_max_size(self.warc_max_size);
+            .warc_max_size(self.warc_max_size)
+            .seen_memory(usize::try_from(self.seen_memory).unwrap_or(usize::MAX));
         if let Some(pages) = self.max_pages {
             b = b.max_pages(pages);
         }

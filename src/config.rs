@@ -98,6 +98,16 @@ pub struct Config {
     /// Bytes each shard may keep of finished hosts (their robots.txt rules,
     /// politeness clock, page count) in case they come back.
     pub host_memory: usize,
+    /// Bytes of RAM the seen-sets' buckets may hold, over all shards
+    /// (`--seen-memory`); the URLs past it are kept on disk.
+    pub seen_memory: usize,
+    /// Where the seen-sets keep their runs (`shard-N` under it); none: a
+    /// temporary directory of each shard's own, made on its first merge.
+    pub seen_dir: Option<PathBuf>,
+    /// The crawl's key of URL fingerprints: drawn at random for each crawl
+    /// (a site cannot aim URLs at a collision it cannot compute), kept by
+    /// a crawl that is resumed.
+    pub fingerprint_key: [u64; 2],
     /// Largest response head accepted.
     pub max_head: usize,
     /// Body bytes kept per response; the rest is not read and the record is
@@ -136,6 +146,11 @@ pub struct Config {
     pub pin_threads: bool,
 }
 
+/// Default [`Config::seen_memory`]: 128 MiB for the whole crawl; the two
+/// buckets of a shard (one filling, one being merged) hold some 6 million
+/// URLs each on two shards before a merge to disk.
+pub const DEFAULT_SEEN_MEMORY: usize = 128 << 20;
+
 impl Config {
     /// A configuration with the chapter's defaults for the given roots.
     pub fn new(roots: Vec<Url>) -> Self {
@@ -168,6 +183,9 @@ impl Config {
             max_crawl_delay: Duration::from_secs(10),
             robots_retries: crate::crawl::robots::DEFAULT_RETRY_SCHEDULE.to_vec(),
             host_memory: crate::crawl::frontier::DEFAULT_RESTING_BYTES,
+            seen_memory: DEFAULT_SEEN_MEMORY,
+            seen_dir: None,
+            fingerprint_key: [fastrand::u64(..), fastrand::u64(..)],
             sitemaps: true,
             sitemap_limits: crate::crawl::sitemap::Limits::default(),
             max_head: crate::net::http::DEFAULT_MAX_HEAD,

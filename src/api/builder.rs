@@ -79,6 +79,8 @@ const MAX_URL_LENGTH: usize = 1 << 20;
 const MAX_CORES: usize = 1024;
 /// Most robots.txt retries (a schedule longer than this is a mistake).
 const MAX_ROBOTS_RETRIES: usize = 32;
+/// Least `seen_memory`: a bucket of some 64,000 URLs per shard.
+const MIN_SEEN_MEMORY: usize = 1 << 20;
 
 impl CrawlerBuilder {
     pub(crate) fn new() -> Self {
@@ -268,6 +270,15 @@ impl CrawlerBuilder {
     /// one that comes back fetches robots.txt again.
     pub fn host_memory(mut self, bytes: usize) -> Self {
         self.config.host_memory = bytes;
+        self
+    }
+
+    /// Bytes of RAM the seen-set's buckets may hold, over all shards
+    /// (default 128 MiB, at least 1 MiB): URLs seen past it are kept on
+    /// disk, in a sorted run per shard, with a Bloom filter (~1.25 bytes a
+    /// URL) in RAM that answers most lookups of new URLs without the disk.
+    pub fn seen_memory(mut self, bytes: usize) -> Self {
+        self.config.seen_memory = bytes;
         self
     }
 
@@ -508,6 +519,7 @@ impl CrawlerBuilder {
         )?;
         within("max-body", config.max_body, 0, MAX_BODY)?;
         within("jsonl-backlog", config.output_backlog, 1, usize::MAX)?;
+        within("seen-memory", config.seen_memory, MIN_SEEN_MEMORY, usize::MAX)?;
         if config.warc_dir.is_none() {
             for (set, setting) in [
                 (config.warc_dedup, "warc-dedup"),

@@ -24,6 +24,7 @@ mod archive;
 mod dispatch;
 mod page;
 mod robots;
+mod seen;
 mod sitemap;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
@@ -41,11 +42,11 @@ use glommio::task::JoinHandle;
 use crate::api::{Handler, Hooks};
 use crate::config::Config;
 use crate::crawl::budget::Budget;
-use crate::crawl::frontier::{Frontier, Job, Offer, Politeness};
-use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding};
+use crate::crawl::frontier::{Frontier, Job, Politeness};
+use crate::crawl::mesh::{Batch, FetchSlots, Outbox, Outstanding};
 use crate::crawl::notify::Notify;
-use crate::crawl::url_set::{RecentUrls, UrlSet};
-use crate::crawl::urls;
+use crate::crawl::seen::SeenSet;
+use crate::crawl::url_set::RecentUrls;
 use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
@@ -58,6 +59,7 @@ use crate::output::warc::dedup::Dedup;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
 use crate::output::writer::WriterHandle;
 use page::interrupted_record;
+use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};
 
 /// What a shard hands back when the crawl is over.
 #[derive(Debug, Default)]
@@ -113,8 +115,18 @@ pub struct Shard {
     /// This shard's TLS client: its session cache holds this shard's hosts.
     tls: TlsClient,
     /// Every URL of this shard's hosts ever accepted (queued or refused):
-    /// the chapter's `seen_urls`, asked before the frontier.
-    seen: RefCell<UrlSet>,
+    /// the chapter's `seen_urls`, asked before the frontier; in bounded
+    /// memory, its runs on disk.
+    seen: RefCell<SeenSet>,
+    /// URLs whose newness waits for a lookup on disk (`seen.rs`).
+    pending: RefCell<Vec<Pending>>,
+    /// Woken when `pending` gains a URL.
+    pending_added: Notify,
+    /// Woken when the seen-set's RAM bucket is full.
+    merge_due: Notify,
+    /// Tallies held back while some URLs of their page are pending, by
+    /// (shard of the page, page token).
+    deferred: RefCell<HashMap<(usize, u64), Deferred>>,
     /// Queues and politeness of the hosts this shard owns.
     frontier: RefCell<Frontier>,
     /// URLs this shard sent to their owners lately (saves mesh traffic:
@@ -217,7 +229,15 @@ impl Shard {
                 robots_retries: config.robots_retries.clone(),
                 resting_bytes: config.host_memory,
             })),
-            seen: RefCell::new(UrlSet::new()),
+            seen: RefCell::new(SeenSet::new(
+                config.seen_dir.as_ref().map(|dir| dir.join(format!("shard-{id}"))),
+                config.seen_memory / config.cores.max(1),
+                config.fingerprint_key,
+            )),
+            pending: RefCell::new(Vec::new()),
+            pending_added: Notify::new(),
+            merge_due: Notify::new(),
+            deferred: RefCell::new(HashMap::new()),
             connections: RefCell::new(ConnPool::new(config.idle_connections)),
             config,
             limits,
@@ -261,8 +281,8 @@ impl Shard {
         let now = Instant::now();
         let duplicates = roots
             .into_iter()
-            .map(|job| self.enqueue(job, now))
-            .filter(|queued| !queued)
+            .map(|job| self.enqueue(job, now, Asker::Nobody))
+            .filter(|enqueued| *enqueued == Enqueued::Known)
             .count();
         if duplicates > 0 {
             self.outstanding.finish(duplicates);
@@ -282,6 +302,8 @@ impl Shard {
             async move { shard.outbox.drain_overflow(|| shard.stopping.get()).await }
         });
         let dispatcher = glommio::spawn_local(self.clone().dispatch());
+        let resolver = glommio::spawn_local(self.clone().resolve_pending());
+        let merger = glommio::spawn_local(self.clone().merge_seen());
 
         // Normally the shard stops when the crawl is done and its last fetch
         // ends. On SIGINT/SIGTERM it stops taking URLs, gives in-flight
@@ -328,6 +350,8 @@ impl Shard {
             }
         }
         drop(dispatcher);
+        drop(resolver);
+        drop(merger);
         self.outbox.overflow_added.notify_all();
         flusher.await;
         // A dead peer's tasks are never dropped (glommio leaks a panicked
@@ -417,30 +441,7 @@ impl Shard {
                 std::mem::take(&mut batch.returns),
                 std::mem::take(&mut batch.tallies),
             );
-            let mut dropped = 0;
-            // The page being tallied: its token and its new jobs so far.
-            let mut group: Option<(u64, u32)> = None;
-            let mut tallied = false;
-            for (page, job) in batch.jobs_by_page() {
-                let queued = self.enqueue(job, now);
-                dropped += usize::from(!queued);
-                match (&mut group, page) {
-                    (Some((token, new)), Some(page)) if *token == page => {
-                        *new += u32::from(queued);
-                    }
-                    (current, page) => {
-                        if let Some((token, new)) = current.take() {
-                            self.outbox.tally(peer, token, new);
-                            tallied = true;
-                        }
-                        *current = page.map(|token| (token, u32::from(queued)));
-                    }
-                }
-            }
-            if let Some((token, new)) = group {
-                self.outbox.tally(peer, token, new);
-                tallied = true;
-            }
+            let (dropped, tallied) = self.take_jobs(peer, batch.jobs_by_page(), now);
             if tallied {
                 // The dispatcher flushes the tallies before it next waits.
                 self.changed.notify_all();
@@ -499,131 +500,10 @@ impl Shard {
         }
         self.changed.notify_all();
         self.slot_freed.notify_all();
+        self.pending_added.notify_all();
+        self.merge_due.notify_all();
         self.outbox.close();
         self.outbox.overflow_added.notify_all();
-    }
-
-    /// Put a job this shard owns into its frontier; false if it was not
-    /// queued (a duplicate, or a limit keeps it out: then, the first time,
-    /// it is recorded as such, never fetched).
-    fn enqueue(&self, job: Job, now: Instant) -> bool {
-        if !self.seen.borrow_mut().insert(&job.url) {
-            return false;
-        }
-        // What the record of a refused URL needs (the job itself goes in).
-        let refused = Job {
-            url: job.url.clone(),
-            via: job.via.clone(),
-            ..job
-        };
-        let offer = self.frontier.borrow_mut().offer(job, now);
-        match offer {
-            Offer::New => {
-                self.changed.notify_all();
-                true
-            }
-            Offer::Refused(limit) => {
-                let mut record = self.record_for(&refused);
-                page::fail(&mut record, limit.kind(), limit.message());
-                self.emit(record);
-                false
-            }
-        }
-    }
-
-    /// Hand a new URL, found by this shard's page `page`, to its owning
-    /// shard, counting it in first. The owner applies the crawl limits, so
-    /// a URL they keep out is refused and recorded once, whoever found it.
-    fn route(&self, job: Job, now: Instant, page: u64) -> Routed {
-        let owner = shard_for(urls::host_of(&job.url), self.shards);
-        if owner == self.id {
-            // Counting in after the enqueue is safe here: no other task runs
-            // before this one awaits, and this page is still counted.
-            let queued = self.enqueue(job, now);
-            if queued {
-                self.outstanding.add(1);
-                Routed::New
-            } else {
-                Routed::Known
-            }
-        } else {
-            if !self.routed.borrow_mut().insert(&job.url) {
-                return Routed::Known;
-            }
-            self.outstanding.add(1);
-            self.outbox.route(owner, job, page);
-            Routed::Asked(owner)
-        }
-    }
-
-    /// A token for a page about to route its links.
-    fn page_token(&self) -> u64 {
-        self.next_page.replace(self.next_page.get().wrapping_add(1))
-    }
-
-    /// Page `token` sent `asked` shards some of its links: its record waits
-    /// for their tallies. Called as soon as the links are routed, before
-    /// any await, so no tally can come first.
-    fn expect_tallies(&self, token: u64, asked: usize) {
-        if asked > 0 {
-            self.awaiting.borrow_mut().insert(
-                token,
-                Awaiting {
-                    record: None,
-                    tallies_due: asked,
-                    new: 0,
-                },
-            );
-        }
-    }
-
-    /// Record a finished page and count it out, unless it still waits for
-    /// tallies ([`Self::tallied`] finishes it then).
-    fn finish_page(&self, mut record: Record, token: u64) {
-        let mut awaiting = self.awaiting.borrow_mut();
-        if let Some(page) = awaiting.get_mut(&token) {
-            if page.tallies_due > 0 {
-                page.record = Some(record);
-                return;
-            }
-            record.num_new_urls += page.new;
-            awaiting.remove(&token);
-        }
-        drop(awaiting);
-        self.record_page(record);
-    }
-
-    /// Emit a page's record and count the page out.
-    fn record_page(&self, record: Record) {
-        self.emit(record);
-        if self.outstanding.finish(1) {
-            self.stop();
-        }
-    }
-
-    /// A peer says `new` of the links page `token` sent it were new.
-    fn tallied(&self, token: u64, new: u32) {
-        let done = {
-            let mut awaiting = self.awaiting.borrow_mut();
-            let Some(page) = awaiting.get_mut(&token) else {
-                return;
-            };
-            page.new += new as usize;
-            page.tallies_due = page.tallies_due.saturating_sub(1);
-            if page.tallies_due > 0 || page.record.is_none() {
-                return;
-            }
-            awaiting.remove(&token)
-        };
-        if let Some(Awaiting {
-            record: Some(mut record),
-            new,
-            ..
-        }) = done
-        {
-            record.num_new_urls += new;
-            self.record_page(record);
-        }
     }
 
     /// Update this shard's progress counters.
@@ -632,25 +512,6 @@ impl Shard {
             update(c);
         }
     }
-}
-
-/// Where [`Shard::route`] sent a URL.
-enum Routed {
-    /// Queued here: new to the crawl.
-    New,
-    /// Known already (seen here, or sent to its owner before).
-    Known,
-    /// Sent to its owner, which will say whether it was new.
-    Asked(usize),
-}
-
-/// A page waiting for the tallies of the shards its links went to.
-struct Awaiting {
-    /// Its record, once the fetch is over (tallies may come before).
-    record: Option<Record>,
-    tallies_due: usize,
-    /// Links new to the crawl, by the tallies so far.
-    new: usize,
 }
 
 /// Why a shard stops before the crawl ran out of work.

@@ -397,7 +397,7 @@ impl Shard {
     /// routed to its owner before).
     pub(super) fn already_known(&self, url: &str, host: &str) -> bool {
         if shard_for(host, self.shards) == self.id {
-            self.seen.borrow().contains(url)
+            self.seen.borrow().contains_in_ram(self.seen.borrow().fingerprint(url))
         } else {
             self.routed.borrow().contains(url)
         }

@@ -1,0 +1,388 @@
+//! New or not: how a URL enters this shard's frontier, and how the pages
+//! that found URLs learn how many were new (the chapter's `num_new_urls`).
+//!
+//! A URL of one of this shard's hosts is first asked of the shard's
+//! seen-set ([`SeenSet`], the chapter's `seen_urls` in bounded memory).
+//! Most answers come at once: known (in RAM), or new for certain (the
+//! Bloom filter of the runs on disk says it is on none). The rest are
+//! *pending*: the resolver task looks them up on disk in batches, and
+//! until then they stay counted in `outstanding` and the tally of the page
+//! that found them is held back ([`Deferred`]). The merger task folds a
+//! full RAM bucket into the sorted run on disk.
+//!
+//! Tallies: a page whose links went to other shards, or are pending here,
+//! keeps its record until every shard it asked has said how many of its
+//! links were new; this shard counts itself as one of them while any of
+//! the page's own links is pending.
+//!
+//! Not the seen-set itself (`crate::crawl::seen`) nor the frontier's
+//! limits and queues (`crate::crawl::frontier`).
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::crawl::frontier::{Job, Offer};
+use crate::crawl::mesh::shard_for;
+use crate::crawl::seen::{self, Check};
+use crate::crawl::urls;
+use crate::output::record::Record;
+
+use super::{page, Shard};
+
+/// Where [`Shard::route`] sent a URL.
+pub(super) enum Routed {
+    /// Queued here: new to the crawl.
+    New,
+    /// Known already (seen here, or sent to its owner lately).
+    Known,
+    /// Sent to its owner, or pending here: that shard will say whether
+    /// it was new.
+    Asked(usize),
+}
+
+/// A page waiting for the tallies of the shards its links went to.
+pub(super) struct Awaiting {
+    /// Its record, once the fetch is over (tallies may come before).
+    pub(super) record: Option<Record>,
+    pub(super) tallies_due: usize,
+    /// Links new to the crawl, by the tallies so far.
+    pub(super) new: usize,
+}
+
+/// Who waits for the answer about a pending URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Asker {
+    /// Nobody: a root.
+    Nobody,
+    /// Page `token` of shard `shard` (this one or a peer), for its tally.
+    Page { shard: usize, token: u64 },
+}
+
+/// A URL whose newness waits for a lookup on disk.
+pub(super) struct Pending {
+    fingerprint: u64,
+    job: Job,
+    asker: Asker,
+}
+
+/// A page's tally held back while some of its URLs are pending here.
+#[derive(Debug, Default)]
+pub(super) struct Deferred {
+    /// Its URLs still pending.
+    left: u32,
+    /// Its URLs found new so far.
+    new: u32,
+}
+
+/// What became of a URL offered to this shard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Enqueued {
+    /// Queued: new to the crawl.
+    New,
+    /// Not queued: seen before, or refused by a limit (and recorded).
+    Known,
+    /// Pending: the resolver will queue it or drop it.
+    Pending,
+}
+
+impl Shard {
+    /// Offer a job this shard owns, found by `asker`: queued if new to the
+    /// crawl (unless a limit keeps it out: then it is recorded once, never
+    /// fetched), dropped if seen, or left pending for the resolver.
+    pub(super) fn enqueue(&self, job: Job, now: Instant, asker: Asker) -> Enqueued {
+        let (fingerprint, check, merge) = {
+            let mut seen = self.seen.borrow_mut();
+            let fingerprint = seen.fingerprint(&job.url);
+            let check = seen.check(fingerprint);
+            (fingerprint, check, seen.wants_merge())
+        };
+        if merge {
+            self.merge_due.notify_all();
+        }
+        match check {
+            Check::Seen => Enqueued::Known,
+            Check::New if self.admit(job, now) => Enqueued::New,
+            Check::New => Enqueued::Known,
+            Check::Maybe => {
+                if let Asker::Page { shard, token } = asker {
+                    let mut deferred = self.deferred.borrow_mut();
+                    deferred.entry((shard, token)).or_default().left += 1;
+                }
+                self.pending.borrow_mut().push(Pending {
+                    fingerprint,
+                    job,
+                    asker,
+                });
+                self.pending_added.notify_all();
+                Enqueued::Pending
+            }
+        }
+    }
+
+    /// Put a URL new to the crawl into the frontier; false if a limit keeps
+    /// it out (then it is recorded as such).
+    fn admit(&self, job: Job, now: Instant) -> bool {
+        // What the record of a refused URL needs (the job itself goes in).
+        let refused = Job {
+            url: job.url.clone(),
+            via: job.via.clone(),
+            ..job
+        };
+        let offer = self.frontier.borrow_mut().offer(job, now);
+        match offer {
+            Offer::New => {
+                self.changed.notify_all();
+                true
+            }
+            Offer::Refused(limit) => {
+                let mut record = self.record_for(&refused);
+                page::fail(&mut record, limit.kind(), limit.message());
+                self.emit(record);
+                false
+            }
+        }
+    }
+
+    /// Hand a new URL, found by this shard's page `page`, to its owning
+    /// shard, counting it in first. The owner applies the crawl limits, so
+    /// a URL they keep out is refused and recorded once, whoever found it.
+    pub(super) fn route(&self, job: Job, now: Instant, page: u64) -> Routed {
+        let owner = shard_for(urls::host_of(&job.url), self.shards);
+        if owner == self.id {
+            // Counting in after the enqueue is safe here: no other task runs
+            // before this one awaits, and this page is still counted.
+            let asker = Asker::Page {
+                shard: self.id,
+                token: page,
+            };
+            match self.enqueue(job, now, asker) {
+                Enqueued::New => {
+                    self.outstanding.add(1);
+                    Routed::New
+                }
+                Enqueued::Known => Routed::Known,
+                Enqueued::Pending => {
+                    self.outstanding.add(1);
+                    Routed::Asked(self.id)
+                }
+            }
+        } else {
+            if !self.routed.borrow_mut().insert(&job.url) {
+                return Routed::Known;
+            }
+            self.outstanding.add(1);
+            self.outbox.route(owner, job, page);
+            Routed::Asked(owner)
+        }
+    }
+
+    /// Take the jobs of a batch from `peer` (already counted in by it):
+    /// enqueue each, and answer each page's group with a tally now, or,
+    /// if some of its jobs are pending, once they are resolved. How many
+    /// were dropped (seen or refused: the caller counts them out), and
+    /// whether a tally is waiting in the outbox.
+    pub(super) fn take_jobs(
+        &self,
+        peer: usize,
+        jobs: impl Iterator<Item = (Option<u64>, Job)>,
+        now: Instant,
+    ) -> (usize, bool) {
+        let mut dropped = 0;
+        let mut tallied = false;
+        // The page being tallied: its token and its new jobs so far.
+        let mut group: Option<(u64, u32)> = None;
+        for (page, job) in jobs {
+            let asker = match page {
+                Some(token) => Asker::Page { shard: peer, token },
+                None => Asker::Nobody,
+            };
+            let enqueued = self.enqueue(job, now, asker);
+            dropped += usize::from(enqueued == Enqueued::Known);
+            let new = u32::from(enqueued == Enqueued::New);
+            match (&mut group, page) {
+                (Some((token, count)), Some(page)) if *token == page => *count += new,
+                (current, page) => {
+                    if let Some((token, count)) = current.take() {
+                        tallied |= self.answer(peer, token, count);
+                    }
+                    *current = page.map(|token| (token, new));
+                }
+            }
+        }
+        if let Some((token, count)) = group {
+            tallied |= self.answer(peer, token, count);
+        }
+        (dropped, tallied)
+    }
+
+    /// Tell `peer` that `new` jobs of its page `token` were new, now if none
+    /// of them is pending, else once they are resolved; true if sent now.
+    fn answer(&self, peer: usize, token: u64, new: u32) -> bool {
+        if let Some(deferred) = self.deferred.borrow_mut().get_mut(&(peer, token)) {
+            deferred.new += new;
+            return false;
+        }
+        self.outbox.tally(peer, token, new);
+        true
+    }
+
+    /// A token for a page about to route its links.
+    pub(super) fn page_token(&self) -> u64 {
+        self.next_page.replace(self.next_page.get().wrapping_add(1))
+    }
+
+    /// Page `token` sent `asked` shards some of its links (this one among
+    /// them if some are pending here): its record waits for their tallies.
+    /// Called as soon as the links are routed, before any await, so no
+    /// tally can come first.
+    pub(super) fn expect_tallies(&self, token: u64, asked: usize) {
+        if asked > 0 {
+            self.awaiting.borrow_mut().insert(
+                token,
+                Awaiting {
+                    record: None,
+                    tallies_due: asked,
+                    new: 0,
+                },
+            );
+        }
+    }
+
+    /// Record a finished page and count it out, unless it still waits for
+    /// tallies ([`Self::tallied`] finishes it then).
+    pub(super) fn finish_page(&self, mut record: Record, token: u64) {
+        let mut awaiting = self.awaiting.borrow_mut();
+        if let Some(page) = awaiting.get_mut(&token) {
+            if page.tallies_due > 0 {
+                page.record = Some(record);
+                return;
+            }
+            record.num_new_urls += page.new;
+            awaiting.remove(&token);
+        }
+        drop(awaiting);
+        self.record_page(record);
+    }
+
+    /// Emit a page's record and count the page out.
+    fn record_page(&self, record: Record) {
+        self.emit(record);
+        if self.outstanding.finish(1) {
+            self.stop();
+        }
+    }
+
+    /// A shard (a peer, or this one for its pending links) says `new` of
+    /// the links page `token` sent it were new.
+    pub(super) fn tallied(&self, token: u64, new: u32) {
+        let done = {
+            let mut awaiting = self.awaiting.borrow_mut();
+            let Some(page) = awaiting.get_mut(&token) else {
+                return;
+            };
+            page.new += new as usize;
+            page.tallies_due = page.tallies_due.saturating_sub(1);
+            if page.tallies_due > 0 || page.record.is_none() {
+                return;
+            }
+            awaiting.remove(&token)
+        };
+        if let Some(Awaiting {
+            record: Some(mut record),
+            new,
+            ..
+        }) = done
+        {
+            record.num_new_urls += new;
+            self.record_page(record);
+        }
+    }
+
+    /// The resolver task: look the pending URLs up on disk, a batch at a
+    /// time (those that pile up while one batch is read make the next),
+    /// queue the new ones, count the others out, and send the tallies that
+    /// waited for them. Ends when the shard stops.
+    pub(super) async fn resolve_pending(self: Rc<Self>) {
+        loop {
+            if self.stopping.get() {
+                return;
+            }
+            let batch = std::mem::take(&mut *self.pending.borrow_mut());
+            if batch.is_empty() {
+                self.pending_added.notified().await;
+                continue;
+            }
+            let fingerprints = batch.iter().map(|p| p.fingerprint).collect();
+            let answers = match seen::resolve(&self.seen, fingerprints).await {
+                Ok(answers) => answers,
+                Err(e) => {
+                    // Better fetched twice than lost: each counts as new
+                    // unless RAM knows it by now.
+                    log::error!("shard {}: seen-set lookup failed: {e}", self.id);
+                    let mut seen = self.seen.borrow_mut();
+                    batch.iter().map(|p| seen.insert(p.fingerprint)).collect()
+                }
+            };
+            let now = Instant::now();
+            let mut dropped = 0;
+            for (pending, new) in batch.into_iter().zip(answers) {
+                let queued = new && self.admit(pending.job, now);
+                dropped += usize::from(!queued);
+                if let Asker::Page { shard, token } = pending.asker {
+                    self.resolved(shard, token, queued);
+                }
+            }
+            if dropped > 0 && self.outstanding.finish(dropped) {
+                self.stop();
+            }
+            // Queued URLs, and tallies for the dispatcher's next flush.
+            self.changed.notify_all();
+        }
+    }
+
+    /// One pending URL of page `token` of `shard` was resolved: the page's
+    /// tally goes out when it was the last.
+    fn resolved(&self, shard: usize, token: u64, new: bool) {
+        let done = {
+            let mut deferred = self.deferred.borrow_mut();
+            let Some(entry) = deferred.get_mut(&(shard, token)) else {
+                return;
+            };
+            entry.left = entry.left.saturating_sub(1);
+            entry.new += u32::from(new);
+            if entry.left > 0 {
+                return;
+            }
+            deferred.remove(&(shard, token))
+        };
+        if let Some(Deferred { new, .. }) = done {
+            if shard == self.id {
+                self.tallied(token, new);
+            } else {
+                self.outbox.tally(shard, token, new);
+            }
+        }
+    }
+
+    /// The merger task: when the seen-set's RAM bucket is full, fold it
+    /// into the run on disk (new URLs go to a fresh bucket meanwhile).
+    /// Ends when the shard stops; a merge cut short leaves the old run.
+    pub(super) async fn merge_seen(self: Rc<Self>) {
+        loop {
+            if self.stopping.get() {
+                return;
+            }
+            if !self.seen.borrow().wants_merge() {
+                self.merge_due.notified().await;
+                continue;
+            }
+            if let Err(e) = seen::merge(&self.seen).await {
+                log::error!("shard {}: merging the seen-set failed: {e}", self.id);
+                glommio::timer::sleep(MERGE_RETRY).await;
+            }
+        }
+    }
+}
+
+/// How long the merger waits after a failed merge before it tries again.
+const MERGE_RETRY: Duration = Duration::from_secs(1);
