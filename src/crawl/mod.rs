@@ -14,6 +14,7 @@ pub mod notify;
 pub mod robots;
 pub mod run;
 pub mod scope;
+pub mod seen;
 pub mod shard;
 pub mod sitemap;
 pub mod url_set;
