@@ -41,6 +41,7 @@
 )]
 
 pub mod manifest;
+pub mod repair;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
