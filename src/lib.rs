@@ -86,6 +86,12 @@
 //!   and per-shard files), `output::cdxj` (their index lines) and
 //!   `output::wacz` (the WACZ package made of them once the crawl is
 //!   over, on the thread that ran it).
+//! - `state` what a crawl keeps to be resumed (`--state DIR`): the
+//!   directory's layout, lock, manifest and atomic checkpoints
+//!   (`state::StateDir`), and `state::repair`, which cuts the output
+//!   files back to their last whole line or record after a `kill -9`.
+//!   Main-thread `std::fs` code, run before the shards start and after
+//!   they stop.
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the
@@ -141,7 +147,7 @@ macro_rules! internal {
 
 mod api;
 pub mod process;
-internal!(config, crawl, net, output);
+internal!(config, crawl, net, output, state);
 
 pub use api::{
     BuildError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream, Report,

@@ -1,0 +1,268 @@
+//! What the state directory's two JSON files hold: the [`Manifest`]
+//! (written once, when the crawl starts: what a resume may not change) and
+//! the [`Checkpoint`] (replaced at every checkpoint: how far the crawl got).
+//!
+//! Plain serde structs and their checks; the files themselves are read and
+//! written by [`super::StateDir`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::crawl::scope::ScopeMode;
+use crate::output::timestamp::rfc3339_millis;
+
+use super::StateError;
+
+/// The version of the state directory's layout this build reads and writes.
+/// A directory of another version is refused, never half-read.
+pub const FORMAT: u32 = 1;
+
+/// The settings of a crawl that must stay the same across a resume, and
+/// what identifies it. Written once, at [`super::StateDir::create`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The layout version ([`FORMAT`]).
+    pub format: u32,
+    /// `ringcrawl/VERSION` that created the directory.
+    pub software: String,
+    /// When the crawl was started (RFC 3339 UTC, milliseconds).
+    pub created: String,
+    /// The crawl's roots, normalised, as given to the first run.
+    pub roots: Vec<String>,
+    /// Which URLs may be fetched.
+    pub scope: ScopeSettings,
+    /// Shards the crawl runs on: each host's state lives in the shard
+    /// `shard_for(host, shards)` names, so a resume must use as many.
+    pub shards: usize,
+    /// The per-crawl key of URL fingerprints (the seen runs are sorted
+    /// by fingerprint, so it must not change).
+    pub fingerprint_key: FingerprintKey,
+    /// The output files the crawl appends to.
+    pub outputs: OutputPaths,
+}
+
+/// Strict or lenient hosts, and `--exclude`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeSettings {
+    /// `strict` or `lenient`.
+    #[serde(with = "scope_mode")]
+    pub mode: ScopeMode,
+    /// The `--exclude` regex, as given.
+    pub exclude: Option<String>,
+}
+
+/// Where a crawl's outputs go; absolute paths (a resume may run from
+/// another working directory). None: that output is off. JSONL to stdout
+/// cannot be resumed, so it has no place here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputPaths {
+    /// `-o FILE`.
+    pub jsonl: Option<PathBuf>,
+    /// `--warc DIR` and the prefix of its files' names
+    /// (`PREFIX-sSHARD-SEQ.warc.gz`).
+    pub warc: Option<WarcOutput>,
+    /// `--cdxj FILE`.
+    pub cdxj: Option<PathBuf>,
+}
+
+/// The WARC directory and the file name prefix shared by every shard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WarcOutput {
+    /// `--warc DIR`.
+    pub dir: PathBuf,
+    /// The prefix of its files' names; a resume keeps it, so the files of
+    /// one crawl keep one name.
+    pub prefix: String,
+}
+
+impl Manifest {
+    /// The manifest of a new crawl: stamped with this build and the time,
+    /// a fresh [`FingerprintKey`], and the output paths made absolute.
+    pub fn new(
+        roots: Vec<String>,
+        scope: ScopeSettings,
+        shards: usize,
+        outputs: OutputPaths,
+    ) -> Result<Manifest, StateError> {
+        let absolute = |path: PathBuf| -> Result<PathBuf, StateError> {
+            std::path::absolute(&path).map_err(|source| StateError::Io {
+                what: "making absolute",
+                path,
+                source,
+            })
+        };
+        let outputs = OutputPaths {
+            jsonl: outputs.jsonl.map(absolute).transpose()?,
+            warc: match outputs.warc {
+                Some(w) => Some(WarcOutput {
+                    dir: absolute(w.dir)?,
+                    prefix: w.prefix,
+                }),
+                None => None,
+            },
+            cdxj: outputs.cdxj.map(absolute).transpose()?,
+        };
+        Ok(Manifest {
+            format: FORMAT,
+            software: concat!("ringcrawl/", env!("CARGO_PKG_VERSION")).to_string(),
+            created: rfc3339_millis(SystemTime::now()),
+            roots,
+            scope,
+            shards,
+            fingerprint_key: FingerprintKey::random().map_err(StateError::Random)?,
+            outputs,
+        })
+    }
+}
+
+/// How far a crawl had got when its last checkpoint was taken. Whatever an
+/// output holds before its position here is whole and on disk; what lies
+/// past it may be torn ([`super::repair`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// 1 for the crawl's first checkpoint, one more for each after it.
+    pub seq: u64,
+    /// When it was taken (RFC 3339 UTC, milliseconds).
+    pub taken: String,
+    /// Crawl time spent so far over every run, in milliseconds (what
+    /// `--max-time` counts).
+    pub elapsed_ms: u64,
+    /// The budgets spent so far.
+    pub spent: Spent,
+    /// The report's counters, by name, as the crawl keeps them.
+    pub counters: BTreeMap<String, u64>,
+    /// Where each output ended.
+    pub outputs: Positions,
+}
+
+/// `--max-pages` and `--max-bytes` spent (time is `elapsed_ms`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spent {
+    /// Page fetches granted.
+    pub pages: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+}
+
+/// The length of each output file at the checkpoint: an end of line, or
+/// of a gzip member, where a repair starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Positions {
+    /// Of the JSONL file, if there is one.
+    pub jsonl: Option<u64>,
+    /// Of the CDXJ file, if there is one.
+    pub cdxj: Option<u64>,
+    /// Of each shard's WARC files, with `--warc`.
+    pub warc: Vec<WarcPosition>,
+}
+
+/// Where one shard's WARC output stood.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WarcPosition {
+    /// The shard.
+    pub shard: usize,
+    /// Files the shard had started (the `SEQ` of its next one); every file
+    /// before `current` is closed and whole.
+    pub files: usize,
+    /// The file being filled, if any.
+    pub current: Option<FilePosition>,
+}
+
+/// A file, by name (no directory), and its length.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilePosition {
+    /// Its name.
+    pub name: String,
+    /// Its length: the end of its last whole gzip member.
+    pub len: u64,
+}
+
+/// The crawl's 128-bit key for URL fingerprints, drawn from the kernel's
+/// random source when the crawl is created; stored as 32 hex digits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct FingerprintKey(pub [u8; 16]);
+
+impl FingerprintKey {
+    /// A fresh key from `getrandom(2)`.
+    pub fn random() -> std::io::Result<FingerprintKey> {
+        let mut key = [0u8; 16];
+        let mut filled = 0;
+        while let Some(rest) = key.get_mut(filled..).filter(|rest| !rest.is_empty()) {
+            filled += rustix::rand::getrandom(rest, rustix::rand::GetRandomFlags::empty())?;
+        }
+        Ok(FingerprintKey(key))
+    }
+
+    /// The key as two 64-bit halves (little-endian), as keyed hashes take it.
+    pub fn halves(&self) -> (u64, u64) {
+        let [a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7] = self.0;
+        (
+            u64::from_le_bytes([a0, a1, a2, a3, a4, a5, a6, a7]),
+            u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7]),
+        )
+    }
+
+    fn hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn from_hex(text: &str) -> Option<FingerprintKey> {
+        if text.len() != 32 || !text.is_ascii() {
+            return None;
+        }
+        let mut key = [0u8; 16];
+        for (i, byte) in key.iter_mut().enumerate() {
+            let digits = text.get(i * 2..i * 2 + 2)?;
+            *byte = u8::from_str_radix(digits, 16).ok()?;
+        }
+        Some(FingerprintKey(key))
+    }
+}
+
+impl fmt::Debug for FingerprintKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FingerprintKey({})", self.hex())
+    }
+}
+
+impl Serialize for FingerprintKey {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.hex())
+    }
+}
+
+impl<'de> Deserialize<'de> for FingerprintKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        FingerprintKey::from_hex(&text)
+            .ok_or_else(|| serde::de::Error::custom("expected 32 hex digits"))
+    }
+}
+
+/// [`ScopeMode`] as `"strict"` or `"lenient"` (the crawl's type has no
+/// serde of its own).
+mod scope_mode {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(mode: &ScopeMode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match mode {
+            ScopeMode::Strict => "strict",
+            ScopeMode::Lenient => "lenient",
+        })
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ScopeMode, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "strict" => Ok(ScopeMode::Strict),
+            "lenient" => Ok(ScopeMode::Lenient),
+            other => Err(serde::de::Error::unknown_variant(
+                other,
+                &["strict", "lenient"],
+            )),
+        }
+    }
+}

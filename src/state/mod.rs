@@ -1,0 +1,339 @@
+//! The state directory (`--state DIR`, issue 18): what a crawl keeps on
+//! disk so that `ringcrawl --resume DIR` can go on after a clean stop or a
+//! `kill -9`.
+//!
+//! ```text
+//! DIR/
+//! ├── manifest.json     written once, when the crawl is created: the layout
+//! │                     version, the settings a resume may not change (roots,
+//! │                     scope mode and --exclude, shard count, output paths),
+//! │                     the crawl's 128-bit fingerprint key, the creation time.
+//! │                     Written last, so a directory with one holds a crawl.
+//! ├── lock              flock(2)ed, exclusively, by the one process using DIR;
+//! │                     holds its PID, for the error the next one gets.
+//! ├── checkpoint.json   the last complete checkpoint: counters, budgets spent,
+//! │                     elapsed time, where each output file ended. Replaced
+//! │                     atomically (checkpoint.json.tmp, fsync, rename, fsync
+//! │                     DIR); absent until the first checkpoint.
+//! └── shard-{i}/        one per shard: its seen runs, frontier segments and
+//!                       journal, owned by the modules that write them.
+//! ```
+//!
+//! What it is: [`StateDir`] (create, open and lock a directory, give each
+//! shard its folder, write a checkpoint), the two files' contents
+//! ([`manifest`]), and [`repair`], which makes the output files valid again
+//! after a kill.
+//!
+//! What it is not: it runs on the main thread, with `std::fs`, before the
+//! executors start and after they stop, never on a shard (DESIGN.md: a
+//! blocking write on an executor stalls the shard). It does not decide when
+//! to checkpoint nor what the shard folders hold, and it writes no output
+//! file: the outputs are appended to by the crawl and only ever cut at a
+//! tear by [`repair`].
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::todo,
+    clippy::unimplemented
+)]
+
+pub mod manifest;
+pub mod repair;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+pub use manifest::{Checkpoint, Manifest, FORMAT};
+
+const MANIFEST: &str = "manifest.json";
+const CHECKPOINT: &str = "checkpoint.json";
+const LOCK: &str = "lock";
+
+/// What can go wrong with a state directory or an output being repaired.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// A file system call failed.
+    #[error("{what} {}: {source}", .path.display())]
+    Io {
+        /// What was being done (`reading`, `creating`, ...).
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// Another process holds the directory's lock.
+    #[error("{} is in use by another process{}", .path.display(), held_by(.pid))]
+    Locked {
+        /// The state directory.
+        path: PathBuf,
+        /// The holder's PID, as it wrote it in the lock file.
+        pid: Option<u32>,
+    },
+    /// [`StateDir::create`] on a directory that already holds a crawl.
+    #[error("{} already holds a crawl (resume it, or choose another directory)", .path.display())]
+    Exists {
+        /// The state directory.
+        path: PathBuf,
+    },
+    /// [`StateDir::open`] on a directory that holds no crawl.
+    #[error("{} holds no crawl state (no {MANIFEST})", .path.display())]
+    NoCrawl {
+        /// The state directory.
+        path: PathBuf,
+    },
+    /// A state directory of another layout version.
+    #[error("{} is state format {found}; this ringcrawl reads format {FORMAT}", .path.display())]
+    Format {
+        /// Its manifest.
+        path: PathBuf,
+        /// The version it says it is.
+        found: u32,
+    },
+    /// A state file that does not parse.
+    #[error("{} is not valid: {source}", .path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An output file shorter than its checkpoint says: bytes known to be
+    /// written are gone, which no repair can undo.
+    #[error("{} is {len} bytes long, but the checkpoint says {from} were written", .path.display())]
+    Shorter {
+        /// The output file.
+        path: PathBuf,
+        /// Its length.
+        len: u64,
+        /// Its length at the checkpoint.
+        from: u64,
+    },
+    /// The fingerprint key could not be drawn.
+    #[error("drawing the fingerprint key: {0}")]
+    Random(#[source] io::Error),
+}
+
+fn held_by(pid: &Option<u32>) -> String {
+    pid.map(|pid| format!(" (PID {pid})")).unwrap_or_default()
+}
+
+/// `map_err` helper: an I/O error while doing `what` to `path`.
+fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> StateError + 'a {
+    move |source| StateError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// An open, locked state directory. The lock is held until it is dropped.
+#[derive(Debug)]
+pub struct StateDir {
+    path: PathBuf,
+    shards: usize,
+    /// Holds the `flock`; closing it releases the lock.
+    _lock: File,
+}
+
+impl StateDir {
+    /// Make `path` (and its parents, if missing) the state directory of a
+    /// new crawl described by `manifest`: lock it, make a folder per shard,
+    /// then write the manifest. Fails with [`StateError::Exists`] if it
+    /// already holds a crawl, [`StateError::Locked`] if another process
+    /// uses it. A directory left without a manifest by a crash during this
+    /// call is taken over.
+    pub fn create(path: impl AsRef<Path>, manifest: &Manifest) -> Result<StateDir, StateError> {
+        let path = path.as_ref().to_path_buf();
+        let existed = path.exists();
+        fs::create_dir_all(&path).map_err(io_err("creating", &path))?;
+        if !existed {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                sync_dir(parent)?;
+            }
+        }
+        let lock = lock(&path)?;
+        if path.join(MANIFEST).exists() {
+            return Err(StateError::Exists { path });
+        }
+        let dir = StateDir {
+            shards: manifest.shards,
+            path,
+            _lock: lock,
+        };
+        dir.make_shard_dirs()?;
+        let json = to_json(manifest, &dir.path.join(MANIFEST))?;
+        write_atomically(&dir.path, MANIFEST, &json)?;
+        Ok(dir)
+    }
+
+    /// Open the state directory of an existing crawl and lock it: its
+    /// manifest, and its last checkpoint if one was taken. A checkpoint
+    /// torn by a crash while it was written (its `.tmp`) is removed: the
+    /// one before it stands.
+    pub fn open(
+        path: impl AsRef<Path>,
+    ) -> Result<(StateDir, Manifest, Option<Checkpoint>), StateError> {
+        let path = path.as_ref().to_path_buf();
+        if !path.is_dir() {
+            return Err(StateError::NoCrawl { path });
+        }
+        let lock = lock(&path)?;
+        let manifest_path = path.join(MANIFEST);
+        let manifest: Manifest = match read(&manifest_path)? {
+            Some(bytes) => parse_manifest(&manifest_path, &bytes)?,
+            None => return Err(StateError::NoCrawl { path }),
+        };
+        let checkpoint_path = path.join(CHECKPOINT);
+        let checkpoint = match read(&checkpoint_path)? {
+            Some(bytes) => Some(
+                serde_json::from_slice(&bytes).map_err(|source| StateError::Corrupt {
+                    path: checkpoint_path,
+                    source,
+                })?,
+            ),
+            None => None,
+        };
+        let tmp = path.join(format!("{CHECKPOINT}.tmp"));
+        match fs::remove_file(&tmp) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(io_err("removing", &tmp)(e))
+            }
+            _ => {}
+        }
+        let dir = StateDir {
+            shards: manifest.shards,
+            path,
+            _lock: lock,
+        };
+        dir.make_shard_dirs()?;
+        Ok((dir, manifest, checkpoint))
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The folder of shard `shard` (`DIR/shard-{shard}`); it exists for
+    /// every shard of the manifest.
+    pub fn shard_dir(&self, shard: usize) -> PathBuf {
+        self.path.join(format!("shard-{shard}"))
+    }
+
+    /// Replace the checkpoint with `checkpoint`, atomically: once this
+    /// returns it is on disk, and a crash at any moment leaves either the
+    /// old checkpoint or the new one, whole.
+    pub fn write_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), StateError> {
+        let json = to_json(checkpoint, &self.path.join(CHECKPOINT))?;
+        write_atomically(&self.path, CHECKPOINT, &json)
+    }
+
+    fn make_shard_dirs(&self) -> Result<(), StateError> {
+        for shard in 0..self.shards {
+            let dir = self.shard_dir(shard);
+            fs::create_dir_all(&dir).map_err(io_err("creating", &dir))?;
+        }
+        Ok(())
+    }
+}
+
+/// Take the exclusive lock of the state directory `dir` (without waiting)
+/// and write our PID into the lock file; or say who holds it.
+fn lock(dir: &Path) -> Result<File, StateError> {
+    use rustix::fs::{flock, FlockOperation};
+    let path = dir.join(LOCK);
+    // Not truncated on open: the holder's PID is the error's best part.
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(io_err("opening", &path))?;
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let mut text = String::new();
+            let pid = file
+                .read_to_string(&mut text)
+                .ok()
+                .and_then(|_| text.trim().parse().ok());
+            return Err(StateError::Locked {
+                path: dir.to_path_buf(),
+                pid,
+            });
+        }
+        Err(e) => return Err(io_err("locking", &path)(e.into())),
+    }
+    file.set_len(0).map_err(io_err("writing", &path))?;
+    writeln!(file, "{}", std::process::id()).map_err(io_err("writing", &path))?;
+    Ok(file)
+}
+
+/// The manifest in `bytes`, its format checked before anything else (a
+/// future layout may have other fields).
+fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, StateError> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        format: u32,
+    }
+    let corrupt = |source| StateError::Corrupt {
+        path: path.to_path_buf(),
+        source,
+    };
+    let version: Version = serde_json::from_slice(bytes).map_err(corrupt)?;
+    if version.format != FORMAT {
+        return Err(StateError::Format {
+            path: path.to_path_buf(),
+            found: version.format,
+        });
+    }
+    serde_json::from_slice(bytes).map_err(corrupt)
+}
+
+/// The contents of `path`, or None if there is no such file.
+fn read(path: &Path) -> Result<Option<Vec<u8>>, StateError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err("reading", path)(e)),
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<Vec<u8>, StateError> {
+    let mut json = serde_json::to_vec_pretty(value).map_err(|source| StateError::Corrupt {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    json.push(b'\n');
+    Ok(json)
+}
+
+/// Replace `dir/name` with `bytes` so that a crash leaves the old file or
+/// the new one: write `name.tmp`, fsync it, rename it over `name`, fsync
+/// the directory (which makes the rename durable).
+fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), StateError> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let dest = dir.join(name);
+    let mut file = File::create(&tmp).map_err(io_err("creating", &tmp))?;
+    file.write_all(bytes).map_err(io_err("writing", &tmp))?;
+    file.sync_all().map_err(io_err("syncing", &tmp))?;
+    drop(file);
+    fs::rename(&tmp, &dest).map_err(io_err("renaming", &tmp))?;
+    sync_dir(dir)
+}
+
+/// fsync a directory, so the names created or renamed in it last.
+fn sync_dir(dir: &Path) -> Result<(), StateError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err("syncing", dir))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests;

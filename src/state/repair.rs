@@ -1,0 +1,424 @@
+//! Making the output files valid again after a crawl was killed: a
+//! `kill -9` may leave the last JSONL or CDXJ line, or the last gzip member
+//! of a WARC file, half written. Before a resumed crawl appends to a file,
+//! [`repair_jsonl`], [`repair_cdxj`] or [`repair_warc`] reads it from the
+//! position its checkpoint gave (whole and on disk up to there), keeps the
+//! longest valid run of whole lines or members after it, cuts off the rest
+//! (`ftruncate`, then `fsync`), says what it cut and why, and lists what
+//! it kept, so the caller learns which URLs got a record after the
+//! checkpoint (and need no new fetch).
+//!
+//! Valid means: for JSONL, a line that ends in `\n` and is a JSON object
+//! with a string `url` (every [`crate::output::record::Record`] is); for
+//! CDXJ, `SURT TIMESTAMP {JSON}` with a `url` in the JSON; for WARC, a
+//! gzip member that inflates whole (its CRC and length checked) to one or
+//! more whole WARC records (`WARC/` line, headers with `WARC-Type` and
+//! `Content-Length`, the block, CRLF CRLF). The first invalid line or
+//! member ends the valid part, wherever it is: the writers only append, so
+//! after a kill only the tail can be torn, and cutting at the first fault
+//! leaves a file every reader accepts.
+//!
+//! What it is not: it decides nothing about the crawl (which URLs to fetch
+//! again is the caller's business) and it never rewrites a byte, only cuts.
+//! It is blocking `std::fs` code for the main thread before the executors
+//! start. `from` must be a line or member boundary, as a checkpoint
+//! records; the bytes before it are not read. Memory stays bounded
+//! whatever the file holds: a line or a WARC header is read up to a limit,
+//! and record blocks are inflated and skipped, not kept.
+#![deny(clippy::arithmetic_side_effects)]
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use flate2::bufread::GzDecoder;
+
+use super::{io_err, StateError};
+
+/// Longest JSONL or CDXJ line accepted (records are a few KiB at most).
+const MAX_LINE: u64 = 16 << 20;
+
+/// Longest WARC record header accepted.
+const MAX_WARC_HEAD: u64 = 1 << 20;
+
+/// What a repair found and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repaired<T> {
+    /// The file's length before.
+    pub was: u64,
+    /// Its length now: the end of its last whole line or member.
+    pub len: u64,
+    /// Why the bytes from `len` on were cut, if any were.
+    pub torn: Option<String>,
+    /// The whole lines or records from `from` on, in file order.
+    pub items: Vec<T>,
+}
+
+impl<T> Repaired<T> {
+    /// Bytes cut off (0: the file was whole and is untouched).
+    pub fn cut(&self) -> u64 {
+        self.was.saturating_sub(self.len)
+    }
+}
+
+/// A whole JSONL or CDXJ line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// Offset of its first byte in the file.
+    pub offset: u64,
+    /// Its `url`.
+    pub url: String,
+}
+
+/// A whole WARC record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordAt {
+    /// Offset of the gzip member that holds it (as indexes and the JSONL
+    /// `warc_offset` give it).
+    pub offset: u64,
+    /// Its `WARC-Type` (`warcinfo`, `request`, `response`, ...).
+    pub warc_type: String,
+    /// Its `WARC-Target-URI`, if it has one (a `warcinfo` has none).
+    pub target_uri: Option<String>,
+}
+
+/// Repair the JSONL file `path` (records, one per line) from `from` on.
+pub fn repair_jsonl(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
+    repair_lines(path, from, jsonl_url)
+}
+
+/// Repair the CDXJ file `path` (one index line per record) from `from` on.
+pub fn repair_cdxj(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
+    repair_lines(path, from, cdxj_url)
+}
+
+/// The `url` of a JSONL line (without its newline), if it is a record.
+fn jsonl_url(line: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Url {
+        url: String,
+    }
+    // A record is an object; a struct would also take an array.
+    if !line.starts_with(b"{") {
+        return None;
+    }
+    serde_json::from_slice::<Url>(line).ok().map(|u| u.url)
+}
+
+/// The `url` of a CDXJ line: `SURT TIMESTAMP {JSON}`.
+fn cdxj_url(line: &[u8]) -> Option<String> {
+    let mut parts = line.splitn(3, |&b| b == b' ');
+    let surt = parts.next()?;
+    let timestamp = parts.next()?;
+    let json = parts.next()?;
+    if surt.is_empty() || timestamp.is_empty() || !timestamp.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    jsonl_url(json)
+}
+
+/// Open `path` for a repair: the file, its length, checked against `from`.
+fn open(path: &Path, from: u64) -> Result<(File, u64), StateError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io_err("opening", path))?;
+    let len = file.metadata().map_err(io_err("reading", path))?.len();
+    if len < from {
+        return Err(StateError::Shorter {
+            path: path.to_path_buf(),
+            len,
+            from,
+        });
+    }
+    Ok((file, len))
+}
+
+/// Cut `file` to `len` if it is longer, and make the cut durable.
+fn cut(file: &File, path: &Path, was: u64, len: u64) -> Result<(), StateError> {
+    if len < was {
+        file.set_len(len).map_err(io_err("truncating", path))?;
+        file.sync_all().map_err(io_err("syncing", path))?;
+    }
+    Ok(())
+}
+
+fn repair_lines(
+    path: &Path,
+    from: u64,
+    url_of: fn(&[u8]) -> Option<String>,
+) -> Result<Repaired<Line>, StateError> {
+    let (file, was) = open(path, from)?;
+    let mut reader = BufReader::with_capacity(1 << 16, &file);
+    reader
+        .seek(SeekFrom::Start(from))
+        .map_err(io_err("reading", path))?;
+    let mut items = Vec::new();
+    let mut torn = None;
+    let mut pos = from;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = (&mut reader)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut buf)
+            .map_err(io_err("reading", path))?;
+        if n == 0 {
+            break;
+        }
+        let url = match buf.split_last() {
+            Some((b'\n', line)) => url_of(line),
+            _ if n as u64 >= MAX_LINE => {
+                torn = Some(format!("a line at byte {pos} over {MAX_LINE} bytes"));
+                break;
+            }
+            _ => {
+                torn = Some(format!(
+                    "the last line, at byte {pos}, has no newline ({n} bytes)"
+                ));
+                break;
+            }
+        };
+        match url {
+            Some(url) => items.push(Line { offset: pos, url }),
+            None => {
+                torn = Some(format!(
+                    "the line at byte {pos} is not a record: {}",
+                    preview(&buf)
+                ));
+                break;
+            }
+        }
+        pos = pos.saturating_add(n as u64);
+    }
+    cut(&file, path, was, pos)?;
+    Ok(Repaired {
+        was,
+        len: pos,
+        torn,
+        items,
+    })
+}
+
+/// The start of `bytes` as text, for a message.
+fn preview(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes.get(..60).unwrap_or(bytes));
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if bytes.len() > 60 {
+        format!("{text:?}...")
+    } else {
+        format!("{text:?}")
+    }
+}
+
+/// Repair the `.warc.gz` file `path` (every record or group of records its
+/// own gzip member) from the member boundary `from` on: the first member
+/// that does not inflate whole into whole WARC records, and everything
+/// after it, is cut off. An I/O error reading the file is an error, never
+/// taken for a tear (nothing is cut then).
+pub fn repair_warc(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateError> {
+    let (file, was) = open(path, from)?;
+    let mut buffered = BufReader::with_capacity(1 << 18, &file);
+    buffered
+        .seek(SeekFrom::Start(from))
+        .map_err(io_err("reading", path))?;
+    let mut input = Counted {
+        inner: buffered,
+        read: 0,
+        failed: None,
+    };
+    let mut items = Vec::new();
+    let mut torn = None;
+    let mut len = from;
+    loop {
+        match input.fill_buf() {
+            Ok([]) => break,
+            Ok(_) => {}
+            Err(e) => return Err(io_err("reading", path)(e)),
+        }
+        let mut records = Vec::new();
+        match member(&mut input, len, &mut records) {
+            Ok(()) => {
+                items.append(&mut records);
+                len = from.saturating_add(input.read);
+            }
+            Err(why) => {
+                if let Some(e) = input.failed.take() {
+                    return Err(io_err("reading", path)(e));
+                }
+                torn = Some(format!("the gzip member at byte {len}: {why}"));
+                break;
+            }
+        }
+    }
+    cut(&file, path, was, len)?;
+    Ok(Repaired {
+        was,
+        len,
+        torn,
+        items,
+    })
+}
+
+/// Read one gzip member from `input` and the WARC records it holds,
+/// appending them to `out` (all at `offset`); or why it is not whole.
+/// Checks the member's CRC and length: it must be read to its end.
+fn member<R: BufRead>(input: R, offset: u64, out: &mut Vec<RecordAt>) -> Result<(), String> {
+    let mut data = BufReader::with_capacity(1 << 16, GzDecoder::new(input));
+    loop {
+        let head = warc_head(&mut data)?;
+        let (record, length) = parse_head(&head)?;
+        let skipped = io::copy(&mut (&mut data).take(length), &mut io::sink()).map_err(gz)?;
+        if skipped != length {
+            return Err(format!(
+                "the block of the {} record ends after {skipped} of its {length} bytes",
+                record.warc_type
+            ));
+        }
+        let mut end = [0u8; 4];
+        data.read_exact(&mut end).map_err(gz)?;
+        if &end != b"\r\n\r\n" {
+            return Err(format!(
+                "the block of the {} record is not followed by CRLF CRLF",
+                record.warc_type
+            ));
+        }
+        out.push(RecordAt { offset, ..record });
+        // The decoder says the member has ended only once its trailer
+        // (CRC-32 and length) checks.
+        if data.fill_buf().map_err(gz)?.is_empty() {
+            return Ok(());
+        }
+    }
+}
+
+/// An inflate error as a message.
+fn gz(e: io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => "it ends early (torn)".to_string(),
+        _ => format!("it does not inflate ({e})"),
+    }
+}
+
+/// The header of the next record, up to and including its blank line.
+fn warc_head<R: BufRead>(data: &mut R) -> Result<Vec<u8>, String> {
+    let mut head = Vec::new();
+    loop {
+        let room = MAX_WARC_HEAD.saturating_sub(head.len() as u64);
+        if room == 0 {
+            return Err(format!("a record header over {MAX_WARC_HEAD} bytes"));
+        }
+        let n = Read::take(&mut *data, room)
+            .read_until(b'\n', &mut head)
+            .map_err(gz)?;
+        if n == 0 {
+            return Err(if head.is_empty() {
+                "it holds no record".to_string()
+            } else {
+                "its record header breaks off".to_string()
+            });
+        }
+        if head == b"\r\n" {
+            return Err("a blank line where a record should start".to_string());
+        }
+        if head.ends_with(b"\r\n\r\n") {
+            return Ok(head);
+        }
+    }
+}
+
+/// A record header's type, target and `Content-Length`.
+fn parse_head(head: &[u8]) -> Result<(RecordAt, u64), String> {
+    let text = std::str::from_utf8(head).map_err(|_| "a record header that is not UTF-8")?;
+    let mut lines = text.split("\r\n");
+    let version = lines.next().unwrap_or("");
+    if !version.starts_with("WARC/") {
+        return Err(format!(
+            "no WARC record: it starts {}",
+            preview(version.as_bytes())
+        ));
+    }
+    let mut warc_type = None;
+    let mut target_uri = None;
+    let mut length = None;
+    for line in lines.filter(|l| !l.is_empty() && !l.starts_with([' ', '\t'])) {
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(format!("a header line without ':': {}", preview(line.as_bytes())));
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("WARC-Type") {
+            warc_type = Some(value.to_string());
+        } else if name.eq_ignore_ascii_case("WARC-Target-URI") {
+            target_uri = Some(value.to_string());
+        } else if name.eq_ignore_ascii_case("Content-Length") {
+            let n = value
+                .parse::<u64>()
+                .map_err(|_| format!("a bad Content-Length {}", preview(value.as_bytes())))?;
+            length = Some(n);
+        }
+    }
+    let warc_type = warc_type.ok_or("a record without WARC-Type")?;
+    let length = length.ok_or("a record without Content-Length")?;
+    Ok((
+        RecordAt {
+            offset: 0,
+            warc_type,
+            target_uri,
+        },
+        length,
+    ))
+}
+
+/// A `BufRead` that counts the bytes taken from it (so the end of a gzip
+/// member is known) and keeps the I/O error it passed on, if any, so a
+/// failing disk is told from a torn member.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+    failed: Option<io::Error>,
+}
+
+impl<R: BufRead> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = available.len().min(buf.len());
+        if let (Some(to), Some(from)) = (buf.get_mut(..n), available.get(..n)) {
+            to.copy_from_slice(from);
+        }
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self.inner.fill_buf() {
+            Ok(bytes) => Ok(bytes),
+            Err(e) => {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.failed = Some(io::Error::new(e.kind(), e.to_string()));
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.read = self.read.saturating_add(amount as u64);
+        self.inner.consume(amount);
+    }
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects
+)]
+mod tests;

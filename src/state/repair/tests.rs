@@ -1,0 +1,184 @@
+use std::fs;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::output::warc;
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("ringcrawl-repair-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn a_jsonl_line_is_a_record_when_it_is_an_object_with_a_url() {
+    assert_eq!(jsonl_url(br#"{"url":"http://a/","status":200}"#).as_deref(), Some("http://a/"));
+    for bad in [
+        &br#"{"url":"http://a/","status":2"#[..],
+        br#"{"status":200}"#,
+        br#"["http://a/"]"#,
+        br#"{"url":1}"#,
+        b"",
+        b"\xff\xfe",
+        br#"{"url":"a"} x"#,
+    ] {
+        assert_eq!(jsonl_url(bad), None, "{:?}", String::from_utf8_lossy(bad));
+    }
+}
+
+#[test]
+fn a_cdxj_line_is_surt_timestamp_and_json_with_a_url() {
+    assert_eq!(
+        cdxj_url(br#"test,a)/ 20250101000000 {"url": "http://a.test/", "length": "3"}"#)
+            .as_deref(),
+        Some("http://a.test/")
+    );
+    for bad in [
+        &br#"test,a)/ 20250101000000"#[..],
+        br#"test,a)/ 2025010100000x {"url": "http://a.test/"}"#,
+        br#" 20250101000000 {"url": "http://a.test/"}"#,
+        br#"test,a)/ 20250101000000 {"url": "http://a.test/""#,
+    ] {
+        assert_eq!(cdxj_url(bad), None, "{:?}", String::from_utf8_lossy(bad));
+    }
+}
+
+#[test]
+fn a_warc_header_without_type_or_length_is_no_record() {
+    let ok = b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://a/\r\nContent-Length: 5\r\n\r\n";
+    let (record, length) = parse_head(ok).unwrap();
+    assert_eq!(
+        (record.warc_type.as_str(), record.target_uri.as_deref(), length),
+        ("response", Some("http://a/"), 5)
+    );
+    for bad in [
+        &b"HTTP/1.1 200 OK\r\n\r\n"[..],
+        b"WARC/1.1\r\nContent-Length: 5\r\n\r\n",
+        b"WARC/1.1\r\nWARC-Type: response\r\n\r\n",
+        b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: -1\r\n\r\n",
+        b"WARC/1.1\r\nWARC-Type response\r\nContent-Length: 1\r\n\r\n",
+        b"WARC/1.1\r\nWARC-Type: \xff\r\n\r\n",
+    ] {
+        assert!(parse_head(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+    }
+}
+
+/// A small `.warc.gz` as the crawl writes one (warcinfo, then exchanges),
+/// and the offset each member starts at.
+fn small_warc() -> (Vec<u8>, Vec<u64>) {
+    let mut out = warc::warcinfo("t.warc.gz", SystemTime::now(), &[("isPartOf", "test")]);
+    let mut members = vec![0];
+    for i in 0..4 {
+        let url = format!("http://a.test/{i}");
+        let response = format!("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n{i:03}");
+        let ex = warc::Exchange {
+            target_uri: &url,
+            ip: None,
+            date: SystemTime::now(),
+            request: b"GET / HTTP/1.1\r\n\r\n",
+            response: response.as_bytes(),
+            payload_offset: response.len() - 3,
+        };
+        let start = out.len();
+        let written = warc::archive(&ex, warc::payload_sha1(&ex), None, None, &mut out);
+        members.push(start as u64);
+        // `out` is not empty: `start` counts from its beginning.
+        members.push(written.start as u64);
+    }
+    (out, members)
+}
+
+#[test]
+fn a_warc_cut_at_every_byte_keeps_exactly_its_whole_members() {
+    let (whole, members) = small_warc();
+    let path = temp("every-byte.warc.gz");
+    for end in 0..=whole.len() {
+        fs::write(&path, &whole[..end]).unwrap();
+        let repaired = repair_warc(&path, 0).unwrap();
+        let kept = members
+            .iter()
+            .chain([&(whole.len() as u64)])
+            .copied()
+            .filter(|&m| m <= end as u64)
+            .max()
+            .unwrap();
+        assert_eq!(repaired.len, kept, "cut at {end}");
+        assert_eq!(repaired.cut(), end as u64 - kept);
+        assert_eq!(repaired.torn.is_some(), repaired.cut() > 0, "{repaired:?}");
+        assert_eq!(fs::read(&path).unwrap(), &whole[..kept as usize]);
+        let offsets: Vec<u64> = repaired.items.iter().map(|r| r.offset).collect();
+        let expected: Vec<u64> = members.iter().copied().filter(|&m| m < kept).collect();
+        assert_eq!(offsets, expected, "cut at {end}");
+    }
+    fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn a_warc_repair_starts_at_the_checkpoint_and_lists_only_what_follows() {
+    let (whole, members) = small_warc();
+    let path = temp("from.warc.gz");
+    fs::write(&path, &whole[..whole.len() - 10]).unwrap();
+    let from = members[3];
+    let repaired = repair_warc(&path, from).unwrap();
+    assert_eq!(repaired.items.first().map(|r| r.offset), Some(from));
+    assert_eq!(repaired.items.len(), members.len() - 4, "the last one is torn");
+    assert_eq!(repaired.len, *members.last().unwrap());
+    assert!(repaired.torn.as_deref().unwrap().contains("ends early"), "{repaired:?}");
+    let err = repair_warc(&path, whole.len() as u64 + 1).unwrap_err();
+    assert!(matches!(err, StateError::Shorter { .. }), "{err}");
+    fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn a_member_with_a_flipped_byte_is_cut_with_everything_after_it() {
+    let (mut whole, members) = small_warc();
+    // Inside the deflate data of the third member (past its 10-byte header).
+    let at = members[2] as usize + 20;
+    whole[at] ^= 0x40;
+    let path = temp("flipped.warc.gz");
+    fs::write(&path, &whole).unwrap();
+    let repaired = repair_warc(&path, 0).unwrap();
+    assert_eq!(repaired.len, members[2]);
+    assert_eq!(repaired.items.len(), 2);
+    fs::remove_file(&path).unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Whatever follows whole members, a repair keeps those members, cuts
+    /// the rest or part of it, and never panics.
+    #[test]
+    fn any_bytes_after_whole_members_are_cut_and_nothing_before(
+        tail in proptest::collection::vec(any::<u8>(), 0..600),
+        gzip_magic in any::<bool>(),
+    ) {
+        let (whole, members) = small_warc();
+        let mut bytes = whole.clone();
+        if gzip_magic {
+            bytes.extend_from_slice(&[0x1f, 0x8b, 8, 0]);
+        }
+        bytes.extend_from_slice(&tail);
+        let path = temp(&format!("prop-{}.warc.gz", fastrand::u64(..)));
+        fs::write(&path, &bytes).unwrap();
+        let repaired = repair_warc(&path, 0).unwrap();
+        let after = fs::read(&path).unwrap();
+        fs::remove_file(&path).unwrap();
+        prop_assert!(repaired.len >= whole.len() as u64);
+        prop_assert_eq!(&after[..whole.len()], &whole[..]);
+        prop_assert_eq!(after.len() as u64, repaired.len);
+        prop_assert!(repaired.items.len() >= members.len());
+
+        let lines = temp(&format!("prop-{}.jsonl", fastrand::u64(..)));
+        let mut bytes = b"{\"url\": \"http://a/\"}\n".to_vec();
+        bytes.extend_from_slice(&tail);
+        fs::write(&lines, &bytes).unwrap();
+        let repaired = repair_jsonl(&lines, 0).unwrap();
+        let after = fs::read(&lines).unwrap();
+        fs::remove_file(&lines).unwrap();
+        prop_assert!(repaired.items.first().map(|l| l.url.as_str()) == Some("http://a/"));
+        prop_assert_eq!(after.len() as u64, repaired.len);
+        prop_assert!(after.is_empty() || after.ends_with(b"\n"));
+    }
+}

@@ -1,0 +1,488 @@
+//! After a `kill -9`, the outputs a resumed crawl appends to are cut back
+//! to their last whole line or record (`ringcrawl::state::repair`), and
+//! what is left is what an independent reader accepts: warcio (`check`,
+//! `index`) for WARC files, when it can be installed.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use common::warc::read_records;
+use common::*;
+use ringcrawl::output::cdxj;
+use ringcrawl::output::record::Record;
+use ringcrawl::state::repair::{repair_cdxj, repair_jsonl, repair_warc, RecordAt};
+use ringcrawl::state::StateError;
+use ringcrawl_site::server::Server;
+use ringcrawl_site::synth::{SiteSpec, SynthSite};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ringcrawl-repair-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `n` JSONL lines as the crawl writes records.
+fn jsonl(n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| {
+            let mut record = Record::new(format!("http://a.test/page/{i}"), i % 2);
+            record.status = Some(200);
+            record.error = (i % 3 == 0).then(|| "a \"quoted\" error\nline".to_string());
+            let mut line = Vec::new();
+            record.write_jsonl(&mut line);
+            assert!(line.ends_with(b"\n"));
+            line
+        })
+        .collect()
+}
+
+#[test]
+fn a_jsonl_file_cut_mid_line_is_repaired_to_its_last_whole_line_and_says_how_much_it_cut() {
+    let dir = temp_dir("jsonl-cut");
+    let path = dir.join("pages.jsonl");
+    let lines = jsonl(5);
+    let whole: Vec<u8> = lines[..4].concat();
+    let torn = &lines[4][..lines[4].len() / 2];
+    fs::write(&path, [&whole[..], torn].concat()).unwrap();
+
+    let repaired = repair_jsonl(&path, 0).unwrap();
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        whole,
+        "cut to the last whole line"
+    );
+    assert_eq!(repaired.len, whole.len() as u64);
+    assert_eq!(repaired.cut(), torn.len() as u64);
+    let why = repaired.torn.as_deref().unwrap();
+    assert!(why.contains("no newline"), "{why}");
+    assert!(why.contains(&whole.len().to_string()), "says where: {why}");
+    let urls: Vec<&str> = repaired.items.iter().map(|l| l.url.as_str()).collect();
+    assert_eq!(
+        urls,
+        (0..4)
+            .map(|i| format!("http://a.test/page/{i}"))
+            .collect::<Vec<_>>()
+    );
+    let offsets: Vec<u64> = repaired.items.iter().map(|l| l.offset).collect();
+    let mut at = 0;
+    for (line, offset) in lines[..4].iter().zip(offsets) {
+        assert_eq!(offset, at);
+        at += line.len() as u64;
+    }
+
+    // Repairing again finds nothing more to cut.
+    let again = repair_jsonl(&path, 0).unwrap();
+    assert_eq!((again.cut(), again.torn, again.items.len()), (0, None, 4));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_jsonl_file_with_no_tear_is_untouched() {
+    let dir = temp_dir("jsonl-whole");
+    let path = dir.join("pages.jsonl");
+    let whole = jsonl(6).concat();
+    fs::write(&path, &whole).unwrap();
+    let before = fs::metadata(&path).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+
+    let repaired = repair_jsonl(&path, 0).unwrap();
+    assert_eq!(
+        (repaired.was, repaired.len, repaired.cut()),
+        (whole.len() as u64, whole.len() as u64, 0)
+    );
+    assert_eq!(repaired.torn, None);
+    assert_eq!(repaired.items.len(), 6);
+    assert_eq!(fs::read(&path).unwrap(), whole);
+    assert_eq!(
+        fs::metadata(&path).unwrap().modified().unwrap(),
+        before,
+        "not even truncated to its length"
+    );
+
+    // An empty file is whole too.
+    fs::write(&path, b"").unwrap();
+    let repaired = repair_jsonl(&path, 0).unwrap();
+    assert_eq!(
+        (repaired.len, repaired.cut(), repaired.items.len()),
+        (0, 0, 0)
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_last_jsonl_line_that_is_not_a_record_is_cut_even_with_its_newline() {
+    let dir = temp_dir("jsonl-garbage");
+    let path = dir.join("pages.jsonl");
+    let whole = jsonl(3).concat();
+    // What a crash of the machine (not only of the process) may leave:
+    // the file longer than the data written, the rest zeros.
+    for tail in [
+        &b"\0\0\0\0\0\0\n"[..],
+        b"{\"url\": \"http://a.test/x\", \"st\n",
+        b"\n",
+    ] {
+        fs::write(&path, [&whole[..], tail].concat()).unwrap();
+        let repaired = repair_jsonl(&path, 0).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), whole, "{tail:?}");
+        assert_eq!(repaired.cut(), tail.len() as u64);
+        assert!(repaired.torn.unwrap().contains("is not a record"));
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_jsonl_repair_from_the_checkpoint_reads_only_the_lines_after_it() {
+    let dir = temp_dir("jsonl-from");
+    let path = dir.join("pages.jsonl");
+    let lines = jsonl(6);
+    let checkpoint = lines[..2].concat().len() as u64;
+    fs::write(
+        &path,
+        [lines[..5].concat(), lines[5][..7].to_vec()].concat(),
+    )
+    .unwrap();
+    let repaired = repair_jsonl(&path, checkpoint).unwrap();
+    let urls: Vec<&str> = repaired.items.iter().map(|l| l.url.as_str()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://a.test/page/2",
+            "http://a.test/page/3",
+            "http://a.test/page/4"
+        ]
+    );
+    assert_eq!(repaired.items[0].offset, checkpoint);
+    assert_eq!(repaired.cut(), 7);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_shorter_than_its_checkpoint_is_an_error_and_is_left_as_it_is() {
+    let dir = temp_dir("shorter");
+    let path = dir.join("pages.jsonl");
+    let whole = jsonl(2).concat();
+    fs::write(&path, &whole).unwrap();
+    let from = whole.len() as u64 + 100;
+    for err in [
+        repair_jsonl(&path, from).unwrap_err(),
+        repair_cdxj(&path, from).unwrap_err(),
+        repair_warc(&path, from).unwrap_err(),
+    ] {
+        assert!(matches!(err, StateError::Shorter { .. }), "{err}");
+        assert!(err.to_string().contains("the checkpoint says"), "{err}");
+    }
+    assert_eq!(fs::read(&path).unwrap(), whole);
+    let missing = repair_jsonl(&dir.join("none.jsonl"), 0).unwrap_err();
+    assert!(matches!(missing, StateError::Io { .. }), "{missing}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_cdxj_index_cut_mid_line_keeps_its_whole_lines() {
+    let dir = temp_dir("cdxj");
+    let path = dir.join("index.cdxj");
+    let mut whole = Vec::new();
+    for i in 0..4u64 {
+        let url = format!("http://a.test/{i}?b=1&a=2");
+        cdxj::write_line(
+            &cdxj::Entry {
+                url: &url,
+                date: SystemTime::now(),
+                mime: Some("text/html"),
+                status: Some(200),
+                digest: "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
+                length: 345,
+                offset: 1000 * i,
+                filename: "x-s0-00000.warc.gz",
+            },
+            &mut whole,
+        );
+    }
+    let full = whole.len();
+    for end in 0..=full {
+        fs::write(&path, &whole[..end]).unwrap();
+        let repaired = repair_cdxj(&path, 0).unwrap();
+        let kept = whole[..end]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        assert_eq!(repaired.len, kept as u64, "cut at {end}");
+        assert_eq!(
+            repaired.items.len(),
+            whole[..kept].iter().filter(|&&b| b == b'\n').count()
+        );
+        assert_eq!(fs::read(&path).unwrap(), &whole[..kept]);
+    }
+    assert_eq!(
+        repair_cdxj(&path, 0).unwrap().items[3].url,
+        "http://a.test/3?b=1&a=2"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The WARC files of a small crawl of the synthetic site, read whole.
+fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
+    let site = Arc::new(SynthSite::new(SiteSpec {
+        pages: 25,
+        page_bytes: 2000,
+        ..SiteSpec::default()
+    }));
+    let server = Server::start(site.handler()).unwrap();
+    let dir = temp_dir(name);
+    let warc_dir = dir.join("warc");
+    let mut cfg = config(&[format!("{}/", base(&server))]);
+    cfg.warc_dir = Some(warc_dir.clone());
+    let outcome = crawl(cfg);
+    assert!(outcome.records.len() >= 25);
+    let mut files: Vec<(PathBuf, Vec<u8>)> = fs::read_dir(&warc_dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let bytes = fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    (dir, files)
+}
+
+/// What warcio's index says of each record: (offset, type, target URI).
+fn warcio_index(bin: &Path, file: &Path) -> Vec<RecordAt> {
+    let out = common::warcio::run(
+        std::process::Command::new(bin.join("warcio"))
+            .args(["index", "-f", "offset,warc-type,warc-target-uri"])
+            .arg(file),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    out.lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            RecordAt {
+                offset: v["offset"].as_str().unwrap().parse().unwrap(),
+                warc_type: v["warc-type"].as_str().unwrap().to_string(),
+                target_uri: v["warc-target-uri"].as_str().map(str::to_string),
+            }
+        })
+        .collect()
+}
+
+/// `warcio check -v` on `files` passes: every digest checked passes and
+/// nothing fails.
+fn warcio_check(bin: &Path, files: &[PathBuf]) {
+    let out = common::warcio::run(
+        std::process::Command::new(bin.join("warcio"))
+            .args(["check", "-v"])
+            .args(files),
+    )
+    .unwrap_or_else(|e| panic!("warcio check rejects a repaired file: {e}"));
+    assert!(!out.contains("fail"), "{out}");
+}
+
+/// `gzip -t` passes on each of `files` (every member whole, its CRC and
+/// length checked: warcio does not check a member's trailer), when gzip
+/// is installed.
+fn gzip_test(files: &[PathBuf]) {
+    for file in files {
+        match std::process::Command::new("gzip")
+            .arg("-t")
+            .arg(file)
+            .output()
+        {
+            Ok(out) => assert!(
+                out.status.success(),
+                "gzip -t {file:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            Err(e) => {
+                eprintln!("gzip -t not run: {e}");
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_crawls_warc_cut_anywhere_is_repaired_to_whole_records_that_warcio_accepts() {
+    let test = "a_crawls_warc_cut_anywhere_is_repaired_to_whole_records_that_warcio_accepts";
+    let (dir, files) = crawl_warc_files("warc-cut");
+    let warcio = common::warcio::warcio_or_skip(test);
+    let torn_path = dir.join("torn.warc.gz");
+    let kept_dir = dir.join("kept");
+    fs::create_dir_all(&kept_dir).unwrap();
+    let mut kept_files: BTreeMap<(usize, u64), Vec<RecordAt>> = BTreeMap::new();
+    let mut cuts = 0;
+    for (n, (path, whole)) in files.iter().enumerate() {
+        // The records as warcio sees the whole file, and so where its
+        // members start (each record is its own member).
+        let listed = warcio.as_ref().map(|bin| warcio_index(bin, path));
+        let whole_repaired = {
+            fs::write(&torn_path, whole).unwrap();
+            repair_warc(&torn_path, 0).unwrap()
+        };
+        assert_eq!(whole_repaired.cut(), 0, "{path:?} as written is whole");
+        if let Some(listed) = &listed {
+            assert_eq!(
+                &whole_repaired.items, listed,
+                "repair lists what warcio lists"
+            );
+        }
+        let boundaries: Vec<u64> = whole_repaired
+            .items
+            .iter()
+            .map(|r| r.offset)
+            .chain([whole.len() as u64])
+            .collect();
+        assert_eq!(whole_repaired.items[0].warc_type, "warcinfo");
+        assert_eq!(
+            read_records(whole).unwrap().len(),
+            whole_repaired.items.len()
+        );
+
+        let ends = (0..whole.len()).step_by(97).chain([whole.len() - 1]);
+        for end in ends {
+            fs::write(&torn_path, &whole[..end]).unwrap();
+            let repaired = repair_warc(&torn_path, 0).unwrap();
+            cuts += 1;
+            let kept = boundaries
+                .iter()
+                .copied()
+                .filter(|&b| b <= end as u64)
+                .max()
+                .unwrap();
+            assert_eq!(repaired.len, kept, "{path:?} cut at {end}");
+            assert_eq!(repaired.cut(), end as u64 - kept);
+            assert_eq!(repaired.torn.is_some(), kept < end as u64);
+            let after = fs::read(&torn_path).unwrap();
+            assert_eq!(after, &whole[..kept as usize], "a prefix of whole members");
+            let expected: Vec<RecordAt> = whole_repaired
+                .items
+                .iter()
+                .filter(|r| r.offset < kept)
+                .cloned()
+                .collect();
+            assert_eq!(repaired.items, expected, "cut at {end}");
+            assert_eq!(read_records(&after).unwrap().len(), expected.len());
+            kept_files.entry((n, kept)).or_insert(expected);
+
+            // From a checkpoint at a member boundary before the cut.
+            if let Some(&from) = boundaries.iter().filter(|&&b| b <= kept).nth(2) {
+                fs::write(&torn_path, &whole[..end]).unwrap();
+                let again = repair_warc(&torn_path, from).unwrap();
+                assert_eq!(again.len, kept);
+                assert!(again.items.iter().all(|r| r.offset >= from));
+                assert_eq!(
+                    again.items.len(),
+                    repaired.items.iter().filter(|r| r.offset >= from).count()
+                );
+            }
+        }
+    }
+    println!(
+        "{cuts} cuts of {} files, {} distinct repaired files",
+        files.len(),
+        kept_files.len()
+    );
+
+    let Some(bin) = warcio else {
+        fs::remove_dir_all(&dir).unwrap();
+        return;
+    };
+    // Every distinct repaired file (one per count of whole members), as
+    // warcio reads it: it checks, and it indexes exactly the records the
+    // repair listed (an empty file, its warcinfo torn, holds none).
+    let mut paths = Vec::new();
+    for ((n, kept), expected) in &kept_files {
+        let path = kept_dir.join(format!("f{n}-{kept}.warc.gz"));
+        fs::write(&path, &files[*n].1[..*kept as usize]).unwrap();
+        assert_eq!(&warcio_index(&bin, &path), expected, "{path:?}");
+        paths.push(path);
+    }
+    warcio_check(&bin, &paths);
+    paths.retain(|p| fs::metadata(p).unwrap().len() > 0);
+    gzip_test(&paths);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn garbage_after_whole_members_is_cut_and_warcio_accepts_what_is_left() {
+    let (dir, files) = crawl_warc_files("warc-garbage");
+    let (_, whole) = &files[0];
+    let path = dir.join("torn.warc.gz");
+    fs::write(&path, whole).unwrap();
+    let records = repair_warc(&path, 0).unwrap().items;
+    let first_member = records[1].offset as usize;
+    let gzip = |bytes: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    };
+    let mut bad_crc =
+        gzip(b"WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 2\r\n\r\nab\r\n\r\n");
+    let crc_at = bad_crc.len() - 8;
+    bad_crc[crc_at] ^= 1;
+    let tails: Vec<(&str, Vec<u8>)> = vec![
+        ("text", b"this is not gzip at all\n".to_vec()),
+        ("zeros", vec![0; 4096]),
+        (
+            "a gzip member that is not a WARC record",
+            gzip(b"hello, world\r\n\r\n"),
+        ),
+        ("a WARC member with a wrong CRC", bad_crc),
+        (
+            "a gzip header alone",
+            vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3],
+        ),
+        (
+            "the file's own first member, cut",
+            whole[..first_member - 1].to_vec(),
+        ),
+    ];
+    let warcio = common::warcio::warcio_or_skip(
+        "garbage_after_whole_members_is_cut_and_warcio_accepts_what_is_left",
+    );
+    let mut seen = BTreeSet::new();
+    let mut rejected = Vec::new();
+    for (what, tail) in &tails {
+        fs::write(&path, [&whole[..], tail].concat()).unwrap();
+        if let Some(bin) = &warcio {
+            let check = std::process::Command::new(bin.join("warcio"))
+                .arg("check")
+                .arg(&path)
+                .output()
+                .unwrap();
+            if !check.status.success() {
+                rejected.push(*what);
+            }
+        }
+        let repaired = repair_warc(&path, 0).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), *whole, "{what} is cut");
+        assert_eq!(repaired.cut(), tail.len() as u64, "{what}");
+        assert_eq!(repaired.items, records, "{what}");
+        let why = repaired.torn.unwrap();
+        assert!(
+            why.contains(&format!("at byte {}", whole.len())),
+            "{what}: {why}"
+        );
+        seen.insert(why);
+        if let Some(bin) = &warcio {
+            warcio_check(bin, std::slice::from_ref(&path));
+        }
+        gzip_test(std::slice::from_ref(&path));
+    }
+    println!("{seen:#?}\nwarcio check rejects, before the repair: {rejected:?}");
+    if warcio.is_some() {
+        assert!(
+            rejected.contains(&"text"),
+            "the check sees a tear: {rejected:?}"
+        );
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
