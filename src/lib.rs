@@ -62,6 +62,11 @@
 //!   decides when the crawl is done. `crawl::shard` is one core's state
 //!   and tasks, a file a job: the dispatcher, the fetch-and-record path of a
 //!   page, robots.txt, sitemaps. The pure parts it decides with:
+//!   `crawl::seen` (the seen-set in bounded memory: a RAM bucket of
+//!   keyed 64-bit fingerprints merged into a sorted run on disk, with a
+//!   Bloom filter that answers most new URLs without the disk; the shard's
+//!   `seen.rs` holds the URLs it cannot answer at once as pending, and the
+//!   tallies of their pages with them),
 //!   `crawl::frontier` (per-host queues and politeness: fair
 //!   turns, per-host concurrency and delay, backoff, robots first),
 //!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
@@ -113,7 +118,9 @@
 //!    any shard and decremented only after that URL's children have been
 //!    counted (or it was dropped as a duplicate), and after the shards its
 //!    links went to said how many were new to the crawl (a page's
-//!    `num_new_urls` waits for them). Zero means the crawl is
+//!    `num_new_urls` waits for them). A URL pending a lookup of the
+//!    seen-set on disk stays counted until it is answered, and the tally
+//!    of the page that found it waits for the answer too. Zero means the crawl is
 //!    done; the shard that sees zero stops and closes its senders, and every
 //!    other shard stops when it sees them closed.
 //! 4. No `RefCell` borrow is held across an `.await`.
@@ -122,6 +129,10 @@
 //!    unit-tested and property-tested on its own. The I/O layer is thin.
 //! 6. At most `--max-tasks` fetches run at once, over all shards: every
 //!    fetch holds a slot of `crawl::mesh::FetchSlots` from start to end.
+//! 7. A URL is answered new by its shard's seen-set at most once in the
+//!    crawl, whether it was in RAM, on disk or pending (a pending URL
+//!    counts as seen); the seen-set's RAM is bounded by `--seen-memory`
+//!    plus ~1.3 bytes per URL on disk.
 
 #![warn(missing_docs)]
 // Without `internals` the layers are crate-private, and what only the

@@ -16,6 +16,32 @@ const PAGES: u64 = 20_000;
 
 #[test]
 fn a_crawl_of_twenty_thousand_endless_pages_fetches_each_once_and_finds_ten_urls_a_page() {
+    crawl_endless(|_| {});
+}
+
+#[test]
+fn with_a_small_seen_memory_the_urls_go_through_disk_and_each_page_is_fetched_once() {
+    // 128 KiB a shard: buckets of ~6,000 URLs, so the ~200,000 URLs found
+    // go through a dozen merges to disk per shard, and the pages' tallies wait
+    // for lookups there.
+    let outcome = crawl_endless(|cfg| cfg.seen_memory = 256 << 10);
+    let (merges, lookups) = (outcome.stats.seen_merges, outcome.stats.seen_lookups);
+    eprintln!("seen-set: {merges} merges, {lookups} lookups on disk");
+    assert!(
+        merges >= 20 && lookups > 0,
+        "{merges} merges, {lookups} lookups on disk"
+    );
+    let new: u64 = outcome.records.iter().map(|r| r.num_new_urls as u64).sum();
+    let discovered = PAGES + outcome.stats.queued_left;
+    // Every URL queued was new on one page (or a root); the last pages'
+    // tallies may still be out when the budget stops the crawl.
+    assert!(
+        new + 4096 <= discovered && new + 4096 >= discovered - discovered / 50,
+        "num_new_urls add up to {new} (+ 4096 roots) for {discovered} URLs queued"
+    );
+}
+
+fn crawl_endless(tweak: impl FnOnce(&mut ringcrawl::config::Config)) -> ringcrawl::crawl::Outcome {
     let site = Arc::new(EndlessSite::new(EndlessSpec::default()).unwrap());
     let options = Options {
         keep_alive: true,
@@ -42,6 +68,7 @@ fn a_crawl_of_twenty_thousand_endless_pages_fetches_each_once_and_finds_ten_urls
     cfg.max_tasks = 100;
     cfg.per_host = 2;
     cfg.budget.pages = Some(PAGES);
+    tweak(&mut cfg);
     let started = std::time::Instant::now();
     let outcome = crawl(cfg);
     let took = started.elapsed();
@@ -79,4 +106,5 @@ fn a_crawl_of_twenty_thousand_endless_pages_fetches_each_once_and_finds_ten_urls
         outcome.stats.peak_rss_kib
     );
     server.stop();
+    outcome
 }

@@ -519,7 +519,12 @@ impl CrawlerBuilder {
         )?;
         within("max-body", config.max_body, 0, MAX_BODY)?;
         within("jsonl-backlog", config.output_backlog, 1, usize::MAX)?;
-        within("seen-memory", config.seen_memory, MIN_SEEN_MEMORY, usize::MAX)?;
+        within(
+            "seen-memory",
+            config.seen_memory,
+            MIN_SEEN_MEMORY,
+            usize::MAX,
+        )?;
         if config.warc_dir.is_none() {
             for (set, setting) in [
                 (config.warc_dedup, "warc-dedup"),

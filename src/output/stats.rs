@@ -48,6 +48,10 @@ pub struct Stats {
     /// URLs still queued when the crawl ended (after an interrupt or a
     /// spent budget; 0 when it ran out of work).
     pub queued_left: u64,
+    /// Merges of a seen-set's RAM bucket into its run on disk.
+    pub seen_merges: u64,
+    /// URLs whose newness took a lookup of a seen-set's run on disk.
+    pub seen_lookups: u64,
     /// Connect, first-byte and total latency of fetches.
     pub latency: Latencies,
     /// One entry per shard after merging.
@@ -170,6 +174,10 @@ pub struct Summary {
     pub budget_spent: Option<&'static str>,
     /// URLs still queued when the crawl ended.
     pub queued_left: u64,
+    /// Merges of the seen-sets' buckets to disk.
+    pub seen_merges: u64,
+    /// URLs looked up in the seen-sets' runs on disk.
+    pub seen_lookups: u64,
 }
 
 impl Stats {
@@ -230,6 +238,8 @@ impl Stats {
         self.robots_answered += other.robots_answered;
         self.hosts_held += other.hosts_held;
         self.queued_left += other.queued_left;
+        self.seen_merges += other.seen_merges;
+        self.seen_lookups += other.seen_lookups;
         self.latency.merge(&other.latency);
         self.shards.extend(other.shards.iter().cloned());
         self.shards.extend(balance);
@@ -279,6 +289,8 @@ impl Stats {
             interrupted,
             budget_spent: None,
             queued_left: self.queued_left,
+            seen_merges: self.seen_merges,
+            seen_lookups: self.seen_lookups,
         }
     }
 

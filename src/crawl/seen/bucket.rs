@@ -149,6 +149,21 @@ impl Bucket {
         true
     }
 
+    /// This bucket's keys in a new table of `bytes` (a bucket that started
+    /// small grows, so a small crawl touches little memory), and the keys
+    /// the new table had no room for (none unless it is barely larger).
+    /// Inserted in order, each lands at or just past its home: O(keys).
+    pub fn grow(self, bytes: usize) -> (Bucket, Vec<u64>) {
+        let mut grown = Bucket::with_bytes(bytes);
+        let mut left = Vec::new();
+        for fp in self.slots.iter().copied().filter(|&s| s != 0) {
+            if !grown.insert(fp) {
+                left.push(fp);
+            }
+        }
+        (grown, left)
+    }
+
     /// Stops inserts: the table becomes a read-only sorted set of its keys.
     pub fn freeze(self) -> FrozenBucket {
         FrozenBucket {

@@ -54,11 +54,15 @@
 //!
 //! # Memory
 //!
-//! - Buckets: `memory` bytes, allocated as two tables of `memory / 2`
-//!   (8 bytes a slot; about `memory / 2 / 8 · 3/4` keys a merge), zeroed by
-//!   `calloc` (pages are touched as keys arrive). Never grown or reallocated:
-//!   after a merge the frozen table is cleared (a slice at a time, yielding)
-//!   and kept as the next one.
+//! - Buckets: `memory` bytes, as two tables of `memory / 2` (8 bytes a
+//!   slot; about `memory / 2 / 8 · 3/4` keys a merge), zeroed by `calloc`.
+//!   The first active table starts at 1 MiB and doubles as it fills (its
+//!   keys moved over in order, O(keys)), up to `memory / 2`: a table's keys
+//!   spread over all of it, so a full-size one would be resident after a
+//!   few thousand keys, and a small crawl would pay for the whole budget.
+//!   While it doubles the old and the new table coexist (1.5 × at the last
+//!   step). After a merge the frozen table is cleared (a slice at a time,
+//!   yielding) and kept as the next one.
 //! - Per key on disk: Bloom filter 1.25 B + sparse index 8 B / 512 keys
 //!   (~0.016 B). During a merge the old run's and the new run's coexist
 //!   (~2.5 B per key at the peak).
@@ -129,6 +133,11 @@ use glommio::sync::Semaphore;
 
 use bucket::{nonzero, Bucket, FrozenBucket, Table};
 use run::{Name, Run};
+
+/// Bytes of a shard's first active table: it doubles as keys arrive, up
+/// to half the budget, so a small crawl does not touch the whole budget
+/// (a table's keys spread over all of it).
+const FIRST_TABLE: usize = 1 << 20;
 
 /// Slots of a recycled table zeroed between two offers to yield.
 const CLEAR_STEP: usize = 1 << 16;
@@ -227,7 +236,7 @@ impl SeenSet {
             key0,
             seed: SharedSeed::from_u64(key1),
             table_bytes,
-            active: Bucket::with_bytes(table_bytes),
+            active: Bucket::with_bytes(table_bytes.min(FIRST_TABLE)),
             overflow: HashSet::default(),
             frozen: None,
             spare: None,
@@ -279,7 +288,31 @@ impl SeenSet {
     /// Whether a [`merge`] should start: the active bucket is full and no
     /// merge is running (a running one goes on while the bucket is full).
     pub fn wants_merge(&self) -> bool {
-        self.active.is_full() && self.merging.available() > 0
+        self.active.is_full() && self.at_full_size() && self.merging.available() > 0
+    }
+
+    /// Whether the active table has its whole budget (it starts smaller and
+    /// grows as keys arrive).
+    fn at_full_size(&self) -> bool {
+        self.active.bytes() >= self.table_bytes
+    }
+
+    /// Runs written so far: the merges of a bucket to disk (a set reopened
+    /// from a checkpoint counts those before it too).
+    pub fn merges(&self) -> u64 {
+        self.run.as_ref().map_or(0, |r| r.generation())
+    }
+
+    /// Whether `fp` is known in RAM: in a bucket, or pending (no disk read).
+    pub fn contains_in_ram(&self, fp: u64) -> bool {
+        self.in_ram(nonzero(fp))
+    }
+
+    /// Settles a pending key as new without its lookup (the lookup failed
+    /// past its retries: better fetched twice than lost); false if it was
+    /// not pending.
+    pub fn settle_as_new(&mut self, fp: u64) -> bool {
+        self.settle(nonzero(fp), false)
     }
 
     /// Keys known: on the run plus in RAM. Approximate: a key inserted with
@@ -329,8 +362,16 @@ impl SeenSet {
             || (!self.overflow.is_empty() && self.overflow.contains(&fp))
     }
 
-    /// Records `fp`, known to be in no bucket.
+    /// Records `fp`, known to be in no bucket; a small active table that
+    /// filled up grows (doubling, up to its budget) first.
     fn add(&mut self, fp: u64) {
+        if self.active.is_full() && !self.at_full_size() {
+            let bytes = self.active.bytes().saturating_mul(2).min(self.table_bytes);
+            let small = std::mem::replace(&mut self.active, Bucket::with_bytes(0));
+            let (grown, left) = small.grow(bytes);
+            self.active = grown;
+            self.overflow.extend(left);
+        }
         if !self.active.insert(fp) {
             self.overflow.insert(fp);
         }

@@ -14,6 +14,10 @@ use crate::crawl::urls;
 
 use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};
 
+/// URLs the seen-set may hold beyond its buckets while a merge runs (some
+/// 16 MB) before no new fetch starts.
+const SEEN_OVERFLOW: usize = 1 << 20;
+
 impl Shard {
     /// The chapter's N workers, as one dispatcher: whenever a fetch slot is
     /// free, take the next ready URL from the frontier and fetch it in a task
@@ -42,9 +46,10 @@ impl Shard {
 
     /// A fetch slot: one of this shard's own, else one of a peer's; the
     /// shard whose slot it is. None once stopping. While the records'
-    /// writer or the caller's page stream is behind, none is taken: no
-    /// fetch starts (the running ones go on), so a slow output holds the
-    /// crawl back instead of filling memory.
+    /// writer or the caller's page stream is behind, or the seen-set's
+    /// merge to disk is (its overflow past [`SEEN_OVERFLOW`] URLs), none is
+    /// taken: no fetch starts (the running ones go on), so a slow output
+    /// or disk holds the crawl back instead of filling memory.
     pub(super) async fn take_slot(&self) -> Option<usize> {
         loop {
             if self.stopping.get() {
@@ -53,6 +58,7 @@ impl Shard {
             if self.sink.behind()
                 || self.cdxj.behind()
                 || self.hooks.stream.as_ref().is_some_and(|s| s.behind())
+                || self.seen.borrow().overflow_len() > SEEN_OVERFLOW
             {
                 self.outbox.flush();
                 glommio::timer::sleep(BACKLOG_POLL).await;

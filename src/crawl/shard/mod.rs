@@ -350,8 +350,11 @@ impl Shard {
             }
         }
         drop(dispatcher);
-        drop(resolver);
-        drop(merger);
+        // The resolver and the merger end at their next turn (the stop woke
+        // them). They are awaited, not cancelled: a merge cut short would
+        // drop glommio's DMA writer while it closes, which aborts.
+        resolver.await;
+        merger.await;
         self.outbox.overflow_added.notify_all();
         flusher.await;
         // A dead peer's tasks are never dropped (glommio leaks a panicked
@@ -391,6 +394,7 @@ impl Shard {
         let (live, resting, _) = self.frontier.borrow().hosts();
         self.stats.borrow_mut().hosts_held = (live + resting) as u64;
         self.stats.borrow_mut().queued_left = self.frontier.borrow().queued() as u64;
+        self.stats.borrow_mut().seen_merges = self.seen.borrow().merges();
         self.cdxj.hand_off();
         ShardResult {
             stats: self.stats.take(),

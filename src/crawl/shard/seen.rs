@@ -101,8 +101,13 @@ impl Shard {
         }
         match check {
             Check::Seen => Enqueued::Known,
-            Check::New if self.admit(job, now) => Enqueued::New,
-            Check::New => Enqueued::Known,
+            Check::New => {
+                if self.admit(job, now) {
+                    Enqueued::New
+                } else {
+                    Enqueued::Known
+                }
+            }
             Check::Maybe => {
                 if let Asker::Page { shard, token } = asker {
                     let mut deferred = self.deferred.borrow_mut();
@@ -312,17 +317,8 @@ impl Shard {
                 self.pending_added.notified().await;
                 continue;
             }
-            let fingerprints = batch.iter().map(|p| p.fingerprint).collect();
-            let answers = match seen::resolve(&self.seen, fingerprints).await {
-                Ok(answers) => answers,
-                Err(e) => {
-                    // Better fetched twice than lost: each counts as new
-                    // unless RAM knows it by now.
-                    log::error!("shard {}: seen-set lookup failed: {e}", self.id);
-                    let mut seen = self.seen.borrow_mut();
-                    batch.iter().map(|p| seen.insert(p.fingerprint)).collect()
-                }
-            };
+            self.stats.borrow_mut().seen_lookups += batch.len() as u64;
+            let answers = self.look_up(&batch).await;
             let now = Instant::now();
             let mut dropped = 0;
             for (pending, new) in batch.into_iter().zip(answers) {
@@ -337,6 +333,33 @@ impl Shard {
             }
             // Queued URLs, and tallies for the dispatcher's next flush.
             self.changed.notify_all();
+        }
+    }
+
+    /// The seen-set's answers for a batch of pending URLs (true: new, now
+    /// inserted). A lookup that fails is tried again, [`LOOKUP_TRIES`] times
+    /// in all; then the batch counts as new: better fetched twice than lost.
+    async fn look_up(&self, batch: &[Pending]) -> Vec<bool> {
+        let fingerprints: Vec<u64> = batch.iter().map(|p| p.fingerprint).collect();
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match seen::resolve(&self.seen, fingerprints.clone()).await {
+                Ok(answers) => return answers,
+                Err(e) if tries < LOOKUP_TRIES => {
+                    log::warn!("shard {}: seen-set lookup failed (try {tries}): {e}", self.id);
+                    glommio::timer::sleep(MERGE_RETRY * tries).await;
+                }
+                Err(e) => {
+                    log::error!(
+                        "shard {}: seen-set lookup failed {tries} times, {} URLs taken as new: {e}",
+                        self.id,
+                        batch.len()
+                    );
+                    let mut seen = self.seen.borrow_mut();
+                    return fingerprints.iter().map(|&f| seen.settle_as_new(f)).collect();
+                }
+            }
         }
     }
 
@@ -384,5 +407,9 @@ impl Shard {
     }
 }
 
-/// How long the merger waits after a failed merge before it tries again.
+/// How long the merger waits after a failed merge before it tries again
+/// (and the resolver, times the tries, after a failed lookup).
 const MERGE_RETRY: Duration = Duration::from_secs(1);
+
+/// Tries of a batch's lookup on disk before its URLs are taken as new.
+const LOOKUP_TRIES: u32 = 3;
