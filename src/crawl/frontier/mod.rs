@@ -51,6 +51,7 @@ use crate::crawl::hops::Hops;
 use crate::crawl::robots::{Rules, Verdict, DEFAULT_RETRY_SCHEDULE};
 use crate::crawl::urls;
 
+mod chunk;
 mod host;
 
 use host::{Host, Robots};
