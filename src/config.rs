@@ -15,6 +15,9 @@ use crate::crawl::scope::{Scope, ScopeMode};
 use crate::net::dns::Families;
 use crate::net::tls::TlsOptions;
 
+/// Default [`Config::frontier_memory`]: 256 MiB for the whole crawl.
+pub const DEFAULT_FRONTIER_MEMORY: usize = 256 << 20;
+
 /// Where the per-URL records go as JSON Lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
@@ -98,6 +101,13 @@ pub struct Config {
     /// Bytes each shard may keep of finished hosts (their robots.txt rules,
     /// politeness clock, page count) in case they come back.
     pub host_memory: usize,
+    /// Bytes the queued URLs may take in RAM, over all shards (each gets
+    /// its share); past it, the newest URLs of each host are spilled to
+    /// files in `spill_dir` and read back when their turn nears.
+    pub frontier_memory: usize,
+    /// Where the crawl makes its spill directory (removed at its end):
+    /// `None`, the system's temporary directory.
+    pub spill_dir: Option<PathBuf>,
     /// Largest response head accepted.
     pub max_head: usize,
     /// Body bytes kept per response; the rest is not read and the record is
@@ -168,6 +178,8 @@ impl Config {
             max_crawl_delay: Duration::from_secs(10),
             robots_retries: crate::crawl::robots::DEFAULT_RETRY_SCHEDULE.to_vec(),
             host_memory: crate::crawl::frontier::DEFAULT_RESTING_BYTES,
+            frontier_memory: DEFAULT_FRONTIER_MEMORY,
+            spill_dir: None,
             sitemaps: true,
             sitemap_limits: crate::crawl::sitemap::Limits::default(),
             max_head: crate::net::http::DEFAULT_MAX_HEAD,

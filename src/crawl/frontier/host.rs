@@ -2,10 +2,9 @@
 //! in flight, the clock of its next request, backoff, the robots.txt of
 //! each of its origins).
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::Job;
+use super::queue::Queue;
 use crate::crawl::robots::Rules;
 
 /// What a resting host costs beyond its name and rules: the `Host` itself
@@ -22,7 +21,7 @@ pub(super) enum Robots {
 
 /// One host's queue and politeness state.
 pub(super) struct Host {
-    pub(super) queue: VecDeque<Job>,
+    pub(super) queue: Queue,
     /// URLs accepted so far (for `max_pages_per_host`).
     pub(super) accepted: usize,
     /// Sitemaps accepted so far (for `max_sitemaps_per_host`).
@@ -44,7 +43,7 @@ pub(super) struct Host {
 impl Host {
     pub(super) fn new(now: Instant, delay: Duration) -> Host {
         Host {
-            queue: VecDeque::new(),
+            queue: Queue::default(),
             accepted: 0,
             sitemaps: 0,
             active: 0,

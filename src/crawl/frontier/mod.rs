@@ -25,6 +25,16 @@
 //! a new page budget and delay. Live hosts are bounded by what is queued;
 //! finished ones by [`Politeness::resting_bytes`], so a `--lenient` crawl
 //! of a subdomain trap does not grow the frontier beyond its queue.
+//!
+//! Queued URLs are bounded by [`Politeness::memory`]: past it, each host's
+//! newest URLs are spilled to disk and read back when its turn nears
+//! (`spill.rs`; a host's queue is a RAM head, chunks on disk and a RAM
+//! tail, `queue.rs`; the chunks' encoding is `chunk.rs`, the ledger of the
+//! segment files `store.rs`). Still no I/O: the frontier hands out
+//! [`SpillIo`] requests and takes their completions.
+//!
+//! Files: `mod.rs` the turns and politeness, `host.rs` a host's state,
+//! `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
 
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -53,8 +63,15 @@ use crate::crawl::urls;
 
 mod chunk;
 mod host;
+mod queue;
+mod spill;
+mod store;
 
 use host::{Host, Robots};
+pub use chunk::ChunkError;
+pub use spill::Lost;
+use spill::{weight, Spill, READ_AHEAD};
+pub use store::{Extent, SpillIo, SpillStats};
 
 /// A URL waiting to be fetched, with what it may still do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,6 +199,10 @@ pub struct Politeness {
     /// Bytes the state of finished hosts may hold (names, robots rules):
     /// past it, the least recently finished are forgotten.
     pub resting_bytes: usize,
+    /// Bytes the queued URLs may take in RAM (the jobs, their URLs and
+    /// referrers); past it, the newest URLs of each host go to disk
+    /// through the spill (see `spill.rs`). `usize::MAX`: all in RAM.
+    pub memory: usize,
 }
 
 impl Default for Politeness {
@@ -197,6 +218,7 @@ impl Default for Politeness {
             max_crawl_delay: Duration::from_secs(10),
             robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
             resting_bytes: DEFAULT_RESTING_BYTES,
+            memory: usize::MAX,
         }
     }
 }
@@ -205,7 +227,7 @@ impl Default for Politeness {
 /// finished hosts with a small robots.txt.
 pub const DEFAULT_RESTING_BYTES: usize = 16 << 20;
 
-/// Seen-set, per-host queues and scheduling of one shard.
+/// Per-host queues and scheduling of one shard.
 pub struct Frontier {
     politeness: Politeness,
     /// Live hosts: URLs queued or in flight.
@@ -218,8 +240,11 @@ pub struct Frontier {
     ring: VecDeque<String>,
     /// Hosts waiting for their `ready_at`.
     timers: BinaryHeap<Reverse<(Instant, String)>>,
-    /// URLs queued over all hosts.
+    /// URLs queued over all hosts, in RAM and on disk.
     queued: usize,
+    /// The spill of queue tails to disk: RAM used, the ledger of the
+    /// files, reads in flight.
+    spill: Spill,
 }
 
 impl Frontier {
@@ -232,6 +257,7 @@ impl Frontier {
             ring: VecDeque::new(),
             timers: BinaryHeap::new(),
             queued: 0,
+            spill: Spill::default(),
         }
     }
 
@@ -269,12 +295,12 @@ impl Frontier {
             entry.sitemaps += 1;
         }
         entry.accepted += 1;
-        entry.queue.push_back(job);
-        self.queued += 1;
         if !entry.scheduled {
             entry.scheduled = true;
-            self.ring.push_back(host);
+            self.ring.push_back(host.clone());
         }
+        self.queued += 1;
+        self.enqueue(&host, job);
         Offer::New
     }
 
@@ -293,7 +319,23 @@ impl Frontier {
             let Some(host) = self.hosts.get_mut(&name) else {
                 continue;
             };
-            if host.queue.is_empty() || host.active >= self.politeness.per_host {
+            if host.queue.head_len() == 0 && host.queue.has_more() {
+                // Its turn came and its next URLs are on disk (or in its
+                // tail): bring them up. From RAM it takes its turn now;
+                // a read gives it a turn when it is done.
+                let ready = self.refill(&name);
+                let Some(host) = self.hosts.get_mut(&name) else {
+                    continue;
+                };
+                if ready || !host.queue.reading() {
+                    // Ready; or a chunk was lost: on to the next.
+                    self.ring.push_front(name);
+                } else {
+                    host.scheduled = false;
+                }
+                continue;
+            }
+            if host.queue.head_len() == 0 || host.active >= self.politeness.per_host {
                 // Rescheduled by the next offer or release.
                 host.scheduled = false;
                 self.settle(&name);
@@ -349,12 +391,21 @@ impl Frontier {
                 continue;
             };
             self.queued = self.queued.saturating_sub(1);
+            let low = host.queue.head_len() < READ_AHEAD && host.queue.has_more();
+            if verdict == Verdict::Allowed {
+                host.active += 1;
+                host.ready_at = later(now, host.delay);
+            }
+            self.spill.ram = self.spill.ram.saturating_sub(weight(&job));
+            if low {
+                // The host is being served: its next chunk comes up
+                // before its head runs out.
+                self.refill(&name);
+            }
             if verdict != Verdict::Allowed {
                 self.ring.push_front(name);
                 return Next::Refused(job, verdict);
             }
-            host.active += 1;
-            host.ready_at = later(now, host.delay);
             // Round robin: back of the line; it may still have room.
             self.ring.push_back(name);
             return Next::Fetch(job);
@@ -373,6 +424,7 @@ impl Frontier {
             return;
         };
         entry.active = entry.active.saturating_sub(1);
+        self.spill.ram += weight(&job);
         entry.queue.push_front(job);
         self.queued += 1;
         self.reschedule(&host);
@@ -468,9 +520,20 @@ impl Frontier {
         }
     }
 
-    /// URLs waiting.
+    /// URLs waiting, in RAM and on disk.
     pub fn queued(&self) -> usize {
         self.queued
+    }
+
+    /// Of those, the URLs on disk.
+    pub fn queued_on_disk(&self) -> usize {
+        self.spill.on_disk
+    }
+
+    /// Bytes the queued URLs in RAM take, as counted against
+    /// [`Politeness::memory`].
+    pub fn queued_ram(&self) -> usize {
+        self.spill.ram
     }
 
     /// Fetches in flight for `host`.

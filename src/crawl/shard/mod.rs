@@ -216,6 +216,7 @@ impl Shard {
                 max_crawl_delay: config.max_crawl_delay,
                 robots_retries: config.robots_retries.clone(),
                 resting_bytes: config.host_memory,
+                memory: (config.frontier_memory / config.cores.max(1)).max(1),
             })),
             seen: RefCell::new(UrlSet::new()),
             connections: RefCell::new(ConnPool::new(config.idle_connections)),
