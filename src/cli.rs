@@ -178,6 +178,11 @@ pub struct Args {
     )]
     pub max_url_length: usize,
 
+    /// RAM for queued URLs, over all cores (K, M, G suffixes); past it,
+    /// each host's newest URLs go to files in the temporary directory
+    #[arg(long = "frontier-memory", value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    pub frontier_memory: u64,
+
     /// URLs queued per host at most (a bound on crawler traps)
     #[arg(
         long = "max-pages-per-host",
@@ -314,6 +319,7 @@ impl Args {
             .robots_retries(parse_retries(&self.robots_retries)?)
             .max_url_length(self.max_url_length)
             .max_pages_per_host(self.max_pages_per_host)
+            .frontier_memory(usize::try_from(self.frontier_memory).unwrap_or(usize::MAX))
             .warc_max_size(self.warc_max_size);
         if let Some(pages) = self.max_pages {
             b = b.max_pages(pages);

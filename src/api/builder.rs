@@ -271,6 +271,17 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Bytes of RAM the queued URLs may take, over all shards (default
+    /// 256 MiB, split evenly): past it, each host's newest URLs are
+    /// spilled to files in the system's temporary directory and read back
+    /// when the host's turn nears, so a crawl that discovers far more URLs
+    /// than it fetches keeps them on disk. The files go when the crawl
+    /// ends.
+    pub fn frontier_memory(mut self, bytes: usize) -> Self {
+        self.config.frontier_memory = bytes;
+        self
+    }
+
     /// Stop after this many page fetches (robots.txt not counted): no new
     /// fetch starts, the running ones finish, the rest stays queued.
     pub fn max_pages(mut self, pages: u64) -> Self {

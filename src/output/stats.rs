@@ -48,6 +48,16 @@ pub struct Stats {
     /// URLs still queued when the crawl ended (after an interrupt or a
     /// spent budget; 0 when it ran out of work).
     pub queued_left: u64,
+    /// Of those, the ones spilled to disk.
+    pub queued_on_disk: u64,
+    /// Chunks of queued URLs spilled, bytes written to the spill files,
+    /// chunks read back from them.
+    pub spill_chunks: u64,
+    pub spill_bytes: u64,
+    pub spill_reads: u64,
+    /// Queued URLs lost to a spill file that could not be read back
+    /// (logged; never fetched nor recorded).
+    pub spill_lost: u64,
     /// Connect, first-byte and total latency of fetches.
     pub latency: Latencies,
     /// One entry per shard after merging.
@@ -170,6 +180,12 @@ pub struct Summary {
     pub budget_spent: Option<&'static str>,
     /// URLs still queued when the crawl ended.
     pub queued_left: u64,
+    /// Of those, the ones spilled to disk.
+    pub queued_on_disk: u64,
+    /// Bytes of queued URLs written to the spill files.
+    pub spill_bytes: u64,
+    /// Queued URLs lost to a spill file that could not be read back.
+    pub spill_lost: u64,
 }
 
 impl Stats {
@@ -230,6 +246,11 @@ impl Stats {
         self.robots_answered += other.robots_answered;
         self.hosts_held += other.hosts_held;
         self.queued_left += other.queued_left;
+        self.queued_on_disk += other.queued_on_disk;
+        self.spill_chunks += other.spill_chunks;
+        self.spill_bytes += other.spill_bytes;
+        self.spill_reads += other.spill_reads;
+        self.spill_lost += other.spill_lost;
         self.latency.merge(&other.latency);
         self.shards.extend(other.shards.iter().cloned());
         self.shards.extend(balance);
@@ -279,6 +300,9 @@ impl Stats {
             interrupted,
             budget_spent: None,
             queued_left: self.queued_left,
+            queued_on_disk: self.queued_on_disk,
+            spill_bytes: self.spill_bytes,
+            spill_lost: self.spill_lost,
         }
     }
 

@@ -298,6 +298,11 @@ impl Frontier {
         }
     }
 
+    /// Whether jobs were lost since [`Frontier::take_lost`] was called.
+    pub fn has_lost(&self) -> bool {
+        !self.spill.lost.is_empty()
+    }
+
     /// Jobs lost since the last call, for the shard to count out.
     pub fn take_lost(&mut self) -> Vec<Lost> {
         std::mem::take(&mut self.spill.lost)

@@ -116,6 +116,16 @@ impl Shard {
             }
             let now = Instant::now();
             let next = self.frontier.borrow_mut().next(now);
+            let (io, lost) = {
+                let frontier = self.frontier.borrow();
+                (frontier.has_spill_io(), frontier.has_lost())
+            };
+            if lost {
+                self.spilled();
+            } else if io {
+                // A host's next chunk is to be read: wake the spill task.
+                self.changed.notify_all();
+            }
             match next {
                 Next::Fetch(job) if self.budget.take_page() => return Some(Work::Page(job)),
                 Next::Fetch(job) => {
