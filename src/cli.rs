@@ -178,6 +178,11 @@ pub struct Args {
     )]
     pub max_url_length: usize,
 
+    /// RAM for queued URLs, over all cores (K, M, G suffixes); past it,
+    /// each host's newest URLs go to files in the temporary directory
+    #[arg(long = "frontier-memory", value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    pub frontier_memory: u64,
+
     /// URLs queued per host at most (a bound on crawler traps)
     #[arg(
         long = "max-pages-per-host",
@@ -320,7 +325,8 @@ impl Args {
             .max_url_length(self.max_url_length)
             .max_pages_per_host(self.max_pages_per_host)
             .warc_max_size(self.warc_max_size)
-            .seen_memory(usize::try_from(self.seen_memory).unwrap_or(usize::MAX));
+            .seen_memory(usize::try_from(self.seen_memory).unwrap_or(usize::MAX))
+            .frontier_memory(usize::try_from(self.frontier_memory).unwrap_or(usize::MAX));
         if let Some(pages) = self.max_pages {
             b = b.max_pages(pages);
         }

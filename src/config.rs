@@ -15,6 +15,9 @@ use crate::crawl::scope::{Scope, ScopeMode};
 use crate::net::dns::Families;
 use crate::net::tls::TlsOptions;
 
+/// Default [`Config::frontier_memory`]: 256 MiB for the whole crawl.
+pub const DEFAULT_FRONTIER_MEMORY: usize = 256 << 20;
+
 /// Where the per-URL records go as JSON Lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
@@ -101,13 +104,18 @@ pub struct Config {
     /// Bytes of RAM the seen-sets' buckets may hold, over all shards
     /// (`--seen-memory`); the URLs past it are kept on disk.
     pub seen_memory: usize,
-    /// Where the seen-sets keep their runs (`shard-N` under it); none: a
-    /// temporary directory of each shard's own, made on its first merge.
-    pub seen_dir: Option<PathBuf>,
     /// The crawl's key of URL fingerprints: drawn at random for each crawl
     /// (a site cannot aim URLs at a collision it cannot compute), kept by
     /// a crawl that is resumed.
     pub fingerprint_key: [u64; 2],
+    /// Bytes the queued URLs may take in RAM, over all shards (each gets
+    /// its share); past it, the newest URLs of each host are spilled to
+    /// files in `spill_dir` and read back when their turn nears.
+    pub frontier_memory: usize,
+    /// Where the crawl makes its directory for what does not fit in RAM
+    /// (the frontier's spilled queues, the seen-sets' runs; removed at its
+    /// end): `None`, the system's temporary directory.
+    pub spill_dir: Option<PathBuf>,
     /// Largest response head accepted.
     pub max_head: usize,
     /// Body bytes kept per response; the rest is not read and the record is
@@ -184,8 +192,9 @@ impl Config {
             robots_retries: crate::crawl::robots::DEFAULT_RETRY_SCHEDULE.to_vec(),
             host_memory: crate::crawl::frontier::DEFAULT_RESTING_BYTES,
             seen_memory: DEFAULT_SEEN_MEMORY,
-            seen_dir: None,
             fingerprint_key: [fastrand::u64(..), fastrand::u64(..)],
+            frontier_memory: DEFAULT_FRONTIER_MEMORY,
+            spill_dir: None,
             sitemaps: true,
             sitemap_limits: crate::crawl::sitemap::Limits::default(),
             max_head: crate::net::http::DEFAULT_MAX_HEAD,

@@ -79,8 +79,11 @@ const MAX_URL_LENGTH: usize = 1 << 20;
 const MAX_CORES: usize = 1024;
 /// Most robots.txt retries (a schedule longer than this is a mistake).
 const MAX_ROBOTS_RETRIES: usize = 32;
-/// Least `seen_memory`: a bucket of some 64,000 URLs per shard.
+/// Least `seen_memory` a shard: buckets of some 48,000 URLs (smaller ones
+/// would rewrite the run on disk every few thousand new URLs).
 const MIN_SEEN_MEMORY: usize = 1 << 20;
+/// Most `seen_memory`: 1 TiB (its buckets are allocated as they fill).
+const MAX_SEEN_MEMORY: usize = 1 << 40;
 
 impl CrawlerBuilder {
     pub(crate) fn new() -> Self {
@@ -274,11 +277,22 @@ impl CrawlerBuilder {
     }
 
     /// Bytes of RAM the seen-set's buckets may hold, over all shards
-    /// (default 128 MiB, at least 1 MiB): URLs seen past it are kept on
+    /// (default 128 MiB, at least 1 MiB a shard): URLs seen past it are kept on
     /// disk, in a sorted run per shard, with a Bloom filter (~1.25 bytes a
     /// URL) in RAM that answers most lookups of new URLs without the disk.
     pub fn seen_memory(mut self, bytes: usize) -> Self {
         self.config.seen_memory = bytes;
+        self
+    }
+
+    /// Bytes of RAM the queued URLs may take, over all shards (default
+    /// 256 MiB, split evenly): past it, each host's newest URLs are
+    /// spilled to files in the system's temporary directory and read back
+    /// when the host's turn nears, so a crawl that discovers far more URLs
+    /// than it fetches keeps them on disk. The files go when the crawl
+    /// ends.
+    pub fn frontier_memory(mut self, bytes: usize) -> Self {
+        self.config.frontier_memory = bytes;
         self
     }
 

@@ -103,6 +103,17 @@ impl Hops {
         Hops(letters | u64::from(len).wrapping_shl(Hops::LETTER_BITS))
     }
 
+    /// The path as the one `u64` it is kept in (a spilled job stores it).
+    pub fn to_u64(self) -> u64 {
+        self.0
+    }
+
+    /// The path [`Hops::to_u64`] gave. Any value reads as some path:
+    /// letters it does not know are left out when shown.
+    pub fn from_u64(bits: u64) -> Hops {
+        Hops(bits)
+    }
+
     /// Hops from the root (at most [`Hops::MAX_COUNTED`]).
     pub fn len(self) -> u32 {
         // The top 7 bits: at most 127.

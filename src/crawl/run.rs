@@ -179,6 +179,7 @@ pub fn run_with(
             .warc_dedup
             .then(|| Arc::new(Dedup::new(dedup::DEFAULT_BUDGET))),
         cdxj: cdxj.as_ref().map(Writer::handle),
+        spill_dir: spill_dir(&config),
     };
     let reporting = Arc::new(AtomicBool::new(false));
     let reporter = config.progress.map(|interval| {
@@ -188,9 +189,11 @@ pub fn run_with(
     let started = Instant::now();
     let handles = LocalExecutorPoolBuilder::new(placement(shards, config.pin_threads))
         .name("ringcrawl")
-        // Registered buffers serve only DMA file I/O, which no shard does
-        // (WARC files are buffered): glommio's minimum, 64 KiB, not its
-        // 10 MiB default. They are pinned, so each byte is resident.
+        // Registered buffers serve only DMA file I/O, which only the spill
+        // of queues does (WARC files are buffered; the spill's blocks of
+        // 256 KiB fall back to plain aligned buffers): glommio's minimum,
+        // 64 KiB, not its 10 MiB default. They are pinned, so each byte is
+        // resident.
         .io_memory(IO_MEMORY)
         .on_all_shards({
             let (config, shared) = (config.clone(), shared.clone());
@@ -275,6 +278,12 @@ pub fn run_with(
     if let (Some(out), Some(index)) = (&config.wacz, &index) {
         package_wacz(&config, out, index, &warc_files, shard_failed, &mut outcome);
     }
+    // The shards' spilled queues: nothing a later crawl could use (yet).
+    if shared.spill_dir.exists() {
+        if let Err(e) = std::fs::remove_dir_all(&shared.spill_dir) {
+            log::warn!("removing {}: {e}", shared.spill_dir.display());
+        }
+    }
     outcome.stats.peak_rss_kib = peak_rss_kib().unwrap_or(0);
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
     outcome.spent = budget.reached();
@@ -333,6 +342,22 @@ fn package_wacz(
     if config.cdxj.is_none() {
         let _ = std::fs::remove_file(index);
     }
+}
+
+/// A spill directory of this crawl's own in `config.spill_dir` (default:
+/// the system's temporary directory), not made yet: shards make it on
+/// their first spill.
+fn spill_dir(config: &Config) -> PathBuf {
+    static CRAWLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let parent = config.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    parent.join(format!(
+        "ringcrawl-spill-{}-{}-{nanos}",
+        std::process::id(),
+        CRAWLS.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 /// Tells the other shards when this shard's thread dies: armed when the

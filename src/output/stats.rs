@@ -52,6 +52,16 @@ pub struct Stats {
     pub seen_merges: u64,
     /// URLs whose newness took a lookup of a seen-set's run on disk.
     pub seen_lookups: u64,
+    /// Of those, the ones spilled to disk.
+    pub queued_on_disk: u64,
+    /// Chunks of queued URLs spilled, bytes written to the spill files,
+    /// chunks read back from them.
+    pub spill_chunks: u64,
+    pub spill_bytes: u64,
+    pub spill_reads: u64,
+    /// Queued URLs lost to a spill file that could not be read back
+    /// (logged; never fetched nor recorded).
+    pub spill_lost: u64,
     /// Connect, first-byte and total latency of fetches.
     pub latency: Latencies,
     /// One entry per shard after merging.
@@ -178,6 +188,12 @@ pub struct Summary {
     pub seen_merges: u64,
     /// URLs looked up in the seen-sets' runs on disk.
     pub seen_lookups: u64,
+    /// Of those, the ones spilled to disk.
+    pub queued_on_disk: u64,
+    /// Bytes of queued URLs written to the spill files.
+    pub spill_bytes: u64,
+    /// Queued URLs lost to a spill file that could not be read back.
+    pub spill_lost: u64,
 }
 
 impl Stats {
@@ -240,6 +256,11 @@ impl Stats {
         self.queued_left += other.queued_left;
         self.seen_merges += other.seen_merges;
         self.seen_lookups += other.seen_lookups;
+        self.queued_on_disk += other.queued_on_disk;
+        self.spill_chunks += other.spill_chunks;
+        self.spill_bytes += other.spill_bytes;
+        self.spill_reads += other.spill_reads;
+        self.spill_lost += other.spill_lost;
         self.latency.merge(&other.latency);
         self.shards.extend(other.shards.iter().cloned());
         self.shards.extend(balance);
@@ -291,6 +312,9 @@ impl Stats {
             queued_left: self.queued_left,
             seen_merges: self.seen_merges,
             seen_lookups: self.seen_lookups,
+            queued_on_disk: self.queued_on_disk,
+            spill_bytes: self.spill_bytes,
+            spill_lost: self.spill_lost,
         }
     }
 

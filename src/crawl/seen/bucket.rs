@@ -40,6 +40,8 @@
 const MAX_TAIL: usize = 1024;
 /// Fewest slots a table has, whatever the budget.
 const MIN_SLOTS: usize = 64;
+/// Fewest bytes a table has.
+pub const MIN_BYTES: usize = MIN_SLOTS * 8;
 
 /// The stored form of a fingerprint: 0 marks an empty slot, so 0 becomes 1.
 #[inline]

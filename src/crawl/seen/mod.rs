@@ -231,7 +231,10 @@ impl SeenSet {
             },
         };
         let [key0, key1] = key;
-        let table_bytes = memory / 2;
+        // Whole slots, as the table is made of: a budget that is not a
+        // multiple of 8 would leave the active table short of "full size"
+        // for ever (it would never merge, and grow in place at every key).
+        let table_bytes = (memory / 2 / 8 * 8).max(bucket::MIN_BYTES);
         SeenSet {
             key0,
             seed: SharedSeed::from_u64(key1),
@@ -308,13 +311,6 @@ impl SeenSet {
         self.in_ram(nonzero(fp))
     }
 
-    /// Settles a pending key as new without its lookup (the lookup failed
-    /// past its retries: better fetched twice than lost); false if it was
-    /// not pending.
-    pub fn settle_as_new(&mut self, fp: u64) -> bool {
-        self.settle(nonzero(fp), false)
-    }
-
     /// Keys known: on the run plus in RAM. Approximate: a key inserted with
     /// [`SeenSet::insert`] that is also on disk counts twice until the next
     /// merge; pending keys are not counted.
@@ -365,8 +361,8 @@ impl SeenSet {
     /// Records `fp`, known to be in no bucket; a small active table that
     /// filled up grows (doubling, up to its budget) first.
     fn add(&mut self, fp: u64) {
-        if self.active.is_full() && !self.at_full_size() {
-            let bytes = self.active.bytes().saturating_mul(2).min(self.table_bytes);
+        let bytes = self.active.bytes().saturating_mul(2).min(self.table_bytes);
+        if self.active.is_full() && bytes > self.active.bytes() {
             let small = std::mem::replace(&mut self.active, Bucket::with_bytes(0));
             let (grown, left) = small.grow(bytes);
             self.active = grown;

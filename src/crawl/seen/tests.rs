@@ -508,3 +508,22 @@ fn check_throughput_in_ram_against_url_set() {
         rate(hashing)
     );
 }
+
+#[test]
+fn a_budget_that_is_not_whole_slots_still_grows_to_full_size_and_asks_to_merge() {
+    // 128 MiB over 3 shards is not a multiple of 8 bytes: the table, made
+    // of whole slots, must still count as full-size, or it would never
+    // merge and would regrow in place at every key.
+    let mut set = SeenSet::new(None, (4 << 20) / 3 + 1, KEY);
+    let mut asked = false;
+    for i in 0..400_000 {
+        assert_eq!(set.check(fp(7, i)), Check::New);
+        if set.wants_merge() {
+            asked = true;
+            break;
+        }
+    }
+    assert!(asked, "a full table of {} bytes asks for a merge", set.table_bytes);
+    assert!(set.at_full_size());
+    assert_eq!(set.overflow_len(), 0);
+}

@@ -18,6 +18,10 @@ use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};
 /// 16 MB) before no new fetch starts.
 const SEEN_OVERFLOW: usize = 1 << 20;
 
+/// URLs that may wait for a lookup on disk (each holds its job, ~150
+/// bytes, and may hold back its page's record) before no new fetch starts.
+const PENDING_LIMIT: usize = 256 << 10;
+
 impl Shard {
     /// The chapter's N workers, as one dispatcher: whenever a fetch slot is
     /// free, take the next ready URL from the frontier and fetch it in a task
@@ -47,7 +51,8 @@ impl Shard {
     /// A fetch slot: one of this shard's own, else one of a peer's; the
     /// shard whose slot it is. None once stopping. While the records'
     /// writer or the caller's page stream is behind, or the seen-set's
-    /// merge to disk is (its overflow past [`SEEN_OVERFLOW`] URLs), none is
+    /// disk is (its overflow past [`SEEN_OVERFLOW`] URLs while it merges,
+    /// or more than [`PENDING_LIMIT`] URLs waiting for lookups), none is
     /// taken: no fetch starts (the running ones go on), so a slow output
     /// or disk holds the crawl back instead of filling memory.
     pub(super) async fn take_slot(&self) -> Option<usize> {
@@ -59,6 +64,7 @@ impl Shard {
                 || self.cdxj.behind()
                 || self.hooks.stream.as_ref().is_some_and(|s| s.behind())
                 || self.seen.borrow().overflow_len() > SEEN_OVERFLOW
+                || self.pending.borrow().len() > PENDING_LIMIT
             {
                 self.outbox.flush();
                 glommio::timer::sleep(BACKLOG_POLL).await;
@@ -122,6 +128,16 @@ impl Shard {
             }
             let now = Instant::now();
             let next = self.frontier.borrow_mut().next(now);
+            let (io, lost) = {
+                let frontier = self.frontier.borrow();
+                (frontier.has_spill_io(), frontier.has_lost())
+            };
+            if lost {
+                self.spilled();
+            } else if io {
+                // A host's next chunk is to be read: wake the spill task.
+                self.changed.notify_all();
+            }
             match next {
                 Next::Fetch(job) if self.budget.take_page() => return Some(Work::Page(job)),
                 Next::Fetch(job) => {

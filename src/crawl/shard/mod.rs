@@ -26,6 +26,7 @@ mod page;
 mod robots;
 mod seen;
 mod sitemap;
+mod spill;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cell::{Cell, RefCell};
@@ -100,6 +101,9 @@ pub struct Shared {
     pub dedup: Option<Arc<Dedup>>,
     /// The CDXJ index writer, with `--cdxj`.
     pub cdxj: Option<WriterHandle>,
+    /// The crawl's spill directory (made on the first spill; `crawl::run`
+    /// removes it): each shard's segment files go in `shard-{id}` there.
+    pub spill_dir: PathBuf,
 }
 
 /// Per-core crawl state.
@@ -180,6 +184,8 @@ pub struct Shard {
     hooks: Arc<Hooks>,
     /// This shard's page handler, made on this thread.
     handler: RefCell<Option<Handler>>,
+    /// The crawl's spill directory (see [`Shared::spill_dir`]).
+    spill_dir: PathBuf,
 }
 
 impl Shard {
@@ -228,9 +234,10 @@ impl Shard {
                 max_crawl_delay: config.max_crawl_delay,
                 robots_retries: config.robots_retries.clone(),
                 resting_bytes: config.host_memory,
+                memory: (config.frontier_memory / config.cores.max(1)).max(1),
             })),
             seen: RefCell::new(SeenSet::new(
-                config.seen_dir.as_ref().map(|dir| dir.join(format!("shard-{id}"))),
+                Some(shared.spill_dir.join(format!("seen-{id}"))),
                 config.seen_memory / config.cores.max(1),
                 config.fingerprint_key,
             )),
@@ -267,6 +274,7 @@ impl Shard {
             output_error: RefCell::new(None),
             handler: RefCell::new(shared.hooks.handler.as_ref().map(|make| make(id))),
             hooks: shared.hooks,
+            spill_dir: shared.spill_dir,
         })
     }
 
@@ -304,6 +312,7 @@ impl Shard {
         let dispatcher = glommio::spawn_local(self.clone().dispatch());
         let resolver = glommio::spawn_local(self.clone().resolve_pending());
         let merger = glommio::spawn_local(self.clone().merge_seen());
+        let spill = glommio::spawn_local(self.clone().spill());
 
         // Normally the shard stops when the crawl is done and its last fetch
         // ends. On SIGINT/SIGTERM it stops taking URLs, gives in-flight
@@ -357,6 +366,10 @@ impl Shard {
         merger.await;
         self.outbox.overflow_added.notify_all();
         flusher.await;
+        // The spill's reads and writes in flight end; its files go with
+        // the crawl's spill directory.
+        self.changed.notify_all();
+        spill.await;
         // A dead peer's tasks are never dropped (glommio leaks a panicked
         // executor's tasks), so its senders never close: waiting for the
         // channel from it to end would wait forever.
@@ -393,8 +406,17 @@ impl Shard {
         }
         let (live, resting, _) = self.frontier.borrow().hosts();
         self.stats.borrow_mut().hosts_held = (live + resting) as u64;
-        self.stats.borrow_mut().queued_left = self.frontier.borrow().queued() as u64;
         self.stats.borrow_mut().seen_merges = self.seen.borrow().merges();
+        {
+            let frontier = self.frontier.borrow();
+            let mut stats = self.stats.borrow_mut();
+            stats.queued_left = frontier.queued() as u64;
+            stats.queued_on_disk = frontier.queued_on_disk() as u64;
+            let spill = frontier.spill_stats();
+            stats.spill_chunks = spill.chunks;
+            stats.spill_bytes = spill.written;
+            stats.spill_reads = spill.reads;
+        }
         self.cdxj.hand_off();
         ShardResult {
             stats: self.stats.take(),

@@ -312,13 +312,19 @@ impl Shard {
             if self.stopping.get() {
                 return;
             }
-            let batch = std::mem::take(&mut *self.pending.borrow_mut());
+            let batch: Vec<Pending> = {
+                let mut pending = self.pending.borrow_mut();
+                let n = pending.len().min(LOOKUP_BATCH);
+                pending.drain(..n).collect()
+            };
             if batch.is_empty() {
                 self.pending_added.notified().await;
                 continue;
             }
             self.stats.borrow_mut().seen_lookups += batch.len() as u64;
-            let answers = self.look_up(&batch).await;
+            let Some(answers) = self.look_up(&batch).await else {
+                return;
+            };
             let now = Instant::now();
             let mut dropped = 0;
             for (pending, new) in batch.into_iter().zip(answers) {
@@ -333,34 +339,45 @@ impl Shard {
             }
             // Queued URLs, and tallies for the dispatcher's next flush.
             self.changed.notify_all();
+            glommio::yield_if_needed().await;
         }
     }
 
     /// The seen-set's answers for a batch of pending URLs (true: new, now
-    /// inserted). A lookup that fails is tried again, [`LOOKUP_TRIES`] times
-    /// in all; then the batch counts as new: better fetched twice than lost.
-    async fn look_up(&self, batch: &[Pending]) -> Vec<bool> {
+    /// inserted). A lookup that fails is tried again, [`DISK_TRIES`] times
+    /// in all; then the seen-set cannot be trusted (taking the URLs as new
+    /// would fetch pages twice, as seen would lose them) and the crawl
+    /// stops with the error. None then, or when the shard stops meanwhile.
+    async fn look_up(&self, batch: &[Pending]) -> Option<Vec<bool>> {
         let fingerprints: Vec<u64> = batch.iter().map(|p| p.fingerprint).collect();
         let mut tries = 0;
         loop {
             tries += 1;
             match seen::resolve(&self.seen, fingerprints.clone()).await {
-                Ok(answers) => return answers,
-                Err(e) if tries < LOOKUP_TRIES => {
+                Ok(answers) => return Some(answers),
+                Err(e) if tries < DISK_TRIES => {
                     log::warn!("shard {}: seen-set lookup failed (try {tries}): {e}", self.id);
-                    glommio::timer::sleep(MERGE_RETRY * tries).await;
+                    glommio::timer::sleep(DISK_RETRY * tries).await;
+                    if self.stopping.get() {
+                        return None;
+                    }
                 }
                 Err(e) => {
-                    log::error!(
-                        "shard {}: seen-set lookup failed {tries} times, {} URLs taken as new: {e}",
-                        self.id,
-                        batch.len()
-                    );
-                    let mut seen = self.seen.borrow_mut();
-                    return fingerprints.iter().map(|&f| seen.settle_as_new(f)).collect();
+                    self.seen_failed(&format!("looking URLs up on disk: {e}"));
+                    return None;
                 }
             }
         }
+    }
+
+    /// The seen-set's disk failed past its retries: the crawl stops, with
+    /// the error as the outcome's output error (exit status 1).
+    fn seen_failed(&self, what: &str) {
+        let message = format!("shard {}: the seen-set failed {what}", self.id);
+        log::error!("{message}");
+        self.output_error.borrow_mut().get_or_insert(message);
+        self.outstanding.abort();
+        self.stop();
     }
 
     /// One pending URL of page `token` of `shard` was resolved: the page's
@@ -389,8 +406,10 @@ impl Shard {
 
     /// The merger task: when the seen-set's RAM bucket is full, fold it
     /// into the run on disk (new URLs go to a fresh bucket meanwhile).
-    /// Ends when the shard stops; a merge cut short leaves the old run.
+    /// Ends when the shard stops (a running merge is let finish), or stops
+    /// the crawl when merges keep failing (a full disk).
     pub(super) async fn merge_seen(self: Rc<Self>) {
+        let mut failures = 0;
         loop {
             if self.stopping.get() {
                 return;
@@ -399,17 +418,29 @@ impl Shard {
                 self.merge_due.notified().await;
                 continue;
             }
-            if let Err(e) = seen::merge(&self.seen).await {
-                log::error!("shard {}: merging the seen-set failed: {e}", self.id);
-                glommio::timer::sleep(MERGE_RETRY).await;
+            match seen::merge(&self.seen).await {
+                Ok(()) => failures = 0,
+                Err(e) if failures + 1 < DISK_TRIES => {
+                    failures += 1;
+                    log::warn!("shard {}: merging the seen-set failed (try {failures}): {e}", self.id);
+                    glommio::timer::sleep(DISK_RETRY * failures).await;
+                }
+                Err(e) => {
+                    self.seen_failed(&format!("merging its bucket to disk: {e}"));
+                    return;
+                }
             }
         }
     }
 }
 
-/// How long the merger waits after a failed merge before it tries again
-/// (and the resolver, times the tries, after a failed lookup).
-const MERGE_RETRY: Duration = Duration::from_secs(1);
+/// How long the merger or the resolver waits after a failure of the disk,
+/// times the failures so far, before it tries again.
+const DISK_RETRY: Duration = Duration::from_secs(1);
 
-/// Tries of a batch's lookup on disk before its URLs are taken as new.
-const LOOKUP_TRIES: u32 = 3;
+/// Tries of a merge or of a batch's lookup before the crawl stops.
+const DISK_TRIES: u32 = 3;
+
+/// Pending URLs looked up in one batch (more wait for the next): the
+/// resolver yields between batches.
+const LOOKUP_BATCH: usize = 64 << 10;

@@ -25,6 +25,16 @@
 //! a new page budget and delay. Live hosts are bounded by what is queued;
 //! finished ones by [`Politeness::resting_bytes`], so a `--lenient` crawl
 //! of a subdomain trap does not grow the frontier beyond its queue.
+//!
+//! Queued URLs are bounded by [`Politeness::memory`]: past it, each host's
+//! newest URLs are spilled to disk and read back when its turn nears
+//! (`spill.rs`; a host's queue is a RAM head, chunks on disk and a RAM
+//! tail, `queue.rs`; the chunks' encoding is `chunk.rs`, the ledger of the
+//! segment files `store.rs`). Still no I/O: the frontier hands out
+//! [`SpillIo`] requests and takes their completions.
+//!
+//! Files: `mod.rs` the turns and politeness, `host.rs` a host's state,
+//! `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
 
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -50,6 +60,18 @@ use std::sync::Arc;
 use crate::crawl::hops::Hops;
 use crate::crawl::robots::{Rules, Verdict, DEFAULT_RETRY_SCHEDULE};
 use crate::crawl::urls;
+
+mod chunk;
+mod host;
+mod queue;
+mod spill;
+mod store;
+
+use host::{Host, Robots};
+pub use chunk::ChunkError;
+pub use spill::Lost;
+use spill::{weight, Spill, READ_AHEAD};
+pub use store::{Extent, SpillIo, SpillStats};
 
 /// A URL waiting to be fetched, with what it may still do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,6 +199,10 @@ pub struct Politeness {
     /// Bytes the state of finished hosts may hold (names, robots rules):
     /// past it, the least recently finished are forgotten.
     pub resting_bytes: usize,
+    /// Bytes the queued URLs may take in RAM (the jobs, their URLs and
+    /// referrers); past it, the newest URLs of each host go to disk
+    /// through the spill (see `spill.rs`). `usize::MAX`: all in RAM.
+    pub memory: usize,
 }
 
 impl Default for Politeness {
@@ -192,6 +218,7 @@ impl Default for Politeness {
             max_crawl_delay: Duration::from_secs(10),
             robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
             resting_bytes: DEFAULT_RESTING_BYTES,
+            memory: usize::MAX,
         }
     }
 }
@@ -200,78 +227,7 @@ impl Default for Politeness {
 /// finished hosts with a small robots.txt.
 pub const DEFAULT_RESTING_BYTES: usize = 16 << 20;
 
-/// What a resting host costs beyond its name and rules: the `Host` itself
-/// and the LRU's node and table slot, roughly.
-const HOST_OVERHEAD: usize = 160;
-
-/// robots.txt state of an origin; `failed` counts the tries that got no
-/// rules (unreachable, 5xx).
-enum Robots {
-    Unknown { failed: u32 },
-    Fetching { failed: u32 },
-    Known(Rules),
-}
-
-/// One host's queue and politeness state.
-struct Host {
-    queue: VecDeque<Job>,
-    /// URLs accepted so far (for `max_pages_per_host`).
-    accepted: usize,
-    /// Sitemaps accepted so far (for `max_sitemaps_per_host`).
-    sitemaps: usize,
-    /// Fetches in flight.
-    active: usize,
-    /// No request may start before this.
-    ready_at: Instant,
-    /// Delay between request starts (the larger of `--delay` and Crawl-delay).
-    delay: Duration,
-    /// Consecutive failed fetches.
-    failures: u32,
-    /// robots.txt of each origin of the host met so far (with robots on).
-    origins: Vec<(Box<str>, Robots)>,
-    /// In the ready ring or the timer heap.
-    scheduled: bool,
-}
-
-impl Host {
-    fn new(now: Instant, delay: Duration) -> Host {
-        Host {
-            queue: VecDeque::new(),
-            accepted: 0,
-            sitemaps: 0,
-            active: 0,
-            ready_at: now,
-            delay,
-            failures: 0,
-            origins: Vec::new(),
-            scheduled: false,
-        }
-    }
-
-    /// Nothing queued, in flight or scheduled: it may rest.
-    fn is_done(&self) -> bool {
-        self.queue.is_empty() && self.active == 0 && !self.scheduled
-    }
-
-    /// Heap and bookkeeping bytes of a resting host named `name`.
-    fn weight(&self, name: &str) -> usize {
-        HOST_OVERHEAD
-            + name.len()
-            + self
-                .origins
-                .iter()
-                .map(|(origin, robots)| {
-                    origin.len()
-                        + match robots {
-                            Robots::Known(rules) => rules.weight(),
-                            _ => 0,
-                        }
-                })
-                .sum::<usize>()
-    }
-}
-
-/// Seen-set, per-host queues and scheduling of one shard.
+/// Per-host queues and scheduling of one shard.
 pub struct Frontier {
     politeness: Politeness,
     /// Live hosts: URLs queued or in flight.
@@ -284,8 +240,11 @@ pub struct Frontier {
     ring: VecDeque<String>,
     /// Hosts waiting for their `ready_at`.
     timers: BinaryHeap<Reverse<(Instant, String)>>,
-    /// URLs queued over all hosts.
+    /// URLs queued over all hosts, in RAM and on disk.
     queued: usize,
+    /// The spill of queue tails to disk: RAM used, the ledger of the
+    /// files, reads in flight.
+    spill: Spill,
 }
 
 impl Frontier {
@@ -298,6 +257,7 @@ impl Frontier {
             ring: VecDeque::new(),
             timers: BinaryHeap::new(),
             queued: 0,
+            spill: Spill::default(),
         }
     }
 
@@ -335,12 +295,12 @@ impl Frontier {
             entry.sitemaps += 1;
         }
         entry.accepted += 1;
-        entry.queue.push_back(job);
-        self.queued += 1;
         if !entry.scheduled {
             entry.scheduled = true;
-            self.ring.push_back(host);
+            self.ring.push_back(host.clone());
         }
+        self.queued += 1;
+        self.enqueue(&host, job);
         Offer::New
     }
 
@@ -359,7 +319,23 @@ impl Frontier {
             let Some(host) = self.hosts.get_mut(&name) else {
                 continue;
             };
-            if host.queue.is_empty() || host.active >= self.politeness.per_host {
+            if host.queue.head_len() == 0 && host.queue.has_more() {
+                // Its turn came and its next URLs are on disk (or in its
+                // tail): bring them up. From RAM it takes its turn now;
+                // a read gives it a turn when it is done.
+                let ready = self.refill(&name);
+                let Some(host) = self.hosts.get_mut(&name) else {
+                    continue;
+                };
+                if ready || !host.queue.reading() {
+                    // Ready; or a chunk was lost: on to the next.
+                    self.ring.push_front(name);
+                } else {
+                    host.scheduled = false;
+                }
+                continue;
+            }
+            if host.queue.head_len() == 0 || host.active >= self.politeness.per_host {
                 // Rescheduled by the next offer or release.
                 host.scheduled = false;
                 self.settle(&name);
@@ -415,12 +391,21 @@ impl Frontier {
                 continue;
             };
             self.queued = self.queued.saturating_sub(1);
+            let low = host.queue.head_len() < READ_AHEAD && host.queue.has_more();
+            if verdict == Verdict::Allowed {
+                host.active += 1;
+                host.ready_at = later(now, host.delay);
+            }
+            self.spill.ram = self.spill.ram.saturating_sub(weight(&job));
+            if low {
+                // The host is being served: its next chunk comes up
+                // before its head runs out.
+                self.refill(&name);
+            }
             if verdict != Verdict::Allowed {
                 self.ring.push_front(name);
                 return Next::Refused(job, verdict);
             }
-            host.active += 1;
-            host.ready_at = later(now, host.delay);
             // Round robin: back of the line; it may still have room.
             self.ring.push_back(name);
             return Next::Fetch(job);
@@ -439,6 +424,7 @@ impl Frontier {
             return;
         };
         entry.active = entry.active.saturating_sub(1);
+        self.spill.ram += weight(&job);
         entry.queue.push_front(job);
         self.queued += 1;
         self.reschedule(&host);
@@ -534,9 +520,20 @@ impl Frontier {
         }
     }
 
-    /// URLs waiting.
+    /// URLs waiting, in RAM and on disk.
     pub fn queued(&self) -> usize {
         self.queued
+    }
+
+    /// Of those, the URLs on disk.
+    pub fn queued_on_disk(&self) -> usize {
+        self.spill.on_disk
+    }
+
+    /// Bytes the queued URLs in RAM take, as counted against
+    /// [`Politeness::memory`].
+    pub fn queued_ram(&self) -> usize {
+        self.spill.ram
     }
 
     /// Fetches in flight for `host`.
@@ -570,382 +567,4 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
     clippy::expect_used,
     clippy::panic
 )]
-mod tests {
-    use super::*;
-
-    fn job(url: &str) -> Job {
-        Job::root(url.into(), 10)
-    }
-
-    #[test]
-    fn a_queued_job_stays_small() {
-        // Every queued URL is one: its URL's String, redirects and depth,
-        // the hop path in one u64, the referrer's shared Arc.
-        assert_eq!(std::mem::size_of::<Job>(), 56);
-    }
-
-    fn open(per_host: usize) -> Frontier {
-        Frontier::new(Politeness {
-            per_host,
-            robots: false,
-            ..Politeness::default()
-        })
-    }
-
-    fn fetch(f: &mut Frontier, now: Instant) -> String {
-        match f.next(now) {
-            Next::Fetch(job) => job.url,
-            other => panic!("expected a fetch, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_host_gives_its_urls_in_order_within_its_concurrency() {
-        let now = Instant::now();
-        let mut f = open(2);
-        for u in ["http://a.test/1", "http://a.test/2", "http://a.test/3"] {
-            f.offer(job(u), now);
-        }
-        assert_eq!(fetch(&mut f, now), "http://a.test/1");
-        assert_eq!(fetch(&mut f, now), "http://a.test/2");
-        assert_eq!(
-            f.next(now),
-            Next::Idle,
-            "two in flight: the host is not ready"
-        );
-        f.release("a.test", false, now);
-        assert_eq!(fetch(&mut f, now), "http://a.test/3");
-        assert_eq!((f.queued(), f.active("a.test")), (0, 2));
-    }
-
-    #[test]
-    fn hosts_take_turns_so_a_big_host_cannot_starve_small_ones() {
-        let now = Instant::now();
-        let mut f = open(100);
-        for i in 0..50 {
-            f.offer(job(&format!("http://big.test/{i}")), now);
-        }
-        f.offer(job("http://small.test/1"), now);
-        f.offer(job("http://tiny.test/1"), now);
-        let first: Vec<String> = (0..3).map(|_| fetch(&mut f, now)).collect();
-        assert_eq!(
-            first,
-            [
-                "http://big.test/0",
-                "http://small.test/1",
-                "http://tiny.test/1"
-            ]
-        );
-    }
-
-    #[test]
-    fn delay_spaces_requests_to_one_host_and_says_when_to_come_back() {
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness {
-            per_host: 5,
-            delay: Duration::from_millis(100),
-            robots: false,
-            ..Politeness::default()
-        });
-        f.offer(job("http://a.test/1"), now);
-        f.offer(job("http://a.test/2"), now);
-        assert_eq!(fetch(&mut f, now), "http://a.test/1");
-        assert_eq!(f.next(now), Next::Wait(now + Duration::from_millis(100)));
-        assert_eq!(
-            fetch(&mut f, now + Duration::from_millis(100)),
-            "http://a.test/2"
-        );
-    }
-
-    #[test]
-    fn repeated_failures_back_a_host_off_and_success_resets_it() {
-        let now = Instant::now();
-        let mut f = open(1);
-        for i in 0..4 {
-            f.offer(job(&format!("http://down.test/{i}")), now);
-        }
-        fetch(&mut f, now);
-        f.release("down.test", true, now);
-        let Next::Wait(first) = f.next(now) else {
-            panic!("backed off")
-        };
-        let t = first;
-        fetch(&mut f, t);
-        f.release("down.test", true, t);
-        let Next::Wait(second) = f.next(t) else {
-            panic!("backed off")
-        };
-        assert!(second - t > first - now, "the backoff grows");
-        fetch(&mut f, second);
-        f.release("down.test", false, second);
-        assert!(
-            matches!(f.next(second), Next::Fetch(_)),
-            "success clears the backoff"
-        );
-    }
-
-    #[test]
-    fn robots_txt_comes_first_and_its_rules_apply() {
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness {
-            per_host: 4,
-            ..Politeness::default()
-        });
-        f.offer(job("http://a.test/ok"), now);
-        f.offer(job("http://a.test/private/x"), now);
-        assert_eq!(
-            f.next(now),
-            Next::Robots {
-                host: "a.test".into(),
-                example: "http://a.test/ok".into(),
-                root: true,
-            }
-        );
-        assert_eq!(f.next(now), Next::Idle, "pages wait for robots.txt");
-        let rules = Rules::from_answer(
-            Some(200),
-            b"User-agent: *\nDisallow: /private/\n",
-            "ringcrawl",
-        );
-        f.set_robots("http://a.test/ok", rules, now);
-        assert_eq!(fetch(&mut f, now), "http://a.test/ok");
-        assert!(
-            matches!(f.next(now), Next::Refused(j, Verdict::Disallowed) if j.url.ends_with("/private/x"))
-        );
-    }
-
-    #[test]
-    fn each_origin_of_a_host_has_its_own_robots_txt_and_the_host_one_politeness() {
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness {
-            per_host: 1,
-            ..Politeness::default()
-        });
-        f.offer(job("http://a.test/private/1"), now);
-        f.offer(job("https://a.test/private/2"), now);
-        let Next::Robots { host, example, .. } = f.next(now) else {
-            panic!("robots.txt of http://a.test first")
-        };
-        assert_eq!(
-            (host.as_str(), example.as_str()),
-            ("a.test", "http://a.test/private/1")
-        );
-        assert_eq!(f.next(now), Next::Idle, "one slot for the host, taken");
-        let deny = Rules::from_answer(
-            Some(200),
-            b"User-agent: *\nDisallow: /private/\n",
-            "ringcrawl",
-        );
-        f.set_robots("http://a.test/private/1", deny, now);
-        assert!(
-            matches!(f.next(now), Next::Refused(j, Verdict::Disallowed) if j.url.starts_with("http:"))
-        );
-        let Next::Robots { example, .. } = f.next(now) else {
-            panic!("https://a.test has robots.txt of its own")
-        };
-        assert_eq!(example, "https://a.test/private/2");
-        f.set_robots(&example, Rules::AllowAll, now);
-        assert_eq!(fetch(&mut f, now), "https://a.test/private/2");
-        assert_eq!(f.active("a.test"), 1);
-    }
-
-    fn robots_first(f: &mut Frontier, now: Instant) -> String {
-        match f.next(now) {
-            Next::Robots { example, .. } => example,
-            other => panic!("expected robots.txt, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn an_unavailable_robots_txt_is_asked_again_on_the_schedule_while_pages_wait() {
-        let now = Instant::now();
-        let ms = Duration::from_millis;
-        let mut f = Frontier::new(Politeness {
-            robots_retries: vec![ms(100), ms(300)],
-            ..Politeness::default()
-        });
-        f.offer(job("http://a.test/private/x"), now);
-        f.offer(job("http://a.test/ok"), now);
-        let example = robots_first(&mut f, now);
-        f.set_robots(&example, Rules::Unavailable, now);
-        assert_eq!(f.next(now), Next::Wait(now + ms(100)), "pages wait");
-        let t = now + ms(100);
-        let example = robots_first(&mut f, t);
-        f.set_robots(&example, Rules::Unavailable, t);
-        assert_eq!(f.next(t), Next::Wait(t + ms(300)), "the next wait");
-        let t = t + ms(300);
-        let example = robots_first(&mut f, t);
-        let deny = Rules::from_answer(Some(200), b"User-agent: *\nDisallow: /private/\n", "x");
-        f.set_robots(&example, deny, t);
-        assert!(
-            matches!(f.next(t), Next::Refused(j, Verdict::Disallowed) if j.url.ends_with("/private/x")),
-            "the rules, once had, apply"
-        );
-        assert_eq!(fetch(&mut f, t), "http://a.test/ok");
-    }
-
-    #[test]
-    fn a_robots_txt_unavailable_past_the_schedule_keeps_its_origin_out() {
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness {
-            robots_retries: vec![Duration::from_millis(10)],
-            ..Politeness::default()
-        });
-        f.offer(job("http://a.test/1"), now);
-        let example = robots_first(&mut f, now);
-        f.set_robots(&example, Rules::Unavailable, now);
-        let t = now + Duration::from_millis(10);
-        let example = robots_first(&mut f, t);
-        f.set_robots(&example, Rules::Unavailable, t);
-        assert!(matches!(
-            f.next(t),
-            Next::Refused(_, Verdict::Unavailable)
-        ));
-        assert_eq!(f.next(t), Next::Idle);
-    }
-
-    #[test]
-    fn a_finished_host_rests_with_its_rules_and_politeness_and_comes_back_without_robots() {
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness {
-            delay: Duration::from_millis(100),
-            ..Politeness::default()
-        });
-        f.offer(job("http://a.test/1"), now);
-        let example = robots_first(&mut f, now);
-        f.set_robots(&example, Rules::from_answer(Some(200), b"User-agent: *\nDisallow: /no\n", "x"), now);
-        assert_eq!(fetch(&mut f, now), "http://a.test/1");
-        f.release("a.test", false, now);
-        assert_eq!(f.next(now), Next::Idle, "its turn comes up empty");
-        assert_eq!(f.hosts().0, 0, "no longer live");
-        assert_eq!(f.hosts().1, 1, "resting");
-        f.offer(job("http://a.test/no"), now);
-        f.offer(job("http://a.test/2"), now);
-        assert_eq!(f.hosts(), (1, 0, 0));
-        assert_eq!(
-            f.next(now),
-            Next::Wait(now + Duration::from_millis(100)),
-            "its delay still runs"
-        );
-        let t = now + Duration::from_millis(100);
-        assert!(
-            matches!(f.next(t), Next::Refused(_, Verdict::Disallowed)),
-            "its rules were kept: no second robots.txt"
-        );
-        assert_eq!(fetch(&mut f, t), "http://a.test/2");
-    }
-
-    #[test]
-    fn finished_hosts_past_the_byte_bound_are_forgotten_least_recent_first() {
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness {
-            resting_bytes: 10_000,
-            ..Politeness::default()
-        });
-        for i in 0..2_000 {
-            let host = format!("h{i}.trap.test");
-            f.offer(job(&format!("http://{host}/")), now);
-            let example = robots_first(&mut f, now);
-            f.set_robots(&example, Rules::AllowAll, now);
-            fetch(&mut f, now);
-            f.release(&host, false, now);
-            assert_eq!(f.next(now), Next::Idle);
-        }
-        let (live, resting, bytes) = f.hosts();
-        assert_eq!(live, 0);
-        assert!(bytes <= 10_000, "{bytes} bytes");
-        assert!((20..100).contains(&resting), "{resting} resting hosts");
-        f.offer(job("http://h0.trap.test/again"), now);
-        assert!(
-            matches!(f.next(now), Next::Robots { .. }),
-            "a forgotten host asks for robots.txt again"
-        );
-        f.offer(job("http://h1999.trap.test/again"), now);
-        assert_eq!(
-            fetch(&mut f, now),
-            "http://h1999.trap.test/again",
-            "a remembered one does not"
-        );
-    }
-
-    #[test]
-    fn a_host_past_its_page_cap_is_refused_but_others_are_not() {
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness {
-            max_pages_per_host: 2,
-            robots: false,
-            ..Politeness::default()
-        });
-        assert_eq!(f.offer(job("http://trap.test/1"), now), Offer::New);
-        assert_eq!(f.offer(job("http://trap.test/2"), now), Offer::New);
-        assert_eq!(
-            f.offer(job("http://trap.test/3"), now),
-            Offer::Refused(Limit::HostBudget)
-        );
-        assert_eq!(f.offer(job("http://other.test/1"), now), Offer::New);
-        assert_eq!(f.queued(), 3);
-    }
-
-    #[test]
-    fn a_host_past_its_sitemap_cap_is_refused_sitemaps_but_not_pages() {
-        use crate::crawl::hops::{Hop, Hops};
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness {
-            max_sitemaps_per_host: 2,
-            robots: false,
-            ..Politeness::default()
-        });
-        let sitemap = |url: &str| Job {
-            hops: Hops::root().then(Hop::Manifest),
-            ..job(url)
-        };
-        assert_eq!(f.offer(sitemap("http://a.test/s1.xml"), now), Offer::New);
-        assert_eq!(f.offer(sitemap("http://a.test/s2.xml"), now), Offer::New);
-        assert_eq!(
-            f.offer(sitemap("http://a.test/s3.xml"), now),
-            Offer::Refused(Limit::SitemapBudget)
-        );
-        let listed = Job {
-            hops: Hops::root().then(Hop::Manifest).then(Hop::Link),
-            ..job("http://a.test/page")
-        };
-        assert_eq!(f.offer(listed, now), Offer::New, "a listed page is no sitemap");
-        assert_eq!(f.offer(sitemap("http://b.test/s1.xml"), now), Offer::New);
-    }
-
-    #[test]
-    fn a_robots_txt_asked_for_by_a_root_says_so() {
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness::default());
-        f.offer(job("http://a.test/"), now);
-        f.offer(
-            Job {
-                depth: 1,
-                ..job("http://b.test/deep")
-            },
-            now,
-        );
-        assert!(matches!(f.next(now), Next::Robots { root: true, .. }));
-        assert!(matches!(f.next(now), Next::Robots { root: false, .. }));
-    }
-
-    #[test]
-    fn urls_too_long_or_too_deep_are_refused_and_never_queued() {
-        let now = Instant::now();
-        let mut f = Frontier::new(Politeness {
-            max_depth: 2,
-            max_url_length: 20,
-            robots: false,
-            ..Politeness::default()
-        });
-        let deep = Job {
-            depth: 3,
-            ..job("http://a.test/deep")
-        };
-        assert_eq!(f.offer(deep, now), Offer::Refused(Limit::TooDeep));
-        let long = job("http://a.test/a-long-path");
-        assert_eq!(f.offer(long, now), Offer::Refused(Limit::UrlTooLong));
-        assert_eq!(f.queued(), 0);
-        assert_eq!(f.next(now), Next::Idle);
-    }
-}
+mod tests;
