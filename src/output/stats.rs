@@ -48,10 +48,6 @@ pub struct Stats {
     /// URLs still queued when the crawl ended (after an interrupt or a
     /// spent budget; 0 when it ran out of work).
     pub queued_left: u64,
-    /// Merges of a seen-set's RAM bucket into its run on disk.
-    pub seen_merges: u64,
-    /// URLs whose newness took a lookup of a seen-set's run on disk.
-    pub seen_lookups: u64,
     /// Of those, the ones spilled to disk.
     pub queued_on_disk: u64,
     /// Chunks of queued URLs spilled, bytes written to the spill files,
@@ -62,6 +58,10 @@ pub struct Stats {
     /// Queued URLs lost to a spill file that could not be read back
     /// (logged; never fetched nor recorded).
     pub spill_lost: u64,
+    /// Merges of a seen-set's RAM bucket into its run on disk.
+    pub seen_merges: u64,
+    /// URLs whose newness took a lookup of a seen-set's run on disk.
+    pub seen_lookups: u64,
     /// Connect, first-byte and total latency of fetches.
     pub latency: Latencies,
     /// One entry per shard after merging.
@@ -184,16 +184,16 @@ pub struct Summary {
     pub budget_spent: Option<&'static str>,
     /// URLs still queued when the crawl ended.
     pub queued_left: u64,
-    /// Merges of the seen-sets' buckets to disk.
-    pub seen_merges: u64,
-    /// URLs looked up in the seen-sets' runs on disk.
-    pub seen_lookups: u64,
     /// Of those, the ones spilled to disk.
     pub queued_on_disk: u64,
     /// Bytes of queued URLs written to the spill files.
     pub spill_bytes: u64,
     /// Queued URLs lost to a spill file that could not be read back.
     pub spill_lost: u64,
+    /// Merges of the seen-sets' buckets to disk.
+    pub seen_merges: u64,
+    /// URLs looked up in the seen-sets' runs on disk.
+    pub seen_lookups: u64,
 }
 
 impl Stats {
