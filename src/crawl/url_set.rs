@@ -1,5 +1,5 @@
-//! A set of URLs kept as 128-bit fingerprints: the frontier's seen-set and
-//! the shard's set of URLs already routed to peers.
+//! A set of URLs kept as 128-bit fingerprints, in RAM: the shard's seen-set
+//! and ([`RecentUrls`], bounded) its memory of URLs already routed to peers.
 //!
 //! Nine in ten links a crawl finds are already known, so "seen?" is the
 //! hottest lookup of a shard. Keeping the URL strings made each hit a hash,
@@ -78,6 +78,51 @@ impl Default for UrlSet {
     }
 }
 
+/// URLs met lately, as fingerprints in two generations of at most
+/// `capacity` each: when the newer fills up, the older is forgotten as a
+/// whole. A cache, not a seen-set: a URL it forgot is only asked about
+/// again.
+pub struct RecentUrls {
+    current: UrlSet,
+    previous: UrlSet,
+    capacity: usize,
+}
+
+impl RecentUrls {
+    /// At most `2 × capacity` URLs remembered.
+    pub fn new(capacity: usize) -> Self {
+        RecentUrls {
+            current: UrlSet::new(),
+            previous: UrlSet::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    pub fn contains(&self, url: &str) -> bool {
+        self.current.contains(url) || self.previous.contains(url)
+    }
+
+    /// Adds `url`; false if it was remembered already.
+    pub fn insert(&mut self, url: &str) -> bool {
+        if self.previous.contains(url) {
+            return false;
+        }
+        if self.current.len() >= self.capacity && !self.current.contains(url) {
+            self.previous = std::mem::take(&mut self.current);
+        }
+        self.current.insert(url)
+    }
+
+    /// URLs remembered now.
+    pub fn len(&self) -> usize {
+        self.current.len() + self.previous.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// The table's hash of a fingerprint: its low 64 bits, already a seeded
 /// hash, so hashing them again would only cost time.
 #[derive(Default)]
@@ -131,6 +176,27 @@ mod tests {
             assert!(set.contains(&format!("http://site.test/p/{i}.html")));
             assert!(!set.contains(&format!("http://site.test/q/{i}.html")));
         }
+    }
+
+    #[test]
+    fn recent_urls_remember_at_most_two_generations_and_forget_the_older_whole() {
+        let mut recent = RecentUrls::new(1_000);
+        for i in 0..1_000 {
+            assert!(recent.insert(&format!("http://a.test/{i}")));
+        }
+        assert!(!recent.insert("http://a.test/0"), "remembered");
+        for i in 0..1_000 {
+            assert!(recent.insert(&format!("http://b.test/{i}")));
+        }
+        assert!(recent.contains("http://a.test/999"), "the older generation is still asked");
+        assert!(recent.contains("http://b.test/999"));
+        assert_eq!(recent.len(), 2_000);
+        for i in 0..1_000 {
+            recent.insert(&format!("http://c.test/{i}"));
+        }
+        assert!(!recent.contains("http://a.test/5"), "forgotten as a whole");
+        assert!(recent.contains("http://b.test/5"));
+        assert!(recent.len() <= 2_000);
     }
 
     #[test]

@@ -45,7 +45,7 @@ use crate::crawl::budget::Budget;
 use crate::crawl::frontier::{Frontier, Job, Offer, Politeness};
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding};
 use crate::crawl::notify::Notify;
-use crate::crawl::url_set::UrlSet;
+use crate::crawl::url_set::{RecentUrls, UrlSet};
 use crate::crawl::urls;
 use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Resolver, ResolverOptions};
@@ -121,9 +121,9 @@ pub struct Shard {
     seen: RefCell<UrlSet>,
     /// Queues and politeness of the hosts this shard owns.
     frontier: RefCell<Frontier>,
-    /// URLs this shard already sent to their owners (saves mesh traffic;
-    /// one sent again could not be new to the crawl).
-    routed: RefCell<UrlSet>,
+    /// URLs this shard sent to their owners lately (saves mesh traffic:
+    /// one sent again could not be new to the crawl); bounded, a cache.
+    routed: RefCell<RecentUrls>,
     /// Token of the next page whose links are routed (see [`Batch::pages`]).
     next_page: Cell<u64>,
     /// Records of pages whose links went to other shards, waiting for those
@@ -228,7 +228,7 @@ impl Shard {
             connections: RefCell::new(ConnPool::new(config.idle_connections)),
             config,
             limits,
-            routed: RefCell::new(UrlSet::new()),
+            routed: RefCell::new(RecentUrls::new(ROUTED_MEMORY)),
             next_page: Cell::new(0),
             awaiting: RefCell::new(HashMap::new()),
             changed: Notify::new(),
@@ -717,6 +717,11 @@ const BACKLOG_POLL: Duration = Duration::from_millis(5);
 /// free slot, when no return of a lent page wakes it first (a peer's own
 /// fetches free slots on its thread, without waking this one).
 const SLOT_POLL: Duration = Duration::from_millis(1);
+
+/// URLs a shard remembers having routed to peers, per generation (two are
+/// kept, 17 bytes a table slot, 256 Ki slots each: 9 MB at most); more
+/// would only save a few mesh messages.
+const ROUTED_MEMORY: usize = 128 << 10;
 
 /// How long in-flight fetches may finish after SIGINT/SIGTERM.
 pub const INTERRUPT_GRACE: Duration = Duration::from_millis(800);
