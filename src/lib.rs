@@ -61,14 +61,17 @@
 //!   returns), the crawl-wide fetch slots, the outstanding counter that
 //!   decides when the crawl is done. `crawl::shard` is one core's state
 //!   and tasks, a file a job: the dispatcher, the fetch-and-record path of a
-//!   page, robots.txt, sitemaps. The pure parts it decides with:
+//!   page, robots.txt, sitemaps, the spill of queues to disk (DMA I/O on
+//!   per-shard segment files). The pure parts it decides with:
 //!   `crawl::seen` (the seen-set in bounded memory: a RAM bucket of
 //!   keyed 64-bit fingerprints merged into a sorted run on disk, with a
 //!   Bloom filter that answers most new URLs without the disk; the shard's
 //!   `seen.rs` holds the URLs it cannot answer at once as pending, and the
 //!   tallies of their pages with them),
 //!   `crawl::frontier` (per-host queues and politeness: fair
-//!   turns, per-host concurrency and delay, backoff, robots first),
+//!   turns, per-host concurrency and delay, backoff, robots first; queues
+//!   in bounded RAM, their tails spilled to disk through I/O requests it
+//!   hands out and completions it takes),
 //!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
 //!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
 //!   where the scanner is unsure), `crawl::urls` (normalisation, the one canonical host name),
