@@ -201,6 +201,21 @@ fn bad_settings_name_the_setting() {
         .build()
         .unwrap_err();
     assert_eq!(e.setting, "timeout");
+    // Less than 1 MiB a shard: each bucket would be merged to disk every
+    // few thousand URLs.
+    let e = Crawler::builder()
+        .root("http://x/")
+        .cores(4)
+        .seen_memory(3 << 20)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.setting, "seen-memory");
+    assert!(Crawler::builder()
+        .root("http://x/")
+        .cores(4)
+        .seen_memory(4 << 20)
+        .build()
+        .is_ok());
 }
 
 #[test]

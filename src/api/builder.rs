@@ -533,12 +533,16 @@ impl CrawlerBuilder {
         )?;
         within("max-body", config.max_body, 0, MAX_BODY)?;
         within("jsonl-backlog", config.output_backlog, 1, usize::MAX)?;
-        within(
-            "seen-memory",
-            config.seen_memory,
-            MIN_SEEN_MEMORY,
-            usize::MAX,
-        )?;
+        within("seen-memory", config.seen_memory, 1, MAX_SEEN_MEMORY)?;
+        if config.seen_memory / config.cores.max(1) < MIN_SEEN_MEMORY {
+            return Err(BuildError::new(
+                "seen-memory",
+                format!(
+                    "{} bytes over {} shards: at least {MIN_SEEN_MEMORY} a shard",
+                    config.seen_memory, config.cores
+                ),
+            ));
+        }
         if config.warc_dir.is_none() {
             for (set, setting) in [
                 (config.warc_dedup, "warc-dedup"),
