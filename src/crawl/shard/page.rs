@@ -397,7 +397,8 @@ impl Shard {
     /// routed to its owner before).
     pub(super) fn already_known(&self, url: &str, host: &str) -> bool {
         if shard_for(host, self.shards) == self.id {
-            self.seen.borrow().contains_in_ram(self.seen.borrow().fingerprint(url))
+            let seen = self.seen.borrow();
+            seen.contains_in_ram(seen.fingerprint(url))
         } else {
             self.routed.borrow().contains(url)
         }

@@ -17,10 +17,11 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use foldhash::{HashMap, HashMapExt};
-use glommio::io::{Directory, DmaFile, OpenOptions};
+use glommio::io::{DmaFile, OpenOptions};
 
 use crate::crawl::frontier::{Extent, SpillIo};
 use crate::crawl::notify::Notify;
+use crate::crawl::seen::run;
 
 use super::Shard;
 
@@ -129,8 +130,7 @@ impl Shard {
             Some(dir) => dir,
             None => {
                 let dir = self.spill_dir.join(format!("shard-{}", self.id));
-                Directory::create(&self.spill_dir).await?.close().await?;
-                Directory::create(&dir).await?.close().await?;
+                run::create_dir_all(&dir).await?;
                 *files.dir.borrow_mut() = Some(dir.clone());
                 dir
             }
