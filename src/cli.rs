@@ -18,7 +18,7 @@ use ringcrawl::{BuildError, Crawler, CrawlerBuilder, Families, ScopeMode};
 
 /// Crawl every in-scope page reachable from the roots, thread-per-core over io_uring.
 #[derive(Debug, Parser)]
-#[command(name = "ringcrawl", version, about)]
+#[command(name = "ringcrawl", version, about, args_override_self = true)]
 pub struct Args {
     /// Root URLs; a root without a scheme gets http://
     #[arg(value_name = "ROOT")]
@@ -204,6 +204,25 @@ pub struct Args {
     #[arg(long = "seen-memory", value_name = "SIZE", default_value = "128M", value_parser = parse_size)]
     pub seen_memory: u64,
 
+    /// Keep the crawl's state in DIR (made if missing) so that --resume DIR
+    /// can go on after a stop, a spent budget or a kill; records go to
+    /// -o FILE, else DIR/records.jsonl
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<PathBuf>,
+
+    /// Go on with the crawl kept in DIR (no roots): its flags apply again,
+    /// then those given here (a larger budget, other memory settings)
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+
+    /// Seconds between checkpoints of a crawl with --state
+    #[arg(
+        long = "checkpoint-interval",
+        value_name = "SECS",
+        default_value_t = 60.0
+    )]
+    pub checkpoint_interval: f64,
+
     /// Stop after N page fetches (robots.txt not counted): running fetches
     /// finish, the rest stays queued
     #[arg(long = "max-pages", value_name = "N")]
@@ -289,7 +308,8 @@ impl Args {
     /// [`CrawlerBuilder::build`]; only what is the command line's own
     /// (syntax of `--resolve`, seconds as numbers) is checked here.
     pub fn into_builder(self, extra_roots: &[String]) -> Result<CrawlerBuilder, ArgsError> {
-        if self.roots.is_empty() && extra_roots.is_empty() {
+        // A resumed crawl's roots are its manifest's.
+        if self.roots.is_empty() && extra_roots.is_empty() && self.resume.is_none() {
             return Err(ArgsError::NoRoots);
         }
         let verbosity = self.verbosity();
@@ -336,6 +356,13 @@ impl Args {
         if let Some(time) = self.max_time {
             b = b.max_time(seconds("max-time", time)?);
         }
+        // --resume wins over the --state of the flags it applies again.
+        match (&self.resume, &self.state) {
+            (Some(dir), _) => b = b.resume(dir),
+            (None, Some(dir)) => b = b.state(dir),
+            (None, None) => {}
+        }
+        b = b.checkpoint_interval(seconds("checkpoint-interval", self.checkpoint_interval)?);
         if let Some(regex) = self.exclude {
             b = b.exclude(regex);
         }

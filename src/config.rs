@@ -18,6 +18,24 @@ use crate::net::tls::TlsOptions;
 /// Default [`Config::frontier_memory`]: 256 MiB for the whole crawl.
 pub const DEFAULT_FRONTIER_MEMORY: usize = 256 << 20;
 
+/// A crawl kept in a state directory (`crate::state`), so that it can be
+/// resumed after a stop or a kill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateSettings {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Go on with the crawl it holds (else start a new one there).
+    pub resume: bool,
+    /// How often a checkpoint is written (and once more at the end).
+    pub checkpoint_interval: Duration,
+    /// The command line's flags that made the crawl, kept in its manifest
+    /// so that `--resume` applies them again (empty from the library).
+    pub args: Vec<String>,
+}
+
+/// Checkpoints of a crawl with `--state`, by default.
+pub const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
+
 /// Where the per-URL records go as JSON Lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
@@ -25,7 +43,8 @@ pub enum Output {
     None,
     /// Standard output (`--output -`).
     Stdout,
-    /// A file, created or truncated at start.
+    /// A file, created or truncated at start (appended to by a resumed
+    /// crawl, after its repair).
     File(PathBuf),
 }
 
@@ -116,6 +135,8 @@ pub struct Config {
     /// (the frontier's spilled queues, the seen-sets' runs; removed at its
     /// end): `None`, the system's temporary directory.
     pub spill_dir: Option<PathBuf>,
+    /// `--state DIR` / `--resume DIR`: keep what a resume needs there.
+    pub state: Option<StateSettings>,
     /// Largest response head accepted.
     pub max_head: usize,
     /// Body bytes kept per response; the rest is not read and the record is
@@ -195,6 +216,7 @@ impl Config {
             fingerprint_key: [fastrand::u64(..), fastrand::u64(..)],
             frontier_memory: DEFAULT_FRONTIER_MEMORY,
             spill_dir: None,
+            state: None,
             sitemaps: true,
             sitemap_limits: crate::crawl::sitemap::Limits::default(),
             max_head: crate::net::http::DEFAULT_MAX_HEAD,

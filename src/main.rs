@@ -33,14 +33,49 @@ use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::TestCa;
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let (args, given) = match parse_args() {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
     logger::install(args.verbosity());
-    match run(args) {
+    match run(args, given) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("ringcrawl: {e:#}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// The flags, and the command line as given (a new `--state` crawl keeps
+/// it). With `--resume DIR`: the flags the crawl was made with, then the
+/// ones given now (later ones win), so a resume needs only what changes.
+fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
+    let given: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let args = Args::parse();
+    let Some(dir) = &args.resume else {
+        return Ok((args, given));
+    };
+    if !args.roots.is_empty() || args.demo.is_some() {
+        eprintln!("ringcrawl: --resume: a resumed crawl keeps its roots; give none");
+        return Err(ExitCode::from(2));
+    }
+    let stored = match ringcrawl::Crawler::stored_args(dir) {
+        Ok(stored) => stored,
+        Err(e) => {
+            eprintln!("ringcrawl: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    let argv = std::iter::once("ringcrawl".to_string())
+        .chain(stored)
+        .chain(given.iter().cloned());
+    match Args::try_parse_from(argv) {
+        Ok(args) => Ok((args, given)),
+        Err(e) => e.exit(),
     }
 }
 
@@ -55,7 +90,7 @@ fn on_signals(interrupt: &Interrupt) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run(args: Args) -> anyhow::Result<ExitCode> {
+fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     // Before any thread: the open-file limit up, membarrier registered.
     ringcrawl::process::prepare();
     // --demo: serve the synthetic site in-process and crawl it (--tls: over
@@ -99,7 +134,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     let quiet = args.verbosity() < 0;
     let report_json = args.report_json.clone();
     let built = args.into_builder(&demo_root).and_then(|mut builder| {
-        builder = builder.keep_records(demo.is_some());
+        builder = builder.keep_records(demo.is_some()).state_args(given);
         if let Some((_, _, Some(ca))) = &demo {
             builder = builder.ca_cert_der(ca.cert().to_vec());
         }
@@ -177,6 +212,18 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     if report.aborted() {
         eprintln!("ringcrawl: the crawl was aborted before all work was done");
         return Ok(ExitCode::from(1));
+    }
+    if let (Some(earlier), 0) = (report.resumed(), report.records_written()) {
+        // A resume with nothing left to fetch, or a budget already spent:
+        // done, not a failure to fetch.
+        match report.budget_spent() {
+            Some(spent) => eprintln!(
+                "ringcrawl: {} was spent by the earlier runs ({earlier} records): resume with a larger one",
+                spent.flag()
+            ),
+            None => eprintln!("ringcrawl: nothing left to crawl ({earlier} records from earlier runs)"),
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let summary = report.summary();
     Ok(match report.fetched() {

@@ -15,7 +15,7 @@ use url::Url;
 
 use super::page::{Handler, Hooks, Page};
 use super::Crawler;
-use crate::config::{Config, Output};
+use crate::config::{Config, Output, StateSettings, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::scope::{Scope, ScopeMode};
 use crate::crawl::urls::{self, UrlError};
 use crate::net::dns::Families;
@@ -32,7 +32,7 @@ pub struct BuildError {
 }
 
 impl BuildError {
-    fn new(setting: &'static str, problem: impl Into<String>) -> Self {
+    pub(crate) fn new(setting: &'static str, problem: impl Into<String>) -> Self {
         BuildError {
             setting,
             problem: problem.into(),
@@ -66,6 +66,10 @@ pub struct CrawlerBuilder {
     insecure: bool,
     config: Config,
     hooks: Hooks,
+    /// The state directory, and whether to resume the crawl it holds.
+    state: Option<(PathBuf, bool)>,
+    checkpoint_interval: Duration,
+    state_args: Vec<String>,
 }
 
 /// Longest duration any setting takes (a day): longer is a mistake, and
@@ -82,6 +86,8 @@ const MAX_ROBOTS_RETRIES: usize = 32;
 /// Least `seen_memory` a shard: buckets of some 48,000 URLs (smaller ones
 /// would rewrite the run on disk every few thousand new URLs).
 const MIN_SEEN_MEMORY: usize = 1 << 20;
+/// Shortest time between checkpoints.
+const MIN_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(100);
 /// Most `seen_memory`: 1 TiB (its buckets are allocated as they fill).
 const MAX_SEEN_MEMORY: usize = 1 << 40;
 
@@ -96,6 +102,9 @@ impl CrawlerBuilder {
             insecure: false,
             config: Config::new(Vec::new()),
             hooks: Hooks::default(),
+            state: None,
+            checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
+            state_args: Vec::new(),
         }
     }
 
@@ -317,6 +326,39 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Keep the crawl's state in `dir` (made if missing; it must not hold
+    /// a crawl yet), so that [`CrawlerBuilder::resume`] can go on with it
+    /// after a stop, a spent budget or a `kill -9`. The records go to the
+    /// JSONL file ([`CrawlerBuilder::jsonl`], else `dir/records.jsonl`):
+    /// it is the crawl's log of what is done.
+    pub fn state(mut self, dir: impl AsRef<Path>) -> Self {
+        self.state = Some((dir.as_ref().to_path_buf(), false));
+        self
+    }
+
+    /// Go on with the crawl kept in `dir` by [`CrawlerBuilder::state`]:
+    /// its roots, scope and outputs are the manifest's (roots given here
+    /// must be the same); budgets and other settings are this builder's.
+    pub fn resume(mut self, dir: impl AsRef<Path>) -> Self {
+        self.state = Some((dir.as_ref().to_path_buf(), true));
+        self
+    }
+
+    /// How often a crawl with a state directory writes its checkpoint
+    /// (default 60 s; once more when it stops).
+    pub fn checkpoint_interval(mut self, every: Duration) -> Self {
+        self.checkpoint_interval = every;
+        self
+    }
+
+    /// The command line's flags, kept in a new state directory's manifest
+    /// so that `ringcrawl --resume` applies them again.
+    #[doc(hidden)]
+    pub fn state_args(mut self, args: Vec<String>) -> Self {
+        self.state_args = args;
+        self
+    }
+
     /// Sent as `User-Agent`.
     pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
         self.config.user_agent = agent.into();
@@ -499,9 +541,47 @@ impl CrawlerBuilder {
             insecure,
             mut config,
             hooks,
+            state,
+            checkpoint_interval,
+            state_args,
         } = self;
+        let (roots, mode, exclude) = match &state {
+            // A crawl resumed from the library: its roots and scope are
+            // its manifest's.
+            Some((dir, true)) if roots.is_empty() => {
+                let manifest = crate::state::read_manifest(dir)
+                    .map_err(|e| BuildError::new("resume", e.to_string()))?;
+                (manifest.roots, manifest.scope.mode, manifest.scope.exclude)
+            }
+            _ => (roots, mode, exclude),
+        };
         if roots.is_empty() {
             return Err(BuildError::new("root", "no roots given"));
+        }
+        if let Some((dir, resume)) = state {
+            if checkpoint_interval < MIN_CHECKPOINT_INTERVAL || checkpoint_interval > MAX_DURATION {
+                return Err(BuildError::new(
+                    "checkpoint-interval",
+                    format!("{checkpoint_interval:?} is out of range (0.1 s to a day)"),
+                ));
+            }
+            let flag = if resume { "resume" } else { "state" };
+            match &config.output {
+                Output::Stdout => return Err(BuildError::new(
+                    flag,
+                    "records on standard output cannot be resumed: write them to a file (-o FILE)",
+                )),
+                Output::None if !resume => {
+                    config.output = Output::File(dir.join("records.jsonl"));
+                }
+                _ => {}
+            }
+            config.state = Some(StateSettings {
+                dir,
+                resume,
+                checkpoint_interval,
+                args: state_args,
+            });
         }
         config.roots = roots
             .iter()

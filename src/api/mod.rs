@@ -40,6 +40,15 @@ impl Crawler {
         CrawlerBuilder::new()
     }
 
+    /// The command-line flags kept in the state directory `dir` by the
+    /// `ringcrawl --state` that made it: `ringcrawl --resume` applies them
+    /// again (empty for a crawl made from the library).
+    pub fn stored_args(dir: &std::path::Path) -> Result<Vec<String>, BuildError> {
+        crate::state::read_manifest(dir)
+            .map(|m| m.args)
+            .map_err(|e| BuildError::new("resume", e.to_string()))
+    }
+
     pub(crate) fn new(config: Config, hooks: Hooks) -> Self {
         Crawler {
             config,

@@ -67,6 +67,17 @@ impl Report {
         self.outcome.spent
     }
 
+    /// For a resumed crawl ([`super::CrawlerBuilder::resume`]): the
+    /// records its earlier runs wrote.
+    pub fn resumed(&self) -> Option<u64> {
+        self.outcome.resumed
+    }
+
+    /// Records written by this run.
+    pub fn records_written(&self) -> u64 {
+        self.outcome.stats.urls
+    }
+
     /// Whether anything was fetched, and if not, whether servers answered.
     pub fn fetched(&self) -> Fetched {
         self.outcome.stats.outcome()

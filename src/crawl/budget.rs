@@ -85,6 +85,37 @@ impl Budget {
         }
     }
 
+    /// Budgets of a resumed crawl: earlier runs fetched `pages` pages,
+    /// received `bytes` bytes and took `elapsed` of the time; this run
+    /// starts at `start`. A budget already spent stops it at once.
+    pub fn resumed(limits: Limits, start: Instant, pages: u64, bytes: u64, elapsed: Duration) -> Self {
+        let budget = Budget {
+            limits,
+            deadline: limits
+                .time
+                .map(|t| t.saturating_sub(elapsed))
+                .and_then(|t| start.checked_add(t)),
+            pages: AtomicU64::new(pages),
+            bytes: AtomicU64::new(0),
+            spent: AtomicU8::new(0),
+        };
+        if limits.pages.is_some_and(|max| pages >= max) {
+            budget.spend(Spent::Pages);
+        }
+        budget.add_bytes(bytes);
+        budget
+    }
+
+    /// Page fetches granted so far (earlier runs' included).
+    pub fn pages(&self) -> u64 {
+        self.pages.load(Ordering::Relaxed)
+    }
+
+    /// Body bytes received so far, when `--max-bytes` counts them.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
     /// May one more page be fetched? Each `true` is one page of the page
     /// budget; `false` once any budget is spent (and from then on).
     pub fn take_page(&self) -> bool {
@@ -184,6 +215,24 @@ mod tests {
         assert_eq!(late.reached(), Some(Spent::Time));
         late.add_bytes(u64::MAX);
         assert_eq!(late.reached(), Some(Spent::Time), "the first reason");
+    }
+
+    #[test]
+    fn a_resumed_budget_counts_what_earlier_runs_spent() {
+        let limits = Limits {
+            pages: Some(5),
+            time: Some(Duration::from_secs(10)),
+            ..Limits::default()
+        };
+        let now = Instant::now();
+        let b = Budget::resumed(limits, now, 3, 0, Duration::from_secs(4));
+        assert!(b.take_page() && b.take_page(), "two pages left of five");
+        assert_eq!(b.reached(), Some(Spent::Pages));
+        assert_eq!(b.pages(), 5);
+        let spent = Budget::resumed(limits, now, 5, 0, Duration::ZERO);
+        assert_eq!(spent.reached(), Some(Spent::Pages), "spent before it began");
+        let late = Budget::resumed(limits, now, 0, 0, Duration::from_secs(11));
+        assert_eq!(late.reached(), Some(Spent::Time));
     }
 
     #[test]

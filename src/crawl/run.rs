@@ -17,12 +17,12 @@ use glommio::channels::channel_mesh::MeshBuilder;
 use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 
 use crate::api::Hooks;
-use crate::config::{available_cpus, Config, Output};
+use crate::config::{available_cpus, Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::frontier::Job;
 use crate::crawl::hops::{Hop, Hops};
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
-use crate::crawl::shard::{Shard, ShardResult, Shared};
+use crate::crawl::shard::{Durability, Shard, ShardResult, Shared};
 use crate::crawl::urls;
 use crate::output::progress::{self, Progress};
 use crate::output::record::Record;
@@ -31,6 +31,8 @@ use crate::output::wacz;
 use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
+use crate::state::session::Session;
+use crate::state::StateError;
 
 /// The result of a finished crawl.
 #[derive(Debug)]
@@ -54,6 +56,8 @@ pub struct Outcome {
     /// The reader of the JSONL output went away (EPIPE), and the crawl was
     /// stopped for it.
     pub output_closed: bool,
+    /// A resumed crawl: the records its earlier runs wrote.
+    pub resumed: Option<u64>,
 }
 
 /// The `/sitemap.xml` of `root`'s origin, a sitemap one `M` hop from the
@@ -107,9 +111,17 @@ pub fn run_with(
     // fetches leave of the budget.
     let spare = budget.saturating_sub(config.max_tasks) / config.cores.max(1);
     config.idle_connections = config.idle_connections.min(spare);
+    // --state / --resume: the directory is made or opened (and locked),
+    // and a resumed crawl's outputs repaired, before anything is written.
+    let mut session = Session::begin(&mut config).context("state directory")?;
+    for note in session.iter().flat_map(|s| &s.notes) {
+        log::warn!("resume: {note}");
+    }
+    let resuming = session.as_ref().is_some_and(|s| s.done.is_some());
     let config = Arc::new(config);
     let shards = config.cores;
-    let writer = Writer::open(&config.output, config.output_backlog).context("opening --output")?;
+    let writer = Writer::open(&config.output, config.output_backlog, resuming)
+        .context("opening --output")?;
     // A WACZ needs the index: the --cdxj file, else one beside the package
     // (so a package that could not be written there fails now, not after
     // the crawl).
@@ -118,7 +130,11 @@ pub fn run_with(
         .clone()
         .or_else(|| config.wacz.as_deref().map(wacz::scratch_index));
     let cdxj = match &index {
-        Some(path) => Writer::open(&Output::File(path.clone()), config.output_backlog)
+        Some(path) => Writer::open(
+            &Output::File(path.clone()),
+            config.output_backlog,
+            resuming && config.cdxj.is_some(),
+        )
             .with_context(|| match config.cdxj {
                 Some(_) => format!("opening --cdxj {}", path.display()),
                 None => format!("opening the index for --wacz, {}", path.display()),
@@ -142,7 +158,32 @@ pub fn run_with(
             seeded += 1;
         }
     }
-    let outstanding = Arc::new(Outstanding::new(seeded));
+    // A resume holds the count up by one per shard until that shard has
+    // replayed the journals: the crawl cannot end before they are read.
+    let held = if resuming { shards } else { 0 };
+    let outstanding = Arc::new(Outstanding::new(seeded + held));
+    let mut resumed = None;
+    let durability = match &mut session {
+        Some(session) => {
+            let done = session.done.take();
+            resumed = done.as_ref().map(|d| d.records);
+            let (done, pages, bytes) = match done {
+                Some(d) => (d.by_shard, d.pages, d.bytes),
+                None => (vec![Vec::new(); shards], 0, 0),
+            };
+            Some((
+                Arc::new(Durability {
+                    journals: (0..shards).map(|i| session.journal(i)).collect(),
+                    replay: session.earlier_journals().context("state directory")?,
+                    done: std::sync::Mutex::new(done),
+                    resuming,
+                }),
+                pages,
+                bytes,
+            ))
+        }
+        None => None,
+    };
     let seeds = Arc::new(std::sync::Mutex::new(seeds));
     let mesh = (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, CHANNEL_CAPACITY));
 
@@ -155,7 +196,10 @@ pub fn run_with(
                 .map_or(0, |d| d.as_secs());
             Some(WarcTarget {
                 dir: dir.clone(),
-                prefix: format!("ringcrawl-{secs}-{}", std::process::id()),
+                prefix: session
+                    .as_ref()
+                    .and_then(Session::warc_prefix)
+                    .unwrap_or_else(|| format!("ringcrawl-{secs}-{}", std::process::id())),
                 shard: 0,
                 max_size: config.warc_max_size,
             })
@@ -164,7 +208,16 @@ pub fn run_with(
     };
     let progress = Arc::new(Progress::new(shards));
     let shard_died = Arc::new(AtomicBool::new(false));
-    let budget = Arc::new(Budget::new(config.budget, Instant::now()));
+    let budget = Arc::new(match (&durability, &session) {
+        (Some((_, pages, bytes)), Some(session)) => Budget::resumed(
+            config.budget,
+            Instant::now(),
+            *pages,
+            *bytes,
+            session.elapsed_before,
+        ),
+        _ => Budget::new(config.budget, Instant::now()),
+    });
     let shared = Shared {
         outstanding: outstanding.clone(),
         records: writer.as_ref().map(Writer::handle),
@@ -180,6 +233,7 @@ pub fn run_with(
             .then(|| Arc::new(Dedup::new(dedup::DEFAULT_BUDGET))),
         cdxj: cdxj.as_ref().map(Writer::handle),
         spill_dir: spill_dir(&config),
+        durability: durability.map(|(d, _, _)| d),
     };
     let reporting = Arc::new(AtomicBool::new(false));
     let reporter = config.progress.map(|interval| {
@@ -187,6 +241,15 @@ pub fn run_with(
         progress::spawn_reporter(progress.clone(), reporting.clone(), redraw, interval)
     });
     let started = Instant::now();
+    let checkpoints = session.map(|session| {
+        Checkpoints::start(
+            session,
+            config.state.as_ref().map_or(DEFAULT_CHECKPOINT_INTERVAL, |s| s.checkpoint_interval),
+            budget.clone(),
+            progress.clone(),
+            started,
+        )
+    });
     let handles = LocalExecutorPoolBuilder::new(placement(shards, config.pin_threads))
         .name("ringcrawl")
         // Registered buffers serve only DMA file I/O, which only the spill
@@ -231,6 +294,7 @@ pub fn run_with(
         spent: None,
         output_error: None,
         output_closed: false,
+        resumed,
     };
     let mut warc_files = Vec::new();
     let mut shard_failed = false;
@@ -270,6 +334,12 @@ pub fn run_with(
         outcome.output_error.get_or_insert(format!("--cdxj: {e}"));
     }
     outcome.elapsed = started.elapsed();
+    // The last checkpoint, once every record is written.
+    if let Some(checkpoints) = checkpoints {
+        if let Err(e) = checkpoints.finish() {
+            outcome.output_error.get_or_insert(format!("writing the checkpoint: {e}"));
+        }
+    }
     reporting.store(true, Ordering::Relaxed);
     if let Some(reporter) = reporter {
         reporter.thread().unpark();
@@ -342,6 +412,89 @@ fn package_wacz(
     if config.cdxj.is_none() {
         let _ = std::fs::remove_file(index);
     }
+}
+
+/// The checkpoint thread of a crawl with a state directory: one every
+/// interval while the shards run, and the last one at [`Self::finish`].
+struct Checkpoints {
+    thread: std::thread::JoinHandle<Session>,
+    stop: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+    budget: Arc<Budget>,
+    progress: Arc<Progress>,
+    started: Instant,
+}
+
+impl Checkpoints {
+    fn start(
+        mut session: Session,
+        every: Duration,
+        budget: Arc<Budget>,
+        progress: Arc<Progress>,
+        started: Instant,
+    ) -> Checkpoints {
+        let stop = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let thread = std::thread::spawn({
+            let (stop, budget, progress) = (stop.clone(), budget.clone(), progress.clone());
+            move || {
+                let (lock, wake) = &*stop;
+                let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    let (guard, _) = wake
+                        .wait_timeout(stopped, every)
+                        .unwrap_or_else(|p| p.into_inner());
+                    stopped = guard;
+                    if *stopped {
+                        return session;
+                    }
+                    if let Err(e) = checkpoint(&mut session, &budget, &progress, started) {
+                        log::warn!("checkpoint: {e}");
+                    }
+                }
+            }
+        });
+        Checkpoints {
+            thread,
+            stop,
+            budget,
+            progress,
+            started,
+        }
+    }
+
+    /// Stop the thread and write the last checkpoint.
+    fn finish(self) -> Result<(), StateError> {
+        let (lock, wake) = &*self.stop;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        wake.notify_all();
+        match self.thread.join() {
+            Ok(mut session) => checkpoint(&mut session, &self.budget, &self.progress, self.started),
+            Err(_) => Ok(()),
+        }
+    }
+}
+
+/// Write one checkpoint of `session`.
+fn checkpoint(
+    session: &mut Session,
+    budget: &Budget,
+    progress: &Progress,
+    started: Instant,
+) -> Result<(), StateError> {
+    let now = progress.snapshot();
+    let counters = [
+        ("records_this_run", now.pages),
+        ("errors_this_run", now.errors),
+        ("bytes_this_run", now.bytes),
+        ("queued", now.queued),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let spent = crate::state::manifest::Spent {
+        pages: budget.pages(),
+        bytes: budget.bytes(),
+    };
+    session.checkpoint(started.elapsed(), spent, counters)
 }
 
 /// A spill directory of this crawl's own in `config.spill_dir` (default:

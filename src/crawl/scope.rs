@@ -101,6 +101,16 @@ impl Scope {
         }
     }
 
+    /// Strict or lenient.
+    pub fn mode(&self) -> ScopeMode {
+        self.mode
+    }
+
+    /// The `--exclude` regex, as given.
+    pub fn exclude(&self) -> Option<&str> {
+        self.exclude.as_ref().map(Regex::as_str)
+    }
+
     /// Whether the crawl may fetch `url`: its host is in scope (see
     /// [`Scope::allows_host`]; the port does not matter) and, if an exclude
     /// regex is set, the regex matches nowhere in the URL's text. URLs

@@ -107,11 +107,18 @@ pub struct WriterHandle {
 
 impl Writer {
     /// Open the configured destination and start the writer, before the
-    /// shards start; `None` without `-o`.
-    pub fn open(output: &Output, backlog: usize) -> io::Result<Option<Writer>> {
+    /// shards start; `None` without `-o`. `append`: a file is appended to
+    /// (a resumed crawl's), not truncated.
+    pub fn open(output: &Output, backlog: usize, append: bool) -> io::Result<Option<Writer>> {
         let out: Box<dyn Write + Send> = match output {
             Output::None => return Ok(None),
             Output::Stdout => Box::new(io::stdout()),
+            Output::File(path) if append => Box::new(
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(path)?,
+            ),
             Output::File(path) => Box::new(std::fs::File::create(path)?),
         };
         Writer::start(out, backlog).map(Some)

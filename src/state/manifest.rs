@@ -43,6 +43,10 @@ pub struct Manifest {
     pub fingerprint_key: FingerprintKey,
     /// The output files the crawl appends to.
     pub outputs: OutputPaths,
+    /// The command line's flags that made the crawl (`ringcrawl --resume`
+    /// applies them again, then its own); empty from the library.
+    #[serde(default)]
+    pub args: Vec<String>,
 }
 
 /// Strict or lenient hosts, and `--exclude`.
@@ -115,13 +119,15 @@ impl Manifest {
             shards,
             fingerprint_key: FingerprintKey::random().map_err(StateError::Random)?,
             outputs,
+            args: Vec::new(),
         })
     }
 }
 
-/// How far a crawl had got when its last checkpoint was taken. Whatever an
-/// output holds before its position here is whole and on disk; what lies
-/// past it may be torn ([`super::repair`]).
+/// How far a crawl had got when its last checkpoint was taken: what its
+/// log of records cannot tell a resume (the time spent over every run),
+/// and the counters, for whoever watches a long crawl. A resume rebuilds
+/// the rest from the journals and the log (`super::session`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// 1 for the crawl's first checkpoint, one more for each after it.
@@ -135,8 +141,6 @@ pub struct Checkpoint {
     pub spent: Spent,
     /// The report's counters, by name, as the crawl keeps them.
     pub counters: BTreeMap<String, u64>,
-    /// Where each output ended.
-    pub outputs: Positions,
 }
 
 /// `--max-pages` and `--max-bytes` spent (time is `elapsed_ms`).
@@ -146,39 +150,6 @@ pub struct Spent {
     pub pages: u64,
     /// Body bytes received.
     pub bytes: u64,
-}
-
-/// The length of each output file at the checkpoint: an end of line, or
-/// of a gzip member, where a repair starts.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Positions {
-    /// Of the JSONL file, if there is one.
-    pub jsonl: Option<u64>,
-    /// Of the CDXJ file, if there is one.
-    pub cdxj: Option<u64>,
-    /// Of each shard's WARC files, with `--warc`.
-    pub warc: Vec<WarcPosition>,
-}
-
-/// Where one shard's WARC output stood.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WarcPosition {
-    /// The shard.
-    pub shard: usize,
-    /// Files the shard had started (the `SEQ` of its next one); every file
-    /// before `current` is closed and whole.
-    pub files: usize,
-    /// The file being filled, if any.
-    pub current: Option<FilePosition>,
-}
-
-/// A file, by name (no directory), and its length.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FilePosition {
-    /// Its name.
-    pub name: String,
-    /// Its length: the end of its last whole gzip member.
-    pub len: u64,
 }
 
 /// The crawl's 128-bit key for URL fingerprints, drawn from the kernel's

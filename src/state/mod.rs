@@ -40,8 +40,11 @@
     clippy::unimplemented
 )]
 
+pub mod done;
+pub mod journal;
 pub mod manifest;
 pub mod repair;
+pub mod session;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -111,6 +114,14 @@ pub enum StateError {
         len: u64,
         /// Its length at the checkpoint.
         from: u64,
+    },
+    /// A resume asked for what the crawl cannot change.
+    #[error("{}: {what}", .path.display())]
+    Mismatch {
+        /// The state directory.
+        path: PathBuf,
+        /// What differs, and what to do.
+        what: String,
     },
     /// The fingerprint key could not be drawn.
     #[error("drawing the fingerprint key: {0}")]
@@ -238,6 +249,19 @@ impl StateDir {
             fs::create_dir_all(&dir).map_err(io_err("creating", &dir))?;
         }
         Ok(())
+    }
+}
+
+/// The manifest of the crawl in `dir`, read without taking its lock (a
+/// resume reads its settings before the crawl starts; the crawl then
+/// opens the directory with [`StateDir::open`]).
+pub fn read_manifest(dir: &Path) -> Result<Manifest, StateError> {
+    let path = dir.join(MANIFEST);
+    match read(&path)? {
+        Some(bytes) => parse_manifest(&path, &bytes),
+        None => Err(StateError::NoCrawl {
+            path: dir.to_path_buf(),
+        }),
     }
 }
 

@@ -149,12 +149,57 @@ fn repair_lines(
     from: u64,
     url_of: fn(&[u8]) -> Option<String>,
 ) -> Result<Repaired<Line>, StateError> {
+    let mut items = Vec::new();
+    let (was, len, torn) = scan_lines(path, from, |offset, line| match url_of(line) {
+        Some(url) => {
+            items.push(Line { offset, url });
+            true
+        }
+        None => false,
+    })?;
+    Ok(Repaired {
+        was,
+        len,
+        torn,
+        items,
+    })
+}
+
+/// Repair the JSONL file `path` from `from` on, as [`repair_jsonl`] does,
+/// but hand each whole line (without its newline) to `visit` instead of
+/// keeping it: a crawl's whole log is read in bounded memory. `visit`
+/// says whether the line is a record; the first that is not ends the
+/// valid part. The result's `items` stay empty.
+pub fn repair_jsonl_with(
+    path: &Path,
+    from: u64,
+    mut visit: impl FnMut(&[u8]) -> bool,
+) -> Result<Repaired<()>, StateError> {
+    let (was, len, torn) = scan_lines(path, from, |_, line| {
+        line.starts_with(b"{") && visit(line)
+    })?;
+    Ok(Repaired {
+        was,
+        len,
+        torn,
+        items: Vec::new(),
+    })
+}
+
+/// Walk the whole lines of `path` from `from`, handing each (offset, line
+/// without its newline) to `keep`, up to the first torn or rejected one;
+/// cut the file there. The length before, the length after, and why it
+/// was cut.
+fn scan_lines(
+    path: &Path,
+    from: u64,
+    mut keep: impl FnMut(u64, &[u8]) -> bool,
+) -> Result<(u64, u64, Option<String>), StateError> {
     let (file, was) = open(path, from)?;
     let mut reader = BufReader::with_capacity(1 << 16, &file);
     reader
         .seek(SeekFrom::Start(from))
         .map_err(io_err("reading", path))?;
-    let mut items = Vec::new();
     let mut torn = None;
     let mut pos = from;
     let mut buf = Vec::new();
@@ -167,8 +212,8 @@ fn repair_lines(
         if n == 0 {
             break;
         }
-        let url = match buf.split_last() {
-            Some((b'\n', line)) => url_of(line),
+        let kept = match buf.split_last() {
+            Some((b'\n', line)) => keep(pos, line),
             _ if n as u64 >= MAX_LINE => {
                 torn = Some(format!("a line at byte {pos} over {MAX_LINE} bytes"));
                 break;
@@ -180,25 +225,17 @@ fn repair_lines(
                 break;
             }
         };
-        match url {
-            Some(url) => items.push(Line { offset: pos, url }),
-            None => {
-                torn = Some(format!(
-                    "the line at byte {pos} is not a record: {}",
-                    preview(&buf)
-                ));
-                break;
-            }
+        if !kept {
+            torn = Some(format!(
+                "the line at byte {pos} is not a record: {}",
+                preview(&buf)
+            ));
+            break;
         }
         pos = pos.saturating_add(n as u64);
     }
     cut(&file, path, was, pos)?;
-    Ok(Repaired {
-        was,
-        len: pos,
-        torn,
-        items,
-    })
+    Ok((was, pos, torn))
 }
 
 /// The start of `bytes` as text, for a message.
@@ -221,6 +258,28 @@ fn preview(bytes: &[u8]) -> String {
 /// after it, is cut off. An I/O error reading the file is an error, never
 /// taken for a tear (nothing is cut then).
 pub fn repair_warc(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateError> {
+    walk_warc(path, from, true)
+}
+
+/// [`repair_warc`], keeping no list of the records (its `items` stay
+/// empty): a resume cuts a tear in files of any size in bounded memory.
+pub fn repair_warc_in_place(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateError> {
+    walk_warc(path, from, false)
+}
+
+/// Repair the CDXJ file `path` from `from` on, as [`repair_cdxj`], keeping
+/// no list of its lines (`items` stays empty).
+pub fn repair_cdxj_in_place(path: &Path, from: u64) -> Result<Repaired<()>, StateError> {
+    let (was, len, torn) = scan_lines(path, from, |_, line| cdxj_url(line).is_some())?;
+    Ok(Repaired {
+        was,
+        len,
+        torn,
+        items: Vec::new(),
+    })
+}
+
+fn walk_warc(path: &Path, from: u64, keep: bool) -> Result<Repaired<RecordAt>, StateError> {
     let (file, was) = open(path, from)?;
     let mut buffered = BufReader::with_capacity(1 << 18, &file);
     buffered
@@ -243,7 +302,9 @@ pub fn repair_warc(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateEr
         let mut records = Vec::new();
         match member(&mut input, len, &mut records) {
             Ok(()) => {
-                items.append(&mut records);
+                if keep {
+                    items.append(&mut records);
+                }
                 len = from.saturating_add(input.read);
             }
             Err(why) => {

@@ -172,18 +172,6 @@ fn checkpoint(seq: u64) -> Checkpoint {
             bytes: 1 << 20,
         },
         counters: [("urls".to_string(), 100 * seq)].into_iter().collect(),
-        outputs: Positions {
-            jsonl: Some(12_345),
-            cdxj: None,
-            warc: vec![WarcPosition {
-                shard: 0,
-                files: 2,
-                current: Some(FilePosition {
-                    name: "x-s0-00001.warc.gz".into(),
-                    len: 4096,
-                }),
-            }],
-        },
     }
 }
 

@@ -104,6 +104,21 @@ pub fn encode(jobs: &[Job], out: &mut Vec<u8>) -> usize {
     out.len() - start
 }
 
+/// The whole length of the chunk whose header `header` holds (at least
+/// [`HEADER`] bytes); None if it is not a chunk's header.
+pub fn len(header: &[u8]) -> Option<usize> {
+    let mut r = Reader {
+        bytes: header,
+        at: 0,
+    };
+    if r.take(4)? != MAGIC {
+        return None;
+    }
+    let _count = r.u32()?;
+    let length = r.u32()? as usize;
+    HEADER.checked_add(length)
+}
+
 /// The jobs of the chunk that `bytes` hold (exactly one chunk).
 pub fn decode(bytes: &[u8]) -> Result<Vec<Job>, ChunkError> {
     let mut r = Reader { bytes, at: 0 };

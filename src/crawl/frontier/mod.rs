@@ -61,7 +61,7 @@ use crate::crawl::hops::Hops;
 use crate::crawl::robots::{Rules, Verdict, DEFAULT_RETRY_SCHEDULE};
 use crate::crawl::urls;
 
-mod chunk;
+pub mod chunk;
 mod host;
 mod queue;
 mod spill;

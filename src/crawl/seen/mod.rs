@@ -154,6 +154,16 @@ pub enum Check {
     Maybe,
 }
 
+/// `url`'s fingerprint under `key`, as [`SeenSet::fingerprint`] of a set
+/// made with that key computes it (for code that has no set at hand, such
+/// as a resume reading the records on the main thread).
+pub fn fingerprint(key: [u64; 2], url: &str) -> u64 {
+    let seed = SharedSeed::from_u64(key[1]);
+    let mut h = foldhash::quality::FoldHasher::with_seed(key[0], &seed);
+    h.write(url.as_bytes());
+    nonzero(h.finish())
+}
+
 /// A shard's seen-set of URL fingerprints (see the module docs). `!Send`.
 pub struct SeenSet {
     /// The fingerprint key: the per-hasher seed and the shared seed.

@@ -20,7 +20,7 @@ const SEEN_OVERFLOW: usize = 1 << 20;
 
 /// URLs that may wait for a lookup on disk (each holds its job, ~150
 /// bytes, and may hold back its page's record) before no new fetch starts.
-const PENDING_LIMIT: usize = 256 << 10;
+pub(super) const PENDING_LIMIT: usize = 256 << 10;
 
 impl Shard {
     /// The chapter's N workers, as one dispatcher: whenever a fetch slot is

@@ -22,6 +22,7 @@
 
 mod archive;
 mod dispatch;
+mod journal;
 mod page;
 mod robots;
 mod seen;
@@ -60,6 +61,8 @@ use crate::output::warc::dedup::Dedup;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
 use crate::output::writer::WriterHandle;
 use page::interrupted_record;
+use journal::Journal;
+pub use journal::Durability;
 use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};
 
 /// What a shard hands back when the crawl is over.
@@ -104,6 +107,8 @@ pub struct Shared {
     /// The crawl's spill directory (made on the first spill; `crawl::run`
     /// removes it): each shard's segment files go in `shard-{id}` there.
     pub spill_dir: PathBuf,
+    /// With a state directory: the journals, and what a resume replays.
+    pub durability: Option<Arc<Durability>>,
 }
 
 /// Per-core crawl state.
@@ -186,6 +191,9 @@ pub struct Shard {
     handler: RefCell<Option<Handler>>,
     /// The crawl's spill directory (see [`Shared::spill_dir`]).
     spill_dir: PathBuf,
+    /// With a state directory: this shard's journal of routed URLs.
+    journal: Option<Journal>,
+    durability: Option<Arc<Durability>>,
 }
 
 impl Shard {
@@ -275,6 +283,12 @@ impl Shard {
             handler: RefCell::new(shared.hooks.handler.as_ref().map(|make| make(id))),
             hooks: shared.hooks,
             spill_dir: shared.spill_dir,
+            journal: shared
+                .durability
+                .as_ref()
+                .and_then(|d| d.journals.get(id).cloned())
+                .map(Journal::new),
+            durability: shared.durability,
         })
     }
 
@@ -286,6 +300,10 @@ impl Shard {
         receivers: Option<Receivers<Batch>>,
         roots: Vec<Job>,
     ) -> ShardResult {
+        // A resume: the URLs with a record are seen before anything else
+        // is offered (the peers' batches wait in the channels).
+        self.take_done().await;
+        let journal = glommio::spawn_local(self.clone().keep_journal());
         let now = Instant::now();
         let duplicates = roots
             .into_iter()
@@ -313,6 +331,9 @@ impl Shard {
         let resolver = glommio::spawn_local(self.clone().resolve_pending());
         let merger = glommio::spawn_local(self.clone().merge_seen());
         let spill = glommio::spawn_local(self.clone().spill());
+        // A resume: the earlier runs' URLs without a record are queued
+        // again (the workers already fetch what comes first).
+        self.replay().await;
 
         // Normally the shard stops when the crawl is done and its last fetch
         // ends. On SIGINT/SIGTERM it stops taking URLs, gives in-flight
@@ -353,8 +374,12 @@ impl Shard {
                     handle.cancel();
                 }
                 let urls: Vec<String> = self.in_flight.borrow_mut().drain().collect();
-                for url in urls {
-                    self.emit(interrupted_record(url, self.id));
+                // With a state directory they get no record: they are in
+                // a journal, and a resume fetches them.
+                if self.journal.is_none() {
+                    for url in urls {
+                        self.emit(interrupted_record(url, self.id));
+                    }
                 }
             }
         }
@@ -394,6 +419,7 @@ impl Shard {
                 self.emit(record);
             }
         }
+        self.close_journal(journal).await;
         self.sink.hand_off();
         let mut warc_files = Vec::new();
         if let Some(warc) = &self.warc {

@@ -448,10 +448,7 @@ impl Shard {
             c.bytes.fetch_add(record.size, Ordering::Relaxed);
             c.queued.store(queued, Ordering::Relaxed);
         });
-        self.sink.write(&record);
-        if self.config.keep_records {
-            self.records.borrow_mut().push(record);
-        }
+        self.write_record(record);
     }
 }
 

@@ -160,21 +160,28 @@ impl Shard {
                 shard: self.id,
                 token: page,
             };
-            match self.enqueue(job, now, asker) {
+            // Journaled unless known at once (a copy only with --state).
+            let copy = self.journal.is_some().then(|| job.clone());
+            let routed = match self.enqueue(job, now, asker) {
                 Enqueued::New => {
                     self.outstanding.add(1);
                     Routed::New
                 }
-                Enqueued::Known => Routed::Known,
+                Enqueued::Known => return Routed::Known,
                 Enqueued::Pending => {
                     self.outstanding.add(1);
                     Routed::Asked(self.id)
                 }
+            };
+            if let Some(job) = copy {
+                self.journal_job(&job);
             }
+            routed
         } else {
             if !self.routed.borrow_mut().insert(&job.url) {
                 return Routed::Known;
             }
+            self.journal_job(&job);
             self.outstanding.add(1);
             self.outbox.route(owner, job, page);
             Routed::Asked(owner)
@@ -372,7 +379,7 @@ impl Shard {
 
     /// The seen-set's disk failed past its retries: the crawl stops, with
     /// the error as the outcome's output error (exit status 1).
-    fn seen_failed(&self, what: &str) {
+    pub(super) fn seen_failed(&self, what: &str) {
         let message = format!("shard {}: the seen-set failed {what}", self.id);
         log::error!("{message}");
         self.output_error.borrow_mut().get_or_insert(message);

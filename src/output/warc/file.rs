@@ -12,7 +12,7 @@
 //! [`WarcFiles::close`] drains the queue and closes the file, which is
 //! mandatory or the tail is lost. Not the record format.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -66,6 +66,18 @@ struct State {
     queued: Notify,
     /// The writer took something from the queue.
     taken: Notify,
+    /// Bytes handed to the writer so far, over every file (the writer's
+    /// count of its `written` is in the same units).
+    placed: Cell<u64>,
+    /// Bytes the writer wrote into its buffers, and of those, flushed to
+    /// their files (a `kill -9` loses what is in the buffers only).
+    written: Cell<u64>,
+    flushed: Cell<u64>,
+    /// A flush of everything up to here is wanted (a crawl with a state
+    /// directory writes a record's log line only after its WARC bytes).
+    flush_wanted: Cell<u64>,
+    /// The writer flushed, or stopped.
+    flushed_now: Notify,
 }
 
 #[derive(Default)]
@@ -96,6 +108,11 @@ impl WarcFiles {
             queue: RefCell::new(Queue::default()),
             queued: Notify::new(),
             taken: Notify::new(),
+            placed: Cell::new(0),
+            written: Cell::new(0),
+            flushed: Cell::new(0),
+            flush_wanted: Cell::new(0),
+            flushed_now: Notify::new(),
         });
         let writer = glommio::spawn_local(write_queue(state.clone()));
         WarcFiles {
@@ -145,6 +162,7 @@ impl WarcFiles {
             );
             queue.files = queue.files.saturating_add(1);
             queue.current = Some((Rc::from(name.as_str()), info.len() as u64));
+            add(&self.state.placed, info.len());
             queue
                 .items
                 .push_back(Item::Open(target.dir.join(&name), info));
@@ -156,8 +174,31 @@ impl WarcFiles {
             offset: *size,
         };
         *size = size.saturating_add(len);
+        add(&self.state.placed, records.len());
         queue.items.push_back(Item::Bytes(records));
         placed
+    }
+
+    /// Bytes queued so far (a watermark for [`WarcFiles::flushed_past`]).
+    pub fn placed(&self) -> u64 {
+        self.state.placed.get()
+    }
+
+    /// Whether everything up to the watermark `end` is in its file.
+    pub fn is_flushed_past(&self, end: u64) -> bool {
+        self.state.flushed.get() >= end
+    }
+
+    /// Wait until everything queued up to the watermark `end` is in its
+    /// file (written, not only buffered: a `kill -9` cannot lose it), or
+    /// the writer stopped.
+    pub async fn flushed_past(&self, end: u64) {
+        let state = &self.state;
+        while state.flushed.get() < end && !state.queue.borrow().closed {
+            state.flush_wanted.set(state.flush_wanted.get().max(end));
+            state.queued.notify_all();
+            state.flushed_now.notified().await;
+        }
     }
 
     /// Write everything queued, close the file, return the paths written.
@@ -184,6 +225,7 @@ async fn write_queue(state: Rc<State>) -> WriterResult {
         drop(queue);
         state.taken.notify_all();
     }
+    state.flushed_now.notify_all();
     result
 }
 
@@ -191,6 +233,20 @@ async fn drain(state: &State) -> WriterResult {
     let mut files = Vec::new();
     let mut current: Option<StreamWriter> = None;
     loop {
+        // A flush is wanted: done once the bytes wanted are written (or
+        // nothing more is queued), not after every record on the way.
+        let wanted = state.flush_wanted.get();
+        if wanted > state.flushed.get()
+            && (state.written.get() >= wanted || state.queue.borrow().items.is_empty())
+        {
+            if let Some(file) = current.as_mut() {
+                file.flush()
+                    .await
+                    .map_err(|e| format!("writing WARC file: {e}"))?;
+            }
+            state.flushed.set(state.written.get());
+            state.flushed_now.notify_all();
+        }
         let next = state.queue.borrow_mut().items.pop_front();
         let item = match next {
             Some(item) => Some(item),
@@ -207,8 +263,11 @@ async fn drain(state: &State) -> WriterResult {
                 if let Some(old) = current.take() {
                     close(old).await?;
                 }
+                // The old file is closed, so flushed whole.
+                state.flushed.set(state.written.get());
                 let mut file = open(&path).await?;
                 write(&mut file, &info, &path).await?;
+                add(&state.written, info.len());
                 current = Some(file);
                 files.push(path);
             }
@@ -216,13 +275,19 @@ async fn drain(state: &State) -> WriterResult {
                 if let (Some(file), Some(path)) = (current.as_mut(), files.last()) {
                     write(file, &bytes, path).await?;
                 }
+                add(&state.written, bytes.len());
             }
         }
     }
     if let Some(file) = current.take() {
         close(file).await?;
     }
+    state.flushed.set(state.written.get());
     Ok(files)
+}
+
+fn add(counter: &Cell<u64>, n: usize) {
+    counter.set(counter.get().saturating_add(n as u64));
 }
 
 /// Create `path` for writing.

@@ -1,0 +1,377 @@
+//! The shard's side of a crawl with a state directory (`--state`): the
+//! journal of the URLs it sends on, the records that wait for it, and the
+//! replay of earlier runs' journals at a resume.
+//!
+//! The rule that makes a resume lose nothing: **a page's record is written
+//! only once every URL journaled before it is on disk**. Every URL a page
+//! of this shard finds and sends on (to this shard's frontier or to a
+//! peer) is journaled here when it is routed, so a page that has a record
+//! in the log has its links in a journal, whatever was in RAM at a kill.
+//! The journal task writes what gathered as one chunk, `fdatasync`s it,
+//! then lets the records held behind it go to the log: a record waits a
+//! few milliseconds, the fetch slot does not wait at all.
+//!
+//! At a resume, before the shard's tasks start, the fingerprints of the
+//! URLs with a record (read from the log on the main thread) go into the
+//! seen-set; then every journal of every earlier run is read and each URL
+//! this shard owns is offered as a root is: a URL with a record is seen, a
+//! URL without one is queued again (the fetches in flight at a kill are
+//! among them, and so are fetched once more).
+//!
+//! Not the file format nor the reading (`crate::state::journal`), and not
+//! the log's writer (`crate::output::writer`).
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use glommio::io::BufferedFile;
+
+use crate::crawl::frontier::{chunk, Job};
+use crate::crawl::mesh::shard_for;
+use crate::crawl::notify::Notify;
+use crate::crawl::seen;
+use crate::crawl::urls;
+use crate::output::record::Record;
+use crate::state::journal;
+
+use super::dispatch::PENDING_LIMIT;
+use super::seen::{Asker, Enqueued};
+use super::{Shard, BACKLOG_POLL};
+
+/// What the shards of a crawl with a state directory share.
+#[derive(Debug)]
+pub struct Durability {
+    /// This run's journal of each shard.
+    pub journals: Vec<PathBuf>,
+    /// The journals of the earlier runs, replayed at the start.
+    pub replay: Vec<PathBuf>,
+    /// The fingerprints of the URLs with a record, by owning shard; each
+    /// shard takes its own.
+    pub done: Mutex<Vec<Vec<u64>>>,
+    /// This run resumes a crawl (the count of outstanding URLs holds one
+    /// per shard until it has replayed the journals).
+    pub resuming: bool,
+}
+
+/// One shard's journal: URLs routed since the last write, and records
+/// that wait for them to be on disk.
+pub(super) struct Journal {
+    path: PathBuf,
+    /// Routed since the last write.
+    jobs: RefCell<Vec<Job>>,
+    /// Jobs journaled in this run, and of those, on disk.
+    appended: Cell<u64>,
+    durable: Cell<u64>,
+    /// Records in emit order, each with what must be on disk before it is
+    /// written.
+    held: RefCell<VecDeque<Held>>,
+    /// Jobs or records were added, or the journal is to close.
+    added: Notify,
+    /// No more jobs: write what is left, then end.
+    closing: Cell<bool>,
+    /// Writing failed: records are no longer held (the crawl stops).
+    failed: Cell<bool>,
+}
+
+/// A record that waits.
+struct Held {
+    /// Jobs journaled before it.
+    jobs: u64,
+    /// The WARC bytes queued before it (its own among them).
+    warc: u64,
+    record: Record,
+}
+
+impl Journal {
+    pub(super) fn new(path: PathBuf) -> Journal {
+        Journal {
+            path,
+            jobs: RefCell::new(Vec::new()),
+            appended: Cell::new(0),
+            durable: Cell::new(0),
+            held: RefCell::new(VecDeque::new()),
+            added: Notify::new(),
+            closing: Cell::new(false),
+            failed: Cell::new(false),
+        }
+    }
+
+}
+
+/// How long the journal task lets jobs gather before it writes them.
+const GATHER: Duration = Duration::from_millis(2);
+
+/// Jobs replayed between two yields to the shard's other tasks.
+const REPLAY_SLICE: usize = 4096;
+
+impl Shard {
+    /// Journal a job this shard sends on (with `--state`).
+    pub(super) fn journal_job(&self, job: &Job) {
+        if let Some(journal) = &self.journal {
+            journal.jobs.borrow_mut().push(job.clone());
+            journal.appended.set(journal.appended.get() + 1);
+            journal.added.notify_all();
+        }
+    }
+
+    /// Write a record to the log, or hold it until the jobs journaled
+    /// before it are on disk.
+    pub(super) fn write_record(&self, record: Record) {
+        match &self.journal {
+            Some(journal) if !self.journal_clear(journal) => {
+                journal.held.borrow_mut().push_back(Held {
+                    jobs: journal.appended.get(),
+                    warc: self.warc.as_ref().map_or(0, |w| w.placed()),
+                    record,
+                });
+                journal.added.notify_all();
+            }
+            _ => {
+                self.sink.write(&record);
+                if self.config.keep_records {
+                    self.records.borrow_mut().push(record);
+                }
+            }
+        }
+    }
+
+    /// Whether a record emitted now may be written at once: nothing it
+    /// may depend on is still only in RAM.
+    fn journal_clear(&self, journal: &Journal) -> bool {
+        journal.failed.get()
+            || (journal.durable.get() == journal.appended.get()
+                && journal.held.borrow().is_empty()
+                && self.warc.as_ref().is_none_or(|w| w.is_flushed_past(w.placed())))
+    }
+
+    /// The journal task: write the jobs that gathered as one chunk,
+    /// `fdatasync`, let the records behind them go; until closed, then
+    /// write what is left. A write that fails stops the crawl (the records
+    /// are written anyway: they were fetched).
+    pub(super) async fn keep_journal(self: Rc<Self>) {
+        let Some(journal) = &self.journal else {
+            return;
+        };
+        let file = match BufferedFile::create(&journal.path).await {
+            Ok(file) => file,
+            Err(e) => {
+                self.journal_failed(journal, &format!("creating {}: {e}", journal.path.display()));
+                return;
+            }
+        };
+        if let Some(dir) = journal.path.parent() {
+            if let Err(e) = seen::run::sync_dir(dir).await {
+                log::warn!("shard {}: syncing {}: {e}", self.id, dir.display());
+            }
+        }
+        let mut at = 0u64;
+        let mut bytes = Vec::new();
+        loop {
+            let idle = journal.jobs.borrow().is_empty() && journal.held.borrow().is_empty();
+            if idle {
+                if journal.closing.get() {
+                    break;
+                }
+                journal.added.notified().await;
+                continue;
+            }
+            if !journal.closing.get() {
+                glommio::timer::sleep(GATHER).await;
+            }
+            let jobs = std::mem::take(&mut *journal.jobs.borrow_mut());
+            let upto = journal.appended.get();
+            let warc_upto = self.warc.as_ref().map_or(0, |w| w.placed());
+            if !jobs.is_empty() {
+                bytes.clear();
+                chunk::encode(&jobs, &mut bytes);
+                drop(jobs);
+                if let Err(e) = write_all(&file, &bytes, at).await {
+                    self.journal_failed(journal, &format!("writing {}: {e}", journal.path.display()));
+                    break;
+                }
+                at += bytes.len() as u64;
+                if let Err(e) = file.fdatasync().await {
+                    self.journal_failed(journal, &format!("syncing {}: {e}", journal.path.display()));
+                    break;
+                }
+            }
+            journal.durable.set(upto);
+            if let Some(warc) = &self.warc {
+                warc.flushed_past(warc_upto).await;
+            }
+            self.release_records(journal, upto, warc_upto);
+            // To the log's writer now, not at the next watch: a kill then
+            // finds few fetched pages without their record.
+            self.sink.hand_off();
+        }
+        if let Err(e) = file.close().await {
+            log::warn!("shard {}: closing {}: {e}", self.id, journal.path.display());
+        }
+    }
+
+    /// Write the held records whose jobs (`upto`) and WARC bytes
+    /// (`warc_upto`) are on disk by now.
+    fn release_records(&self, journal: &Journal, upto: u64, warc_upto: u64) {
+        loop {
+            let next = {
+                let mut held = journal.held.borrow_mut();
+                match held.front() {
+                    Some(h) if (h.jobs <= upto && h.warc <= warc_upto) || journal.failed.get() => {
+                        held.pop_front()
+                    }
+                    _ => None,
+                }
+            };
+            let Some(Held { record, .. }) = next else {
+                return;
+            };
+            self.sink.write(&record);
+            if self.config.keep_records {
+                self.records.borrow_mut().push(record);
+            }
+        }
+    }
+
+    /// Close the journal: the task writes what is left and ends; every
+    /// held record is written.
+    pub(super) async fn close_journal(&self, task: glommio::Task<()>) {
+        if let Some(journal) = &self.journal {
+            journal.closing.set(true);
+            journal.added.notify_all();
+            task.await;
+            // Left only if the task failed or never started.
+            journal.failed.set(true);
+            self.release_records(journal, u64::MAX, u64::MAX);
+        }
+    }
+
+    fn journal_failed(&self, journal: &Journal, what: &str) {
+        journal.failed.set(true);
+        let message = format!("shard {}: the journal failed: {what}", self.id);
+        log::error!("{message}");
+        self.output_error.borrow_mut().get_or_insert(message);
+        self.outstanding.abort();
+        self.stop();
+        self.release_records(journal, u64::MAX, u64::MAX);
+    }
+
+    /// At a resume: count the URLs with a record as seen (before anything
+    /// else is offered to the seen-set).
+    pub(super) async fn take_done(&self) {
+        let Some(durability) = &self.durability else {
+            return;
+        };
+        let done = durability
+            .done
+            .lock()
+            .map(|mut d| d.get_mut(self.id).map(std::mem::take).unwrap_or_default())
+            .unwrap_or_default();
+        for (i, fp) in done.into_iter().enumerate() {
+            let merge = {
+                let mut seen = self.seen.borrow_mut();
+                seen.insert(fp);
+                seen.wants_merge()
+            };
+            if merge {
+                if let Err(e) = seen::merge(&self.seen).await {
+                    self.seen_failed(&format!("merging its bucket to disk: {e}"));
+                    return;
+                }
+            }
+            if i.is_multiple_of(REPLAY_SLICE) {
+                glommio::yield_if_needed().await;
+            }
+        }
+    }
+
+    /// At a resume: offer every URL of this shard's hosts in the earlier
+    /// runs' journals (those with a record are seen already), then let go
+    /// of this shard's hold on the outstanding count.
+    pub(super) async fn replay(&self) {
+        let Some(durability) = &self.durability else {
+            return;
+        };
+        if !durability.resuming {
+            return;
+        }
+        let mut queued = 0u64;
+        for path in &durability.replay {
+            if self.stopping.get() {
+                break;
+            }
+            match self.replay_one(path, &mut queued).await {
+                Ok(read) if read.torn > 0 => log::info!(
+                    "shard {}: {} ends in {} bytes of a chunk cut by the kill",
+                    self.id,
+                    path.display(),
+                    read.torn
+                ),
+                Ok(_) => {}
+                Err(e) => {
+                    self.seen_failed(&format!("replaying the journal: {e}"));
+                    break;
+                }
+            }
+        }
+        log::info!("shard {}: {queued} URLs queued again from the journals", self.id);
+        if self.outstanding.finish(1) {
+            self.stop();
+        }
+    }
+}
+
+impl Shard {
+    /// Offer the URLs of this shard's hosts in the journal at `path`, a
+    /// chunk at a time, counting those queued again into `queued`.
+    async fn replay_one(
+        &self,
+        path: &std::path::Path,
+        queued: &mut u64,
+    ) -> Result<journal::JournalRead, crate::state::StateError> {
+        let mut reader = journal::Reader::open(path)?;
+        let mut offered = 0usize;
+        while let Some(jobs) = reader.next_chunk()? {
+            for job in jobs {
+                if shard_for(urls::host_of(&job.url), self.shards) != self.id {
+                    continue;
+                }
+                while self.pending.borrow().len() > PENDING_LIMIT && !self.stopping.get() {
+                    glommio::timer::sleep(BACKLOG_POLL).await;
+                }
+                if self.stopping.get() {
+                    return Ok(reader.read());
+                }
+                match self.enqueue(job, Instant::now(), Asker::Nobody) {
+                    Enqueued::New | Enqueued::Pending => {
+                        self.outstanding.add(1);
+                        *queued += 1;
+                    }
+                    Enqueued::Known => {}
+                }
+                offered += 1;
+                if offered.is_multiple_of(REPLAY_SLICE) {
+                    glommio::yield_if_needed().await;
+                }
+            }
+        }
+        Ok(reader.read())
+    }
+}
+
+/// Write all of `bytes` at `at`.
+async fn write_all(file: &BufferedFile, bytes: &[u8], mut at: u64) -> std::io::Result<()> {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let n = file.write_at(rest.to_vec(), at).await?;
+        if n == 0 {
+            return Err(std::io::Error::new(std::io::ErrorKind::WriteZero, "wrote nothing"));
+        }
+        rest = rest.get(n..).unwrap_or_default();
+        at += n as u64;
+    }
+    Ok(())
+}

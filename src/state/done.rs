@@ -1,0 +1,179 @@
+//! What a resumed crawl has done already: the URLs that have a record in
+//! its JSON Lines log (`-o FILE`, or `DIR/records.jsonl`).
+//!
+//! The log is the crawl's journal of done URLs: a record is written there
+//! only after the links of its page are in the journal of discovered URLs
+//! (`journal.rs`), so a URL with a record needs no new fetch and loses
+//! nothing. At a resume the log is repaired (a torn last line cut off, and
+//! said so) and read once, in bounded memory: each record's URL becomes a
+//! fingerprint for the shard that owns its host, which counts it as seen
+//! before it replays the journals.
+//!
+//! A record of a fetch cut short by an interrupt (`interrupted`, written
+//! only by a crawl without `--state`) is not done: the URL is fetched
+//! again. Records of URLs kept out by a limit or by robots.txt are done
+//! (they have their record) but were not fetches: they do not count
+//! against `--max-pages`.
+//!
+//! Not the journal of discovered URLs, nor the repair of the WARC files.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::crawl::mesh::shard_for;
+use crate::crawl::seen;
+use crate::crawl::urls;
+
+use super::repair::{repair_jsonl_with, Repaired};
+use super::StateError;
+
+/// The error kinds of records written without a fetch.
+const REFUSALS: [&str; 6] = [
+    "url_too_long",
+    "too_deep",
+    "host_budget",
+    "sitemap_budget",
+    "robots_disallowed",
+    "robots_unavailable",
+];
+
+/// The error kind of a fetch cut short by an interrupt.
+const INTERRUPTED: &str = "interrupted";
+
+/// What the log of a crawl says it has done.
+#[derive(Debug)]
+pub struct Done {
+    /// The fingerprints of the URLs with a record, by the shard that owns
+    /// their host.
+    pub by_shard: Vec<Vec<u64>>,
+    /// Records that count (interrupted ones left out).
+    pub records: u64,
+    /// Of those, fetches: what `--max-pages` counted.
+    pub pages: u64,
+    /// Body bytes of those fetches: what `--max-bytes` counted.
+    pub bytes: u64,
+    /// Records of fetches cut by an interrupt: their URLs are fetched again.
+    pub interrupted: u64,
+    /// Of each WARC file (by name) that logged records point into, the
+    /// offset of the last one: a record is logged only once its WARC bytes
+    /// are in the file, so everything before it is whole, and a repair
+    /// starts there.
+    pub warc_whole: HashMap<String, u64>,
+    /// What the repair of the log found and cut.
+    pub repaired: Repaired<()>,
+}
+
+impl Done {
+    /// Nothing done yet (a crawl killed before its first record).
+    pub fn empty(shards: usize) -> Done {
+        Done {
+            by_shard: vec![Vec::new(); shards.max(1)],
+            records: 0,
+            pages: 0,
+            bytes: 0,
+            interrupted: 0,
+            warc_whole: HashMap::new(),
+            repaired: Repaired {
+                was: 0,
+                len: 0,
+                torn: None,
+                items: Vec::new(),
+            },
+        }
+    }
+}
+
+/// The fields of a record that a resume reads.
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(borrow)]
+    url: Cow<'a, str>,
+    #[serde(borrow, default)]
+    error_kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    size: u64,
+    #[serde(borrow, default)]
+    warc_file: Option<Cow<'a, str>>,
+    #[serde(default)]
+    warc_offset: Option<u64>,
+}
+
+/// Repair the log at `path` and read what it says was done, with the
+/// crawl's fingerprint `key`, for `shards` shards.
+pub fn read(path: &Path, key: [u64; 2], shards: usize) -> Result<Done, StateError> {
+    let mut done = Done::empty(shards);
+    let repaired = repair_jsonl_with(path, 0, |bytes| {
+        let Ok(line) = serde_json::from_slice::<Line>(bytes) else {
+            return false;
+        };
+        let kind = line.error_kind.as_deref();
+        if kind == Some(INTERRUPTED) {
+            done.interrupted += 1;
+            return true;
+        }
+        let shard = shard_for(urls::host_of(&line.url), shards);
+        if let Some(fingerprints) = done.by_shard.get_mut(shard) {
+            fingerprints.push(seen::fingerprint(key, &line.url));
+        }
+        done.records += 1;
+        if let (Some(file), Some(offset)) = (&line.warc_file, line.warc_offset) {
+            match done.warc_whole.get_mut(file.as_ref()) {
+                Some(at) => *at = (*at).max(offset),
+                None => {
+                    done.warc_whole.insert(file.to_string(), offset);
+                }
+            }
+        }
+        if !kind.is_some_and(|k| REFUSALS.contains(&k)) {
+            done.pages += 1;
+            done.bytes = done.bytes.saturating_add(line.size);
+        }
+        true
+    })?;
+    done.repaired = repaired;
+    Ok(done)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn the_log_gives_done_urls_by_owner_and_the_budgets_spent() {
+        let path = std::env::temp_dir().join(format!("ringcrawl-done-{}.jsonl", std::process::id()));
+        let mut file = std::fs::File::create(&path).unwrap();
+        for line in [
+            r#"{"url":"http://a.test/","status":200,"size":100}"#,
+            r#"{"url":"http://b.test/x","error_kind":"robots_disallowed","size":0}"#,
+            r#"{"url":"http://a.test/y","error_kind":"interrupted","size":0}"#,
+            r#"{"url":"http://b.test/z","status":404,"size":7,"warc_file":"w.warc.gz","warc_offset":900}"#,
+            r#"{"url":"http://b.test/w","error_kind":"too_deep","warc_file":"w.warc.gz","warc_offset":300}"#,
+        ] {
+            writeln!(file, "{line}").unwrap();
+        }
+        write!(file, r#"{{"url":"http://a.test/torn""#).unwrap();
+        drop(file);
+        let key = [7, 9];
+        let done = read(&path, key, 2).unwrap();
+        assert_eq!((done.records, done.pages, done.bytes, done.interrupted), (4, 2, 107, 1));
+        assert_eq!(done.warc_whole.get("w.warc.gz"), Some(&900));
+        let mut all: Vec<u64> = done.by_shard.concat();
+        all.sort_unstable();
+        let mut expected: Vec<u64> = ["http://a.test/", "http://b.test/x", "http://b.test/z", "http://b.test/w"]
+            .iter()
+            .map(|u| seen::fingerprint(key, u))
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(all, expected);
+        let a = shard_for("a.test", 2);
+        assert!(done.by_shard[a].contains(&seen::fingerprint(key, "http://a.test/")));
+        assert!(done.repaired.torn.is_some(), "the torn line is cut");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), done.repaired.len);
+        std::fs::remove_file(&path).unwrap();
+    }
+}

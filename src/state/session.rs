@@ -1,0 +1,317 @@
+//! One run of a crawl kept in a state directory: what `crawl::run` does
+//! with `--state` or `--resume` before the shards start, and the
+//! checkpoints it writes while they run and when they stop.
+//!
+//! A new crawl writes its manifest (roots, scope, shards, outputs, the
+//! fingerprint key, the command line's flags) and runs as run 0.
+//!
+//! A resume opens and locks the directory, checks that the crawl's fixed
+//! settings are the same, takes its outputs and key from the manifest,
+//! then mends what a kill may have torn and learns what was done:
+//!
+//! 1. the log of records (JSONL) is repaired and read ([`super::done`]):
+//!    the URLs with a record, by owning shard, and the budgets they spent;
+//! 2. the CDXJ index and the last WARC file of each shard and run are cut
+//!    back to their last whole line or gzip member;
+//! 3. the journals of the earlier runs ([`super::journal`]) are named for
+//!    the shards, which replay them minus what is done.
+//!
+//! The seen-sets and queues are not kept across runs: a resume rebuilds
+//! them from the journals (so a resume reads every URL discovered so far
+//! once; see the README). Crawl time spent comes from the last checkpoint.
+//!
+//! Not the shards' side (journal writing, replay: `crawl::shard`), and no
+//! I/O on an executor: this runs on the main thread.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::config::{Config, Output};
+use crate::output::timestamp::rfc3339_millis;
+
+use super::done::{self, Done};
+use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
+use super::repair::{repair_cdxj_in_place, repair_warc_in_place};
+use super::{io_err, journal, Checkpoint, Manifest, StateDir, StateError};
+
+/// The prefix of the spill directories (seen runs, spilled queues) a run
+/// makes in the state directory; a killed run's is removed by the next.
+const SPILL_PREFIX: &str = "ringcrawl-spill-";
+
+/// One run of a crawl with a state directory.
+#[derive(Debug)]
+pub struct Session {
+    dir: StateDir,
+    manifest: Manifest,
+    /// This run's number: 0 for the crawl's first, then one more than the
+    /// last run that left a journal. It names the journals and WARC files.
+    pub run: u32,
+    /// What earlier runs did (None for a new crawl).
+    pub done: Option<Done>,
+    /// Crawl time spent by earlier runs, by the last checkpoint.
+    pub elapsed_before: Duration,
+    /// Checkpoints written so far, over every run.
+    seq: u64,
+    /// What the resume found and mended, a line each.
+    pub notes: Vec<String>,
+}
+
+impl Session {
+    /// Start this run of the crawl `config.state` names (nothing to do
+    /// without one): create or open its directory and set `config` from
+    /// it (fingerprint key, and for a resume its outputs). `config.cores`
+    /// must be final.
+    pub fn begin(config: &mut Config) -> Result<Option<Session>, StateError> {
+        let Some(mut settings) = config.state.clone() else {
+            return Ok(None);
+        };
+        // Absolute: the shards open their folders from their own threads,
+        // and a resume may start elsewhere.
+        settings.dir = std::path::absolute(&settings.dir).map_err(|source| StateError::Io {
+            what: "making absolute",
+            path: settings.dir.clone(),
+            source,
+        })?;
+        let session = if settings.resume {
+            Session::resume(config, &settings.dir)?
+        } else {
+            Session::create(config, &settings.dir, settings.args)?
+        };
+        config.fingerprint_key = session.manifest.fingerprint_key.halves().into();
+        remove_stale_spills(session.dir.path());
+        config.spill_dir = Some(session.dir.path().to_path_buf());
+        Ok(Some(session))
+    }
+
+    fn create(config: &Config, path: &Path, args: Vec<String>) -> Result<Session, StateError> {
+        let jsonl = match &config.output {
+            Output::File(path) => Some(path.clone()),
+            _ => None,
+        };
+        let secs = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let outputs = OutputPaths {
+            jsonl,
+            warc: config.warc_dir.clone().map(|dir| WarcOutput {
+                dir,
+                prefix: format!("ringcrawl-{secs}-{}", std::process::id()),
+            }),
+            cdxj: config.cdxj.clone(),
+        };
+        let mut manifest = Manifest::new(
+            config.roots.iter().map(|r| r.as_str().to_string()).collect(),
+            ScopeSettings {
+                mode: config.scope.mode(),
+                exclude: config.scope.exclude().map(str::to_string),
+            },
+            config.cores,
+            outputs,
+        )?;
+        manifest.args = args;
+        let dir = StateDir::create(path, &manifest)?;
+        Ok(Session {
+            dir,
+            manifest,
+            run: 0,
+            done: None,
+            elapsed_before: Duration::ZERO,
+            seq: 0,
+            notes: Vec::new(),
+        })
+    }
+
+    fn resume(config: &mut Config, path: &Path) -> Result<Session, StateError> {
+        let (dir, manifest, checkpoint) = StateDir::open(path)?;
+        let mismatch = |what: String| StateError::Mismatch {
+            path: path.to_path_buf(),
+            what,
+        };
+        if manifest.shards != config.cores {
+            return Err(mismatch(format!(
+                "the crawl runs on {} shards, this run on {} (resume with --cores {0}, and --max-tasks at least {0})",
+                manifest.shards, config.cores
+            )));
+        }
+        let roots: Vec<String> = config.roots.iter().map(|r| r.as_str().to_string()).collect();
+        if roots != manifest.roots {
+            return Err(mismatch(format!(
+                "a resumed crawl keeps its roots ({}); give none",
+                manifest.roots.join(" ")
+            )));
+        }
+        // The outputs are the crawl's, wherever this run was started.
+        let jsonl = manifest
+            .outputs
+            .jsonl
+            .clone()
+            .unwrap_or_else(|| dir.path().join("records.jsonl"));
+        config.output = Output::File(jsonl.clone());
+        config.warc_dir = manifest.outputs.warc.as_ref().map(|w| w.dir.clone());
+        config.cdxj = manifest.outputs.cdxj.clone();
+
+        let mut notes = Vec::new();
+        let done = if jsonl.exists() {
+            done::read(&jsonl, manifest.fingerprint_key.halves().into(), manifest.shards)?
+        } else {
+            done::Done::empty(manifest.shards)
+        };
+        if let Some(why) = &done.repaired.torn {
+            notes.push(format!(
+                "{}: cut {} bytes at {} ({why})",
+                jsonl.display(),
+                done.repaired.cut(),
+                done.repaired.len
+            ));
+        }
+        if let Some(cdxj) = manifest.outputs.cdxj.as_ref().filter(|p| p.exists()) {
+            let repaired = repair_cdxj_in_place(cdxj, 0)?;
+            if let Some(why) = &repaired.torn {
+                notes.push(format!("{}: cut {} bytes ({why})", cdxj.display(), repaired.cut()));
+            }
+        }
+        if let Some(warc) = &manifest.outputs.warc {
+            for file in last_warc_files(&warc.dir, &warc.prefix)? {
+                let whole = file
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| done.warc_whole.get(n))
+                    .copied()
+                    .unwrap_or(0);
+                let repaired = repair_warc_in_place(&file, whole)?;
+                if let Some(why) = &repaired.torn {
+                    notes.push(format!("{}: cut {} bytes ({why})", file.display(), repaired.cut()));
+                }
+            }
+        }
+        let mut last_run = None;
+        for shard in 0..manifest.shards {
+            let runs = journal::runs(&dir.shard_dir(shard))?;
+            last_run = last_run.max(runs.last().copied());
+        }
+        let (elapsed_before, seq) = checkpoint
+            .map(|c| (Duration::from_millis(c.elapsed_ms), c.seq))
+            .unwrap_or_default();
+        Ok(Session {
+            dir,
+            manifest,
+            // A resume is never run 0: files of a run that left no journal
+            // are not written over.
+            run: last_run.map_or(1, |r| r.saturating_add(1)),
+            done: Some(done),
+            elapsed_before,
+            seq,
+            notes,
+        })
+    }
+
+    /// The journal shard `shard` writes in this run.
+    pub fn journal(&self, shard: usize) -> PathBuf {
+        journal::path(&self.dir.shard_dir(shard), self.run)
+    }
+
+    /// Every journal of the earlier runs, of every shard: what a resume
+    /// replays.
+    pub fn earlier_journals(&self) -> Result<Vec<PathBuf>, StateError> {
+        let mut files = Vec::new();
+        for shard in 0..self.manifest.shards {
+            let dir = self.dir.shard_dir(shard);
+            for run in journal::runs(&dir)? {
+                if run < self.run {
+                    files.push(journal::path(&dir, run));
+                }
+            }
+        }
+        Ok(files)
+    }
+
+    /// The prefix of this run's WARC files' names: the crawl's, and the
+    /// run's number after the first run, so no run writes over another's.
+    pub fn warc_prefix(&self) -> Option<String> {
+        self.manifest.outputs.warc.as_ref().map(|w| match self.run {
+            0 => w.prefix.clone(),
+            run => format!("{}-r{run}", w.prefix),
+        })
+    }
+
+    /// The state directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Write a checkpoint: `elapsed` is this run's crawl time so far.
+    pub fn checkpoint(
+        &mut self,
+        elapsed: Duration,
+        spent: Spent,
+        counters: BTreeMap<String, u64>,
+    ) -> Result<(), StateError> {
+        self.seq = self.seq.saturating_add(1);
+        let total = self.elapsed_before.saturating_add(elapsed);
+        self.dir.write_checkpoint(&Checkpoint {
+            seq: self.seq,
+            taken: rfc3339_millis(SystemTime::now()),
+            elapsed_ms: u64::try_from(total.as_millis()).unwrap_or(u64::MAX),
+            spent,
+            counters,
+        })
+    }
+}
+
+/// The WARC files of the crawl whose names start with `prefix` that a
+/// kill may have torn: of each run and shard (`PREFIX[-rN]-sS-SEQ`), the
+/// one with the highest `SEQ` (the files before it were closed whole).
+fn last_warc_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, StateError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err("listing", dir)(e)),
+    };
+    let mut last: BTreeMap<String, (u32, PathBuf)> = BTreeMap::new();
+    for entry in entries {
+        let entry = entry.map_err(io_err("listing", dir))?;
+        let name = entry.file_name();
+        let Some(stem) = name
+            .to_str()
+            .filter(|n| n.starts_with(prefix))
+            .and_then(|n| n.strip_suffix(".warc.gz"))
+        else {
+            continue;
+        };
+        let Some((series, seq)) = stem
+            .rsplit_once('-')
+            .and_then(|(series, seq)| Some((series, seq.parse::<u32>().ok()?)))
+        else {
+            continue;
+        };
+        let path = entry.path();
+        match last.get(series) {
+            Some((best, _)) if *best >= seq => {}
+            _ => {
+                last.insert(series.to_string(), (seq, path));
+            }
+        }
+    }
+    Ok(last.into_values().map(|(_, path)| path).collect())
+}
+
+/// Remove the spill directories earlier runs left in `dir` (a killed run
+/// cannot remove its own); what fails to go is only logged.
+fn remove_stale_spills(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let stale = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(SPILL_PREFIX));
+        if stale {
+            if let Err(e) = fs::remove_dir_all(entry.path()) {
+                log::warn!("removing {}: {e}", entry.path().display());
+            }
+        }
+    }
+}
