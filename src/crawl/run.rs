@@ -163,6 +163,10 @@ pub fn run_with(
     let held = if resuming { shards } else { 0 };
     let outstanding = Arc::new(Outstanding::new(seeded + held));
     let mut resumed = None;
+    let earlier_warc_files = match &session {
+        Some(session) => session.earlier_warc_files().context("state directory")?,
+        None => Vec::new(),
+    };
     let durability = match &mut session {
         Some(session) => {
             let done = session.done.take();
@@ -296,7 +300,8 @@ pub fn run_with(
         output_closed: false,
         resumed,
     };
-    let mut warc_files = Vec::new();
+    // A resumed crawl's archive is every run's files.
+    let mut warc_files = earlier_warc_files;
     let mut shard_failed = false;
     for joined in handles.join_all() {
         match joined {

@@ -236,6 +236,32 @@ impl Session {
         })
     }
 
+    /// The WARC files earlier runs wrote (a resumed crawl's WACZ packages
+    /// them with this run's).
+    pub fn earlier_warc_files(&self) -> Result<Vec<PathBuf>, StateError> {
+        let Some(warc) = self.manifest.outputs.warc.as_ref().filter(|_| self.run > 0) else {
+            return Ok(Vec::new());
+        };
+        let mut files = Vec::new();
+        let entries = match fs::read_dir(&warc.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(files),
+            Err(e) => return Err(io_err("listing", &warc.dir)(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(io_err("listing", &warc.dir))?;
+            let ours = entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&warc.prefix) && n.ends_with(".warc.gz"));
+            if ours {
+                files.push(entry.path());
+            }
+        }
+        files.sort();
+        Ok(files)
+    }
+
     /// The state directory.
     pub fn path(&self) -> &Path {
         self.dir.path()

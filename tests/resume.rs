@@ -1,0 +1,468 @@
+//! Checkpoint and resume (`--state DIR`, `--resume DIR`): a crawl stopped
+//! by a budget, by SIGINT or by `kill -9` goes on where it was. In the end
+//! every URL has exactly one record in the log, no URL with a record was
+//! fetched again (only fetches that had no record yet at a kill are), and
+//! the WARC files pass warcio's check.
+//!
+//! The killed crawls run the `ringcrawl` binary (a kill needs a process of
+//! its own) against a multi-host synthetic site served by this test; page
+//! fetches are counted by the site itself.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ringcrawl::{Crawler, Spent};
+use ringcrawl_site::server::Server;
+use ringcrawl_site::synth::{SiteSpec, SynthSite};
+
+/// A crawl that runs longer than this has hung.
+const LIMIT: Duration = Duration::from_secs(120);
+
+struct Site {
+    site: Arc<SynthSite>,
+    server: Server,
+    authority: String,
+}
+
+impl Site {
+    fn new(pages: usize, hosts: usize) -> Site {
+        let site = Arc::new(SynthSite::new(SiteSpec {
+            pages,
+            hosts,
+            page_bytes: 1500,
+            ..SiteSpec::default()
+        }));
+        let server = Server::start(site.clone().handler()).expect("site starts");
+        let authority = format!("127.0.0.1:{}", server.port());
+        Site {
+            site,
+            server,
+            authority,
+        }
+    }
+
+    fn roots(&self) -> Vec<String> {
+        self.site.roots(&self.authority)
+    }
+
+    fn expected(&self) -> BTreeSet<String> {
+        self.site
+            .expected_urls(&self.authority)
+            .into_iter()
+            .collect()
+    }
+
+    /// `--resolve` for every host of the site.
+    fn resolve_args(&self) -> Vec<String> {
+        (0..self.site.host_count())
+            .flat_map(|k| {
+                [
+                    "--resolve".to_string(),
+                    format!(
+                        "{}:{}:127.0.0.1",
+                        SynthSite::host_name(k),
+                        self.server.port()
+                    ),
+                ]
+            })
+            .collect()
+    }
+
+    /// Requests for pages (robots.txt left out: each run asks for it
+    /// again), by `"host path"`.
+    fn page_hits(&self) -> BTreeMap<String, usize> {
+        self.server
+            .hit_counts()
+            .into_iter()
+            .filter(|(key, _)| !key.ends_with(" /robots.txt"))
+            .collect()
+    }
+}
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ringcrawl-resume-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The log's URLs, each with its count of records (interrupted ones
+/// would count too: none may be there).
+fn logged(log: &Path) -> BTreeMap<String, usize> {
+    let mut urls = BTreeMap::new();
+    for line in std::fs::read_to_string(log).unwrap().lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_ne!(record["error_kind"], "interrupted", "{line}");
+        *urls
+            .entry(record["url"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    urls
+}
+
+/// Every expected URL exactly once in the log, nothing else.
+fn assert_one_record_each(log: &Path, expected: &BTreeSet<String>) {
+    let urls = logged(log);
+    let twice: Vec<_> = urls.iter().filter(|(_, n)| **n > 1).take(5).collect();
+    assert!(
+        twice.is_empty(),
+        "URLs with more than one record: {twice:?}"
+    );
+    let got: BTreeSet<String> = urls.into_keys().collect();
+    let missing: Vec<_> = expected.difference(&got).take(5).collect();
+    let extra: Vec<_> = got.difference(expected).take(5).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, extra {extra:?} ({} logged, {} expected)",
+        got.len(),
+        expected.len()
+    );
+}
+
+/// The site's key of a URL's requests: `"host path"`.
+fn hit_key(url: &str) -> String {
+    let url = ringcrawl::Url::parse(url).unwrap();
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    };
+    format!("{} {path}", url.host_str().unwrap_or(""))
+}
+
+fn ringcrawl(args: &[String]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ringcrawl starts")
+}
+
+/// Wait for `child` to exit within [`LIMIT`]; its exit code and stderr.
+fn wait(mut child: Child) -> (Option<i32>, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            return (status.code(), err);
+        }
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            panic!("ringcrawl still running after {LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Lines in `log` (0 if it is not there yet).
+fn lines(log: &Path) -> usize {
+    std::fs::read(log)
+        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+        .unwrap_or(0)
+}
+
+/// The WARC `response` records of every file in `dir`, by target URI,
+/// after warcio's `check` passed on each file.
+fn warc_responses(warcio: &Path, dir: &Path) -> BTreeMap<String, usize> {
+    let mut responses = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let out = Command::new(warcio.join("warcio"))
+            .arg("check")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "warcio check {}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let out = Command::new(warcio.join("warcio"))
+            .args(["index", "-f", "warc-type,warc-target-uri"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "warcio index {}", path.display());
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+            if entry["warc-type"] == "response" {
+                let uri = entry["warc-target-uri"].as_str().unwrap().to_string();
+                *responses.entry(uri).or_insert(0) += 1;
+            }
+        }
+    }
+    responses
+}
+
+#[test]
+fn a_crawl_stopped_by_max_pages_resumes_with_a_larger_budget_and_fetches_no_url_twice() {
+    let site = Site::new(5_000, 4);
+    let dir = scratch("budget");
+    let state = dir.join("state");
+    let resolve = |mut b: ringcrawl::CrawlerBuilder| {
+        for k in 0..site.site.host_count() {
+            b = b.resolve(
+                &SynthSite::host_name(k),
+                site.server.port(),
+                vec!["127.0.0.1".parse().unwrap()],
+            );
+        }
+        b.cores(2).obey_robots(false).sitemaps(false).progress(None)
+    };
+
+    let first = resolve(
+        Crawler::builder()
+            .roots(site.roots())
+            .state(&state)
+            .max_pages(1000),
+    )
+    .build()
+    .unwrap()
+    .run()
+    .unwrap();
+    assert_eq!(first.budget_spent(), Some(Spent::Pages));
+    let log = state.join("records.jsonl");
+    assert_eq!(lines(&log), 1000, "--max-pages 1000: 1,000 records");
+
+    // No roots: the crawl's own, from its manifest.
+    let second = resolve(Crawler::builder().resume(&state).max_pages(2000))
+        .build()
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_eq!(second.resumed(), Some(1000));
+    assert_eq!(second.budget_spent(), Some(Spent::Pages));
+    assert_eq!(
+        second.records_written(),
+        1000,
+        "the budget counts the first run's pages"
+    );
+    let urls = logged(&log);
+    assert_eq!(urls.len(), 2000, "2,000 records, no URL twice");
+    assert!(urls.values().all(|n| *n == 1));
+    let hits = site.page_hits();
+    assert_eq!(hits.values().sum::<usize>(), 2000, "2,000 fetches in all");
+    assert!(hits.values().all(|n| *n == 1), "no page fetched twice");
+
+    // A third run without a budget finishes the site.
+    let third = resolve(Crawler::builder().resume(&state))
+        .build()
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_eq!(third.budget_spent(), None);
+    assert!(!third.aborted());
+    assert_one_record_each(&log, &site.expected());
+    assert!(
+        site.page_hits().values().all(|n| *n == 1),
+        "no page fetched twice"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigint_stops_the_crawl_cleanly_and_the_resume_repeats_nothing() {
+    let Some(warcio) = common::warcio::warcio_or_skip(
+        "sigint_stops_the_crawl_cleanly_and_the_resume_repeats_nothing",
+    ) else {
+        return;
+    };
+    let site = Site::new(20_000, 8);
+    let dir = scratch("sigint");
+    let (state, warc) = (dir.join("state"), dir.join("warc"));
+    let log = state.join("records.jsonl");
+    let mut args: Vec<String> = site.roots();
+    args.extend(site.resolve_args());
+    args.extend(
+        [
+            "--cores",
+            "2",
+            "--max-tasks",
+            "64",
+            "--ignore-robots",
+            "--no-sitemaps",
+            "-q",
+        ]
+        .map(String::from),
+    );
+    args.extend(["--state".into(), state.display().to_string()]);
+    args.extend(["--warc".into(), warc.display().to_string()]);
+
+    let child = ringcrawl(&args);
+    let start = Instant::now();
+    while lines(&log) < 3000 {
+        assert!(start.elapsed() < LIMIT, "no progress");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) on the PID of a child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let (code, err) = wait(child);
+    assert_eq!(code, Some(130), "{err}");
+    let stopped_at = lines(&log);
+    assert!(
+        stopped_at < site.expected().len(),
+        "stopped early: {stopped_at}"
+    );
+
+    let (code, err) = wait(ringcrawl(&[
+        "--resume".into(),
+        state.display().to_string(),
+        "-q".into(),
+    ]));
+    assert_eq!(code, Some(0), "{err}");
+    assert_one_record_each(&log, &site.expected());
+    let twice: Vec<_> = site
+        .page_hits()
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .take(5)
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "fetched again after a clean stop: {twice:?}"
+    );
+    let responses = warc_responses(&warcio, &warc);
+    let archived_twice: Vec<_> = responses.iter().filter(|(_, n)| **n > 1).take(5).collect();
+    assert!(
+        archived_twice.is_empty(),
+        "archived twice: {archived_twice:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_crawl_killed_again_and_again_ends_with_one_record_per_url_and_valid_warc_files() {
+    let Some(warcio) = common::warcio::warcio_or_skip(
+        "a_crawl_killed_again_and_again_ends_with_one_record_per_url_and_valid_warc_files",
+    ) else {
+        return;
+    };
+    let site = Site::new(50_000, 8);
+    let expected = site.expected();
+    let dir = scratch("kill");
+    let (state, warc) = (dir.join("state"), dir.join("warc"));
+    let log = state.join("records.jsonl");
+    let mut args: Vec<String> = site.roots();
+    args.extend(site.resolve_args());
+    // Checkpoints every 100 ms and a small frontier (its queues go through
+    // spill files): kills land during checkpoints and spill I/O too.
+    args.extend(
+        [
+            "--cores",
+            "2",
+            "--max-tasks",
+            "100",
+            "--ignore-robots",
+            "--no-sitemaps",
+            "--checkpoint-interval",
+            "0.1",
+            "--frontier-memory",
+            "256K",
+            "-q",
+        ]
+        .map(String::from),
+    );
+    args.extend(["--state".into(), state.display().to_string()]);
+    args.extend(["--warc".into(), warc.display().to_string()]);
+    let resume = vec![
+        "--resume".to_string(),
+        state.display().to_string(),
+        "-q".into(),
+    ];
+
+    // Random moments, from a seed printed for a rerun.
+    let seed = std::env::var("RESUME_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap();
+            u64::from(now.subsec_nanos()) ^ u64::from(std::process::id())
+        });
+    println!("RESUME_SEED={seed}");
+    let mut rng = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let mut next = |range: u64| {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (rng >> 33) % range
+    };
+    const KILLS: usize = 6;
+    let mut progress = Vec::new();
+    // The site's count of requests for each logged page when it was first
+    // seen logged after a kill: it must not grow after that.
+    let mut when_logged: BTreeMap<String, usize> = BTreeMap::new();
+    for kill in 0..KILLS {
+        let mut child = ringcrawl(if kill == 0 { &args } else { &resume });
+        std::thread::sleep(Duration::from_millis(150 + next(500)));
+        child.kill().unwrap(); // SIGKILL
+        let (code, _) = wait(child);
+        assert_eq!(code, None, "killed by a signal, not ended");
+        progress.push(lines(&log));
+        let hits = site.page_hits();
+        for url in logged(&log).into_keys() {
+            let key = hit_key(&url);
+            when_logged
+                .entry(key.clone())
+                .or_insert_with(|| hits.get(&key).copied().unwrap_or(0));
+        }
+    }
+    println!("records after each kill: {progress:?}");
+    let (code, err) = wait(ringcrawl(&resume));
+    assert_eq!(code, Some(0), "{err}");
+
+    // The log: every URL exactly once.
+    assert_one_record_each(&log, &expected);
+    // Fetched again: only pages without a record at a kill, at most once
+    // per kill.
+    let hits = site.page_hits();
+    let again: usize = hits.values().map(|n| n - 1).sum();
+    println!("{again} fetches repeated over {KILLS} kills");
+    assert!(
+        hits.values().all(|n| *n <= 1 + KILLS),
+        "a page fetched more than once a run"
+    );
+    // The WARC files: valid, and every logged page is archived.
+    let responses = warc_responses(&warcio, &warc);
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let unarchived: Vec<&str> = records
+        .iter()
+        .filter(|r| r["status"].is_u64())
+        .map(|r| r["url"].as_str().unwrap())
+        .filter(|url| !responses.contains_key(*url))
+        .take(5)
+        .collect();
+    assert!(
+        unarchived.is_empty(),
+        "logged but not in a WARC file: {unarchived:?}"
+    );
+    assert!(responses.values().all(|n| *n <= 1 + KILLS));
+    // A killed run's spill directory is removed by the next run.
+    let stale: Vec<_> = std::fs::read_dir(&state)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("ringcrawl-spill-")
+        })
+        .collect();
+    assert!(stale.is_empty(), "spill directories left: {stale:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
