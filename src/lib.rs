@@ -96,10 +96,14 @@
 //!   over, on the thread that ran it).
 //! - `state` what a crawl keeps to be resumed (`--state DIR`): the
 //!   directory's layout, lock, manifest and atomic checkpoints
-//!   (`state::StateDir`), and `state::repair`, which cuts the output
-//!   files back to their last whole line or record after a `kill -9`.
-//!   Main-thread `std::fs` code, run before the shards start and after
-//!   they stop.
+//!   (`state::StateDir`); `state::session`, one run's begin (create, or
+//!   open, check, repair and read for a resume) and checkpoints;
+//!   `state::repair`, which cuts the output files back to their last whole
+//!   line or record after a `kill -9`; `state::done` (the log of records
+//!   read as the list of done URLs) and `state::journal` (the journals of
+//!   discovered URLs, read back). Main-thread `std::fs` code, run before
+//!   the shards start and after they stop; the shards' side (journal
+//!   writing, replay) is `crawl::shard`'s `journal.rs`.
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the
@@ -136,6 +140,10 @@
 //!    crawl, whether it was in RAM, on disk or pending (a pending URL
 //!    counts as seen); the seen-set's RAM is bounded by `--seen-memory`
 //!    plus ~1.3 bytes per URL on disk.
+//! 8. With a state directory, a page's record reaches the log only after
+//!    every URL its shard journaled before it, and its WARC record, are
+//!    on disk: a URL with a logged record is never fetched again, and its
+//!    links survive any kill. The log is appended to, never rewritten.
 
 #![warn(missing_docs)]
 // Without `internals` the layers are crate-private, and what only the

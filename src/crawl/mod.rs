@@ -6,6 +6,7 @@
 //! crawl leaves behind (`crate::output`).
 
 pub mod budget;
+pub mod checkpoints;
 pub mod frontier;
 pub mod hops;
 pub mod links;

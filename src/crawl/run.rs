@@ -19,6 +19,7 @@ use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 use crate::api::Hooks;
 use crate::config::{available_cpus, Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::budget::{Budget, Spent};
+use crate::crawl::checkpoints::Checkpoints;
 use crate::crawl::frontier::Job;
 use crate::crawl::hops::{Hop, Hops};
 use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
@@ -32,7 +33,6 @@ use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
 use crate::state::session::Session;
-use crate::state::StateError;
 
 /// The result of a finished crawl.
 #[derive(Debug)]
@@ -417,89 +417,6 @@ fn package_wacz(
     if config.cdxj.is_none() {
         let _ = std::fs::remove_file(index);
     }
-}
-
-/// The checkpoint thread of a crawl with a state directory: one every
-/// interval while the shards run, and the last one at [`Self::finish`].
-struct Checkpoints {
-    thread: std::thread::JoinHandle<Session>,
-    stop: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
-    budget: Arc<Budget>,
-    progress: Arc<Progress>,
-    started: Instant,
-}
-
-impl Checkpoints {
-    fn start(
-        mut session: Session,
-        every: Duration,
-        budget: Arc<Budget>,
-        progress: Arc<Progress>,
-        started: Instant,
-    ) -> Checkpoints {
-        let stop = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
-        let thread = std::thread::spawn({
-            let (stop, budget, progress) = (stop.clone(), budget.clone(), progress.clone());
-            move || {
-                let (lock, wake) = &*stop;
-                let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
-                loop {
-                    let (guard, _) = wake
-                        .wait_timeout(stopped, every)
-                        .unwrap_or_else(|p| p.into_inner());
-                    stopped = guard;
-                    if *stopped {
-                        return session;
-                    }
-                    if let Err(e) = checkpoint(&mut session, &budget, &progress, started) {
-                        log::warn!("checkpoint: {e}");
-                    }
-                }
-            }
-        });
-        Checkpoints {
-            thread,
-            stop,
-            budget,
-            progress,
-            started,
-        }
-    }
-
-    /// Stop the thread and write the last checkpoint.
-    fn finish(self) -> Result<(), StateError> {
-        let (lock, wake) = &*self.stop;
-        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        wake.notify_all();
-        match self.thread.join() {
-            Ok(mut session) => checkpoint(&mut session, &self.budget, &self.progress, self.started),
-            Err(_) => Ok(()),
-        }
-    }
-}
-
-/// Write one checkpoint of `session`.
-fn checkpoint(
-    session: &mut Session,
-    budget: &Budget,
-    progress: &Progress,
-    started: Instant,
-) -> Result<(), StateError> {
-    let now = progress.snapshot();
-    let counters = [
-        ("records_this_run", now.pages),
-        ("errors_this_run", now.errors),
-        ("bytes_this_run", now.bytes),
-        ("queued", now.queued),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let spent = crate::state::manifest::Spent {
-        pages: budget.pages(),
-        bytes: budget.bytes(),
-    };
-    session.checkpoint(started.elapsed(), spent, counters)
 }
 
 /// A spill directory of this crawl's own in `config.spill_dir` (default:

@@ -8,7 +8,10 @@
 //! task for batches that met a full channel. When all of its own fetch
 //! slots are busy and a peer has one free, it lends the peer a ready page:
 //! the peer fetches, records and routes it like its own and sends back the
-//! host's release, so one busy host can keep every core fetching.
+//! host's release, so one busy host can keep every core fetching. With a
+//! state directory it also journals the URLs it routes and holds each
+//! record until they are on disk (`journal.rs`), and a resume starts by
+//! replaying the earlier runs' journals.
 //! Everything here is `!Send` (`Rc`/`RefCell`) and no `RefCell` borrow is
 //! held across an `.await`.
 // Network data flows through here: a panic would take down a whole shard.

@@ -1,0 +1,100 @@
+//! The checkpoints of a crawl with a state directory: a thread that
+//! writes one every `--checkpoint-interval` while the shards run (crawl
+//! time spent over all runs, budgets, counters), and the last one when
+//! they stopped, once every record is written.
+//!
+//! Not what a checkpoint holds nor how it is written atomically
+//! (`crate::state`), and no shard state: a resume rebuilds that from the
+//! journals and the log.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::crawl::budget::Budget;
+use crate::output::progress::Progress;
+use crate::state::session::Session;
+use crate::state::StateError;
+
+/// The checkpoint thread of a crawl with a state directory: one every
+/// interval while the shards run, and the last one at [`Self::finish`].
+pub struct Checkpoints {
+    thread: std::thread::JoinHandle<Session>,
+    stop: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+    budget: Arc<Budget>,
+    progress: Arc<Progress>,
+    started: Instant,
+}
+
+impl Checkpoints {
+    /// Start the thread: a checkpoint of `session` every `every`.
+    pub fn start(
+        mut session: Session,
+        every: Duration,
+        budget: Arc<Budget>,
+        progress: Arc<Progress>,
+        started: Instant,
+    ) -> Checkpoints {
+        let stop = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let thread = std::thread::spawn({
+            let (stop, budget, progress) = (stop.clone(), budget.clone(), progress.clone());
+            move || {
+                let (lock, wake) = &*stop;
+                let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    let (guard, _) = wake
+                        .wait_timeout(stopped, every)
+                        .unwrap_or_else(|p| p.into_inner());
+                    stopped = guard;
+                    if *stopped {
+                        return session;
+                    }
+                    if let Err(e) = checkpoint(&mut session, &budget, &progress, started) {
+                        log::warn!("checkpoint: {e}");
+                    }
+                }
+            }
+        });
+        Checkpoints {
+            thread,
+            stop,
+            budget,
+            progress,
+            started,
+        }
+    }
+
+    /// Stop the thread and write the last checkpoint.
+    pub fn finish(self) -> Result<(), StateError> {
+        let (lock, wake) = &*self.stop;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        wake.notify_all();
+        match self.thread.join() {
+            Ok(mut session) => checkpoint(&mut session, &self.budget, &self.progress, self.started),
+            Err(_) => Ok(()),
+        }
+    }
+}
+
+/// Write one checkpoint of `session`.
+fn checkpoint(
+    session: &mut Session,
+    budget: &Budget,
+    progress: &Progress,
+    started: Instant,
+) -> Result<(), StateError> {
+    let now = progress.snapshot();
+    let counters = [
+        ("records_this_run", now.pages),
+        ("errors_this_run", now.errors),
+        ("bytes_this_run", now.bytes),
+        ("queued", now.queued),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let spent = crate::state::manifest::Spent {
+        pages: budget.pages(),
+        bytes: budget.bytes(),
+    };
+    session.checkpoint(started.elapsed(), spent, counters)
+}
