@@ -56,6 +56,10 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let args = Args::parse();
+    if args.demo.is_some() && (args.state.is_some() || args.resume.is_some()) {
+        eprintln!("ringcrawl: --demo cannot be resumed (its site lives in this process)");
+        return Err(ExitCode::from(2));
+    }
     let Some(dir) = &args.resume else {
         return Ok((args, given));
     };
