@@ -357,3 +357,39 @@ fn ca_cert_trusts_a_private_ca_and_insecure_fetches_anyway() {
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// What cannot be resumed is refused before anything is crawled: records
+/// on stdout, the in-process demo site, roots given to a resume, a state
+/// directory that is not there.
+#[test]
+fn state_and_resume_misuse_exits_2_with_one_line() {
+    let dir = std::env::temp_dir().join(format!("ringcrawl-cli-state-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let state = dir.join("st");
+    let state = state.to_str().unwrap();
+    let missing = dir.join("missing");
+    let missing = missing.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--state", state, "-o", "-", "http://127.0.0.1:9/"],
+            "standard output",
+        ),
+        (vec!["--demo", "--state", state], "--demo"),
+        (
+            vec!["--resume", state, "http://127.0.0.1:9/"],
+            "keeps its roots",
+        ),
+        (vec!["--resume", missing], "no crawl state"),
+    ] {
+        let out = ringcrawl(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert!(
+        !dir.join("st").join("manifest.json").exists(),
+        "nothing was made"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

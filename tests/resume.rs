@@ -466,3 +466,49 @@ fn a_crawl_killed_again_and_again_ends_with_one_record_per_url_and_valid_warc_fi
     assert!(stale.is_empty(), "spill directories left: {stale:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_state_directory_is_never_taken_over_nor_resumed_with_other_roots() {
+    let site = Site::new(50, 1);
+    let dir = scratch("misuse");
+    let state = dir.join("state");
+    let builder = || {
+        Crawler::builder()
+            .roots(site.roots())
+            .cores(2)
+            .obey_robots(false)
+            .sitemaps(false)
+            .progress(None)
+    };
+    builder().state(&state).build().unwrap().run().unwrap();
+    let again = builder().state(&state).build().unwrap().run().unwrap_err();
+    assert!(
+        format!("{again:#}").contains("already holds a crawl"),
+        "{again:#}"
+    );
+    let other = Crawler::builder()
+        .root("http://127.0.0.1:9/")
+        .cores(2)
+        .resume(&state)
+        .build()
+        .unwrap()
+        .run()
+        .unwrap_err();
+    assert!(
+        format!("{other:#}").contains("keeps its roots"),
+        "{other:#}"
+    );
+    let shards = builder()
+        .cores(1)
+        .resume(&state)
+        .build()
+        .unwrap()
+        .run()
+        .unwrap_err();
+    assert!(format!("{shards:#}").contains("--cores 2"), "{shards:#}");
+    // The crawl itself is intact: a resume finds nothing left to do.
+    let done = builder().resume(&state).build().unwrap().run().unwrap();
+    assert_eq!(done.records_written(), 0);
+    assert_eq!(done.resumed(), Some(site.expected().len() as u64));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -341,3 +341,39 @@ fn remove_stale_spills(dir: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_a_kill_may_have_torn_are_the_last_of_each_run_and_shard() {
+        let dir = std::env::temp_dir().join(format!("ringcrawl-session-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        for name in [
+            "P-s0-00000.warc.gz",
+            "P-s0-00001.warc.gz",
+            "P-s1-00000.warc.gz",
+            "P-r1-s0-00000.warc.gz",
+            "P-r1-s0-00002.warc.gz",
+            "Q-s0-00007.warc.gz",
+            "P-s0-00003.cdxj",
+        ] {
+            fs::write(dir.join(name), b"").unwrap();
+        }
+        let mut last: Vec<String> = last_warc_files(&dir, "P")
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        last.sort();
+        assert_eq!(
+            last,
+            ["P-r1-s0-00002.warc.gz", "P-s0-00001.warc.gz", "P-s1-00000.warc.gz"]
+        );
+        assert!(last_warc_files(&dir.join("none"), "P").unwrap().is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
