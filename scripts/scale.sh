@@ -25,6 +25,13 @@
 # and the frontier keep what does not fit their memory (--seen-memory,
 # --frontier-memory); its size is sampled every second and the peak reported.
 #
+# STATE=1: the crawl keeps a state directory in its work directory
+# (--state; records go to its records.jsonl instead of OUTPUT), whose size
+# counts in the peak disk; then it is resumed with a budget of
+# RESUME_PAGES (100) more pages against the same site, and the resume's
+# wall time and the state directory's size are reported. The site's count
+# then covers both runs: no page may be served twice across them.
+#
 # Environment (defaults): HOSTS (4096), SITE_THREADS (1), CORES (the
 # crawler's default: every CPU), MAX_TASKS (100), OUTPUT (/dev/null: records
 # are written, not kept), TIME_LIMIT (1800 s a crawl; then it is killed and
@@ -44,6 +51,8 @@ TIME_LIMIT=${TIME_LIMIT:-1800}
 BUILD_LIMIT=${BUILD_LIMIT:-1200}
 BIN_DIR=${BIN_DIR:-${CARGO_TARGET_DIR:-target}/release}
 EXTRA_ARGS=${EXTRA_ARGS:-}
+STATE=${STATE:-}
+RESUME_PAGES=${RESUME_PAGES:-100}
 CORES_ARG=()
 [ -n "${CORES:-}" ] && CORES_ARG=(--cores "$CORES")
 
@@ -111,9 +120,11 @@ for n in "${SIZES[@]}"; do
     for p in "${pins[@]}"; do resolve+=(--resolve "$p"); done
     echo "== $n pages: site on 127.0.0.1:$port, ${#roots[@]} roots"
     mkdir -p "$run/tmp"
+    out_args=(-o "$OUTPUT")
+    [ -n "$STATE" ] && out_args=(--state "$run/tmp/state")
     # shellcheck disable=SC2086
     TMPDIR="$run/tmp" timeout -s KILL "$TIME_LIMIT" /usr/bin/time -f '%M %e' -o "$run/time" \
-        "$CRAWL_BIN" --max-pages "$n" --ignore-robots --no-sitemaps -q -o "$OUTPUT" \
+        "$CRAWL_BIN" --max-pages "$n" --ignore-robots --no-sitemaps -q "${out_args[@]}" \
         --max-tasks "$MAX_TASKS" "${CORES_ARG[@]}" --report-json "$run/report.json" \
         $EXTRA_ARGS "${resolve[@]}" "${roots[@]}" &
     CRAWL_PID=$!
@@ -132,6 +143,17 @@ for n in "${SIZES[@]}"; do
     CRAWL_PID=""
     wait "$SAMPLER_PID" 2>/dev/null || true
     disk=$(cat "$run/disk" 2>/dev/null || echo 0)
+    resumed=0
+    if [ -n "$STATE" ] && [ "$status" -eq 0 ]; then
+        state_bytes=$(du -sb "$run/tmp/state" | cut -f1)
+        TMPDIR="$run/tmp" timeout -s KILL "$TIME_LIMIT" /usr/bin/time -f '%M %e' -o "$run/resume-time" \
+            "$CRAWL_BIN" --resume "$run/tmp/state" --max-pages "$((n + RESUME_PAGES))" \
+            --report-json "$run/resume.json" || status=$?
+        resumed=$(field "$run/resume.json" urls)
+        read -r resume_kib resume_wall <"$run/resume-time"
+        echo "state directory $((state_bytes / 1048576)) MiB; resumed with $RESUME_PAGES pages more:" \
+            "$resumed pages in ${resume_wall}s wall, peak RSS ${resume_kib} KiB"
+    fi
     stop_site
     counts=$(sed -n 's/^endless site: requests=//p' "$run/site.log")
     if [ "$status" -ne 0 ] || [ ! -s "$run/report.json" ]; then
@@ -168,7 +190,13 @@ EOF
     [ "$dups" -eq 0 ] || problems+=("$dups requests for pages already served: $(grep 'served more than once' "$run/site.log" | head -3 | tr '\n' ' ')")
     [ "$notfound" -eq 0 ] || problems+=("$notfound 404s")
     [ "$errors" -eq 0 ] || problems+=("$errors error records")
-    [ "$pages" -eq "$urls" ] || problems+=("the site served $pages pages for $urls records")
+    [ "$pages" -eq "$((urls + resumed))" ] || problems+=("the site served $pages pages for $((urls + resumed)) records")
+    if [ -n "$STATE" ]; then
+        [ "$resumed" -eq "$RESUME_PAGES" ] || problems+=("the resume fetched $resumed pages, not $RESUME_PAGES")
+        left_spill=$(find "$run/tmp/state" -maxdepth 1 -name 'ringcrawl-spill-*' | head -3)
+        [ -z "$left_spill" ] || problems+=("spill directories left in the state directory: $left_spill")
+        rm -rf "$run/tmp/state"
+    fi
     [ -z "$(ls -A "$run/tmp")" ] || problems+=("the crawler left files in its TMPDIR: $(ls -A "$run/tmp" | head -3 | tr '\n' ' ')")
     if [ ${#problems[@]} -gt 0 ]; then
         printf 'FAIL (%s pages): %s\n' "$n" "${problems[@]}" >&2

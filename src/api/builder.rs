@@ -574,6 +574,17 @@ impl CrawlerBuilder {
                 Output::None if !resume => {
                     config.output = Output::File(dir.join("records.jsonl"));
                 }
+                // The log is the list of what is done: /dev/null or a pipe
+                // would leave a resume nothing to read.
+                Output::File(log) if log.exists() && !log.is_file() => {
+                    return Err(BuildError::new(
+                        flag,
+                        format!(
+                            "the records must go to a regular file (a resume reads them back), not {}",
+                            log.display()
+                        ),
+                    ))
+                }
                 _ => {}
             }
             config.state = Some(StateSettings {
