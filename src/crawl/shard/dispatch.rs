@@ -20,7 +20,7 @@ const SEEN_OVERFLOW: usize = 1 << 20;
 
 /// URLs that may wait for a lookup on disk (each holds its job, ~150
 /// bytes, and may hold back its page's record) before no new fetch starts.
-pub(super) const PENDING_LIMIT: usize = 256 << 10;
+const PENDING_LIMIT: usize = 256 << 10;
 
 impl Shard {
     /// The chapter's N workers, as one dispatcher: whenever a fetch slot is
@@ -63,8 +63,7 @@ impl Shard {
             if self.sink.behind()
                 || self.cdxj.behind()
                 || self.hooks.stream.as_ref().is_some_and(|s| s.behind())
-                || self.seen.borrow().overflow_len() > SEEN_OVERFLOW
-                || self.pending.borrow().len() > PENDING_LIMIT
+                || self.seen_behind()
             {
                 self.outbox.flush();
                 glommio::timer::sleep(BACKLOG_POLL).await;
@@ -87,6 +86,14 @@ impl Shard {
                 futures_lite::future::or(nap, self.slot_freed.notified()).await;
             }
         }
+    }
+
+    /// Whether the seen-set's disk is behind: its overflow past
+    /// [`SEEN_OVERFLOW`] URLs while it merges, or more than
+    /// [`PENDING_LIMIT`] URLs waiting for lookups.
+    pub(super) fn seen_behind(&self) -> bool {
+        self.seen.borrow().overflow_len() > SEEN_OVERFLOW
+            || self.pending.borrow().len() > PENDING_LIMIT
     }
 
     /// Run `work` in a task of its own, holding a slot of shard `slot` until

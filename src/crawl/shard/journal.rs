@@ -38,9 +38,8 @@ use crate::crawl::urls;
 use crate::output::record::Record;
 use crate::state::journal;
 
-use super::dispatch::PENDING_LIMIT;
 use super::seen::{Asker, Enqueued};
-use super::{Shard, BACKLOG_POLL};
+use super::Shard;
 
 /// What the shards of a crawl with a state directory share.
 #[derive(Debug)]
@@ -104,6 +103,9 @@ impl Journal {
 
 /// How long the journal task lets jobs gather before it writes them.
 const GATHER: Duration = Duration::from_millis(2);
+
+/// How long the replay waits for the disk when it is behind.
+const REPLAY_WAIT: Duration = Duration::from_millis(1);
 
 /// Jobs replayed between two yields to the shard's other tasks.
 const REPLAY_SLICE: usize = 4096;
@@ -339,8 +341,17 @@ impl Shard {
                 if shard_for(urls::host_of(&job.url), self.shards) != self.id {
                     continue;
                 }
-                while self.pending.borrow().len() > PENDING_LIMIT && !self.stopping.get() {
-                    glommio::timer::sleep(BACKLOG_POLL).await;
+                // As fast as the disk takes it: the seen-set's merges and
+                // lookups, and the spill's writes of the queues past
+                // --frontier-memory (else they would wait in RAM).
+                while (self.seen_behind() || self.frontier.borrow().has_spill_io())
+                    && !self.stopping.get()
+                {
+                    self.changed.notify_all();
+                    futures_lite::future::yield_now().await;
+                    if self.seen_behind() || self.frontier.borrow().has_spill_io() {
+                        glommio::timer::sleep(REPLAY_WAIT).await;
+                    }
                 }
                 if self.stopping.get() {
                     return Ok(reader.read());
