@@ -74,9 +74,16 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
             return Err(ExitCode::from(2));
         }
     };
+    // The flags given now go before a stored `--` (after it all is roots).
+    let split = stored
+        .iter()
+        .position(|a| a == "--")
+        .unwrap_or(stored.len());
+    let (flags, roots) = stored.split_at(split);
     let argv = std::iter::once("ringcrawl".to_string())
-        .chain(stored)
-        .chain(given.iter().cloned());
+        .chain(flags.iter().cloned())
+        .chain(given.iter().cloned())
+        .chain(roots.iter().cloned());
     match Args::try_parse_from(argv) {
         Ok(args) => Ok((args, given)),
         Err(e) => e.exit(),

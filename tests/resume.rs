@@ -512,3 +512,60 @@ fn a_state_directory_is_never_taken_over_nor_resumed_with_other_roots() {
     assert_eq!(done.resumed(), Some(site.expected().len() as u64));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--wacz` without `--cdxj`: the index of every run is kept in the state
+/// directory, so the package made at the end of a resume holds every
+/// run's WARC files and indexes every page of them.
+#[test]
+fn a_resumed_crawl_packages_every_runs_pages_in_its_wacz() {
+    let site = Site::new(300, 1);
+    let dir = scratch("wacz");
+    let (state, warc, wacz) = (dir.join("state"), dir.join("warc"), dir.join("crawl.wacz"));
+    let builder = || {
+        Crawler::builder()
+            .cores(2)
+            .obey_robots(false)
+            .sitemaps(false)
+            .progress(None)
+            .warc(&warc)
+            .wacz(&wacz)
+    };
+    let first = builder().roots(site.roots()).state(&state).max_pages(100);
+    first.build().unwrap().run().unwrap();
+    let second = builder().resume(&state).build().unwrap().run().unwrap();
+    assert!(
+        second.output_error().is_none(),
+        "{:?}",
+        second.output_error()
+    );
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&wacz).unwrap()).unwrap();
+    let warcs = (0..zip.len())
+        .filter(|&i| {
+            zip.by_index(i)
+                .unwrap()
+                .name()
+                .unwrap()
+                .ends_with(".warc.gz")
+        })
+        .count();
+    assert!(warcs >= 2, "both runs' WARC files: {warcs}");
+    let mut index = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("indexes/index.cdxj").unwrap(), &mut index)
+        .unwrap();
+    let indexed: BTreeSet<String> = index
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.splitn(3, ' ').nth(2)?).ok())
+        .filter_map(|j| j["url"].as_str().map(str::to_string))
+        .collect();
+    let missing: Vec<_> = site
+        .expected()
+        .into_iter()
+        .filter(|u| !indexed.contains(u))
+        .take(5)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not in the package's index: {missing:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -85,7 +85,12 @@ impl Session {
         Ok(Some(session))
     }
 
-    fn create(config: &Config, path: &Path, args: Vec<String>) -> Result<Session, StateError> {
+    fn create(config: &mut Config, path: &Path, args: Vec<String>) -> Result<Session, StateError> {
+        // --wacz needs the index of every run: without --cdxj it is kept
+        // in the state directory (and appended to by each resume).
+        if config.wacz.is_some() && config.cdxj.is_none() {
+            config.cdxj = Some(path.join("index.cdxj"));
+        }
         let jsonl = match &config.output {
             Output::File(path) => Some(path.clone()),
             _ => None,
@@ -142,6 +147,15 @@ impl Session {
                 manifest.roots.join(" ")
             )));
         }
+        // Queued URLs were admitted under the crawl's scope, and are
+        // replayed without another look: it may not change.
+        let scope = &manifest.scope;
+        if config.scope.mode() != scope.mode || config.scope.exclude() != scope.exclude.as_deref() {
+            return Err(mismatch(format!(
+                "a resumed crawl keeps its scope ({:?}, --exclude {:?})",
+                scope.mode, scope.exclude
+            )));
+        }
         // The outputs are the crawl's, wherever this run was started.
         let jsonl = manifest
             .outputs
@@ -174,12 +188,22 @@ impl Session {
         }
         if let Some(warc) = &manifest.outputs.warc {
             for file in last_warc_files(&warc.dir, &warc.prefix)? {
-                let whole = file
+                let len = fs::metadata(&file).map_err(io_err("reading", &file))?.len();
+                let mut whole = file
                     .file_name()
                     .and_then(|n| n.to_str())
                     .and_then(|n| done.warc_whole.get(n))
                     .copied()
                     .unwrap_or(0);
+                if whole > len {
+                    // Logged records point past the end (a power loss, or
+                    // a log written before this rule): read it all.
+                    notes.push(format!(
+                        "{}: the log points at byte {whole}, past its end ({len}): checked whole",
+                        file.display()
+                    ));
+                    whole = 0;
+                }
                 let repaired = repair_warc_in_place(&file, whole)?;
                 if let Some(why) = &repaired.torn {
                     notes.push(format!("{}: cut {} bytes ({why})", file.display(), repaired.cut()));

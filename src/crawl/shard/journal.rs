@@ -72,8 +72,12 @@ pub(super) struct Journal {
     added: Notify,
     /// No more jobs: write what is left, then end.
     closing: Cell<bool>,
-    /// Writing failed: records are no longer held (the crawl stops).
+    /// Writing the journal or the WARC files failed: the crawl stops, and
+    /// records are no longer logged (their links or archive may be
+    /// missing; a resume fetches those pages again).
     failed: Cell<bool>,
+    /// Records not logged since the failure.
+    unlogged: Cell<u64>,
 }
 
 /// A record that waits.
@@ -96,6 +100,7 @@ impl Journal {
             added: Notify::new(),
             closing: Cell::new(false),
             failed: Cell::new(false),
+            unlogged: Cell::new(0),
         }
     }
 
@@ -124,6 +129,7 @@ impl Shard {
     /// before it are on disk.
     pub(super) fn write_record(&self, record: Record) {
         match &self.journal {
+            Some(journal) if journal.failed.get() => self.unlogged(journal, record),
             Some(journal) if !self.journal_clear(journal) => {
                 journal.held.borrow_mut().push_back(Held {
                     jobs: journal.appended.get(),
@@ -144,10 +150,9 @@ impl Shard {
     /// Whether a record emitted now may be written at once: nothing it
     /// may depend on is still only in RAM.
     fn journal_clear(&self, journal: &Journal) -> bool {
-        journal.failed.get()
-            || (journal.durable.get() == journal.appended.get()
-                && journal.held.borrow().is_empty()
-                && self.warc.as_ref().is_none_or(|w| w.is_flushed_past(w.placed())))
+        journal.durable.get() == journal.appended.get()
+            && journal.held.borrow().is_empty()
+            && self.warc.as_ref().is_none_or(|w| w.is_flushed_past(w.placed()))
     }
 
     /// The journal task: write the jobs that gathered as one chunk,
@@ -161,7 +166,7 @@ impl Shard {
         let file = match BufferedFile::create(&journal.path).await {
             Ok(file) => file,
             Err(e) => {
-                self.journal_failed(journal, &format!("creating {}: {e}", journal.path.display()));
+                self.journal_failed(journal, &format!("the journal failed: creating {}: {e}", journal.path.display()));
                 return;
             }
         };
@@ -192,18 +197,21 @@ impl Shard {
                 chunk::encode(&jobs, &mut bytes);
                 drop(jobs);
                 if let Err(e) = write_all(&file, &bytes, at).await {
-                    self.journal_failed(journal, &format!("writing {}: {e}", journal.path.display()));
+                    self.journal_failed(journal, &format!("the journal failed: writing {}: {e}", journal.path.display()));
                     break;
                 }
                 at += bytes.len() as u64;
                 if let Err(e) = file.fdatasync().await {
-                    self.journal_failed(journal, &format!("syncing {}: {e}", journal.path.display()));
+                    self.journal_failed(journal, &format!("the journal failed: syncing {}: {e}", journal.path.display()));
                     break;
                 }
             }
             journal.durable.set(upto);
             if let Some(warc) = &self.warc {
-                warc.flushed_past(warc_upto).await;
+                if !warc.flushed_past(warc_upto).await {
+                    self.journal_failed(journal, "the WARC files could not be written");
+                    break;
+                }
             }
             self.release_records(journal, upto, warc_upto);
             // To the log's writer now, not at the next watch: a kill then
@@ -222,9 +230,7 @@ impl Shard {
             let next = {
                 let mut held = journal.held.borrow_mut();
                 match held.front() {
-                    Some(h) if (h.jobs <= upto && h.warc <= warc_upto) || journal.failed.get() => {
-                        held.pop_front()
-                    }
+                    Some(h) if h.jobs <= upto && h.warc <= warc_upto => held.pop_front(),
                     _ => None,
                 }
             };
@@ -238,27 +244,49 @@ impl Shard {
         }
     }
 
-    /// Close the journal: the task writes what is left and ends; every
-    /// held record is written.
+    /// A record that may not be logged (after a failure): counted, kept
+    /// for the library's report, not written.
+    fn unlogged(&self, journal: &Journal, record: Record) {
+        journal.unlogged.set(journal.unlogged.get() + 1);
+        if self.config.keep_records {
+            self.records.borrow_mut().push(record);
+        }
+    }
+
+    /// Close the journal: the task writes what is left and ends, with
+    /// every held record written (or, after a failure, not logged).
     pub(super) async fn close_journal(&self, task: glommio::Task<()>) {
         if let Some(journal) = &self.journal {
             journal.closing.set(true);
             journal.added.notify_all();
             task.await;
-            // Left only if the task failed or never started.
-            journal.failed.set(true);
-            self.release_records(journal, u64::MAX, u64::MAX);
+            // Left only after a failure.
+            let held: Vec<Held> = journal.held.borrow_mut().drain(..).collect();
+            for Held { record, .. } in held {
+                self.unlogged(journal, record);
+            }
+            let unlogged = journal.unlogged.get();
+            if unlogged > 0 {
+                if let Some(e) = self.output_error.borrow_mut().as_mut() {
+                    e.push_str(&format!(
+                        "; {unlogged} records of shard {} not logged (a resume fetches them again)",
+                        self.id
+                    ));
+                }
+            }
         }
     }
 
+    /// The journal or the WARC files failed: the crawl stops with the
+    /// error, and no record is logged from now on (one whose links or
+    /// archive may be missing must not count as done).
     fn journal_failed(&self, journal: &Journal, what: &str) {
         journal.failed.set(true);
-        let message = format!("shard {}: the journal failed: {what}", self.id);
+        let message = format!("shard {}: {what}", self.id);
         log::error!("{message}");
         self.output_error.borrow_mut().get_or_insert(message);
         self.outstanding.abort();
         self.stop();
-        self.release_records(journal, u64::MAX, u64::MAX);
     }
 
     /// At a resume: count the URLs with a record as seen (before anything
@@ -302,7 +330,8 @@ impl Shard {
         }
         let mut queued = 0u64;
         for path in &durability.replay {
-            if self.stopping.get() {
+            // A budget the earlier runs spent: nothing will be fetched.
+            if self.replay_cut() || self.budget.reached().is_some() {
                 break;
             }
             match self.replay_one(path, &mut queued).await {
@@ -345,7 +374,7 @@ impl Shard {
                 // lookups, and the spill's writes of the queues past
                 // --frontier-memory (else they would wait in RAM).
                 while (self.seen_behind() || self.frontier.borrow().has_spill_io())
-                    && !self.stopping.get()
+                    && !self.replay_cut()
                 {
                     self.changed.notify_all();
                     futures_lite::future::yield_now().await;
@@ -353,7 +382,7 @@ impl Shard {
                         glommio::timer::sleep(REPLAY_WAIT).await;
                     }
                 }
-                if self.stopping.get() {
+                if self.replay_cut() {
                     return Ok(reader.read());
                 }
                 match self.enqueue(job, Instant::now(), Asker::Nobody) {
@@ -370,6 +399,15 @@ impl Shard {
             }
         }
         Ok(reader.read())
+    }
+}
+
+impl Shard {
+    /// The replay ends early: the shard stops, or SIGINT/SIGTERM came (the
+    /// watch that would see it starts after the replay); what is left of
+    /// the journals is read by the next resume.
+    fn replay_cut(&self) -> bool {
+        self.stopping.get() || self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -190,11 +190,18 @@ impl WarcFiles {
     }
 
     /// Wait until everything queued up to the watermark `end` is in its
-    /// file (written, not only buffered: a `kill -9` cannot lose it), or
-    /// the writer stopped.
-    pub async fn flushed_past(&self, end: u64) {
+    /// file (written, not only buffered: a `kill -9` cannot lose it):
+    /// true; false if the writer stopped first (it failed, or the files
+    /// were closed) and some of it may never be written.
+    pub async fn flushed_past(&self, end: u64) -> bool {
         let state = &self.state;
-        while state.flushed.get() < end && !state.queue.borrow().closed {
+        loop {
+            if state.flushed.get() >= end {
+                return true;
+            }
+            if state.queue.borrow().closed {
+                return false;
+            }
             state.flush_wanted.set(state.flush_wanted.get().max(end));
             state.queued.notify_all();
             state.flushed_now.notified().await;
