@@ -135,6 +135,21 @@ fn hit_key(url: &str) -> String {
     format!("{} {path}", url.host_str().unwrap_or(""))
 }
 
+/// The command line of a crawl of `site` on two cores with a state
+/// directory and WARC files in `dir`, plus `flags`: the state directory,
+/// the WARC directory, the log, the arguments.
+fn cli_crawl(site: &Site, dir: &Path, flags: &[&str]) -> (PathBuf, PathBuf, PathBuf, Vec<String>) {
+    let (state, warc) = (dir.join("state"), dir.join("warc"));
+    let mut args: Vec<String> = site.roots();
+    args.extend(site.resolve_args());
+    args.extend(["--cores", "2", "--ignore-robots", "--no-sitemaps", "-q"].map(String::from));
+    args.extend(flags.iter().map(|f| f.to_string()));
+    args.extend(["--state".into(), state.display().to_string()]);
+    args.extend(["--warc".into(), warc.display().to_string()]);
+    let log = state.join("records.jsonl");
+    (state, warc, log, args)
+}
+
 fn ringcrawl(args: &[String]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
         .args(args)
@@ -280,24 +295,7 @@ fn sigint_stops_the_crawl_cleanly_and_the_resume_repeats_nothing() {
     };
     let site = Site::new(20_000, 8);
     let dir = scratch("sigint");
-    let (state, warc) = (dir.join("state"), dir.join("warc"));
-    let log = state.join("records.jsonl");
-    let mut args: Vec<String> = site.roots();
-    args.extend(site.resolve_args());
-    args.extend(
-        [
-            "--cores",
-            "2",
-            "--max-tasks",
-            "64",
-            "--ignore-robots",
-            "--no-sitemaps",
-            "-q",
-        ]
-        .map(String::from),
-    );
-    args.extend(["--state".into(), state.display().to_string()]);
-    args.extend(["--warc".into(), warc.display().to_string()]);
+    let (state, warc, log, args) = cli_crawl(&site, &dir, &["--max-tasks", "64"]);
 
     let child = ringcrawl(&args);
     let start = Instant::now();
@@ -351,30 +349,20 @@ fn a_crawl_killed_again_and_again_ends_with_one_record_per_url_and_valid_warc_fi
     let site = Site::new(50_000, 8);
     let expected = site.expected();
     let dir = scratch("kill");
-    let (state, warc) = (dir.join("state"), dir.join("warc"));
-    let log = state.join("records.jsonl");
-    let mut args: Vec<String> = site.roots();
-    args.extend(site.resolve_args());
     // Checkpoints every 100 ms and a small frontier (its queues go through
     // spill files): kills land during checkpoints and spill I/O too.
-    args.extend(
-        [
-            "--cores",
-            "2",
+    let (state, warc, log, args) = cli_crawl(
+        &site,
+        &dir,
+        &[
             "--max-tasks",
             "100",
-            "--ignore-robots",
-            "--no-sitemaps",
             "--checkpoint-interval",
             "0.1",
             "--frontier-memory",
             "256K",
-            "-q",
-        ]
-        .map(String::from),
+        ],
     );
-    args.extend(["--state".into(), state.display().to_string()]);
-    args.extend(["--warc".into(), warc.display().to_string()]);
     let resume = vec![
         "--resume".to_string(),
         state.display().to_string(),
