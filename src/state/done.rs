@@ -24,7 +24,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::crawl::mesh::shard_for;
-use crate::crawl::seen;
+use crate::crawl::seen::Fingerprinter;
 use crate::crawl::urls;
 
 use super::repair::{repair_jsonl_with, Repaired};
@@ -105,6 +105,7 @@ struct Line<'a> {
 /// crawl's fingerprint `key`, for `shards` shards.
 pub fn read(path: &Path, key: [u64; 2], shards: usize) -> Result<Done, StateError> {
     let mut done = Done::empty(shards);
+    let fingerprinter = Fingerprinter::new(key);
     let repaired = repair_jsonl_with(path, 0, |bytes| {
         let Ok(line) = serde_json::from_slice::<Line>(bytes) else {
             return false;
@@ -116,7 +117,7 @@ pub fn read(path: &Path, key: [u64; 2], shards: usize) -> Result<Done, StateErro
         }
         let shard = shard_for(urls::host_of(&line.url), shards);
         if let Some(fingerprints) = done.by_shard.get_mut(shard) {
-            fingerprints.push(seen::fingerprint(key, &line.url));
+            fingerprints.push(fingerprinter.fingerprint(&line.url));
         }
         done.records += 1;
         if let (Some(file), Some(offset)) = (&line.warc_file, line.warc_offset) {
@@ -164,14 +165,15 @@ mod tests {
         assert_eq!(done.warc_whole.get("w.warc.gz"), Some(&900));
         let mut all: Vec<u64> = done.by_shard.concat();
         all.sort_unstable();
+        let f = Fingerprinter::new(key);
         let mut expected: Vec<u64> = ["http://a.test/", "http://b.test/x", "http://b.test/z", "http://b.test/w"]
             .iter()
-            .map(|u| seen::fingerprint(key, u))
+            .map(|u| f.fingerprint(u))
             .collect();
         expected.sort_unstable();
         assert_eq!(all, expected);
         let a = shard_for("a.test", 2);
-        assert!(done.by_shard[a].contains(&seen::fingerprint(key, "http://a.test/")));
+        assert!(done.by_shard[a].contains(&f.fingerprint("http://a.test/")));
         assert!(done.repaired.torn.is_some(), "the torn line is cut");
         assert_eq!(std::fs::metadata(&path).unwrap().len(), done.repaired.len);
         std::fs::remove_file(&path).unwrap();

@@ -154,21 +154,38 @@ pub enum Check {
     Maybe,
 }
 
-/// `url`'s fingerprint under `key`, as [`SeenSet::fingerprint`] of a set
-/// made with that key computes it (for code that has no set at hand, such
-/// as a resume reading the records on the main thread).
-pub fn fingerprint(key: [u64; 2], url: &str) -> u64 {
-    let seed = SharedSeed::from_u64(key[1]);
-    let mut h = foldhash::quality::FoldHasher::with_seed(key[0], &seed);
-    h.write(url.as_bytes());
-    nonzero(h.finish())
+/// The keyed fingerprint function of one crawl: what [`SeenSet`] uses, and
+/// what code with no set at hand uses (a resume reading the records on
+/// the main thread), the seeds derived once.
+#[derive(Clone)]
+pub struct Fingerprinter {
+    /// The per-hasher seed and the shared seed.
+    key0: u64,
+    seed: SharedSeed,
+}
+
+impl Fingerprinter {
+    /// The function of the crawl key `key`.
+    pub fn new(key: [u64; 2]) -> Fingerprinter {
+        Fingerprinter {
+            key0: key[0],
+            seed: SharedSeed::from_u64(key[1]),
+        }
+    }
+
+    /// The URL's keyed 64-bit fingerprint (never 0), the same for one key
+    /// in every process.
+    pub fn fingerprint(&self, url: &str) -> u64 {
+        let mut h = foldhash::quality::FoldHasher::with_seed(self.key0, &self.seed);
+        h.write(url.as_bytes());
+        nonzero(h.finish())
+    }
 }
 
 /// A shard's seen-set of URL fingerprints (see the module docs). `!Send`.
 pub struct SeenSet {
-    /// The fingerprint key: the per-hasher seed and the shared seed.
-    key0: u64,
-    seed: SharedSeed,
+    /// The crawl's fingerprint function.
+    key: Fingerprinter,
     /// Bytes of each of the two tables.
     table_bytes: usize,
     active: Bucket,
@@ -240,14 +257,12 @@ impl SeenSet {
                 created: false,
             },
         };
-        let [key0, key1] = key;
         // Whole slots, as the table is made of: a budget that is not a
         // multiple of 8 would leave the active table short of "full size"
         // for ever (it would never merge, and grow in place at every key).
         let table_bytes = (memory / 2 / 8 * 8).max(bucket::MIN_BYTES);
         SeenSet {
-            key0,
-            seed: SharedSeed::from_u64(key1),
+            key: Fingerprinter::new(key),
             table_bytes,
             active: Bucket::with_bytes(table_bytes.min(FIRST_TABLE)),
             overflow: HashSet::default(),
@@ -263,9 +278,7 @@ impl SeenSet {
     /// The URL's keyed 64-bit fingerprint (never 0), the same for one key
     /// in every process.
     pub fn fingerprint(&self, url: &str) -> u64 {
-        let mut h = foldhash::quality::FoldHasher::with_seed(self.key0, &self.seed);
-        h.write(url.as_bytes());
-        nonzero(h.finish())
+        self.key.fingerprint(url)
     }
 
     /// Has `fp` been seen? Never waits. [`Check::New`]: it was in no bucket

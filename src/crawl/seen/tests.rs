@@ -98,7 +98,11 @@ fn fingerprints_are_stable_for_a_key() {
     // changes (a foldhash release that hashes differently), runs written
     // before cannot be resumed.
     assert_eq!(a.fingerprint(url), 0xd76a_d9b7_4b80_05cd, "got {:#x}", a.fingerprint(url));
-    assert_eq!(super::fingerprint([1, 2], url), a.fingerprint(url), "the free function");
+    assert_eq!(
+        super::Fingerprinter::new([1, 2]).fingerprint(url),
+        a.fingerprint(url),
+        "without a set"
+    );
 }
 
 #[test]
