@@ -266,22 +266,10 @@ impl Session {
         let Some(warc) = self.manifest.outputs.warc.as_ref().filter(|_| self.run > 0) else {
             return Ok(Vec::new());
         };
-        let mut files = Vec::new();
-        let entries = match fs::read_dir(&warc.dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(files),
-            Err(e) => return Err(io_err("listing", &warc.dir)(e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(io_err("listing", &warc.dir))?;
-            let ours = entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with(&warc.prefix) && n.ends_with(".warc.gz"));
-            if ours {
-                files.push(entry.path());
-            }
-        }
+        let mut files: Vec<PathBuf> = warc_files(&warc.dir, &warc.prefix)?
+            .into_iter()
+            .map(|(_, path)| path)
+            .collect();
         files.sort();
         Ok(files)
     }
@@ -314,29 +302,14 @@ impl Session {
 /// kill may have torn: of each run and shard (`PREFIX[-rN]-sS-SEQ`), the
 /// one with the highest `SEQ` (the files before it were closed whole).
 fn last_warc_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, StateError> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_err("listing", dir)(e)),
-    };
     let mut last: BTreeMap<String, (u32, PathBuf)> = BTreeMap::new();
-    for entry in entries {
-        let entry = entry.map_err(io_err("listing", dir))?;
-        let name = entry.file_name();
-        let Some(stem) = name
-            .to_str()
-            .filter(|n| n.starts_with(prefix))
-            .and_then(|n| n.strip_suffix(".warc.gz"))
-        else {
-            continue;
-        };
+    for (stem, path) in warc_files(dir, prefix)? {
         let Some((series, seq)) = stem
             .rsplit_once('-')
             .and_then(|(series, seq)| Some((series, seq.parse::<u32>().ok()?)))
         else {
             continue;
         };
-        let path = entry.path();
         match last.get(series) {
             Some((best, _)) if *best >= seq => {}
             _ => {
@@ -345,6 +318,30 @@ fn last_warc_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, StateError>
         }
     }
     Ok(last.into_values().map(|(_, path)| path).collect())
+}
+
+/// The `.warc.gz` files in `dir` whose names start with `prefix`: each
+/// name without the suffix, and its path (none if there is no `dir`).
+fn warc_files(dir: &Path, prefix: &str) -> Result<Vec<(String, PathBuf)>, StateError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err("listing", dir)(e)),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_err("listing", dir))?;
+        let stem = entry
+            .file_name()
+            .to_str()
+            .filter(|n| n.starts_with(prefix))
+            .and_then(|n| n.strip_suffix(".warc.gz"))
+            .map(str::to_string);
+        if let Some(stem) = stem {
+            files.push((stem, entry.path()));
+        }
+    }
+    Ok(files)
 }
 
 /// Remove the spill directories earlier runs left in `dir` (a killed run
