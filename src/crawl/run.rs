@@ -32,7 +32,7 @@ use crate::output::wacz;
 use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
-use crate::state::session::Session;
+use crate::state::session::{Session, SPILL_PREFIX};
 
 /// The result of a finished crawl.
 #[derive(Debug)]
@@ -429,7 +429,7 @@ fn spill_dir(config: &Config) -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     parent.join(format!(
-        "ringcrawl-spill-{}-{}-{nanos}",
+        "{SPILL_PREFIX}{}-{}-{nanos}",
         std::process::id(),
         CRAWLS.fetch_add(1, Ordering::Relaxed)
     ))

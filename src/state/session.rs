@@ -38,7 +38,7 @@ use super::{io_err, journal, Checkpoint, Manifest, StateDir, StateError};
 
 /// The prefix of the spill directories (seen runs, spilled queues) a run
 /// makes in the state directory; a killed run's is removed by the next.
-const SPILL_PREFIX: &str = "ringcrawl-spill-";
+pub const SPILL_PREFIX: &str = "ringcrawl-spill-";
 
 /// One run of a crawl with a state directory.
 #[derive(Debug)]
