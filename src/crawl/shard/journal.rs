@@ -138,12 +138,15 @@ impl Shard {
                 });
                 journal.added.notify_all();
             }
-            _ => {
-                self.sink.write(&record);
-                if self.config.keep_records {
-                    self.records.borrow_mut().push(record);
-                }
-            }
+            _ => self.log_record(record),
+        }
+    }
+
+    /// Write a record to the log (and keep it, for the library's report).
+    fn log_record(&self, record: Record) {
+        self.sink.write(&record);
+        if self.config.keep_records {
+            self.records.borrow_mut().push(record);
         }
     }
 
@@ -237,10 +240,7 @@ impl Shard {
             let Some(Held { record, .. }) = next else {
                 return;
             };
-            self.sink.write(&record);
-            if self.config.keep_records {
-                self.records.borrow_mut().push(record);
-            }
+            self.log_record(record);
         }
     }
 
