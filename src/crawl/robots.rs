@@ -65,6 +65,17 @@ pub enum Verdict {
     Unavailable,
 }
 
+impl Verdict {
+    /// The `error_kind` of the record of a URL kept out (`Allowed` has
+    /// none: it reads as disallowed).
+    pub fn kind(self) -> &'static str {
+        match self {
+            Verdict::Unavailable => "robots_unavailable",
+            _ => "robots_disallowed",
+        }
+    }
+}
+
 impl Rules {
     /// The policy for a robots.txt fetch that ended with `status` (None:
     /// no answer) and `body`, for the agent `token`.

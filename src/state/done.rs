@@ -23,22 +23,23 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::crawl::frontier::Limit;
 use crate::crawl::mesh::shard_for;
+use crate::crawl::robots::Verdict;
 use crate::crawl::seen::Fingerprinter;
 use crate::crawl::urls;
 
 use super::repair::{repair_jsonl_with, Repaired};
 use super::StateError;
 
-/// The error kinds of records written without a fetch.
-const REFUSALS: [&str; 6] = [
-    "url_too_long",
-    "too_deep",
-    "host_budget",
-    "sitemap_budget",
-    "robots_disallowed",
-    "robots_unavailable",
-];
+/// Whether a record of this error kind was written without a fetch (a
+/// limit or robots.txt kept its URL out).
+fn refused(kind: &str) -> bool {
+    Limit::ALL.iter().any(|l| l.kind() == kind)
+        || [Verdict::Disallowed, Verdict::Unavailable]
+            .iter()
+            .any(|v| v.kind() == kind)
+}
 
 /// The error kind of a fetch cut short by an interrupt.
 const INTERRUPTED: &str = "interrupted";
@@ -128,7 +129,7 @@ pub fn read(path: &Path, key: [u64; 2], shards: usize) -> Result<Done, StateErro
                 }
             }
         }
-        if !kind.is_some_and(|k| REFUSALS.contains(&k)) {
+        if !kind.is_some_and(refused) {
             done.pages += 1;
             done.bytes = done.bytes.saturating_add(line.size);
         }

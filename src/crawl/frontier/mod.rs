@@ -128,6 +128,14 @@ pub enum Limit {
 }
 
 impl Limit {
+    /// Every limit.
+    pub const ALL: [Limit; 4] = [
+        Limit::UrlTooLong,
+        Limit::TooDeep,
+        Limit::HostBudget,
+        Limit::SitemapBudget,
+    ];
+
     /// The record's `error_kind`.
     pub fn kind(self) -> &'static str {
         match self {

@@ -97,14 +97,11 @@ impl Shard {
     /// Record a URL that robots.txt keeps out, and count it out.
     pub(super) fn refuse(&self, job: Job, verdict: Verdict) {
         let mut record = Record::new(job.url, self.id);
-        match verdict {
-            Verdict::Unavailable => fail(
-                &mut record,
-                "robots_unavailable",
-                "robots.txt unreachable or 5xx: host not crawled",
-            ),
-            _ => fail(&mut record, "robots_disallowed", "disallowed by robots.txt"),
-        }
+        let message = match verdict {
+            Verdict::Unavailable => "robots.txt unreachable or 5xx: host not crawled",
+            _ => "disallowed by robots.txt",
+        };
+        fail(&mut record, verdict.kind(), message);
         self.emit(record);
         if self.outstanding.finish(1) {
             self.stop();
