@@ -140,16 +140,6 @@ impl Reader {
     }
 }
 
-/// Read the journal at `path`, handing each whole chunk's jobs to `each`
-/// in order, up to its end or its first torn chunk.
-pub fn read(path: &Path, mut each: impl FnMut(Vec<Job>)) -> Result<JournalRead, StateError> {
-    let mut reader = Reader::open(path)?;
-    while let Some(jobs) = reader.next_chunk()? {
-        each(jobs);
-    }
-    Ok(reader.read())
-}
-
 /// Fill `buf` from `file`; fewer bytes only at the end of the file.
 fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;
@@ -169,6 +159,16 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    /// Read the journal at `path`, handing each whole chunk's jobs to `each`
+    /// in order, up to its end or its first torn chunk.
+    fn read(path: &Path, mut each: impl FnMut(Vec<Job>)) -> Result<JournalRead, StateError> {
+        let mut reader = Reader::open(path)?;
+        while let Some(jobs) = reader.next_chunk()? {
+            each(jobs);
+        }
+        Ok(reader.read())
+    }
 
     /// A fresh, empty directory for one test.
     fn scratch(name: &str) -> PathBuf {
