@@ -50,7 +50,7 @@
 //!   single-run sieve's known cost; tiered runs are the fix if it matters.
 //! - A lookup the Bloom filter cannot answer is *pending*: [`resolve`]
 //!   reads the blocks of a batch of such keys (one read per block, at most
-//!   16 in flight) without holding the `RefCell` borrow, then settles them.
+//!   64 in flight) without holding the `RefCell` borrow, then settles them.
 //!
 //! # Memory
 //!
