@@ -18,9 +18,15 @@ use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};
 /// 16 MB) before no new fetch starts.
 const SEEN_OVERFLOW: usize = 1 << 20;
 
-/// URLs that may wait for a lookup on disk (each holds its job, ~150
+/// URLs that may wait for a lookup on disk (each holds its job, ~250
 /// bytes, and may hold back its page's record) before no new fetch starts.
-const PENDING_LIMIT: usize = 256 << 10;
+const PENDING_LIMIT: usize = 64 << 10;
+
+/// Pages of this shard whose records may wait for their links' tallies
+/// (each holds its record, ~800 bytes) before no new fetch starts. They
+/// pile up when peers' lookups on disk lag: unbounded, they were 170K a
+/// shard at the end of a 10M-page crawl.
+const AWAITING_LIMIT: usize = 32 << 10;
 
 impl Shard {
     /// The chapter's N workers, as one dispatcher: whenever a fetch slot is
@@ -51,8 +57,7 @@ impl Shard {
     /// A fetch slot: one of this shard's own, else one of a peer's; the
     /// shard whose slot it is. None once stopping. While the records'
     /// writer or the caller's page stream is behind, or the seen-set's
-    /// disk is (its overflow past [`SEEN_OVERFLOW`] URLs while it merges,
-    /// or more than [`PENDING_LIMIT`] URLs waiting for lookups), none is
+    /// disk is (see [`Self::seen_behind`]), none is
     /// taken: no fetch starts (the running ones go on), so a slow output
     /// or disk holds the crawl back instead of filling memory.
     pub(super) async fn take_slot(&self) -> Option<usize> {
@@ -88,12 +93,14 @@ impl Shard {
         }
     }
 
-    /// Whether the seen-set's disk is behind: its overflow past
-    /// [`SEEN_OVERFLOW`] URLs while it merges, or more than
-    /// [`PENDING_LIMIT`] URLs waiting for lookups.
+    /// Whether the seen-sets' disks are behind: this one's overflow past
+    /// [`SEEN_OVERFLOW`] URLs while it merges, more than [`PENDING_LIMIT`]
+    /// URLs waiting for lookups here, or more than [`AWAITING_LIMIT`] pages
+    /// of this shard waiting for tallies (from lookups anywhere).
     pub(super) fn seen_behind(&self) -> bool {
         self.seen.borrow().overflow_len() > SEEN_OVERFLOW
             || self.pending.borrow().len() > PENDING_LIMIT
+            || self.awaiting.borrow().len() > AWAITING_LIMIT
     }
 
     /// Run `work` in a task of its own, holding a slot of shard `slot` until

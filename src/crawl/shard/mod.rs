@@ -419,7 +419,7 @@ impl Shard {
         for page in waiting {
             if let Some(mut record) = page.record {
                 record.num_new_urls += page.new;
-                self.emit(record);
+                self.emit(*record);
             }
         }
         self.close_journal(journal).await;

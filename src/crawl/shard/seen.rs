@@ -18,6 +18,8 @@
 //! Not the seen-set itself (`crate::crawl::seen`) nor the frontier's
 //! limits and queues (`crate::crawl::frontier`).
 
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -41,9 +43,14 @@ pub(super) enum Routed {
 }
 
 /// A page waiting for the tallies of the shards its links went to.
+///
+/// Tens of thousands of pages wait at once late in a large crawl (while
+/// lookups on disk lag), so the record is boxed: the table's slots stay 32
+/// bytes, not a whole `Record` each (at 10M pages a table of 228K slots
+/// held 110 MB that way, its capacity kept after the burst).
 pub(super) struct Awaiting {
     /// Its record, once the fetch is over (tallies may come before).
-    pub(super) record: Option<Record>,
+    pub(super) record: Option<Box<Record>>,
     pub(super) tallies_due: usize,
     /// Links new to the crawl, by the tallies so far.
     pub(super) new: usize,
@@ -266,11 +273,12 @@ impl Shard {
         let mut awaiting = self.awaiting.borrow_mut();
         if let Some(page) = awaiting.get_mut(&token) {
             if page.tallies_due > 0 {
-                page.record = Some(record);
+                page.record = Some(Box::new(record));
                 return;
             }
             record.num_new_urls += page.new;
             awaiting.remove(&token);
+            shrink_map(&mut awaiting);
         }
         drop(awaiting);
         self.record_page(record);
@@ -297,7 +305,9 @@ impl Shard {
             if page.tallies_due > 0 || page.record.is_none() {
                 return;
             }
-            awaiting.remove(&token)
+            let done = awaiting.remove(&token);
+            shrink_map(&mut awaiting);
+            done
         };
         if let Some(Awaiting {
             record: Some(mut record),
@@ -306,7 +316,7 @@ impl Shard {
         }) = done
         {
             record.num_new_urls += new;
-            self.record_page(record);
+            self.record_page(*record);
         }
     }
 
@@ -322,7 +332,12 @@ impl Shard {
             let batch: Vec<Pending> = {
                 let mut pending = self.pending.borrow_mut();
                 let n = pending.len().min(LOOKUP_BATCH);
-                pending.drain(..n).collect()
+                let batch = pending.drain(..n).collect();
+                let left = pending.len();
+                if pending.capacity() > SHRINK_FLOOR && left * SPARSE < pending.capacity() {
+                    pending.shrink_to(left * 2);
+                }
+                batch
             };
             if batch.is_empty() {
                 self.pending_added.notified().await;
@@ -400,7 +415,9 @@ impl Shard {
             if entry.left > 0 {
                 return;
             }
-            deferred.remove(&(shard, token))
+            let done = deferred.remove(&(shard, token));
+            shrink_map(&mut deferred);
+            done
         };
         if let Some(Deferred { new, .. }) = done {
             if shard == self.id {
@@ -451,3 +468,62 @@ const DISK_TRIES: u32 = 3;
 /// Pending URLs looked up in one batch (more wait for the next): the
 /// resolver yields between batches.
 const LOOKUP_BATCH: usize = 64 << 10;
+
+/// A table this many times larger than what it holds is shrunk to twice
+/// that: hash maps and vectors keep their largest capacity, and the pages
+/// awaiting tallies, their deferred tallies and the pending URLs grow by
+/// the ten thousand while lookups on disk lag, then drain.
+const SPARSE: usize = 8;
+/// Tables of at most this many slots are left as they are.
+const SHRINK_FLOOR: usize = 4 << 10;
+
+/// Shrinks `map` once it is [`SPARSE`]: a shrink moves what is left, and
+/// comes only after several times that many removals.
+fn shrink_map<K: Eq + Hash, V, S: BuildHasher>(map: &mut HashMap<K, V, S>) {
+    if map.capacity() > SHRINK_FLOOR && map.len() * SPARSE < map.capacity() {
+        map.shrink_to(map.len() * 2);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_map_drained_after_a_burst_gives_its_table_back() {
+        let mut map: HashMap<u64, [u8; 64]> = HashMap::new();
+        for k in 0..100_000 {
+            map.insert(k, [0; 64]);
+        }
+        let burst = map.capacity();
+        for k in 0..99_900 {
+            map.remove(&k);
+            shrink_map(&mut map);
+        }
+        assert_eq!(map.len(), 100);
+        assert!(map.capacity() <= SHRINK_FLOOR, "{} of {burst}", map.capacity());
+        assert!((99_900..100_000).all(|k| map.contains_key(&k)), "nothing lost");
+    }
+
+    #[test]
+    fn a_small_or_full_map_is_left_as_it_is() {
+        let mut map: HashMap<u64, u64> = HashMap::new();
+        for k in 0..1_000 {
+            map.insert(k, k);
+        }
+        let room = map.capacity();
+        for k in 0..990 {
+            map.remove(&k);
+            shrink_map(&mut map);
+        }
+        // (Removals leave tombstones, which take a little off `capacity`.)
+        assert!(map.capacity() * 2 > room, "under the floor: kept");
+        let mut map: HashMap<u64, u64> = (0..50_000).map(|k| (k, k)).collect();
+        let room = map.capacity();
+        for k in 0..10_000 {
+            map.remove(&k);
+            shrink_map(&mut map);
+        }
+        assert!(map.capacity() * 2 > room, "four fifths full: kept");
+    }
+}
