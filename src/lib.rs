@@ -104,6 +104,11 @@
 //!   discovered URLs, read back). Main-thread `std::fs` code, run before
 //!   the shards start and after they stop; the shards' side (journal
 //!   writing, replay) is `crawl::shard`'s `journal.rs`.
+//! - `cluster` many machines on one Redis (`--cluster`, issue 20, under
+//!   way): `cluster::partition` (which partition a host is in, which
+//!   partitions a node holds) and `cluster::store` (the keys, streams,
+//!   leases and fenced scripts, over the synchronous client from a thread
+//!   of its own). The engine does not use it yet.
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the
@@ -169,7 +174,7 @@ macro_rules! internal {
 
 mod api;
 pub mod process;
-internal!(config, crawl, net, output, state);
+internal!(cluster, config, crawl, net, output, state);
 
 pub use api::{
     BuildError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream, Report,

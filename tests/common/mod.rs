@@ -5,6 +5,7 @@
 
 pub mod dns;
 pub mod pywb;
+pub mod redis;
 pub mod warc;
 pub mod warcio;
 

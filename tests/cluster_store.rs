@@ -1,0 +1,217 @@
+//! The cluster's shared state against a real `redis-server` (Debian's, on
+//! a free loopback port; skipped with a message where it is not
+//! installed): creation and joining, heartbeats, leases and their expiry,
+//! streams read once and claimed after a takeover, fencing of a node that
+//! lost its lease, the done log, and the backlog that says a crawl is over.
+
+mod common;
+
+use std::time::Duration;
+
+use common::redis::redis_or_skip;
+use ringcrawl::cluster::store::{Store, StoreError};
+
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+fn node(url: &str, crawl: &str, name: &str) -> Store {
+    Store::connect(url, crawl, name, TIMEOUT).unwrap()
+}
+
+fn urls(entries: &[ringcrawl::cluster::store::Entry]) -> Vec<String> {
+    entries.iter().flat_map(|e| e.urls.clone()).collect()
+}
+
+#[test]
+fn a_crawl_is_made_once_and_joined_with_its_settings() {
+    let Some(redis) = redis_or_skip("a_crawl_is_made_once") else {
+        return;
+    };
+    let mut a = node(&redis.url(), "c", "a");
+    let meta = a.create_or_join(Some(16), [1, 2]).unwrap();
+    assert_eq!((meta.partitions, meta.key), (16, [1, 2]));
+    let mut b = node(&redis.url(), "c", "b");
+    let joined = b.create_or_join(None, [9, 9]).unwrap();
+    assert_eq!(joined, meta, "a node that joins takes the crawl's settings");
+    let mut c = node(&redis.url(), "c", "c");
+    match c.create_or_join(Some(32), [9, 9]) {
+        Err(StoreError::Partitions {
+            have: 16, want: 32, ..
+        }) => {}
+        other => panic!("another partition count must be refused: {other:?}"),
+    }
+    // Another crawl on the same server is apart.
+    let mut d = node(&redis.url(), "other", "a");
+    assert_eq!(d.create_or_join(None, [5, 6]).unwrap().partitions, 256);
+    assert_eq!(d.backlog(256).unwrap(), 0);
+}
+
+#[test]
+fn heartbeats_list_the_live_nodes_and_forget_the_silent() {
+    let Some(redis) = redis_or_skip("heartbeats") else {
+        return;
+    };
+    let mut a = node(&redis.url(), "c", "a");
+    let mut b = node(&redis.url(), "c", "b");
+    a.heartbeat(Duration::from_millis(200)).unwrap();
+    assert_eq!(b.heartbeat(Duration::from_secs(5)).unwrap(), ["a", "b"]);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        b.heartbeat(Duration::from_secs(5)).unwrap(),
+        ["b"],
+        "a fell silent"
+    );
+    assert_eq!(
+        a.heartbeat(Duration::from_secs(5)).unwrap(),
+        ["a", "b"],
+        "and came back"
+    );
+}
+
+#[test]
+fn a_lease_has_one_holder_until_it_expires() {
+    let Some(redis) = redis_or_skip("leases") else {
+        return;
+    };
+    let ttl = Duration::from_millis(300);
+    let mut a = node(&redis.url(), "c", "a");
+    let mut b = node(&redis.url(), "c", "b");
+    a.create_or_join(Some(4), [1, 2]).unwrap();
+    assert!(a.acquire(3, ttl).unwrap());
+    assert!(!b.acquire(3, ttl).unwrap(), "held by a");
+    assert!(a.acquire(3, ttl).unwrap(), "the holder may take it again");
+    assert_eq!(a.renew(&[3, 2], ttl).unwrap(), [true, false]);
+    assert_eq!(
+        a.owners(4).unwrap(),
+        [None, None, None, Some("a".to_string())]
+    );
+    std::thread::sleep(Duration::from_millis(450));
+    assert!(
+        b.acquire(3, Duration::from_secs(5)).unwrap(),
+        "a's lease expired"
+    );
+    assert_eq!(a.renew(&[3], ttl).unwrap(), [false], "a learns it lost it");
+    a.release(3).unwrap();
+    assert_eq!(
+        a.owners(4).unwrap()[3].as_deref(),
+        Some("b"),
+        "a's release did nothing"
+    );
+    b.release(3).unwrap();
+    assert_eq!(b.owners(4).unwrap()[3], None);
+}
+
+#[test]
+fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
+    let Some(redis) = redis_or_skip("streams") else {
+        return;
+    };
+    let ttl = Duration::from_millis(300);
+    let mut finder = node(&redis.url(), "c", "finder");
+    let mut old = node(&redis.url(), "c", "old");
+    let mut new = node(&redis.url(), "c", "new");
+    finder.create_or_join(Some(4), [1, 2]).unwrap();
+    assert!(old.acquire(1, ttl).unwrap());
+    let ids = finder
+        .add(&[
+            (1, vec!["http://a.test/1".into(), "http://a.test/2".into()]),
+            (2, vec!["http://b.test/1".into()]),
+            (1, vec!["http://a.test/3".into()]),
+        ])
+        .unwrap();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(finder.backlog(4).unwrap(), 3);
+
+    let first = old.read(&[1], 100, None).unwrap();
+    assert_eq!(
+        urls(&first),
+        ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
+    );
+    assert!(first.iter().all(|e| e.partition == 1));
+    assert!(
+        old.read(&[1], 100, None).unwrap().is_empty(),
+        "delivered once"
+    );
+    let waited = std::time::Instant::now();
+    assert!(old
+        .read(&[1], 100, Some(Duration::from_millis(100)))
+        .unwrap()
+        .is_empty());
+    assert!(
+        waited.elapsed() >= Duration::from_millis(90),
+        "BLOCK waits for new entries"
+    );
+
+    // The first entry is done: recorded, then acknowledged.
+    assert!(old.done(1, &[11, 12]).unwrap());
+    assert!(old.ack(1, std::slice::from_ref(&first[0].id)).unwrap());
+    assert_eq!(
+        finder.backlog(4).unwrap(),
+        2,
+        "acknowledged entries are deleted"
+    );
+
+    // `old` goes silent; its lease runs out and `new` takes the partition.
+    std::thread::sleep(Duration::from_millis(450));
+    assert!(new.acquire(1, Duration::from_secs(5)).unwrap());
+    assert_eq!(new.load_done(1).unwrap(), [11, 12]);
+    let claimed = new.claim(1).unwrap();
+    assert_eq!(
+        urls(&claimed),
+        ["http://a.test/3"],
+        "the entry old left pending"
+    );
+
+    // The stale owner is fenced: nothing it writes for partition 1 lands.
+    assert!(!old.done(1, &[13]).unwrap());
+    assert!(!old.ack(1, std::slice::from_ref(&first[1].id)).unwrap());
+    assert_eq!(new.load_done(1).unwrap(), [11, 12]);
+    assert_eq!(finder.backlog(4).unwrap(), 2);
+
+    assert!(new.done(1, &[13]).unwrap());
+    assert!(new.ack(1, &[claimed[0].id.clone()]).unwrap());
+    assert_eq!(new.records().unwrap(), 3);
+    assert_eq!(finder.backlog(4).unwrap(), 1, "partition 2's entry is left");
+    assert!(new.acquire(2, Duration::from_secs(5)).unwrap());
+    let other = new.read(&[1, 2], 100, None).unwrap();
+    assert_eq!(urls(&other), ["http://b.test/1"]);
+    assert_eq!(other[0].partition, 2);
+    assert!(new.ack(2, &[other[0].id.clone()]).unwrap());
+    assert_eq!(
+        finder.backlog(4).unwrap(),
+        0,
+        "every entry done: the crawl is over"
+    );
+}
+
+#[test]
+fn the_done_log_holds_many_fingerprints_and_ignores_a_torn_one() {
+    let Some(redis) = redis_or_skip("done_log") else {
+        return;
+    };
+    let mut a = node(&redis.url(), "c", "a");
+    a.create_or_join(Some(1), [1, 2]).unwrap();
+    assert!(a.acquire(0, Duration::from_secs(30)).unwrap());
+    // Past one read chunk (8 MiB = 1M fingerprints).
+    let all: Vec<u64> = (0..1_100_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    for chunk in all.chunks(100_000) {
+        assert!(a.done(0, chunk).unwrap());
+    }
+    assert_eq!(a.load_done(0).unwrap(), all);
+    let _: () = redis::cmd("APPEND")
+        .arg(a.keys().done(0))
+        .arg(&[1u8, 2, 3][..])
+        .query(
+            &mut redis::Client::open(redis.url())
+                .unwrap()
+                .get_connection()
+                .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(
+        a.load_done(0).unwrap().len(),
+        all.len(),
+        "a torn last fingerprint is left out"
+    );
+}

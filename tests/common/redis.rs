@@ -1,0 +1,85 @@
+//! A real `redis-server` for the cluster tests: started on a free loopback
+//! port in a temporary directory, nothing saved to disk, stopped (by its
+//! PID) when dropped. `.ci/run` installs Debian's `redis-server`; where it
+//! is missing the tests that need it skip and say so.
+
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl RedisServer {
+    /// `redis://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn binary() -> Option<PathBuf> {
+    ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+/// A fresh server, or None (and a line on stderr saying so) where
+/// `redis-server` is not installed.
+pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
+    let Some(bin) = binary() else {
+        eprintln!("SKIP {test}: redis-server is not installed (.ci/run installs it)");
+        return None;
+    };
+    let dir = std::env::temp_dir().join(format!("ringcrawl-redis-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A free port: bound, read, closed, then given to the server (a race
+    // with another process is possible but unlikely on loopback; retried).
+    for _ in 0..5 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(&bin)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut server = RedisServer {
+            child,
+            port,
+            dir: dir.clone(),
+        };
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(server);
+            }
+            if let Ok(Some(_)) = server.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Dropping `server` kills it (and removes the directory; made again).
+        drop(server);
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    panic!("redis-server did not start");
+}
