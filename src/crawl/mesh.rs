@@ -170,27 +170,43 @@ impl FetchSlots {
         let (Some(busy), Some(&capacity)) = (self.busy.get(shard), self.capacity.get(shard)) else {
             return false;
         };
-        busy.0
+        busy.taken
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < capacity).then_some(n + 1)
             })
             .is_ok()
     }
 
-    /// Take a free slot of any shard but `me`, trying them in turn from the
-    /// one after `me`; the shard whose slot was taken.
+    /// Take a free slot of any shard but `me` that is not paused, trying
+    /// them in turn from the one after `me`; the shard whose slot was taken.
     pub fn take_other(&self, me: usize) -> Option<usize> {
         let shards = self.busy.len();
         (1..shards)
             .map(|k| (me + k) % shards)
+            .filter(|&peer| !self.paused(peer))
             .find(|&peer| self.try_take(peer))
+    }
+
+    /// Shard `shard` starts no fetch for now (its output or its seen-set is
+    /// behind): its free slots are not lent pages either, which would add
+    /// to what it is behind on.
+    pub fn set_paused(&self, shard: usize, paused: bool) {
+        if let Some(busy) = self.busy.get(shard) {
+            busy.paused.store(paused, Ordering::Release);
+        }
+    }
+
+    fn paused(&self, shard: usize) -> bool {
+        self.busy
+            .get(shard)
+            .is_some_and(|b| b.paused.load(Ordering::Acquire))
     }
 
     /// Give back a slot of `shard`.
     pub fn give(&self, shard: usize) {
         if let Some(busy) = self.busy.get(shard) {
             let _ = busy
-                .0
+                .taken
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
         }
     }
@@ -201,7 +217,12 @@ impl FetchSlots {
 /// update on one core a cache miss on the other.
 #[derive(Debug, Default)]
 #[repr(align(128))]
-struct Busy(AtomicUsize);
+struct Busy {
+    taken: AtomicUsize,
+    /// Set while the shard starts no fetch (see [`FetchSlots::set_paused`]);
+    /// changes rarely, so it shares the line.
+    paused: AtomicBool,
+}
 
 /// One shard's sending side of the mesh: per-peer batches being built,
 /// batches that found a full channel, and the channel senders themselves.
@@ -382,6 +403,19 @@ mod tests {
             counts[shard_for(&format!("host{i}.example"), 4)] += 1;
         }
         assert!(counts.iter().all(|&c| c > 800), "{counts:?}");
+    }
+
+    #[test]
+    fn no_page_is_lent_to_a_paused_shard() {
+        let slots = FetchSlots::new(vec![1, 2, 2]);
+        assert!(slots.try_take(0));
+        slots.set_paused(1, true);
+        assert_eq!(slots.take_other(0), Some(2), "shard 1 is passed over");
+        assert_eq!(slots.take_other(0), Some(2));
+        assert_eq!(slots.take_other(0), None, "2 is full, 1 paused");
+        slots.set_paused(1, false);
+        assert_eq!(slots.take_other(0), Some(1));
+        assert!(slots.try_take(1), "a paused shard's own take is its own choice");
     }
 
     #[test]

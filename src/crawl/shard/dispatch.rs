@@ -65,11 +65,13 @@ impl Shard {
             if self.stopping.get() {
                 return None;
             }
-            if self.sink.behind()
+            let behind = self.sink.behind()
                 || self.cdxj.behind()
                 || self.hooks.stream.as_ref().is_some_and(|s| s.behind())
                 || self.seen_behind()
-            {
+                || self.tallies_behind();
+            self.slots.set_paused(self.id, behind);
+            if behind {
                 self.outbox.flush();
                 glommio::timer::sleep(BACKLOG_POLL).await;
                 continue;
@@ -93,14 +95,22 @@ impl Shard {
         }
     }
 
-    /// Whether the seen-sets' disks are behind: this one's overflow past
-    /// [`SEEN_OVERFLOW`] URLs while it merges, more than [`PENDING_LIMIT`]
-    /// URLs waiting for lookups here, or more than [`AWAITING_LIMIT`] pages
-    /// of this shard waiting for tallies (from lookups anywhere).
+    /// Whether this shard's seen-set disk is behind: its overflow past
+    /// [`SEEN_OVERFLOW`] URLs while it merges, or more than
+    /// [`PENDING_LIMIT`] URLs waiting for lookups. Its own merger and
+    /// resolver catch up, whatever the dispatcher does (the resume's replay
+    /// waits on this too).
     pub(super) fn seen_behind(&self) -> bool {
         self.seen.borrow().overflow_len() > SEEN_OVERFLOW
             || self.pending.borrow().len() > PENDING_LIMIT
-            || self.awaiting.borrow().len() > AWAITING_LIMIT
+    }
+
+    /// Whether more than [`AWAITING_LIMIT`] pages of this shard wait for
+    /// tallies (from lookups anywhere). Not for the replay to wait on: the
+    /// tallies come through outboxes that only dispatchers and fetches
+    /// flush, and a replay adds no waiting page.
+    fn tallies_behind(&self) -> bool {
+        self.awaiting.borrow().len() > AWAITING_LIMIT
     }
 
     /// Run `work` in a task of its own, holding a slot of shard `slot` until
