@@ -9,7 +9,9 @@ mod common;
 use std::time::Duration;
 
 use common::redis::redis_or_skip;
-use ringcrawl::cluster::store::{Store, StoreError};
+use ringcrawl::cluster::store::{Finished, Store, StoreError};
+use ringcrawl::cluster::wire;
+use ringcrawl::crawl::frontier::Job;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -18,7 +20,11 @@ fn node(url: &str, crawl: &str, name: &str) -> Store {
 }
 
 fn urls(entries: &[ringcrawl::cluster::store::Entry]) -> Vec<String> {
-    entries.iter().flat_map(|e| e.urls.clone()).collect()
+    entries
+        .iter()
+        .flat_map(|e| wire::decode(&e.text).0)
+        .map(|job| job.url)
+        .collect()
 }
 
 #[test]
@@ -42,7 +48,7 @@ fn a_crawl_is_made_once_and_joined_with_its_settings() {
     // Another crawl on the same server is apart.
     let mut d = node(&redis.url(), "other", "a");
     assert_eq!(d.create_or_join(None, [5, 6]).unwrap().partitions, 256);
-    assert_eq!(d.backlog(256).unwrap(), 0);
+    assert_eq!(d.backlog(256).unwrap(), None, "made, not started");
 }
 
 #[test]
@@ -100,6 +106,20 @@ fn a_lease_has_one_holder_until_it_expires() {
     assert_eq!(b.owners(4).unwrap()[3], None);
 }
 
+/// Wire text of `urls` (depth 0, no referrer).
+fn text(urls: &[&str]) -> String {
+    let jobs: Vec<Job> = urls.iter().map(|u| Job::root(u.to_string(), 5)).collect();
+    wire::encode(&jobs)
+}
+
+fn finished(partition: u32, done: &[(u64, u64)], acks: &[&str]) -> Finished {
+    Finished {
+        partition,
+        done: done.to_vec(),
+        acks: acks.iter().map(|a| a.to_string()).collect(),
+    }
+}
+
 #[test]
 fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
     let Some(redis) = redis_or_skip("streams") else {
@@ -110,16 +130,22 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
     let mut old = node(&redis.url(), "c", "old");
     let mut new = node(&redis.url(), "c", "new");
     finder.create_or_join(Some(4), [1, 2]).unwrap();
+    assert_eq!(finder.backlog(4).unwrap(), None, "no root yet: not started");
     assert!(old.acquire(1, ttl).unwrap());
-    let ids = finder
+    finder
+        .add_roots(
+            &["http://a.test/1".into()],
+            &[(1, text(&["http://a.test/1", "http://a.test/2"]))],
+        )
+        .unwrap();
+    finder
         .add(&[
-            (1, vec!["http://a.test/1".into(), "http://a.test/2".into()]),
-            (2, vec!["http://b.test/1".into()]),
-            (1, vec!["http://a.test/3".into()]),
+            (2, text(&["http://b.test/1"])),
+            (1, text(&["http://a.test/3"])),
         ])
         .unwrap();
-    assert_eq!(ids.len(), 3);
-    assert_eq!(finder.backlog(4).unwrap(), 3);
+    assert_eq!(finder.backlog(4).unwrap(), Some(3));
+    assert_eq!(finder.roots().unwrap(), ["http://a.test/1"]);
 
     let first = old.read(&[1], 100, None).unwrap();
     assert_eq!(
@@ -141,19 +167,23 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
         "BLOCK waits for new entries"
     );
 
-    // The first entry is done: recorded, then acknowledged.
-    assert!(old.done(1, &[11, 12]).unwrap());
-    assert!(old.ack(1, std::slice::from_ref(&first[0].id)).unwrap());
+    // The first entry is done: recorded, and acknowledged in one script.
+    let id0 = first[0].id.as_str();
+    assert_eq!(
+        old.finish(&[finished(1, &[(11, 1), (12, 1)], &[id0])])
+            .unwrap(),
+        [true]
+    );
     assert_eq!(
         finder.backlog(4).unwrap(),
-        2,
+        Some(2),
         "acknowledged entries are deleted"
     );
 
     // `old` goes silent; its lease runs out and `new` takes the partition.
     std::thread::sleep(Duration::from_millis(450));
     assert!(new.acquire(1, Duration::from_secs(5)).unwrap());
-    assert_eq!(new.load_done(1).unwrap(), [11, 12]);
+    assert_eq!(new.load_done(1).unwrap(), [(11, 1), (12, 1)]);
     let claimed = new.claim(1).unwrap();
     assert_eq!(
         urls(&claimed),
@@ -161,42 +191,105 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
         "the entry old left pending"
     );
 
-    // The stale owner is fenced: nothing it writes for partition 1 lands.
-    assert!(!old.done(1, &[13]).unwrap());
-    assert!(!old.ack(1, std::slice::from_ref(&first[1].id)).unwrap());
-    assert_eq!(new.load_done(1).unwrap(), [11, 12]);
-    assert_eq!(finder.backlog(4).unwrap(), 2);
+    // The stale owner is fenced: nothing it writes for partition 1 lands,
+    // while what it writes for a partition it holds does.
+    assert!(old.acquire(3, Duration::from_secs(5)).unwrap());
+    let id1 = first[1].id.as_str();
+    assert_eq!(
+        old.finish(&[
+            finished(1, &[(13, 1)], &[id1]),
+            finished(3, &[(30, 3)], &[])
+        ])
+        .unwrap(),
+        [false, true]
+    );
+    assert_eq!(new.load_done(1).unwrap(), [(11, 1), (12, 1)]);
+    assert_eq!(new.load_done(3).unwrap(), [(30, 3)]);
+    assert_eq!(finder.backlog(4).unwrap(), Some(2));
 
-    assert!(new.done(1, &[13]).unwrap());
-    assert!(new.ack(1, &[claimed[0].id.clone()]).unwrap());
-    assert_eq!(new.records().unwrap(), 3);
-    assert_eq!(finder.backlog(4).unwrap(), 1, "partition 2's entry is left");
+    let claimed_id = claimed[0].id.as_str();
+    assert_eq!(
+        new.finish(&[finished(1, &[(13, 1)], &[claimed_id])])
+            .unwrap(),
+        [true]
+    );
+    assert_eq!(new.records().unwrap(), 4);
+    assert_eq!(
+        finder.backlog(4).unwrap(),
+        Some(1),
+        "partition 2's entry is left"
+    );
     assert!(new.acquire(2, Duration::from_secs(5)).unwrap());
     let other = new.read(&[1, 2], 100, None).unwrap();
     assert_eq!(urls(&other), ["http://b.test/1"]);
     assert_eq!(other[0].partition, 2);
-    assert!(new.ack(2, &[other[0].id.clone()]).unwrap());
+    assert_eq!(
+        new.finish(&[finished(2, &[], &[other[0].id.as_str()])])
+            .unwrap(),
+        [true]
+    );
     assert_eq!(
         finder.backlog(4).unwrap(),
-        0,
+        Some(0),
         "every entry done: the crawl is over"
+    );
+    let status = finder.status().unwrap();
+    assert_eq!(
+        (
+            status.partitions,
+            status.entries,
+            status.records,
+            status.urls_added,
+            status.roots
+        ),
+        (4, 0, 4, 4, 1)
     );
 }
 
 #[test]
-fn the_done_log_holds_many_fingerprints_and_ignores_a_torn_one() {
+fn many_acknowledgements_go_in_one_script() {
+    let Some(redis) = redis_or_skip("many_acks") else {
+        return;
+    };
+    let mut a = node(&redis.url(), "c", "a");
+    a.create_or_join(Some(2), [1, 2]).unwrap();
+    assert!(a.acquire(0, Duration::from_secs(30)).unwrap());
+    let batches: Vec<(u32, String)> = (0..2500)
+        .map(|i| (0, text(&[&format!("http://a.test/{i}")])))
+        .collect();
+    a.add_roots(&["http://a.test/".into()], &batches).unwrap();
+    let mut ids = Vec::new();
+    loop {
+        let read = a.read(&[0], 1000, None).unwrap();
+        if read.is_empty() {
+            break;
+        }
+        ids.extend(read.into_iter().map(|e| e.id));
+    }
+    assert_eq!(ids.len(), 2500);
+    let acks: Vec<&str> = ids.iter().map(String::as_str).collect();
+    assert_eq!(a.finish(&[finished(0, &[], &acks)]).unwrap(), [true]);
+    assert_eq!(
+        a.backlog(2).unwrap(),
+        Some(0),
+        "past Lua's unpack limit, in chunks"
+    );
+}
+
+#[test]
+fn the_done_log_holds_many_items_and_ignores_a_torn_one() {
     let Some(redis) = redis_or_skip("done_log") else {
         return;
     };
     let mut a = node(&redis.url(), "c", "a");
     a.create_or_join(Some(1), [1, 2]).unwrap();
     assert!(a.acquire(0, Duration::from_secs(30)).unwrap());
-    // Past one read chunk (8 MiB = 1M fingerprints).
-    let all: Vec<u64> = (0..1_100_000u64)
-        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    // Past one read chunk (8 MiB = 512K items).
+    let all: Vec<(u64, u64)> = (0..600_000u64)
+        .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15), i % 7))
         .collect();
     for chunk in all.chunks(100_000) {
-        assert!(a.done(0, chunk).unwrap());
+        assert_eq!(a.finish(&[finished(0, chunk, &[])]).unwrap(), [true]);
     }
     assert_eq!(a.load_done(0).unwrap(), all);
     let _: () = redis::cmd("APPEND")
@@ -212,6 +305,6 @@ fn the_done_log_holds_many_fingerprints_and_ignores_a_torn_one() {
     assert_eq!(
         a.load_done(0).unwrap().len(),
         all.len(),
-        "a torn last fingerprint is left out"
+        "a torn last item is left out"
     );
 }

@@ -51,6 +51,11 @@ impl Leases {
         self.valid_until.get(&partition).is_some_and(|&until| now < until)
     }
 
+    /// Until when the node may act for `partition` (None: not held).
+    pub fn until(&self, partition: u32) -> Option<Instant> {
+        self.valid_until.get(&partition).copied()
+    }
+
     /// The partitions held, in order.
     pub fn held(&self) -> Vec<u32> {
         self.valid_until.keys().copied().collect()

@@ -48,8 +48,18 @@
 //! shards, the CLI.
 
 pub mod lease;
+pub mod ledger;
 pub mod partition;
 pub mod store;
+pub mod wire;
+
+/// Crawl `crawl` on the Redis server at `url` (`redis://HOST:PORT/`) as
+/// `ringcrawl cluster status` prints it: its nodes, who holds how many
+/// partitions, what waits in the streams, records written.
+pub fn status(url: &str, crawl: &str) -> Result<store::Status, store::StoreError> {
+    let mut store = store::Store::connect(url, crawl, "status", std::time::Duration::from_secs(5))?;
+    store.status()
+}
 
 /// The names of one crawl's keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +112,19 @@ impl Keys {
 
     pub fn records(&self) -> String {
         format!("{}records", self.prefix)
+    }
+
+    pub fn roots(&self) -> String {
+        format!("{}roots", self.prefix)
+    }
+
+    pub fn added(&self) -> String {
+        format!("{}added", self.prefix)
+    }
+
+    /// The counters node `node` publishes.
+    pub fn node(&self, node: &str) -> String {
+        format!("{}node:{node}", self.prefix)
     }
 }
 

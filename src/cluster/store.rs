@@ -1,6 +1,6 @@
-//! A crawl's shared state in Redis, one command or script per operation,
-//! over the synchronous client: to be called from a thread of its own,
-//! never from a shard's executor.
+//! A crawl's shared state in Redis, one command, pipeline or script per
+//! operation, over the synchronous client: to be called from a thread of
+//! its own, never from a shard's executor.
 //!
 //! What it is: the protocol of the keys in [`super`]'s map (names,
 //! scripts, replies), each operation a round trip. What it is not: the
@@ -23,30 +23,46 @@
     clippy::unreachable
 )]
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
-use redis::{Connection, Script, Value};
+use redis::io::tcp::TcpSettings;
+use redis::{Connection, IntoConnectionInfo, Script, Value};
 
 use super::Keys;
 
 /// The consumer group every partition's stream is read through.
 pub const GROUP: &str = "crawl";
 
-/// The field of a stream entry that holds its URLs, one a line.
+/// The field of a stream entry that holds its URLs (`super::wire` lines).
 const URLS: &str = "u";
 
 /// Bytes of the done log read at once.
 const LOAD_CHUNK: usize = 8 << 20;
 
-/// What can go wrong with the store.
+/// Bytes of one done-log item: the URL's fingerprint and its host's key,
+/// little-endian.
+pub const DONE_ITEM: usize = 16;
+
+/// What can go wrong with a cluster crawl's Redis.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// The server or the connection failed, or refused a command.
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
+    /// A reply that is not what the command answers.
     #[error("redis sent an unexpected reply to {0}")]
     Reply(&'static str),
+    /// A node gave a partition count the crawl was not made with.
     #[error("crawl {crawl} has {have} partitions, not {want}")]
-    Partitions { crawl: String, have: u32, want: u32 },
+    Partitions {
+        /// The crawl.
+        crawl: String,
+        /// Its partitions.
+        have: u32,
+        /// What the node asked for.
+        want: u32,
+    },
 }
 
 /// A crawl's settings, fixed when it is created.
@@ -63,7 +79,53 @@ pub struct Entry {
     pub partition: u32,
     /// The stream's entry id, as Redis gave it (`ms-seq`).
     pub id: String,
-    pub urls: Vec<String>,
+    /// Its URLs, as `super::wire` lines.
+    pub text: String,
+}
+
+/// What a node finished in one partition since its last report: URLs
+/// recorded (fingerprint, host key) and entries to acknowledge.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Finished {
+    pub partition: u32,
+    pub done: Vec<(u64, u64)>,
+    pub acks: Vec<String>,
+}
+
+/// A node of a cluster crawl as it last reported itself.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct NodeStatus {
+    /// Its name (`--node`).
+    pub name: String,
+    /// Still alive by its heartbeat.
+    pub alive: bool,
+    /// Records it reported done.
+    pub records: u64,
+    /// Its records a second, between its last two heartbeats.
+    pub pages_per_sec: f64,
+    /// Partitions whose lease it holds.
+    pub partitions: u64,
+}
+
+/// A cluster crawl as `ringcrawl cluster status` shows it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Status {
+    /// Its host partitions (0: no such crawl).
+    pub partitions: u32,
+    /// Its nodes, alive or lately gone.
+    pub nodes: Vec<NodeStatus>,
+    /// Partitions whose lease no node holds.
+    pub unowned: u32,
+    /// Entries in the streams (not read yet, or read and not done).
+    pub entries: u64,
+    /// Of those, read by an owner and not done yet.
+    pub in_flight: u64,
+    /// URLs appended to the streams, duplicates included.
+    pub urls_added: u64,
+    /// Records written, crawl-wide.
+    pub records: u64,
+    /// Roots given so far.
+    pub roots: u64,
 }
 
 /// One node's connection to one crawl.
@@ -80,8 +142,7 @@ struct Scripts {
     acquire: Script,
     renew: Script,
     release: Script,
-    done: Script,
-    ack: Script,
+    finish: Script,
     backlog: Script,
 }
 
@@ -145,31 +206,44 @@ impl Scripts {
                 end
                 return 0",
             ),
-            // KEYS: lease, done log, records. ARGV: node, fingerprints
-            // (8 bytes each, little-endian), how many. Fenced.
-            done: Script::new(
+            // KEYS: records, then (lease, done log, stream) per partition.
+            // ARGV: node, group, then per partition: done items (bytes),
+            // how many, ids to acknowledge (n), the n ids. Fenced per
+            // partition: 1 where the node holds the lease (and all was
+            // written), 0 where it does not (nothing written).
+            finish: Script::new(
                 r"
-                if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-                redis.call('APPEND', KEYS[2], ARGV[2])
-                redis.call('INCRBY', KEYS[3], ARGV[3])
-                return 1",
-            ),
-            // KEYS: lease, stream. ARGV: node, group, ids... Fenced.
-            ack: Script::new(
-                r"
-                if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-                local ids = {}
-                for i = 3, #ARGV do ids[#ids + 1] = ARGV[i] end
-                if #ids > 0 then
-                  redis.call('XACK', KEYS[2], ARGV[2], unpack(ids))
-                  redis.call('XDEL', KEYS[2], unpack(ids))
+                local node, group = ARGV[1], ARGV[2]
+                local a, records, held = 3, 0, {}
+                for k = 2, #KEYS, 3 do
+                  local count, n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+                  local ok = redis.call('GET', KEYS[k]) == node
+                  if ok then
+                    if count > 0 then
+                      redis.call('APPEND', KEYS[k + 1], ARGV[a])
+                      records = records + count
+                    end
+                    local i = 1
+                    while i <= n do
+                      local ids = {}
+                      for j = i, math.min(n, i + 999) do ids[#ids + 1] = ARGV[a + 2 + j] end
+                      redis.call('XACK', KEYS[k + 2], group, unpack(ids))
+                      redis.call('XDEL', KEYS[k + 2], unpack(ids))
+                      i = i + 1000
+                    end
+                  end
+                  held[#held + 1] = ok and 1 or 0
+                  a = a + 3 + n
                 end
-                return 1",
+                if records > 0 then redis.call('INCRBY', KEYS[1], records) end
+                return held",
             ),
-            // ARGV: stream prefix, partitions. Entries in all streams, at
-            // one instant (a script runs alone).
+            // KEYS: meta. ARGV: stream prefix, partitions. Entries in all
+            // streams, at one instant (a script runs alone); -1 while no
+            // root was ever added (the crawl has not started).
             backlog: Script::new(
                 r"
+                if redis.call('HEXISTS', KEYS[1], 'started') == 0 then return -1 end
                 local n = 0
                 for p = 0, tonumber(ARGV[2]) - 1 do
                   n = n + redis.call('XLEN', ARGV[1] .. p)
@@ -189,7 +263,12 @@ impl Store {
         node: &str,
         timeout: Duration,
     ) -> Result<Store, StoreError> {
-        let client = redis::Client::open(url)?;
+        // TCP_NODELAY: without it each pipeline's round trip waited ~40 ms
+        // here (Nagle's algorithm against the server's delayed ACK).
+        let info = url
+            .into_connection_info()?
+            .set_tcp_settings(TcpSettings::default().set_nodelay(true));
+        let client = redis::Client::open(info)?;
         let con = client.get_connection_with_timeout(timeout)?;
         con.set_read_timeout(Some(timeout))?;
         con.set_write_timeout(Some(timeout))?;
@@ -247,15 +326,71 @@ impl Store {
         })
     }
 
+    /// Adds `roots` to the crawl's roots and their URLs (`super::wire`
+    /// text per partition) to the streams, and marks the crawl started,
+    /// all at once (MULTI/EXEC).
+    pub fn add_roots(&mut self, roots: &[String], batches: &[(u32, String)]) -> Result<(), StoreError> {
+        if roots.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        pipe.cmd("SADD").arg(self.keys.roots()).arg(roots).ignore();
+        self.append_adds(&mut pipe, batches);
+        pipe.cmd("HSET").arg(self.keys.meta()).arg("started").arg(1).ignore();
+        let _: () = pipe.query(&mut self.con)?;
+        Ok(())
+    }
+
+    /// Every root of the crawl so far, sorted.
+    pub fn roots(&mut self) -> Result<Vec<String>, StoreError> {
+        let mut roots: Vec<String> = redis::cmd("SMEMBERS").arg(self.keys.roots()).query(&mut self.con)?;
+        roots.sort();
+        Ok(roots)
+    }
+
+    /// How many roots the crawl has (cheap: to see whether they changed).
+    pub fn root_count(&mut self) -> Result<u64, StoreError> {
+        Ok(redis::cmd("SCARD").arg(self.keys.roots()).query(&mut self.con)?)
+    }
+
     /// Says this node is alive for `ttl` more; the live nodes, sorted.
     pub fn heartbeat(&mut self, ttl: Duration) -> Result<Vec<String>, StoreError> {
-        Ok(self
+        // Redis lists them by expiry.
+        let mut nodes: Vec<String> = self
             .scripts
             .heartbeat
             .key(self.keys.nodes())
             .arg(&self.node)
             .arg(millis(ttl))
-            .invoke(&mut self.con)?)
+            .invoke(&mut self.con)?;
+        nodes.sort();
+        Ok(nodes)
+    }
+
+    /// Publishes this node's counters for `status` (kept `ttl` after the
+    /// last report).
+    pub fn report(&mut self, status: &NodeStatus, ttl: Duration) -> Result<(), StoreError> {
+        let key = self.keys.node(&self.node);
+        let mut pipe = redis::pipe();
+        pipe.cmd("HSET")
+            .arg(&key)
+            .arg("records")
+            .arg(status.records)
+            .arg("pages_per_sec")
+            .arg(format!("{:.1}", status.pages_per_sec))
+            .arg("partitions")
+            .arg(status.partitions)
+            .ignore();
+        pipe.cmd("PEXPIRE").arg(&key).arg(millis(ttl * 6)).ignore();
+        let _: () = pipe.query(&mut self.con)?;
+        Ok(())
+    }
+
+    /// This node leaves the crawl: no longer among the live nodes.
+    pub fn leave(&mut self) -> Result<(), StoreError> {
+        let _: () = redis::cmd("ZREM").arg(self.keys.nodes()).arg(&self.node).query(&mut self.con)?;
+        Ok(())
     }
 
     /// Takes (or extends) the lease of `partition` for `ttl`; false if
@@ -308,18 +443,30 @@ impl Store {
         Ok(redis::cmd("MGET").arg(keys).query(&mut self.con)?)
     }
 
-    /// Appends one entry of `urls` (none with a line break) to each
-    /// partition's stream, in one round trip; the entries' ids.
-    pub fn add(&mut self, batches: &[(u32, Vec<String>)]) -> Result<Vec<String>, StoreError> {
+    /// Appends one entry of URLs (`super::wire` text) to each partition's
+    /// stream, in one round trip, and counts them.
+    pub fn add(&mut self, batches: &[(u32, String)]) -> Result<(), StoreError> {
+        if batches.is_empty() {
+            return Ok(());
+        }
         let mut pipe = redis::pipe();
-        for (p, urls) in batches {
+        self.append_adds(&mut pipe, batches);
+        let _: () = pipe.query(&mut self.con)?;
+        Ok(())
+    }
+
+    fn append_adds(&self, pipe: &mut redis::Pipeline, batches: &[(u32, String)]) {
+        let mut urls = 0usize;
+        for (p, text) in batches {
+            urls += text.bytes().filter(|&b| b == b'\n').count();
             pipe.cmd("XADD")
                 .arg(self.keys.stream(*p))
                 .arg("*")
                 .arg(URLS)
-                .arg(urls.join("\n"));
+                .arg(text)
+                .ignore();
         }
-        Ok(pipe.query(&mut self.con)?)
+        pipe.cmd("INCRBY").arg(self.keys.added()).arg(urls).ignore();
     }
 
     /// New entries of `partitions` for this node, at most `count` a
@@ -351,7 +498,8 @@ impl Store {
 
     /// Takes over every entry of `partition` delivered and not acknowledged
     /// (to a node that died or gave the partition up, or to this one before
-    /// it restarted), with their URLs. Call only while holding the lease.
+    /// it lost the partition), with their URLs. Call only while holding
+    /// the lease.
     pub fn claim(&mut self, partition: u32) -> Result<Vec<Entry>, StoreError> {
         let stream = self.keys.stream(partition);
         let mut entries = Vec::new();
@@ -386,45 +534,41 @@ impl Store {
         }
     }
 
-    /// Appends the fingerprints of URLs done (recorded) to `partition`'s
-    /// done log and counts them as records; false, and nothing written,
-    /// if this node does not hold the partition (fenced).
-    pub fn done(&mut self, partition: u32, fingerprints: &[u64]) -> Result<bool, StoreError> {
-        let bytes: Vec<u8> = fingerprints.iter().flat_map(|f| f.to_le_bytes()).collect();
-        let held: i64 = self
-            .scripts
-            .done
-            .key(self.keys.lease(partition))
-            .key(self.keys.done(partition))
-            .key(self.keys.records())
-            .arg(&self.node)
-            .arg(bytes)
-            .arg(fingerprints.len())
-            .invoke(&mut self.con)?;
-        Ok(held == 1)
+    /// Reports what was finished, in one script: per partition, the URLs
+    /// recorded go to its done log (and the crawl's record count) and the
+    /// entries done are acknowledged and deleted. Fenced per partition:
+    /// for each, in order, whether it was written (false: this node does
+    /// not hold the partition, and nothing of it was written).
+    pub fn finish(&mut self, finished: &[Finished]) -> Result<Vec<bool>, StoreError> {
+        if finished.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut call = self.scripts.finish.prepare_invoke();
+        call.key(self.keys.records());
+        call.arg(&self.node).arg(GROUP);
+        for f in finished {
+            call.key(self.keys.lease(f.partition))
+                .key(self.keys.done(f.partition))
+                .key(self.keys.stream(f.partition));
+            let bytes: Vec<u8> = f
+                .done
+                .iter()
+                .flat_map(|&(fp, host)| fp.to_le_bytes().into_iter().chain(host.to_le_bytes()))
+                .collect();
+            call.arg(bytes).arg(f.done.len()).arg(f.acks.len()).arg(&f.acks);
+        }
+        let held: Vec<i64> = call.invoke(&mut self.con)?;
+        if held.len() != finished.len() {
+            return Err(StoreError::Reply("finish"));
+        }
+        Ok(held.into_iter().map(|h| h == 1).collect())
     }
 
-    /// Acknowledges and deletes entries of `partition` whose every URL is
-    /// done; false, and nothing done, if this node does not hold the
-    /// partition (fenced).
-    pub fn ack(&mut self, partition: u32, ids: &[String]) -> Result<bool, StoreError> {
-        let held: i64 = self
-            .scripts
-            .ack
-            .key(self.keys.lease(partition))
-            .key(self.keys.stream(partition))
-            .arg(&self.node)
-            .arg(GROUP)
-            .arg(ids)
-            .invoke(&mut self.con)?;
-        Ok(held == 1)
-    }
-
-    /// The fingerprints in `partition`'s done log (a torn last one, from
-    /// a write cut short, is ignored).
-    pub fn load_done(&mut self, partition: u32) -> Result<Vec<u64>, StoreError> {
+    /// The (fingerprint, host key) of every URL of `partition` with a
+    /// record (a torn last item, from a write cut short, is ignored).
+    pub fn load_done(&mut self, partition: u32) -> Result<Vec<(u64, u64)>, StoreError> {
         let key = self.keys.done(partition);
-        let mut fingerprints = Vec::new();
+        let mut done = Vec::new();
         let mut at = 0usize;
         loop {
             let chunk: Vec<u8> = redis::cmd("GETRANGE")
@@ -432,13 +576,15 @@ impl Store {
                 .arg(at)
                 .arg(at + LOAD_CHUNK - 1)
                 .query(&mut self.con)?;
-            fingerprints.extend(
-                chunk
-                    .chunks_exact(8)
-                    .filter_map(|b| b.try_into().ok().map(u64::from_le_bytes)),
-            );
+            done.extend(chunk.chunks_exact(DONE_ITEM).filter_map(|item| {
+                let (fp, host) = item.split_at(8);
+                Some((
+                    u64::from_le_bytes(fp.try_into().ok()?),
+                    u64::from_le_bytes(host.try_into().ok()?),
+                ))
+            }));
             if chunk.len() < LOAD_CHUNK {
-                return Ok(fingerprints);
+                return Ok(done);
             }
             at += LOAD_CHUNK;
         }
@@ -446,20 +592,98 @@ impl Store {
 
     /// Entries in all of the crawl's streams, counted at one instant: 0
     /// means every URL ever added is done, its links added before it was
-    /// acknowledged, so the crawl is over.
-    pub fn backlog(&mut self, partitions: u32) -> Result<u64, StoreError> {
-        Ok(self
+    /// acknowledged, so the crawl is over. None before any root was added.
+    pub fn backlog(&mut self, partitions: u32) -> Result<Option<u64>, StoreError> {
+        let n: i64 = self
             .scripts
             .backlog
+            .key(self.keys.meta())
             .arg(self.keys.stream_prefix())
             .arg(partitions)
-            .invoke(&mut self.con)?)
+            .invoke(&mut self.con)?;
+        Ok(u64::try_from(n).ok())
     }
 
-    /// Records counted by [`Store::done`], crawl-wide.
+    /// Records counted by [`Store::finish`], crawl-wide.
     pub fn records(&mut self) -> Result<u64, StoreError> {
         let n: Option<u64> = redis::cmd("GET").arg(self.keys.records()).query(&mut self.con)?;
         Ok(n.unwrap_or(0))
+    }
+
+    /// The crawl as `ringcrawl cluster status` shows it.
+    pub fn status(&mut self) -> Result<Status, StoreError> {
+        let partitions: Option<u32> = redis::cmd("HGET")
+            .arg(self.keys.meta())
+            .arg("partitions")
+            .query(&mut self.con)?;
+        let Some(partitions) = partitions else {
+            return Ok(Status::default());
+        };
+        let now_ms = {
+            let (secs, micros): (u64, u64) = redis::cmd("TIME").query(&mut self.con)?;
+            secs * 1000 + micros / 1000
+        };
+        let nodes: Vec<(String, f64)> = redis::cmd("ZRANGE")
+            .arg(self.keys.nodes())
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query(&mut self.con)?;
+        let owners = self.owners(partitions)?;
+        let mut held: BTreeMap<String, u64> = BTreeMap::new();
+        for owner in owners.iter().flatten() {
+            *held.entry(owner.clone()).or_default() += 1;
+        }
+        let mut status = Status {
+            partitions,
+            unowned: u32::try_from(owners.iter().filter(|o| o.is_none()).count()).unwrap_or(0),
+            ..Status::default()
+        };
+        for (name, expires) in nodes {
+            let fields: BTreeMap<String, String> =
+                redis::cmd("HGETALL").arg(self.keys.node(&name)).query(&mut self.con)?;
+            let number = |f: &str| fields.get(f).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            status.nodes.push(NodeStatus {
+                alive: expires >= now_ms as f64,
+                records: number("records") as u64,
+                pages_per_sec: number("pages_per_sec"),
+                partitions: held.get(&name).copied().unwrap_or(0),
+                name,
+            });
+        }
+        let mut pipe = redis::pipe();
+        for p in 0..partitions {
+            pipe.cmd("XLEN").arg(self.keys.stream(p));
+        }
+        let lengths: Vec<u64> = pipe.query(&mut self.con)?;
+        status.entries = lengths.iter().sum();
+        let mut pipe = redis::pipe();
+        for p in 0..partitions {
+            pipe.cmd("XPENDING").arg(self.keys.stream(p)).arg(GROUP);
+        }
+        let pending: Vec<Value> = pipe.query(&mut self.con)?;
+        status.in_flight = pending
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::Array(parts) => match parts.into_iter().next() {
+                    Some(Value::Int(n)) => u64::try_from(n).ok(),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .sum();
+        let (added, records, roots): (Option<u64>, Option<u64>, u64) = redis::pipe()
+            .cmd("GET")
+            .arg(self.keys.added())
+            .cmd("GET")
+            .arg(self.keys.records())
+            .cmd("SCARD")
+            .arg(self.keys.roots())
+            .query(&mut self.con)?;
+        status.urls_added = added.unwrap_or(0);
+        status.records = records.unwrap_or(0);
+        status.roots = roots;
+        Ok(status)
     }
 
     fn parse_read(&self, reply: Value) -> Result<Vec<Entry>, StoreError> {
@@ -504,18 +728,17 @@ fn parse_entry(partition: u32, item: Value) -> Result<Option<Entry>, StoreError>
         Some(Value::Nil) | None => return Ok(None),
         Some(_) => return Err(StoreError::Reply("stream entry")),
     };
-    let mut urls = Vec::new();
+    let mut urls = String::new();
     let mut fields = fields.into_iter();
     while let (Some(name), Some(value)) = (fields.next(), fields.next()) {
         if text(name).as_deref() == Some(URLS) {
-            let value = text(value).ok_or(StoreError::Reply("stream entry"))?;
-            urls.extend(value.split('\n').filter(|u| !u.is_empty()).map(str::to_string));
+            urls.push_str(&text(value).ok_or(StoreError::Reply("stream entry"))?);
         }
     }
     Ok(Some(Entry {
         partition,
         id,
-        urls,
+        text: urls,
     }))
 }
 

@@ -51,7 +51,21 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 enum Msg {
     Lines(Vec<u8>),
+    /// Answered once every block sent before it is written (or dropped).
+    Barrier(mpsc::SyncSender<()>),
     End,
+}
+
+/// What [`WriterHandle::barrier`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// Every line handed over before the call is written (or the writer
+    /// finished, having written all it was given).
+    All,
+    /// The writer has not got there within the wait.
+    NotYet,
+    /// The output failed: lines handed over may never be written.
+    Failed,
 }
 
 /// What the writer thread and the shards share.
@@ -196,18 +210,49 @@ impl WriterHandle {
     pub fn stopped(&self) -> Option<Stopped> {
         self.state.stopped()
     }
+
+    /// Wait up to `wait` until every line handed over before this call
+    /// (by any thread) is written: a thread that learns from a shard that
+    /// a record was handed over can learn here that it is in the file.
+    /// Blocks: not for an executor's thread.
+    pub fn barrier(&self, wait: Duration) -> Written {
+        let (tx, rx) = mpsc::sync_channel(1);
+        if self.tx.send(Msg::Barrier(tx)).is_err() {
+            // The writer finished: it wrote everything it was given.
+            return self.written_unless_failed();
+        }
+        match rx.recv_timeout(wait) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => self.written_unless_failed(),
+            Err(mpsc::RecvTimeoutError::Timeout) => Written::NotYet,
+        }
+    }
+
+    fn written_unless_failed(&self) -> Written {
+        match self.state.stopped() {
+            None => Written::All,
+            Some(_) => Written::Failed,
+        }
+    }
 }
 
 /// The writer thread: write each block whole, in the order received,
 /// until told to end; after the first error, drop what comes.
 fn write_lines(mut out: Box<dyn Write + Send>, rx: &Receiver<Msg>, state: &State) {
-    while let Ok(Msg::Lines(lines)) = rx.recv() {
-        if state.stopped().is_none() {
-            if let Err(e) = write_all(&mut *out, &lines) {
-                state.fail(&e);
+    loop {
+        match rx.recv() {
+            Ok(Msg::Lines(lines)) => {
+                if state.stopped().is_none() {
+                    if let Err(e) = write_all(&mut *out, &lines) {
+                        state.fail(&e);
+                    }
+                }
+                state.queued.fetch_sub(lines.len(), Ordering::AcqRel);
             }
+            Ok(Msg::Barrier(done)) => {
+                let _ = done.send(());
+            }
+            Ok(Msg::End) | Err(_) => return,
         }
-        state.queued.fetch_sub(lines.len(), Ordering::AcqRel);
     }
 }
 
@@ -450,5 +495,33 @@ mod tests {
         assert!(shard.join().is_err());
         assert_eq!(writer.finish(), None);
         assert_eq!(*written.lock().unwrap(), lines(10));
+    }
+
+    #[test]
+    fn a_barrier_returns_once_the_lines_handed_over_before_it_are_written() {
+        let open = Arc::new((Mutex::new(false), Condvar::new()));
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let gated = Box::new(Gated {
+            open: open.clone(),
+            written: written.clone(),
+        });
+        let writer = Writer::start(gated, usize::MAX).unwrap();
+        let handle = writer.handle();
+        let sink = RecordSink::new(Some(writer.handle()));
+        for i in 0..10 {
+            sink.write(&record(i));
+        }
+        sink.hand_off();
+        assert_eq!(handle.barrier(Duration::from_millis(50)), Written::NotYet);
+        *open.0.lock().unwrap() = true;
+        open.1.notify_all();
+        assert_eq!(handle.barrier(Duration::from_secs(10)), Written::All);
+        assert_eq!(*written.lock().unwrap(), lines(10), "all there at the barrier");
+        assert_eq!(writer.finish(), None);
+        assert_eq!(handle.barrier(Duration::from_secs(1)), Written::All, "finished: all written");
+        let failing = flaky(0, 1, false);
+        let handle = failing.writer.handle();
+        handle.send(lines(1));
+        assert_eq!(handle.barrier(Duration::from_secs(10)), Written::Failed);
     }
 }
