@@ -215,6 +215,37 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
 
+    /// Crawl as one node of a crawl on many machines, sharing it through
+    /// this Redis server (redis://HOST:PORT/); with --crawl
+    #[arg(long, value_name = "URL", requires = "crawl")]
+    pub cluster: Option<String>,
+
+    /// With --cluster: the crawl to make or join (nodes that give the same
+    /// name crawl together; roots given to any node are added to it)
+    #[arg(long, value_name = "NAME", requires = "cluster")]
+    pub crawl: Option<String>,
+
+    /// With --cluster: this node's name, unique among the crawl's live
+    /// nodes (default HOSTNAME-PID); its output files are named after it
+    #[arg(long, value_name = "NAME", requires = "cluster")]
+    pub node: Option<String>,
+
+    /// With --cluster: host partitions of a crawl this node makes (fixed
+    /// when it is made)
+    #[arg(long, value_name = "N", requires = "cluster")]
+    pub partitions: Option<u32>,
+
+    /// With --cluster: seconds a node's lease on a partition lasts without
+    /// renewal; a node that dies or is cut off loses its partitions after
+    /// this long
+    #[arg(
+        long = "lease-ttl",
+        value_name = "S",
+        requires = "cluster",
+        default_value_t = 10.0
+    )]
+    pub lease_ttl: f64,
+
     /// Seconds between checkpoints of a crawl with --state
     #[arg(
         long = "checkpoint-interval",
@@ -309,7 +340,12 @@ impl Args {
     /// (syntax of `--resolve`, seconds as numbers) is checked here.
     pub fn into_builder(self, extra_roots: &[String]) -> Result<CrawlerBuilder, ArgsError> {
         // A resumed crawl's roots are its manifest's.
-        if self.roots.is_empty() && extra_roots.is_empty() && self.resume.is_none() {
+        // So are a cluster crawl's (a node may join with none).
+        if self.roots.is_empty()
+            && extra_roots.is_empty()
+            && self.resume.is_none()
+            && self.cluster.is_none()
+        {
             return Err(ArgsError::NoRoots);
         }
         let verbosity = self.verbosity();
@@ -363,6 +399,17 @@ impl Args {
             (None, None) => {}
         }
         b = b.checkpoint_interval(seconds("checkpoint-interval", self.checkpoint_interval)?);
+        if let (Some(url), Some(crawl)) = (&self.cluster, &self.crawl) {
+            b = b
+                .cluster(url, crawl)
+                .lease_ttl(seconds("lease-ttl", self.lease_ttl)?);
+            if let Some(node) = &self.node {
+                b = b.node_name(node);
+            }
+            if let Some(n) = self.partitions {
+                b = b.partitions(n);
+            }
+        }
         if let Some(regex) = self.exclude {
             b = b.exclude(regex);
         }

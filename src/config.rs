@@ -36,6 +36,25 @@ pub struct StateSettings {
 /// Checkpoints of a crawl with `--state`, by default.
 pub const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
 
+/// A node of a crawl on many machines (`--cluster`, `crate::cluster`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSettings {
+    /// The Redis server, `redis://HOST:PORT/`.
+    pub url: String,
+    /// The crawl's name: nodes that give the same one crawl together.
+    pub crawl: String,
+    /// This node's name, unique among the crawl's live nodes.
+    pub node: String,
+    /// Partitions of a crawl this node creates (None: the default, or
+    /// whatever the crawl has).
+    pub partitions: Option<u32>,
+    /// How long a lease lasts without renewal.
+    pub lease_ttl: Duration,
+}
+
+/// A cluster lease's life unless `--lease-ttl` says otherwise.
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
+
 /// Where the per-URL records go as JSON Lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
@@ -137,6 +156,8 @@ pub struct Config {
     pub spill_dir: Option<PathBuf>,
     /// `--state DIR` / `--resume DIR`: keep what a resume needs there.
     pub state: Option<StateSettings>,
+    /// With `--cluster`: the crawl this node joins.
+    pub cluster: Option<ClusterSettings>,
     /// Largest response head accepted.
     pub max_head: usize,
     /// Body bytes kept per response; the rest is not read and the record is
@@ -217,6 +238,7 @@ impl Config {
             frontier_memory: DEFAULT_FRONTIER_MEMORY,
             spill_dir: None,
             state: None,
+            cluster: None,
             sitemaps: true,
             sitemap_limits: crate::crawl::sitemap::Limits::default(),
             max_head: crate::net::http::DEFAULT_MAX_HEAD,

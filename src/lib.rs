@@ -179,6 +179,10 @@ internal!(cluster, config, crawl, net, output, state);
 pub use api::{
     BuildError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream, Report,
 };
+pub use cluster::status as cluster_status;
+pub use cluster::store::{
+    NodeStatus as ClusterNode, Status as ClusterStatus, StoreError as ClusterError,
+};
 pub use crawl::budget::Spent;
 pub use crawl::scope::ScopeMode;
 pub use net::dns::Families;

@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 mod cli;
 mod logger;
+mod status;
 
 use anyhow::Context;
 use clap::Parser;
@@ -33,6 +34,13 @@ use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::TestCa;
 
 fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if argv.first().map(String::as_str) == Some("cluster") {
+        return status::main(argv.get(1..).unwrap_or_default());
+    }
     let (args, given) = match parse_args() {
         Ok(parsed) => parsed,
         Err(code) => return code,
@@ -56,6 +64,10 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let args = Args::parse();
+    if args.demo.is_some() && args.cluster.is_some() {
+        eprintln!("ringcrawl: --demo cannot join a cluster crawl (its site lives in this process)");
+        return Err(ExitCode::from(2));
+    }
     if args.demo.is_some() && (args.state.is_some() || args.resume.is_some()) {
         eprintln!("ringcrawl: --demo cannot be resumed (its site lives in this process)");
         return Err(ExitCode::from(2));
@@ -223,6 +235,10 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     if report.aborted() {
         eprintln!("ringcrawl: the crawl was aborted before all work was done");
         return Ok(ExitCode::from(1));
+    }
+    if report.cluster_over() == Some(true) {
+        // A node of a cluster crawl that ended: done, whatever its share.
+        return Ok(ExitCode::SUCCESS);
     }
     if let (Some(earlier), 0) = (report.resumed(), report.records_written()) {
         // A resume with nothing left to fetch, or a budget already spent:

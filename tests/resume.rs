@@ -13,76 +13,13 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::synth::Site;
 use ringcrawl::{Crawler, Spent};
-use ringcrawl_site::server::Server;
-use ringcrawl_site::synth::{SiteSpec, SynthSite};
 
 /// A crawl that runs longer than this has hung.
 const LIMIT: Duration = Duration::from_secs(120);
-
-struct Site {
-    site: Arc<SynthSite>,
-    server: Server,
-    authority: String,
-}
-
-impl Site {
-    fn new(pages: usize, hosts: usize) -> Site {
-        let site = Arc::new(SynthSite::new(SiteSpec {
-            pages,
-            hosts,
-            page_bytes: 1500,
-            ..SiteSpec::default()
-        }));
-        let server = Server::start(site.clone().handler()).expect("site starts");
-        let authority = format!("127.0.0.1:{}", server.port());
-        Site {
-            site,
-            server,
-            authority,
-        }
-    }
-
-    fn roots(&self) -> Vec<String> {
-        self.site.roots(&self.authority)
-    }
-
-    fn expected(&self) -> BTreeSet<String> {
-        self.site
-            .expected_urls(&self.authority)
-            .into_iter()
-            .collect()
-    }
-
-    /// `--resolve` for every host of the site.
-    fn resolve_args(&self) -> Vec<String> {
-        (0..self.site.host_count())
-            .flat_map(|k| {
-                [
-                    "--resolve".to_string(),
-                    format!(
-                        "{}:{}:127.0.0.1",
-                        SynthSite::host_name(k),
-                        self.server.port()
-                    ),
-                ]
-            })
-            .collect()
-    }
-
-    /// Requests for pages (robots.txt left out: each run asks for it
-    /// again), by `"host path"`.
-    fn page_hits(&self) -> BTreeMap<String, usize> {
-        self.server
-            .hit_counts()
-            .into_iter()
-            .filter(|(key, _)| !key.ends_with(" /robots.txt"))
-            .collect()
-    }
-}
 
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -228,7 +165,7 @@ fn a_crawl_stopped_by_max_pages_resumes_with_a_larger_budget_and_fetches_no_url_
     let resolve = |mut b: ringcrawl::CrawlerBuilder| {
         for k in 0..site.site.host_count() {
             b = b.resolve(
-                &SynthSite::host_name(k),
+                &ringcrawl_site::synth::SynthSite::host_name(k),
                 site.server.port(),
                 vec!["127.0.0.1".parse().unwrap()],
             );

@@ -70,6 +70,9 @@ pub struct CrawlerBuilder {
     state: Option<(PathBuf, bool)>,
     checkpoint_interval: Duration,
     state_args: Vec<String>,
+    /// With [`CrawlerBuilder::cluster`]: the node's settings, checked at
+    /// build.
+    cluster: Option<super::cluster::Draft>,
 }
 
 /// Longest duration any setting takes (a day): longer is a mistake, and
@@ -105,6 +108,7 @@ impl CrawlerBuilder {
             state: None,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
             state_args: Vec::new(),
+            cluster: None,
         }
     }
 
@@ -359,6 +363,44 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Crawl as one node of crawl `crawl` on the Redis server at `url`
+    /// (`redis://HOST:PORT/`), made by the first node that joins: hosts
+    /// are split into partitions, each owned by one live node at a time
+    /// through a lease, and every URL found goes through its partition's
+    /// stream to its owner (`crate::cluster`). Roots are added to the
+    /// crawl (a node may have none); the crawl ends, for every node, when
+    /// every stream is drained. The output files get the node's name
+    /// (`out.jsonl` → `out.NODE.jsonl`, or `{node}` in the name).
+    pub fn cluster(mut self, url: impl Into<String>, crawl: impl Into<String>) -> Self {
+        let draft = self.cluster.get_or_insert_with(Default::default);
+        draft.url = url.into();
+        draft.crawl = crawl.into();
+        self
+    }
+
+    /// This node's name in a cluster crawl (default `HOSTNAME-PID`):
+    /// unique among its live nodes.
+    pub fn node_name(mut self, name: impl Into<String>) -> Self {
+        self.cluster.get_or_insert_with(Default::default).node = Some(name.into());
+        self
+    }
+
+    /// Host partitions of a cluster crawl this node creates (default
+    /// 256); fixed when the crawl is made, and a node that gives another
+    /// count for an existing crawl is refused.
+    pub fn partitions(mut self, n: u32) -> Self {
+        self.cluster.get_or_insert_with(Default::default).partitions = Some(n);
+        self
+    }
+
+    /// How long a node's lease on a partition lasts without renewal
+    /// (default 10 s): a node that dies or is cut off loses its
+    /// partitions to the others after this long.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.cluster.get_or_insert_with(Default::default).lease_ttl = Some(ttl);
+        self
+    }
+
     /// Sent as `User-Agent`.
     pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
         self.config.user_agent = agent.into();
@@ -544,6 +586,7 @@ impl CrawlerBuilder {
             state,
             checkpoint_interval,
             state_args,
+            cluster,
         } = self;
         let (roots, mode, exclude) = match &state {
             // A crawl resumed from the library: its roots and scope are
@@ -555,9 +598,11 @@ impl CrawlerBuilder {
             }
             _ => (roots, mode, exclude),
         };
-        if roots.is_empty() {
+        // A node may join a cluster crawl with no roots of its own.
+        if roots.is_empty() && cluster.is_none() {
             return Err(BuildError::new("root", "no roots given"));
         }
+        let state_given = state.is_some();
         if let Some((dir, resume)) = state {
             if checkpoint_interval < MIN_CHECKPOINT_INTERVAL || checkpoint_interval > MAX_DURATION {
                 return Err(BuildError::new(
@@ -679,6 +724,9 @@ impl CrawlerBuilder {
                 "delay",
                 format!("{:?} is more than a day", config.delay),
             ));
+        }
+        if let Some(draft) = cluster {
+            config.cluster = Some(super::cluster::check(draft, &mut config, state_given)?);
         }
         if !ca_files.is_empty() || !ca_ders.is_empty() || insecure {
             let mut extra: Vec<_> = ca_ders

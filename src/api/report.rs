@@ -58,7 +58,24 @@ impl Report {
                 self.outcome.stats.queued_left
             ));
         }
+        if let Some(node) = &self.outcome.cluster {
+            text.push_str(&format!(
+                "  cluster: {} records acknowledged, partitions taken {} and given up {}, {} lost connections{}\n",
+                node.records,
+                node.taken,
+                node.released,
+                node.disconnects,
+                if node.over { "; the crawl is over" } else { "; this node left before the end" },
+            ));
+        }
         text
+    }
+
+    /// For a node of a cluster crawl ([`super::CrawlerBuilder::cluster`]):
+    /// whether it saw the crawl end (every stream drained), not only its
+    /// own part of it.
+    pub fn cluster_over(&self) -> Option<bool> {
+        self.outcome.cluster.as_ref().map(|n| n.over)
     }
 
     /// The budget (`--max-pages`, `--max-bytes`, `--max-time`) that

@@ -47,8 +47,11 @@
 //! Not here: when to renew or read (the node's loop), how URLs reach the
 //! shards, the CLI.
 
+pub mod join;
 pub mod lease;
 pub mod ledger;
+pub mod link;
+pub mod node;
 pub mod partition;
 pub mod store;
 pub mod wire;

@@ -82,17 +82,23 @@ impl Batch {
 /// Messages a mesh channel holds before `try_send` reports it full.
 pub const CHANNEL_CAPACITY: usize = 1024;
 
-/// The shard that owns `host`: FNV-1a of the ASCII-lower-cased host, modulo
-/// `shards`. Fixed key on purpose (never `RandomState`).
+/// The shard that owns `host`: [`host_key`] modulo `shards`.
 pub fn shard_for(host: &str, shards: usize) -> usize {
+    (host_key(host) % shards.max(1) as u64) as usize
+}
+
+/// A host's key: FNV-1a of the ASCII-lower-cased host, its high bits
+/// folded in. Fixed key on purpose (never `RandomState`): the same in
+/// every thread, process and run, so it may be stored (a cluster's done
+/// log keeps it, for any node to find a URL's shard).
+pub fn host_key(host: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in host.bytes() {
         hash ^= u64::from(byte.to_ascii_lowercase());
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     // Fold the high bits in: FNV's low bits are weak for short keys.
-    hash ^= hash >> 32;
-    (hash % shards.max(1) as u64) as usize
+    hash ^ (hash >> 32)
 }
 
 /// The chapter's `Queue.join()`, made global: URLs handed to any shard and

@@ -17,6 +17,8 @@ use glommio::channels::channel_mesh::MeshBuilder;
 use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 
 use crate::api::Hooks;
+use crate::cluster::link::Link;
+use crate::cluster::node::{self, NodeReport};
 use crate::config::{available_cpus, Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::checkpoints::Checkpoints;
@@ -58,6 +60,8 @@ pub struct Outcome {
     pub output_closed: bool,
     /// A resumed crawl: the records its earlier runs wrote.
     pub resumed: Option<u64>,
+    /// A cluster crawl: what this node's cluster thread did.
+    pub cluster: Option<NodeReport>,
 }
 
 /// The `/sitemap.xml` of `root`'s origin, a sitemap one `M` hop from the
@@ -111,6 +115,29 @@ pub fn run_with(
     // fetches leave of the budget.
     let spare = budget.saturating_sub(config.max_tasks) / config.cores.max(1);
     config.idle_connections = config.idle_connections.min(spare);
+    // Roots (each with its origin's guessed sitemap after it) are checked
+    // before anything starts.
+    let mut roots: Vec<Job> = Vec::new();
+    for root in &config.roots {
+        if !config.scope.allows(root) {
+            bail!("root {root} is excluded by --exclude");
+        }
+        roots.push(Job::root(root.as_str().to_string(), config.max_redirect));
+        if let Some(sitemap) = config.sitemaps.then(|| guessed_sitemap(root, &config)).flatten() {
+            roots.push(sitemap);
+        }
+    }
+    // --cluster: join the crawl (its fingerprint key and scope) before
+    // anything is written; the roots go to their partitions' streams.
+    let joined = match &config.cluster {
+        Some(cluster) => {
+            let what = format!("joining crawl {} on {}", cluster.crawl, cluster.url);
+            let joined = crate::cluster::join::join(&mut config, &roots).context(what)?;
+            roots.clear();
+            Some(joined)
+        }
+        None => None,
+    };
     // --state / --resume: the directory is made or opened (and locked),
     // and a resumed crawl's outputs repaired, before anything is written.
     let mut session = Session::begin(&mut config).context("state directory")?;
@@ -143,24 +170,17 @@ pub fn run_with(
     };
 
     // Roots are counted in before any shard exists (invariant 3), and each
-    // starts at its owner, with its origin's guessed sitemap after it.
+    // starts at its owner.
     let mut seeds: Vec<Vec<Job>> = vec![Vec::new(); shards];
-    let mut seeded = 0;
-    for root in &config.roots {
-        if !config.scope.allows(root) {
-            bail!("root {root} is excluded by --exclude");
-        }
-        let owner = shard_for(urls::host(root), shards);
-        seeds[owner].push(Job::root(root.as_str().to_string(), config.max_redirect));
-        seeded += 1;
-        if let Some(sitemap) = config.sitemaps.then(|| guessed_sitemap(root, &config)).flatten() {
-            seeds[owner].push(sitemap);
-            seeded += 1;
-        }
+    let seeded = roots.len();
+    for job in roots {
+        seeds[shard_for(urls::host_of(&job.url), shards)].push(job);
     }
     // A resume holds the count up by one per shard until that shard has
-    // replayed the journals: the crawl cannot end before they are read.
-    let held = if resuming { shards } else { 0 };
+    // replayed the journals: the crawl cannot end before they are read. A
+    // cluster's node holds it by one until every node's streams are
+    // drained.
+    let held = if resuming { shards } else { usize::from(joined.is_some()) };
     let outstanding = Arc::new(Outstanding::new(seeded + held));
     let mut resumed = None;
     let earlier_warc_files = match &session {
@@ -189,6 +209,33 @@ pub fn run_with(
         None => None,
     };
     let seeds = Arc::new(std::sync::Mutex::new(seeds));
+    let cluster = match (joined, &config.cluster) {
+        (Some(joined), Some(settings)) => {
+            let (link, rx) = Link::new(joined.meta.partitions, shards, config.scope.clone());
+            let node = node::Settings {
+                url: settings.url.clone(),
+                crawl: settings.crawl.clone(),
+                node: settings.node.clone(),
+                lease_ttl: settings.lease_ttl,
+                shards,
+                key: joined.meta.key,
+                scope_mode: config.scope.mode(),
+                exclude: config.scope.exclude().and_then(|e| regex::Regex::new(e).ok()),
+            };
+            let running = node::spawn(
+                node,
+                joined.store,
+                link.clone(),
+                rx,
+                outstanding.clone(),
+                writer.as_ref().map(Writer::handle),
+                joined.roots,
+            )
+            .context("starting the cluster thread")?;
+            Some((link, running))
+        }
+        _ => None,
+    };
     let mesh = (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, CHANNEL_CAPACITY));
 
     let warc = match &config.warc_dir {
@@ -203,7 +250,10 @@ pub fn run_with(
                 prefix: session
                     .as_ref()
                     .and_then(Session::warc_prefix)
-                    .unwrap_or_else(|| format!("ringcrawl-{secs}-{}", std::process::id())),
+                    .unwrap_or_else(|| match &config.cluster {
+                        Some(c) => format!("ringcrawl-{}-{secs}-{}", c.node, std::process::id()),
+                        None => format!("ringcrawl-{secs}-{}", std::process::id()),
+                    }),
                 shard: 0,
                 max_size: config.warc_max_size,
             })
@@ -238,6 +288,7 @@ pub fn run_with(
         cdxj: cdxj.as_ref().map(Writer::handle),
         spill_dir: spill_dir(&config),
         durability: durability.map(|(d, _, _)| d),
+        cluster: cluster.as_ref().map(|(link, _)| link.clone()),
     };
     let reporting = Arc::new(AtomicBool::new(false));
     let reporter = config.progress.map(|interval| {
@@ -299,6 +350,7 @@ pub fn run_with(
         output_error: None,
         output_closed: false,
         resumed,
+        cluster: None,
     };
     // A resumed crawl's archive is every run's files.
     let mut warc_files = earlier_warc_files;
@@ -337,6 +389,14 @@ pub fn run_with(
     }
     if let Some(Stopped::Failed(e)) = cdxj.and_then(Writer::finish) {
         outcome.output_error.get_or_insert(format!("--cdxj: {e}"));
+    }
+    // The records are written: the node reports what is done and leaves.
+    if let Some((_, running)) = cluster {
+        let report = running.finish();
+        if let Some(e) = report.error.as_ref().filter(|_| !report.over) {
+            log::warn!("cluster: {e}");
+        }
+        outcome.cluster = Some(report);
     }
     outcome.elapsed = started.elapsed();
     // The last checkpoint, once every record is written.

@@ -4,8 +4,10 @@
 #![allow(dead_code)]
 
 pub mod dns;
+pub mod proxy;
 pub mod pywb;
 pub mod redis;
+pub mod synth;
 pub mod warc;
 pub mod warcio;
 

@@ -9,6 +9,7 @@
 use std::rc::Rc;
 use std::time::Instant;
 
+use crate::cluster::ledger::Outcome;
 use crate::crawl::frontier::Next;
 use crate::crawl::urls;
 
@@ -69,7 +70,8 @@ impl Shard {
                 || self.cdxj.behind()
                 || self.hooks.stream.as_ref().is_some_and(|s| s.behind())
                 || self.seen_behind()
-                || self.tallies_behind();
+                || self.tallies_behind()
+                || self.cluster.as_ref().is_some_and(|c| c.link.behind());
             self.slots.set_paused(self.id, behind);
             if behind {
                 self.outbox.flush();
@@ -163,6 +165,14 @@ impl Shard {
                 self.changed.notify_all();
             }
             match next {
+                // A cluster crawl: the partition is no longer this node's.
+                Next::Fetch(job) if !self.may_fetch(&job.url, now) => self.drop_unowned(job, now),
+                Next::Refused(job, _) if !self.may_record(&job.url, now) => {
+                    self.answer_url(&job.url, Outcome::Dropped);
+                    if self.outstanding.finish(1) {
+                        self.stop();
+                    }
+                }
                 Next::Fetch(job) if self.budget.take_page() => return Some(Work::Page(job)),
                 Next::Fetch(job) => {
                     // A budget is spent: the crawl stops (the watch sees

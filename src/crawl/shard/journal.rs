@@ -390,7 +390,7 @@ impl Shard {
                         self.outstanding.add(1);
                         *queued += 1;
                     }
-                    Enqueued::Known => {}
+                    Enqueued::Known | Enqueued::Refused => {}
                 }
                 offered += 1;
                 if offered.is_multiple_of(REPLAY_SLICE) {

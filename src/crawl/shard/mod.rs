@@ -24,6 +24,7 @@
 )]
 
 mod archive;
+mod cluster;
 mod dispatch;
 mod journal;
 mod page;
@@ -45,6 +46,8 @@ use glommio::channels::shared_channel::ConnectedReceiver;
 use glommio::task::JoinHandle;
 
 use crate::api::{Handler, Hooks};
+use crate::cluster::link::Link;
+use crate::crawl::scope::Scope;
 use crate::config::Config;
 use crate::crawl::budget::Budget;
 use crate::crawl::frontier::{Frontier, Job, Politeness};
@@ -66,6 +69,7 @@ use crate::output::writer::WriterHandle;
 use page::interrupted_record;
 use journal::Journal;
 pub use journal::Durability;
+use cluster::ShardCluster;
 use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};
 
 /// What a shard hands back when the crawl is over.
@@ -112,6 +116,8 @@ pub struct Shared {
     pub spill_dir: PathBuf,
     /// With a state directory: the journals, and what a resume replays.
     pub durability: Option<Arc<Durability>>,
+    /// In a cluster crawl: what the shards share with the cluster thread.
+    pub cluster: Option<Arc<Link>>,
 }
 
 /// Per-core crawl state.
@@ -197,6 +203,10 @@ pub struct Shard {
     /// With a state directory: this shard's journal of routed URLs.
     journal: Option<Journal>,
     durability: Option<Arc<Durability>>,
+    /// The crawl's scope (in a cluster crawl, see [`Shard::scope`]).
+    scope: Arc<Scope>,
+    /// In a cluster crawl: links and answers for the cluster thread.
+    cluster: Option<ShardCluster>,
 }
 
 impl Shard {
@@ -214,6 +224,7 @@ impl Shard {
             keep_alive: config.keep_alive,
             compressed: config.compression,
         };
+        let config_scope = config.scope.clone();
         let warc = shared.warc.map(|target| {
             WarcFiles::start(WarcTarget {
                 shard: id,
@@ -292,6 +303,8 @@ impl Shard {
                 .and_then(|d| d.journals.get(id).cloned())
                 .map(Journal::new),
             durability: shared.durability,
+            scope: Arc::new(config_scope),
+            cluster: shared.cluster.map(ShardCluster::new),
         })
     }
 
@@ -311,7 +324,7 @@ impl Shard {
         let duplicates = roots
             .into_iter()
             .map(|job| self.enqueue(job, now, Asker::Nobody))
-            .filter(|enqueued| *enqueued == Enqueued::Known)
+            .filter(|enqueued| matches!(enqueued, Enqueued::Known | Enqueued::Refused))
             .count();
         if duplicates > 0 {
             self.outstanding.finish(duplicates);
@@ -334,6 +347,7 @@ impl Shard {
         let resolver = glommio::spawn_local(self.clone().resolve_pending());
         let merger = glommio::spawn_local(self.clone().merge_seen());
         let spill = glommio::spawn_local(self.clone().spill());
+        let cluster = glommio::spawn_local(self.clone().keep_cluster());
         // A resume: the earlier runs' URLs without a record are queued
         // again (the workers already fetch what comes first).
         self.replay().await;
@@ -378,8 +392,9 @@ impl Shard {
                 }
                 let urls: Vec<String> = self.in_flight.borrow_mut().drain().collect();
                 // With a state directory they get no record: they are in
-                // a journal, and a resume fetches them.
-                if self.journal.is_none() {
+                // a journal, and a resume fetches them; in a cluster crawl
+                // they are in their streams, for the next owner.
+                if self.journal.is_none() && self.cluster.is_none() {
                     for url in urls {
                         self.emit(interrupted_record(url, self.id));
                     }
@@ -423,6 +438,10 @@ impl Shard {
             }
         }
         self.close_journal(journal).await;
+        // The last links and answers, now that every record is emitted
+        // (while the WARC files are open: answers wait for their bytes).
+        cluster.await;
+        self.hand_to_node().await;
         self.sink.hand_off();
         let mut warc_files = Vec::new();
         if let Some(warc) = &self.warc {
@@ -476,6 +495,11 @@ impl Shard {
             }
             if self.budget.reached().is_some() {
                 break Halt::Budget;
+            }
+            // Set from another thread (a cluster's node, when the crawl
+            // is over everywhere): a normal end.
+            if self.outstanding.is_done() && !self.stopping.get() {
+                self.stop();
             }
             glommio::timer::sleep(WATCH_INTERVAL).await;
         };

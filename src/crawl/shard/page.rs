@@ -184,10 +184,8 @@ impl Shard {
             let links = if self.hooks.wants_pages() {
                 self.deliver(record, &response, &body, &page.links)
             } else {
-                page.links
-                    .into_iter()
-                    .filter(|l| self.config.scope.allows(l))
-                    .collect()
+                let scope = self.scope();
+                page.links.into_iter().filter(|l| scope.allows(l)).collect()
             };
             self.route_found(job, links, page.embeds, record, token)
         } else if ok && self.config.page_requisites && http::is_css(head.content_type.as_deref()) {
@@ -220,10 +218,8 @@ impl Shard {
         record: &mut Record,
         token: u64,
     ) -> usize {
-        let embeds: Vec<Url> = embeds
-            .into_iter()
-            .filter(|e| self.config.scope.allows_embed(e))
-            .collect();
+        let scope = self.scope();
+        let embeds: Vec<Url> = embeds.into_iter().filter(|e| scope.allows_embed(e)).collect();
         record.num_urls = links.len() + embeds.len();
         let found = embeds
             .into_iter()
@@ -283,9 +279,10 @@ impl Shard {
             links,
         };
         self.hand_over(&page);
+        let scope = self.scope();
         let follow = links
             .iter()
-            .filter(|l| self.config.scope.allows(l))
+            .filter(|l| scope.allows(l))
             .filter(|l| self.hooks.follow.as_ref().is_none_or(|rule| rule(l, &page)))
             .cloned()
             .collect();
@@ -357,10 +354,11 @@ impl Shard {
             return 0;
         };
         record.next_url = Some(target.as_str().to_string());
+        let scope = self.scope();
         let allowed = if job.hops.is_embed() {
-            self.config.scope.allows_embed(&target)
+            scope.allows_embed(&target)
         } else {
-            self.config.scope.allows(&target)
+            scope.allows(&target)
         };
         if !allowed {
             return 0;
@@ -394,9 +392,10 @@ impl Shard {
     }
 
     /// Whether this shard knows `url` was already queued (seen locally or
-    /// routed to its owner before).
+    /// routed to its owner before; in a cluster crawl, sent to its stream
+    /// lately).
     pub(super) fn already_known(&self, url: &str, host: &str) -> bool {
-        if shard_for(host, self.shards) == self.id {
+        if self.cluster.is_none() && shard_for(host, self.shards) == self.id {
             let seen = self.seen.borrow();
             seen.contains_in_ram(seen.fingerprint(url))
         } else {

@@ -102,7 +102,7 @@ impl Shard {
             _ => "disallowed by robots.txt",
         };
         fail(&mut record, verdict.kind(), message);
-        self.emit(record);
+        self.record_answered(record);
         if self.outstanding.finish(1) {
             self.stop();
         }

@@ -23,6 +23,7 @@ use std::hash::{BuildHasher, Hash};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use crate::cluster::ledger::Outcome;
 use crate::crawl::frontier::{Job, Offer};
 use crate::crawl::mesh::shard_for;
 use crate::crawl::seen::{self, Check};
@@ -86,8 +87,10 @@ pub(super) struct Deferred {
 pub(super) enum Enqueued {
     /// Queued: new to the crawl.
     New,
-    /// Not queued: seen before, or refused by a limit (and recorded).
+    /// Not queued: seen before.
     Known,
+    /// Not queued: new, but a limit keeps it out (recorded once).
+    Refused,
     /// Pending: the resolver will queue it or drop it.
     Pending,
 }
@@ -99,7 +102,7 @@ impl Shard {
     pub(super) fn enqueue(&self, job: Job, now: Instant, asker: Asker) -> Enqueued {
         let (fingerprint, check, merge) = {
             let mut seen = self.seen.borrow_mut();
-            let fingerprint = seen.fingerprint(&job.url);
+            let fingerprint = self.seen_key(&job.url, seen.fingerprint(&job.url));
             let check = seen.check(fingerprint);
             (fingerprint, check, seen.wants_merge())
         };
@@ -112,7 +115,7 @@ impl Shard {
                 if self.admit(job, now) {
                     Enqueued::New
                 } else {
-                    Enqueued::Known
+                    Enqueued::Refused
                 }
             }
             Check::Maybe => {
@@ -132,7 +135,8 @@ impl Shard {
     }
 
     /// Put a URL new to the crawl into the frontier; false if a limit keeps
-    /// it out (then it is recorded as such).
+    /// it out (then it is recorded as such, and in a cluster crawl
+    /// answered).
     fn admit(&self, job: Job, now: Instant) -> bool {
         // What the record of a refused URL needs (the job itself goes in).
         let refused = Job {
@@ -149,7 +153,7 @@ impl Shard {
             Offer::Refused(limit) => {
                 let mut record = self.record_for(&refused);
                 page::fail(&mut record, limit.kind(), limit.message());
-                self.emit(record);
+                self.record_answered(record);
                 false
             }
         }
@@ -159,6 +163,9 @@ impl Shard {
     /// shard, counting it in first. The owner applies the crawl limits, so
     /// a URL they keep out is refused and recorded once, whoever found it.
     pub(super) fn route(&self, job: Job, now: Instant, page: u64) -> Routed {
+        if self.cluster.is_some() {
+            return self.route_to_cluster(job);
+        }
         let owner = shard_for(urls::host_of(&job.url), self.shards);
         if owner == self.id {
             // Counting in after the enqueue is safe here: no other task runs
@@ -174,7 +181,7 @@ impl Shard {
                     self.outstanding.add(1);
                     Routed::New
                 }
-                Enqueued::Known => return Routed::Known,
+                Enqueued::Known | Enqueued::Refused => return Routed::Known,
                 Enqueued::Pending => {
                     self.outstanding.add(1);
                     Routed::Asked(self.id)
@@ -216,7 +223,7 @@ impl Shard {
                 None => Asker::Nobody,
             };
             let enqueued = self.enqueue(job, now, asker);
-            dropped += usize::from(enqueued == Enqueued::Known);
+            dropped += usize::from(matches!(enqueued, Enqueued::Known | Enqueued::Refused));
             let new = u32::from(enqueued == Enqueued::New);
             match (&mut group, page) {
                 (Some((token, count)), Some(page)) if *token == page => *count += new,
@@ -286,9 +293,24 @@ impl Shard {
 
     /// Emit a page's record and count the page out.
     fn record_page(&self, record: Record) {
-        self.emit(record);
+        self.record_answered(record);
         if self.outstanding.finish(1) {
             self.stop();
+        }
+    }
+
+    /// Emit the record of a URL the crawl gave this shard; in a cluster
+    /// crawl, answer it: recorded, or dropped unrecorded if its partition
+    /// was lost meanwhile (its next owner records it).
+    pub(super) fn record_answered(&self, record: Record) {
+        if self.cluster.is_none() {
+            return self.emit(record);
+        }
+        if self.may_record(&record.url, Instant::now()) {
+            self.answer_url(&record.url, Outcome::Recorded);
+            self.emit(record);
+        } else {
+            self.answer_url(&record.url, Outcome::Dropped);
         }
     }
 
@@ -350,6 +372,9 @@ impl Shard {
             let now = Instant::now();
             let mut dropped = 0;
             for (pending, new) in batch.into_iter().zip(answers) {
+                if !new {
+                    self.answer_url(&pending.job.url, Outcome::Known);
+                }
                 let queued = new && self.admit(pending.job, now);
                 dropped += usize::from(!queued);
                 if let Asker::Page { shard, token } = pending.asker {

@@ -46,7 +46,7 @@ impl Shard {
             let Some(url) = urls::join(robots, line) else {
                 continue;
             };
-            if !self.config.scope.allows(&url) {
+            if !self.scope().allows(&url) {
                 continue;
             }
             let job = Job {
@@ -120,11 +120,8 @@ impl Shard {
         let links = if wants_pages {
             self.deliver(record, response, body, &listed.urls)
         } else {
-            listed
-                .urls
-                .into_iter()
-                .filter(|l| self.config.scope.allows(l))
-                .collect()
+            let scope = self.scope();
+            listed.urls.into_iter().filter(|l| scope.allows(l)).collect()
         };
         record.num_urls = links.len();
         let (depth, hop) = if index {

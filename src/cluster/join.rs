@@ -1,0 +1,66 @@
+//! How a node joins its crawl, on the calling thread before the shards
+//! start: connect, make the crawl or read its settings (partitions, the
+//! fingerprint key every node must share), add this node's roots to their
+//! partitions' streams, and take the crawl's scope from all of its roots.
+//!
+//! Not the node's loop (`node`).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::crawl::frontier::Job;
+use crate::crawl::scope::Scope;
+use crate::crawl::urls;
+
+use super::partition::partition_of;
+use super::store::{Meta, Store, StoreError};
+use super::wire;
+
+/// A node that joined: its connection and the crawl's settings.
+pub struct Joined {
+    pub store: Store,
+    pub meta: Meta,
+    /// Roots the crawl had when the scope was made.
+    pub roots: u64,
+}
+
+/// Longest a command may take while joining.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Join the crawl `config.cluster` names, adding `seeds` (this node's
+/// roots and their guessed sitemaps); `config` gets the crawl's
+/// fingerprint key and scope.
+pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
+    let Some(settings) = config.cluster.clone() else {
+        return Err(StoreError::Reply("join: not a cluster crawl"));
+    };
+    let timeout = JOIN_TIMEOUT.min(settings.lease_ttl);
+    let mut store = Store::connect(&settings.url, &settings.crawl, &settings.node, timeout)?;
+    let meta = store.create_or_join(settings.partitions, config.fingerprint_key)?;
+    config.fingerprint_key = meta.key;
+    let mut by_partition: BTreeMap<u32, Vec<Job>> = BTreeMap::new();
+    for job in seeds {
+        let p = partition_of(urls::host_of(&job.url), meta.partitions);
+        by_partition.entry(p).or_default().push(job.clone());
+    }
+    let batches: Vec<(u32, String)> = by_partition
+        .iter()
+        .map(|(&p, jobs)| (p, wire::encode(jobs)))
+        .collect();
+    let roots: Vec<String> = config.roots.iter().map(|r| r.to_string()).collect();
+    store.add_roots(&roots, &batches)?;
+    let all = store.roots()?;
+    let parsed: Vec<url::Url> = all.iter().filter_map(|r| url::Url::parse(r).ok()).collect();
+    config.scope = Scope::new(
+        &parsed,
+        config.scope.mode(),
+        config.scope.exclude().and_then(|e| regex::Regex::new(e).ok()),
+    );
+    store.heartbeat(settings.lease_ttl)?;
+    Ok(Joined {
+        store,
+        meta,
+        roots: all.len() as u64,
+    })
+}

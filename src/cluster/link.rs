@@ -1,0 +1,296 @@
+//! What a node's shards and its cluster thread share: the URLs the thread
+//! hands each shard, what the shards hand back (links found, URLs done),
+//! and which partitions the node may act for right now.
+//!
+//! The shards never wait on it: handing over is a push under a short
+//! lock or a send on an unbounded channel, and a shard takes what came
+//! for it when its cluster task next looks. Which partitions are held is
+//! a deadline per partition in an atomic, set by the thread from its
+//! [`super::lease::Leases`]: a shard reads the clock against it, so a
+//! node whose thread is stuck on a dead connection still stops acting for
+//! a partition in time.
+//!
+//! Not the protocol (`store`), nor the thread's policy (`node`).
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::crawl::frontier::Job;
+use crate::crawl::scope::Scope;
+use crate::output::writer::lock;
+
+use super::ledger::Outcome;
+use super::partition::partition_of;
+
+/// What the thread hands a shard, in order.
+#[derive(Debug)]
+pub enum Intake {
+    /// Seen-set keys of URLs done already (of a partition just taken).
+    Seen(Vec<u64>),
+    /// URLs to offer to the seen-set and queue, counted in already.
+    Jobs(Vec<Job>),
+}
+
+/// One URL a shard is done with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Done {
+    /// The URL's fingerprint (the crawl's key, not salted).
+    pub fingerprint: u64,
+    /// Its host's key (`crawl::mesh::host_key`): picks the shard that
+    /// takes it when a node loads the partition's done log.
+    pub host: u64,
+    pub partition: u32,
+    pub outcome: Outcome,
+}
+
+/// What the shards hand the thread, in order per shard.
+#[derive(Debug)]
+pub enum ToNode {
+    /// Links found, for their partitions' streams.
+    Links(Vec<Job>),
+    /// URLs done, each record (if any) handed to the writer already.
+    Done(Vec<Done>),
+}
+
+/// The shared part.
+pub struct Link {
+    partitions: u32,
+    base: Instant,
+    /// Per partition: until when (ns after `base`) records may be written
+    /// for it; 0 when not held.
+    valid_until: Box<[AtomicU64]>,
+    /// Per partition: no fetch starts for it (held, but being given up).
+    draining: Box<[AtomicBool]>,
+    /// Per partition: how many times this node took it (salts the
+    /// seen-set's keys, see [`Link::seen_key`]).
+    epochs: Box<[AtomicU32]>,
+    inboxes: Box<[Mutex<Vec<Intake>>]>,
+    to_node: Sender<ToNode>,
+    /// Links handed to the thread and not yet in Redis.
+    unsent: AtomicUsize,
+    /// The crawl is over (every stream empty): the shards stop.
+    over: AtomicBool,
+    /// The crawl's scope, widened when roots are added by other nodes.
+    scope: Mutex<Arc<Scope>>,
+    scope_version: AtomicU64,
+}
+
+/// Links a node may hold unsent before its shards start no fetch.
+const UNSENT_LIMIT: usize = 256 << 10;
+
+impl Link {
+    /// A link for `shards` shards of a crawl of `partitions` partitions,
+    /// and the receiving end of what the shards hand back.
+    pub fn new(partitions: u32, shards: usize, scope: Scope) -> (Arc<Link>, Receiver<ToNode>) {
+        let (tx, rx) = mpsc::channel();
+        let n = partitions as usize;
+        let link = Link {
+            partitions,
+            base: Instant::now(),
+            valid_until: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            draining: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            epochs: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            inboxes: (0..shards).map(|_| Mutex::new(Vec::new())).collect(),
+            to_node: tx,
+            unsent: AtomicUsize::new(0),
+            over: AtomicBool::new(false),
+            scope: Mutex::new(Arc::new(scope)),
+            scope_version: AtomicU64::new(0),
+        };
+        (Arc::new(link), rx)
+    }
+
+    pub fn partitions(&self) -> u32 {
+        self.partitions
+    }
+
+    /// The partition of `host`.
+    pub fn partition_of(&self, host: &str) -> u32 {
+        partition_of(host, self.partitions)
+    }
+
+    fn nanos(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether records may be written for `partition` at `now`.
+    pub fn holds(&self, partition: u32, now: Instant) -> bool {
+        self.valid_until
+            .get(partition as usize)
+            .is_some_and(|v| self.nanos(now) < v.load(Ordering::Acquire))
+    }
+
+    /// Whether a fetch may start for `partition` at `now`.
+    pub fn fetches(&self, partition: u32, now: Instant) -> bool {
+        self.holds(partition, now)
+            && !self
+                .draining
+                .get(partition as usize)
+                .is_some_and(|d| d.load(Ordering::Acquire))
+    }
+
+    /// The thread's view: `partition` is held until `until` (None: not).
+    pub fn set_held(&self, partition: u32, until: Option<Instant>) {
+        if let Some(v) = self.valid_until.get(partition as usize) {
+            // Never 0 for a held lease (0 is "not held").
+            v.store(until.map_or(0, |t| self.nanos(t).max(1)), Ordering::Release);
+        }
+        if until.is_none() {
+            self.set_draining(partition, false);
+        }
+    }
+
+    /// Start no fetch for `partition` (it is being given up), or again.
+    pub fn set_draining(&self, partition: u32, draining: bool) {
+        if let Some(d) = self.draining.get(partition as usize) {
+            d.store(draining, Ordering::Release);
+        }
+    }
+
+    /// This node takes `partition` (again): a new epoch, so the seen-set's
+    /// keys of its earlier tenures no longer match. Call before handing
+    /// the shards anything of the new tenure.
+    pub fn new_epoch(&self, partition: u32) {
+        if let Some(e) = self.epochs.get(partition as usize) {
+            e.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// The seen-set key of a URL of `partition` with fingerprint `fp`.
+    ///
+    /// A node that loses a partition and later takes it again must not
+    /// take a URL for known because it was queued in the earlier tenure
+    /// (that queue was dropped, the URL's entry left for the next owner,
+    /// and the entry is back now): keys are salted by the partition and
+    /// its epoch here, and the done log is loaded again at each tenure.
+    pub fn seen_key(&self, partition: u32, fp: u64) -> u64 {
+        let epoch = self
+            .epochs
+            .get(partition as usize)
+            .map_or(0, |e| e.load(Ordering::Acquire));
+        fp ^ mix((u64::from(partition) << 32) | u64::from(epoch))
+    }
+
+    /// Hand `intake` to shard `shard`.
+    pub fn deliver(&self, shard: usize, intake: Intake) {
+        if let Some(inbox) = self.inboxes.get(shard) {
+            lock(inbox).push(intake);
+        }
+    }
+
+    /// What came for shard `shard`, in order.
+    pub fn take(&self, shard: usize) -> Vec<Intake> {
+        self.inboxes
+            .get(shard)
+            .map(|inbox| std::mem::take(&mut *lock(inbox)))
+            .unwrap_or_default()
+    }
+
+    /// Hand something to the thread (dropped if it is gone).
+    pub fn send(&self, message: ToNode) {
+        if let ToNode::Links(links) = &message {
+            self.unsent.fetch_add(links.len(), Ordering::AcqRel);
+        }
+        let _ = self.to_node.send(message);
+    }
+
+    /// The thread put `n` links into Redis.
+    pub fn sent(&self, n: usize) {
+        let _ = self
+            .unsent
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| Some(u.saturating_sub(n)));
+    }
+
+    /// Too many links wait for Redis: start no fetch.
+    pub fn behind(&self) -> bool {
+        self.unsent.load(Ordering::Acquire) > UNSENT_LIMIT
+    }
+
+    /// The crawl is over: every stream is drained and nothing is in flight.
+    pub fn over(&self) -> bool {
+        self.over.load(Ordering::Acquire)
+    }
+
+    pub fn set_over(&self) {
+        self.over.store(true, Ordering::Release);
+    }
+
+    /// The crawl's scope now, and its version (to see it change).
+    pub fn scope(&self) -> (u64, Arc<Scope>) {
+        let scope = lock(&self.scope).clone();
+        (self.scope_version.load(Ordering::Acquire), scope)
+    }
+
+    /// The version of [`Link::scope`]: a shard that has this one is up to date.
+    pub fn scope_version(&self) -> u64 {
+        self.scope_version.load(Ordering::Acquire)
+    }
+
+    /// Roots were added: the wider scope.
+    pub fn set_scope(&self, scope: Scope) {
+        *lock(&self.scope) = Arc::new(scope);
+        self.scope_version.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// splitmix64's finaliser.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::crawl::scope::ScopeMode;
+    use std::time::Duration;
+
+    fn link() -> (Arc<Link>, Receiver<ToNode>) {
+        Link::new(8, 2, Scope::new(&[], ScopeMode::Strict, None))
+    }
+
+    #[test]
+    fn a_partition_is_held_until_its_deadline_and_draining_stops_fetches_only() {
+        let (link, _rx) = link();
+        let now = Instant::now();
+        assert!(!link.holds(3, now));
+        link.set_held(3, Some(now + Duration::from_secs(1)));
+        assert!(link.holds(3, now) && link.fetches(3, now));
+        assert!(!link.holds(3, now + Duration::from_secs(1)), "the deadline is the end");
+        link.set_draining(3, true);
+        assert!(link.holds(3, now) && !link.fetches(3, now));
+        link.set_held(3, None);
+        assert!(!link.holds(3, now));
+        link.set_held(3, Some(now + Duration::from_secs(1)));
+        assert!(link.fetches(3, now), "a new tenure does not drain");
+        assert!(!link.holds(99, now), "no such partition");
+    }
+
+    #[test]
+    fn a_new_epoch_changes_every_key_of_its_partition_only() {
+        let (link, _rx) = link();
+        let (a, b) = (link.seen_key(1, 42), link.seen_key(2, 42));
+        assert_ne!(a, b);
+        link.new_epoch(1);
+        assert_ne!(link.seen_key(1, 42), a);
+        assert_eq!(link.seen_key(2, 42), b);
+    }
+
+    #[test]
+    fn intake_comes_out_in_order_and_links_count_until_sent() {
+        let (link, rx) = link();
+        link.deliver(1, Intake::Seen(vec![1]));
+        link.deliver(1, Intake::Jobs(vec![Job::root("http://a.test/".into(), 1)]));
+        let got = link.take(1);
+        assert!(matches!(got.as_slice(), [Intake::Seen(_), Intake::Jobs(_)]));
+        assert!(link.take(1).is_empty() && link.take(0).is_empty());
+        link.send(ToNode::Links(vec![Job::root("http://a.test/".into(), 1)]));
+        assert!(matches!(rx.recv().unwrap(), ToNode::Links(l) if l.len() == 1));
+        link.sent(5);
+        assert!(!link.behind());
+    }
+}

@@ -1,0 +1,737 @@
+//! The node's cluster thread: the one place that talks to Redis while the
+//! shards crawl. Its loop, a few milliseconds a turn:
+//!
+//! 1. take what the shards handed back: links found, URLs done;
+//! 2. flush: the links to their partitions' streams, then (once the
+//!    records of the URLs done are written: a barrier on the records'
+//!    writer) their done logs and the entries whose every URL is done
+//!    acknowledged, in that order on one connection, so a URL's links are
+//!    in Redis before the entry that brought it goes;
+//! 3. every third of the lease TTL: heartbeat, renew the leases, take the
+//!    partitions of this node's share that are free (load their done log
+//!    into the seen-sets, claim what their last owner left pending), start
+//!    giving up those no longer in its share, widen the scope if roots
+//!    were added;
+//! 4. read new entries of its partitions while the shards have room,
+//!    and hand their URLs to the shards that own their hosts;
+//! 5. when it has nothing to do: is every stream empty? Then the crawl is
+//!    over, for every node at once.
+//!
+//! A command that fails drops the connection: what was not written is
+//! kept and written after the reconnection; meanwhile the leases run out
+//! here ([`Leases`], earlier than in Redis) and the shards stop fetching
+//! for those partitions, which other nodes then take over.
+//!
+//! Not the protocol (`store`), nor the shards' side (`crawl::shard`).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::crawl::frontier::Job;
+use crate::crawl::mesh::{shard_for, Outstanding};
+use crate::crawl::scope::{Scope, ScopeMode};
+use crate::crawl::seen::Fingerprinter;
+use crate::crawl::urls;
+use crate::output::writer::{Written, WriterHandle};
+
+use super::lease::Leases;
+use super::ledger::{Ledger, Outcome};
+use super::link::{Done, Intake, Link, ToNode};
+use super::partition;
+use super::store::{Entry, Finished, NodeStatus, Store, StoreError};
+use super::wire;
+
+/// How the node reaches the crawl, and its timings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `redis://host:port/`.
+    pub url: String,
+    pub crawl: String,
+    /// This node's name, unique among the live nodes.
+    pub node: String,
+    pub lease_ttl: Duration,
+    pub shards: usize,
+    /// The crawl's fingerprint key (from its meta).
+    pub key: [u64; 2],
+    /// How the scope is made of the crawl's roots.
+    pub scope_mode: ScopeMode,
+    pub exclude: Option<regex::Regex>,
+}
+
+/// What the thread did, for the node's report.
+#[derive(Debug, Clone, Default)]
+pub struct NodeReport {
+    /// Every stream was drained: the crawl is over.
+    pub over: bool,
+    /// Records this node reported done.
+    pub records: u64,
+    /// Partitions taken, and lost or given up.
+    pub taken: u64,
+    pub released: u64,
+    /// Connections to Redis lost.
+    pub disconnects: u64,
+    /// Lines of stream entries that were not URLs (skipped).
+    pub bad_lines: u64,
+    /// The last error, if the node left with work not written.
+    pub error: Option<String>,
+}
+
+/// A node's cluster thread, running.
+pub struct Running {
+    thread: std::thread::JoinHandle<NodeReport>,
+    finishing: Arc<AtomicBool>,
+}
+
+impl Running {
+    /// The shards are gone (their last answers handed over, the records'
+    /// writer finished): the thread writes what is left, gives its leases
+    /// up and leaves; its report.
+    pub fn finish(self) -> NodeReport {
+        self.finishing.store(true, Ordering::Release);
+        self.thread.join().unwrap_or_else(|_| NodeReport {
+            error: Some("the cluster thread panicked".to_string()),
+            ..NodeReport::default()
+        })
+    }
+}
+
+/// Start the cluster thread of a node connected (`store`) to its crawl,
+/// with what it shares with its shards: `outstanding` holds one for the
+/// node until the crawl is over; `writer` is the records' writer, if any;
+/// `roots_seen` the roots its scope was made of.
+pub fn spawn(
+    settings: Settings,
+    store: Store,
+    link: Arc<Link>,
+    rx: Receiver<ToNode>,
+    outstanding: Arc<Outstanding>,
+    writer: Option<WriterHandle>,
+    roots_seen: u64,
+) -> std::io::Result<Running> {
+    let finishing = Arc::new(AtomicBool::new(false));
+    let node = Node::new(settings, store, link, rx, outstanding, writer, finishing.clone(), roots_seen);
+    let thread = std::thread::Builder::new()
+        .name("ringcrawl-cluster".into())
+        .spawn(move || node.run())?;
+    Ok(Running { thread, finishing })
+}
+
+/// The thread's state.
+struct Node {
+    settings: Settings,
+    store: Option<Store>,
+    link: Arc<Link>,
+    rx: Receiver<ToNode>,
+    outstanding: Arc<Outstanding>,
+    writer: Option<WriterHandle>,
+    /// Set once the shards are gone: write what is left and leave.
+    finishing: Arc<AtomicBool>,
+    leases: Leases,
+    ledger: Ledger,
+    fingerprints: Fingerprinter,
+    /// Links to append, by partition.
+    adds: BTreeMap<u32, Vec<Job>>,
+    /// URLs answered, waiting for the writer's barrier.
+    answered: Vec<Done>,
+    /// What to report per partition, once written to the log.
+    finished: BTreeMap<u32, Finished>,
+    /// Partitions being given up, and until when to wait for their URLs.
+    leaving: BTreeMap<u32, Instant>,
+    next_renew: Instant,
+    next_read: Instant,
+    next_backlog: Instant,
+    next_connect: Instant,
+    idle_reads: u32,
+    roots_seen: u64,
+    report: NodeReport,
+    /// When a node finishing with work not written gives up.
+    give_up_at: Option<Instant>,
+    /// Records at the last heartbeat, and when, for the rate.
+    rate_mark: (u64, Instant),
+}
+
+/// The longest a turn waits for the shards when there is nothing else.
+const TICK: Duration = Duration::from_millis(2);
+
+/// URLs handed to the shards and not answered, per shard, before the node
+/// reads no more.
+const INTAKE_PER_SHARD: usize = 8 << 10;
+
+/// Entries read per stream at once.
+const READ_COUNT: usize = 32;
+
+/// Reads that found nothing back off up to this.
+const IDLE_READ: Duration = Duration::from_millis(50);
+
+/// How often an idle node asks whether the crawl is over.
+const BACKLOG_EVERY: Duration = Duration::from_millis(100);
+
+/// Between tries to reconnect.
+const RECONNECT_EVERY: Duration = Duration::from_millis(250);
+
+/// How long the records' writer may take to confirm a barrier before the
+/// turn goes on (the answers wait for the next turn).
+const BARRIER_WAIT: Duration = Duration::from_millis(100);
+
+/// Partitions taken at most in one turn of renewals.
+const TAKES_PER_TURN: usize = 16;
+
+/// How long a node whose shards are gone tries to write what is left.
+const FINISH_PATIENCE: Duration = Duration::from_secs(3);
+
+/// A partition given up waits at most this long for its URLs in flight.
+const LEAVING_MAX: Duration = Duration::from_secs(5);
+
+impl Node {
+    /// A node connected (`store`) to its crawl, with what it shares with
+    /// its shards. `outstanding` holds one for the node until the crawl
+    /// is over; `writer` is the records' writer, if any.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        settings: Settings,
+        store: Store,
+        link: Arc<Link>,
+        rx: Receiver<ToNode>,
+        outstanding: Arc<Outstanding>,
+        writer: Option<WriterHandle>,
+        finishing: Arc<AtomicBool>,
+        roots_seen: u64,
+    ) -> Node {
+        let now = Instant::now();
+        Node {
+            leases: Leases::new(settings.lease_ttl),
+            fingerprints: Fingerprinter::new(settings.key),
+            settings,
+            store: Some(store),
+            link,
+            rx,
+            outstanding,
+            writer,
+            finishing,
+            ledger: Ledger::new(),
+            adds: BTreeMap::new(),
+            answered: Vec::new(),
+            finished: BTreeMap::new(),
+            leaving: BTreeMap::new(),
+            next_renew: now,
+            next_read: now,
+            next_backlog: now,
+            next_connect: now,
+            idle_reads: 0,
+            roots_seen,
+            report: NodeReport::default(),
+            give_up_at: None,
+            rate_mark: (0, now),
+        }
+    }
+
+    /// Runs the loop until the shards are gone, then writes what is left,
+    /// gives its leases up and leaves the crawl.
+    fn run(mut self) -> NodeReport {
+        loop {
+            let finishing = self.finishing.load(Ordering::Acquire);
+            let wait = if finishing || self.busy() { Duration::ZERO } else { TICK };
+            self.take_messages(wait);
+            let now = Instant::now();
+            self.expire(now);
+            if self.store.is_none() && now >= self.next_connect {
+                self.reconnect();
+            }
+            let flushed = self.flush();
+            if finishing {
+                if flushed || !self.leave_patiently() {
+                    break;
+                }
+                continue;
+            }
+            if now >= self.next_renew {
+                self.renew();
+            }
+            self.give_up_drained(now);
+            self.read(now);
+            self.check_over(now);
+        }
+        self.leave();
+        self.report
+    }
+
+    /// Whether there is work that should not wait a tick.
+    fn busy(&self) -> bool {
+        !self.adds.is_empty() || !self.answered.is_empty() || !self.finished.is_empty()
+    }
+
+    /// Take what the shards sent, waiting up to `wait` for the first.
+    fn take_messages(&mut self, wait: Duration) {
+        let first = if wait.is_zero() {
+            self.rx.try_recv().ok()
+        } else {
+            self.rx.recv_timeout(wait).ok()
+        };
+        let Some(first) = first else {
+            return;
+        };
+        let mut next = Some(first);
+        while let Some(message) = next {
+            match message {
+                ToNode::Links(jobs) => {
+                    for job in jobs {
+                        let p = self.link.partition_of(urls::host_of(&job.url));
+                        self.adds.entry(p).or_default().push(job);
+                    }
+                }
+                ToNode::Done(done) => self.answered.extend(done),
+            }
+            next = self.rx.try_recv().ok();
+        }
+    }
+
+    /// Forget the leases no renewal kept valid here.
+    fn expire(&mut self, now: Instant) {
+        for p in self.leases.expire(now) {
+            log::warn!("cluster: the lease of partition {p} ran out here; its fetches stop");
+            self.forget(p);
+        }
+    }
+
+    /// Partition `p` is no longer this node's: nothing of it is fetched,
+    /// recorded or acknowledged here any more.
+    fn forget(&mut self, p: u32) {
+        self.leases.lost(p);
+        self.link.set_held(p, None);
+        self.ledger.abandon(p);
+        self.leaving.remove(&p);
+        // Fenced in Redis anyway; what was recorded stays in the log.
+        self.finished.remove(&p);
+        self.report.released += 1;
+    }
+
+    fn reconnect(&mut self) {
+        let s = &self.settings;
+        match Store::connect(&s.url, &s.crawl, &s.node, self.settings.lease_ttl / 3) {
+            Ok(store) => {
+                log::info!("cluster: reconnected to {}", s.url);
+                self.store = Some(store);
+                self.next_renew = Instant::now();
+            }
+            Err(e) => {
+                log::debug!("cluster: reconnecting to {}: {e}", s.url);
+                self.next_connect = Instant::now() + RECONNECT_EVERY;
+            }
+        }
+    }
+
+    /// Run `op` on the connection; on failure drop it (and say why).
+    fn with_store<T>(
+        &mut self,
+        what: &str,
+        op: impl FnOnce(&mut Store) -> Result<T, StoreError>,
+    ) -> Option<T> {
+        let store = self.store.as_mut()?;
+        match op(store) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                log::warn!("cluster: {what}: {e}; reconnecting");
+                self.report.error = Some(format!("{what}: {e}"));
+                self.report.disconnects += 1;
+                self.store = None;
+                self.next_connect = Instant::now() + RECONNECT_EVERY;
+                // Cut off: no new fetch until a renewal gets through (what
+                // is fetched meanwhile could not be reported; the fetches
+                // in flight finish and record while the leases last).
+                for p in self.leases.held() {
+                    self.link.set_draining(p, true);
+                }
+                None
+            }
+        }
+    }
+
+    /// Write the links, then the answered URLs whose records are written;
+    /// true when nothing is left to write.
+    fn flush(&mut self) -> bool {
+        if !self.adds.is_empty() {
+            let adds = std::mem::take(&mut self.adds);
+            let batches: Vec<(u32, String)> =
+                adds.iter().map(|(&p, jobs)| (p, wire::encode(jobs))).collect();
+            let n: usize = adds.values().map(Vec::len).sum();
+            if self.with_store("appending links", |s| s.add(&batches)).is_none() {
+                // Kept for the next try; no acknowledgement may go before.
+                self.adds = adds;
+                return false;
+            }
+            self.link.sent(n);
+        }
+        if !self.answered.is_empty() {
+            match self.writer.as_ref().map(|w| w.barrier(BARRIER_WAIT)) {
+                None | Some(Written::All) => self.settle(),
+                Some(Written::NotYet) => {}
+                // Records that may not be written must not count as done.
+                Some(Written::Failed) => self.settle_unrecorded(),
+            }
+        }
+        if !self.finished.is_empty() {
+            let finished: Vec<Finished> = std::mem::take(&mut self.finished).into_values().collect();
+            match self.with_store("reporting URLs done", |s| s.finish(&finished)) {
+                Some(written) => {
+                    for (f, ok) in finished.iter().zip(written) {
+                        if !ok {
+                            log::warn!("cluster: partition {} is another node's now", f.partition);
+                            self.forget(f.partition);
+                        }
+                    }
+                }
+                None => {
+                    for f in finished {
+                        self.finished.insert(f.partition, f);
+                    }
+                    return false;
+                }
+            }
+        }
+        self.adds.is_empty() && self.answered.is_empty() && self.finished.is_empty()
+    }
+
+    /// The answered URLs' records are written: to the ledger, and what it
+    /// lets go to the per-partition reports.
+    fn settle(&mut self) {
+        let mut dropped = Vec::new();
+        for done in std::mem::take(&mut self.answered) {
+            if done.outcome == Outcome::Dropped {
+                dropped.push(done.partition);
+            }
+            let f = self.finished.entry(done.partition).or_insert_with(|| Finished {
+                partition: done.partition,
+                ..Finished::default()
+            });
+            if done.outcome == Outcome::Recorded {
+                f.done.push((done.fingerprint, done.host));
+                self.report.records += 1;
+            }
+            log::debug!("cluster: answer {:x} {:?} p{}", done.fingerprint, done.outcome, done.partition);
+            if let Some((p, id)) = self.ledger.answer(done.fingerprint, done.outcome) {
+                log::debug!("cluster: ack p{p} {id}");
+                self.finished
+                    .entry(p)
+                    .or_insert_with(|| Finished {
+                        partition: p,
+                        ..Finished::default()
+                    })
+                    .acks
+                    .push(id);
+            }
+        }
+        self.finished.retain(|_, f| !f.done.is_empty() || !f.acks.is_empty());
+        // A URL dropped while the partition is still held: its shard saw
+        // the lease lapse (this thread was late to renew it) and stopped.
+        // Its entry is abandoned, and only a new tenure claims it: the
+        // partition is given up, to be taken again.
+        dropped.sort_unstable();
+        dropped.dedup();
+        for p in dropped {
+            if self.leases.holds(p, Instant::now()) && !self.leaving.contains_key(&p) {
+                log::warn!("cluster: partition {p}: its fetches stopped while held (a renewal came late); giving it up to take it again");
+                if self.with_store("releasing a lease", |s| s.release(p)).is_some() {
+                    self.forget(p);
+                }
+            }
+        }
+    }
+
+    /// The records could not be written: every answer counts as a drop,
+    /// so the entries stay for the next owner.
+    fn settle_unrecorded(&mut self) {
+        for done in std::mem::take(&mut self.answered) {
+            let _ = self.ledger.answer(done.fingerprint, Outcome::Dropped);
+        }
+    }
+
+    /// Heartbeat, renew, publish, widen the scope, rebalance.
+    fn renew(&mut self) {
+        let ttl = self.settings.lease_ttl;
+        self.next_renew = Instant::now() + self.leases.renew_every();
+        let sent = Instant::now();
+        let Some(nodes) = self.with_store("heartbeat", |s| s.heartbeat(ttl)) else {
+            return;
+        };
+        let held = self.leases.held();
+        let Some(renewed) = self.with_store("renewing leases", |s| s.renew(&held, ttl)) else {
+            return;
+        };
+        for (&p, ok) in held.iter().zip(renewed) {
+            if ok {
+                self.leases.granted(p, sent);
+                self.link.set_held(p, self.leases.until(p));
+                self.link.set_draining(p, self.leaving.contains_key(&p));
+            } else {
+                log::warn!("cluster: partition {p} was taken by another node");
+                self.forget(p);
+            }
+        }
+        let (records, at) = self.rate_mark;
+        let secs = sent.saturating_duration_since(at).as_secs_f64();
+        let status = NodeStatus {
+            name: self.settings.node.clone(),
+            alive: true,
+            records: self.report.records,
+            pages_per_sec: if secs > 0.0 {
+                (self.report.records - records) as f64 / secs
+            } else {
+                0.0
+            },
+            partitions: self.leases.held().len() as u64,
+        };
+        self.rate_mark = (self.report.records, sent);
+        if self.with_store("reporting", |s| s.report(&status, ttl)).is_none() {
+            return;
+        }
+        self.widen_scope();
+        if self.link.over() {
+            return;
+        }
+        let Some(me) = nodes.iter().position(|n| *n == self.settings.node) else {
+            return;
+        };
+        let share = partition::share(&nodes, me, self.link.partitions());
+        let mut taken = 0;
+        for &p in &share {
+            // A few at a time: a turn that takes many (each a done log and
+            // a claim) would come late to renew the others.
+            if taken == TAKES_PER_TURN {
+                self.next_renew = Instant::now();
+                break;
+            }
+            // A partition this node had before is taken again only once
+            // every URL of its earlier tenure was answered (dropped, most
+            // of them): an answer is matched to its entry by fingerprint,
+            // and one of the old tenure must not count for the new.
+            let answered = self.ledger.open_in(p) == 0;
+            if !self.leases.holds(p, Instant::now()) && answered {
+                if !self.take(p) {
+                    return;
+                }
+                taken += 1;
+                // What the shards finished meanwhile is not held back by
+                // the takes (each a few round trips).
+                self.take_messages(Duration::ZERO);
+                self.flush();
+            }
+        }
+        let now = Instant::now();
+        for p in self.leases.held() {
+            if !share.contains(&p) && !self.leaving.contains_key(&p) {
+                log::info!("cluster: giving partition {p} up to another node");
+                self.link.set_draining(p, true);
+                self.leaving.insert(p, now + LEAVING_MAX.min(ttl));
+            }
+        }
+    }
+
+    /// Roots were added by some node: the wider scope, for the shards.
+    fn widen_scope(&mut self) {
+        let Some(count) = self.with_store("counting roots", Store::root_count) else {
+            return;
+        };
+        if count == self.roots_seen {
+            return;
+        }
+        let Some(roots) = self.with_store("reading roots", Store::roots) else {
+            return;
+        };
+        self.roots_seen = count;
+        let roots: Vec<url::Url> = roots.iter().filter_map(|r| url::Url::parse(r).ok()).collect();
+        let scope = Scope::new(&roots, self.settings.scope_mode, self.settings.exclude.clone());
+        self.link.set_scope(scope);
+        log::info!("cluster: the crawl has {count} roots now; scope widened");
+    }
+
+    /// Take partition `p` if it is free: a new tenure (load its done log
+    /// into the seen-sets, claim its entries left pending). False if the
+    /// connection failed.
+    fn take(&mut self, p: u32) -> bool {
+        let ttl = self.settings.lease_ttl;
+        let sent = Instant::now();
+        let Some(got) = self.with_store("taking a lease", |s| s.acquire(p, ttl)) else {
+            return false;
+        };
+        if !got {
+            return true;
+        }
+        self.leases.granted(p, sent);
+        self.link.new_epoch(p);
+        let Some(done) = self.with_store("loading a done log", |s| s.load_done(p)) else {
+            self.forget(p);
+            return false;
+        };
+        let shards = self.settings.shards.max(1);
+        let mut keys = vec![Vec::new(); shards];
+        for (fp, host) in done {
+            if let Some(k) = keys.get_mut((host % shards as u64) as usize) {
+                k.push(self.link.seen_key(p, fp));
+            }
+        }
+        for (shard, k) in keys.into_iter().enumerate() {
+            if !k.is_empty() {
+                self.link.deliver(shard, Intake::Seen(k));
+            }
+        }
+        let Some(claimed) = self.with_store("claiming entries", |s| s.claim(p)) else {
+            self.forget(p);
+            return false;
+        };
+        let n = claimed.len();
+        log::debug!(
+            "cluster: partition {p}: claimed {:?}",
+            claimed.iter().map(|e| e.id.as_str()).collect::<Vec<_>>()
+        );
+        self.deliver(claimed);
+        self.link.set_held(p, self.leases.until(p));
+        self.report.taken += 1;
+        log::info!("cluster: took partition {p} ({n} entries claimed)");
+        true
+    }
+
+    /// Give up the partitions being left once their URLs are answered (or
+    /// they waited long enough), after writing what they finished.
+    fn give_up_drained(&mut self, now: Instant) {
+        let ready: Vec<u32> = self
+            .leaving
+            .iter()
+            .filter(|&(&p, &until)| self.ledger.open_in(p) == 0 || now >= until)
+            .map(|(&p, _)| p)
+            .collect();
+        if ready.is_empty() || !self.flush() {
+            return;
+        }
+        for p in ready {
+            if self.with_store("releasing a lease", |s| s.release(p)).is_none() {
+                return;
+            }
+            self.forget(p);
+        }
+    }
+
+    /// Read new entries of the partitions this node fetches for, while the
+    /// shards have room.
+    fn read(&mut self, now: Instant) {
+        if now < self.next_read
+            || self.link.over()
+            || self.outstanding.is_done()
+            || self.ledger.open_urls() >= INTAKE_PER_SHARD * self.settings.shards.max(1)
+        {
+            return;
+        }
+        let partitions: Vec<u32> = self
+            .leases
+            .held()
+            .into_iter()
+            .filter(|&p| self.link.fetches(p, now))
+            .collect();
+        let Some(entries) = self.with_store("reading streams", |s| s.read(&partitions, READ_COUNT, None))
+        else {
+            return;
+        };
+        if entries.is_empty() {
+            self.idle_reads = self.idle_reads.saturating_add(1);
+            let backoff = TICK * 2u32.saturating_pow(self.idle_reads.min(8));
+            self.next_read = now + backoff.min(IDLE_READ);
+        } else {
+            self.idle_reads = 0;
+            self.next_read = now;
+            self.deliver(entries);
+        }
+    }
+
+    /// Open the entries in the ledger and hand their URLs to the shards
+    /// that own their hosts (counted in first).
+    fn deliver(&mut self, entries: Vec<Entry>) {
+        let shards = self.settings.shards.max(1);
+        let mut by_shard: Vec<Vec<Job>> = vec![Vec::new(); shards];
+        let mut total = 0;
+        for entry in entries {
+            let (jobs, bad) = wire::decode(&entry.text);
+            if bad > 0 {
+                log::warn!("cluster: {bad} lines of entry {} of partition {} are not URLs", entry.id, entry.partition);
+                self.report.bad_lines += bad as u64;
+            }
+            let fps: Vec<u64> = jobs.iter().map(|j| self.fingerprints.fingerprint(&j.url)).collect();
+            log::debug!("cluster: open p{} {} {:x?}", entry.partition, entry.id, fps);
+            if let Some((p, id)) = self.ledger.open(entry.partition, entry.id, &fps) {
+                self.finished
+                    .entry(p)
+                    .or_insert_with(|| Finished {
+                        partition: p,
+                        ..Finished::default()
+                    })
+                    .acks
+                    .push(id);
+            }
+            total += jobs.len();
+            for job in jobs {
+                let shard = shard_for(urls::host_of(&job.url), shards);
+                if let Some(list) = by_shard.get_mut(shard) {
+                    list.push(job);
+                }
+            }
+        }
+        self.outstanding.add(total);
+        for (shard, jobs) in by_shard.into_iter().enumerate() {
+            if !jobs.is_empty() {
+                self.link.deliver(shard, Intake::Jobs(jobs));
+            }
+        }
+    }
+
+    /// When this node has nothing in hand: is every stream empty? Then the
+    /// crawl is over: the shards stop (the node's hold on the count goes).
+    fn check_over(&mut self, now: Instant) {
+        if self.link.over()
+            || now < self.next_backlog
+            || self.idle_reads == 0
+            || self.ledger.open_urls() > 0
+            || self.busy()
+        {
+            return;
+        }
+        self.next_backlog = now + BACKLOG_EVERY;
+        let partitions = self.link.partitions();
+        log::debug!("cluster: idle, held {:?}", self.leases.held().len());
+        if let Some(Some(0)) = self.with_store("counting the backlog", |s| s.backlog(partitions)) {
+            log::info!("cluster: every stream is drained; the crawl is over");
+            self.link.set_over();
+            self.report.over = true;
+            // The shards see the count at zero on their next watch.
+            self.outstanding.finish(1);
+        }
+    }
+
+    /// While finishing with work not written: try to reconnect for a
+    /// while; false once it is time to give up.
+    fn leave_patiently(&mut self) -> bool {
+        let now = Instant::now();
+        let give_up = *self.give_up_at.get_or_insert(now + FINISH_PATIENCE);
+        if now >= give_up {
+            log::warn!("cluster: leaving with work not written to Redis (its entries stay; their next owner fetches them)");
+            return false;
+        }
+        if self.store.is_none() {
+            std::thread::sleep(RECONNECT_EVERY);
+            self.reconnect();
+        }
+        true
+    }
+
+    /// Give every lease up and leave the crawl's live nodes, so the
+    /// others take the partitions at once instead of after the TTL.
+    fn leave(&mut self) {
+        for p in self.leases.held() {
+            if self.with_store("releasing a lease", |s| s.release(p)).is_none() {
+                break;
+            }
+            self.forget(p);
+        }
+        let _ = self.with_store("leaving", Store::leave);
+    }
+}
