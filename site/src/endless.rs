@@ -44,6 +44,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::server::{Handler, Reply, Request};
+use crate::synth::Delay;
 
 /// The endless site's parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +59,8 @@ pub struct EndlessSpec {
     pub page_bytes: usize,
     /// Seed of the link choices.
     pub seed: u64,
+    /// Latency before every answer (a page's is always the same).
+    pub delay: Delay,
 }
 
 impl Default for EndlessSpec {
@@ -68,6 +71,7 @@ impl Default for EndlessSpec {
             links: 10,
             page_bytes: 2048,
             seed: 1,
+            delay: Delay::None,
         }
     }
 }
@@ -236,7 +240,11 @@ impl EndlessSite {
                     .and_then(|i| request.authority.get(i..))
                     .filter(|p| !p.contains(']'))
                     .unwrap_or("");
-                Reply::html(200, self.page_html(n, port))
+                let reply = Reply::html(200, self.page_html(n, port));
+                match self.spec.delay.for_key(self.spec.seed, n) {
+                    d if d.is_zero() => reply,
+                    d => reply.delayed(d),
+                }
             }
             None => {
                 self.requests.not_found.fetch_add(1, Ordering::Relaxed);
@@ -547,6 +555,30 @@ mod tests {
             }
         );
         assert_eq!(s.duplicated(10), ["h3.endless.test /p/103"]);
+    }
+
+    #[test]
+    fn answers_wait_the_delay_asked_the_same_for_a_page_each_time() {
+        let slow = EndlessSite::new(EndlessSpec {
+            delay: "20-40".parse().unwrap(),
+            ..EndlessSpec::default()
+        })
+        .unwrap();
+        let delay_of = |reply: Reply| match reply {
+            Reply::Script(steps) => match steps.first() {
+                Some(crate::server::Step::Sleep(d)) => *d,
+                s => panic!("{s:?}"),
+            },
+            _ => std::time::Duration::ZERO,
+        };
+        let root = request(&host_name(3), ":80", "/");
+        let first = delay_of(slow.reply(&root));
+        assert!((20..=40).contains(&first.as_millis()), "{first:?}");
+        assert_eq!(delay_of(slow.reply(&root)), first);
+        assert_eq!(
+            delay_of(site(1000, 10).reply(&root)),
+            std::time::Duration::ZERO
+        );
     }
 
     #[test]

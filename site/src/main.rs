@@ -84,7 +84,7 @@ struct Args {
     hosts: Option<u64>,
     /// Serve the endless site: pages generated per request over many
     /// hosts, with keep-alive, counting requests per page (see above).
-    #[arg(long, conflicts_with_all = ["faults", "delay_ms", "tls", "list", "list_good",
+    #[arg(long, conflicts_with_all = ["faults", "tls", "list", "list_good",
         "list_faulty", "list_faults", "export", "write_certs"])]
     endless: bool,
     /// With --endless: print the crawler's --resolve value for every host
@@ -249,6 +249,7 @@ fn endless(args: &Args) -> Result<()> {
         links: args.links,
         page_bytes: args.page_bytes.unwrap_or(defaults.page_bytes),
         seed: args.seed,
+        delay: args.delay_ms,
     })
     .map_err(anyhow::Error::msg)?;
     let first = args.addr[0];
@@ -274,7 +275,7 @@ fn endless(args: &Args) -> Result<()> {
         .with_context(|| format!("cannot serve on {:?}", args.addr))?;
     let spec = site.spec();
     eprintln!(
-        "listening on {} (endless site: {} pages, {} hosts h0..h{}.{}, {} links, ~{} bytes a page, {} thread{})",
+        "listening on {} (endless site: {} pages, {} hosts h0..h{}.{}, {} links, ~{} bytes a page, delay {} ms, {} thread{})",
         server
             .addrs()
             .iter()
@@ -287,6 +288,7 @@ fn endless(args: &Args) -> Result<()> {
         ringcrawl_site::endless::DOMAIN,
         spec.links,
         spec.page_bytes,
+        spec.delay,
         args.threads,
         if args.threads == 1 { "" } else { "s" },
     );

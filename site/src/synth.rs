@@ -152,6 +152,27 @@ impl FromStr for Delay {
     }
 }
 
+impl Delay {
+    /// The delay of the resource `key` of a site seeded `seed`: always
+    /// the same for the same two.
+    pub fn for_key(self, seed: u64, key: u64) -> Duration {
+        let rng = || Rng::new(seed, STREAM_DELAY, key);
+        match self {
+            Delay::None => Duration::ZERO,
+            Delay::Fixed(d) => d,
+            Delay::Uniform(low, high) => {
+                let span = (high - low).as_micros().min(u128::from(u64::MAX)) as usize;
+                low + Duration::from_micros(rng().below(span.saturating_add(1)) as u64)
+            }
+            Delay::Exp(mean) => {
+                let u = rng().unit();
+                let factor = (-(1.0 - u).ln()).min(20.0);
+                mean.mul_f64(factor)
+            }
+        }
+    }
+}
+
 impl std::fmt::Display for Delay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -525,23 +546,8 @@ impl SynthSite {
 
     /// The latency before the response to `path` on host `host`.
     fn delay_for(&self, host: usize, path: &str) -> Duration {
-        let rng = || {
-            let key = fnv1a(path.as_bytes()) ^ mix64(host as u64);
-            Rng::new(self.spec.seed, STREAM_DELAY, key)
-        };
-        match self.spec.delay {
-            Delay::None => Duration::ZERO,
-            Delay::Fixed(d) => d,
-            Delay::Uniform(low, high) => {
-                let span = (high - low).as_micros().min(u128::from(u64::MAX)) as usize;
-                low + Duration::from_micros(rng().below(span.saturating_add(1)) as u64)
-            }
-            Delay::Exp(mean) => {
-                let u = rng().unit();
-                let factor = (-(1.0 - u).ln()).min(20.0);
-                mean.mul_f64(factor)
-            }
-        }
+        let key = fnv1a(path.as_bytes()) ^ mix64(host as u64);
+        self.spec.delay.for_key(self.spec.seed, key)
     }
 
     /// The host (index) a request with this `Host` (port optional) is for:
