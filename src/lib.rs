@@ -104,11 +104,17 @@
 //!   discovered URLs, read back). Main-thread `std::fs` code, run before
 //!   the shards start and after they stop; the shards' side (journal
 //!   writing, replay) is `crawl::shard`'s `journal.rs`.
-//! - `cluster` many machines on one Redis (`--cluster`, issue 20, under
-//!   way): `cluster::partition` (which partition a host is in, which
-//!   partitions a node holds) and `cluster::store` (the keys, streams,
-//!   leases and fenced scripts, over the synchronous client from a thread
-//!   of its own). The engine does not use it yet.
+//! - `cluster` many machines on one Redis (`--cluster`): hosts fall
+//!   into partitions, each owned by one node at a time through a lease;
+//!   every URL found goes to its partition's stream, read by the owner.
+//!   `cluster::partition`, `cluster::lease`, `cluster::wire` and
+//!   `cluster::ledger` are pure (which partition, which node, how long a
+//!   lease holds here, a URL as a line, which entries may be
+//!   acknowledged); `cluster::store` is the protocol (keys, commands,
+//!   fenced scripts); `cluster::join` joins a crawl before the shards
+//!   start; `cluster::node` is the node's cluster thread, the only code
+//!   that talks to Redis while the shards crawl, and `cluster::link` what
+//!   it shares with them (the shards' side: `crawl::shard`'s `cluster.rs`).
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the
@@ -149,6 +155,12 @@
 //!    every URL its shard journaled before it, and its WARC record, are
 //!    on disk: a URL with a logged record is never fetched again, and its
 //!    links survive any kill. The log is appended to, never rewritten.
+//! 9. In a cluster crawl, a URL is in its partition's stream from the
+//!    moment it is found until its record is written: a stream entry is
+//!    acknowledged only once every URL in it is known or recorded (the
+//!    record written, its links appended to their streams first). A node
+//!    starts no fetch and writes no record for a partition whose lease it
+//!    may have lost, and Redis refuses its reports for it.
 
 #![warn(missing_docs)]
 // Without `internals` the layers are crate-private, and what only the

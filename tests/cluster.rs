@@ -247,11 +247,18 @@ fn three_nodes_crawl_a_many_host_site_with_one_record_per_url() {
     let dir = scratch("three");
     let site = Site::new(50_000, 64);
     let start = Instant::now();
-    // Only the first node is given the roots: the others just join.
-    let mut nodes: Vec<Node> = ["n1", "n2", "n3"]
+    // Only one node is given the roots, and it starts last: the others
+    // join a crawl that has none yet (nothing is in scope for them until
+    // they learn the roots).
+    let mut nodes: Vec<Node> = ["n2", "n3"]
         .iter()
-        .map(|n| Node::start(n, &redis.url(), "three", &site, &dir, *n == "n1", "2"))
+        .map(|n| Node::start(n, &redis.url(), "three", &site, &dir, false, "2"))
         .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    nodes.insert(
+        0,
+        Node::start("n1", &redis.url(), "three", &site, &dir, true, "2"),
+    );
     for node in &mut nodes {
         node.finish(start);
     }

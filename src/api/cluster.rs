@@ -11,6 +11,7 @@ use std::time::Duration;
 use redis::IntoConnectionInfo;
 
 use super::BuildError;
+use crate::cluster::partition::MAX_PARTITIONS;
 use crate::config::{ClusterSettings, Config, Output, DEFAULT_LEASE_TTL};
 
 /// The settings as given, before the checks.
@@ -23,10 +24,8 @@ pub(super) struct Draft {
     pub lease_ttl: Option<Duration>,
 }
 
-/// Fewest partitions... and most: a partition is a stream and a lease.
-const MAX_PARTITIONS: u32 = 1 << 16;
-/// Shortest lease: renewed every third of it.
-const MIN_LEASE_TTL: Duration = Duration::from_millis(300);
+/// Shortest lease: renewed every third of it, a command allowed a quarter.
+const MIN_LEASE_TTL: Duration = Duration::from_secs(1);
 const MAX_LEASE_TTL: Duration = Duration::from_secs(3600);
 /// Longest crawl or node name.
 const MAX_NAME: usize = 64;
@@ -71,7 +70,7 @@ pub(super) fn check(
     if !(MIN_LEASE_TTL..=MAX_LEASE_TTL).contains(&lease_ttl) {
         return Err(BuildError::new(
             "lease-ttl",
-            format!("{lease_ttl:?} is not within 0.3 s to an hour"),
+            format!("{lease_ttl:?} is not within 1 s to an hour"),
         ));
     }
     if let Output::File(path) = &config.output {
@@ -184,7 +183,7 @@ mod tests {
             (draft("redis://127.0.0.1/", Some(0), None), false),
             (draft("redis://127.0.0.1/", Some(1 << 20), None), false),
             (
-                draft("redis://127.0.0.1/", None, Some(Duration::from_millis(10))),
+                draft("redis://127.0.0.1/", None, Some(Duration::from_millis(900))),
                 false,
             ),
         ] {

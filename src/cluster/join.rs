@@ -6,7 +6,6 @@
 //! Not the node's loop (`node`).
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use crate::config::Config;
 use crate::crawl::frontier::Job;
@@ -25,9 +24,6 @@ pub struct Joined {
     pub roots: u64,
 }
 
-/// Longest a command may take while joining.
-const JOIN_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// Join the crawl `config.cluster` names, adding `seeds` (this node's
 /// roots and their guessed sitemaps); `config` gets the crawl's
 /// fingerprint key and scope.
@@ -35,7 +31,7 @@ pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
     let Some(settings) = config.cluster.clone() else {
         return Err(StoreError::Reply("join: not a cluster crawl"));
     };
-    let timeout = JOIN_TIMEOUT.min(settings.lease_ttl);
+    let timeout = super::node::command_timeout(settings.lease_ttl);
     let mut store = Store::connect(&settings.url, &settings.crawl, &settings.node, timeout)?;
     let meta = store.create_or_join(settings.partitions, config.fingerprint_key)?;
     config.fingerprint_key = meta.key;

@@ -1,51 +1,77 @@
-//! Crawling on many machines: host partitions on Redis Streams, owned
-//! through leases (issue 20; this layer is the shared state and its
-//! protocol, tested against a real `redis-server`; the engine does not use
-//! it yet).
+//! Crawling on many machines (`--cluster URL --crawl NAME`): host
+//! partitions on Redis Streams, owned through leases, with failover.
 //!
 //! The rule across machines is the rule across cores, one level up: a host
 //! lives in one partition ([`partition::partition_of`], a fixed-key hash
 //! unrelated to `shard_for`), a partition is owned by one node at a time
-//! through a lease, and inside a node by the host's shard as always.
+//! through a lease, and inside a node by the host's shard as always. Every
+//! URL found goes to its partition's stream, whichever node owns it (the
+//! finder's own partitions too): a URL is in Redis from the moment it is
+//! found until its record is written, so a node that dies loses nothing
+//! another node cannot redo.
+//!
+//! The files:
+//!
+//! - [`partition`] (pure): which partition a host is in, which partitions
+//!   each live node should hold.
+//! - [`lease`] (pure): a node's own clock on its leases, which gives a
+//!   partition up before Redis can hand it to another node.
+//! - [`wire`] (pure): a queued URL as a line of a stream entry.
+//! - [`ledger`] (pure): which entries a node may acknowledge, from what
+//!   its shards say became of each URL.
+//! - [`store`]: the keys, commands and fenced scripts, one round trip
+//!   each, over the synchronous client.
+//! - [`join`]: a node joins its crawl before its shards start (settings,
+//!   roots, scope).
+//! - [`link`]: what a node's shards and its cluster thread share.
+//! - [`node`]: the cluster thread, the only code that talks to Redis while
+//!   the shards crawl. The shards' side is `crawl::shard`'s `cluster.rs`.
 //!
 //! # Keys (one crawl, prefix `ringcrawl:{crawl}:`)
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `meta` | hash | `partitions`, the fingerprint key `key0`/`key1`: fixed at creation |
+//! | `meta` | hash | `partitions`, the fingerprint key `key0`/`key1`: fixed at creation; `started` once a root was added |
+//! | `roots` | set | every root given to any node (the crawl's scope) |
 //! | `nodes` | sorted set | live nodes, scored by when their heartbeat expires (Redis's clock) |
+//! | `node:{name}` | hash | a node's counters for `ringcrawl cluster status` |
 //! | `lease:{p}` | string | the node that owns partition `p`, with a TTL it renews |
-//! | `stream:{p}` | stream | batches of URLs found for `p`'s hosts (field `u`, one a line), read through group `crawl` |
-//! | `done:{p}` | string | 8-byte fingerprints of `p`'s URLs that have a record |
-//! | `records` | counter | records written, crawl-wide |
+//! | `stream:{p}` | stream | batches of URLs found for `p`'s hosts (field `u`, [`wire`] lines), read through group `crawl` |
+//! | `done:{p}` | string | 16 bytes per URL of `p` with a record: its fingerprint and its host's key |
+//! | `records`, `added` | counters | records written and URLs appended, crawl-wide |
 //!
-//! # Protocol ([`store::Store`])
+//! # Protocol
 //!
 //! - Any node appends the links it finds to their partitions' streams
-//!   (one entry a batch). The owner reads its partitions' streams through
-//!   the group; an entry stays pending (Redis's PEL) until the owner
-//!   acknowledges it, and is deleted then.
-//! - The owner acknowledges an entry only when every URL in it is done:
-//!   dropped as already seen, or fetched, recorded, its links appended to
-//!   their streams and its fingerprint appended to `done:{p}`. One
-//!   connection per node carries these in order, so a URL's links are in
-//!   Redis before the entry that brought it is acknowledged.
+//!   (one entry a partition a flush). The owner reads its partitions'
+//!   streams through the group and hands the URLs to its shards; an entry
+//!   stays pending (Redis's PEL) until the owner acknowledges it, and is
+//!   deleted then: Redis holds the backlog, not the history.
+//! - The owner acknowledges an entry only when every URL in it is done
+//!   ([`ledger`]): known already, or fetched (or refused by a limit) with
+//!   its record written (the records' writer confirms), its links
+//!   appended to their streams. One connection per node carries these in
+//!   order, and one script ([`store::Store::finish`]) appends the URLs
+//!   recorded to `done:{p}` and acknowledges the entries: a URL's links
+//!   are in Redis before the entry that brought it goes.
 //! - So the crawl is over when every stream is empty, counted in one
 //!   script ([`store::Store::backlog`]): nothing is left unread, pending,
-//!   or half done anywhere.
+//!   or half done anywhere. Every node sees it and ends.
 //! - A new owner (after a death, a cut, or a join that moved the
 //!   partition) loads `done:{p}` into its seen-set, claims the entries the
 //!   old owner left pending (`XAUTOCLAIM`), and reads on: a URL with a
-//!   record is not fetched again, except those whose fingerprint the old
-//!   owner had not yet appended (its fetches in flight).
-//! - Writes only an owner may make (`done:{p}`, acknowledgements) are
-//!   scripts that check the lease first: a node that lost a lease without
-//!   knowing writes nothing for that partition; and the node itself
-//!   stops acting for a partition before its lease can have expired in
-//!   Redis ([`lease::Leases`]).
+//!   record is not fetched again, except those whose record the old owner
+//!   wrote but had not yet reported (its fetches in flight, and the last
+//!   ~50 ms of records). Robots rules and delays are rebuilt: robots.txt
+//!   is fetched again by the new owner.
+//! - Writes only an owner may make (`done:{p}`, acknowledgements) check
+//!   the lease first, in the script: a node that lost a lease without
+//!   knowing writes nothing for that partition. And the node itself stops
+//!   acting for a partition before its lease can have expired in Redis
+//!   ([`lease::Leases`]): its shards start no fetch and write no record
+//!   for it.
 //!
-//! Not here: when to renew or read (the node's loop), how URLs reach the
-//! shards, the CLI.
+//! Not here: the crawl engine (`crate::crawl`), the CLI.
 
 pub mod join;
 pub mod lease;

@@ -175,7 +175,7 @@ const FLUSH_AT: usize = 4096;
 const INTAKE_PER_SHARD: usize = 8 << 10;
 
 /// Entries read per stream at once.
-const READ_COUNT: usize = 32;
+const READ_COUNT: usize = 8;
 
 /// Reads that found nothing back off up to this.
 const IDLE_READ: Duration = Duration::from_millis(50);
@@ -192,6 +192,13 @@ const BARRIER_WAIT: Duration = Duration::from_millis(100);
 
 /// Partitions taken at most in one turn of renewals.
 const TAKES_PER_TURN: usize = 16;
+
+/// The longest one command may take: well within the time a lease is
+/// counted valid here, so that a stalled connection is dropped (and the
+/// fetches stopped) while the leases still hold.
+pub fn command_timeout(ttl: Duration) -> Duration {
+    (ttl / 4).min(Duration::from_secs(5))
+}
 
 /// How long a node whose shards are gone tries to write what is left.
 const FINISH_PATIENCE: Duration = Duration::from_secs(3);
@@ -345,7 +352,7 @@ impl Node {
 
     fn reconnect(&mut self) {
         let s = &self.settings;
-        match Store::connect(&s.url, &s.crawl, &s.node, self.settings.lease_ttl / 3) {
+        match Store::connect(&s.url, &s.crawl, &s.node, command_timeout(s.lease_ttl)) {
             Ok(store) => {
                 log::info!("cluster: reconnected to {}", s.url);
                 self.store = Some(store);
@@ -449,9 +456,7 @@ impl Node {
                 f.done.push((done.fingerprint, done.host));
                 self.report.records += 1;
             }
-            log::debug!("cluster: answer {:x} {:?} p{}", done.fingerprint, done.outcome, done.partition);
             if let Some((p, id)) = self.ledger.answer(done.fingerprint, done.outcome) {
-                log::debug!("cluster: ack p{p} {id}");
                 self.finished
                     .entry(p)
                     .or_insert_with(|| Finished {
@@ -472,9 +477,10 @@ impl Node {
         for p in dropped {
             if self.leases.holds(p, Instant::now()) && !self.leaving.contains_key(&p) {
                 log::warn!("cluster: partition {p}: its fetches stopped while held (a renewal came late); giving it up to take it again");
-                if self.with_store("releasing a lease", |s| s.release(p)).is_some() {
-                    self.forget(p);
-                }
+                // Released, or left to run out in Redis if the connection
+                // is down: either way a new tenure claims the entries.
+                let _ = self.with_store("releasing a lease", |s| s.release(p));
+                self.forget(p);
             }
         }
     }
@@ -570,9 +576,16 @@ impl Node {
 
     /// Roots were added by some node: the wider scope, for the shards.
     fn widen_scope(&mut self) {
-        let Some(count) = self.with_store("counting roots", Store::root_count) else {
-            return;
-        };
+        if let Some(count) = self.with_store("counting roots", Store::root_count) {
+            self.widen_scope_to(count);
+        }
+    }
+
+    /// The crawl has `count` roots: if that is more than the scope knows,
+    /// the scope they make. Before the shards get any URL read with the
+    /// count: a node that joined before another added its roots would
+    /// take those roots' links for out of scope, and drop them.
+    fn widen_scope_to(&mut self, count: u64) {
         if count == self.roots_seen {
             return;
         }
@@ -600,6 +613,10 @@ impl Node {
         }
         self.leases.granted(p, sent);
         self.link.new_epoch(p);
+        // Held from now: the shards take what follows in order (the done
+        // log's keys, then the claimed URLs), and none of this partition's
+        // URLs of an earlier tenure is left with them (see `renew`).
+        self.link.set_held(p, self.leases.until(p));
         let Some(done) = self.with_store("loading a done log", |s| s.load_done(p)) else {
             self.forget(p);
             return false;
@@ -620,13 +637,9 @@ impl Node {
             self.forget(p);
             return false;
         };
+        self.widen_scope();
         let n = claimed.len();
-        log::debug!(
-            "cluster: partition {p}: claimed {:?}",
-            claimed.iter().map(|e| e.id.as_str()).collect::<Vec<_>>()
-        );
         self.deliver(claimed);
-        self.link.set_held(p, self.leases.until(p));
         self.report.taken += 1;
         log::info!("cluster: took partition {p} ({n} entries claimed)");
         true
@@ -668,10 +681,18 @@ impl Node {
             .into_iter()
             .filter(|&p| self.link.fetches(p, now))
             .collect();
-        let Some(entries) = self.with_store("reading streams", |s| s.read(&partitions, READ_COUNT, None))
+        let Some((entries, roots)) =
+            self.with_store("reading streams", |s| s.read(&partitions, READ_COUNT))
         else {
+            // Redis may have handed out entries whose answer was lost: they
+            // are pending for this node, and only a new tenure's claim
+            // brings them back.
+            for p in partitions {
+                self.forget(p);
+            }
             return;
         };
+        self.widen_scope_to(roots);
         if entries.is_empty() {
             self.idle_reads = self.idle_reads.saturating_add(1);
             let backoff = TICK * 2u32.saturating_pow(self.idle_reads.min(8));
@@ -696,7 +717,6 @@ impl Node {
                 self.report.bad_lines += bad as u64;
             }
             let fps: Vec<u64> = jobs.iter().map(|j| self.fingerprints.fingerprint(&j.url)).collect();
-            log::debug!("cluster: open p{} {} {:x?}", entry.partition, entry.id, fps);
             if let Some((p, id)) = self.ledger.open(entry.partition, entry.id, &fps) {
                 self.finished
                     .entry(p)
@@ -736,7 +756,6 @@ impl Node {
         }
         self.next_backlog = now + BACKLOG_EVERY;
         let partitions = self.link.partitions();
-        log::debug!("cluster: idle, held {:?}", self.leases.held().len());
         if let Some(Some(0)) = self.with_store("counting the backlog", |s| s.backlog(partitions)) {
             log::info!("cluster: every stream is drained; the crawl is over");
             self.link.set_over();

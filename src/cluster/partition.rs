@@ -20,6 +20,10 @@
 /// Partitions of a crawl unless `--partitions` says otherwise.
 pub const DEFAULT_PARTITIONS: u32 = 256;
 
+/// Most partitions a crawl may have: each is a stream, a lease and a
+/// done log in Redis, and a few atomics on every node.
+pub const MAX_PARTITIONS: u32 = 1 << 16;
+
 /// FNV-1a's 64-bit offset basis, xored with a constant of this module's
 /// own, so that partitions and shards come from unrelated hashes.
 const SEED: u64 = 0xcbf2_9ce4_8422_2325 ^ 0x7061_7274_6974_696f;

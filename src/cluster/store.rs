@@ -143,6 +143,7 @@ struct Scripts {
     renew: Script,
     release: Script,
     finish: Script,
+    read: Script,
     backlog: Script,
 }
 
@@ -238,6 +239,31 @@ impl Scripts {
                 if records > 0 then redis.call('INCRBY', KEYS[1], records) end
                 return held",
             ),
+            // KEYS: roots, then (lease, stream) per partition. ARGV: node,
+            // group, count. Reads new entries of the streams whose lease
+            // the node holds (fenced: a read delayed past the lease's end
+            // hands the new owner's entries to no one), and counts the
+            // crawl's roots after. Returns {XREADGROUP's reply, roots}.
+            read: Script::new(
+                r"
+                local node, group, count = ARGV[1], ARGV[2], ARGV[3]
+                local held = {}
+                for k = 2, #KEYS, 2 do
+                  if redis.call('GET', KEYS[k]) == node then held[#held + 1] = KEYS[k + 1] end
+                end
+                local out = {}
+                for i = 1, #held, 1000 do
+                  local args = {'GROUP', group, node, 'COUNT', count, 'STREAMS'}
+                  local last = math.min(#held, i + 999)
+                  for j = i, last do args[#args + 1] = held[j] end
+                  for j = i, last do args[#args + 1] = '>' end
+                  local got = redis.call('XREADGROUP', unpack(args))
+                  if got then
+                    for _, s in ipairs(got) do out[#out + 1] = s end
+                  end
+                end
+                return {out, redis.call('SCARD', KEYS[1])}",
+            ),
             // KEYS: meta. ARGV: stream prefix, partitions. Entries in all
             // streams, at one instant (a script runs alone); -1 while no
             // root was ever added (the crawl has not started).
@@ -312,7 +338,10 @@ impl Store {
         let (Some(have), Some(k0), Some(k1)) = (field(0), field(1), field(2)) else {
             return Err(StoreError::Reply("create"));
         };
-        let have = u32::try_from(have).map_err(|_| StoreError::Reply("create"))?;
+        let have = u32::try_from(have)
+            .ok()
+            .filter(|p| (1..=super::partition::MAX_PARTITIONS).contains(p))
+            .ok_or(StoreError::Reply("create"))?;
         if partitions.is_some_and(|want| want != have) {
             return Err(StoreError::Partitions {
                 crawl: self.keys.crawl().to_string(),
@@ -469,31 +498,26 @@ impl Store {
         pipe.cmd("INCRBY").arg(self.keys.added()).arg(urls).ignore();
     }
 
-    /// New entries of `partitions` for this node, at most `count` a
-    /// stream, waiting up to `block` for the first (None: no wait).
-    pub fn read(
-        &mut self,
-        partitions: &[u32],
-        count: usize,
-        block: Option<Duration>,
-    ) -> Result<Vec<Entry>, StoreError> {
-        if partitions.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut cmd = redis::cmd("XREADGROUP");
-        cmd.arg("GROUP").arg(GROUP).arg(&self.node).arg("COUNT").arg(count);
-        if let Some(block) = block {
-            cmd.arg("BLOCK").arg(millis(block));
-        }
-        cmd.arg("STREAMS");
+    /// New entries of those of `partitions` whose lease this node holds
+    /// in Redis, at most `count` a stream; and how many roots the crawl
+    /// had after they were read (every root an entry's URLs descend from
+    /// was added before the entry).
+    pub fn read(&mut self, partitions: &[u32], count: usize) -> Result<(Vec<Entry>, u64), StoreError> {
+        let mut call = self.scripts.read.prepare_invoke();
+        call.key(self.keys.roots());
         for &p in partitions {
-            cmd.arg(self.keys.stream(p));
+            call.key(self.keys.lease(p)).key(self.keys.stream(p));
         }
-        for _ in partitions {
-            cmd.arg(">");
-        }
-        let reply: Value = cmd.query(&mut self.con)?;
-        self.parse_read(reply)
+        let reply: Value = call.arg(&self.node).arg(GROUP).arg(count).invoke(&mut self.con)?;
+        let Value::Array(parts) = reply else {
+            return Err(StoreError::Reply("read"));
+        };
+        let mut parts = parts.into_iter();
+        let (Some(streams), Some(Value::Int(roots))) = (parts.next(), parts.next()) else {
+            return Err(StoreError::Reply("read"));
+        };
+        let roots = u64::try_from(roots).map_err(|_| StoreError::Reply("read"))?;
+        Ok((self.parse_read(streams)?, roots))
     }
 
     /// Takes over every entry of `partition` delivered and not acknowledged
@@ -732,7 +756,9 @@ fn parse_entry(partition: u32, item: Value) -> Result<Option<Entry>, StoreError>
     let mut fields = fields.into_iter();
     while let (Some(name), Some(value)) = (fields.next(), fields.next()) {
         if text(name).as_deref() == Some(URLS) {
-            urls.push_str(&text(value).ok_or(StoreError::Reply("stream entry"))?);
+            // Not UTF-8 (not written by a node): no URL, so the entry is
+            // acknowledged as done rather than failing every read.
+            urls.push_str(&text(value).unwrap_or_default());
         }
     }
     Ok(Some(Entry {

@@ -424,6 +424,19 @@ impl Frontier {
         }
     }
 
+    /// The [`Next::Fetch`] of a job of `host` is dropped unfetched (a
+    /// cluster node that no longer owns the host): its slot is free, and
+    /// its turn comes again at once, not after its delay.
+    pub fn drop_fetch(&mut self, host: &str, now: Instant) {
+        let Some(entry) = self.hosts.get_mut(host) else {
+            return;
+        };
+        entry.active = entry.active.saturating_sub(1);
+        entry.ready_at = entry.ready_at.min(now);
+        self.reschedule(host);
+        self.settle(host);
+    }
+
     /// Undo the [`Next::Fetch`] of `job`: it goes back to the head of its
     /// host's queue and the host's slot is free again.
     pub fn put_back(&mut self, job: Job) {

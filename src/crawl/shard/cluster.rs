@@ -101,6 +101,19 @@ impl Shard {
         Routed::New
     }
 
+    /// Hand the links found so far to the cluster thread now. For links
+    /// that no page's answer follows from this shard (robots.txt's
+    /// `Sitemap:` lines): the root page that waits for that robots.txt may
+    /// be lent to a peer, whose answer must not reach the thread first.
+    pub(super) fn send_links_now(&self) {
+        if let Some(c) = &self.cluster {
+            let links = std::mem::take(&mut *c.links.borrow_mut());
+            if !links.is_empty() {
+                c.link.send(ToNode::Links(links));
+            }
+        }
+    }
+
     /// In a cluster crawl, `url` (given by the cluster thread) is done
     /// with as `outcome`.
     pub(super) fn answer_url(&self, url: &str, outcome: Outcome) {
@@ -146,10 +159,12 @@ impl Shard {
     }
 
     /// A URL taken from the frontier whose partition is no longer this
-    /// node's: not fetched, not recorded, its host's slot given back.
+    /// node's: not fetched, not recorded, its host's slot given back at
+    /// once (the host's queue drains without waiting for its delay).
     pub(super) fn drop_unowned(&self, job: Job, now: Instant) {
-        let host = urls::host_of(&job.url).to_string();
-        self.frontier.borrow_mut().release(&host, false, now);
+        self.frontier
+            .borrow_mut()
+            .drop_fetch(urls::host_of(&job.url), now);
         self.answer_url(&job.url, Outcome::Dropped);
         if self.outstanding.finish(1) {
             self.stop();

@@ -58,6 +58,7 @@ impl Shard {
             };
             let _ = self.route(job, now, token);
         }
+        self.send_links_now();
     }
 
     /// Read the sitemap `job` fetched (2xx; `body` with its content codings

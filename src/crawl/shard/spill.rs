@@ -187,6 +187,19 @@ impl Shard {
                 lost.error
             );
             self.stats.borrow_mut().spill_lost += lost.jobs as u64;
+            if self.cluster.is_some() {
+                // Their URLs cannot be answered (nor their entries
+                // acknowledged): this node leaves the crawl, and the
+                // partitions' next owners claim what it had.
+                let message = format!(
+                    "shard {}: {} queued URLs of {} lost on disk ({}); leaving the cluster crawl",
+                    self.id, lost.jobs, lost.host, lost.error
+                );
+                self.output_error.borrow_mut().get_or_insert(message);
+                self.outstanding.abort();
+                self.stop();
+                continue;
+            }
             if self.outstanding.finish(lost.jobs) {
                 self.stop();
             }
