@@ -35,6 +35,7 @@
 # directory). Needs redis-server and redis-cli (Debian's redis-server) and
 # taskset.
 set -euo pipefail
+shopt -s inherit_errexit
 
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
@@ -62,7 +63,7 @@ cleanup() {
     for pid in "${PIDS[@]}" "$SITE_PID" "$REDIS_PID"; do
         [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
     done
-    if [ -n "${KEEP:-}" ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+    if [ -n "${KEEP:-}" ] || [ -e "$WORK/keep" ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -146,7 +147,7 @@ run() {
     cpu1=$(python3 -c "print($(info cpu used_cpu_user) + $(info cpu used_cpu_sys))")
     mem=$(info memory used_memory_peak)
     rss=$(info memory used_memory_rss)
-    python3 - "$dir" "$nodes" "$start" "$end" "$cmds" "$cpu0" "$cpu1" "$mem" "$rss" <<'EOF'
+    if ! python3 - "$dir" "$nodes" "$start" "$end" "$cmds" "$cpu0" "$cpu1" "$mem" "$rss" <<'EOF'
 import collections, glob, json, sys
 d, nodes, start, end, cmds, cpu0, cpu1, mem, rss = sys.argv[1:]
 expected = set(open(f"{d}/expected").read().split())
@@ -164,6 +165,11 @@ secs = float(end) - float(start)
 print(nodes, pages, f"{secs:.2f}", f"{pages / secs:.0f}", f"{int(cmds) / pages:.2f}",
       f"{(float(cpu1) - float(cpu0)) / pages * 1e6:.1f}", mem, rss)
 EOF
+    then
+        echo "the crawl by $nodes nodes is incomplete (work directory kept: $dir)" >&2
+        touch "$WORK/keep"
+        exit 1
+    fi
     rm -rf "$dir"
 }
 
@@ -177,7 +183,7 @@ for r in $(seq 1 "$ROUNDS"); do
         echo "$line" | tee -a "$WORK/results"
     done
 done
-python3 - "$WORK/results" <<'EOF'
+[ "$ROUNDS" -gt 0 ] && python3 - "$WORK/results" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 by = {}

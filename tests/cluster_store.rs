@@ -154,10 +154,6 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
     );
     assert!(first.iter().all(|e| e.partition == 1));
     assert!(old.read(&[1], 100).unwrap().0.is_empty(), "delivered once");
-    assert!(
-        finder.read(&[1], 100).unwrap().0.is_empty(),
-        "only the lease's holder reads"
-    );
 
     // The first entry is done: recorded, and acknowledged in one script.
     let id0 = first[0].id.as_str();
@@ -236,6 +232,51 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
             status.roots
         ),
         (4, 0, 4, 4, 1)
+    );
+}
+
+#[test]
+fn entries_a_late_read_took_after_its_lease_ran_out_are_swept_by_the_owner() {
+    let Some(redis) = redis_or_skip("sweep") else {
+        return;
+    };
+    let ttl = Duration::from_millis(300);
+    let mut finder = node(&redis.url(), "c", "finder");
+    let mut late = node(&redis.url(), "c", "late");
+    let mut owner = node(&redis.url(), "c", "owner");
+    finder.create_or_join(Some(2), [1, 2]).unwrap();
+    assert!(late.acquire(0, ttl).unwrap());
+    std::thread::sleep(Duration::from_millis(450));
+    assert!(owner.acquire(0, Duration::from_secs(5)).unwrap());
+    assert!(owner.claim(0).unwrap().is_empty());
+    finder
+        .add_roots(
+            &["http://a.test/".into()],
+            &[(0, text(&["http://a.test/x"]))],
+        )
+        .unwrap();
+    // `late` does not know its lease ran out; its read takes the entry.
+    assert_eq!(urls(&late.read(&[0], 10).unwrap().0), ["http://a.test/x"]);
+    assert!(owner.read(&[0], 10).unwrap().0.is_empty());
+    assert!(
+        owner
+            .sweep(&[0], Duration::from_secs(5))
+            .unwrap()
+            .is_empty(),
+        "not idle long enough yet"
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    let swept = owner.sweep(&[0], Duration::from_millis(20)).unwrap();
+    assert_eq!(urls(&swept), ["http://a.test/x"]);
+    assert!(
+        late.sweep(&[0], Duration::from_millis(1))
+            .unwrap()
+            .is_empty(),
+        "only the lease's holder sweeps"
+    );
+    assert!(
+        owner.sweep(&[0], Duration::ZERO).unwrap().is_empty(),
+        "its own pending entries are left to it"
     );
 }
 

@@ -143,7 +143,7 @@ struct Scripts {
     renew: Script,
     release: Script,
     finish: Script,
-    read: Script,
+    sweep: Script,
     backlog: Script,
 }
 
@@ -239,30 +239,35 @@ impl Scripts {
                 if records > 0 then redis.call('INCRBY', KEYS[1], records) end
                 return held",
             ),
-            // KEYS: roots, then (lease, stream) per partition. ARGV: node,
-            // group, count. Reads new entries of the streams whose lease
-            // the node holds (fenced: a read delayed past the lease's end
-            // hands the new owner's entries to no one), and counts the
-            // crawl's roots after. Returns {XREADGROUP's reply, roots}.
-            read: Script::new(
+            // KEYS: (lease, stream) per partition. ARGV: node, group, min
+            // idle ms. In each stream whose lease the node holds, claims
+            // the entries pending for another consumer and idle that
+            // long: a read that reached Redis after its node's lease ran
+            // out left them there, and no one else would ever deliver
+            // them. Returns XREADGROUP's shape: {{stream, entries}, ...}.
+            sweep: Script::new(
                 r"
-                local node, group, count = ARGV[1], ARGV[2], ARGV[3]
-                local held = {}
-                for k = 2, #KEYS, 2 do
-                  if redis.call('GET', KEYS[k]) == node then held[#held + 1] = KEYS[k + 1] end
-                end
+                local node, group, idle = ARGV[1], ARGV[2], ARGV[3]
                 local out = {}
-                for i = 1, #held, 1000 do
-                  local args = {'GROUP', group, node, 'COUNT', count, 'STREAMS'}
-                  local last = math.min(#held, i + 999)
-                  for j = i, last do args[#args + 1] = held[j] end
-                  for j = i, last do args[#args + 1] = '>' end
-                  local got = redis.call('XREADGROUP', unpack(args))
-                  if got then
-                    for _, s in ipairs(got) do out[#out + 1] = s end
+                for k = 1, #KEYS, 2 do
+                  if redis.call('GET', KEYS[k]) == node then
+                    local summary = redis.call('XPENDING', KEYS[k + 1], group)
+                    local others = false
+                    for _, c in ipairs(summary[4] or {}) do
+                      if c[1] ~= node then others = true end
+                    end
+                    if others then
+                      local ids = {}
+                      for _, e in ipairs(redis.call('XPENDING', KEYS[k + 1], group, 'IDLE', idle, '-', '+', 1000)) do
+                        if e[2] ~= node then ids[#ids + 1] = e[1] end
+                      end
+                      if #ids > 0 then
+                        out[#out + 1] = {KEYS[k + 1], redis.call('XCLAIM', KEYS[k + 1], group, node, idle, unpack(ids))}
+                      end
+                    end
                   end
                 end
-                return {out, redis.call('SCARD', KEYS[1])}",
+                return out",
             ),
             // KEYS: meta. ARGV: stream prefix, partitions. Entries in all
             // streams, at one instant (a script runs alone); -1 while no
@@ -498,26 +503,46 @@ impl Store {
         pipe.cmd("INCRBY").arg(self.keys.added()).arg(urls).ignore();
     }
 
-    /// New entries of those of `partitions` whose lease this node holds
-    /// in Redis, at most `count` a stream; and how many roots the crawl
-    /// had after they were read (every root an entry's URLs descend from
-    /// was added before the entry).
+    /// New entries of `partitions` for this node, at most `count` a
+    /// stream; and how many roots the crawl had after they were read
+    /// (every root an entry's URLs descend from was added before the
+    /// entry). Not fenced: a read that reaches Redis after this node's
+    /// lease ran out leaves its entries pending here, and the partition's
+    /// owner takes them back ([`Store::sweep`]).
     pub fn read(&mut self, partitions: &[u32], count: usize) -> Result<(Vec<Entry>, u64), StoreError> {
-        let mut call = self.scripts.read.prepare_invoke();
-        call.key(self.keys.roots());
+        if partitions.is_empty() {
+            return Ok((Vec::new(), self.root_count()?));
+        }
+        let mut cmd = redis::cmd("XREADGROUP");
+        cmd.arg("GROUP").arg(GROUP).arg(&self.node).arg("COUNT").arg(count);
+        cmd.arg("STREAMS");
+        for &p in partitions {
+            cmd.arg(self.keys.stream(p));
+        }
+        for _ in partitions {
+            cmd.arg(">");
+        }
+        let (reply, roots): (Value, u64) = redis::pipe()
+            .add_command(cmd)
+            .cmd("SCARD")
+            .arg(self.keys.roots())
+            .query(&mut self.con)?;
+        Ok((self.parse_read(reply)?, roots))
+    }
+
+    /// The entries of `partitions` (those whose lease this node holds)
+    /// pending for other nodes and idle for `idle`, claimed for this one:
+    /// left there by a read that came too late (see [`Store::read`]).
+    pub fn sweep(&mut self, partitions: &[u32], idle: Duration) -> Result<Vec<Entry>, StoreError> {
+        if partitions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut call = self.scripts.sweep.prepare_invoke();
         for &p in partitions {
             call.key(self.keys.lease(p)).key(self.keys.stream(p));
         }
-        let reply: Value = call.arg(&self.node).arg(GROUP).arg(count).invoke(&mut self.con)?;
-        let Value::Array(parts) = reply else {
-            return Err(StoreError::Reply("read"));
-        };
-        let mut parts = parts.into_iter();
-        let (Some(streams), Some(Value::Int(roots))) = (parts.next(), parts.next()) else {
-            return Err(StoreError::Reply("read"));
-        };
-        let roots = u64::try_from(roots).map_err(|_| StoreError::Reply("read"))?;
-        Ok((self.parse_read(streams)?, roots))
+        let reply: Value = call.arg(&self.node).arg(GROUP).arg(millis(idle)).invoke(&mut self.con)?;
+        self.parse_read(reply)
     }
 
     /// Takes over every entry of `partition` delivered and not acknowledged

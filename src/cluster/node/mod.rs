@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use crate::crawl::frontier::Job;
 use crate::crawl::mesh::{shard_for, Outstanding};
-use crate::crawl::scope::{Scope, ScopeMode};
+use crate::crawl::scope::ScopeMode;
 use crate::crawl::seen::Fingerprinter;
 use crate::crawl::urls;
 use crate::output::writer::{Written, WriterHandle};
@@ -40,9 +40,10 @@ use crate::output::writer::{Written, WriterHandle};
 use super::lease::Leases;
 use super::ledger::{Ledger, Outcome};
 use super::link::{Done, Intake, Link, ToNode};
-use super::partition;
-use super::store::{Entry, Finished, NodeStatus, Store, StoreError};
+use super::store::{Entry, Finished, Store, StoreError};
 use super::wire;
+
+mod tenure;
 
 /// How the node reaches the crawl, and its timings.
 #[derive(Debug, Clone)]
@@ -170,6 +171,14 @@ const FLUSH_EVERY: Duration = Duration::from_millis(50);
 /// Links and answers that are written at once, however recent.
 const FLUSH_AT: usize = 4096;
 
+/// The longest links and answers gather while the links make small
+/// entries (see [`Node::flush_at`]).
+const FLUSH_LATEST: Duration = Duration::from_millis(250);
+
+/// Links an entry should carry, on average, to be written after only
+/// [`FLUSH_EVERY`].
+const ENTRY_URLS: usize = 4;
+
 /// URLs handed to the shards and not answered, per shard, before the node
 /// reads no more.
 const INTAKE_PER_SHARD: usize = 8 << 10;
@@ -189,6 +198,9 @@ const RECONNECT_EVERY: Duration = Duration::from_millis(250);
 /// How long the records' writer may take to confirm a barrier before the
 /// turn goes on (the answers wait for the next turn).
 const BARRIER_WAIT: Duration = Duration::from_millis(100);
+
+/// How soon a node whose share is not all its own yet looks again.
+const REBALANCE_RETRY: Duration = Duration::from_millis(250);
 
 /// Partitions taken at most in one turn of renewals.
 const TAKES_PER_TURN: usize = 16;
@@ -291,12 +303,18 @@ impl Node {
     }
 
     /// When what waits should be written: [`FLUSH_EVERY`] after the first
-    /// of it came (so that a flush carries many URLs a partition), or now
-    /// if it is already [`FLUSH_AT`] URLs. None if nothing waits.
+    /// of it came, or up to [`FLUSH_LATEST`] while the links gathered are
+    /// fewer than [`ENTRY_URLS`] a partition (a slow node would otherwise
+    /// write an entry, and later acknowledge it, for almost every link), or
+    /// now if [`FLUSH_AT`] links and answers wait. None if nothing waits.
     fn flush_at(&self) -> Option<Instant> {
         let since = self.waiting_since?;
-        if self.answered.len() + self.adds.values().map(Vec::len).sum::<usize>() >= FLUSH_AT {
+        let links: usize = self.adds.values().map(Vec::len).sum();
+        if self.answered.len() + links >= FLUSH_AT {
             return Some(since);
+        }
+        if links < ENTRY_URLS * self.adds.len() {
+            return Some(since + FLUSH_LATEST);
         }
         Some(since + FLUSH_EVERY)
     }
@@ -328,26 +346,6 @@ impl Node {
             }
             next = self.rx.try_recv().ok();
         }
-    }
-
-    /// Forget the leases no renewal kept valid here.
-    fn expire(&mut self, now: Instant) {
-        for p in self.leases.expire(now) {
-            log::warn!("cluster: the lease of partition {p} ran out here; its fetches stop");
-            self.forget(p);
-        }
-    }
-
-    /// Partition `p` is no longer this node's: nothing of it is fetched,
-    /// recorded or acknowledged here any more.
-    fn forget(&mut self, p: u32) {
-        self.leases.lost(p);
-        self.link.set_held(p, None);
-        self.ledger.abandon(p);
-        self.leaving.remove(&p);
-        // Fenced in Redis anyway; what was recorded stays in the log.
-        self.finished.remove(&p);
-        self.report.released += 1;
     }
 
     fn reconnect(&mut self) {
@@ -493,178 +491,6 @@ impl Node {
         }
     }
 
-    /// Heartbeat, renew, publish, widen the scope, rebalance.
-    fn renew(&mut self) {
-        let ttl = self.settings.lease_ttl;
-        self.next_renew = Instant::now() + self.leases.renew_every();
-        let sent = Instant::now();
-        let Some(nodes) = self.with_store("heartbeat", |s| s.heartbeat(ttl)) else {
-            return;
-        };
-        let held = self.leases.held();
-        let Some(renewed) = self.with_store("renewing leases", |s| s.renew(&held, ttl)) else {
-            return;
-        };
-        for (&p, ok) in held.iter().zip(renewed) {
-            if ok {
-                self.leases.granted(p, sent);
-                self.link.set_held(p, self.leases.until(p));
-                self.link.set_draining(p, self.leaving.contains_key(&p));
-            } else {
-                log::warn!("cluster: partition {p} was taken by another node");
-                self.forget(p);
-            }
-        }
-        let (records, at) = self.rate_mark;
-        let secs = sent.saturating_duration_since(at).as_secs_f64();
-        let status = NodeStatus {
-            name: self.settings.node.clone(),
-            alive: true,
-            records: self.report.records,
-            pages_per_sec: if secs > 0.0 {
-                (self.report.records - records) as f64 / secs
-            } else {
-                0.0
-            },
-            partitions: self.leases.held().len() as u64,
-        };
-        self.rate_mark = (self.report.records, sent);
-        if self.with_store("reporting", |s| s.report(&status, ttl)).is_none() {
-            return;
-        }
-        self.widen_scope();
-        if self.link.over() {
-            return;
-        }
-        let Some(me) = nodes.iter().position(|n| *n == self.settings.node) else {
-            return;
-        };
-        let share = partition::share(&nodes, me, self.link.partitions());
-        let mut taken = 0;
-        for &p in &share {
-            // A few at a time: a turn that takes many (each a done log and
-            // a claim) would come late to renew the others.
-            if taken == TAKES_PER_TURN {
-                self.next_renew = Instant::now();
-                break;
-            }
-            // A partition this node had before is taken again only once
-            // every URL of its earlier tenure was answered (dropped, most
-            // of them): an answer is matched to its entry by fingerprint,
-            // and one of the old tenure must not count for the new.
-            let answered = self.ledger.open_in(p) == 0;
-            if !self.leases.holds(p, Instant::now()) && answered {
-                if !self.take(p) {
-                    return;
-                }
-                taken += 1;
-                // What the shards finished meanwhile is not held back by
-                // the takes (each a few round trips).
-                self.take_messages(Duration::ZERO);
-                self.flush();
-            }
-        }
-        let now = Instant::now();
-        for p in self.leases.held() {
-            if !share.contains(&p) && !self.leaving.contains_key(&p) {
-                log::info!("cluster: giving partition {p} up to another node");
-                self.link.set_draining(p, true);
-                self.leaving.insert(p, now + LEAVING_MAX.min(ttl));
-            }
-        }
-    }
-
-    /// Roots were added by some node: the wider scope, for the shards.
-    fn widen_scope(&mut self) {
-        if let Some(count) = self.with_store("counting roots", Store::root_count) {
-            self.widen_scope_to(count);
-        }
-    }
-
-    /// The crawl has `count` roots: if that is more than the scope knows,
-    /// the scope they make. Before the shards get any URL read with the
-    /// count: a node that joined before another added its roots would
-    /// take those roots' links for out of scope, and drop them.
-    fn widen_scope_to(&mut self, count: u64) {
-        if count == self.roots_seen {
-            return;
-        }
-        let Some(roots) = self.with_store("reading roots", Store::roots) else {
-            return;
-        };
-        self.roots_seen = count;
-        let roots: Vec<url::Url> = roots.iter().filter_map(|r| url::Url::parse(r).ok()).collect();
-        let scope = Scope::new(&roots, self.settings.scope_mode, self.settings.exclude.clone());
-        self.link.set_scope(scope);
-        log::info!("cluster: the crawl has {count} roots now; scope widened");
-    }
-
-    /// Take partition `p` if it is free: a new tenure (load its done log
-    /// into the seen-sets, claim its entries left pending). False if the
-    /// connection failed.
-    fn take(&mut self, p: u32) -> bool {
-        let ttl = self.settings.lease_ttl;
-        let sent = Instant::now();
-        let Some(got) = self.with_store("taking a lease", |s| s.acquire(p, ttl)) else {
-            return false;
-        };
-        if !got {
-            return true;
-        }
-        self.leases.granted(p, sent);
-        self.link.new_epoch(p);
-        // Held from now: the shards take what follows in order (the done
-        // log's keys, then the claimed URLs), and none of this partition's
-        // URLs of an earlier tenure is left with them (see `renew`).
-        self.link.set_held(p, self.leases.until(p));
-        let Some(done) = self.with_store("loading a done log", |s| s.load_done(p)) else {
-            self.forget(p);
-            return false;
-        };
-        let shards = self.settings.shards.max(1);
-        let mut keys = vec![Vec::new(); shards];
-        for (fp, host) in done {
-            if let Some(k) = keys.get_mut((host % shards as u64) as usize) {
-                k.push(self.link.seen_key(p, fp));
-            }
-        }
-        for (shard, k) in keys.into_iter().enumerate() {
-            if !k.is_empty() {
-                self.link.deliver(shard, Intake::Seen(k));
-            }
-        }
-        let Some(claimed) = self.with_store("claiming entries", |s| s.claim(p)) else {
-            self.forget(p);
-            return false;
-        };
-        self.widen_scope();
-        let n = claimed.len();
-        self.deliver(claimed);
-        self.report.taken += 1;
-        log::info!("cluster: took partition {p} ({n} entries claimed)");
-        true
-    }
-
-    /// Give up the partitions being left once their URLs are answered (or
-    /// they waited long enough), after writing what they finished.
-    fn give_up_drained(&mut self, now: Instant) {
-        let ready: Vec<u32> = self
-            .leaving
-            .iter()
-            .filter(|&(&p, &until)| self.ledger.open_in(p) == 0 || now >= until)
-            .map(|(&p, _)| p)
-            .collect();
-        if ready.is_empty() || !self.flush() {
-            return;
-        }
-        for p in ready {
-            if self.with_store("releasing a lease", |s| s.release(p)).is_none() {
-                return;
-            }
-            self.forget(p);
-        }
-    }
-
     /// Read new entries of the partitions this node fetches for, while the
     /// shards have room.
     fn read(&mut self, now: Instant) {
@@ -781,15 +607,4 @@ impl Node {
         true
     }
 
-    /// Give every lease up and leave the crawl's live nodes, so the
-    /// others take the partitions at once instead of after the TTL.
-    fn leave(&mut self) {
-        for p in self.leases.held() {
-            if self.with_store("releasing a lease", |s| s.release(p)).is_none() {
-                break;
-            }
-            self.forget(p);
-        }
-        let _ = self.with_store("leaving", Store::leave);
-    }
 }
