@@ -66,7 +66,10 @@
 //!   is fetched again by the new owner.
 //! - Writes only an owner may make (`done:{p}`, acknowledgements) check
 //!   the lease first, in the script: a node that lost a lease without
-//!   knowing writes nothing for that partition. And the node itself stops
+//!   knowing writes nothing for that partition. A read that reaches Redis
+//!   after its node's lease ran out leaves its entries pending for that
+//!   node; the owner claims such entries back ([`store::Store::sweep`],
+//!   every third of the TTL). And the node itself stops
 //!   acting for a partition before its lease can have expired in Redis
 //!   ([`lease::Leases`]): its shards start no fetch and write no record
 //!   for it.

@@ -3,6 +3,7 @@
 //! PID) when dropped. `.ci/run` installs Debian's `redis-server`; where it
 //! is missing the tests that need it skip and say so.
 
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -45,9 +46,12 @@ pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
     };
     let dir = std::env::temp_dir().join(format!("ringcrawl-redis-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // A free port: bound, read, closed, then given to the server (a race
-    // with another process is possible but unlikely on loopback; retried).
-    for _ in 0..5 {
+    // A free port: bound, read, closed, then given to the server. Tests
+    // run in parallel, so two of them may be handed the same port: the
+    // second server then fails to bind while a probe of the port still
+    // answers (the first one's server, or a socket that connected to
+    // itself). Ready means the server on the port says it is our child.
+    for _ in 0..10 {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -69,11 +73,13 @@ pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
         };
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(5) {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(server);
-            }
             if let Ok(Some(_)) = server.child.try_wait() {
                 break;
+            }
+            match server_pid(port) {
+                Some(pid) if pid == server.child.id() => return Some(server),
+                Some(_) => break, // another test's server: try another port
+                None => {}
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -82,4 +88,29 @@ pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
         std::fs::create_dir_all(&dir).unwrap();
     }
     panic!("redis-server did not start");
+}
+
+/// The process id of the redis-server answering on `port` (from `INFO
+/// server`), or None if nothing answers yet.
+fn server_pid(port: u16) -> Option<u32> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+    stream.write_all(b"INFO server\r\n").ok()?;
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !reply.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        reply.extend_from_slice(&buf[..n]);
+        if let Some(pid) = String::from_utf8_lossy(&reply)
+            .lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .and_then(|v| v.trim().parse().ok())
+        {
+            return Some(pid);
+        }
+    }
+    None
 }
