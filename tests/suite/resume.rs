@@ -8,14 +8,14 @@
 //! its own) against a multi-host synthetic site served by this test; page
 //! fetches are counted by the site itself.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::synth::Site;
+use crate::common::synth::Site;
 use ringcrawl::{Crawler, Spent};
 
 /// A crawl that runs longer than this has hung.

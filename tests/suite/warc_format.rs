@@ -3,14 +3,14 @@
 //! an independent implementation, warcio (`warcio check`, `warcio index`,
 //! `cdxj-indexer`), installed from PyPI into a venv under the target dir.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::warc::{read_records, WarcRecord};
+use crate::common::warc::{read_records, WarcRecord};
 use proptest::prelude::*;
 use ringcrawl::output::warc::{self, Exchange};
 use sha1::{Digest, Sha1};

@@ -8,8 +8,6 @@
 //! The dnsmasq tests skip, saying why, when no dnsmasq binary is installed
 //! (.ci/run installs it when it can).
 
-mod common;
-
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fs;
@@ -23,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::dns::*;
+use crate::common::dns::*;
 use glommio::timer::Timer;
 use ringcrawl::net::dns::{Resolver, ResolverOptions};
 

@@ -2,11 +2,9 @@
 //! kind, and the crawl goes on to the end. Nothing panics, nothing hangs,
 //! nothing already received is lost.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use ringcrawl::config::Config;
 use ringcrawl::crawl::scope::{Scope, ScopeMode};
 use ringcrawl::output::record::Record;

@@ -4,12 +4,10 @@
 //! sitemaps per host are bounded, each with a record that says so; a
 //! sitemap names only its own host's URLs; `--no-sitemaps` reads none.
 
-mod common;
-
 use std::io::Write;
 use std::net::IpAddr;
 
-use common::*;
+use crate::common::*;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use ringcrawl::config::Config;

@@ -20,7 +20,7 @@ fn run(name: &str, root: &str, dir: &std::path::Path) -> String {
         .arg(root)
         .current_dir(dir)
         .output()
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        .unwrap_or_else(|e| panic!("{name}: {e} (a plain `cargo test` builds the examples; `--test suite` alone does not)"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),

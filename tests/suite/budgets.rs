@@ -2,11 +2,9 @@
 //! crawl cleanly (no new fetch, the running ones finish, the rest stays
 //! queued), on a site far larger than the budget.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use ringcrawl::crawl::budget::Spent;
 use ringcrawl_site::server::{Request, Server};
 

@@ -2,9 +2,7 @@
 //! browser would (paths in UTF-8, queries in the page's encoding) and says
 //! on each record which encoding it read the page in and why.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use ringcrawl_site::server::{Reply, Request};
 
 fn html(content_type: &str, body: Vec<u8>) -> Reply {

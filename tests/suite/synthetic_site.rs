@@ -2,12 +2,10 @@
 //! exactly once, nothing out of scope) on one core, on two, at 20,000
 //! pages, and with a seen-set kept mostly on disk.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 

@@ -6,17 +6,15 @@
 //! or cut off, every URL with a record and the duplicates limited to what
 //! that node had in flight.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use common::proxy::Proxy;
-use common::redis::redis_or_skip;
-use common::synth::Site;
+use crate::common::proxy::Proxy;
+use crate::common::redis::redis_or_skip;
+use crate::common::synth::Site;
 
 /// A crawl that runs longer than this has hung.
 const LIMIT: Duration = Duration::from_secs(150);

@@ -2,11 +2,11 @@
 //! stylesheets and media a page loads, and what its CSS loads, fetched from
 //! any host as leaves at the page's depth, with Heritrix's `E` hops.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 use ringcrawl::config::Config;
 use ringcrawl::crawl::scope::{Scope, ScopeMode};
 use ringcrawl::output::record::Record;

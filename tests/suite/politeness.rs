@@ -2,14 +2,12 @@
 //! Crawl-delay, 4xx, 5xx), at most `--per-host` connections per host, a
 //! delay between requests, and fair turns over many hosts.
 
-mod common;
-
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use ringcrawl::config::Config;
 use ringcrawl_site::server::{Reply, Request, Server, Step};
 

@@ -3,7 +3,7 @@
 //! what is left is what an independent reader accepts: warcio (`check`,
 //! `index`) for WARC files, when it can be installed.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use common::warc::read_records;
-use common::*;
+use crate::common::warc::read_records;
+use crate::common::*;
 use ringcrawl::output::cdxj;
 use ringcrawl::output::record::Record;
 use ringcrawl::state::repair::{repair_cdxj, repair_jsonl, repair_warc, RecordAt};

@@ -4,12 +4,12 @@
 //! from the plain page, records both sizes, and cuts decompression bombs at
 //! `--max-body` in bounded memory and time.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use ringcrawl_site::server::{Reply, Request, Step};
 
 /// The page every variant serves, linking to three children under `dir`.

@@ -3,13 +3,13 @@
 //! linked by WARC-Concurrent-To, with payloads equal to the served bytes,
 //! and accepted by warcio (`check`, `index`) when it can be installed.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::warc::read_records;
-use common::*;
+use crate::common::warc::read_records;
+use crate::common::*;
 use ringcrawl::output::warc;
 use ringcrawl_site::server::{Reply, Server};
 use ringcrawl_site::synth::{SiteSpec, SynthSite};

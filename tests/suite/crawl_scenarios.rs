@@ -1,13 +1,11 @@
 //! End-to-end crawls of small scripted sites on 127.0.0.1: the chapter's
 //! behaviour (links, cycles, redirects, retries, scope) on one and two cores.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use ringcrawl::crawl::scope::{Scope, ScopeMode};
 use ringcrawl_site::server::{Reply, Request};
 

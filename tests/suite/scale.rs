@@ -3,11 +3,9 @@
 //! 4096 hosts, each page linking to ten mostly unseen pages) through the
 //! library, checked against the site's own count of requests.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use ringcrawl::crawl::budget::Spent;
 use ringcrawl_site::endless::{Counts, EndlessSite, EndlessSpec};
 use ringcrawl_site::server::{Options, Server};

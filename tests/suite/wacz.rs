@@ -6,7 +6,7 @@
 //! are the files'. A WACZ that cannot be written is an error at the end of
 //! the crawl (exit code 1), and the WARC files stay.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -14,8 +14,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::warc::read_records;
-use common::*;
+use crate::common::warc::read_records;
+use crate::common::*;
 use sha2::{Digest, Sha256};
 
 /// A fresh directory for one test's output.

@@ -86,7 +86,7 @@ pub fn config<S: AsRef<str>>(roots: &[S]) -> Config {
     config.per_host = 16;
     config.obey_robots = false;
     // Each test counts the URLs its site has: no guessed /sitemap.xml
-    // (tests/sitemaps.rs turns sitemaps on).
+    // (tests/suite/sitemaps.rs turns sitemaps on).
     config.sitemaps = false;
     config.connect_timeout = Duration::from_secs(2);
     config.read_timeout = Duration::from_secs(5);

@@ -6,15 +6,13 @@
 //! The server here is a small blocking one on std::net (the test server of
 //! `ringcrawl::site` closes after every answer, as HTTP/1.0 servers do).
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{by_url, config, crawl};
+use crate::common::{by_url, config, crawl};
 use ringcrawl::crawl::Outcome;
 
 const PAGES: usize = 30;

@@ -4,11 +4,9 @@
 //! streams read once and claimed after a takeover, fencing of a node that
 //! lost its lease, the done log, and the backlog that says a crawl is over.
 
-mod common;
-
 use std::time::Duration;
 
-use common::redis::redis_or_skip;
+use crate::common::redis::redis_or_skip;
 use ringcrawl::cluster::store::{Finished, Store, StoreError};
 use ringcrawl::cluster::wire;
 use ringcrawl::crawl::frontier::Job;

@@ -2,11 +2,9 @@
 //! the spill files (a 64 KiB `frontier_memory` for 20,000 pages) fetches
 //! every page exactly once, by the site's own count, and leaves no file.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 

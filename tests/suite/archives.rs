@@ -4,14 +4,14 @@
 //! records; the CDXJ index written during the crawl equals cdxj-indexer's
 //! for the same files (after sorting).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use common::warc::{read_records, WarcRecord};
-use common::*;
+use crate::common::warc::{read_records, WarcRecord};
+use crate::common::*;
 use ringcrawl::output::record::Record;
 use ringcrawl::output::warc;
 

@@ -4,13 +4,11 @@
 //! there hangs): every one is crawled, the last within the Happy Eyeballs
 //! delay rather than the connect timeout; `-4` and `-6` restrict.
 
-mod common;
-
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use ringcrawl::net::dns::Families;
 use ringcrawl_site::server::Server;
 

@@ -1,0 +1,40 @@
+//! The integration tests, one binary: a module per area, each a file
+//! named for what it covers, and `common` the helpers they share (scripted
+//! sites, real servers started on loopback: dnsmasq, redis-server, a TCP
+//! proxy, warcio and pywb in a venv). One binary, not one per file, because
+//! each test binary links the whole crate with LTO: thirty of them were
+//! most of the suite's time. The two tests that measure the process itself
+//! (its allocator, its peak memory) stay apart in `tests/`.
+//!
+//! Run one area with `cargo test --release --test suite cluster::`.
+
+mod common;
+
+mod archives;
+mod budgets;
+mod charsets;
+mod cli;
+mod cluster;
+mod cluster_store;
+mod compression;
+mod crawl_scenarios;
+mod dns_resolver;
+mod examples;
+mod hostile_servers;
+mod ipv6;
+mod keep_alive;
+mod library;
+mod output;
+mod politeness;
+mod requisites;
+mod resume;
+mod scale;
+mod sitemaps;
+mod spill;
+mod state_repair;
+mod synthetic_site;
+mod tls;
+mod toolchain;
+mod wacz;
+mod warc_crawl;
+mod warc_format;
