@@ -23,13 +23,19 @@
     clippy::unreachable
 )]
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use redis::io::tcp::TcpSettings;
-use redis::{Connection, IntoConnectionInfo, Script, Value};
+use redis::{Connection, IntoConnectionInfo, Value};
 
 use super::Keys;
+
+mod reply;
+mod scripts;
+mod status;
+
+use scripts::Scripts;
+pub use status::{NodeStatus, Status};
 
 /// The consumer group every partition's stream is read through.
 pub const GROUP: &str = "crawl";
@@ -92,197 +98,12 @@ pub struct Finished {
     pub acks: Vec<String>,
 }
 
-/// A node of a cluster crawl as it last reported itself.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct NodeStatus {
-    /// Its name (`--node`).
-    pub name: String,
-    /// Still alive by its heartbeat.
-    pub alive: bool,
-    /// Records it reported done.
-    pub records: u64,
-    /// Its records a second, between its last two heartbeats.
-    pub pages_per_sec: f64,
-    /// Partitions whose lease it holds.
-    pub partitions: u64,
-}
-
-/// A cluster crawl as `ringcrawl cluster status` shows it.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct Status {
-    /// Its host partitions (0: no such crawl).
-    pub partitions: u32,
-    /// Its nodes, alive or lately gone.
-    pub nodes: Vec<NodeStatus>,
-    /// Partitions whose lease no node holds.
-    pub unowned: u32,
-    /// Entries in the streams (not read yet, or read and not done).
-    pub entries: u64,
-    /// Of those, read by an owner and not done yet.
-    pub in_flight: u64,
-    /// URLs appended to the streams, duplicates included.
-    pub urls_added: u64,
-    /// Records written, crawl-wide.
-    pub records: u64,
-    /// Roots given so far.
-    pub roots: u64,
-}
-
 /// One node's connection to one crawl.
 pub struct Store {
     con: Connection,
     keys: Keys,
     node: String,
     scripts: Scripts,
-}
-
-struct Scripts {
-    create: Script,
-    heartbeat: Script,
-    acquire: Script,
-    renew: Script,
-    release: Script,
-    finish: Script,
-    sweep: Script,
-    backlog: Script,
-}
-
-impl Scripts {
-    fn new() -> Self {
-        Scripts {
-            // KEYS: meta. ARGV: partitions, key0, key1, stream prefix, group.
-            // Makes the crawl once (its streams and their group); returns
-            // the settings it was made with.
-            create: Script::new(
-                r"
-                if redis.call('EXISTS', KEYS[1]) == 0 then
-                  redis.call('HSET', KEYS[1], 'partitions', ARGV[1], 'key0', ARGV[2], 'key1', ARGV[3])
-                  for p = 0, tonumber(ARGV[1]) - 1 do
-                    redis.call('XGROUP', 'CREATE', ARGV[4] .. p, ARGV[5], '0', 'MKSTREAM')
-                  end
-                end
-                return redis.call('HMGET', KEYS[1], 'partitions', 'key0', 'key1')",
-            ),
-            // KEYS: nodes. ARGV: node, ttl ms. Marks the node alive until
-            // now + ttl by Redis's clock (no node's clock is trusted),
-            // forgets the expired, returns the live ones.
-            heartbeat: Script::new(
-                r"
-                local t = redis.call('TIME')
-                local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-                redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-                redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-                return redis.call('ZRANGE', KEYS[1], 0, -1)",
-            ),
-            // KEYS: lease. ARGV: node, ttl ms. 1 if the node holds it now.
-            acquire: Script::new(
-                r"
-                if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-                if redis.call('GET', KEYS[1]) == ARGV[1] then
-                  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-                  return 1
-                end
-                return 0",
-            ),
-            // KEYS: leases. ARGV: node, ttl ms. Per lease, 1 if still held
-            // (and extended), 0 if lost.
-            renew: Script::new(
-                r"
-                local held = {}
-                for i, k in ipairs(KEYS) do
-                  if redis.call('GET', k) == ARGV[1] then
-                    redis.call('PEXPIRE', k, ARGV[2])
-                    held[i] = 1
-                  else
-                    held[i] = 0
-                  end
-                end
-                return held",
-            ),
-            // KEYS: lease. ARGV: node.
-            release: Script::new(
-                r"
-                if redis.call('GET', KEYS[1]) == ARGV[1] then
-                  return redis.call('DEL', KEYS[1])
-                end
-                return 0",
-            ),
-            // KEYS: records, then (lease, done log, stream) per partition.
-            // ARGV: node, group, then per partition: done items (bytes),
-            // how many, ids to acknowledge (n), the n ids. Fenced per
-            // partition: 1 where the node holds the lease (and all was
-            // written), 0 where it does not (nothing written).
-            finish: Script::new(
-                r"
-                local node, group = ARGV[1], ARGV[2]
-                local a, records, held = 3, 0, {}
-                for k = 2, #KEYS, 3 do
-                  local count, n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-                  local ok = redis.call('GET', KEYS[k]) == node
-                  if ok then
-                    if count > 0 then
-                      redis.call('APPEND', KEYS[k + 1], ARGV[a])
-                      records = records + count
-                    end
-                    local i = 1
-                    while i <= n do
-                      local ids = {}
-                      for j = i, math.min(n, i + 999) do ids[#ids + 1] = ARGV[a + 2 + j] end
-                      redis.call('XACK', KEYS[k + 2], group, unpack(ids))
-                      redis.call('XDEL', KEYS[k + 2], unpack(ids))
-                      i = i + 1000
-                    end
-                  end
-                  held[#held + 1] = ok and 1 or 0
-                  a = a + 3 + n
-                end
-                if records > 0 then redis.call('INCRBY', KEYS[1], records) end
-                return held",
-            ),
-            // KEYS: (lease, stream) per partition. ARGV: node, group, min
-            // idle ms. In each stream whose lease the node holds, claims
-            // the entries pending for another consumer and idle that
-            // long: a read that reached Redis after its node's lease ran
-            // out left them there, and no one else would ever deliver
-            // them. Returns XREADGROUP's shape: {{stream, entries}, ...}.
-            sweep: Script::new(
-                r"
-                local node, group, idle = ARGV[1], ARGV[2], ARGV[3]
-                local out = {}
-                for k = 1, #KEYS, 2 do
-                  if redis.call('GET', KEYS[k]) == node then
-                    local summary = redis.call('XPENDING', KEYS[k + 1], group)
-                    local others = false
-                    for _, c in ipairs(summary[4] or {}) do
-                      if c[1] ~= node then others = true end
-                    end
-                    if others then
-                      local ids = {}
-                      for _, e in ipairs(redis.call('XPENDING', KEYS[k + 1], group, 'IDLE', idle, '-', '+', 1000)) do
-                        if e[2] ~= node then ids[#ids + 1] = e[1] end
-                      end
-                      if #ids > 0 then
-                        out[#out + 1] = {KEYS[k + 1], redis.call('XCLAIM', KEYS[k + 1], group, node, idle, unpack(ids))}
-                      end
-                    end
-                  end
-                end
-                return out",
-            ),
-            // KEYS: meta. ARGV: stream prefix, partitions. Entries in all
-            // streams, at one instant (a script runs alone); -1 while no
-            // root was ever added (the crawl has not started).
-            backlog: Script::new(
-                r"
-                if redis.call('HEXISTS', KEYS[1], 'started') == 0 then return -1 end
-                local n = 0
-                for p = 0, tonumber(ARGV[2]) - 1 do
-                  n = n + redis.call('XLEN', ARGV[1] .. p)
-                end
-                return n",
-            ),
-        }
-    }
 }
 
 impl Store {
@@ -527,7 +348,7 @@ impl Store {
             .cmd("SCARD")
             .arg(self.keys.roots())
             .query(&mut self.con)?;
-        Ok((self.parse_read(reply)?, roots))
+        Ok((reply::parse_read(&self.keys, reply)?, roots))
     }
 
     /// The entries of `partitions` (those whose lease this node holds)
@@ -542,7 +363,7 @@ impl Store {
             call.key(self.keys.lease(p)).key(self.keys.stream(p));
         }
         let reply: Value = call.arg(&self.node).arg(GROUP).arg(millis(idle)).invoke(&mut self.con)?;
-        self.parse_read(reply)
+        reply::parse_read(&self.keys, reply)
     }
 
     /// Takes over every entry of `partition` delivered and not acknowledged
@@ -572,11 +393,11 @@ impl Store {
             };
             for item in claimed {
                 // Entries deleted meanwhile come back as nil.
-                if let Some(entry) = parse_entry(partition, item)? {
+                if let Some(entry) = reply::parse_entry(partition, item)? {
                     entries.push(entry);
                 }
             }
-            cursor = text(next).ok_or(StoreError::Reply("XAUTOCLAIM"))?;
+            cursor = reply::text(next).ok_or(StoreError::Reply("XAUTOCLAIM"))?;
             if cursor == "0-0" {
                 return Ok(entries);
             }
@@ -657,148 +478,6 @@ impl Store {
     pub fn records(&mut self) -> Result<u64, StoreError> {
         let n: Option<u64> = redis::cmd("GET").arg(self.keys.records()).query(&mut self.con)?;
         Ok(n.unwrap_or(0))
-    }
-
-    /// The crawl as `ringcrawl cluster status` shows it.
-    pub fn status(&mut self) -> Result<Status, StoreError> {
-        let partitions: Option<u32> = redis::cmd("HGET")
-            .arg(self.keys.meta())
-            .arg("partitions")
-            .query(&mut self.con)?;
-        let Some(partitions) = partitions else {
-            return Ok(Status::default());
-        };
-        let now_ms = {
-            let (secs, micros): (u64, u64) = redis::cmd("TIME").query(&mut self.con)?;
-            secs * 1000 + micros / 1000
-        };
-        let nodes: Vec<(String, f64)> = redis::cmd("ZRANGE")
-            .arg(self.keys.nodes())
-            .arg(0)
-            .arg(-1)
-            .arg("WITHSCORES")
-            .query(&mut self.con)?;
-        let owners = self.owners(partitions)?;
-        let mut held: BTreeMap<String, u64> = BTreeMap::new();
-        for owner in owners.iter().flatten() {
-            *held.entry(owner.clone()).or_default() += 1;
-        }
-        let mut status = Status {
-            partitions,
-            unowned: u32::try_from(owners.iter().filter(|o| o.is_none()).count()).unwrap_or(0),
-            ..Status::default()
-        };
-        for (name, expires) in nodes {
-            let fields: BTreeMap<String, String> =
-                redis::cmd("HGETALL").arg(self.keys.node(&name)).query(&mut self.con)?;
-            let number = |f: &str| fields.get(f).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-            status.nodes.push(NodeStatus {
-                alive: expires >= now_ms as f64,
-                records: number("records") as u64,
-                pages_per_sec: number("pages_per_sec"),
-                partitions: held.get(&name).copied().unwrap_or(0),
-                name,
-            });
-        }
-        let mut pipe = redis::pipe();
-        for p in 0..partitions {
-            pipe.cmd("XLEN").arg(self.keys.stream(p));
-        }
-        let lengths: Vec<u64> = pipe.query(&mut self.con)?;
-        status.entries = lengths.iter().sum();
-        let mut pipe = redis::pipe();
-        for p in 0..partitions {
-            pipe.cmd("XPENDING").arg(self.keys.stream(p)).arg(GROUP);
-        }
-        let pending: Vec<Value> = pipe.query(&mut self.con)?;
-        status.in_flight = pending
-            .into_iter()
-            .filter_map(|v| match v {
-                Value::Array(parts) => match parts.into_iter().next() {
-                    Some(Value::Int(n)) => u64::try_from(n).ok(),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .sum();
-        let (added, records, roots): (Option<u64>, Option<u64>, u64) = redis::pipe()
-            .cmd("GET")
-            .arg(self.keys.added())
-            .cmd("GET")
-            .arg(self.keys.records())
-            .cmd("SCARD")
-            .arg(self.keys.roots())
-            .query(&mut self.con)?;
-        status.urls_added = added.unwrap_or(0);
-        status.records = records.unwrap_or(0);
-        status.roots = roots;
-        Ok(status)
-    }
-
-    fn parse_read(&self, reply: Value) -> Result<Vec<Entry>, StoreError> {
-        let streams = match reply {
-            Value::Nil => return Ok(Vec::new()),
-            Value::Array(streams) => streams,
-            _ => return Err(StoreError::Reply("XREADGROUP")),
-        };
-        let mut entries = Vec::new();
-        for stream in streams {
-            let Value::Array(pair) = stream else {
-                return Err(StoreError::Reply("XREADGROUP"));
-            };
-            let mut pair = pair.into_iter();
-            let (Some(name), Some(Value::Array(items))) = (pair.next(), pair.next()) else {
-                return Err(StoreError::Reply("XREADGROUP"));
-            };
-            let partition = text(name)
-                .and_then(|n| self.keys.partition_of_stream(&n))
-                .ok_or(StoreError::Reply("XREADGROUP"))?;
-            for item in items {
-                if let Some(entry) = parse_entry(partition, item)? {
-                    entries.push(entry);
-                }
-            }
-        }
-        Ok(entries)
-    }
-}
-
-/// `[id, [field, value, ...]]` → an entry; None for a deleted one (nil).
-fn parse_entry(partition: u32, item: Value) -> Result<Option<Entry>, StoreError> {
-    let Value::Array(parts) = item else {
-        return Ok(None);
-    };
-    let mut parts = parts.into_iter();
-    let Some(id) = parts.next().and_then(text) else {
-        return Err(StoreError::Reply("stream entry"));
-    };
-    let fields = match parts.next() {
-        Some(Value::Array(fields)) => fields,
-        Some(Value::Nil) | None => return Ok(None),
-        Some(_) => return Err(StoreError::Reply("stream entry")),
-    };
-    let mut urls = String::new();
-    let mut fields = fields.into_iter();
-    while let (Some(name), Some(value)) = (fields.next(), fields.next()) {
-        if text(name).as_deref() == Some(URLS) {
-            // Not UTF-8 (not written by a node): no URL, so the entry is
-            // acknowledged as done rather than failing every read.
-            urls.push_str(&text(value).unwrap_or_default());
-        }
-    }
-    Ok(Some(Entry {
-        partition,
-        id,
-        text: urls,
-    }))
-}
-
-/// A reply's text, if it is one.
-fn text(value: Value) -> Option<String> {
-    match value {
-        Value::BulkString(bytes) => String::from_utf8(bytes).ok(),
-        Value::SimpleString(s) => Some(s),
-        _ => None,
     }
 }
 

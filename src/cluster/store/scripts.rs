@@ -1,0 +1,158 @@
+//! The Lua scripts of [`super::Store`]: each runs alone in Redis, so what
+//! it reads and writes is one step no other node sees half done. Their
+//! keys and arguments are listed above each; the fenced ones (`finish`,
+//! `sweep`) check the partition's lease before they touch anything.
+//! What it is not: the calls (`super`), nor the replies' parsing.
+
+use redis::Script;
+
+/// The scripts, loaded once per connection (`EVALSHA`, falling back to
+/// `EVAL` the first time).
+pub(super) struct Scripts {
+    pub(super) create: Script,
+    pub(super) heartbeat: Script,
+    pub(super) acquire: Script,
+    pub(super) renew: Script,
+    pub(super) release: Script,
+    pub(super) finish: Script,
+    pub(super) sweep: Script,
+    pub(super) backlog: Script,
+}
+
+impl Scripts {
+    pub(super) fn new() -> Self {
+        Scripts {
+            // KEYS: meta. ARGV: partitions, key0, key1, stream prefix, group.
+            // Makes the crawl once (its streams and their group); returns
+            // the settings it was made with.
+            create: Script::new(
+                r"
+                if redis.call('EXISTS', KEYS[1]) == 0 then
+                  redis.call('HSET', KEYS[1], 'partitions', ARGV[1], 'key0', ARGV[2], 'key1', ARGV[3])
+                  for p = 0, tonumber(ARGV[1]) - 1 do
+                    redis.call('XGROUP', 'CREATE', ARGV[4] .. p, ARGV[5], '0', 'MKSTREAM')
+                  end
+                end
+                return redis.call('HMGET', KEYS[1], 'partitions', 'key0', 'key1')",
+            ),
+            // KEYS: nodes. ARGV: node, ttl ms. Marks the node alive until
+            // now + ttl by Redis's clock (no node's clock is trusted),
+            // forgets the expired, returns the live ones.
+            heartbeat: Script::new(
+                r"
+                local t = redis.call('TIME')
+                local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+                redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+                redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+                return redis.call('ZRANGE', KEYS[1], 0, -1)",
+            ),
+            // KEYS: lease. ARGV: node, ttl ms. 1 if the node holds it now.
+            acquire: Script::new(
+                r"
+                if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+                if redis.call('GET', KEYS[1]) == ARGV[1] then
+                  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+                  return 1
+                end
+                return 0",
+            ),
+            // KEYS: leases. ARGV: node, ttl ms. Per lease, 1 if still held
+            // (and extended), 0 if lost.
+            renew: Script::new(
+                r"
+                local held = {}
+                for i, k in ipairs(KEYS) do
+                  if redis.call('GET', k) == ARGV[1] then
+                    redis.call('PEXPIRE', k, ARGV[2])
+                    held[i] = 1
+                  else
+                    held[i] = 0
+                  end
+                end
+                return held",
+            ),
+            // KEYS: lease. ARGV: node.
+            release: Script::new(
+                r"
+                if redis.call('GET', KEYS[1]) == ARGV[1] then
+                  return redis.call('DEL', KEYS[1])
+                end
+                return 0",
+            ),
+            // KEYS: records, then (lease, done log, stream) per partition.
+            // ARGV: node, group, then per partition: done items (bytes),
+            // how many, ids to acknowledge (n), the n ids. Fenced per
+            // partition: 1 where the node holds the lease (and all was
+            // written), 0 where it does not (nothing written).
+            finish: Script::new(
+                r"
+                local node, group = ARGV[1], ARGV[2]
+                local a, records, held = 3, 0, {}
+                for k = 2, #KEYS, 3 do
+                  local count, n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+                  local ok = redis.call('GET', KEYS[k]) == node
+                  if ok then
+                    if count > 0 then
+                      redis.call('APPEND', KEYS[k + 1], ARGV[a])
+                      records = records + count
+                    end
+                    local i = 1
+                    while i <= n do
+                      local ids = {}
+                      for j = i, math.min(n, i + 999) do ids[#ids + 1] = ARGV[a + 2 + j] end
+                      redis.call('XACK', KEYS[k + 2], group, unpack(ids))
+                      redis.call('XDEL', KEYS[k + 2], unpack(ids))
+                      i = i + 1000
+                    end
+                  end
+                  held[#held + 1] = ok and 1 or 0
+                  a = a + 3 + n
+                end
+                if records > 0 then redis.call('INCRBY', KEYS[1], records) end
+                return held",
+            ),
+            // KEYS: (lease, stream) per partition. ARGV: node, group, min
+            // idle ms. In each stream whose lease the node holds, claims
+            // the entries pending for another consumer and idle that
+            // long: a read that reached Redis after its node's lease ran
+            // out left them there, and no one else would ever deliver
+            // them. Returns XREADGROUP's shape: {{stream, entries}, ...}.
+            sweep: Script::new(
+                r"
+                local node, group, idle = ARGV[1], ARGV[2], ARGV[3]
+                local out = {}
+                for k = 1, #KEYS, 2 do
+                  if redis.call('GET', KEYS[k]) == node then
+                    local summary = redis.call('XPENDING', KEYS[k + 1], group)
+                    local others = false
+                    for _, c in ipairs(summary[4] or {}) do
+                      if c[1] ~= node then others = true end
+                    end
+                    if others then
+                      local ids = {}
+                      for _, e in ipairs(redis.call('XPENDING', KEYS[k + 1], group, 'IDLE', idle, '-', '+', 1000)) do
+                        if e[2] ~= node then ids[#ids + 1] = e[1] end
+                      end
+                      if #ids > 0 then
+                        out[#out + 1] = {KEYS[k + 1], redis.call('XCLAIM', KEYS[k + 1], group, node, idle, unpack(ids))}
+                      end
+                    end
+                  end
+                end
+                return out",
+            ),
+            // KEYS: meta. ARGV: stream prefix, partitions. Entries in all
+            // streams, at one instant (a script runs alone); -1 while no
+            // root was ever added (the crawl has not started).
+            backlog: Script::new(
+                r"
+                if redis.call('HEXISTS', KEYS[1], 'started') == 0 then return -1 end
+                local n = 0
+                for p = 0, tonumber(ARGV[2]) - 1 do
+                  n = n + redis.call('XLEN', ARGV[1] .. p)
+                end
+                return n",
+            ),
+        }
+    }
+}
