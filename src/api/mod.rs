@@ -10,6 +10,7 @@
 //! process-wide unless asked ([`crate::process`], [`CrawlerBuilder::pin_threads`]).
 
 mod builder;
+mod checks;
 mod cluster;
 mod page;
 mod report;

@@ -1,0 +1,189 @@
+//! The checks [`CrawlerBuilder::build`](super::CrawlerBuilder::build)
+//! makes: each number and duration within its range, the state
+//! directory's demands on the output, each failure a [`BuildError`] named
+//! as the setting's flag. Not the settings themselves (`builder.rs`), nor
+//! a cluster node's (`cluster.rs`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::BuildError;
+use crate::config::{Config, Output, StateSettings};
+
+/// Longest duration any setting takes (a day): longer is a mistake, and
+/// every clock sum stays far from overflowing.
+const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+/// Most body bytes kept per response.
+const MAX_BODY: usize = 1 << 32;
+/// Longest URL that may be queued.
+const MAX_URL_LENGTH: usize = 1 << 20;
+/// Most shards.
+const MAX_CORES: usize = 1024;
+/// Most robots.txt retries (a schedule longer than this is a mistake).
+const MAX_ROBOTS_RETRIES: usize = 32;
+/// Least `seen_memory` a shard: buckets of some 48,000 URLs (smaller ones
+/// would rewrite the run on disk every few thousand new URLs).
+const MIN_SEEN_MEMORY: usize = 1 << 20;
+/// Shortest time between checkpoints.
+const MIN_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(100);
+/// Most `seen_memory`: 1 TiB (its buckets are allocated as they fill).
+const MAX_SEEN_MEMORY: usize = 1 << 40;
+
+/// `--state DIR` / `--resume DIR`: the checkpoint interval in range and
+/// the records in a regular file (a resume reads them back; with no
+/// output given they go to the state directory's `records.jsonl`).
+pub(super) fn state(
+    config: &mut Config,
+    dir: PathBuf,
+    resume: bool,
+    checkpoint_interval: Duration,
+    args: Vec<String>,
+) -> Result<(), BuildError> {
+    if checkpoint_interval < MIN_CHECKPOINT_INTERVAL || checkpoint_interval > MAX_DURATION {
+        return Err(BuildError::new(
+            "checkpoint-interval",
+            format!("{checkpoint_interval:?} is out of range (0.1 s to a day)"),
+        ));
+    }
+    let flag = if resume { "resume" } else { "state" };
+    match &config.output {
+        Output::Stdout => {
+            return Err(BuildError::new(
+                flag,
+                "records on standard output cannot be resumed: write them to a file (-o FILE)",
+            ))
+        }
+        Output::None if !resume => {
+            config.output = Output::File(dir.join("records.jsonl"));
+        }
+        // The log is the list of what is done: /dev/null or a pipe
+        // would leave a resume nothing to read.
+        Output::File(log) if log.exists() && !log.is_file() => {
+            return Err(BuildError::new(
+                flag,
+                format!(
+                    "the records must go to a regular file (a resume reads them back), not {}",
+                    log.display()
+                ),
+            ))
+        }
+        _ => {}
+    }
+    config.state = Some(StateSettings {
+        dir,
+        resume,
+        checkpoint_interval,
+        args,
+    });
+    Ok(())
+}
+
+/// Every number and duration of `config` within its range.
+pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
+    within("cores", config.cores, 1, MAX_CORES)?;
+    within("max-tasks", config.max_tasks, 1, usize::MAX)?;
+    within("max-tries", config.max_tries as usize, 1, usize::MAX)?;
+    within("per-host", config.per_host, 1, usize::MAX)?;
+    within("max-url-length", config.max_url_length, 1, MAX_URL_LENGTH)?;
+    within(
+        "max-pages-per-host",
+        config.max_pages_per_host,
+        1,
+        usize::MAX,
+    )?;
+    within("max-body", config.max_body, 0, MAX_BODY)?;
+    within("jsonl-backlog", config.output_backlog, 1, usize::MAX)?;
+    within("seen-memory", config.seen_memory, 1, MAX_SEEN_MEMORY)?;
+    if config.seen_memory / config.cores.max(1) < MIN_SEEN_MEMORY {
+        return Err(BuildError::new(
+            "seen-memory",
+            format!(
+                "{} bytes over {} shards: at least {MIN_SEEN_MEMORY} a shard",
+                config.seen_memory, config.cores
+            ),
+        ));
+    }
+    if config.warc_dir.is_none() {
+        for (set, setting) in [
+            (config.warc_dedup, "warc-dedup"),
+            (config.warc_dns, "warc-dns"),
+            (config.cdxj.is_some(), "cdxj"),
+            (config.wacz.is_some(), "wacz"),
+        ] {
+            if set {
+                return Err(BuildError::new(setting, "needs a WARC directory (--warc)"));
+            }
+        }
+    }
+    if config.warc_max_size == 0 {
+        return Err(BuildError::new("warc-max-size", "must be at least 1"));
+    }
+    positive_duration("timeout", config.timeout)?;
+    positive_duration("connect-timeout", config.connect_timeout)?;
+    positive_duration("read-timeout", config.read_timeout)?;
+    positive_duration("max-crawl-delay", config.max_crawl_delay)?;
+    if let Some(time) = config.budget.time {
+        positive_duration("max-time", time)?;
+    }
+    if config.budget.pages == Some(0) {
+        return Err(BuildError::new("max-pages", "must be at least 1"));
+    }
+    if config.budget.bytes == Some(0) {
+        return Err(BuildError::new("max-bytes", "must be at least 1"));
+    }
+    if let Some(interval) = config.progress {
+        positive_duration("progress-interval", interval)?;
+    }
+    within(
+        "robots-retries",
+        config.robots_retries.len(),
+        0,
+        MAX_ROBOTS_RETRIES,
+    )?;
+    for wait in &config.robots_retries {
+        positive_duration("robots-retries", *wait)?;
+    }
+    if config.delay > MAX_DURATION {
+        return Err(BuildError::new(
+            "delay",
+            format!("{:?} is more than a day", config.delay),
+        ));
+    }
+    Ok(())
+}
+
+/// `value` within `min..=max`, named `setting` if not.
+pub(super) fn within(
+    setting: &'static str,
+    value: usize,
+    min: usize,
+    max: usize,
+) -> Result<(), BuildError> {
+    if value < min {
+        Err(BuildError::new(setting, format!("must be at least {min}")))
+    } else if value > max {
+        Err(BuildError::new(
+            setting,
+            format!("{value} is more than {max}"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A duration above zero and at most a day.
+pub(super) fn positive_duration(setting: &'static str, value: Duration) -> Result<(), BuildError> {
+    if value.is_zero() || value > MAX_DURATION {
+        Err(BuildError::new(
+            setting,
+            format!("{value:?} is not above 0 and at most a day"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// An error's text on one line (regex errors span several).
+pub(super) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
