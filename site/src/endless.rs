@@ -20,7 +20,7 @@
 //!   the links, and filler text.
 //!
 //! Nothing is stored per page. What the site keeps is its count of requests
-//! ([`Requests`]): the set of pages served at least once (one `u64` each;
+//! (`Requests`): the set of pages served at least once (one `u64` each;
 //! the page number is the URL, so the count is exact) and the number of
 //! requests for a page already served, so a crawl can be checked to fetch
 //! every page exactly once. It costs about 16 bytes per page served.
