@@ -145,9 +145,25 @@ pub fn run_with(
         log::warn!("resume: {note}");
     }
     let resuming = session.as_ref().is_some_and(|s| s.done.is_some());
+    // A cluster node's files are appended to: a node that comes back under
+    // its name keeps the records it reported before (Redis counts them
+    // done), less a line a kill tore.
+    let appending = resuming || config.cluster.is_some();
+    if config.cluster.is_some() {
+        let records = match &config.output {
+            Output::File(path) => Some(path.as_path()),
+            _ => None,
+        };
+        for path in records.into_iter().chain(config.cdxj.as_deref()) {
+            let cut = crate::state::repair::cut_torn_line(path).context("appending to an output")?;
+            if cut > 0 {
+                log::warn!("{}: cut a torn last line ({cut} bytes)", path.display());
+            }
+        }
+    }
     let config = Arc::new(config);
     let shards = config.cores;
-    let writer = Writer::open(&config.output, config.output_backlog, resuming)
+    let writer = Writer::open(&config.output, config.output_backlog, appending)
         .context("opening --output")?;
     // A WACZ needs the index: the --cdxj file, else one beside the package
     // (so a package that could not be written there fails now, not after
@@ -160,7 +176,7 @@ pub fn run_with(
         Some(path) => Writer::open(
             &Output::File(path.clone()),
             config.output_backlog,
-            resuming && config.cdxj.is_some(),
+            appending && config.cdxj.is_some(),
         )
             .with_context(|| match config.cdxj {
                 Some(_) => format!("opening --cdxj {}", path.display()),

@@ -135,6 +135,43 @@ fn open(path: &Path, from: u64) -> Result<(File, u64), StateError> {
     Ok((file, len))
 }
 
+/// Cut a line file (JSONL, CDXJ) back to its last `\n`: the line a
+/// `kill -9` tore while it was being written goes, the whole lines before
+/// it stay, unread. For a file appended to with no checkpoint to start a
+/// [`repair_jsonl`] from (a cluster node's, which Redis keeps the state
+/// of). Bytes cut; 0 if the file is whole or does not exist.
+pub fn cut_torn_line(path: &Path) -> Result<u64, StateError> {
+    let (mut file, was) = match open(path, 0) {
+        Ok(opened) => opened,
+        Err(StateError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            return Ok(0)
+        }
+        Err(e) => return Err(e),
+    };
+    // Back from the end a block at a time, to the last newline.
+    const BLOCK: u64 = 1 << 16;
+    let mut block = vec![0u8; BLOCK as usize];
+    let mut end = was;
+    let mut len = 0;
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let size = usize::try_from(end.saturating_sub(start)).unwrap_or(0);
+        let Some(chunk) = block.get_mut(..size) else {
+            break;
+        };
+        file.seek(SeekFrom::Start(start))
+            .and_then(|_| file.read_exact(chunk))
+            .map_err(io_err("reading", path))?;
+        if let Some(at) = chunk.iter().rposition(|&b| b == b'\n') {
+            len = start.saturating_add(at as u64).saturating_add(1);
+            break;
+        }
+        end = start;
+    }
+    cut(&file, path, was, len)?;
+    Ok(was.saturating_sub(len))
+}
+
 /// Cut `file` to `len` if it is longer, and make the cut durable.
 fn cut(file: &File, path: &Path, was: u64, len: u64) -> Result<(), StateError> {
     if len < was {

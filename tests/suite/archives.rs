@@ -4,12 +4,11 @@
 //! records; the CDXJ index written during the crawl equals cdxj-indexer's
 //! for the same files (after sorting).
 
-use crate::common;
-
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::common;
 use crate::common::warc::{read_records, WarcRecord};
 use crate::common::*;
 use ringcrawl::output::record::Record;

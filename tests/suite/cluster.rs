@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::common;
 use crate::common::proxy::Proxy;
 use crate::common::redis::redis_or_skip;
 use crate::common::synth::Site;
@@ -150,9 +151,9 @@ fn records(nodes: &[Node]) -> BTreeMap<String, usize> {
     urls
 }
 
+/// The URLs of a node's records (a killed node's torn last line is none).
 fn urls_of(log: &Path) -> Vec<String> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
+    common::whole_lines(log)
         .lines()
         .map(|line| {
             let record: serde_json::Value = serde_json::from_str(line).expect("whole JSON lines");
@@ -202,7 +203,7 @@ fn assert_repeats_are_in_flight(twice: &BTreeMap<String, usize>, node: &Node, at
     let since = ringcrawl::output::timestamp::rfc3339_millis(at - UNACKED);
     let until = ringcrawl::output::timestamp::rfc3339_millis(at + UNACKED);
     let mut recent = BTreeSet::new();
-    for line in std::fs::read_to_string(&node.log).unwrap().lines() {
+    for line in common::whole_lines(&node.log).lines() {
         let record: serde_json::Value = serde_json::from_str(line).unwrap();
         let time = record["timestamp"].as_str().unwrap();
         if (since.as_str()..until.as_str()).contains(&time) {
@@ -394,6 +395,50 @@ fn a_node_cut_off_from_redis_stops_fetching_and_rejoins_when_it_comes_back() {
     eprintln!(
         "cut node: {n2_then} records at the cut, {} at the end",
         nodes[1].records(),
+    );
+}
+
+#[test]
+fn a_node_that_comes_back_under_its_name_appends_to_its_files_less_a_torn_line() {
+    let Some(redis) = redis_or_skip("comes_back") else {
+        return;
+    };
+    let dir = scratch("back");
+    let site = Site::new(300, 3);
+    let node = |roots: bool| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
+            .args(if roots { site.roots() } else { Vec::new() })
+            .args(site.resolve_args())
+            .args(["--cluster", &redis.url(), "--crawl", "back", "--node", "a"])
+            .args([
+                "--ignore-robots",
+                "--no-sitemaps",
+                "--progress-interval",
+                "3600",
+            ])
+            .arg("-o")
+            .arg(dir.join("records.jsonl"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        err
+    };
+    node(true);
+    let log = dir.join("records.a.jsonl");
+    let first = std::fs::read(&log).unwrap();
+    assert_eq!(urls_of(&log).len(), site.expected().len());
+    // As a `kill -9` mid-write leaves it; then the node comes back (the
+    // crawl is over, so it only joins and sees that).
+    let mut torn = first.clone();
+    torn.extend_from_slice(br#"{"url":"http://torn"#);
+    std::fs::write(&log, &torn).unwrap();
+    let err = node(false);
+    assert!(err.contains("torn last line"), "{err}");
+    assert_eq!(
+        std::fs::read(&log).unwrap(),
+        first,
+        "the records it reported are kept, the torn line cut"
     );
 }
 

@@ -4,11 +4,10 @@
 //! from the plain page, records both sizes, and cuts decompression bombs at
 //! `--max-body` in bounded memory and time.
 
-use crate::common;
-
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
+use crate::common;
 use crate::common::*;
 use ringcrawl_site::server::{Reply, Request, Step};
 

@@ -2,10 +2,9 @@
 //! stylesheets and media a page loads, and what its CSS loads, fetched from
 //! any host as leaves at the page's depth, with Heritrix's `E` hops.
 
-use crate::common;
-
 use std::collections::BTreeMap;
 
+use crate::common;
 use crate::common::*;
 use ringcrawl::config::Config;
 use ringcrawl::crawl::scope::{Scope, ScopeMode};

@@ -3,8 +3,6 @@
 //! what is left is what an independent reader accepts: warcio (`check`,
 //! `index`) for WARC files, when it can be installed.
 
-use crate::common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
@@ -12,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use crate::common;
 use crate::common::warc::read_records;
 use crate::common::*;
 use ringcrawl::output::cdxj;

@@ -4,14 +4,13 @@
 //! only, and raw TCP servers that reset or stall mid-handshake. Each bad
 //! server ends as a clear error on its URL's record; the crawl goes on.
 
-use crate::common;
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common;
 use crate::common::*;
 use ringcrawl::config::Config;
 use ringcrawl::crawl::Outcome;

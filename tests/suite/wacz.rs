@@ -6,14 +6,13 @@
 //! are the files'. A WACZ that cannot be written is an error at the end of
 //! the crawl (exit code 1), and the WARC files stay.
 
-use crate::common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common;
 use crate::common::warc::read_records;
 use crate::common::*;
 use sha2::{Digest, Sha256};

@@ -3,11 +3,10 @@
 //! linked by WARC-Concurrent-To, with payloads equal to the served bytes,
 //! and accepted by warcio (`check`, `index`) when it can be installed.
 
-use crate::common;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::common;
 use crate::common::warc::read_records;
 use crate::common::*;
 use ringcrawl::output::warc;

@@ -3,13 +3,12 @@
 //! an independent implementation, warcio (`warcio check`, `warcio index`,
 //! `cdxj-indexer`), installed from PyPI into a venv under the target dir.
 
-use crate::common;
-
 use std::io::Read;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::common;
 use crate::common::warc::{read_records, WarcRecord};
 use proptest::prelude::*;
 use ringcrawl::output::warc::{self, Exchange};

@@ -12,6 +12,28 @@ fn temp(name: &str) -> PathBuf {
 }
 
 #[test]
+fn a_torn_last_line_is_cut_back_to_the_last_newline_wherever_it_tore() {
+    // Lines of 1,000 bytes over several of the 64 KiB blocks read back
+    // from the end; torn at each place a block edge can fall.
+    let path = temp("torn-line");
+    let line = format!("{}\n", "x".repeat(999));
+    let whole = line.repeat(200);
+    for torn in [0, 1, 500, 999, 65_535, 65_536, 65_537, 70_000, 199_999] {
+        let tail = "y".repeat(torn);
+        fs::write(&path, format!("{whole}{tail}")).unwrap();
+        assert_eq!(cut_torn_line(&path).unwrap(), torn as u64, "torn {torn}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), whole, "torn {torn}");
+    }
+    // No newline at all: nothing whole, all of it goes.
+    fs::write(&path, "y".repeat(100_000)).unwrap();
+    assert_eq!(cut_torn_line(&path).unwrap(), 100_000);
+    assert_eq!(fs::metadata(&path).unwrap().len(), 0);
+    assert_eq!(cut_torn_line(&path).unwrap(), 0, "an empty file is whole");
+    fs::remove_file(&path).unwrap();
+    assert_eq!(cut_torn_line(&path).unwrap(), 0, "a missing file is no error");
+}
+
+#[test]
 fn a_jsonl_line_is_a_record_when_it_is_an_object_with_a_url() {
     assert_eq!(jsonl_url(br#"{"url":"http://a/","status":200}"#).as_deref(), Some("http://a/"));
     for bad in [

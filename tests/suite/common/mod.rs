@@ -147,3 +147,11 @@ pub fn urls_of(outcome: &Outcome) -> BTreeSet<String> {
 pub fn base(server: &Server) -> String {
     format!("http://{}", server.addr())
 }
+
+/// A JSONL file's whole lines: up to its last newline, so a line a
+/// `kill -9` tore mid-write (not a record) is left out. Empty if missing.
+pub fn whole_lines(path: &std::path::Path) -> String {
+    let mut bytes = std::fs::read(path).unwrap_or_default();
+    bytes.truncate(bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1));
+    String::from_utf8(bytes).expect("whole lines are UTF-8")
+}
