@@ -19,6 +19,11 @@ use super::wire;
 /// A node that joined: its connection and the crawl's settings.
 pub struct Joined {
     pub store: Store,
+    /// This process's identity in Redis ([`super::incarnation`]).
+    pub identity: String,
+    /// The node's name had joined this crawl before: it appends to its
+    /// output files.
+    pub returning: bool,
     pub meta: Meta,
     /// Roots the crawl had when the scope was made.
     pub roots: u64,
@@ -32,8 +37,10 @@ pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
         return Err(StoreError::Reply("join: not a cluster crawl"));
     };
     let timeout = super::node::command_timeout(settings.lease_ttl);
-    let mut store = Store::connect(&settings.url, &settings.crawl, &settings.node, timeout)?;
+    let identity = super::incarnation(&settings.node);
+    let mut store = Store::connect(&settings.url, &settings.crawl, &identity, timeout)?;
     let meta = store.create_or_join(settings.partitions, config.fingerprint_key)?;
+    let returning = store.enroll(&settings.node)?;
     config.fingerprint_key = meta.key;
     let mut by_partition: BTreeMap<u32, Vec<Job>> = BTreeMap::new();
     for job in seeds {
@@ -56,6 +63,8 @@ pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
     store.heartbeat(settings.lease_ttl)?;
     Ok(Joined {
         store,
+        identity,
+        returning,
         meta,
         roots: all.len() as u64,
     })

@@ -33,9 +33,10 @@
 //! |---|---|---|
 //! | `meta` | hash | `partitions`, the fingerprint key `key0`/`key1`: fixed at creation; `started` once a root was added |
 //! | `roots` | set | every root given to any node (the crawl's scope) |
-//! | `nodes` | sorted set | live nodes, scored by when their heartbeat expires (Redis's clock) |
+//! | `nodes` | sorted set | live nodes' incarnations (`name~token`), scored by when their heartbeat expires (Redis's clock) |
 //! | `node:{name}` | hash | a node's counters for `ringcrawl cluster status` |
-//! | `lease:{p}` | string | the node that owns partition `p`, with a TTL it renews |
+//! | `members` | set | every node name that ever joined |
+//! | `lease:{p}` | string | the incarnation that owns partition `p`, with a TTL it renews |
 //! | `stream:{p}` | stream | batches of URLs found for `p`'s hosts (field `u`, [`wire`] lines), read through group `crawl` |
 //! | `done:{p}` | string | 16 bytes per URL of `p` with a record: its fingerprint and its host's key |
 //! | `records`, `added` | counters | records written and URLs appended, crawl-wide |
@@ -62,7 +63,7 @@
 //!   old owner left pending (`XAUTOCLAIM`), and reads on: a URL with a
 //!   record is not fetched again, except those whose record the old owner
 //!   wrote but had not yet reported (its fetches in flight, and the last
-//!   ~50 ms of records). Robots rules and delays are rebuilt: robots.txt
+//!   50-250 ms of records: links and answers gather before a flush). Robots rules and delays are rebuilt: robots.txt
 //!   is fetched again by the new owner.
 //! - Writes only an owner may make (`done:{p}`, acknowledgements) check
 //!   the lease first, in the script: a node that lost a lease without
@@ -72,7 +73,12 @@
 //!   every third of the TTL). And the node itself stops
 //!   acting for a partition before its lease can have expired in Redis
 //!   ([`lease::Leases`]): its shards start no fetch and write no record
-//!   for it.
+//!   for it. Leases, heartbeats and consumers are a process's
+//!   [`incarnation`] (its name and a random token), so a node started
+//!   again under the name of one that is only cut off is another holder
+//!   to all of this.
+//! - A node whose name joined the crawl before (`members`) appends to
+//!   its output files; a new one starts them afresh.
 //!
 //! Not here: the crawl engine (`crate::crawl`), the CLI.
 
@@ -158,11 +164,39 @@ impl Keys {
     pub fn node(&self, node: &str) -> String {
         format!("{}node:{node}", self.prefix)
     }
+
+    /// Every node name that ever joined the crawl.
+    pub fn members(&self) -> String {
+        format!("{}members", self.prefix)
+    }
+}
+
+/// A process's identity in Redis (its heartbeat, its leases, its name as
+/// a stream consumer): its node name and a random incarnation, so that a
+/// node started again under its name while the old process may still
+/// live (cut off, not dead) is another holder to the fencing: the old
+/// one's leases run out, it cannot renew them, and Redis refuses its
+/// writes.
+pub fn incarnation(name: &str) -> String {
+    format!("{name}~{:016x}", fastrand::u64(..))
+}
+
+/// The node name of an identity [`incarnation`] made (node names hold no
+/// `~`).
+pub fn name_of(identity: &str) -> &str {
+    identity.split_once('~').map_or(identity, |(name, _)| name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_incarnation_is_its_name_and_a_token_of_its_own() {
+        let (a, b) = (incarnation("n1"), incarnation("n1"));
+        assert_ne!(a, b);
+        assert_eq!((name_of(&a), name_of(&b), name_of("n1")), ("n1", "n1", "n1"));
+    }
 
     #[test]
     fn a_stream_key_names_its_partition() {

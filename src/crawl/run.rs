@@ -148,8 +148,9 @@ pub fn run_with(
     // A cluster node's files are appended to: a node that comes back under
     // its name keeps the records it reported before (Redis counts them
     // done), less a line a kill tore.
-    let appending = resuming || config.cluster.is_some();
-    if config.cluster.is_some() {
+    let returning = joined.as_ref().is_some_and(|j| j.returning);
+    let appending = resuming || returning;
+    if returning {
         let records = match &config.output {
             Output::File(path) => Some(path.as_path()),
             _ => None,
@@ -231,7 +232,8 @@ pub fn run_with(
             let node = node::Settings {
                 url: settings.url.clone(),
                 crawl: settings.crawl.clone(),
-                node: settings.node.clone(),
+                name: settings.node.clone(),
+                node: joined.identity.clone(),
                 lease_ttl: settings.lease_ttl,
                 shards,
                 key: joined.meta.key,
@@ -244,7 +246,7 @@ pub fn run_with(
                 link.clone(),
                 rx,
                 outstanding.clone(),
-                writer.as_ref().map(Writer::handle),
+                writer.iter().chain(&cdxj).map(Writer::handle).collect(),
                 joined.roots,
             )
             .context("starting the cluster thread")?;

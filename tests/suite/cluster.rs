@@ -399,17 +399,17 @@ fn a_node_cut_off_from_redis_stops_fetching_and_rejoins_when_it_comes_back() {
 }
 
 #[test]
-fn a_node_that_comes_back_under_its_name_appends_to_its_files_less_a_torn_line() {
+fn a_node_that_comes_back_to_its_crawl_appends_to_its_files_less_a_torn_line() {
     let Some(redis) = redis_or_skip("comes_back") else {
         return;
     };
     let dir = scratch("back");
     let site = Site::new(300, 3);
-    let node = |roots: bool| {
+    let node = |crawl: &str, roots: bool| {
         let out = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
             .args(if roots { site.roots() } else { Vec::new() })
             .args(site.resolve_args())
-            .args(["--cluster", &redis.url(), "--crawl", "back", "--node", "a"])
+            .args(["--cluster", &redis.url(), "--crawl", crawl, "--node", "a"])
             .args([
                 "--ignore-robots",
                 "--no-sitemaps",
@@ -424,7 +424,7 @@ fn a_node_that_comes_back_under_its_name_appends_to_its_files_less_a_torn_line()
         assert_eq!(out.status.code(), Some(0), "{err}");
         err
     };
-    node(true);
+    node("back", true);
     let log = dir.join("records.a.jsonl");
     let first = std::fs::read(&log).unwrap();
     assert_eq!(urls_of(&log).len(), site.expected().len());
@@ -433,13 +433,17 @@ fn a_node_that_comes_back_under_its_name_appends_to_its_files_less_a_torn_line()
     let mut torn = first.clone();
     torn.extend_from_slice(br#"{"url":"http://torn"#);
     std::fs::write(&log, &torn).unwrap();
-    let err = node(false);
+    let err = node("back", false);
     assert!(err.contains("torn last line"), "{err}");
     assert_eq!(
         std::fs::read(&log).unwrap(),
         first,
         "the records it reported are kept, the torn line cut"
     );
+    // The same name in another crawl is a new member there: its file
+    // starts afresh (no record of the other crawl in it).
+    node("another", true);
+    assert_eq!(urls_of(&log).len(), site.expected().len());
 }
 
 #[test]

@@ -247,6 +247,13 @@ fn entries_a_late_read_took_after_its_lease_ran_out_are_swept_by_the_owner() {
     std::thread::sleep(Duration::from_millis(450));
     assert!(owner.acquire(0, Duration::from_secs(5)).unwrap());
     assert!(owner.claim(0).unwrap().is_empty());
+    // More entries pending for the owner itself than one page of
+    // XPENDING holds: they must not hide the other node's.
+    let own: Vec<(u32, String)> = (0..1_001)
+        .map(|i| (0, text(&[&format!("http://a.test/own{i}")])))
+        .collect();
+    finder.add(&own).unwrap();
+    assert_eq!(owner.read(&[0], 2_000).unwrap().0.len(), 1_001);
     finder
         .add_roots(
             &["http://a.test/".into()],

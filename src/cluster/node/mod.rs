@@ -3,8 +3,8 @@
 //!
 //! 1. take what the shards handed back: links found, URLs done;
 //! 2. flush: the links to their partitions' streams, then (once the
-//!    records of the URLs done are written: a barrier on the records'
-//!    writer) their done logs and the entries whose every URL is done
+//!    records of the URLs done are written: a barrier on the records' and
+//!    the index's writers) their done logs and the entries whose every URL is done
 //!    acknowledged, in that order on one connection, so a URL's links are
 //!    in Redis before the entry that brought it goes;
 //! 3. every third of the lease TTL: heartbeat, renew the leases, take the
@@ -51,7 +51,9 @@ pub struct Settings {
     /// `redis://host:port/`.
     pub url: String,
     pub crawl: String,
-    /// This node's name, unique among the live nodes.
+    /// This node's name (`--node`).
+    pub name: String,
+    /// This process's identity in Redis ([`crate::cluster::incarnation`]).
     pub node: String,
     pub lease_ttl: Duration,
     pub shards: usize,
@@ -101,7 +103,8 @@ impl Running {
 
 /// Start the cluster thread of a node connected (`store`) to its crawl,
 /// with what it shares with its shards: `outstanding` holds one for the
-/// node until the crawl is over; `writer` is the records' writer, if any;
+/// node until the crawl is over; `writers` are the records' log's and the
+/// CDXJ index's, those there are;
 /// `roots_seen` the roots its scope was made of.
 pub fn spawn(
     settings: Settings,
@@ -109,11 +112,11 @@ pub fn spawn(
     link: Arc<Link>,
     rx: Receiver<ToNode>,
     outstanding: Arc<Outstanding>,
-    writer: Option<WriterHandle>,
+    writers: Vec<WriterHandle>,
     roots_seen: u64,
 ) -> std::io::Result<Running> {
     let finishing = Arc::new(AtomicBool::new(false));
-    let node = Node::new(settings, store, link, rx, outstanding, writer, finishing.clone(), roots_seen);
+    let node = Node::new(settings, store, link, rx, outstanding, writers, finishing.clone(), roots_seen);
     let thread = std::thread::Builder::new()
         .name("ringcrawl-cluster".into())
         .spawn(move || node.run())?;
@@ -127,7 +130,8 @@ struct Node {
     link: Arc<Link>,
     rx: Receiver<ToNode>,
     outstanding: Arc<Outstanding>,
-    writer: Option<WriterHandle>,
+    /// The records' log's writer and the CDXJ index's, those there are.
+    writers: Vec<WriterHandle>,
     /// Set once the shards are gone: write what is left and leave.
     finishing: Arc<AtomicBool>,
     leases: Leases,
@@ -135,7 +139,7 @@ struct Node {
     fingerprints: Fingerprinter,
     /// Links to append, by partition.
     adds: BTreeMap<u32, Vec<Job>>,
-    /// URLs answered, waiting for the writer's barrier.
+    /// URLs answered, waiting for the writers' barriers.
     answered: Vec<Done>,
     /// What to report per partition, once written to the log.
     finished: BTreeMap<u32, Finished>,
@@ -195,9 +199,21 @@ const BACKLOG_EVERY: Duration = Duration::from_millis(100);
 /// Between tries to reconnect.
 const RECONNECT_EVERY: Duration = Duration::from_millis(250);
 
-/// How long the records' writer may take to confirm a barrier before the
+/// How long each writer may take to confirm a barrier before the
 /// turn goes on (the answers wait for the next turn).
 const BARRIER_WAIT: Duration = Duration::from_millis(100);
+
+/// Whether every line handed to `writers` so far is written: a barrier
+/// on each, in turn (the first not confirmed or failed says so).
+fn written(writers: &[WriterHandle]) -> Written {
+    for writer in writers {
+        match writer.barrier(BARRIER_WAIT) {
+            Written::All => {}
+            other => return other,
+        }
+    }
+    Written::All
+}
 
 /// How soon a node whose share is not all its own yet looks again.
 const REBALANCE_RETRY: Duration = Duration::from_millis(250);
@@ -221,7 +237,7 @@ const LEAVING_MAX: Duration = Duration::from_secs(5);
 impl Node {
     /// A node connected (`store`) to its crawl, with what it shares with
     /// its shards. `outstanding` holds one for the node until the crawl
-    /// is over; `writer` is the records' writer, if any.
+    /// is over; `writers` are the records' log's and the index's.
     #[allow(clippy::too_many_arguments)]
     fn new(
         settings: Settings,
@@ -229,7 +245,7 @@ impl Node {
         link: Arc<Link>,
         rx: Receiver<ToNode>,
         outstanding: Arc<Outstanding>,
-        writer: Option<WriterHandle>,
+        writers: Vec<WriterHandle>,
         finishing: Arc<AtomicBool>,
         roots_seen: u64,
     ) -> Node {
@@ -242,7 +258,7 @@ impl Node {
             link,
             rx,
             outstanding,
-            writer,
+            writers,
             finishing,
             ledger: Ledger::new(),
             adds: BTreeMap::new(),
@@ -405,11 +421,12 @@ impl Node {
             self.link.sent(n);
         }
         if !self.answered.is_empty() {
-            match self.writer.as_ref().map(|w| w.barrier(BARRIER_WAIT)) {
-                None | Some(Written::All) => self.settle(),
-                Some(Written::NotYet) => {}
-                // Records that may not be written must not count as done.
-                Some(Written::Failed) => self.settle_unrecorded(),
+            match written(&self.writers) {
+                Written::All => self.settle(),
+                Written::NotYet => {}
+                // Records that may not be written (or indexed) must not
+                // count as done.
+                Written::Failed => self.settle_unrecorded(),
             }
         }
         if !self.finished.is_empty() {

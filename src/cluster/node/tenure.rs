@@ -63,7 +63,7 @@ impl Node {
         let (records, at) = self.rate_mark;
         let secs = sent.saturating_duration_since(at).as_secs_f64();
         let status = NodeStatus {
-            name: self.settings.node.clone(),
+            name: self.settings.name.clone(),
             alive: true,
             records: self.report.records,
             pages_per_sec: if secs > 0.0 {
@@ -88,6 +88,12 @@ impl Node {
             .filter(|p| !self.leaving.contains_key(p))
             .collect();
         let Some(orphans) = self.with_store("sweeping streams", |s| s.sweep(&held, ttl)) else {
+            // Its claims may have been made and the answer lost: entries
+            // pending for this node that no read or sweep returns again.
+            // A new tenure's claim brings them back, as after a failed read.
+            for p in held {
+                self.forget(p);
+            }
             return;
         };
         if !orphans.is_empty() {

@@ -226,7 +226,7 @@ impl Store {
     /// Publishes this node's counters for `status` (kept `ttl` after the
     /// last report).
     pub fn report(&mut self, status: &NodeStatus, ttl: Duration) -> Result<(), StoreError> {
-        let key = self.keys.node(&self.node);
+        let key = self.keys.node(&status.name);
         let mut pipe = redis::pipe();
         pipe.cmd("HSET")
             .arg(&key)
@@ -240,6 +240,13 @@ impl Store {
         pipe.cmd("PEXPIRE").arg(&key).arg(millis(ttl * 6)).ignore();
         let _: () = pipe.query(&mut self.con)?;
         Ok(())
+    }
+
+    /// Enrolls node `name` in the crawl's members: whether it was there
+    /// already (a node coming back under its name).
+    pub fn enroll(&mut self, name: &str) -> Result<bool, StoreError> {
+        let added: u64 = redis::cmd("SADD").arg(self.keys.members()).arg(name).query(&mut self.con)?;
+        Ok(added == 0)
     }
 
     /// This node leaves the crawl: no longer among the live nodes.

@@ -116,7 +116,9 @@ impl Scripts {
             // the entries pending for another consumer and idle that
             // long: a read that reached Redis after its node's lease ran
             // out left them there, and no one else would ever deliver
-            // them. Returns XREADGROUP's shape: {{stream, entries}, ...}.
+            // them. Asked consumer by consumer, so that this node's own
+            // pending entries never fill the page. Returns XREADGROUP's
+            // shape: {{stream, entries}, ...}.
             sweep: Script::new(
                 r"
                 local node, group, idle = ARGV[1], ARGV[2], ARGV[3]
@@ -124,18 +126,16 @@ impl Scripts {
                 for k = 1, #KEYS, 2 do
                   if redis.call('GET', KEYS[k]) == node then
                     local summary = redis.call('XPENDING', KEYS[k + 1], group)
-                    local others = false
+                    local ids = {}
                     for _, c in ipairs(summary[4] or {}) do
-                      if c[1] ~= node then others = true end
+                      if c[1] ~= node and #ids < 1000 then
+                        for _, e in ipairs(redis.call('XPENDING', KEYS[k + 1], group, 'IDLE', idle, '-', '+', 1000 - #ids, c[1])) do
+                          ids[#ids + 1] = e[1]
+                        end
+                      end
                     end
-                    if others then
-                      local ids = {}
-                      for _, e in ipairs(redis.call('XPENDING', KEYS[k + 1], group, 'IDLE', idle, '-', '+', 1000)) do
-                        if e[2] ~= node then ids[#ids + 1] = e[1] end
-                      end
-                      if #ids > 0 then
-                        out[#out + 1] = {KEYS[k + 1], redis.call('XCLAIM', KEYS[k + 1], group, node, idle, unpack(ids))}
-                      end
+                    if #ids > 0 then
+                      out[#out + 1] = {KEYS[k + 1], redis.call('XCLAIM', KEYS[k + 1], group, node, idle, unpack(ids))}
                     end
                   end
                 end

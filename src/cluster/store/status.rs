@@ -75,7 +75,8 @@ impl Store {
             unowned: u32::try_from(owners.iter().filter(|o| o.is_none()).count()).unwrap_or(0),
             ..Status::default()
         };
-        for (name, expires) in nodes {
+        for (identity, expires) in nodes {
+            let name = crate::cluster::name_of(&identity).to_string();
             let fields: BTreeMap<String, String> =
                 redis::cmd("HGETALL").arg(self.keys.node(&name)).query(&mut self.con)?;
             let number = |f: &str| fields.get(f).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
@@ -83,7 +84,7 @@ impl Store {
                 alive: expires >= now_ms as f64,
                 records: number("records") as u64,
                 pages_per_sec: number("pages_per_sec"),
-                partitions: held.get(&name).copied().unwrap_or(0),
+                partitions: held.get(&identity).copied().unwrap_or(0),
                 name,
             });
         }

@@ -15,8 +15,9 @@
 //!   had it), or dropped (its partition is no longer this node's: no
 //!   record, its entry stays for the next owner). The task hands the
 //!   answers over only after the records' lines went to the writer and
-//!   the WARC bytes before them are in their files, so the thread's
-//!   barrier on the writer is all it needs before acknowledging.
+//!   the WARC bytes before them are in their files (and the CDXJ lines
+//!   to theirs), so the thread's barriers on the writers are all it needs
+//!   before acknowledging.
 //! - Fencing: no fetch starts for a partition the node may not act for,
 //!   and no record is written for one it lost meanwhile.
 //!
@@ -269,6 +270,7 @@ impl Shard {
             }
         }
         self.sink.hand_off();
+        self.cdxj.hand_off();
         c.link.send(ToNode::Done(answers));
     }
 }
