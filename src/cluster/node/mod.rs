@@ -203,6 +203,15 @@ const RECONNECT_EVERY: Duration = Duration::from_millis(250);
 /// turn goes on (the answers wait for the next turn).
 const BARRIER_WAIT: Duration = Duration::from_millis(100);
 
+/// What partition `p` has finished since the last report, made empty if
+/// nothing yet.
+fn finished_in(finished: &mut BTreeMap<u32, Finished>, p: u32) -> &mut Finished {
+    finished.entry(p).or_insert_with(|| Finished {
+        partition: p,
+        ..Finished::default()
+    })
+}
+
 /// Whether every line handed to `writers` so far is written: a barrier
 /// on each, in turn (the first not confirmed or failed says so).
 fn written(writers: &[WriterHandle]) -> Written {
@@ -463,23 +472,13 @@ impl Node {
             if done.outcome == Outcome::Dropped {
                 dropped.push(done.partition);
             }
-            let f = self.finished.entry(done.partition).or_insert_with(|| Finished {
-                partition: done.partition,
-                ..Finished::default()
-            });
+            let f = finished_in(&mut self.finished, done.partition);
             if done.outcome == Outcome::Recorded {
                 f.done.push((done.fingerprint, done.host));
                 self.report.records += 1;
             }
             if let Some((p, id)) = self.ledger.answer(done.fingerprint, done.outcome) {
-                self.finished
-                    .entry(p)
-                    .or_insert_with(|| Finished {
-                        partition: p,
-                        ..Finished::default()
-                    })
-                    .acks
-                    .push(id);
+                finished_in(&mut self.finished, p).acks.push(id);
             }
         }
         self.finished.retain(|_, f| !f.done.is_empty() || !f.acks.is_empty());
@@ -561,14 +560,7 @@ impl Node {
             }
             let fps: Vec<u64> = jobs.iter().map(|j| self.fingerprints.fingerprint(&j.url)).collect();
             if let Some((p, id)) = self.ledger.open(entry.partition, entry.id, &fps) {
-                self.finished
-                    .entry(p)
-                    .or_insert_with(|| Finished {
-                        partition: p,
-                        ..Finished::default()
-                    })
-                    .acks
-                    .push(id);
+                finished_in(&mut self.finished, p).acks.push(id);
             }
             total += jobs.len();
             for job in jobs {
