@@ -6,6 +6,7 @@
 //! Not the node's loop (`node`).
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::crawl::frontier::Job;
@@ -40,6 +41,19 @@ pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
     let identity = super::incarnation(&settings.node);
     let mut store = Store::connect(&settings.url, &settings.crawl, &identity, timeout)?;
     let meta = store.create_or_join(settings.partitions, config.fingerprint_key)?;
+    // One live process per name: a node started again at once after a
+    // `kill -9` waits for the dead one's heartbeat to run out (a lease
+    // TTL at most); one whose namesake still beats is refused.
+    let patience = Instant::now() + settings.lease_ttl * 2;
+    while store.others_alive(&settings.node)? > 0 {
+        if Instant::now() >= patience {
+            return Err(StoreError::NameInUse {
+                node: settings.node.clone(),
+                crawl: settings.crawl.clone(),
+            });
+        }
+        std::thread::sleep((settings.lease_ttl / 8).min(Duration::from_millis(250)));
+    }
     let returning = store.enroll(&settings.node)?;
     config.fingerprint_key = meta.key;
     let mut by_partition: BTreeMap<u32, Vec<Job>> = BTreeMap::new();

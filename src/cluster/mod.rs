@@ -78,7 +78,9 @@
 //!   again under the name of one that is only cut off is another holder
 //!   to all of this.
 //! - A node whose name joined the crawl before (`members`) appends to
-//!   its output files; a new one starts them afresh.
+//!   its output files; a new one starts them afresh. A node joins only
+//!   when no other incarnation of its name has a live heartbeat (it waits
+//!   up to two TTLs for one just killed to expire).
 //!
 //! Not here: the crawl engine (`crate::crawl`), the CLI.
 

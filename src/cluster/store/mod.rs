@@ -69,6 +69,15 @@ pub enum StoreError {
         /// What the node asked for.
         want: u32,
     },
+    /// Another process runs under this node's name: its heartbeat stayed
+    /// live while this one waited.
+    #[error("node {node} is running in crawl {crawl} already (its heartbeat is live): give this one another --node")]
+    NameInUse {
+        /// The node name.
+        node: String,
+        /// The crawl.
+        crawl: String,
+    },
 }
 
 /// A crawl's settings, fixed when it is created.
@@ -247,6 +256,23 @@ impl Store {
     pub fn enroll(&mut self, name: &str) -> Result<bool, StoreError> {
         let added: u64 = redis::cmd("SADD").arg(self.keys.members()).arg(name).query(&mut self.con)?;
         Ok(added == 0)
+    }
+
+    /// Incarnations of node `name` other than this one whose heartbeat is
+    /// live now (by Redis's clock).
+    pub fn others_alive(&mut self, name: &str) -> Result<usize, StoreError> {
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query(&mut self.con)?;
+        let now_ms = secs * 1000 + micros / 1000;
+        let live: Vec<String> = redis::cmd("ZRANGE")
+            .arg(self.keys.nodes())
+            .arg(now_ms)
+            .arg("+inf")
+            .arg("BYSCORE")
+            .query(&mut self.con)?;
+        Ok(live
+            .iter()
+            .filter(|i| super::name_of(i) == name && **i != self.node)
+            .count())
     }
 
     /// This node leaves the crawl: no longer among the live nodes.
