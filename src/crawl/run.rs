@@ -145,22 +145,12 @@ pub fn run_with(
         log::warn!("resume: {note}");
     }
     let resuming = session.as_ref().is_some_and(|s| s.done.is_some());
-    // A cluster node's files are appended to: a node that comes back under
-    // its name keeps the records it reported before (Redis counts them
-    // done), less a line a kill tore.
+    // A cluster node that comes back under its name appends to its files:
+    // it keeps the records it reported before (Redis counts them done).
     let returning = joined.as_ref().is_some_and(|j| j.returning);
     let appending = resuming || returning;
     if returning {
-        let records = match &config.output {
-            Output::File(path) => Some(path.as_path()),
-            _ => None,
-        };
-        for path in records.into_iter().chain(config.cdxj.as_deref()) {
-            let cut = crate::state::repair::cut_torn_line(path).context("appending to an output")?;
-            if cut > 0 {
-                log::warn!("{}: cut a torn last line ({cut} bytes)", path.display());
-            }
-        }
+        repair_for_return(&config)?;
     }
     let config = Arc::new(config);
     let shards = config.cores;
@@ -269,7 +259,7 @@ pub fn run_with(
                     .as_ref()
                     .and_then(Session::warc_prefix)
                     .unwrap_or_else(|| match &config.cluster {
-                        Some(c) => format!("ringcrawl-{}-{secs}-{}", c.node, std::process::id()),
+                        Some(c) => format!("{}{secs}-{}", node_warc_prefix(&c.node), std::process::id()),
                         None => format!("ringcrawl-{secs}-{}", std::process::id()),
                     }),
                 shard: 0,
@@ -445,6 +435,36 @@ pub fn run_with(
         outcome.interrupted || (outstanding.count() != 0 && outcome.spent.is_none());
     Ok(outcome)
 }
+
+/// The start of a cluster node's WARC file names (the process's time and
+/// PID follow).
+fn node_warc_prefix(node: &str) -> String {
+    format!("ringcrawl-{node}-")
+}
+
+/// Before a cluster node that comes back appends to its files: cut the
+/// JSONL or CDXJ line a `kill -9` of its last process tore, and repair
+/// that process's last WARC file of each shard.
+fn repair_for_return(config: &Config) -> anyhow::Result<()> {
+    let records = match &config.output {
+        Output::File(path) => Some(path.as_path()),
+        _ => None,
+    };
+    for path in records.into_iter().chain(config.cdxj.as_deref()) {
+        let cut = crate::state::repair::cut_torn_line(path).context("appending to an output")?;
+        if cut > 0 {
+            log::warn!("{}: cut a torn last line ({cut} bytes)", path.display());
+        }
+    }
+    if let (Some(dir), Some(cluster)) = (&config.warc_dir, &config.cluster) {
+        let prefix = node_warc_prefix(&cluster.node);
+        for note in crate::state::repair::repair_latest_warcs(dir, &prefix).context("--warc")? {
+            log::warn!("{note}");
+        }
+    }
+    Ok(())
+}
+
 
 /// `--wacz`: package the WARC files the shards closed with the index, on
 /// this thread now that the executors are gone, unless the archive is

@@ -18,6 +18,10 @@
 //! after a kill only the tail can be torn, and cutting at the first fault
 //! leaves a file every reader accepts.
 //!
+//! A cluster node that comes back under its name has no checkpoint: it
+//! cuts a torn last line ([`cut_torn_line`]) and repairs its previous
+//! process's last WARC files from their start ([`repair_latest_warcs`]).
+//!
 //! What it is not: it decides nothing about the crawl (which URLs to fetch
 //! again is the caller's business) and it never rewrites a byte, only cuts.
 //! It is blocking `std::fs` code for the main thread before the executors
@@ -27,9 +31,10 @@
 //! and record blocks are inflated and skipped, not kept.
 #![deny(clippy::arithmetic_side_effects)]
 
-use std::fs::{File, OpenOptions};
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use flate2::bufread::GzDecoder;
 
@@ -170,6 +175,75 @@ pub fn cut_torn_line(path: &Path) -> Result<u64, StateError> {
     }
     cut(&file, path, was, len)?;
     Ok(was.saturating_sub(len))
+}
+
+/// The `.warc.gz` files in `dir` whose names start with `prefix`: each
+/// name without the suffix, and its path (none if there is no `dir`).
+pub(super) fn warc_files(dir: &Path, prefix: &str) -> Result<Vec<(String, PathBuf)>, StateError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err("listing", dir)(e)),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_err("listing", dir))?;
+        let stem = entry
+            .file_name()
+            .to_str()
+            .filter(|n| n.starts_with(prefix))
+            .and_then(|n| n.strip_suffix(".warc.gz"))
+            .map(str::to_string);
+        if let Some(stem) = stem {
+            files.push((stem, entry.path()));
+        }
+    }
+    Ok(files)
+}
+
+/// Repair the WARC files in `dir` that the latest process to write there
+/// under `prefix` may have left torn, for a process that appends to what
+/// an earlier one wrote and has no checkpoint (a cluster node come back):
+/// of the files named `{prefix}{secs}-{pid}-s{shard}-{serial}.warc.gz`,
+/// the last of each shard of the latest `{secs}-{pid}` (the files before
+/// were closed whole, and an earlier process's by the one after it).
+/// Each is repaired from its start; what was cut, one note a file.
+pub fn repair_latest_warcs(dir: &Path, prefix: &str) -> Result<Vec<String>, StateError> {
+    let files: Vec<_> = warc_files(dir, prefix)?
+        .into_iter()
+        .filter_map(|(stem, path)| {
+            let (process, shard, serial) = stem.strip_prefix(prefix).and_then(warc_name_parts)?;
+            Some((process, shard, serial, path))
+        })
+        .collect();
+    let Some(latest) = files.iter().map(|f| f.0).max() else {
+        return Ok(Vec::new());
+    };
+    // Shard → its last file (serial, path).
+    let mut last: BTreeMap<u64, (u64, &Path)> = BTreeMap::new();
+    for (process, shard, serial, path) in &files {
+        if *process == latest && last.get(shard).is_none_or(|(s, _)| serial > s) {
+            last.insert(*shard, (*serial, path));
+        }
+    }
+    let mut notes = Vec::new();
+    for (_, path) in last.into_values() {
+        let repaired = repair_warc_in_place(path, 0)?;
+        if let Some(why) = &repaired.torn {
+            notes.push(format!("{}: cut {} bytes ({why})", path.display(), repaired.cut()));
+        }
+    }
+    Ok(notes)
+}
+
+/// `{secs}-{pid}-s{shard}-{serial}` → ((secs, pid), shard, serial).
+fn warc_name_parts(rest: &str) -> Option<((u64, u64), u64, u64)> {
+    let mut parts = rest.split('-');
+    let secs = parts.next()?.parse().ok()?;
+    let pid = parts.next()?.parse().ok()?;
+    let shard = parts.next()?.strip_prefix('s')?.parse().ok()?;
+    let serial = parts.next()?.parse().ok()?;
+    parts.next().is_none().then_some(((secs, pid), shard, serial))
 }
 
 /// Cut `file` to `len` if it is longer, and make the cut durable.

@@ -33,7 +33,7 @@ use crate::output::timestamp::rfc3339_millis;
 
 use super::done::{self, Done};
 use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
-use super::repair::{repair_cdxj_in_place, repair_warc_in_place};
+use super::repair::{repair_cdxj_in_place, repair_warc_in_place, warc_files};
 use super::{io_err, journal, Checkpoint, Manifest, StateDir, StateError};
 
 /// The prefix of the spill directories (seen runs, spilled queues) a run
@@ -318,30 +318,6 @@ fn last_warc_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, StateError>
         }
     }
     Ok(last.into_values().map(|(_, path)| path).collect())
-}
-
-/// The `.warc.gz` files in `dir` whose names start with `prefix`: each
-/// name without the suffix, and its path (none if there is no `dir`).
-fn warc_files(dir: &Path, prefix: &str) -> Result<Vec<(String, PathBuf)>, StateError> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_err("listing", dir)(e)),
-    };
-    let mut files = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(io_err("listing", dir))?;
-        let stem = entry
-            .file_name()
-            .to_str()
-            .filter(|n| n.starts_with(prefix))
-            .and_then(|n| n.strip_suffix(".warc.gz"))
-            .map(str::to_string);
-        if let Some(stem) = stem {
-            files.push((stem, entry.path()));
-        }
-    }
-    Ok(files)
 }
 
 /// Remove the spill directories earlier runs left in `dir` (a killed run

@@ -414,7 +414,7 @@ fn a_node_cut_off_from_redis_stops_fetching_and_rejoins_when_it_comes_back() {
 }
 
 #[test]
-fn a_node_that_comes_back_to_its_crawl_appends_to_its_files_less_a_torn_line() {
+fn a_node_that_comes_back_to_its_crawl_appends_to_its_files_repaired() {
     let Some(redis) = redis_or_skip("comes_back") else {
         return;
     };
@@ -433,6 +433,8 @@ fn a_node_that_comes_back_to_its_crawl_appends_to_its_files_less_a_torn_line() {
             ])
             .arg("-o")
             .arg(dir.join("records.jsonl"))
+            .arg("--warc")
+            .arg(dir.join("warc"))
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -443,11 +445,22 @@ fn a_node_that_comes_back_to_its_crawl_appends_to_its_files_less_a_torn_line() {
     let log = dir.join("records.a.jsonl");
     let first = std::fs::read(&log).unwrap();
     assert_eq!(urls_of(&log).len(), site.expected().len());
-    // As a `kill -9` mid-write leaves it; then the node comes back (the
+    // As a `kill -9` mid-write leaves them; then the node comes back (the
     // crawl is over, so it only joins and sees that).
     let mut torn = first.clone();
     torn.extend_from_slice(br#"{"url":"http://torn"#);
     std::fs::write(&log, &torn).unwrap();
+    let warcs: Vec<PathBuf> = std::fs::read_dir(dir.join("warc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let warc = warcs
+        .iter()
+        .max_by_key(|p| p.metadata().unwrap().len())
+        .unwrap();
+    let whole = std::fs::read(warc).unwrap();
+    std::fs::write(warc, &whole[..whole.len() - 100]).unwrap();
+    assert!(common::warc::read_records(&std::fs::read(warc).unwrap()).is_err());
     let err = node("back", false);
     assert!(err.contains("torn last line"), "{err}");
     assert_eq!(
@@ -455,6 +468,11 @@ fn a_node_that_comes_back_to_its_crawl_appends_to_its_files_less_a_torn_line() {
         first,
         "the records it reported are kept, the torn line cut"
     );
+    assert!(err.contains(&format!("{}: cut", warc.display())), "{err}");
+    for file in &warcs {
+        let records = common::warc::read_records(&std::fs::read(file).unwrap());
+        assert!(records.is_ok_and(|r| !r.is_empty()), "{}", file.display());
+    }
     // The same name in another crawl is a new member there: its file
     // starts afresh (no record of the other crawl in it).
     node("another", true);

@@ -34,6 +34,17 @@ fn a_torn_last_line_is_cut_back_to_the_last_newline_wherever_it_tore() {
 }
 
 #[test]
+fn a_node_warc_name_gives_its_process_shard_and_serial_and_no_other_nodes() {
+    assert_eq!(
+        warc_name_parts("1764115200-4242-s1-00003"),
+        Some(((1764115200, 4242), 1, 3))
+    );
+    // After `ringcrawl-a-`: node `a-1`'s files are not node `a`'s.
+    assert_eq!(warc_name_parts("1-1764115200-4242-s1-00003"), None);
+    assert_eq!(warc_name_parts("1764115200-4242-1-00003"), None);
+}
+
+#[test]
 fn a_jsonl_line_is_a_record_when_it_is_an_object_with_a_url() {
     assert_eq!(jsonl_url(br#"{"url":"http://a/","status":200}"#).as_deref(), Some("http://a/"));
     for bad in [
