@@ -358,21 +358,17 @@ fn a_node_cut_off_from_redis_stops_fetching_and_rejoins_when_it_comes_back() {
     wait_until("n2 has done some work", start, || {
         nodes[1].records() >= 1_500
     });
-    // A second process under a live node's name is refused once the
-    // first's heartbeat outlasted its patience (two lease TTLs).
+    // Meanwhile, a second process under a live node's name: refused once
+    // the first's heartbeat outlasted its patience (two lease TTLs).
     let twin = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
         .args(["--cluster", &redis.url(), "--crawl", "cut", "--node", "n1"])
         .args(["--lease-ttl", "1.5", "-q"])
         .arg("-o")
         .arg(dir.join("twin.jsonl"))
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    let err = String::from_utf8_lossy(&twin.stderr);
-    assert_eq!(twin.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("node n1 is running in crawl cut already"),
-        "{err}"
-    );
     let cut_at = SystemTime::now();
     proxy.cut();
     // Its leases run out here within 0.8 TTL; no new fetch starts at once.
@@ -400,6 +396,13 @@ fn a_node_cut_off_from_redis_stops_fetching_and_rejoins_when_it_comes_back() {
     for node in &mut nodes {
         node.finish(start);
     }
+    let twin = twin.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&twin.stderr);
+    assert_eq!(twin.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("node n1 is running in crawl cut already"),
+        "{err}"
+    );
     assert!(
         nodes[1].records() > n2_now,
         "n2 crawled again after the cut"
