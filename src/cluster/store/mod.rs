@@ -261,8 +261,7 @@ impl Store {
     /// Incarnations of node `name` other than this one whose heartbeat is
     /// live now (by Redis's clock).
     pub fn others_alive(&mut self, name: &str) -> Result<usize, StoreError> {
-        let (secs, micros): (u64, u64) = redis::cmd("TIME").query(&mut self.con)?;
-        let now_ms = secs * 1000 + micros / 1000;
+        let now_ms = self.now_ms()?;
         let live: Vec<String> = redis::cmd("ZRANGE")
             .arg(self.keys.nodes())
             .arg(now_ms)
@@ -273,6 +272,12 @@ impl Store {
             .iter()
             .filter(|i| super::name_of(i) == name && **i != self.node)
             .count())
+    }
+
+    /// Redis's clock, in milliseconds: the one heartbeats are scored by.
+    fn now_ms(&mut self) -> Result<u64, StoreError> {
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query(&mut self.con)?;
+        Ok(secs * 1000 + micros / 1000)
     }
 
     /// This node leaves the crawl: no longer among the live nodes.

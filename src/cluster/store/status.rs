@@ -55,10 +55,7 @@ impl Store {
         let Some(partitions) = partitions else {
             return Ok(Status::default());
         };
-        let now_ms = {
-            let (secs, micros): (u64, u64) = redis::cmd("TIME").query(&mut self.con)?;
-            secs * 1000 + micros / 1000
-        };
+        let now_ms = self.now_ms()?;
         let nodes: Vec<(String, f64)> = redis::cmd("ZRANGE")
             .arg(self.keys.nodes())
             .arg(0)
