@@ -400,6 +400,13 @@ impl Frontier {
             };
             self.queued = self.queued.saturating_sub(1);
             let low = host.queue.head_len() < READ_AHEAD && host.queue.has_more();
+            // Nothing left to give: out of the ring, so its last release
+            // (or this refusal) settles it. Left in the ring, a host the
+            // crawl ends before its next turn would stay live.
+            let drained = host.queue.is_empty();
+            if drained {
+                host.scheduled = false;
+            }
             if verdict == Verdict::Allowed {
                 host.active += 1;
                 host.ready_at = later(now, host.delay);
@@ -409,6 +416,13 @@ impl Frontier {
                 // The host is being served: its next chunk comes up
                 // before its head runs out.
                 self.refill(&name);
+            }
+            if drained {
+                if verdict != Verdict::Allowed {
+                    self.settle(&name);
+                    return Next::Refused(job, verdict);
+                }
+                return Next::Fetch(job);
             }
             if verdict != Verdict::Allowed {
                 self.ring.push_front(name);

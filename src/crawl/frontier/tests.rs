@@ -266,6 +266,30 @@ fn a_finished_host_rests_with_its_rules_and_politeness_and_comes_back_without_ro
 }
 
 #[test]
+fn a_host_rests_at_its_last_release_without_waiting_for_its_turn() {
+    // A crawl can end before a finished host's turn comes round again:
+    // the host must not stay live for want of one.
+    let now = Instant::now();
+    let mut f = Frontier::new(Politeness::default());
+    f.offer(job("http://a.test/1"), now);
+    f.offer(job("http://b.test/no"), now);
+    for _ in 0..2 {
+        let example = robots_first(&mut f, now);
+        let rules = b"User-agent: *\nDisallow: /no\n";
+        f.set_robots(&example, Rules::from_answer(Some(200), rules, "x"), now);
+    }
+    assert_eq!(fetch(&mut f, now), "http://a.test/1");
+    assert!(matches!(f.next(now), Next::Refused(_, Verdict::Disallowed)));
+    assert_eq!(f.hosts().0, 1, "b.test rests on its refusal; a.test is in flight");
+    f.release("a.test", false, now);
+    assert_eq!(f.hosts().0, 0, "a.test rests on its release");
+    assert_eq!(f.hosts().1, 2);
+    f.offer(job("http://a.test/2"), now);
+    assert_eq!(fetch(&mut f, now), "http://a.test/2", "and comes back");
+    assert_eq!(f.next(now), Next::Idle);
+}
+
+#[test]
 fn finished_hosts_past_the_byte_bound_are_forgotten_least_recent_first() {
     let now = Instant::now();
     let mut f = Frontier::new(Politeness {
