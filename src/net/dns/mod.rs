@@ -35,7 +35,14 @@
 //! A host name is taken in its canonical form ([`canonical_host`]: lower
 //! case, no trailing dot, the rule URLs are normalised by), so `example.com.`
 //! and `example.com` share pins, hosts-file entries, cache and winners.
-//! The wire format is [`crate::net::dns::wire`].
+//!
+//! The parts: this file is the resolver (the order above, the cache, the
+//! winners); [`lookup`] is a miss (what to ask whom, CNAME chains);
+//! [`query`] one question to one server (UDP, TCP after truncation);
+//! [`pending`] the sharing of one lookup by many callers; [`system`] the
+//! hosts file, resolv.conf and getaddrinfo; [`wire`] the message format;
+//! [`addresses`] the order addresses are tried in; [`journal`] the
+//! lookups kept for `--warc-dns`.
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
@@ -47,34 +54,32 @@
 
 pub mod addresses;
 pub mod journal;
+mod lookup;
+mod pending;
+mod query;
+mod system;
 pub mod wire;
 
 pub use addresses::{Addresses, Families};
 pub use journal::Lookup;
+pub use system::{parse_hosts, parse_resolv_conf};
 use journal::Journal;
+use pending::{Completion, Pending, Wait};
 
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
-use std::future::Future;
-use std::hash::BuildHasher;
-use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
-use std::os::fd::{FromRawFd, IntoRawFd};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use futures_lite::{AsyncReadExt, AsyncWriteExt};
-use glommio::net::{TcpStream, UdpSocket};
 use glommio::sync::Semaphore;
 use thiserror::Error;
 
 use crate::crawl::urls::canonical_host;
 use addresses::happy_order;
-use wire::{QType, Rcode, Response};
+use wire::Rcode;
 
 /// A host name that gave no usable address.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -418,393 +423,6 @@ impl Inner {
         let expires = now.checked_add(ttl).unwrap_or(now);
         cache.insert(name.to_string(), Entry { answer, expires });
     }
-
-    fn next_id(&self) -> u16 {
-        let n = self.id_counter.get().wrapping_add(1);
-        self.id_counter.set(n);
-        (self.id_key.hash_one(n) & 0xFFFF) as u16
-    }
-
-    /// Looks `name` up and says how long the answer may be kept.
-    async fn query_name(&self, name: &str) -> (Answer, Duration) {
-        if self.nameservers.is_empty() {
-            let owned = name.to_string();
-            let families = self.opts.families;
-            let answer = glommio::executor()
-                .spawn_blocking(move || system_lookup(&owned))
-                .await
-                .and_then(|ips| happy_order(&ips, families).ok_or_else(|| WRONG_FAMILY.into()));
-            if let Ok(ips) = &answer {
-                self.journal.push(|| Lookup {
-                    name: name.to_string(),
-                    at: SystemTime::now(),
-                    server: None,
-                    answers: ips.iter().map(|&ip| (ip, 0)).collect(),
-                });
-            }
-            let keep = match answer {
-                Ok(_) => self.opts.max_ttl,
-                Err(_) => self.opts.negative_ttl,
-            };
-            return (answer, keep);
-        }
-        match self.resolve_addrs(name).await {
-            Ok((ips, ttl, server)) => {
-                self.journal.push(|| Lookup {
-                    name: name.to_string(),
-                    at: SystemTime::now(),
-                    server,
-                    answers: ips.iter().map(|&ip| (ip, ttl)).collect(),
-                });
-                let keep = Duration::from_secs(u64::from(ttl))
-                    .min(self.opts.max_ttl)
-                    .max(self.opts.min_ttl);
-                (Ok(ips), keep)
-            }
-            Err(reason) => (Err(reason), self.opts.negative_ttl),
-        }
-    }
-
-    /// AAAA and A for `name` at once (each if its family is allowed),
-    /// following CNAME chains the servers left unfinished. The addresses in
-    /// the order to try, their TTL (seconds, the least of the answers) and
-    /// the nameserver that gave them.
-    async fn resolve_addrs(
-        &self,
-        name: &str,
-    ) -> Result<(Rc<[IpAddr]>, u32, Option<IpAddr>), String> {
-        const MAX_FOLLOW: usize = 8;
-        let families = self.opts.families;
-        let mut qname = name.to_string();
-        let mut chain_ttl = u32::MAX;
-        for _ in 0..MAX_FOLLOW {
-            let ask = |wanted: bool, qtype| {
-                let qname = &qname;
-                async move {
-                    match wanted {
-                        true => Some(self.ask(qname, qtype).await),
-                        false => None,
-                    }
-                }
-            };
-            let (aaaa, a) = futures_lite::future::zip(
-                ask(families.v6(), QType::Aaaa),
-                ask(families.v4(), QType::A),
-            )
-            .await;
-            let answers: Vec<Result<(Response, SocketAddr), String>> = [aaaa, a].into_iter().flatten().collect();
-            let mut ips = Vec::new();
-            // The TTL of the answers that gave addresses (an empty answer
-            // for the other family says nothing about how long they last).
-            let mut ttl = chain_ttl;
-            let mut canonical = None;
-            let mut failure = None;
-            let mut server = None;
-            for answer in answers {
-                match answer {
-                    Ok((r, _)) if r.rcode == Rcode::NxDomain => {
-                        return Err(Rcode::NxDomain.to_string())
-                    }
-                    Ok((r, from)) => {
-                        let answer_ttl = r.ttl.unwrap_or(0);
-                        if !r.addrs.is_empty() {
-                            ttl = ttl.min(answer_ttl);
-                            server = server.or(Some(from.ip()));
-                        }
-                        ips.extend(r.addrs);
-                        if canonical.is_none() {
-                            canonical = r.canonical.map(|target| (target, answer_ttl));
-                        }
-                    }
-                    Err(reason) => failure = failure.or(Some(reason)),
-                }
-            }
-            if let Some(ordered) = happy_order(&ips, families) {
-                return Ok((ordered, ttl, server));
-            }
-            if let Some(reason) = failure {
-                return Err(reason);
-            }
-            match canonical {
-                Some((target, answer_ttl)) => {
-                    qname = target;
-                    chain_ttl = chain_ttl.min(answer_ttl);
-                }
-                None => return Err(NO_ADDRESS.to_string()),
-            }
-        }
-        Err("CNAME chain too long".to_string())
-    }
-
-    /// One question to the nameservers in turn: the first NOERROR or
-    /// NXDOMAIN answer and the server that gave it, or why none came.
-    async fn ask(&self, name: &str, qtype: QType) -> Result<(Response, SocketAddr), String> {
-        let mut last = "no nameserver".to_string();
-        for &server in &self.nameservers {
-            for _ in 0..self.opts.attempts.max(1) {
-                let id = self.next_id();
-                let query = wire::build_query(id, name, qtype).map_err(|e| e.to_string())?;
-                let q = Query {
-                    server,
-                    bytes: &query,
-                    id,
-                    name,
-                    qtype,
-                    timeout: self.opts.timeout,
-                };
-                let outcome = {
-                    let _permit = self
-                        .permits
-                        .acquire_permit(1)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    self.count(|s| s.queries += 1);
-                    match q.udp().await {
-                        Ok(r) if r.truncated && r.addrs.is_empty() && r.rcode == Rcode::NoError => {
-                            self.count(|s| s.queries += 1);
-                            q.tcp().await
-                        }
-                        other => other,
-                    }
-                };
-                match outcome {
-                    Ok(r) if matches!(r.rcode, Rcode::NoError | Rcode::NxDomain) => {
-                        return Ok((r, server))
-                    }
-                    Ok(r) => {
-                        // SERVFAIL, REFUSED, ...: the next server may do better.
-                        last = r.rcode.to_string();
-                        break;
-                    }
-                    Err(Failure::Timeout) => {
-                        self.count(|s| s.timeouts += 1);
-                        last = "timeout".to_string();
-                    }
-                    Err(Failure::Other(reason)) => {
-                        last = reason;
-                        break;
-                    }
-                }
-            }
-        }
-        Err(last)
-    }
-}
-
-/// Why one query got no usable answer.
-enum Failure {
-    Timeout,
-    Other(String),
-}
-
-impl Failure {
-    fn io(what: &str, e: impl Into<io::Error>) -> Failure {
-        let e: io::Error = e.into();
-        if e.kind() == io::ErrorKind::TimedOut {
-            Failure::Timeout
-        } else {
-            Failure::Other(format!("{what}: {e}"))
-        }
-    }
-}
-
-/// One query to one server.
-struct Query<'a> {
-    server: SocketAddr,
-    bytes: &'a [u8],
-    id: u16,
-    name: &'a str,
-    qtype: QType,
-    timeout: Duration,
-}
-
-impl Query<'_> {
-    /// Over UDP: datagrams that are not the answer (wrong id or question)
-    /// are dropped and the wait goes on until `timeout` from the send.
-    async fn udp(&self) -> Result<Response, Failure> {
-        let socket = udp_socket(self.server).map_err(|e| Failure::io("socket", e))?;
-        socket
-            .send(self.bytes)
-            .await
-            .map_err(|e| Failure::io("send", e))?;
-        let deadline = Instant::now() + self.timeout;
-        let mut buf = vec![0u8; 4096];
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(Failure::Timeout);
-            }
-            socket
-                .set_read_timeout(Some(left))
-                .map_err(|e| Failure::io("socket", e))?;
-            let n = socket
-                .recv(&mut buf)
-                .await
-                .map_err(|e| Failure::io("recv", e))?;
-            let reply = buf.get(..n).unwrap_or_default();
-            match wire::parse_response(reply, self.id, self.name, self.qtype) {
-                Ok(r) => return Ok(r),
-                Err(e) if e.is_mismatch() => continue,
-                Err(e) => return Err(Failure::Other(format!("bad response: {e}"))),
-            }
-        }
-    }
-
-    /// Over TCP (after a truncated UDP answer): two-byte length framing.
-    async fn tcp(&self) -> Result<Response, Failure> {
-        let len = u16::try_from(self.bytes.len())
-            .map_err(|_| Failure::Other("query too long".to_string()))?;
-        let mut stream = TcpStream::connect_timeout(self.server, self.timeout)
-            .await
-            .map_err(|e| Failure::io("tcp connect", e))?;
-        stream
-            .set_read_timeout(Some(self.timeout))
-            .and_then(|()| stream.set_write_timeout(Some(self.timeout)))
-            .map_err(|e| Failure::io("tcp", e))?;
-        let mut framed = Vec::with_capacity(self.bytes.len() + 2);
-        framed.extend_from_slice(&len.to_be_bytes());
-        framed.extend_from_slice(self.bytes);
-        stream
-            .write_all(&framed)
-            .await
-            .map_err(|e| Failure::io("tcp write", e))?;
-        let mut head = [0u8; 2];
-        stream
-            .read_exact(&mut head)
-            .await
-            .map_err(|e| Failure::io("tcp read", e))?;
-        let mut body = vec![0u8; usize::from(u16::from_be_bytes(head))];
-        stream
-            .read_exact(&mut body)
-            .await
-            .map_err(|e| Failure::io("tcp read", e))?;
-        wire::parse_response(&body, self.id, self.name, self.qtype)
-            .map_err(|e| Failure::Other(format!("bad response: {e}")))
-    }
-}
-
-/// A UDP socket on an ephemeral port, connected to `server`, handed to
-/// glommio. Made with std rather than `glommio::net::UdpSocket::bind`,
-/// which sets SO_REUSEPORT: with it two sockets bound to port 0 can get the
-/// same port and take each other's answers. Binding and connecting a UDP
-/// socket send nothing and do not block.
-fn udp_socket(server: SocketAddr) -> io::Result<UdpSocket> {
-    let local = match server {
-        SocketAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
-        SocketAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0),
-    };
-    let socket = std::net::UdpSocket::bind(local)?;
-    socket.connect(server)?;
-    socket.set_nonblocking(true)?;
-    // SAFETY: the descriptor was just taken out of an open socket that no
-    // longer owns it, so the glommio socket is its only owner.
-    Ok(unsafe { UdpSocket::from_raw_fd(socket.into_raw_fd()) })
-}
-
-/// A lookup under way: its answer once known, and the callers waiting.
-#[derive(Default)]
-struct Pending {
-    answer: RefCell<Option<Answer>>,
-    waiters: RefCell<Vec<Waker>>,
-}
-
-/// Waits for a [`Pending`] answer.
-struct Wait(Rc<Pending>);
-
-impl Future for Wait {
-    type Output = Answer;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Answer> {
-        if let Some(answer) = self.0.answer.borrow().as_ref() {
-            return Poll::Ready(answer.clone());
-        }
-        let mut waiters = self.0.waiters.borrow_mut();
-        if !waiters.iter().any(|w| w.will_wake(cx.waker())) {
-            waiters.push(cx.waker().clone());
-        }
-        Poll::Pending
-    }
-}
-
-/// Owned by the lookup task: publishes its answer, and on drop (finished
-/// or cancelled) removes the lookup from the in-flight map and wakes the
-/// waiters, so no caller waits forever.
-struct Completion {
-    inner: Rc<Inner>,
-    name: String,
-    pending: Rc<Pending>,
-}
-
-impl Completion {
-    fn finish(self, answer: Answer, keep: Duration) {
-        self.inner.store(&self.name, answer.clone(), keep);
-        *self.pending.answer.borrow_mut() = Some(answer);
-    }
-}
-
-impl Drop for Completion {
-    fn drop(&mut self) {
-        {
-            let mut answer = self.pending.answer.borrow_mut();
-            if answer.is_none() {
-                *answer = Some(Err("lookup cancelled".to_string()));
-            }
-        }
-        self.inner.inflight.borrow_mut().remove(&self.name);
-        let waiters = std::mem::take(&mut *self.pending.waiters.borrow_mut());
-        for waker in waiters {
-            waker.wake();
-        }
-    }
-}
-
-/// Hosts-file text to a map of lower-cased names to their addresses, in
-/// the order the file lists them.
-pub fn parse_hosts(text: &str) -> HashMap<String, Vec<IpAddr>> {
-    let mut map: HashMap<String, Vec<IpAddr>> = HashMap::new();
-    for line in text.lines() {
-        let line = line.split('#').next().unwrap_or_default();
-        let mut fields = line.split_whitespace();
-        let Some(Ok(ip)) = fields.next().map(str::parse::<IpAddr>) else {
-            continue;
-        };
-        for name in fields {
-            let ips = map.entry(canonical_host(name).into_owned()).or_default();
-            if !ips.contains(&ip) {
-                ips.push(ip);
-            }
-        }
-    }
-    map
-}
-
-/// The `nameserver` addresses of resolv.conf text, port 53 (scoped IPv6
-/// addresses are skipped).
-pub fn parse_resolv_conf(text: &str) -> Vec<SocketAddr> {
-    text.lines()
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            match (fields.next(), fields.next()) {
-                (Some("nameserver"), Some(addr)) => addr.parse::<IpAddr>().ok(),
-                _ => None,
-            }
-        })
-        .map(|ip| SocketAddr::new(ip, 53))
-        .collect()
-}
-
-/// Blocking system lookup (getaddrinfo). Runs on the blocking thread pool,
-/// only when no nameserver is configured.
-fn system_lookup(host: &str) -> Result<Vec<IpAddr>, String> {
-    let ips: Vec<IpAddr> = (host, 0)
-        .to_socket_addrs()
-        .map_err(|e| e.to_string())?
-        .map(|a| a.ip())
-        .collect();
-    if ips.is_empty() {
-        return Err(NO_ADDRESS.to_string());
-    }
-    Ok(ips)
 }
 
 /// Why a name that has addresses gives none: `-4` or `-6` keeps them out.
@@ -932,40 +550,5 @@ mod tests {
                 "one lookup: an A and an AAAA query, refused at once"
             );
         });
-    }
-
-    #[test]
-    fn hosts_file_text() {
-        let hosts = parse_hosts(
-            "# comment\n127.0.0.1 localhost\n::1 localhost ip6-localhost\n\n\
-             10.1.2.3  Web.Example.   web # trailing\nnot-an-ip foo\n\
-             fe80::1 v6only\n10.9.9.9 web\n",
-        );
-        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
-        assert_eq!(hosts["localhost"], [ip("127.0.0.1"), ip("::1")]);
-        assert_eq!(hosts["ip6-localhost"], [ip("::1")]);
-        assert_eq!(hosts["web.example"], [ip("10.1.2.3")]);
-        assert_eq!(
-            hosts["web"],
-            [ip("10.1.2.3"), ip("10.9.9.9")],
-            "in file order"
-        );
-        assert_eq!(hosts["v6only"], [ip("fe80::1")]);
-        assert!(!hosts.contains_key("foo"));
-    }
-
-    #[test]
-    fn resolv_conf_text() {
-        let servers = parse_resolv_conf(
-            "# x\nsearch example.com\nnameserver 192.0.2.53\nnameserver  2001:db8::53\n\
-             nameserver fe80::1%eth0\noptions ndots:2\nnameserver\n",
-        );
-        assert_eq!(
-            servers,
-            vec![
-                "192.0.2.53:53".parse::<SocketAddr>().unwrap(),
-                "[2001:db8::53]:53".parse().unwrap()
-            ]
-        );
     }
 }
