@@ -200,7 +200,7 @@ pub fn run_with(
             resumed = done.as_ref().map(|d| d.records);
             let (done, pages, bytes) = match done {
                 Some(d) => (d.by_shard, d.pages, d.bytes),
-                None => (vec![Vec::new(); shards], 0, 0),
+                None => (vec![None; shards], 0, 0),
             };
             Some((
                 Arc::new(Durability {

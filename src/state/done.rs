@@ -6,8 +6,11 @@
 //! (`journal.rs`), so a URL with a record needs no new fetch and loses
 //! nothing. At a resume the log is repaired (a torn last line cut off, and
 //! said so) and read once, in bounded memory: each record's URL becomes a
-//! fingerprint for the shard that owns its host, which counts it as seen
-//! before it replays the journals.
+//! fingerprint in the folder of the shard that owns its host
+//! (`shard-{i}/done.fp`, little-endian u64s), which the shard reads back a
+//! few at a time, counts as seen before it replays the journals, and
+//! removes. A resume thus holds none of them all at once: 100M records
+//! would be 800 MB in RAM, and are that on disk for a moment instead.
 //!
 //! A record of a fetch cut short by an interrupt (`interrupted`, written
 //! only by a crawl without `--state`) is not done: the URL is fetched
@@ -19,7 +22,9 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::path::Path;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -30,7 +35,10 @@ use crate::crawl::seen::Fingerprinter;
 use crate::crawl::urls;
 
 use super::repair::{repair_jsonl_with, Repaired};
-use super::StateError;
+use super::{io_err, StateError};
+
+/// The file of done fingerprints in a shard's folder.
+const FILE: &str = "done.fp";
 
 /// Whether a record of this error kind was written without a fetch (a
 /// limit or robots.txt kept its URL out).
@@ -47,9 +55,10 @@ const INTERRUPTED: &str = "interrupted";
 /// What the log of a crawl says it has done.
 #[derive(Debug)]
 pub struct Done {
-    /// The fingerprints of the URLs with a record, by the shard that owns
-    /// their host.
-    pub by_shard: Vec<Vec<u64>>,
+    /// The file of fingerprints of the URLs with a record, by the shard
+    /// that owns their host ([`Fingerprints`] reads one); none for a crawl
+    /// without records.
+    pub by_shard: Vec<Option<PathBuf>>,
     /// Records that count (interrupted ones left out).
     pub records: u64,
     /// Of those, fetches: what `--max-pages` counted.
@@ -71,7 +80,7 @@ impl Done {
     /// Nothing done yet (a crawl killed before its first record).
     pub fn empty(shards: usize) -> Done {
         Done {
-            by_shard: vec![Vec::new(); shards.max(1)],
+            by_shard: vec![None; shards.max(1)],
             records: 0,
             pages: 0,
             bytes: 0,
@@ -103,10 +112,19 @@ struct Line<'a> {
 }
 
 /// Repair the log at `path` and read what it says was done, with the
-/// crawl's fingerprint `key`, for `shards` shards.
-pub fn read(path: &Path, key: [u64; 2], shards: usize) -> Result<Done, StateError> {
+/// crawl's fingerprint `key`, for the shards whose folders are
+/// `shard_dirs`: each gets a file of its fingerprints there.
+pub fn read(path: &Path, key: [u64; 2], shard_dirs: &[PathBuf]) -> Result<Done, StateError> {
+    let shards = shard_dirs.len().max(1);
     let mut done = Done::empty(shards);
     let fingerprinter = Fingerprinter::new(key);
+    let mut files = Vec::with_capacity(shards);
+    for dir in shard_dirs {
+        let path = dir.join(FILE);
+        let file = File::create(&path).map_err(io_err("creating", &path))?;
+        files.push((path, BufWriter::with_capacity(1 << 16, file)));
+    }
+    let mut failed: Option<(PathBuf, io::Error)> = None;
     let repaired = repair_jsonl_with(path, 0, |bytes| {
         let Ok(line) = serde_json::from_slice::<Line>(bytes) else {
             return false;
@@ -117,8 +135,11 @@ pub fn read(path: &Path, key: [u64; 2], shards: usize) -> Result<Done, StateErro
             return true;
         }
         let shard = shard_for(urls::host_of(&line.url), shards);
-        if let Some(fingerprints) = done.by_shard.get_mut(shard) {
-            fingerprints.push(fingerprinter.fingerprint(&line.url));
+        if let Some((path, file)) = files.get_mut(shard) {
+            let fingerprint = fingerprinter.fingerprint(&line.url).to_le_bytes();
+            if let Err(e) = file.write_all(&fingerprint) {
+                failed.get_or_insert((path.clone(), e));
+            }
         }
         done.records += 1;
         if let (Some(file), Some(offset)) = (&line.warc_file, line.warc_offset) {
@@ -135,8 +156,51 @@ pub fn read(path: &Path, key: [u64; 2], shards: usize) -> Result<Done, StateErro
         }
         true
     })?;
+    if let Some((path, e)) = failed {
+        return Err(io_err("writing", &path)(e));
+    }
+    for (shard, (path, file)) in files.into_iter().enumerate() {
+        file.into_inner()
+            .map_err(|e| e.into_error())
+            .map_err(io_err("writing", &path))?;
+        if let Some(slot) = done.by_shard.get_mut(shard) {
+            *slot = Some(path);
+        }
+    }
     done.repaired = repaired;
     Ok(done)
+}
+
+/// A shard's done fingerprints, read back one at a time from the file
+/// [`read`] wrote (buffered: a read(2) per 8,192 of them).
+pub struct Fingerprints {
+    path: PathBuf,
+    file: BufReader<File>,
+}
+
+impl Fingerprints {
+    pub fn open(path: &Path) -> Result<Fingerprints, StateError> {
+        let file = File::open(path).map_err(io_err("opening", path))?;
+        Ok(Fingerprints {
+            path: path.to_path_buf(),
+            file: BufReader::with_capacity(1 << 16, file),
+        })
+    }
+}
+
+impl Iterator for Fingerprints {
+    type Item = Result<u64, StateError>;
+
+    /// The next fingerprint; None at the end (a partial last one, which
+    /// [`read`] never writes, ends it too).
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut bytes = [0u8; 8];
+        match self.file.read_exact(&mut bytes) {
+            Ok(()) => Some(Ok(u64::from_le_bytes(bytes))),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => None,
+            Err(e) => Some(Err(io_err("reading", &self.path)(e))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -161,10 +225,25 @@ mod tests {
         write!(file, r#"{{"url":"http://a.test/torn""#).unwrap();
         drop(file);
         let key = [7, 9];
-        let done = read(&path, key, 2).unwrap();
+        let dirs: Vec<PathBuf> = (0..2)
+            .map(|i| {
+                let dir = path.with_extension(format!("shard-{i}"));
+                std::fs::create_dir_all(&dir).unwrap();
+                dir
+            })
+            .collect();
+        let done = read(&path, key, &dirs).unwrap();
         assert_eq!((done.records, done.pages, done.bytes, done.interrupted), (4, 2, 107, 1));
         assert_eq!(done.warc_whole.get("w.warc.gz"), Some(&900));
-        let mut all: Vec<u64> = done.by_shard.concat();
+        let by_shard: Vec<Vec<u64>> = done
+            .by_shard
+            .iter()
+            .map(|file| {
+                let file = file.as_ref().unwrap();
+                Fingerprints::open(file).unwrap().map(Result::unwrap).collect()
+            })
+            .collect();
+        let mut all: Vec<u64> = by_shard.concat();
         all.sort_unstable();
         let f = Fingerprinter::new(key);
         let mut expected: Vec<u64> = ["http://a.test/", "http://b.test/x", "http://b.test/z", "http://b.test/w"]
@@ -174,9 +253,12 @@ mod tests {
         expected.sort_unstable();
         assert_eq!(all, expected);
         let a = shard_for("a.test", 2);
-        assert!(done.by_shard[a].contains(&f.fingerprint("http://a.test/")));
+        assert!(by_shard[a].contains(&f.fingerprint("http://a.test/")));
         assert!(done.repaired.torn.is_some(), "the torn line is cut");
         assert_eq!(std::fs::metadata(&path).unwrap().len(), done.repaired.len);
         std::fs::remove_file(&path).unwrap();
+        for dir in dirs {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
     }
 }

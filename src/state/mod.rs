@@ -16,7 +16,9 @@
 //! │                     atomically (checkpoint.json.tmp, fsync, rename, fsync
 //! │                     DIR); absent until the first checkpoint.
 //! └── shard-{i}/        one per shard: its seen runs, frontier segments and
-//!                       journal, owned by the modules that write them.
+//!                       journal, owned by the modules that write them; at a
+//!                       resume, done.fp until the shard has read it
+//!                       ([`done`]).
 //! ```
 //!
 //! What it is: [`StateDir`] (create, open and lock a directory, give each

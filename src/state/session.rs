@@ -10,7 +10,8 @@
 //! then mends what a kill may have torn and learns what was done:
 //!
 //! 1. the log of records (JSONL) is repaired and read ([`super::done`]):
-//!    the URLs with a record, by owning shard, and the budgets they spent;
+//!    the URLs with a record, into a file in the folder of their owning
+//!    shard, and the budgets they spent;
 //! 2. the CDXJ index and the last WARC file of each shard and run are cut
 //!    back to their last whole line or gzip member;
 //! 3. the journals of the earlier runs ([`super::journal`]) are named for
@@ -168,7 +169,8 @@ impl Session {
 
         let mut notes = Vec::new();
         let done = if jsonl.exists() {
-            done::read(&jsonl, manifest.fingerprint_key.halves().into(), manifest.shards)?
+            let shard_dirs: Vec<PathBuf> = (0..manifest.shards).map(|i| dir.shard_dir(i)).collect();
+            done::read(&jsonl, manifest.fingerprint_key.halves().into(), &shard_dirs)?
         } else {
             done::Done::empty(manifest.shards)
         };

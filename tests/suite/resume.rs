@@ -196,6 +196,10 @@ fn a_crawl_stopped_by_max_pages_resumes_with_a_larger_budget_and_fetches_no_url_
         .unwrap();
     assert_eq!(second.resumed(), Some(1000));
     assert_eq!(second.budget_spent(), Some(Spent::Pages));
+    for shard in 0..2 {
+        let done = state.join(format!("shard-{shard}/done.fp"));
+        assert!(!done.exists(), "{} is read and removed", done.display());
+    }
     assert_eq!(
         second.records_written(),
         1000,

@@ -48,9 +48,9 @@ pub struct Durability {
     pub journals: Vec<PathBuf>,
     /// The journals of the earlier runs, replayed at the start.
     pub replay: Vec<PathBuf>,
-    /// The fingerprints of the URLs with a record, by owning shard; each
-    /// shard takes its own.
-    pub done: Mutex<Vec<Vec<u64>>>,
+    /// The file of fingerprints of the URLs with a record, by owning
+    /// shard; each shard takes its own, reads it and removes it.
+    pub done: Mutex<Vec<Option<PathBuf>>>,
     /// This run resumes a crawl (the count of outstanding URLs holds one
     /// per shard until it has replayed the journals).
     pub resuming: bool,
@@ -298,9 +298,28 @@ impl Shard {
         let done = durability
             .done
             .lock()
-            .map(|mut d| d.get_mut(self.id).map(std::mem::take).unwrap_or_default())
+            .map(|mut d| d.get_mut(self.id).and_then(Option::take))
             .unwrap_or_default();
-        for (i, fp) in done.into_iter().enumerate() {
+        let Some(path) = done else {
+            return;
+        };
+        // Blocking reads, before this shard's fetches start (as the
+        // replay's).
+        let fingerprints = match crate::state::done::Fingerprints::open(&path) {
+            Ok(fingerprints) => fingerprints,
+            Err(e) => {
+                self.seen_failed(&format!("reading the done URLs: {e}"));
+                return;
+            }
+        };
+        for (i, fp) in fingerprints.enumerate() {
+            let fp = match fp {
+                Ok(fp) => fp,
+                Err(e) => {
+                    self.seen_failed(&format!("reading the done URLs: {e}"));
+                    return;
+                }
+            };
             let merge = {
                 let mut seen = self.seen.borrow_mut();
                 seen.insert(fp);
@@ -315,6 +334,9 @@ impl Shard {
             if i.is_multiple_of(REPLAY_SLICE) {
                 glommio::yield_if_needed().await;
             }
+        }
+        if let Err(e) = std::fs::remove_file(&path) {
+            log::warn!("shard {}: removing {}: {e}", self.id, path.display());
         }
     }
 
