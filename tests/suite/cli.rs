@@ -197,7 +197,9 @@ fn sigint_stops_the_crawl_and_keeps_every_finished_record() {
     let took = sent.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(took < Duration::from_secs(3), "stopped in {took:?}");
+    // 0.8 s of grace for the fetches in flight, then the records and the
+    // report; the rest is room for a loaded machine.
+    assert!(took < Duration::from_secs(5), "stopped in {took:?}");
     assert!(
         stderr.contains("Finished "),
         "the report is printed: {stderr}"
@@ -233,8 +235,11 @@ fn report_json_agrees_with_the_records_and_progress_is_plain_lines() {
         "1500",
         "--max-tasks",
         "4",
+        // A line a millisecond: the crawl of 1,500 pages may take less
+        // than 50 ms on a fast machine, and no line is printed before the
+        // first interval.
         "--progress-interval",
-        "0.05",
+        "0.001",
         "-o",
         jsonl.to_str().unwrap(),
         "--report-json",

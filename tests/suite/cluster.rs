@@ -347,7 +347,7 @@ fn a_node_cut_off_from_redis_stops_fetching_and_rejoins_when_it_comes_back() {
     let dir = scratch("cut");
     // Slow answers: the crawl lasts long enough to cut a node and let it
     // come back.
-    let site = Site::with_delay(20_000, 64, 5);
+    let site = Site::with_delay(30_000, 64, 5);
     let expected = site.expected();
     let proxy = Proxy::start(SocketAddr::from(([127, 0, 0, 1], redis.port)));
     let start = Instant::now();
@@ -371,8 +371,10 @@ fn a_node_cut_off_from_redis_stops_fetching_and_rejoins_when_it_comes_back() {
         .unwrap();
     let cut_at = SystemTime::now();
     proxy.cut();
-    // Its leases run out here within 0.8 TTL; no new fetch starts at once.
-    std::thread::sleep(Duration::from_millis(1_300));
+    // Its leases run out here within 0.8 TTL (1.2 s) of the last renewal
+    // answered; the records of its last fetches reach the file within the
+    // flush window after that; no new fetch starts.
+    std::thread::sleep(Duration::from_millis(1_800));
     let (n1_then, n2_then) = (nodes[0].records(), nodes[1].records());
     std::thread::sleep(Duration::from_millis(2_000));
     let (n1_now, n2_now) = (nodes[0].records(), nodes[1].records());

@@ -272,8 +272,12 @@ fn crawl_binary(url: &str, max_body: &str) -> (Vec<serde_json::Value>, Duration,
     let started = Instant::now();
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
         // One record, the bomb's: no guessed /sitemap.xml before it.
+        // Two shards: the channels between shards grow with the square of
+        // their count, and the bound is for the bodies, not the machine.
         .args([
             "-q",
+            "--cores",
+            "2",
             "--ignore-robots",
             "--no-sitemaps",
             "--max-body",

@@ -286,15 +286,17 @@ fn an_idle_408_is_a_stale_connection_not_an_answer() {
 }
 
 /// A whole second answer 20 ms after the first, before the connection is
-/// used again (requests 50 ms apart): seen waiting on the idle connection,
-/// which is dropped, never read as the next page.
+/// used again (requests 150 ms apart, room for a late server thread: an
+/// answer that comes after the next request went out is that request's to
+/// any client): seen waiting on the idle connection, which is dropped,
+/// never read as the next page.
 #[test]
 fn an_unasked_second_answer_waiting_on_an_idle_connection_drops_it() {
     let (addr, seen) = serve(Mode::LateSecondAnswer);
     let mut config = config(&[format!("http://{addr}/")]);
     config.max_tasks = 4;
     config.per_host = 1;
-    config.delay = Duration::from_millis(50);
+    config.delay = Duration::from_millis(150);
     assert_every_page_is_right(&crawl(config));
     assert_eq!(seen.requests.load(Ordering::SeqCst), PAGES + 1);
 }

@@ -288,7 +288,10 @@ fn a_crawl_killed_again_and_again_ends_with_one_record_per_url_and_valid_warc_fi
     ) else {
         return;
     };
-    let site = Site::new(50_000, 8);
+    // 10 ms a page: at most 10,000 pages/s with 100 fetches (16 a host),
+    // so the six runs (0.9-3.9 s in all) are killed before the crawl can
+    // end on any machine.
+    let site = Site::with_delay(50_000, 8, 10);
     let expected = site.expected();
     let dir = scratch("kill");
     // Checkpoints every 100 ms and a small frontier (its queues go through
@@ -299,6 +302,8 @@ fn a_crawl_killed_again_and_again_ends_with_one_record_per_url_and_valid_warc_fi
         &[
             "--max-tasks",
             "100",
+            "--per-host",
+            "16",
             "--checkpoint-interval",
             "0.1",
             "--frontier-memory",
