@@ -79,8 +79,18 @@ impl Batch {
     }
 }
 
-/// Messages a mesh channel holds before `try_send` reports it full.
-pub const CHANNEL_CAPACITY: usize = 1024;
+/// Messages each mesh channel holds before `try_send` reports it full
+/// (the batch then waits in the sender's overflow queue), for a crawl on
+/// `shards` shards: at most 8,192 slots into each shard, a power of two
+/// (glommio rounds a capacity up to one) from 16 to 1,024 a channel.
+/// glommio makes and writes every slot of the n(n-1) channels up front,
+/// ~128 bytes each: a flat 1,024 was 124 MiB of slots at 32 shards and
+/// 2 GiB at 128; this is at most 1 MiB a shard, and 1,024 (as before) up
+/// to 9 shards.
+pub fn channel_capacity(shards: usize) -> usize {
+    let fair = 8_192 / shards.saturating_sub(1).max(1);
+    (1usize << fair.max(1).ilog2()).clamp(16, 1_024)
+}
 
 /// The shard that owns `host`: [`host_key`] modulo `shards`.
 pub fn shard_for(host: &str, shards: usize) -> usize {
@@ -409,6 +419,21 @@ mod tests {
             counts[shard_for(&format!("host{i}.example"), 4)] += 1;
         }
         assert!(counts.iter().all(|&c| c > 800), "{counts:?}");
+    }
+
+    #[test]
+    fn channel_slots_grow_with_the_shards_not_their_square() {
+        assert_eq!(channel_capacity(1), 1_024);
+        assert_eq!(channel_capacity(2), 1_024);
+        assert_eq!(channel_capacity(9), 1_024);
+        for shards in [10, 16, 17, 32, 64, 128, 512] {
+            let capacity = channel_capacity(shards);
+            assert!(capacity.is_power_of_two(), "glommio would round {capacity} up");
+            let into_each = (shards - 1) * capacity;
+            assert!(into_each <= 8_192, "{shards} shards: {into_each} slots");
+        }
+        assert_eq!(channel_capacity(16), 512);
+        assert_eq!(channel_capacity(10_000), 16, "never below 16");
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::checkpoints::Checkpoints;
 use crate::crawl::frontier::Job;
 use crate::crawl::hops::{Hop, Hops};
-use crate::crawl::mesh::{shard_for, Batch, FetchSlots, Outbox, Outstanding, CHANNEL_CAPACITY};
+use crate::crawl::mesh::{channel_capacity, shard_for, Batch, FetchSlots, Outbox, Outstanding};
 use crate::crawl::shard::{Durability, Shard, ShardResult, Shared};
 use crate::crawl::urls;
 use crate::output::progress::{self, Progress};
@@ -244,7 +244,7 @@ pub fn run_with(
         }
         _ => None,
     };
-    let mesh = (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, CHANNEL_CAPACITY));
+    let mesh = (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, channel_capacity(shards)));
 
     let warc = match &config.warc_dir {
         Some(dir) => {
