@@ -60,6 +60,7 @@ mod tests;
 
 pub use connection::{reset, HEAD_DEADLINE};
 pub use reply::{Reply, Step};
+pub(crate) use request::strip_port;
 pub use request::{Request, MAX_HEAD};
 
 /// Requested listen backlog (the kernel caps it at `net.core.somaxconn`).

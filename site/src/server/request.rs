@@ -128,7 +128,7 @@ fn parse_head(req: &httparse::Request<'_, '_>, extra_bytes: bool) -> Option<Head
 }
 
 /// `example.com:80` -> `example.com`, `[::1]:80` -> `[::1]`.
-pub(super) fn strip_port(authority: &str) -> &str {
+pub(crate) fn strip_port(authority: &str) -> &str {
     if authority.starts_with('[') {
         return match authority.find(']') {
             Some(end) => &authority[..=end],

@@ -18,6 +18,7 @@
 
 use super::graph::parse_index;
 use super::{SynthSite, HOST_DOMAIN};
+use crate::server::strip_port;
 
 impl SynthSite {
     /// The host (index) a request with this `Host` (port optional) is for:
@@ -67,20 +68,6 @@ impl SynthSite {
         (0..self.hosts)
             .map(|k| format!("{}/", self.origin(k, authority)))
             .collect()
-    }
-}
-
-/// `host:port` -> `host`, `[::1]:80` -> `[::1]`.
-fn strip_port(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return match authority.find(']') {
-            Some(end) => &authority[..=end],
-            None => authority,
-        };
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
-        _ => authority,
     }
 }
 
