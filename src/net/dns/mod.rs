@@ -44,6 +44,7 @@
 //! [`addresses`] the order addresses are tried in; [`journal`] the
 //! lookups kept for `--warc-dns`.
 // Network data flows through here: a panic would take down a whole shard.
+// These lints hold in the submodules too (lookup, query, pending, ...).
 #![deny(
     clippy::indexing_slicing,
     clippy::unwrap_used,
