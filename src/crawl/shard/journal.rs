@@ -303,22 +303,19 @@ impl Shard {
         let Some(path) = done else {
             return;
         };
+        let failed = |e: crate::state::StateError| {
+            self.seen_failed(&format!("reading the done URLs: {e}"));
+        };
         // Blocking reads, before this shard's fetches start (as the
         // replay's).
         let fingerprints = match crate::state::done::Fingerprints::open(&path) {
             Ok(fingerprints) => fingerprints,
-            Err(e) => {
-                self.seen_failed(&format!("reading the done URLs: {e}"));
-                return;
-            }
+            Err(e) => return failed(e),
         };
         for (i, fp) in fingerprints.enumerate() {
             let fp = match fp {
                 Ok(fp) => fp,
-                Err(e) => {
-                    self.seen_failed(&format!("reading the done URLs: {e}"));
-                    return;
-                }
+                Err(e) => return failed(e),
             };
             let merge = {
                 let mut seen = self.seen.borrow_mut();
