@@ -4,13 +4,12 @@
 // This product includes software developed at Datadog (https://www.datadoghq.com/). Copyright 2020 Datadog, Inc.
 //
 use alloc::alloc::Layout;
-use log::warn;
+use log::debug;
 use nix::{
     fcntl::{FallocateFlags, OFlag},
     poll::PollFlags,
     sys::socket::{SockaddrLike, SockaddrStorage},
 };
-use rlimit::Resource;
 use std::{
     cell::{Cell, Ref, RefCell, RefMut},
     collections::VecDeque,
@@ -41,7 +40,7 @@ use crate::{
         PollableStatus, Source, SourceType, Statx, TimeSpec64,
     },
     uring_sys::{self, IoRingOp},
-    GlommioError, IoRequirements, IoStats, ReactorErrorKind, RingIoStats, TaskQueueHandle,
+    IoRequirements, IoStats, RingIoStats, TaskQueueHandle,
 };
 use ahash::AHashMap;
 use buddy_alloc::buddy_alloc::{BuddyAlloc, BuddyAllocParam};
@@ -1316,15 +1315,11 @@ impl Reactor {
         ring_depth: usize,
         blocking_thread: BlockingThreadPool,
     ) -> crate::Result<Reactor, ()> {
-        const MIN_MEMLOCK_LIMIT: u64 = 512 * 1024;
-        let (memlock_limit, _) = Resource::MEMLOCK.get()?;
-        if memlock_limit < MIN_MEMLOCK_LIMIT {
-            return Err(GlommioError::ReactorError(ReactorErrorKind::MemLockLimit(
-                memlock_limit,
-                MIN_MEMLOCK_LIMIT,
-            )));
-        }
-
+        // ringcrawl: no floor on RLIMIT_MEMLOCK. Since Linux 5.12 the rings
+        // are charged to the memory cgroup, not to the locked-memory limit;
+        // only registered buffers count against it, and those are optional
+        // (registration failing below leaves plain buffers, as upstream
+        // already allows). A container's 64 KiB limit is then enough.
         let source_map = Rc::new(RefCell::new(SourceMap::default()));
         // always have at least some small amount of memory for the slab
         io_memory = std::cmp::max(align_up(io_memory, 4096), 65536);
@@ -1339,16 +1334,17 @@ impl Reactor {
             SleepableRing::new(ring_depth, "latency", allocator.clone(), source_map.clone())?;
 
         match main_ring.registrar().register_buffers_by_ref(&registry) {
-            Err(x) => warn!("Error: registering buffers in the main ring. Skipping{x:#?}"),
+            // ringcrawl: debug, not warn: a small memlock limit makes this usual.
+            Err(x) => debug!("registering buffers in the main ring failed, skipping: {x:#?}"),
             Ok(_) => match poll_ring.registrar().register_buffers_by_ref(&registry) {
                 Err(x) => {
-                    warn!("Error: registering buffers in the poll ring. Skipping{x:#?}");
+                    debug!("registering buffers in the poll ring failed, skipping: {x:#?}");
                     main_ring.registrar().unregister_buffers().unwrap();
                 }
                 Ok(_) => {
                     match latency_ring.registrar().register_buffers_by_ref(&registry) {
                         Err(x) => {
-                            warn!("Error: registering buffers in the poll ring. Skipping{x:#?}");
+                            debug!("registering buffers in the poll ring failed, skipping: {x:#?}");
                             poll_ring.registrar().unregister_buffers().unwrap();
                             main_ring.registrar().unregister_buffers().unwrap();
                         }
