@@ -16,19 +16,20 @@
 //!   verification failure"): `--ca-cert` or `--insecure` may be wanted;
 //! - 8 nothing fetched, servers answered with errors only (every root got
 //!   a 4xx/5xx, was kept out by robots.txt, or redirected nowhere useful);
-//! - 130 interrupted by SIGINT/SIGTERM.
+//! - 130 interrupted by SIGINT/SIGTERM (see `signals` for a second one).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 mod cli;
 mod logger;
+mod signals;
 mod status;
 
 use anyhow::Context;
 use clap::Parser;
 use cli::Args;
-use ringcrawl::{Fetched, Interrupt};
+use ringcrawl::Fetched;
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::TestCa;
@@ -102,17 +103,6 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
     }
 }
 
-/// The first SIGINT or SIGTERM interrupts the crawl (it then winds down);
-/// a second one exits at once.
-fn on_signals(interrupt: &Interrupt) -> anyhow::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    for signal in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(signal, 130, interrupt.flag())?;
-        signal_hook::flag::register(signal, interrupt.flag())?;
-    }
-    Ok(())
-}
-
 fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     // Before any thread: the open-file limit up, membarrier registered.
     ringcrawl::process::prepare();
@@ -170,7 +160,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    on_signals(&crawler.interrupt_handle())?;
+    signals::watch(crawler.interrupt_handle().flag())?;
 
     let report = crawler.run()?;
     if !quiet {

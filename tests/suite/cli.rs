@@ -398,3 +398,152 @@ fn state_and_resume_misuse_exits_2_with_one_line() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Whether `tool` runs (`tool --version`); when it does not, the test says
+/// it is skipped, unless RINGCRAWL_REQUIRE_TOOLS is set (CI installs every
+/// tool): then a missing tool fails the test.
+fn have_tool(tool: &str, test: &str) -> bool {
+    let runs = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !runs {
+        assert!(
+            std::env::var_os("RINGCRAWL_REQUIRE_TOOLS").is_none(),
+            "RINGCRAWL_REQUIRE_TOOLS is set and {tool} does not run"
+        );
+        eprintln!("SKIPPED {test}: {tool} does not run here");
+    }
+    runs
+}
+
+/// Docker's default locked-memory limit (64 KiB) used to stop every crawl
+/// at its start (glommio wanted 512 KiB); no limit at all works too.
+#[test]
+fn a_crawl_runs_under_a_containers_64_kib_memlock_limit() {
+    if !have_tool(
+        "prlimit",
+        "a_crawl_runs_under_a_containers_64_kib_memlock_limit",
+    ) {
+        return;
+    }
+    for limit in ["65536:65536", "0:0"] {
+        let out = Command::new("prlimit")
+            .arg(format!("--memlock={limit}"))
+            .arg(env!("CARGO_BIN_EXE_ringcrawl"))
+            .args(["--demo", "300", "--cores", "2", "--frontier-memory", "1M"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "memlock {limit}: {stderr}");
+        assert!(stderr.contains("0 missing"), "memlock {limit}: {stderr}");
+    }
+}
+
+/// A crawl of 50 pages that answer at once and 50 that never finish, with
+/// its records and JSON report in `dir`: it runs until it is signalled.
+fn endless_crawl(dir: &std::path::Path) -> (ringcrawl_site::server::Server, Vec<String>) {
+    use ringcrawl_site::server::{Reply, Server, Step};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let server = Server::start(Arc::new(|req: &ringcrawl_site::server::Request| {
+        if req.path == "/" {
+            let links: String = (0..50)
+                .map(|i| format!("<a href=\"/slow/{i}\">s</a><a href=\"/fast/{i}\">f</a>"))
+                .collect();
+            Reply::Http {
+                status: 200,
+                headers: vec![("Content-Type".into(), "text/html".into())],
+                body: links.into_bytes(),
+            }
+        } else if req.path.starts_with("/fast/") {
+            Reply::Http {
+                status: 200,
+                headers: vec![],
+                body: b"fast".to_vec(),
+            }
+        } else {
+            Reply::Script(vec![Step::Sleep(Duration::from_secs(60))])
+        }
+    }))
+    .unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let args = vec![
+        "--max-tasks".to_string(),
+        "20".to_string(),
+        "--per-host".to_string(),
+        "20".to_string(),
+        "--ignore-robots".to_string(),
+        "-o".to_string(),
+        dir.join("records.jsonl").display().to_string(),
+        "--report-json".to_string(),
+        dir.join("report.json").display().to_string(),
+        format!("http://{}/", server.addr()),
+    ];
+    (server, args)
+}
+
+/// coreutils `timeout` signals the crawler, then its whole process group:
+/// two SIGTERMs microseconds apart. The second is a copy, not a "stop at
+/// once": the crawl still stops cleanly, with its report.
+#[test]
+fn two_sigterms_at_once_as_timeout_sends_them_keep_the_report() {
+    use std::time::Duration;
+    let dir = std::env::temp_dir().join(format!("ringcrawl-twice-{}", std::process::id()));
+    let (_server, args) = endless_crawl(&dir);
+    for round in 0..3 {
+        let _ = std::fs::remove_file(dir.join("report.json"));
+        let child = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
+            .args(&args)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: plain kill(2) on the child we started.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM);
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "round {round}: {stderr}");
+        assert!(stderr.contains("interrupted"), "round {round}: {stderr}");
+        let report = std::fs::read_to_string(dir.join("report.json"))
+            .unwrap_or_else(|e| panic!("round {round}: no report ({e}): {stderr}"));
+        let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+        assert!(
+            report["urls"].as_u64().unwrap_or(0) > 0,
+            "round {round}: {report}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The same through coreutils `timeout` itself.
+#[test]
+fn a_crawl_under_timeout_writes_its_report() {
+    if !have_tool("timeout", "a_crawl_under_timeout_writes_its_report") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ringcrawl-timeout-{}", std::process::id()));
+    let (_server, args) = endless_crawl(&dir);
+    for round in 0..3 {
+        let _ = std::fs::remove_file(dir.join("report.json"));
+        let out = Command::new("timeout")
+            .arg("2")
+            .arg(env!("CARGO_BIN_EXE_ringcrawl"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // timeout's own code for "timed out".
+        assert_eq!(out.status.code(), Some(124), "round {round}: {stderr}");
+        assert!(stderr.contains("interrupted"), "round {round}: {stderr}");
+        assert!(
+            dir.join("report.json").exists(),
+            "round {round}: no report: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
