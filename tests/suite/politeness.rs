@@ -571,3 +571,77 @@ fn thousands_of_one_page_hosts_leave_a_bounded_frontier() {
         "{held}: finished hosts are kept while there is room"
     );
 }
+
+/// A host's second origin (another port of the same name) accepts
+/// connections and never answers: its robots.txt times out and is tried
+/// again on its schedule. The first origin's pages do not wait for it
+/// (robots.txt and its waits belong to the origin; politeness, with its
+/// two slots, to the host).
+#[test]
+fn a_stalled_origin_does_not_hold_up_its_hosts_other_origin() {
+    // Accepts, then holds every connection without a byte.
+    let stalled = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let stalled_port = stalled.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in stalled.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    let fetched: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let server = serve({
+        let fetched = fetched.clone();
+        move |req| {
+            if req.path == "/robots.txt" {
+                return None;
+            }
+            fetched.lock().unwrap().push(Instant::now());
+            let next: Vec<String> = match req.path.strip_prefix("/p/").map(str::parse::<u32>) {
+                None => vec![
+                    format!("http://a.test:{stalled_port}/never"),
+                    "/p/0".to_string(),
+                ],
+                Some(Ok(i)) if i < 30 => vec![format!("/p/{}", i + 1)],
+                _ => vec![],
+            };
+            Some(page(&next.iter().map(String::as_str).collect::<Vec<_>>()))
+        }
+    });
+    let port = server.addr().port();
+    let mut cfg = config(&[format!("http://a.test:{port}/")]);
+    polite(&mut cfg);
+    for p in [port, stalled_port] {
+        cfg.resolve.insert(
+            ("a.test".into(), p),
+            vec![std::net::Ipv4Addr::LOCALHOST.into()],
+        );
+    }
+    let read_timeout = Duration::from_secs(3);
+    cfg.read_timeout = read_timeout;
+    cfg.robots_retries = vec![Duration::from_secs(1)];
+    let started = Instant::now();
+    let out = crawl(cfg);
+    let took = started.elapsed();
+    let fetched = fetched.lock().unwrap();
+    // The root and its chain of 31 pages, one after the other.
+    assert_eq!(fetched.len(), 32, "{:?}", out.records);
+    let last = fetched.iter().max().unwrap().duration_since(started);
+    assert!(
+        last < read_timeout,
+        "the good origin's pages were done {last:?} in, after the stalled robots.txt's time-out"
+    );
+    assert!(
+        took >= read_timeout,
+        "the stalled origin was waited for: {took:?}"
+    );
+    let never = out
+        .records
+        .iter()
+        .find(|r| r.url.ends_with("/never"))
+        .expect("the stalled origin's URL is recorded");
+    assert_eq!(
+        never.error_kind.as_deref(),
+        Some("robots_unavailable"),
+        "{never:?}"
+    );
+}

@@ -2,9 +2,11 @@
 //! in flight, the clock of its next request, backoff, the robots.txt of
 //! each of its origins).
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::queue::Queue;
+use super::Job;
 use crate::crawl::robots::Rules;
 
 /// What a resting host costs beyond its name and rules: the `Host` itself
@@ -14,9 +16,33 @@ pub(super) const HOST_OVERHEAD: usize = 160;
 /// robots.txt state of an origin; `failed` counts the tries that got no
 /// rules (unreachable, 5xx).
 pub(super) enum Robots {
-    Unknown { failed: u32 },
+    /// To be asked for, not before `retry_at`.
+    Unknown { failed: u32, retry_at: Instant },
     Fetching { failed: u32 },
     Known(Rules),
+}
+
+/// One origin (scheme, host, port) of a host: its robots.txt, and the URLs
+/// that wait for it. While an origin's robots.txt is being fetched or is
+/// waiting for its next try, its URLs are set aside here, so the host's
+/// other origins go on (a filtered port 80 must not hold up the https
+/// site); they go back to the front of the host's queue when the rules
+/// arrive or the next try is due.
+pub(super) struct Origin {
+    pub(super) name: Box<str>,
+    pub(super) robots: Robots,
+    pub(super) parked: VecDeque<Job>,
+}
+
+impl Origin {
+    /// Its robots.txt is being fetched, or its next try is not due yet.
+    pub(super) fn waits(&self, now: Instant) -> bool {
+        match self.robots {
+            Robots::Fetching { .. } => true,
+            Robots::Unknown { retry_at, .. } => retry_at > now,
+            Robots::Known(_) => false,
+        }
+    }
 }
 
 /// One host's queue and politeness state.
@@ -34,8 +60,8 @@ pub(super) struct Host {
     pub(super) delay: Duration,
     /// Consecutive failed fetches.
     pub(super) failures: u32,
-    /// robots.txt of each origin of the host met so far (with robots on).
-    pub(super) origins: Vec<(Box<str>, Robots)>,
+    /// Each origin of the host met so far (with robots on).
+    pub(super) origins: Vec<Origin>,
     /// In the ready ring or the timer heap.
     pub(super) scheduled: bool,
 }
@@ -55,9 +81,44 @@ impl Host {
         }
     }
 
-    /// Nothing queued, in flight or scheduled: it may rest.
+    /// Nothing queued, set aside, in flight or scheduled: it may rest.
     pub(super) fn is_done(&self) -> bool {
-        self.queue.is_empty() && self.active == 0 && !self.scheduled
+        self.queue.is_empty()
+            && self.active == 0
+            && !self.scheduled
+            && self.origins.iter().all(|o| o.parked.is_empty())
+    }
+
+    /// The soonest instant a set-aside URL may go on: the next try of the
+    /// robots.txt of an origin that has some (None while each such
+    /// origin's robots.txt is being fetched: its answer reschedules).
+    pub(super) fn parked_due(&self) -> Option<Instant> {
+        self.origins
+            .iter()
+            .filter(|o| !o.parked.is_empty())
+            .filter_map(|o| match o.robots {
+                Robots::Unknown { retry_at, .. } => Some(retry_at),
+                _ => None,
+            })
+            .min()
+    }
+
+    /// Put the set-aside URLs of each origin whose rules are known, or
+    /// whose next try is due at `now`, back at the front of the queue, in
+    /// their order.
+    pub(super) fn unpark(&mut self, now: Instant) {
+        for origin in &mut self.origins {
+            let due = match origin.robots {
+                Robots::Known(_) => true,
+                Robots::Unknown { retry_at, .. } => retry_at <= now,
+                Robots::Fetching { .. } => false,
+            };
+            if due {
+                while let Some(job) = origin.parked.pop_back() {
+                    self.queue.push_front(job);
+                }
+            }
+        }
     }
 
     /// Heap and bookkeeping bytes of a resting host named `name`.
@@ -67,9 +128,9 @@ impl Host {
             + self
                 .origins
                 .iter()
-                .map(|(origin, robots)| {
-                    origin.len()
-                        + match robots {
+                .map(|origin| {
+                    origin.name.len()
+                        + match &origin.robots {
                             Robots::Known(rules) => rules.weight(),
                             _ => 0,
                         }

@@ -13,7 +13,8 @@
 //! host, port: RFC 9309), so `http://h/` and `https://h/` each have their
 //! own rules, while politeness stays with the host across schemes and
 //! ports. A robots.txt that could not be had (unreachable, 5xx) is asked
-//! again on a schedule while the origin's pages wait. It also caps the URLs
+//! again on a schedule while the origin's pages wait; they wait aside
+//! (`host.rs`), so the host's other origins go on meanwhile. It also caps the URLs
 //! accepted per host, a bound on generated-URL traps. No I/O and no clock:
 //! the caller passes `now`.
 //!
@@ -67,7 +68,7 @@ mod queue;
 mod spill;
 mod store;
 
-use host::{Host, Robots};
+use host::{Host, Origin, Robots};
 pub use chunk::ChunkError;
 pub use spill::Lost;
 use spill::{weight, Spill, READ_AHEAD};
@@ -327,6 +328,7 @@ impl Frontier {
             let Some(host) = self.hosts.get_mut(&name) else {
                 continue;
             };
+            host.unpark(now);
             if host.queue.head_len() == 0 && host.queue.has_more() {
                 // Its turn came and its next URLs are on disk (or in its
                 // tail): bring them up. From RAM it takes its turn now;
@@ -344,8 +346,16 @@ impl Frontier {
                 continue;
             }
             if host.queue.head_len() == 0 || host.active >= self.politeness.per_host {
-                // Rescheduled by the next offer or release.
+                // Rescheduled by the next offer or release; a host whose
+                // URLs all wait for a robots.txt retry, when it is due.
                 host.scheduled = false;
+                if host.queue.is_empty() {
+                    if let Some(at) = host.parked_due() {
+                        host.scheduled = true;
+                        self.timers.push(Reverse((at, name)));
+                        continue;
+                    }
+                }
                 self.settle(&name);
                 continue;
             }
@@ -356,44 +366,63 @@ impl Frontier {
             let Some(front) = host.queue.front() else {
                 continue;
             };
-            let robots = if self.politeness.robots {
+            let at = if self.politeness.robots {
                 let origin = urls::origin_of(&front.url);
-                let at = match host.origins.iter().position(|(o, _)| **o == *origin) {
-                    Some(at) => at,
+                match host.origins.iter().position(|o| *o.name == *origin) {
+                    Some(at) => Some(at),
                     None => {
-                        host.origins
-                            .push((origin.into(), Robots::Unknown { failed: 0 }));
-                        host.origins.len() - 1
+                        host.origins.push(Origin {
+                            name: origin.into(),
+                            robots: Robots::Unknown {
+                                failed: 0,
+                                retry_at: now,
+                            },
+                            parked: VecDeque::new(),
+                        });
+                        Some(host.origins.len() - 1)
                     }
-                };
-                host.origins.get_mut(at).map(|(_, robots)| robots)
+                }
             } else {
                 None
             };
-            let verdict = match robots {
-                Some(Robots::Fetching { .. }) => {
-                    // Its pages wait; the answer reschedules the host.
-                    host.scheduled = false;
+            let verdict = match at.and_then(|at| host.origins.get_mut(at)) {
+                Some(origin) if origin.waits(now) => {
+                    // Its origin waits for robots.txt: the URL waits with
+                    // it, and the host's next URL (another origin's, maybe)
+                    // takes the turn. The answer, or the next try's time,
+                    // puts it back.
+                    if let Some(job) = host.queue.pop_front() {
+                        origin.parked.push_back(job);
+                    }
+                    self.ring.push_front(name);
                     continue;
                 }
-                Some(robots @ Robots::Unknown { .. }) => {
+                Some(Origin {
+                    robots: robots @ Robots::Unknown { .. },
+                    ..
+                }) => {
                     let failed = match robots {
-                        Robots::Unknown { failed } => *failed,
+                        Robots::Unknown { failed, .. } => *failed,
                         _ => 0,
                     };
                     *robots = Robots::Fetching { failed };
                     host.active += 1;
-                    host.scheduled = false;
                     let example = front.url.clone();
                     let root = front.depth == 0;
+                    // It keeps its turns: its other origins' URLs may go
+                    // while this robots.txt is fetched.
+                    self.ring.push_back(name.clone());
                     return Next::Robots {
                         host: name,
                         example,
                         root,
                     };
                 }
-                Some(Robots::Known(rules)) => rules.verdict(&front.url),
-                None => Verdict::Allowed,
+                Some(Origin {
+                    robots: Robots::Known(rules),
+                    ..
+                }) => rules.verdict(&front.url),
+                _ => Verdict::Allowed,
             };
             let Some(job) = host.queue.pop_front() else {
                 continue;
@@ -501,34 +530,40 @@ impl Frontier {
         if let Some(crawl_delay) = rules.crawl_delay(cap) {
             entry.delay = entry.delay.max(crawl_delay);
         }
-        if let Some((_, robots)) = entry.origins.iter_mut().find(|(o, _)| **o == *origin) {
-            let failed = match robots {
-                Robots::Fetching { failed } | Robots::Unknown { failed } => *failed,
+        if let Some(found) = entry.origins.iter_mut().find(|o| *o.name == *origin) {
+            let failed = match found.robots {
+                Robots::Fetching { failed } | Robots::Unknown { failed, .. } => failed,
                 Robots::Known(_) => 0,
             };
             let retry = rules
                 .is_unavailable()
                 .then(|| self.politeness.robots_retries.get(failed as usize))
                 .flatten();
-            *robots = match retry {
-                Some(wait) => {
-                    entry.ready_at = entry.ready_at.max(later(now, *wait));
-                    Robots::Unknown {
-                        failed: failed.saturating_add(1),
-                    }
-                }
+            // The wait is the origin's: the host's other origins go on.
+            found.robots = match retry {
+                Some(wait) => Robots::Unknown {
+                    failed: failed.saturating_add(1),
+                    retry_at: later(now, *wait),
+                },
                 None => Robots::Known(rules),
             };
         }
+        entry.unpark(now);
         self.reschedule(host);
         self.settle(host);
     }
 
     fn reschedule(&mut self, host: &str) {
         if let Some(entry) = self.hosts.get_mut(host) {
-            if !entry.scheduled && !entry.queue.is_empty() {
+            if entry.scheduled {
+                return;
+            }
+            if !entry.queue.is_empty() {
                 entry.scheduled = true;
                 self.ring.push_back(host.to_string());
+            } else if let Some(at) = entry.parked_due() {
+                entry.scheduled = true;
+                self.timers.push(Reverse((at, host.to_string())));
             }
         }
     }

@@ -215,6 +215,47 @@ fn an_unavailable_robots_txt_is_asked_again_on_the_schedule_while_pages_wait() {
 }
 
 #[test]
+fn an_origin_waiting_for_robots_txt_does_not_hold_up_its_hosts_other_origins() {
+    let now = Instant::now();
+    let ms = Duration::from_millis;
+    let mut f = Frontier::new(Politeness {
+        per_host: 2,
+        robots_retries: vec![ms(1000)],
+        ..Politeness::default()
+    });
+    // The stalled origin's URL comes first in the host's queue.
+    f.offer(job("http://a.test:81/stalled"), now);
+    for i in 0..3 {
+        f.offer(job(&format!("https://a.test/{i}")), now);
+    }
+    let stalled = robots_first(&mut f, now);
+    assert!(stalled.starts_with("http://a.test:81/"));
+    // While its robots.txt is fetched (it takes one slot), the https
+    // origin gets its own robots.txt and then its pages.
+    let good = robots_first(&mut f, now);
+    assert!(good.starts_with("https://a.test/"), "{good}");
+    f.set_robots(&good, Rules::from_answer(Some(200), b"", "x"), now);
+    assert_eq!(fetch(&mut f, now), "https://a.test/0");
+    // The stalled robots.txt fails: its origin waits 1 s; the other goes on.
+    f.set_robots(&stalled, Rules::Unavailable, now);
+    assert_eq!(fetch(&mut f, now), "https://a.test/1");
+    f.release("a.test", false, now);
+    f.release("a.test", false, now);
+    assert_eq!(fetch(&mut f, now), "https://a.test/2");
+    f.release("a.test", false, now);
+    assert_eq!(f.next(now), Next::Wait(now + ms(1000)), "only the waiting origin is left");
+    assert_eq!(f.hosts().0, 1, "its URL keeps the host live");
+    let t = now + ms(1000);
+    assert!(robots_first(&mut f, t).ends_with(":81/stalled"), "tried again when due");
+    f.set_robots(&stalled, Rules::Unavailable, t);
+    assert!(matches!(
+        f.next(t),
+        Next::Refused(j, Verdict::Unavailable) if j.url.ends_with(":81/stalled")
+    ));
+    assert_eq!(f.next(t), Next::Idle);
+}
+
+#[test]
 fn a_robots_txt_unavailable_past_the_schedule_keeps_its_origin_out() {
     let now = Instant::now();
     let mut f = Frontier::new(Politeness {
