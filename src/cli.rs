@@ -24,6 +24,10 @@ pub struct Args {
     #[arg(value_name = "ROOT")]
     pub roots: Vec<String>,
 
+    /// Read more roots from FILE, one URL or bare host a line (- for standard input; repeatable); read as the crawl goes, its hosts in scope like the roots'
+    #[arg(long, value_name = "FILE")]
+    pub seeds: Vec<PathBuf>,
+
     /// Crawl the built-in synthetic site of N pages, served in-process on 127.0.0.1 (no roots needed)
     #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "2000")]
     pub demo: Option<usize>,
@@ -342,6 +346,7 @@ impl Args {
         // A resumed crawl's roots are its manifest's.
         // So are a cluster crawl's (a node may join with none).
         if self.roots.is_empty()
+            && self.seeds.is_empty()
             && extra_roots.is_empty()
             && self.resume.is_none()
             && self.cluster.is_none()
@@ -349,7 +354,14 @@ impl Args {
             return Err(ArgsError::NoRoots);
         }
         let verbosity = self.verbosity();
-        let mut b = Crawler::builder()
+        let mut b = Crawler::builder();
+        for path in &self.seeds {
+            b = match path.to_str() {
+                Some("-") => b.seeds_stdin(),
+                _ => b.seeds_file(path),
+            };
+        }
+        let mut b = b
             .roots(self.roots.iter().chain(extra_roots).cloned())
             .scope(if self.lenient {
                 ScopeMode::Lenient

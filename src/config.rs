@@ -67,11 +67,58 @@ pub enum Output {
     File(PathBuf),
 }
 
+/// Where a seed list (`--seeds`, `crate::crawl::seeds`) is read from.
+#[derive(Clone)]
+pub enum SeedSource {
+    /// A file, one URL or host a line.
+    File(PathBuf),
+    /// Standard input (`--seeds -`).
+    Stdin,
+    /// A library caller's reader, read once by the first crawl that runs
+    /// with it.
+    Reader(SeedReader),
+}
+
+/// A reader of seed lines handed to the library (see [`SeedSource::Reader`]).
+#[derive(Clone)]
+pub struct SeedReader(std::sync::Arc<std::sync::Mutex<Option<Box<dyn std::io::Read + Send>>>>);
+
+impl SeedReader {
+    pub fn new(reader: Box<dyn std::io::Read + Send>) -> Self {
+        SeedReader(std::sync::Arc::new(std::sync::Mutex::new(Some(reader))))
+    }
+
+    /// The reader, once.
+    pub fn take(&self) -> Option<Box<dyn std::io::Read + Send>> {
+        self.0.lock().ok().and_then(|mut r| r.take())
+    }
+}
+
+impl SeedSource {
+    /// How messages name it.
+    pub fn name(&self) -> String {
+        match self {
+            SeedSource::File(path) => path.display().to_string(),
+            SeedSource::Stdin => "standard input".to_string(),
+            SeedSource::Reader(_) => "the seed reader".to_string(),
+        }
+    }
+}
+
+impl std::fmt::Debug for SeedSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
 /// Everything a crawl needs to know; shared read-only by all shards.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Normalised crawl roots; their hosts define the scope.
     pub roots: Vec<Url>,
+    /// Seed lists: more roots, read as the crawl goes; their hosts are in
+    /// scope too.
+    pub seeds: Vec<SeedSource>,
     /// Which URLs may be fetched (strict/lenient hosts, `--exclude`).
     pub scope: Scope,
     /// Number of shards (one glommio executor per core); `crawl::run`
@@ -207,6 +254,7 @@ impl Config {
         let scope = Scope::new(&roots, ScopeMode::Strict, None);
         Config {
             roots,
+            seeds: Vec::new(),
             scope,
             cores: available_cpus().len().max(1),
             max_tasks: 100,

@@ -16,7 +16,7 @@ use url::Url;
 use super::checks;
 use super::page::{Handler, Hooks, Page};
 use super::Crawler;
-use crate::config::{Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
+use crate::config::{Config, Output, SeedReader, SeedSource, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::scope::{Scope, ScopeMode};
 use crate::crawl::urls::{self, UrlError};
 use crate::net::dns::Families;
@@ -104,6 +104,33 @@ impl CrawlerBuilder {
     /// Several roots.
     pub fn roots<I: IntoIterator<Item = S>, S: Into<String>>(mut self, urls: I) -> Self {
         self.roots.extend(urls.into_iter().map(Into::into));
+        self
+    }
+
+    /// A seed list: a file of one URL or bare host a line (`#` comments
+    /// and blank lines skipped), read as the crawl goes, not into memory.
+    /// Its hosts are in scope as the roots' are; a bad line is recorded
+    /// (`bad_root`, with its line number) and the crawl goes on. May be
+    /// given several times, and with roots.
+    pub fn seeds_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config.seeds.push(SeedSource::File(path.into()));
+        self
+    }
+
+    /// A seed list read from `reader` (as [`CrawlerBuilder::seeds_file`]):
+    /// read once, when the crawl starts, and kept on disk meanwhile. An
+    /// iterator of URLs can be given as roots instead, or as a reader over
+    /// its lines.
+    pub fn seeds_reader(mut self, reader: impl std::io::Read + Send + 'static) -> Self {
+        self.config
+            .seeds
+            .push(SeedSource::Reader(SeedReader::new(Box::new(reader))));
+        self
+    }
+
+    /// Seeds from standard input (the command line's `--seeds -`).
+    pub fn seeds_stdin(mut self) -> Self {
+        self.config.seeds.push(SeedSource::Stdin);
         self
     }
 
@@ -581,9 +608,10 @@ impl CrawlerBuilder {
             _ => (roots, mode, exclude),
         };
         // A node may join a cluster crawl with no roots of its own.
-        if roots.is_empty() && cluster.is_none() {
+        if roots.is_empty() && config.seeds.is_empty() && cluster.is_none() {
             return Err(BuildError::new("root", "no roots given"));
         }
+        checks::seeds(&config, state.is_some(), cluster.is_some())?;
         let state_given = state.is_some();
         if let Some((dir, resume)) = state {
             checks::state(&mut config, dir, resume, checkpoint_interval, state_args)?;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::BuildError;
-use crate::config::{Config, Output, StateSettings};
+use crate::config::{Config, Output, SeedSource, StateSettings};
 
 /// Longest duration any setting takes (a day): longer is a mistake, and
 /// every clock sum stays far from overflowing.
@@ -28,6 +28,45 @@ const MIN_SEEN_MEMORY: usize = 1 << 20;
 const MIN_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(100);
 /// Most `seen_memory`: 1 TiB (its buckets are allocated as they fill).
 const MAX_SEEN_MEMORY: usize = 1 << 40;
+
+/// Seed lists: each file readable now (not only when the crawl starts);
+/// one read from standard input or a reader cannot be read again by a
+/// resume; a cluster's roots go to its streams, which seed lists do not
+/// reach yet.
+pub(super) fn seeds(config: &Config, state: bool, cluster: bool) -> Result<(), BuildError> {
+    if config.seeds.is_empty() {
+        return Ok(());
+    }
+    if cluster {
+        return Err(BuildError::new(
+            "seeds",
+            "a cluster crawl takes its roots as arguments; seed lists are not supported there yet",
+        ));
+    }
+    for source in &config.seeds {
+        match source {
+            SeedSource::File(path) => {
+                if let Err(e) = std::fs::File::open(path) {
+                    return Err(BuildError::new("seeds", format!("{}: {e}", path.display())));
+                }
+                if path.is_dir() {
+                    return Err(BuildError::new(
+                        "seeds",
+                        format!("{}: is a directory", path.display()),
+                    ));
+                }
+            }
+            SeedSource::Stdin | SeedSource::Reader(_) if state => {
+                return Err(BuildError::new(
+                    "seeds",
+                    "a crawl with --state reads its seed lists again when resumed: give a file, not standard input",
+                ));
+            }
+            SeedSource::Stdin | SeedSource::Reader(_) => {}
+        }
+    }
+    Ok(())
+}
 
 /// `--state DIR` / `--resume DIR`: the checkpoint interval in range and
 /// the records in a regular file (a resume reads them back; with no

@@ -15,6 +15,7 @@ pub mod notify;
 pub mod robots;
 pub mod run;
 pub mod scope;
+pub mod seeds;
 pub mod seen;
 pub mod shard;
 pub mod sitemap;

@@ -23,8 +23,8 @@ use crate::config::{available_cpus, Config, Output, DEFAULT_CHECKPOINT_INTERVAL}
 use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::checkpoints::Checkpoints;
 use crate::crawl::frontier::Job;
-use crate::crawl::hops::{Hop, Hops};
 use crate::crawl::mesh::{channel_capacity, shard_for, Batch, FetchSlots, Outbox, Outstanding};
+use crate::crawl::seeds;
 use crate::crawl::shard::{Durability, Shard, ShardResult, Shared};
 use crate::crawl::urls;
 use crate::output::progress::{self, Progress};
@@ -62,23 +62,6 @@ pub struct Outcome {
     pub resumed: Option<u64>,
     /// A cluster crawl: what this node's cluster thread did.
     pub cluster: Option<NodeReport>,
-}
-
-/// The `/sitemap.xml` of `root`'s origin, a sitemap one `M` hop from the
-/// root at depth 0 (the roots of one origin guess the same URL, and the
-/// owner's seen-set keeps one); none if the scope keeps it out.
-fn guessed_sitemap(root: &url::Url, config: &Config) -> Option<Job> {
-    let url = urls::join(root, "/sitemap.xml")?;
-    if !config.scope.allows(&url) {
-        return None;
-    }
-    Some(Job {
-        url: url.into(),
-        redirects_left: config.max_redirect,
-        depth: 0,
-        hops: Hops::root().then(Hop::Manifest),
-        via: Some(Arc::from(root.as_str())),
-    })
 }
 
 /// Prepare the process ([`crate::process::prepare`]), then crawl with no
@@ -123,7 +106,11 @@ pub fn run_with(
             bail!("root {root} is excluded by --exclude");
         }
         roots.push(Job::root(root.as_str().to_string(), config.max_redirect));
-        if let Some(sitemap) = config.sitemaps.then(|| guessed_sitemap(root, &config)).flatten() {
+        if let Some(sitemap) = config
+            .sitemaps
+            .then(|| seeds::guessed_sitemap(root, &config.scope, config.max_redirect))
+            .flatten()
+        {
             roots.push(sitemap);
         }
     }
@@ -145,6 +132,25 @@ pub fn run_with(
         log::warn!("resume: {note}");
     }
     let resuming = session.as_ref().is_some_and(|s| s.done.is_some());
+    // Seed lists: read once, split by owner into files in the spill
+    // directory, their hosts added to the scope (before the scope is
+    // shared); the shards read their files as the crawl goes.
+    let spill_dir = spill_dir(&config);
+    let seed_files = if config.seeds.is_empty() {
+        None
+    } else {
+        let started = Instant::now();
+        let split = seeds::split::split(&config.seeds, config.cores, config.scope.mode(), &spill_dir)?;
+        log::info!(
+            "seeds: {} roots on {} hosts, {} bad lines, read in {:.1?}",
+            split.roots,
+            split.hosts.len(),
+            split.bad,
+            started.elapsed()
+        );
+        config.scope.add_seeds(split.hosts);
+        Some(Arc::<[PathBuf]>::from(split.files))
+    };
     // A cluster node that comes back under its name appends to its files:
     // it keeps the records it reported before (Redis counts them done).
     let returning = joined.as_ref().is_some_and(|j| j.returning);
@@ -188,6 +194,8 @@ pub fn run_with(
     // cluster's node holds it by one until every node's streams are
     // drained.
     let held = if resuming { shards } else { usize::from(joined.is_some()) };
+    // Each shard holds it by one until it has read its seeds.
+    let held = held + if seed_files.is_some() { shards } else { 0 };
     let outstanding = Arc::new(Outstanding::new(seeded + held));
     let mut resumed = None;
     let earlier_warc_files = match &session {
@@ -294,7 +302,8 @@ pub fn run_with(
             .warc_dedup
             .then(|| Arc::new(Dedup::new(dedup::DEFAULT_BUDGET))),
         cdxj: cdxj.as_ref().map(Writer::handle),
-        spill_dir: spill_dir(&config),
+        spill_dir,
+        seed_files,
         durability: durability.map(|(d, _, _)| d),
         cluster: cluster.as_ref().map(|(link, _)| link.clone()),
     };
@@ -384,7 +393,7 @@ pub fn run_with(
             Err(e) => {
                 shard_failed = true;
                 outcome.aborted = true;
-                log::error!("a shard failed: {e}");
+                log::error!("a shard failed: {e}{}", executor_hint(&e.to_string()));
             }
         }
     }
@@ -514,6 +523,23 @@ fn package_wacz(
     }
     if config.cdxj.is_none() {
         let _ = std::fs::remove_file(index);
+    }
+}
+
+/// What to change when a shard's executor could not start for want of
+/// locked memory or of io_uring itself (empty otherwise). Since Linux 5.12
+/// the rings are not charged to the locked-memory limit, and ringcrawl
+/// runs without registered buffers when the limit is small, so the first
+/// case is older kernels'.
+fn executor_hint(error: &str) -> &'static str {
+    if error.contains("os error 12") || error.contains("MemLock") {
+        " (io_uring could not lock memory for its rings: raise the locked-memory limit, \
+         e.g. `ulimit -l 1024`, or `docker run --ulimit memlock=1048576:1048576`)"
+    } else if error.contains("os error 38") || error.contains("os error 1)") {
+        " (io_uring is not available: Linux 5.8 or later with io_uring enabled is needed; \
+         see sysctl kernel.io_uring_disabled, and a container's seccomp profile)"
+    } else {
+        ""
     }
 }
 

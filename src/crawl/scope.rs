@@ -15,6 +15,8 @@
 //!   registrable domain (`localhost`, a bare public suffix) fall back to the
 //!   strict rule.
 //! * IP addresses (v4 and v6) only ever match exactly, in both modes.
+//! * The hosts of seed lists count as roots' hosts, by the same rules
+//!   (kept compactly: `crate::crawl::seeds`).
 //! * Ports are ignored, as in the chapter's crawler.
 //!
 //! What it is not: no robots.txt, no per-host politeness or limits, no URL
@@ -30,10 +32,12 @@
 )]
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use regex::Regex;
 use url::Url;
 
+use crate::crawl::seeds::SeedHosts;
 use crate::crawl::urls;
 
 /// How far from the roots' hosts a crawl may go.
@@ -55,6 +59,9 @@ pub struct Scope {
     hosts: HashSet<String>,
     /// Registrable domains of the roots' hosts (lenient mode only).
     domains: HashSet<String>,
+    /// The hosts of the seed lists, by the same rule (compact: a list may
+    /// name millions; shared by every shard's copy of the scope).
+    seeds: Option<Arc<SeedHosts>>,
     exclude: Option<Regex>,
 }
 
@@ -97,8 +104,19 @@ impl Scope {
             mode,
             hosts,
             domains,
+            seeds: None,
             exclude,
         }
+    }
+
+    /// Widen this scope by the hosts of the seed lists.
+    pub fn add_seeds(&mut self, seeds: SeedHosts) {
+        self.seeds = Some(Arc::new(seeds));
+    }
+
+    /// The seed lists' hosts, if any.
+    pub fn seeds(&self) -> Option<&SeedHosts> {
+        self.seeds.as_deref()
     }
 
     /// Strict or lenient.
@@ -149,6 +167,9 @@ impl Scope {
         if self.hosts.contains(host.as_ref()) {
             return true;
         }
+        if self.seeds.as_ref().is_some_and(|s| s.contains(&host)) {
+            return true;
+        }
         self.mode == ScopeMode::Lenient
             && !is_ip_like(&host)
             && psl::domain_str(&host).is_some_and(|d| self.domains.contains(d))
@@ -158,7 +179,7 @@ impl Scope {
 /// IPv6 (`[::1]`, or unbracketed with colons) or IPv4-like: the last label is
 /// all digits, which the URL standard only accepts for IPv4 addresses. Such
 /// hosts have no registrable domain and only match exactly.
-fn is_ip_like(host: &str) -> bool {
+pub(crate) fn is_ip_like(host: &str) -> bool {
     if host.starts_with('[') || host.contains(':') {
         return true;
     }

@@ -29,6 +29,7 @@ mod politeness;
 mod requisites;
 mod resume;
 mod scale;
+mod seeds;
 mod sitemaps;
 mod spill;
 mod state_repair;

@@ -504,3 +504,68 @@ fn a_resumed_crawl_packages_every_runs_pages_in_its_wacz() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A crawl from a seed list (every page of the site, one a line), killed
+/// with SIGKILL when a third is logged: the resume reads the list again,
+/// and every seed ends with one record; no page logged before the kill is
+/// fetched again.
+#[test]
+fn a_seed_list_crawl_killed_halfway_resumes_with_every_seed_once() {
+    // 5 ms a page with 8 fetches at once: at most 1,600 pages/s, so the
+    // kill lands long before the 3,000 pages are done.
+    let site = Site::with_delay(3_000, 4, 5);
+    let expected = site.expected();
+    let dir = scratch("seeds");
+    let list = dir.join("seeds.txt");
+    let mut text = String::from("# every page of the site\n");
+    for url in &expected {
+        text.push_str(url);
+        text.push('\n');
+    }
+    std::fs::write(&list, text).unwrap();
+    let state = dir.join("state");
+    let log = state.join("records.jsonl");
+    let mut args = site.resolve_args();
+    args.extend(
+        [
+            "--cores",
+            "2",
+            "--max-tasks",
+            "8",
+            "--ignore-robots",
+            "--no-sitemaps",
+            "-q",
+        ]
+        .map(String::from),
+    );
+    args.extend(["--seeds".into(), list.display().to_string()]);
+    args.extend(["--state".into(), state.display().to_string()]);
+    let mut child = ringcrawl(&args);
+    let start = Instant::now();
+    while lines(&log) < expected.len() / 3 {
+        assert!(start.elapsed() < LIMIT, "no progress");
+        assert!(child.try_wait().unwrap().is_none(), "ended before the kill");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before: BTreeSet<String> = logged(&log).into_keys().collect();
+    assert!(before.len() < expected.len(), "killed before the end");
+
+    let (code, stderr) = wait(ringcrawl(&[
+        "--resume".to_string(),
+        state.display().to_string(),
+        "-q".into(),
+    ]));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_one_record_each(&log, &expected);
+    let hits = site.page_hits();
+    for url in &before {
+        assert_eq!(
+            hits.get(&hit_key(url)),
+            Some(&1),
+            "{url} fetched again after its record"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -29,6 +29,7 @@ mod dispatch;
 mod journal;
 mod page;
 mod robots;
+mod seeds;
 mod seen;
 mod sitemap;
 mod spill;
@@ -114,6 +115,8 @@ pub struct Shared {
     /// The crawl's spill directory (made on the first spill; `crawl::run`
     /// removes it): each shard's segment files go in `shard-{id}` there.
     pub spill_dir: PathBuf,
+    /// With seed lists: each shard's file of their roots (`seeds.rs`).
+    pub seed_files: Option<Arc<[PathBuf]>>,
     /// With a state directory: the journals, and what a resume replays.
     pub durability: Option<Arc<Durability>>,
     /// In a cluster crawl: what the shards share with the cluster thread.
@@ -200,6 +203,8 @@ pub struct Shard {
     handler: RefCell<Option<Handler>>,
     /// The crawl's spill directory (see [`Shared::spill_dir`]).
     spill_dir: PathBuf,
+    /// This shard's file of seeds, read as the crawl goes (`seeds.rs`).
+    seed_file: Option<PathBuf>,
     /// With a state directory: this shard's journal of routed URLs.
     journal: Option<Journal>,
     durability: Option<Arc<Durability>>,
@@ -297,6 +302,7 @@ impl Shard {
             handler: RefCell::new(shared.hooks.handler.as_ref().map(|make| make(id))),
             hooks: shared.hooks,
             spill_dir: shared.spill_dir,
+            seed_file: shared.seed_files.and_then(|files| files.get(id).cloned()),
             journal: shared
                 .durability
                 .as_ref()
@@ -348,6 +354,7 @@ impl Shard {
         let merger = glommio::spawn_local(self.clone().merge_seen());
         let spill = glommio::spawn_local(self.clone().spill());
         let cluster = glommio::spawn_local(self.clone().keep_cluster());
+        let seeds = glommio::spawn_local(self.clone().feed_seeds());
         // A resume: the earlier runs' URLs without a record are queued
         // again (the workers already fetch what comes first).
         self.replay().await;
@@ -407,6 +414,7 @@ impl Shard {
         // drop glommio's DMA writer while it closes, which aborts.
         resolver.await;
         merger.await;
+        seeds.await;
         self.outbox.overflow_added.notify_all();
         flusher.await;
         // The spill's reads and writes in flight end; its files go with

@@ -1,0 +1,280 @@
+//! The first pass over the seed lists, before any shard starts: every line
+//! is read once, each root goes to a file of its owning shard (its URL
+//! normalised), each bad line to the file of one shard (to be recorded
+//! there), and the seeds' hosts are gathered into the scope's
+//! [`SeedHosts`].
+//!
+//! Why a first pass: a link to a seed's host may be found before that seed
+//! is reached, and the scope must already say yes to it. The shards then
+//! read their own file as the crawl goes (`crate::crawl::shard`), so the
+//! seeds wait on disk, not in RAM, and a shard parses no line twice.
+//! Standard input and a library caller's reader are read once, like files.
+//!
+//! Blocking `std::fs` I/O: it runs on the calling thread before the
+//! executors exist.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::config::SeedSource;
+use crate::crawl::mesh::shard_for;
+use crate::crawl::scope::ScopeMode;
+use crate::crawl::urls;
+
+use super::{parse_line, shorten, SeedHosts, SeedHostsBuilder, SeedLine, MAX_LINE};
+
+/// What the first pass left for the shards.
+#[derive(Debug)]
+pub struct Split {
+    /// Shard `i`'s file (see [`Entry`] for its lines).
+    pub files: Vec<PathBuf>,
+    pub hosts: SeedHosts,
+    /// Roots written (each in one shard's file).
+    pub roots: u64,
+    /// Lines that were not roots (blank lines and comments aside).
+    pub bad: u64,
+}
+
+/// A line of a shard's file.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Entry<'a> {
+    /// A root, normalised.
+    Root(&'a str),
+    /// A bad line: where it was and why, and its text (shortened).
+    Bad { at: &'a str, text: &'a str },
+}
+
+impl Entry<'_> {
+    /// Parse a line of a shard's file (without its `\n`); None if it is
+    /// not one this module wrote.
+    pub fn parse(line: &str) -> Option<Entry<'_>> {
+        let (kind, rest) = line.split_once('\t')?;
+        match kind {
+            "U" => Some(Entry::Root(rest)),
+            "B" => {
+                let (at, text) = rest.split_once('\t')?;
+                Some(Entry::Bad { at, text })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Why the first pass failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SplitError {
+    #[error("--seeds {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("writing the seeds for the shards in {dir}: {source}")]
+    Write {
+        dir: String,
+        source: std::io::Error,
+    },
+}
+
+/// Read `sources` in order and split their roots by owner among `shards`
+/// files in `dir` (made if missing).
+pub fn split(
+    sources: &[SeedSource],
+    shards: usize,
+    mode: ScopeMode,
+    dir: &Path,
+) -> Result<Split, SplitError> {
+    let write_err = |source| SplitError::Write {
+        dir: dir.display().to_string(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(write_err)?;
+    let files: Vec<PathBuf> = (0..shards).map(|i| dir.join(format!("seeds-{i}"))).collect();
+    let mut out = files
+        .iter()
+        .map(|p| File::create(p).map(|f| BufWriter::with_capacity(64 << 10, f)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(write_err)?;
+    let mut hosts = SeedHostsBuilder::new(mode);
+    let (mut roots, mut bad) = (0u64, 0u64);
+    for source in sources {
+        let name = source.name();
+        let read_err = |source| SplitError::Read {
+            path: name.clone(),
+            source,
+        };
+        let reader: Box<dyn Read> = match source {
+            SeedSource::File(path) => Box::new(File::open(path).map_err(read_err)?),
+            SeedSource::Stdin => Box::new(std::io::stdin().lock()),
+            SeedSource::Reader(reader) => match reader.take() {
+                Some(reader) => reader,
+                None => continue,
+            },
+        };
+        let mut lines = Lines::new(BufReader::with_capacity(64 << 10, reader));
+        let mut number = 0u64;
+        while let Some(line) = lines.next_line().map_err(read_err)? {
+            number += 1;
+            let (shard, entry) = match parse_line(line) {
+                SeedLine::Skip => continue,
+                SeedLine::Root(url) => {
+                    hosts.add(&url);
+                    roots += 1;
+                    let shard = shard_for(urls::host(&url), shards);
+                    (shard, format!("U\t{url}\n"))
+                }
+                SeedLine::Bad(why) => {
+                    bad += 1;
+                    let text = String::from_utf8_lossy(line);
+                    let text = shorten(text.trim()).replace(['\t', '\n', '\r'], " ");
+                    let at = format!("{name} line {number}: {why}").replace(['\t', '\n', '\r'], " ");
+                    ((number % shards.max(1) as u64) as usize, format!("B\t{at}\t{text}\n"))
+                }
+            };
+            if let Some(file) = out.get_mut(shard) {
+                file.write_all(entry.as_bytes()).map_err(write_err)?;
+            }
+        }
+    }
+    for file in out {
+        file.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_data().map(|()| f))
+            .map_err(write_err)?;
+    }
+    Ok(Split {
+        files,
+        hosts: hosts.finish(),
+        roots,
+        bad,
+    })
+}
+
+/// Lines of a reader, each at most [`MAX_LINE`] bytes kept (the rest of a
+/// longer line is skipped, and the line is then too long for
+/// [`parse_line`]), without their `\n` or `\r\n`.
+struct Lines<R> {
+    reader: R,
+    line: Vec<u8>,
+}
+
+impl<R: BufRead> Lines<R> {
+    fn new(reader: R) -> Self {
+        Lines {
+            reader,
+            line: Vec::new(),
+        }
+    }
+
+    fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
+        self.line.clear();
+        let mut any = false;
+        loop {
+            let buf = match self.reader.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if buf.is_empty() {
+                break;
+            }
+            any = true;
+            let (chunk, used, end) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (buf.get(..i).unwrap_or(buf), i + 1, true),
+                None => (buf, buf.len(), false),
+            };
+            // One byte past the cap is kept, so that the line is known to
+            // be too long.
+            let room = (MAX_LINE + 1).saturating_sub(self.line.len());
+            self.line.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or(chunk));
+            self.reader.consume(used);
+            if end {
+                break;
+            }
+        }
+        if !any {
+            return Ok(None);
+        }
+        if self.line.last() == Some(&b'\r') {
+            self.line.pop();
+        }
+        Ok(Some(&self.line))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8]) -> Vec<Vec<u8>> {
+        let mut l = Lines::new(BufReader::with_capacity(16, input));
+        let mut out = Vec::new();
+        while let Some(line) = l.next_line().unwrap() {
+            out.push(line.to_vec());
+        }
+        out
+    }
+
+    #[test]
+    fn lines_split_on_newlines_with_or_without_carriage_returns() {
+        assert_eq!(
+            lines(b"a\r\nbb\n\nlast"),
+            vec![b"a".to_vec(), b"bb".to_vec(), b"".to_vec(), b"last".to_vec()]
+        );
+        assert!(lines(b"").is_empty());
+    }
+
+    #[test]
+    fn a_line_longer_than_the_cap_is_cut_just_past_it_and_the_next_line_is_whole() {
+        let mut input = vec![b'x'; MAX_LINE * 3];
+        input.extend_from_slice(b"\nnext\n");
+        let got = lines(&input);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].len(), MAX_LINE + 1);
+        assert_eq!(got[1], b"next");
+    }
+
+    #[test]
+    fn entries_read_back_what_was_written() {
+        assert_eq!(Entry::parse("U\thttp://a.test/"), Some(Entry::Root("http://a.test/")));
+        assert_eq!(
+            Entry::parse("B\tf line 3: bad\tftp://x"),
+            Some(Entry::Bad {
+                at: "f line 3: bad",
+                text: "ftp://x"
+            })
+        );
+        assert_eq!(Entry::parse("garbage"), None);
+    }
+
+    #[test]
+    fn split_sends_each_root_to_its_owner_and_bad_lines_somewhere() {
+        let dir = std::env::temp_dir().join(format!("ringcrawl-split-{}", std::process::id()));
+        let list = dir.join("list.txt");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&list, "# top\na.test\nhttps://b.test/x\n\nftp://c.test/\na.test\n").unwrap();
+        let out = dir.join("out");
+        let s = split(&[SeedSource::File(list.clone())], 3, ScopeMode::Strict, &out).unwrap();
+        assert_eq!((s.roots, s.bad), (3, 1));
+        assert!(s.hosts.contains("a.test") && s.hosts.contains("www.b.test"));
+        let mut all = Vec::new();
+        for (i, file) in s.files.iter().enumerate() {
+            for line in std::fs::read_to_string(file).unwrap().lines() {
+                match Entry::parse(line).unwrap() {
+                    Entry::Root(url) => {
+                        assert_eq!(shard_for(urls::host_of(url), 3), i);
+                        all.push(url.to_string());
+                    }
+                    Entry::Bad { at, text } => {
+                        assert!(at.ends_with("line 5: unsupported scheme in \"ftp://c.test/\" (only http and https)"), "{at}");
+                        assert_eq!(text, "ftp://c.test/");
+                    }
+                }
+            }
+        }
+        all.sort();
+        assert_eq!(all, ["http://a.test/", "http://a.test/", "https://b.test/x"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
