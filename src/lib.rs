@@ -5,28 +5,33 @@
 //! thread-per-core io_uring program on glommio.
 //!
 //! ```
-//! # let site = std::sync::Arc::new(ringcrawl_site::synth::SynthSite::new(Default::default()));
-//! # let server = ringcrawl_site::server::Server::start(site.handler())?;
-//! # let root = format!("http://{}/", server.addr());
 //! use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 //! use std::sync::Arc;
 //!
-//! let html = Arc::new(AtomicU64::new(0));
-//! let counter = html.clone();
-//! let report = ringcrawl::Crawler::builder()
-//!     .root(&root)
-//!     .on_page(move |page| {
-//!         if page.content_type() == Some("text/html") {
-//!             counter.fetch_add(1, Relaxed);
-//!         }
-//!     })
-//!     .follow(|link, _page| !link.path().starts_with("/private/"))
-//!     .build()?
-//!     .run()?;
-//! println!("{} HTML pages of {} URLs", html.load(Relaxed), report.urls());
-//! # assert!(html.load(Relaxed) > 0);
+//! /// Crawls the site at `root`; returns how many of its pages were HTML.
+//! fn count_html(root: &str) -> Result<u64, Box<dyn std::error::Error>> {
+//!     let html = Arc::new(AtomicU64::new(0));
+//!     let counter = html.clone();
+//!     let report = ringcrawl::Crawler::builder()
+//!         .root(root)
+//!         .on_page(move |page| {
+//!             if page.content_type() == Some("text/html") {
+//!                 counter.fetch_add(1, Relaxed);
+//!             }
+//!         })
+//!         .follow(|link, _page| !link.path().starts_with("/private/"))
+//!         .build()?
+//!         .run()?;
+//!     println!("{} HTML pages of {} URLs", html.load(Relaxed), report.urls());
+//!     Ok(html.load(Relaxed))
+//! }
+//! # let site = std::sync::Arc::new(ringcrawl_site::synth::SynthSite::new(Default::default()));
+//! # let server = ringcrawl_site::server::Server::start(site.handler())?;
+//! # assert!(count_html(&format!("http://{}/", server.addr()))? > 0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! (The README's example: the same code, crawling a real site.)
 //!
 //! The public API is a handful of types: [`Crawler`] (built by
 //! [`CrawlerBuilder`], run by [`Crawler::run`]), [`Page`] (each URL as it
@@ -201,3 +206,40 @@ pub use net::dns::Families;
 pub use output::record::Record;
 pub use output::stats::{Fetched, Percentiles, ShardBalance, Summary};
 pub use url::Url;
+
+/// The README's Rust examples, compiled by `cargo test --doc`, and a check
+/// that its library example is the crate docs' first example (the code a
+/// reader sees there), so the two cannot drift apart.
+///
+/// ```
+/// let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+/// let lib = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs"));
+/// let shown: String = lib
+///     .lines()
+///     .filter_map(|line| line.strip_prefix("//!"))
+///     .map(|line| line.strip_prefix(' ').unwrap_or(line))
+///     .skip_while(|line| !line.starts_with("```"))
+///     .skip(1)
+///     .take_while(|line| !line.starts_with("```"))
+///     .filter(|line| !line.starts_with("# ") && *line != "#")
+///     .map(|line| format!("{line}\n"))
+///     .collect();
+/// let example = readme
+///     .split("```rust")
+///     .nth(1)
+///     .and_then(|block| block.split_once('\n'))
+///     .map(|(_, code)| code)
+///     .expect("a Rust example in the README");
+/// assert!(
+///     example.starts_with(&shown),
+///     "README.md's library example must begin with src/lib.rs's:\n{shown}"
+/// );
+/// ```
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+/// docs/library.md's examples, compiled by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+pub struct LibraryDocDoctests;

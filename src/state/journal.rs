@@ -10,7 +10,7 @@
 //!
 //! A resume replays every journal of every run, minus the URLs that have
 //! a record ([`super::done`]); the journals are never rewritten (a crawl
-//! that is resumed many times reads them all again, see the README).
+//! that is resumed many times reads them all again, see docs/resume.md).
 //!
 //! Not the writing (the shard's `journal.rs`, with glommio's file I/O) and
 //! not the decision of what is journaled.

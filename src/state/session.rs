@@ -19,7 +19,7 @@
 //!
 //! The seen-sets and queues are not kept across runs: a resume rebuilds
 //! them from the journals (so a resume reads every URL discovered so far
-//! once; see the README). Crawl time spent comes from the last checkpoint.
+//! once; see docs/resume.md). Crawl time spent comes from the last checkpoint.
 //!
 //! Not the shards' side (journal writing, replay: `crawl::shard`), and no
 //! I/O on an executor: this runs on the main thread.
