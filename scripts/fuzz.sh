@@ -30,7 +30,7 @@ fi
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(response_head body_framing links links_differential url_normalize content_decode charset_links sitemap)
+    targets=(response_head body_framing links links_differential url_normalize content_decode charset_links sitemap dns_wire)
 fi
 
 cd "$(dirname "$0")/.."

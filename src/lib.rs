@@ -204,7 +204,7 @@ pub use crawl::budget::Spent;
 pub use crawl::scope::ScopeMode;
 pub use net::dns::Families;
 pub use output::record::Record;
-pub use output::stats::{Fetched, Percentiles, ShardBalance, Summary};
+pub use output::stats::{DnsCounts, Fetched, Percentiles, ShardBalance, Summary};
 pub use url::Url;
 
 /// The README's Rust examples, compiled by `cargo test --doc`, and a check

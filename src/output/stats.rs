@@ -69,6 +69,55 @@ pub struct Stats {
     /// Peak resident memory of the process (`VmHWM`), in KiB, read when the
     /// crawl ended; 0 if unknown.
     pub peak_rss_kib: u64,
+    /// The resolvers' counters.
+    pub dns: DnsCounts,
+}
+
+/// What the shards' resolvers did: their counters when the crawl ended,
+/// summed over the shards.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct DnsCounts {
+    /// Lookups started: one per name the cache did not answer, however
+    /// many fetches waited for it.
+    pub lookups: u64,
+    /// Queries sent (AAAA and A, retries and TCP after truncation
+    /// included).
+    pub queries: u64,
+    /// Answers received to them.
+    pub answers: u64,
+    /// Queries that got no answer in time.
+    pub timeouts: u64,
+    /// Addresses answered from the cache.
+    pub cache_hits: u64,
+    /// Failures answered from the cache (NXDOMAIN, no address, a
+    /// nameserver that failed), until their negative TTL ran out.
+    pub negative_hits: u64,
+    /// Queries that waited for a slot (the resolver's limit of queries in
+    /// flight was reached).
+    pub waited: u64,
+    /// Lookups that answered on one family without waiting for the other
+    /// (AAAA at once, A after the 50 ms resolution delay).
+    pub early: u64,
+    /// Names cached when the crawl ended.
+    pub cached_names: u64,
+    /// The bytes they held (an estimate).
+    pub cache_bytes: u64,
+}
+
+impl DnsCounts {
+    fn add(&mut self, other: &DnsCounts) {
+        self.lookups += other.lookups;
+        self.queries += other.queries;
+        self.answers += other.answers;
+        self.timeouts += other.timeouts;
+        self.cache_hits += other.cache_hits;
+        self.negative_hits += other.negative_hits;
+        self.waited += other.waited;
+        self.early += other.early;
+        self.cached_names += other.cached_names;
+        self.cache_bytes += other.cache_bytes;
+    }
 }
 
 /// What a crawl got back, as a whole.
@@ -194,6 +243,8 @@ pub struct Summary {
     pub seen_merges: u64,
     /// URLs looked up in the seen-sets' runs on disk.
     pub seen_lookups: u64,
+    /// Name resolution: lookups, queries, answers, time-outs, cache hits.
+    pub dns: DnsCounts,
 }
 
 impl Stats {
@@ -261,6 +312,7 @@ impl Stats {
         self.spill_bytes += other.spill_bytes;
         self.spill_reads += other.spill_reads;
         self.spill_lost += other.spill_lost;
+        self.dns.add(&other.dns);
         self.latency.merge(&other.latency);
         self.shards.extend(other.shards.iter().cloned());
         self.shards.extend(balance);
@@ -315,6 +367,7 @@ impl Stats {
             queued_on_disk: self.queued_on_disk,
             spill_bytes: self.spill_bytes,
             spill_lost: self.spill_lost,
+            dns: self.dns,
         }
     }
 
@@ -369,6 +422,27 @@ impl Stats {
                 out,
                 "  not queued: {} past --max-depth, {} past --max-url-length, {} past --max-pages-per-host",
                 r.skipped_depth, r.skipped_url_length, r.skipped_host_full
+            );
+        }
+        let d = &r.dns;
+        if d.lookups + d.cache_hits + d.negative_hits > 0 {
+            let per_s = if r.elapsed_s > 0.0 {
+                d.queries as f64 / r.elapsed_s
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                out,
+                "  dns: {} lookups, {} queries ({per_s:.1}/s), {} answers, {} time-outs, \
+                 {} cache hits, {} negative hits, {} waited for a slot, {} answered on one family",
+                d.lookups,
+                d.queries,
+                d.answers,
+                d.timeouts,
+                d.cache_hits,
+                d.negative_hits,
+                d.waited,
+                d.early
             );
         }
         for (name, p) in [
@@ -456,6 +530,41 @@ mod tests {
             2,
             "only fetches that connected"
         );
+    }
+
+    #[test]
+    fn dns_counts_add_up_and_show_only_when_names_were_resolved() {
+        let mut a = Stats::default();
+        a.add(&record(Some(200), None));
+        let text = a.report(Duration::from_secs(1));
+        assert!(!text.contains("dns:"), "{text}");
+        a.dns = DnsCounts {
+            lookups: 3,
+            queries: 6,
+            answers: 5,
+            timeouts: 1,
+            cache_hits: 10,
+            negative_hits: 2,
+            waited: 4,
+            early: 1,
+            cached_names: 3,
+            cache_bytes: 400,
+        };
+        let mut total = Stats::default();
+        total.merge(&a, None);
+        total.merge(&a, None);
+        assert_eq!((total.dns.queries, total.dns.cache_bytes), (12, 800));
+        let text = total.report(Duration::from_secs(2));
+        assert!(
+            text.contains(
+                "dns: 6 lookups, 12 queries (6.0/s), 10 answers, 2 time-outs, 20 cache hits, \
+                 4 negative hits, 8 waited for a slot, 2 answered on one family"
+            ),
+            "{text}"
+        );
+        let json = serde_json::to_value(total.report_data(Duration::from_secs(2), false)).unwrap();
+        assert_eq!(json["dns"]["timeouts"], 2);
+        assert_eq!(json["dns"]["negative_hits"], 4);
     }
 
     #[test]

@@ -63,7 +63,7 @@ use crate::net::tls::TlsClient;
 use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
 use crate::output::sink::RecordSink;
-use crate::output::stats::Stats;
+use crate::output::stats::{DnsCounts, Stats};
 use crate::output::warc::dedup::Dedup;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
 use crate::output::writer::WriterHandle;
@@ -472,6 +472,22 @@ impl Shard {
             stats.spill_chunks = spill.chunks;
             stats.spill_bytes = spill.written;
             stats.spill_reads = spill.reads;
+        }
+        {
+            let dns = self.resolver.stats();
+            let (names, bytes) = self.resolver.cache_usage();
+            self.stats.borrow_mut().dns = DnsCounts {
+                lookups: dns.lookups,
+                queries: dns.queries,
+                answers: dns.answers,
+                timeouts: dns.timeouts,
+                cache_hits: dns.cache_hits,
+                negative_hits: dns.negative_hits,
+                waited: dns.waited,
+                early: dns.early,
+                cached_names: names as u64,
+                cache_bytes: bytes as u64,
+            };
         }
         self.cdxj.hand_off();
         ShardResult {

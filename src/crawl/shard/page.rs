@@ -103,7 +103,7 @@ impl Shard {
         let host = urls::host(url);
         let resolved = self.resolver.resolve(host, port).await;
         self.archive_lookups().await;
-        let addrs = match resolved {
+        let mut addrs = match resolved {
             Ok(addrs) => addrs,
             Err(e) => return (Err(e.into()), 1),
         };
@@ -121,6 +121,13 @@ impl Shard {
                 Err(e) if e.is_retryable() && tries < self.config.max_tries => {
                     log::debug!("try {tries} for {url} failed: {e}");
                     glommio::timer::sleep(Duration::from_millis(10 << tries.min(6))).await;
+                    // Resolved again (from the cache, as a rule): an A that
+                    // came after the lookup answered with AAAA alone is
+                    // there now, for a machine IPv6 does not work on.
+                    if let Ok(fresh) = self.resolver.resolve(host, port).await {
+                        addrs = fresh;
+                    }
+                    self.archive_lookups().await;
                 }
                 result => return (result, tries),
             }

@@ -7,20 +7,29 @@
 //! 3. the hosts file (`/etc/hosts`, read once when the resolver is built);
 //!    `localhost` and `*.localhost` are loopback and `*.invalid` never
 //!    exists even without one (RFC 6761);
-//! 4. the cache: an answer lives its TTL clamped to
-//!    [`min_ttl`, `max_ttl`]; a failure (NXDOMAIN, no address, SERVFAIL,
-//!    timeout, ...) lives `negative_ttl`; expiry is checked with `Instant`;
+//! 4. the cache ([`cache`]), bounded by `cache_capacity` names and
+//!    `cache_bytes` bytes: an answer lives its TTL clamped to
+//!    [`min_ttl`, `max_ttl`]; a definite absence (NXDOMAIN, no address) the
+//!    negative TTL of the SOA that came with it (RFC 2308: the lesser of
+//!    its TTL and MINIMUM), at least `min_ttl`, at most `negative_ttl`, and
+//!    `negative_ttl` without one; a failure (SERVFAIL, timeout, ...)
+//!    `negative_ttl`; expiry is checked with `Instant`;
 //! 5. a miss: a DNS query. Concurrent misses for one name share one lookup,
 //!    run by a detached task of this executor (so a caller that is cancelled
 //!    cancels nobody else's lookup). The lookup asks the nameservers of
 //!    `/etc/resolv.conf` (or of the options) in order over io_uring UDP
 //!    sockets ([`glommio::net::UdpSocket`], a fresh socket and random id per
-//!    query): AAAA and A at once (each only if its family is allowed); each attempt
-//!    waits `timeout` (a read timeout on the socket, never a race against
-//!    the read), `attempts` tries per server, then the next server; a
-//!    truncated answer is asked again over TCP; a CNAME chain the server
-//!    left unfinished is followed with new queries. At most
-//!    `max_queries_in_flight` queries are out at once.
+//!    query): AAAA and A at once (each only if its family is allowed), each
+//!    family on its own; each attempt waits `timeout` (a read timeout on the
+//!    socket, never a race against the read), `attempts` tries per server,
+//!    then the next server; a truncated answer is asked again over TCP; a
+//!    CNAME chain the server left unfinished is followed with new queries.
+//!    The callers are answered on the first family that answers (RFC 8305
+//!    §3: AAAA at once, A after a 50 ms resolution delay for AAAA), and one
+//!    family's failure never discards the other's addresses
+//!    ([`resolution`] has the rules, [`pending`] how a partial answer is
+//!    cached and completed). At most `max_queries_in_flight` queries are
+//!    out at once; lookups past that wait their turn.
 //!
 //! Only when no nameserver is configured at all does a miss fall back to
 //! the system resolver (getaddrinfo) on glommio's blocking thread pool.
@@ -36,13 +45,14 @@
 //! case, no trailing dot, the rule URLs are normalised by), so `example.com.`
 //! and `example.com` share pins, hosts-file entries, cache and winners.
 //!
-//! The parts: this file is the resolver (the order above, the cache, the
-//! winners); [`lookup`] is a miss (what to ask whom, CNAME chains);
-//! [`query`] one question to one server (UDP, TCP after truncation);
-//! [`pending`] the sharing of one lookup by many callers; [`system`] the
-//! hosts file, resolv.conf and getaddrinfo; [`wire`] the message format;
-//! [`addresses`] the order addresses are tried in; [`journal`] the
-//! lookups kept for `--warc-dns`.
+//! The parts: this file is the resolver (the order above, the winners, the
+//! counters); [`cache`] the cached answers; [`lookup`] is a miss (what to
+//! ask whom, CNAME chains); [`resolution`] when a miss answers and with
+//! what (pure); [`query`] one question to one server (UDP, TCP after
+//! truncation); [`pending`] the sharing of one lookup by many callers;
+//! [`system`] the hosts file, resolv.conf and getaddrinfo; [`wire`] the
+//! message format; [`addresses`] the order addresses are tried in;
+//! [`journal`] the lookups kept for `--warc-dns`.
 // Network data flows through here: a panic would take down a whole shard.
 // These lints hold in the submodules too (lookup, query, pending, ...).
 #![deny(
@@ -54,16 +64,20 @@
 )]
 
 pub mod addresses;
+mod cache;
 pub mod journal;
 mod lookup;
 mod pending;
 mod query;
+mod resolution;
 mod system;
 pub mod wire;
 
 pub use addresses::{Addresses, Families};
 pub use journal::Lookup;
+pub use resolution::RESOLUTION_DELAY;
 pub use system::{parse_hosts, parse_resolv_conf};
+use cache::Cache;
 use journal::Journal;
 use pending::{Completion, Pending, Wait};
 
@@ -124,12 +138,18 @@ pub struct ResolverOptions {
     pub min_ttl: Duration,
     /// Most time an answer is kept, whatever its TTL.
     pub max_ttl: Duration,
-    /// Time a failure (NXDOMAIN, no address, SERVFAIL, timeout) is kept.
+    /// Time a failure (SERVFAIL, timeout) is kept, and the most time a
+    /// definite absence (NXDOMAIN, no address) is, whatever its SOA says.
     pub negative_ttl: Duration,
-    /// Queries (UDP sockets or TCP connections) out at once.
+    /// Queries (UDP sockets or TCP connections) out at once; more wait
+    /// their turn, so a burst of new hosts does not flood the nameserver.
     pub max_queries_in_flight: usize,
     /// Cached names kept; past this, expired entries go, then arbitrary ones.
     pub cache_capacity: usize,
+    /// Bytes the cached names may hold (an estimate: the name, the
+    /// addresses and ~100 bytes of bookkeeping each); past this, entries go
+    /// as for `cache_capacity`.
+    pub cache_bytes: usize,
     /// The address families asked for and returned.
     pub families: Families,
     /// Keep every fresh lookup for [`Resolver::take_lookups`] (`--warc-dns`).
@@ -147,27 +167,40 @@ impl Default for ResolverOptions {
             min_ttl: Duration::from_secs(5),
             max_ttl: Duration::from_secs(3600),
             negative_ttl: Duration::from_secs(60),
-            max_queries_in_flight: 64,
+            max_queries_in_flight: 256,
             cache_capacity: 100_000,
+            cache_bytes: 8 << 20,
             families: Families::Both,
             journal: false,
         }
     }
 }
 
-/// Counters of one resolver (for tests and reports).
+/// Counters of one resolver (for tests and the end report).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ResolverStats {
-    /// Answers from the cache.
+    /// Addresses from the cache.
     pub cache_hits: u64,
+    /// Failures from the cache (a name known not to resolve, for now).
+    pub negative_hits: u64,
     /// Lookups started (one per name per miss, however many callers).
     pub lookups: u64,
     /// Callers that waited for a lookup another caller had started.
     pub shared: u64,
     /// Queries sent (UDP datagrams and TCP exchanges, retries included).
     pub queries: u64,
+    /// Answers received to them (any RCODE).
+    pub answers: u64,
     /// Queries that got no answer in time.
     pub timeouts: u64,
+    /// Queries that waited for a slot (`max_queries_in_flight` were out).
+    pub waited: u64,
+    /// Lookups that answered before both families were in (AAAA at once,
+    /// A after the resolution delay, NXDOMAIN after it).
+    pub early: u64,
+    /// Families that answered after their lookup had, merged into the
+    /// cached answer.
+    pub late: u64,
 }
 
 /// Resolver of one shard (the shard owns every host it resolves).
@@ -187,7 +220,7 @@ struct Inner {
     hosts: HashMap<String, Rc<[IpAddr]>>,
     nameservers: Vec<SocketAddr>,
     opts: ResolverOptions,
-    cache: RefCell<HashMap<String, Entry>>,
+    cache: RefCell<Cache>,
     /// Lookups under way, by name.
     inflight: RefCell<HashMap<String, Rc<Pending>>>,
     /// Per name, the address that connected when one before it did not
@@ -201,11 +234,6 @@ struct Inner {
     stats: Cell<ResolverStats>,
     /// Fresh lookups, with `ResolverOptions::journal`.
     journal: Journal,
-}
-
-struct Entry {
-    answer: Answer,
-    expires: Instant,
 }
 
 impl Resolver {
@@ -248,8 +276,8 @@ impl Resolver {
                 pins,
                 hosts,
                 nameservers,
+                cache: RefCell::new(Cache::new(opts.cache_capacity, opts.cache_bytes)),
                 opts,
-                cache: RefCell::new(HashMap::new()),
                 inflight: RefCell::new(HashMap::new()),
                 winners: RefCell::new(HashMap::new()),
                 permits,
@@ -268,6 +296,12 @@ impl Resolver {
 
     pub fn stats(&self) -> ResolverStats {
         self.inner.stats.get()
+    }
+
+    /// Names in the cache and the bytes they hold (an estimate).
+    pub fn cache_usage(&self) -> (usize, usize) {
+        let cache = self.inner.cache.borrow();
+        (cache.len(), cache.bytes())
     }
 
     /// The names resolved afresh since the last call, with
@@ -357,7 +391,10 @@ impl Resolver {
             return Err(Rcode::NxDomain.to_string());
         }
         if let Some(answer) = inner.cached(name) {
-            inner.count(|s| s.cache_hits += 1);
+            match answer {
+                Ok(_) => inner.count(|s| s.cache_hits += 1),
+                Err(_) => inner.count(|s| s.negative_hits += 1),
+            }
             return answer;
         }
         let existing = inner.inflight.borrow().get(name).cloned();
@@ -386,8 +423,8 @@ impl Resolver {
             pending: pending.clone(),
         };
         glommio::spawn_local(async move {
-            let (answer, ttl) = done.inner.query_name(&done.name).await;
-            done.finish(answer, ttl);
+            let inner = done.inner.clone();
+            inner.run_lookup(&done).await;
         })
         .detach();
         pending
@@ -402,27 +439,13 @@ impl Inner {
     }
 
     fn cached(&self, name: &str) -> Option<Answer> {
-        let cache = self.cache.borrow();
-        let entry = cache.get(name)?;
-        (Instant::now() < entry.expires).then(|| entry.answer.clone())
+        self.cache.borrow().get(name, Instant::now())
     }
 
     fn store(&self, name: &str, answer: Answer, ttl: Duration) {
         let now = Instant::now();
-        let mut cache = self.cache.borrow_mut();
-        let capacity = self.opts.cache_capacity.max(1);
-        if cache.len() >= capacity && !cache.contains_key(name) {
-            cache.retain(|_, e| e.expires > now);
-            if cache.len() >= capacity {
-                let excess = cache.len() + 1 - capacity * 9 / 10;
-                let victims: Vec<String> = cache.keys().take(excess).cloned().collect();
-                for key in victims {
-                    cache.remove(&key);
-                }
-            }
-        }
         let expires = now.checked_add(ttl).unwrap_or(now);
-        cache.insert(name.to_string(), Entry { answer, expires });
+        self.cache.borrow_mut().insert(name, answer, expires, now);
     }
 }
 
@@ -546,10 +569,11 @@ mod tests {
             assert!(r.resolve("a.example", 80).await.is_err());
             let stats = r.stats();
             assert_eq!(
-                (stats.lookups, stats.cache_hits, stats.queries),
+                (stats.lookups, stats.negative_hits, stats.queries),
                 (1, 1, 2),
                 "one lookup: an A and an AAAA query, refused at once"
             );
+            assert_eq!((stats.cache_hits, stats.answers), (0, 0));
         });
     }
 }

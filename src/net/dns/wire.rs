@@ -6,7 +6,10 @@
 //! against the question it was for (id, QR bit, opcode, question name, type
 //! and class), reads RCODE and the TC flag, follows the CNAME chain that
 //! starts at the question name inside the answer section, and collects the
-//! chain's final A or AAAA addresses with the smallest TTL on the way.
+//! chain's final A or AAAA addresses with the smallest TTL on the way. From
+//! the authority section it reads the SOA a negative answer carries, for
+//! how long the absence may be cached (RFC 2308 §5: the lesser of the SOA
+//! record's TTL and its MINIMUM field); the additional section is not read.
 //!
 //! Every byte comes from the network, so nothing here may panic or loop:
 //! all reads are bounds-checked, a compression pointer must point strictly
@@ -28,6 +31,7 @@ use thiserror::Error;
 
 pub const TYPE_A: u16 = 1;
 pub const TYPE_CNAME: u16 = 5;
+pub const TYPE_SOA: u16 = 6;
 pub const TYPE_AAAA: u16 = 28;
 pub const TYPE_OPT: u16 = 41;
 pub const CLASS_IN: u16 = 1;
@@ -159,6 +163,11 @@ pub struct Response {
     /// holds no address for it (the caller may ask for it in turn). `None`
     /// also when the chain loops or its end is not a plain host name.
     pub canonical: Option<String>,
+    /// How long a negative answer (NXDOMAIN, or no record of the type) may
+    /// be kept, in seconds: min(TTL, MINIMUM) of the authority section's
+    /// SOA (the least, if several). `None` without an SOA there, or when
+    /// the message was cut before it.
+    pub negative_ttl: Option<u32>,
 }
 
 /// A query for `name` (dotted, one trailing dot allowed) and `qtype`, with
@@ -244,7 +253,8 @@ pub fn parse_response(
     let rcode = Rcode::from_code((flags & 0xF) as u8);
     let qdcount = r.u16()?;
     let ancount = r.u16()?;
-    r.pos = HEADER; // NSCOUNT and ARCOUNT: those sections are not read
+    let nscount = r.u16()?;
+    r.pos = HEADER; // ARCOUNT: the additional section is not read
 
     let want = lower(&encode_name(name)?);
     match qdcount {
@@ -263,12 +273,34 @@ pub fn parse_response(
     }
 
     let mut records = Vec::new();
+    let mut cut = false;
     for _ in 0..ancount {
         match r.record() {
             Ok(Some(rec)) => records.push(rec),
             Ok(None) => {}
-            Err(_) if truncated => break,
+            Err(_) if truncated => {
+                cut = true;
+                break;
+            }
             Err(e) => return Err(e),
+        }
+    }
+    // The authority section only says how long an absence lasts: a record
+    // there that cannot be read ends the reading, it does not spoil the
+    // answer (the negative TTL then falls back to the caller's default).
+    let mut negative_ttl: Option<u32> = None;
+    for _ in 0..if cut { 0 } else { nscount } {
+        match r.record() {
+            Ok(Some(Record {
+                ttl,
+                data: Data::Soa { minimum },
+                ..
+            })) => {
+                let t = ttl.min(minimum);
+                negative_ttl = Some(negative_ttl.map_or(t, |n| n.min(t)));
+            }
+            Ok(_) => {}
+            Err(_) => break,
         }
     }
 
@@ -279,6 +311,7 @@ pub fn parse_response(
         addrs: chain.addrs,
         ttl: chain.ttl,
         canonical: chain.canonical,
+        negative_ttl,
     })
 }
 
@@ -292,6 +325,10 @@ struct Record {
 enum Data {
     Addr(IpAddr),
     Cname(Vec<u8>),
+    /// An SOA record: only its MINIMUM field is kept.
+    Soa {
+        minimum: u32,
+    },
 }
 
 struct Chain {
@@ -423,8 +460,8 @@ impl Reader<'_> {
         Ok(name)
     }
 
-    /// One resource record; `None` for records that are not IN A, AAAA or
-    /// CNAME (skipped).
+    /// One resource record; `None` for records that are not IN A, AAAA,
+    /// CNAME or SOA (skipped).
     fn record(&mut self) -> Result<Option<Record>, WireError> {
         let owner = self.name()?;
         let rtype = self.u16()?;
@@ -458,6 +495,22 @@ impl Reader<'_> {
                     return Err(WireError::BadRdata);
                 }
                 Data::Cname(target)
+            }
+            TYPE_SOA => {
+                // MNAME and RNAME (compressed or not), then SERIAL, REFRESH,
+                // RETRY, EXPIRE and MINIMUM, 32 bits each, to the end.
+                let (_, after_mname) = read_name(self.msg, start)?;
+                let (_, after_rname) = read_name(self.msg, after_mname)?;
+                let fixed = self
+                    .msg
+                    .get(after_rname..self.pos)
+                    .ok_or(WireError::BadRdata)?;
+                match *fixed {
+                    [_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, a, b, c, d] => Data::Soa {
+                        minimum: u32::from_be_bytes([a, b, c, d]),
+                    },
+                    _ => return Err(WireError::BadRdata),
+                }
             }
             _ => return Ok(None),
         };
@@ -706,6 +759,83 @@ mod tests {
         );
     }
 
+    /// `m` with `records` appended as its authority section.
+    fn with_authority(mut m: Vec<u8>, records: &[Vec<u8>]) -> Vec<u8> {
+        m[8..10].copy_from_slice(&(records.len() as u16).to_be_bytes());
+        for r in records {
+            m.extend_from_slice(r);
+        }
+        m
+    }
+
+    /// SOA RDATA: MNAME and RNAME as given (wire form, maybe compressed),
+    /// then SERIAL, REFRESH, RETRY, EXPIRE and `minimum`.
+    fn soa(mname: &[u8], rname: &[u8], minimum: u32) -> Vec<u8> {
+        let mut d = mname.to_vec();
+        d.extend_from_slice(rname);
+        for n in [2024, 7200, 900, 1_209_600, minimum] {
+            d.extend_from_slice(&u32::to_be_bytes(n));
+        }
+        d
+    }
+
+    #[test]
+    fn negative_ttl_is_the_lesser_of_the_soa_ttl_and_minimum() {
+        // The zone "test" (a pointer into the question name "gone.test").
+        let zone = [0xC0, 12 + 5];
+        let nx = response(5, 3, "gone.test", QType::A, &[]);
+        let m = with_authority(
+            nx.clone(),
+            &[rr(&zone, TYPE_SOA, 900, &soa(b"\x02ns\xC0\x11", b"\x04host\xC0\x11", 300))],
+        );
+        let r = parse_response(&m, 5, "gone.test", QType::A).unwrap();
+        assert_eq!(r.rcode, Rcode::NxDomain);
+        assert_eq!(r.negative_ttl, Some(300), "MINIMUM below the TTL");
+        let m = with_authority(
+            nx.clone(),
+            &[rr(&zone, TYPE_SOA, 60, &soa(&zone, &zone, 300))],
+        );
+        let r = parse_response(&m, 5, "gone.test", QType::A).unwrap();
+        assert_eq!(r.negative_ttl, Some(60), "TTL below MINIMUM");
+        // NODATA carries its SOA the same way; other authority records
+        // (NS) are skipped.
+        let nodata = response(6, 0, "v4only.test", QType::Aaaa, &[]);
+        let zone = [0xC0, 12 + 7];
+        let m = with_authority(
+            nodata,
+            &[
+                rr(&zone, 2, 3600, b"\x02ns\x00"),
+                rr(&zone, TYPE_SOA, 120, &soa(&zone, &zone, 3600)),
+            ],
+        );
+        let r = parse_response(&m, 6, "v4only.test", QType::Aaaa).unwrap();
+        assert_eq!((r.rcode, r.negative_ttl), (Rcode::NoError, Some(120)));
+        assert!(r.addrs.is_empty());
+        // No SOA: no negative TTL.
+        let r = parse_response(&nx, 5, "gone.test", QType::A).unwrap();
+        assert_eq!(r.negative_ttl, None);
+    }
+
+    #[test]
+    fn a_bad_authority_section_leaves_the_answer_usable() {
+        let zone = [0xC0, 12 + 2];
+        let ok = response(7, 0, "h.test", QType::A, &[rr(&QPTR, TYPE_A, 30, &[127, 0, 0, 9])]);
+        // An SOA whose fixed fields are cut short, a forward pointer, and a
+        // section that ends early (NSCOUNT 3, one record there).
+        let short = rr(&zone, TYPE_SOA, 60, &soa(&zone, &zone, 60)[..14]);
+        let forward = rr(&[0xC0, 250], TYPE_SOA, 60, &soa(&zone, &zone, 60));
+        for authority in [vec![short], vec![forward]] {
+            let m = with_authority(ok.clone(), &authority);
+            let r = parse_response(&m, 7, "h.test", QType::A).unwrap();
+            assert_eq!(r.addrs, vec!["127.0.0.9".parse::<IpAddr>().unwrap()]);
+            assert_eq!(r.negative_ttl, None);
+        }
+        let mut m = with_authority(ok, &[rr(&zone, TYPE_SOA, 60, &soa(&zone, &zone, 50))]);
+        m[8..10].copy_from_slice(&3u16.to_be_bytes());
+        let r = parse_response(&m, 7, "h.test", QType::A).unwrap();
+        assert_eq!(r.negative_ttl, Some(50), "the records before the end count");
+    }
+
     #[test]
     fn mismatches_are_reported_as_such() {
         let m = response(5, 0, "a.test", QType::A, &[]);
@@ -875,7 +1005,7 @@ mod tests {
             edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8),
             cut in any::<usize>(),
         ) {
-            let mut m = response(
+            let m = response(
                 42,
                 0,
                 &name,
@@ -884,6 +1014,10 @@ mod tests {
                     rr(&QPTR, TYPE_CNAME, 5, b"\x01z\xC0\x0c"),
                     rr(b"\x01z\xC0\x0c", TYPE_A, 7, &[127, 0, 0, 1]),
                 ],
+            );
+            let mut m = with_authority(
+                m,
+                &[rr(&QPTR, TYPE_SOA, 9, &soa(b"\x02ns\xC0\x0c", &QPTR, 3))],
             );
             for (at, byte) in edits {
                 let i = at % m.len();

@@ -39,6 +39,7 @@ pub fn parse_query(q: &[u8]) -> Option<(u16, String, u16, usize)> {
 
 pub const A: u16 = 1;
 pub const CNAME: u16 = 5;
+pub const SOA: u16 = 6;
 pub const AAAA: u16 = 28;
 pub const TC: u16 = 0x0200;
 
@@ -51,14 +52,27 @@ pub fn reply(
     flags: u16,
     answers: &[(u16, u32, Vec<u8>)],
 ) -> Vec<u8> {
+    reply_with_authority(query, id, qend, flags, answers, &[])
+}
+
+/// [`reply`] with `authority` records too, owned by the question name.
+pub fn reply_with_authority(
+    query: &[u8],
+    id: u16,
+    qend: usize,
+    flags: u16,
+    answers: &[(u16, u32, Vec<u8>)],
+    authority: &[(u16, u32, Vec<u8>)],
+) -> Vec<u8> {
     let mut m = Vec::new();
     m.extend_from_slice(&id.to_be_bytes());
     m.extend_from_slice(&(0x8180 | flags).to_be_bytes());
     m.extend_from_slice(&[0, 1]);
     m.extend_from_slice(&(answers.len() as u16).to_be_bytes());
-    m.extend_from_slice(&[0, 0, 0, 0]);
+    m.extend_from_slice(&(authority.len() as u16).to_be_bytes());
+    m.extend_from_slice(&[0, 0]);
     m.extend_from_slice(&query[12..qend]);
-    for (rtype, ttl, rdata) in answers {
+    for (rtype, ttl, rdata) in answers.iter().chain(authority) {
         m.extend_from_slice(&[0xC0, 12]);
         m.extend_from_slice(&rtype.to_be_bytes());
         m.extend_from_slice(&[0, 1]);
@@ -67,6 +81,20 @@ pub fn reply(
         m.extend_from_slice(rdata);
     }
     m
+}
+
+/// An SOA record (owned by the question name) whose TTL is `ttl` and
+/// MINIMUM `minimum`.
+pub fn soa_record(ttl: u32, minimum: u32) -> (u16, u32, Vec<u8>) {
+    let mut rdata = vec![0xC0, 12, 0xC0, 12];
+    for n in [1, 3600, 600, 86_400, minimum] {
+        rdata.extend_from_slice(&u32::to_be_bytes(n));
+    }
+    (SOA, ttl, rdata)
+}
+
+pub fn aaaa_record(ttl: u32, addr: std::net::Ipv6Addr) -> (u16, u32, Vec<u8>) {
+    (AAAA, ttl, addr.octets().to_vec())
 }
 
 pub fn a_record(ttl: u32, addr: [u8; 4]) -> (u16, u32, Vec<u8>) {
