@@ -42,12 +42,25 @@ pub const DEFAULT_RETRY_SCHEDULE: [Duration; 4] = [
 /// texting_robots 0.2's layout: 24 + 24 bytes).
 const RULE_OVERHEAD: usize = 48;
 
+/// Why an origin's robots.txt could not be had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreachable {
+    /// How its fetch ended, in one line: `HTTP 503`, or the fetch's error
+    /// kind and message (`connect_refused: connect: Connection refused`).
+    /// The records of the URLs it keeps out carry it.
+    pub cause: Box<str>,
+    /// Nothing listens on that port (the connection was refused): a
+    /// mistyped port, or a service that is down; asked again on a short
+    /// schedule, not the one for 5xx and time-outs.
+    pub refused: bool,
+}
+
 /// The robots policy of one host.
 pub enum Rules {
     /// No robots.txt (4xx), or robots ignored.
     AllowAll,
     /// robots.txt unreachable or 5xx.
-    Unavailable,
+    Unavailable(Unreachable),
     /// Parsed rules for our user-agent token.
     Parsed {
         robot: Box<Robot>,
@@ -94,7 +107,24 @@ impl Rules {
                 }
             }
             Some(300..=499) => Rules::AllowAll,
-            _ => Rules::Unavailable,
+            Some(status) => Rules::unavailable(format!("HTTP {status}")),
+            None => Rules::unavailable("no answer"),
+        }
+    }
+
+    /// Unavailable for `cause` (not a refused connection).
+    pub fn unavailable(cause: impl Into<Box<str>>) -> Rules {
+        Rules::Unavailable(Unreachable {
+            cause: cause.into(),
+            refused: false,
+        })
+    }
+
+    /// Why the rules could not be had, if they could not.
+    pub fn unreachable(&self) -> Option<&Unreachable> {
+        match self {
+            Rules::Unavailable(why) => Some(why),
+            _ => None,
         }
     }
 
@@ -102,7 +132,7 @@ impl Rules {
     pub fn verdict(&self, url: &str) -> Verdict {
         match self {
             Rules::AllowAll => Verdict::Allowed,
-            Rules::Unavailable => Verdict::Unavailable,
+            Rules::Unavailable(_) => Verdict::Unavailable,
             Rules::Parsed { robot, .. } if robot.allowed(url) => Verdict::Allowed,
             Rules::Parsed { .. } => Verdict::Disallowed,
         }
@@ -121,7 +151,7 @@ impl Rules {
     /// The origin could not be asked (unreachable or 5xx): worth asking
     /// again later.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, Rules::Unavailable)
+        matches!(self, Rules::Unavailable(_))
     }
 
     /// The `Sitemap:` lines (for every agent, as RFC 9309 leaves them

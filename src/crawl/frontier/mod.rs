@@ -535,15 +535,20 @@ impl Frontier {
                 Robots::Fetching { failed } | Robots::Unknown { failed, .. } => failed,
                 Robots::Known(_) => 0,
             };
-            let retry = rules
-                .is_unavailable()
-                .then(|| self.politeness.robots_retries.get(failed as usize))
-                .flatten();
+            let wait = self.politeness.robots_retries.get(failed as usize).copied();
+            let retry = match rules.unreachable() {
+                // Nothing listens there: a few quick tries, not an hour's.
+                Some(why) if why.refused => wait
+                    .filter(|_| failed < REFUSED_TRIES)
+                    .map(|w| w.min(REFUSED_WAIT)),
+                Some(_) => wait,
+                None => None,
+            };
             // The wait is the origin's: the host's other origins go on.
             found.robots = match retry {
                 Some(wait) => Robots::Unknown {
                     failed: failed.saturating_add(1),
-                    retry_at: later(now, *wait),
+                    retry_at: later(now, wait),
                 },
                 None => Robots::Known(rules),
             };
@@ -590,6 +595,25 @@ impl Frontier {
         }
     }
 
+    /// Why the robots.txt of `url`'s origin could not be had, if its rules
+    /// are known to be unavailable (for the record of a URL it keeps out).
+    pub fn robots_cause(&self, url: &str) -> Option<&str> {
+        let origin = urls::origin_of(url);
+        let name = urls::host_of(url);
+        // The refused URL may have been its host's last: it rests now.
+        let host = match self.hosts.get(name) {
+            Some(host) => host,
+            None => &self.resting.peek(name)?.0,
+        };
+        host.origins
+            .iter()
+            .find(|o| *o.name == *origin)
+            .and_then(|o| match &o.robots {
+                Robots::Known(rules) => rules.unreachable().map(|why| &*why.cause),
+                _ => None,
+            })
+    }
+
     /// URLs waiting, in RAM and on disk.
     pub fn queued(&self) -> usize {
         self.queued
@@ -624,6 +648,12 @@ fn later(now: Instant, wait: Duration) -> Instant {
     now.checked_add(wait)
         .unwrap_or(now + Duration::from_secs(365 * 24 * 3600))
 }
+
+/// Tries of a robots.txt whose connection is refused, after the first
+/// (within `robots_retries`), and the longest wait before each: a mistyped
+/// port is known in seconds, not after the minute of the 5xx schedule.
+const REFUSED_TRIES: u32 = 2;
+const REFUSED_WAIT: Duration = Duration::from_secs(1);
 
 /// First backoff step after a failure.
 const BASE_BACKOFF: Duration = Duration::from_millis(50);

@@ -197,11 +197,11 @@ fn an_unavailable_robots_txt_is_asked_again_on_the_schedule_while_pages_wait() {
     f.offer(job("http://a.test/private/x"), now);
     f.offer(job("http://a.test/ok"), now);
     let example = robots_first(&mut f, now);
-    f.set_robots(&example, Rules::Unavailable, now);
+    f.set_robots(&example, Rules::unavailable("HTTP 503"), now);
     assert_eq!(f.next(now), Next::Wait(now + ms(100)), "pages wait");
     let t = now + ms(100);
     let example = robots_first(&mut f, t);
-    f.set_robots(&example, Rules::Unavailable, t);
+    f.set_robots(&example, Rules::unavailable("HTTP 503"), t);
     assert_eq!(f.next(t), Next::Wait(t + ms(300)), "the next wait");
     let t = t + ms(300);
     let example = robots_first(&mut f, t);
@@ -237,7 +237,7 @@ fn an_origin_waiting_for_robots_txt_does_not_hold_up_its_hosts_other_origins() {
     f.set_robots(&good, Rules::from_answer(Some(200), b"", "x"), now);
     assert_eq!(fetch(&mut f, now), "https://a.test/0");
     // The stalled robots.txt fails: its origin waits 1 s; the other goes on.
-    f.set_robots(&stalled, Rules::Unavailable, now);
+    f.set_robots(&stalled, Rules::unavailable("HTTP 503"), now);
     assert_eq!(fetch(&mut f, now), "https://a.test/1");
     f.release("a.test", false, now);
     f.release("a.test", false, now);
@@ -247,12 +247,45 @@ fn an_origin_waiting_for_robots_txt_does_not_hold_up_its_hosts_other_origins() {
     assert_eq!(f.hosts().0, 1, "its URL keeps the host live");
     let t = now + ms(1000);
     assert!(robots_first(&mut f, t).ends_with(":81/stalled"), "tried again when due");
-    f.set_robots(&stalled, Rules::Unavailable, t);
+    f.set_robots(&stalled, Rules::unavailable("HTTP 503"), t);
     assert!(matches!(
         f.next(t),
         Next::Refused(j, Verdict::Unavailable) if j.url.ends_with(":81/stalled")
     ));
     assert_eq!(f.next(t), Next::Idle);
+}
+
+#[test]
+fn a_refused_robots_txt_is_tried_again_quickly_and_then_gives_its_cause() {
+    let now = Instant::now();
+    let mut f = Frontier::new(Politeness::default());
+    f.offer(job("http://a.test:1/x"), now);
+    let refused = || {
+        Rules::Unavailable(crate::crawl::robots::Unreachable {
+            cause: "connect_refused: connect: Connection refused".into(),
+            refused: true,
+        })
+    };
+    let mut t = now;
+    for _ in 0..3 {
+        let example = robots_first(&mut f, t);
+        f.set_robots(&example, refused(), t);
+        match f.next(t) {
+            Next::Wait(at) => {
+                assert!(at <= t + Duration::from_secs(1), "a short wait, not the 5xx schedule");
+                t = at;
+            }
+            Next::Refused(j, Verdict::Unavailable) => {
+                assert_eq!(
+                    f.robots_cause(&j.url),
+                    Some("connect_refused: connect: Connection refused")
+                );
+                return;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    panic!("still trying after three refusals");
 }
 
 #[test]
@@ -264,10 +297,10 @@ fn a_robots_txt_unavailable_past_the_schedule_keeps_its_origin_out() {
     });
     f.offer(job("http://a.test/1"), now);
     let example = robots_first(&mut f, now);
-    f.set_robots(&example, Rules::Unavailable, now);
+    f.set_robots(&example, Rules::unavailable("HTTP 503"), now);
     let t = now + Duration::from_millis(10);
     let example = robots_first(&mut f, t);
-    f.set_robots(&example, Rules::Unavailable, t);
+    f.set_robots(&example, Rules::unavailable("HTTP 503"), t);
     assert!(matches!(
         f.next(t),
         Next::Refused(_, Verdict::Unavailable)

@@ -9,7 +9,9 @@
 use url::Url;
 
 use crate::crawl::frontier::Job;
-use crate::crawl::robots::{agent_token, Rules, Verdict, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS};
+use crate::crawl::robots::{
+    agent_token, Rules, Unreachable, Verdict, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS,
+};
 use crate::crawl::urls;
 use crate::net::fetch::FetchError;
 use crate::net::http::content;
@@ -49,7 +51,12 @@ impl Shard {
                 // The name has no address, definitely: the same, with the
                 // DNS error (cached, so at once) on each page's record.
                 Err(FetchError::Dns(e)) if e.is_definite() => return Rules::AllowAll,
-                Err(_) => return Rules::Unavailable,
+                Err(e) => {
+                    return Rules::Unavailable(Unreachable {
+                        cause: format!("{}: {e}", e.kind()).into(),
+                        refused: e.kind() == "connect_refused",
+                    })
+                }
             };
             self.stats.borrow_mut().robots_answered += 1;
             // Archived like a page (Heritrix archives it as a prerequisite):
@@ -96,12 +103,15 @@ impl Shard {
 
     /// Record a URL that robots.txt keeps out, and count it out.
     pub(super) fn refuse(&self, job: Job, verdict: Verdict) {
-        let mut record = Record::new(job.url, self.id);
         let message = match verdict {
-            Verdict::Unavailable => "robots.txt unreachable or 5xx: host not crawled",
-            _ => "disallowed by robots.txt",
+            Verdict::Unavailable => match self.frontier.borrow().robots_cause(&job.url) {
+                Some(cause) => format!("robots.txt unavailable ({cause}): its origin is not crawled"),
+                None => "robots.txt unavailable: its origin is not crawled".to_string(),
+            },
+            _ => "disallowed by robots.txt".to_string(),
         };
-        fail(&mut record, verdict.kind(), message);
+        let mut record = Record::new(job.url, self.id);
+        fail(&mut record, verdict.kind(), &message);
         self.record_answered(record);
         if self.outstanding.finish(1) {
             self.stop();
