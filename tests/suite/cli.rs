@@ -399,36 +399,19 @@ fn state_and_resume_misuse_exits_2_with_one_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Whether `tool` runs (`tool --version`); when it does not, the test says
-/// it is skipped, unless RINGCRAWL_REQUIRE_TOOLS is set (CI installs every
-/// tool): then a missing tool fails the test.
-fn have_tool(tool: &str, test: &str) -> bool {
-    let runs = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !runs {
-        assert!(
-            std::env::var_os("RINGCRAWL_REQUIRE_TOOLS").is_none(),
-            "RINGCRAWL_REQUIRE_TOOLS is set and {tool} does not run"
-        );
-        eprintln!("SKIPPED {test}: {tool} does not run here");
-    }
-    runs
-}
-
 /// Docker's default locked-memory limit (64 KiB) used to stop every crawl
 /// at its start (glommio wanted 512 KiB); no limit at all works too.
 #[test]
 fn a_crawl_runs_under_a_containers_64_kib_memlock_limit() {
-    if !have_tool(
-        "prlimit",
+    let Some(prlimit) = crate::common::tools::require_tool(
         "a_crawl_runs_under_a_containers_64_kib_memlock_limit",
-    ) {
+        "prlimit",
+        "apt-get install util-linux",
+    ) else {
         return;
-    }
+    };
     for limit in ["65536:65536", "0:0"] {
-        let out = Command::new("prlimit")
+        let out = Command::new(&prlimit)
             .arg(format!("--memlock={limit}"))
             .arg(env!("CARGO_BIN_EXE_ringcrawl"))
             .args(["--demo", "300", "--cores", "2", "--frontier-memory", "1M"])
@@ -523,14 +506,18 @@ fn two_sigterms_at_once_as_timeout_sends_them_keep_the_report() {
 /// The same through coreutils `timeout` itself.
 #[test]
 fn a_crawl_under_timeout_writes_its_report() {
-    if !have_tool("timeout", "a_crawl_under_timeout_writes_its_report") {
+    let Some(timeout) = crate::common::tools::require_tool(
+        "a_crawl_under_timeout_writes_its_report",
+        "timeout",
+        "apt-get install coreutils",
+    ) else {
         return;
-    }
+    };
     let dir = std::env::temp_dir().join(format!("ringcrawl-timeout-{}", std::process::id()));
     let (_server, args) = endless_crawl(&dir);
     for round in 0..3 {
         let _ = std::fs::remove_file(dir.join("report.json"));
-        let out = Command::new("timeout")
+        let out = Command::new(&timeout)
             .arg("2")
             .arg(env!("CARGO_BIN_EXE_ringcrawl"))
             .args(&args)
@@ -545,5 +532,38 @@ fn a_crawl_under_timeout_writes_its_report() {
             "round {round}: no report: {stderr}"
         );
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A mistyped port (nothing listens there): robots.txt is refused, tried
+/// again a few times within seconds (not on the minute-long schedule for
+/// 5xx and time-outs), and the record says why the page was not crawled.
+#[test]
+fn a_root_on_a_closed_port_fails_within_seconds_and_says_refused() {
+    use std::time::{Duration, Instant};
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = std::env::temp_dir().join(format!("ringcrawl-refused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_file = dir.join("out.jsonl");
+    let started = Instant::now();
+    let out = ringcrawl(&[
+        "--no-sitemaps",
+        "-o",
+        out_file.to_str().unwrap(),
+        &format!("http://127.0.0.1:{port}/"),
+    ]);
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    // The robots.txt schedule for 5xx and time-outs alone is 61 s.
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(record["error_kind"], "robots_unavailable", "{record}");
+    let error = record["error"].as_str().unwrap();
+    assert!(error.contains("connect_refused"), "{error}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -41,6 +41,11 @@ fn binary() -> Option<PathBuf> {
 /// `redis-server` is not installed.
 pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
     let Some(bin) = binary() else {
+        assert!(
+            std::env::var_os(super::tools::REQUIRE_TOOLS).is_none(),
+            "{test}: redis-server is not installed and {} is set (.ci/run installs it)",
+            super::tools::REQUIRE_TOOLS
+        );
         eprintln!("SKIP {test}: redis-server is not installed (.ci/run installs it)");
         return None;
     };

@@ -92,11 +92,14 @@ pub fn wacz_or_skip(test: &str) -> Option<PathBuf> {
 }
 
 /// The venv's bin dir, or None after printing why `test` skips (a panic
-/// instead when RINGCRAWL_REQUIRE_WARCIO is set).
+/// instead when RINGCRAWL_REQUIRE_WARCIO or RINGCRAWL_REQUIRE_TOOLS is set).
 pub fn or_skip(test: &str, what: &str, venv: Result<PathBuf, String>) -> Option<PathBuf> {
     match venv {
         Ok(bin) => Some(bin),
-        Err(why) if std::env::var_os("RINGCRAWL_REQUIRE_WARCIO").is_none() => {
+        Err(why)
+            if std::env::var_os("RINGCRAWL_REQUIRE_WARCIO").is_none()
+                && std::env::var_os(super::tools::REQUIRE_TOOLS).is_none() =>
+        {
             use std::io::Write;
             let _ = writeln!(
                 std::io::stderr(),
@@ -105,7 +108,7 @@ pub fn or_skip(test: &str, what: &str, venv: Result<PathBuf, String>) -> Option<
             None
         }
         Err(why) => {
-            panic!("RINGCRAWL_REQUIRE_WARCIO is set and {what} cannot be installed:\n{why}")
+            panic!("RINGCRAWL_REQUIRE_TOOLS (or _WARCIO) is set and {what} cannot be installed:\n{why}")
         }
     }
 }
