@@ -152,72 +152,24 @@ fn bad_certificates_are_recorded_with_their_reason_and_fetched_under_insecure() 
     }
 }
 
-/// A free port on 127.0.0.1 (bound, then released for another process).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// OpenSSL's `s_server` serving TLS 1.0 only, killed on drop.
-struct OpenSsl(std::process::Child);
-
-impl Drop for OpenSsl {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_server_that_speaks_only_tls_1_0_is_a_tls_version_error() {
+    let test = "a_server_that_speaks_only_tls_1_0_is_a_tls_version_error";
+    if !common::tools::require("openssl", test) {
+        return;
+    }
     let ca = TestCa::new("test CA").unwrap();
-    let cert = ca.site_cert().unwrap();
-    let dir = std::env::temp_dir().join(format!("ringcrawl-tls10-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("cert.pem"), cert.chain_pem()).unwrap();
-    std::fs::write(dir.join("key.pem"), cert.key_pem()).unwrap();
-    let port = free_port();
     // A real TLS 1.0-only server (Debian's OpenSSL 3 needs security level 0
     // for TLS 1.0): rustls cannot serve TLS 1.0.
-    let child = std::process::Command::new("openssl")
-        .args([
-            "s_server",
-            "-tls1",
-            "-cipher",
-            "DEFAULT@SECLEVEL=0",
-            "-www",
-            "-quiet",
-        ])
-        .args(["-accept", &format!("127.0.0.1:{port}")])
-        .arg("-cert")
-        .arg(dir.join("cert.pem"))
-        .arg("-key")
-        .arg(dir.join("key.pem"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    let Ok(child) = child else {
-        eprintln!("SKIPPED: no openssl binary to serve TLS 1.0");
-        return;
-    };
-    let _server = OpenSsl(child);
-    let started = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "openssl s_server did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let url = format!("https://127.0.0.1:{port}/");
+    let server = common::openssl::SServer::start(
+        &ca.site_cert().unwrap(),
+        &["-tls1", "-cipher", "DEFAULT@SECLEVEL=0", "-www"],
+    );
+    let url = format!("https://127.0.0.1:{}/", server.port());
     let outcome = crawl(trusting(std::slice::from_ref(&url), &ca, false));
     let r = record(&outcome, &url);
     assert_eq!(r.error_kind.as_deref(), Some("tls_version"), "{r:?}");
     assert_eq!(r.tries, 1, "not retried: {r:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A TCP server that reads the ClientHello, then does `then` with the

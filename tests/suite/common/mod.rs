@@ -4,10 +4,12 @@
 #![allow(dead_code)]
 
 pub mod dns;
+pub mod openssl;
 pub mod proxy;
 pub mod pywb;
 pub mod redis;
 pub mod synth;
+pub mod tools;
 pub mod warc;
 pub mod warcio;
 
