@@ -44,7 +44,7 @@ use crate::net::connect::{self, ConnectError};
 use crate::net::dns::Addresses;
 use crate::net::http::{self, BodyDecoder, BodyError, HeadError, Progress, ResponseHead};
 use crate::net::stream::{Stream, Timed};
-use crate::net::tls::{HandshakeError, TlsClient, TlsError};
+use crate::net::tls::{HandshakeError, SessionKey, TlsClient, TlsError};
 
 /// Limits of one fetch.
 #[derive(Debug, Clone)]
@@ -238,9 +238,15 @@ pub async fn fetch(
         }
     }
     let connect_for = limits.connect_timeout.min(limits.timeout);
+    // Sessions are kept by name and port: two servers on one name never
+    // resume each other's.
+    let session_key = endpoint
+        .1
+        .as_ref()
+        .map(|name| SessionKey::new(name.clone(), url.port_or_known_default().unwrap_or(443)));
     // Held until the exchange ends: its TLS session tickets come with it.
-    let _admission = match &endpoint.1 {
-        Some(name) => Some(tls.admit(name, connect_for).await),
+    let _admission = match &session_key {
+        Some(key) => Some(tls.admit(key, connect_for).await),
         None => None,
     };
     let connecting = Instant::now();
@@ -257,9 +263,9 @@ pub async fn fetch(
     // show in the time to the first byte.
     let connect = connecting.elapsed();
     let timed = Timed::new(tcp, deadline, limits.read_timeout);
-    let stream = match &endpoint.1 {
+    let stream = match &session_key {
         None => Stream::Plain(timed),
-        Some(name) => match tls.handshake(timed, name.clone()).await {
+        Some(key) => match tls.handshake(timed, key).await {
             Ok(conn) => Stream::Tls(Box::new(conn)),
             Err(HandshakeError::Tls(e)) => return Err(e.into()),
             Err(HandshakeError::Io(e)) => {

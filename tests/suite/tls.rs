@@ -3,6 +3,7 @@
 //! rustls server with keep-alive, OpenSSL's `s_server` speaking TLS 1.0
 //! only, and raw TCP servers that reset or stall mid-handshake. Each bad
 //! server ends as a clear error on its URL's record; the crawl goes on.
+//! Sessions kept by name and port, within their bound: `tls_sessions`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -21,7 +22,7 @@ use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::{self_signed, ServerCert, TestCa, Validity, SITE_NAMES};
 
 /// A page linking to `n` pages `/p/{i}`; those answer small pages.
-fn pages(n: usize) -> impl Fn(&Request) -> Option<Reply> + Send + Sync + 'static {
+pub(crate) fn pages(n: usize) -> impl Fn(&Request) -> Option<Reply> + Send + Sync + 'static {
     move |req: &Request| match req.path.as_str() {
         "/" => {
             let links: Vec<String> = (0..n).map(|i| format!("/p/{i}")).collect();
@@ -33,7 +34,7 @@ fn pages(n: usize) -> impl Fn(&Request) -> Option<Reply> + Send + Sync + 'static
     }
 }
 
-fn https_server(
+pub(crate) fn https_server(
     cert: &ServerCert,
     route: impl Fn(&Request) -> Option<Reply> + Send + Sync + 'static,
 ) -> Server {
@@ -45,18 +46,18 @@ fn https_server(
     .expect("TLS test server starts")
 }
 
-fn root(server: &Server) -> String {
+pub(crate) fn root(server: &Server) -> String {
     format!("https://{}/", server.addr())
 }
 
 /// A crawl config for `roots` trusting `ca` (plus the compiled-in roots).
-fn trusting(roots: &[String], ca: &TestCa, insecure: bool) -> Config {
+pub(crate) fn trusting(roots: &[String], ca: &TestCa, insecure: bool) -> Config {
     let mut config = config(roots);
     config.tls = TlsOptions::new(&[ca.cert().clone()], insecure).unwrap();
     config
 }
 
-fn record<'a>(outcome: &'a Outcome, url: &str) -> &'a Record {
+pub(crate) fn record<'a>(outcome: &'a Outcome, url: &str) -> &'a Record {
     outcome
         .records
         .iter()
