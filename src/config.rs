@@ -140,7 +140,7 @@ pub struct Config {
     pub families: Families,
     /// Sent as `User-Agent`.
     pub user_agent: String,
-    /// Limit for the TCP connect.
+    /// Limit for the TCP connect and the TLS handshake together.
     pub connect_timeout: Duration,
     /// Limit for each single read from the socket.
     pub read_timeout: Duration,

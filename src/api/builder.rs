@@ -432,7 +432,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Limit of the TCP connect.
+    /// Limit of the TCP connect and, for `https`, the TLS handshake after
+    /// it (together, as curl's `--connect-timeout`).
     pub fn connect_timeout(mut self, limit: Duration) -> Self {
         self.config.connect_timeout = limit;
         self

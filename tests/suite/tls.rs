@@ -1,8 +1,9 @@
 //! HTTPS against real TLS servers on 127.0.0.1:0: the site server with
 //! rustls (good and broken certificates from a CA made per test), a blocking
 //! rustls server with keep-alive, OpenSSL's `s_server` speaking TLS 1.0
-//! only, and raw TCP servers that reset or stall mid-handshake. Each bad
-//! server ends as a clear error on its URL's record; the crawl goes on.
+//! only, and raw TCP servers that reset or stall mid-handshake or never
+//! answer the ClientHello. Each bad server ends as a clear error on its
+//! URL's record; the crawl goes on.
 //! Sessions kept by name and port, within their bound: `tls_sessions`.
 
 use std::io::{Read, Write};
@@ -239,6 +240,47 @@ fn a_stall_mid_handshake_times_out_instead_of_hanging() {
     let r = record(&outcome, &url);
     assert_eq!(r.error_kind.as_deref(), Some("deadline"), "{r:?}");
     assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+/// A TCP server that accepts and never reads nor answers, until dropped.
+fn silent() -> (SocketAddr, std::sync::mpsc::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        listener.set_nonblocking(true).unwrap();
+        // Until the test ends (its sender dropped): hold what connects.
+        while let Err(std::sync::mpsc::TryRecvError::Empty) = stopped.try_recv() {
+            match listener.accept() {
+                Ok((stream, _)) => held.push(stream),
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    });
+    (addr, stop)
+}
+
+#[test]
+fn a_server_that_never_answers_the_client_hello_is_given_up_at_the_connect_timeout() {
+    let (addr, _server) = silent();
+    let url = format!("https://{addr}/");
+    let mut config = config(std::slice::from_ref(&url));
+    // curl's --connect-timeout covers the TLS handshake: so does ours, not
+    // a read time-out per handshake read.
+    config.connect_timeout = Duration::from_secs(1);
+    config.read_timeout = Duration::from_secs(30);
+    config.timeout = Duration::from_secs(60);
+    let started = Instant::now();
+    let outcome = crawl(config);
+    let took = started.elapsed();
+    let r = record(&outcome, &url);
+    assert_eq!(r.error_kind.as_deref(), Some("tls_timeout"), "{r:?}");
+    assert_eq!(r.tries, 1, "a time-out is not retried: {r:?}");
+    assert!(
+        took < Duration::from_secs(15),
+        "given up at the 1 s connect time-out, not the 30 s read time-out: {took:?}"
+    );
 }
 
 #[test]

@@ -23,8 +23,9 @@
 //! (a verifier is shared by every connection of the config).
 //!
 //! Not here: the bytes of the HTTP exchange (`crate::net::fetch`), the
-//! deadline of each read and write (`crate::net::stream`), the session
-//! cache (`store`), whether to wait for a session to resume (`sessions`).
+//! deadline of each read and write and so of the handshake
+//! (`crate::net::stream`, set by `crate::net::fetch`), the session cache
+//! (`store`), whether to wait for a session to resume (`sessions`).
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
