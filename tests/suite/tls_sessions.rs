@@ -1,9 +1,14 @@
 //! TLS sessions: kept per (name, port), within a byte bound however many
-//! hosts a crawl meets (names pinned to loopback as `--resolve` does, one
-//! server with a wildcard certificate for all of them).
+//! hosts a crawl meets, and resumed against servers that are not ours:
+//! OpenSSL's `s_server` speaking only TLS 1.2 (a session resumed again and
+//! again: the TLS 1.2 branch of the session logic) or only TLS 1.3
+//! (single-use tickets), with certificates for DNS names (one a wildcard)
+//! and the names pinned to loopback as `--resolve` does. The openssl tests
+//! skip when openssl is missing, unless RINGCRAWL_REQUIRE_TOOLS is set.
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
 
 use crate::common::*;
 use crate::tls::{https_server, pages, root, trusting};
@@ -95,5 +100,97 @@ fn twenty_thousand_https_hosts_sessions_stay_within_the_cache_bound() {
         stats.tls_sessions + stats.tls_session_evictions,
         HOSTS as u64,
         "every host's sessions were kept, then held or evicted once"
+    );
+}
+
+/// Crawls `urls` (names pinned to loopback at `port`, one shard, `per_host`
+/// fetches at once, one connection each) trusting `ca`; each URL's page.
+fn crawl_bodies(urls: &[String], port: u16, ca: &TestCa, per_host: usize) -> Vec<(String, String)> {
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    let mut builder = ringcrawl::Crawler::builder()
+        .roots(urls.iter().cloned())
+        .cores(1)
+        .per_host(per_host)
+        .keep_alive(false)
+        .obey_robots(false)
+        .sitemaps(false)
+        .ca_cert_der(ca.cert().to_vec())
+        .on_page(move |page| {
+            let body = String::from_utf8_lossy(page.body()).into_owned();
+            seen.lock().unwrap().push((page.url().to_string(), body));
+        });
+    let names: BTreeSet<String> = urls
+        .iter()
+        .map(|u| {
+            ringcrawl::Url::parse(u)
+                .unwrap()
+                .host_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for name in names {
+        builder = builder.resolve(&name, port, [LOOPBACK]);
+    }
+    let report = builder.build().unwrap().run().unwrap();
+    assert_eq!(report.errors(), 0, "{}", report.text());
+    let mut bodies = std::mem::take(&mut *bodies.lock().unwrap());
+    bodies.sort();
+    bodies
+}
+
+/// What `s_server -www` says of the session a page came over: `New,
+/// TLSv1.2, Cipher is ...` or `Reused, TLSv1.3, ...`.
+fn session_line(body: &str) -> &str {
+    body.lines()
+        .find(|l| l.contains(", Cipher is "))
+        .unwrap_or_else(|| panic!("no session line in {body}"))
+}
+
+#[test]
+fn a_tls_1_2_only_openssl_server_by_name_is_crawled_and_its_session_resumed() {
+    let test = "a_tls_1_2_only_openssl_server_by_name_is_crawled_and_its_session_resumed";
+    if !tools::require("openssl", test) {
+        return;
+    }
+    let ca = TestCa::new("test CA").unwrap();
+    let server = openssl::SServer::start(&ca.site_cert().unwrap(), &["-tls1_2", "-www"]);
+    let urls: Vec<String> = (0..8)
+        .map(|i| format!("https://site.test:{}/{i}", server.port()))
+        .collect();
+    // Two at a time: a TLS 1.2 session may be resumed by both.
+    let bodies = crawl_bodies(&urls, server.port(), &ca, 2);
+    assert_eq!(bodies.len(), urls.len());
+    let lines: Vec<&str> = bodies.iter().map(|(_, b)| session_line(b)).collect();
+    assert!(lines.iter().all(|l| l.contains("TLSv1.2")), "{lines:#?}");
+    let new = lines.iter().filter(|l| l.starts_with("New")).count();
+    assert_eq!(
+        new, 1,
+        "the first contact alone is a full handshake: {lines:#?}"
+    );
+}
+
+#[test]
+fn a_tls_1_3_only_openssl_server_by_a_wildcard_name_resumes_with_its_tickets() {
+    let test = "a_tls_1_3_only_openssl_server_by_a_wildcard_name_resumes_with_its_tickets";
+    if !tools::require("openssl", test) {
+        return;
+    }
+    let ca = TestCa::new("test CA").unwrap();
+    let server = openssl::SServer::start(&ca.site_cert().unwrap(), &["-tls1_3", "-www"]);
+    let urls: Vec<String> = (0..8)
+        .map(|i| format!("https://www.site.test:{}/{i}", server.port()))
+        .collect();
+    // One at a time: OpenSSL leaves two tickets after a full handshake and
+    // one after a resumption, so each connection finds one.
+    let bodies = crawl_bodies(&urls, server.port(), &ca, 1);
+    assert_eq!(bodies.len(), urls.len());
+    let lines: Vec<&str> = bodies.iter().map(|(_, b)| session_line(b)).collect();
+    assert!(lines.iter().all(|l| l.contains("TLSv1.3")), "{lines:#?}");
+    let new = lines.iter().filter(|l| l.starts_with("New")).count();
+    assert_eq!(
+        new, 1,
+        "every connection after the first resumes: {lines:#?}"
     );
 }
