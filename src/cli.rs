@@ -95,7 +95,7 @@ pub struct Args {
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
 
-    /// Connect timeout, in seconds
+    /// Connect timeout (the TCP connect and the TLS handshake), in seconds
     #[arg(long = "connect-timeout", default_value_t = 10.0)]
     pub connect_timeout: f64,
 

@@ -140,7 +140,7 @@ pub struct Config {
     pub families: Families,
     /// Sent as `User-Agent`.
     pub user_agent: String,
-    /// Limit for the TCP connect.
+    /// Limit for the TCP connect and the TLS handshake together.
     pub connect_timeout: Duration,
     /// Limit for each single read from the socket.
     pub read_timeout: Duration,
@@ -164,6 +164,10 @@ pub struct Config {
     pub compression: bool,
     /// What `https` servers are trusted with (roots, `--insecure`).
     pub tls: TlsOptions,
+    /// Bytes each shard's TLS session cache may hold (estimated: each
+    /// session holds a copy of its server's certificate chain); past it,
+    /// the least recently used (name, port)'s sessions are forgotten.
+    pub tls_session_memory: usize,
     /// Idle keep-alive connections each shard may hold (each is an open
     /// file); `crawl::run` lowers it to fit the open-file limit.
     pub idle_connections: usize,
@@ -275,6 +279,7 @@ impl Config {
             keep_alive: true,
             compression: true,
             tls: TlsOptions::default(),
+            tls_session_memory: crate::net::tls::DEFAULT_SESSION_MEMORY,
             idle_connections: 256,
             delay: Duration::ZERO,
             obey_robots: true,

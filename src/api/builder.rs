@@ -298,6 +298,16 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Bytes each shard's TLS session cache may hold (default 8 MiB, some
+    /// 1,000 hosts' sessions: each session keeps a copy of its server's
+    /// certificate chain); past it the least recently used host's (name
+    /// and port's) sessions are forgotten, and its next connection does a
+    /// full handshake.
+    pub fn tls_session_memory(mut self, bytes: usize) -> Self {
+        self.config.tls_session_memory = bytes;
+        self
+    }
+
     /// Bytes of RAM the seen-set's buckets may hold, over all shards
     /// (default 128 MiB, at least 1 MiB a shard): URLs seen past it are kept on
     /// disk, in a sorted run per shard, with a Bloom filter (~1.25 bytes a
@@ -422,7 +432,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Limit of the TCP connect.
+    /// Limit of the TCP connect and, for `https`, the TLS handshake after
+    /// it (together, as curl's `--connect-timeout`).
     pub fn connect_timeout(mut self, limit: Duration) -> Self {
         self.config.connect_timeout = limit;
         self

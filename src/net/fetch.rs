@@ -15,7 +15,11 @@
 //! The overall deadline is enforced without racing futures: every connect,
 //! write and read (the TLS handshake's too) is given the per-operation
 //! timeout of what is left of the deadline ([`Timed`]), so no read is ever
-//! dropped half-way (a dropped glommio read leaves a stale timer behind). A
+//! dropped half-way (a dropped glommio read leaves a stale timer behind).
+//! The TCP connect and the TLS handshake share one more deadline, the
+//! connect time-out (as curl's `--connect-timeout` covers both): a server
+//! that accepts and never finishes the handshake is given up on then, not
+//! after a read time-out per handshake read. A
 //! body cut short by a timeout, a reset, a short Content-Length or a TLS
 //! close without `close_notify` is still returned, marked, so nothing
 //! received is lost. Name resolution and retries are the caller's.
@@ -44,7 +48,7 @@ use crate::net::connect::{self, ConnectError};
 use crate::net::dns::Addresses;
 use crate::net::http::{self, BodyDecoder, BodyError, HeadError, Progress, ResponseHead};
 use crate::net::stream::{Stream, Timed};
-use crate::net::tls::{HandshakeError, TlsClient, TlsError};
+use crate::net::tls::{HandshakeError, SessionKey, TlsClient, TlsError};
 
 /// Limits of one fetch.
 #[derive(Debug, Clone)]
@@ -85,6 +89,10 @@ pub enum FetchError {
     Connect(io::Error),
     #[error("connect timed out")]
     ConnectTimeout,
+    /// The TLS handshake did not end within the connect time-out (counted
+    /// from the start of the TCP connect).
+    #[error("TLS handshake not done within the connect time-out")]
+    HandshakeTimeout,
     #[error("no data for the read timeout")]
     ReadTimeout,
     #[error("fetch deadline exceeded")]
@@ -121,6 +129,7 @@ impl FetchError {
             }
             FetchError::Connect(_) => "connect",
             FetchError::ConnectTimeout => "connect_timeout",
+            FetchError::HandshakeTimeout => "tls_timeout",
             FetchError::ReadTimeout => "read_timeout",
             FetchError::Deadline => "deadline",
             FetchError::Io(e) if e.kind() == io::ErrorKind::ConnectionReset => "reset",
@@ -238,14 +247,21 @@ pub async fn fetch(
         }
     }
     let connect_for = limits.connect_timeout.min(limits.timeout);
+    // Sessions are kept by name and port: two servers on one name never
+    // resume each other's.
+    let session_key = endpoint
+        .1
+        .as_ref()
+        .map(|name| SessionKey::new(name.clone(), url.port_or_known_default().unwrap_or(443)));
     // Held until the exchange ends: its TLS session tickets come with it.
-    let _admission = match &endpoint.1 {
-        Some(name) => Some(tls.admit(name, connect_for).await),
+    let _admission = match &session_key {
+        Some(key) => Some(tls.admit(key, connect_for).await),
         None => None,
     };
     let connecting = Instant::now();
     let left = deadline.saturating_duration_since(connecting);
-    let (tcp, reached) = connect(addrs, connect_for.min(left)).await?;
+    let connect_limit = connect_for.min(left);
+    let (tcp, reached) = connect(addrs, connect_limit).await?;
     endpoint.0 = reached;
     if endpoint.1.is_some() {
         // TLS writes in several small pieces (the handshake's last flight,
@@ -256,19 +272,26 @@ pub async fn fetch(
     // The TCP connect alone: a wait for a TLS session and the handshake
     // show in the time to the first byte.
     let connect = connecting.elapsed();
-    let timed = Timed::new(tcp, deadline, limits.read_timeout);
-    let stream = match &endpoint.1 {
-        None => Stream::Plain(timed),
-        Some(name) => match tls.handshake(timed, name.clone()).await {
-            Ok(conn) => Stream::Tls(Box::new(conn)),
-            Err(HandshakeError::Tls(e)) => return Err(e.into()),
-            Err(HandshakeError::Io(e)) => {
-                return Err(io_error(
-                    e,
-                    deadline.saturating_duration_since(Instant::now()),
-                ))
+    let stream = match &session_key {
+        None => Stream::Plain(Timed::new(tcp, deadline, limits.read_timeout)),
+        Some(key) => {
+            // The handshake ends by the connect time-out (from the start of
+            // the connect), which is never past the deadline; each of its
+            // reads by the read time-out too.
+            let connected_by = connecting + connect_limit;
+            let timed = Timed::new(tcp, connected_by, limits.read_timeout);
+            match tls.handshake(timed, key).await {
+                Ok(conn) => {
+                    let mut stream = Stream::Tls(Box::new(conn));
+                    stream.renew(deadline, limits.read_timeout);
+                    stream
+                }
+                Err(HandshakeError::Tls(e)) => return Err(e.into()),
+                Err(HandshakeError::Io(e)) => {
+                    return Err(handshake_error(e, deadline, connected_by))
+                }
             }
-        },
+        }
     };
     exchange(
         Conn { stream },
@@ -310,6 +333,22 @@ fn io_error(e: io::Error, left: Duration) -> FetchError {
             Err(e) => FetchError::Io(e),
         },
     }
+}
+
+/// An I/O error that ended a TLS handshake whose every operation had to
+/// end by `connected_by`: a time-out is the fetch's deadline's if that
+/// has passed, else the connect time-out's if `connected_by` has, else a
+/// read time-out.
+fn handshake_error(e: io::Error, deadline: Instant, connected_by: Instant) -> FetchError {
+    let now = Instant::now();
+    let left = deadline.saturating_duration_since(now);
+    if e.kind() == io::ErrorKind::TimedOut
+        && left >= Duration::from_millis(1)
+        && connected_by.saturating_duration_since(now) < Duration::from_millis(1)
+    {
+        return FetchError::HandshakeTimeout;
+    }
+    io_error(e, left)
 }
 
 /// The newest idle connection to `endpoint` with nothing waiting on it.

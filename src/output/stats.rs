@@ -45,6 +45,12 @@ pub struct Stats {
     /// (finished, rules kept): bounded by the host memory, not by the hosts
     /// ever met.
     pub hosts_held: u64,
+    /// The TLS session caches when the crawl ended: (name, port) keys held,
+    /// their estimated bytes (each shard's within its
+    /// `tls_session_memory`), and keys evicted to stay within it.
+    pub tls_sessions: u64,
+    pub tls_session_bytes: u64,
+    pub tls_session_evictions: u64,
     /// URLs still queued when the crawl ended (after an interrupt or a
     /// spent budget; 0 when it ran out of work).
     pub queued_left: u64,
@@ -245,6 +251,12 @@ pub struct Summary {
     pub seen_lookups: u64,
     /// Name resolution: lookups, queries, answers, time-outs, cache hits.
     pub dns: DnsCounts,
+    /// (name, port) keys the TLS session caches held at the end, their
+    /// estimated bytes, and the keys evicted to stay within
+    /// `tls_session_memory` a shard.
+    pub tls_sessions: u64,
+    pub tls_session_bytes: u64,
+    pub tls_session_evictions: u64,
 }
 
 impl Stats {
@@ -304,6 +316,9 @@ impl Stats {
         self.robots_fetches += other.robots_fetches;
         self.robots_answered += other.robots_answered;
         self.hosts_held += other.hosts_held;
+        self.tls_sessions += other.tls_sessions;
+        self.tls_session_bytes += other.tls_session_bytes;
+        self.tls_session_evictions += other.tls_session_evictions;
         self.queued_left += other.queued_left;
         self.seen_merges += other.seen_merges;
         self.seen_lookups += other.seen_lookups;
@@ -364,6 +379,9 @@ impl Stats {
             queued_left: self.queued_left,
             seen_merges: self.seen_merges,
             seen_lookups: self.seen_lookups,
+            tls_sessions: self.tls_sessions,
+            tls_session_bytes: self.tls_session_bytes,
+            tls_session_evictions: self.tls_session_evictions,
             queued_on_disk: self.queued_on_disk,
             spill_bytes: self.spill_bytes,
             spill_lost: self.spill_lost,

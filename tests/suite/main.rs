@@ -35,6 +35,7 @@ mod spill;
 mod state_repair;
 mod synthetic_site;
 mod tls;
+mod tls_sessions;
 mod toolchain;
 mod wacz;
 mod warc_crawl;

@@ -1,8 +1,10 @@
 //! HTTPS against real TLS servers on 127.0.0.1:0: the site server with
 //! rustls (good and broken certificates from a CA made per test), a blocking
 //! rustls server with keep-alive, OpenSSL's `s_server` speaking TLS 1.0
-//! only, and raw TCP servers that reset or stall mid-handshake. Each bad
-//! server ends as a clear error on its URL's record; the crawl goes on.
+//! only, and raw TCP servers that reset or stall mid-handshake or never
+//! answer the ClientHello. Each bad server ends as a clear error on its
+//! URL's record; the crawl goes on.
+//! Sessions kept by name and port, within their bound: `tls_sessions`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -21,7 +23,7 @@ use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::{self_signed, ServerCert, TestCa, Validity, SITE_NAMES};
 
 /// A page linking to `n` pages `/p/{i}`; those answer small pages.
-fn pages(n: usize) -> impl Fn(&Request) -> Option<Reply> + Send + Sync + 'static {
+pub(crate) fn pages(n: usize) -> impl Fn(&Request) -> Option<Reply> + Send + Sync + 'static {
     move |req: &Request| match req.path.as_str() {
         "/" => {
             let links: Vec<String> = (0..n).map(|i| format!("/p/{i}")).collect();
@@ -33,7 +35,7 @@ fn pages(n: usize) -> impl Fn(&Request) -> Option<Reply> + Send + Sync + 'static
     }
 }
 
-fn https_server(
+pub(crate) fn https_server(
     cert: &ServerCert,
     route: impl Fn(&Request) -> Option<Reply> + Send + Sync + 'static,
 ) -> Server {
@@ -45,18 +47,18 @@ fn https_server(
     .expect("TLS test server starts")
 }
 
-fn root(server: &Server) -> String {
+pub(crate) fn root(server: &Server) -> String {
     format!("https://{}/", server.addr())
 }
 
 /// A crawl config for `roots` trusting `ca` (plus the compiled-in roots).
-fn trusting(roots: &[String], ca: &TestCa, insecure: bool) -> Config {
+pub(crate) fn trusting(roots: &[String], ca: &TestCa, insecure: bool) -> Config {
     let mut config = config(roots);
     config.tls = TlsOptions::new(&[ca.cert().clone()], insecure).unwrap();
     config
 }
 
-fn record<'a>(outcome: &'a Outcome, url: &str) -> &'a Record {
+pub(crate) fn record<'a>(outcome: &'a Outcome, url: &str) -> &'a Record {
     outcome
         .records
         .iter()
@@ -152,72 +154,24 @@ fn bad_certificates_are_recorded_with_their_reason_and_fetched_under_insecure() 
     }
 }
 
-/// A free port on 127.0.0.1 (bound, then released for another process).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// OpenSSL's `s_server` serving TLS 1.0 only, killed on drop.
-struct OpenSsl(std::process::Child);
-
-impl Drop for OpenSsl {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_server_that_speaks_only_tls_1_0_is_a_tls_version_error() {
+    let test = "a_server_that_speaks_only_tls_1_0_is_a_tls_version_error";
+    if !common::tools::require("openssl", test) {
+        return;
+    }
     let ca = TestCa::new("test CA").unwrap();
-    let cert = ca.site_cert().unwrap();
-    let dir = std::env::temp_dir().join(format!("ringcrawl-tls10-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("cert.pem"), cert.chain_pem()).unwrap();
-    std::fs::write(dir.join("key.pem"), cert.key_pem()).unwrap();
-    let port = free_port();
     // A real TLS 1.0-only server (Debian's OpenSSL 3 needs security level 0
     // for TLS 1.0): rustls cannot serve TLS 1.0.
-    let child = std::process::Command::new("openssl")
-        .args([
-            "s_server",
-            "-tls1",
-            "-cipher",
-            "DEFAULT@SECLEVEL=0",
-            "-www",
-            "-quiet",
-        ])
-        .args(["-accept", &format!("127.0.0.1:{port}")])
-        .arg("-cert")
-        .arg(dir.join("cert.pem"))
-        .arg("-key")
-        .arg(dir.join("key.pem"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    let Ok(child) = child else {
-        eprintln!("SKIPPED: no openssl binary to serve TLS 1.0");
-        return;
-    };
-    let _server = OpenSsl(child);
-    let started = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "openssl s_server did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let url = format!("https://127.0.0.1:{port}/");
+    let server = common::openssl::SServer::start(
+        &ca.site_cert().unwrap(),
+        &["-tls1", "-cipher", "DEFAULT@SECLEVEL=0", "-www"],
+    );
+    let url = format!("https://127.0.0.1:{}/", server.port());
     let outcome = crawl(trusting(std::slice::from_ref(&url), &ca, false));
     let r = record(&outcome, &url);
     assert_eq!(r.error_kind.as_deref(), Some("tls_version"), "{r:?}");
     assert_eq!(r.tries, 1, "not retried: {r:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A TCP server that reads the ClientHello, then does `then` with the
@@ -286,6 +240,47 @@ fn a_stall_mid_handshake_times_out_instead_of_hanging() {
     let r = record(&outcome, &url);
     assert_eq!(r.error_kind.as_deref(), Some("deadline"), "{r:?}");
     assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+/// A TCP server that accepts and never reads nor answers, until dropped.
+fn silent() -> (SocketAddr, std::sync::mpsc::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        listener.set_nonblocking(true).unwrap();
+        // Until the test ends (its sender dropped): hold what connects.
+        while let Err(std::sync::mpsc::TryRecvError::Empty) = stopped.try_recv() {
+            match listener.accept() {
+                Ok((stream, _)) => held.push(stream),
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    });
+    (addr, stop)
+}
+
+#[test]
+fn a_server_that_never_answers_the_client_hello_is_given_up_at_the_connect_timeout() {
+    let (addr, _server) = silent();
+    let url = format!("https://{addr}/");
+    let mut config = config(std::slice::from_ref(&url));
+    // curl's --connect-timeout covers the TLS handshake: so does ours, not
+    // a read time-out per handshake read.
+    config.connect_timeout = Duration::from_secs(1);
+    config.read_timeout = Duration::from_secs(30);
+    config.timeout = Duration::from_secs(60);
+    let started = Instant::now();
+    let outcome = crawl(config);
+    let took = started.elapsed();
+    let r = record(&outcome, &url);
+    assert_eq!(r.error_kind.as_deref(), Some("tls_timeout"), "{r:?}");
+    assert_eq!(r.tries, 1, "a time-out is not retried: {r:?}");
+    assert!(
+        took < Duration::from_secs(15),
+        "given up at the 1 s connect time-out, not the 30 s read time-out: {took:?}"
+    );
 }
 
 #[test]

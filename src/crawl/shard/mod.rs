@@ -59,7 +59,7 @@ use crate::crawl::url_set::RecentUrls;
 use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
-use crate::net::tls::TlsClient;
+use crate::net::tls::{tickets_per_key, TlsClient};
 use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
 use crate::output::sink::RecordSink;
@@ -216,7 +216,11 @@ pub struct Shard {
 
 impl Shard {
     pub fn new(id: usize, config: Arc<Config>, shared: Shared, outbox: Outbox) -> Rc<Self> {
-        let tls = TlsClient::new(&config.tls);
+        let tls = TlsClient::new(
+            &config.tls,
+            config.tls_session_memory,
+            tickets_per_key(config.per_host),
+        );
         let limits = Limits {
             connect_timeout: config.connect_timeout,
             read_timeout: config.read_timeout,
@@ -463,6 +467,13 @@ impl Shard {
         let (live, resting, _) = self.frontier.borrow().hosts();
         self.stats.borrow_mut().hosts_held = (live + resting) as u64;
         self.stats.borrow_mut().seen_merges = self.seen.borrow().merges();
+        {
+            let sessions = self.tls.session_counts();
+            let mut stats = self.stats.borrow_mut();
+            stats.tls_sessions = sessions.keys as u64;
+            stats.tls_session_bytes = sessions.bytes as u64;
+            stats.tls_session_evictions = sessions.evictions;
+        }
         {
             let frontier = self.frontier.borrow();
             let mut stats = self.stats.borrow_mut();

@@ -2,12 +2,14 @@
 //! futures-rustls over the shard's glommio `TcpStream`.
 //!
 //! What it is: the crawl-wide trust settings ([`TlsOptions`]: webpki-roots
-//! plus `--ca-cert` PEMs, `--insecure`), one [`TlsClient`] per shard (its own
-//! `ClientConfig` and so its own session cache, which then holds the
-//! shard's own hosts), the handshake, and the mapping of what can go wrong
-//! to the record's error kinds ([`TlsError`]). The client offers TLS 1.2 and
-//! 1.3, SNI for host names (none for IP addresses, as RFC 6066 says), and
-//! ALPN `http/1.1` only.
+//! plus `--ca-cert` PEMs, `--insecure`), one [`TlsClient`] per shard (a
+//! session cache of its own, which then holds the shard's own hosts,
+//! keyed by name and port and bounded by bytes; a copy of the options'
+//! `ClientConfig` per port, each resuming from that port's sessions), the
+//! handshake, and the mapping of what can go wrong to the record's error
+//! kinds ([`TlsError`]). The client offers TLS 1.2 and 1.3, SNI for host
+//! names (none for IP addresses, as RFC 6066 says), and ALPN `http/1.1`
+//! only.
 //!
 //! What is verified: the chain up to a trusted root, validity dates, the
 //! name (DNS or IP SAN) and the handshake signatures, by rustls' webpki
@@ -21,8 +23,9 @@
 //! (a verifier is shared by every connection of the config).
 //!
 //! Not here: the bytes of the HTTP exchange (`crate::net::fetch`), the
-//! deadline of each read and write (`crate::net::stream`), whether to wait
-//! for a session to resume (`sessions`).
+//! deadline of each read and write and so of the handshake
+//! (`crate::net::stream`, set by `crate::net::fetch`), the session cache
+//! (`store`), whether to wait for a session to resume (`sessions`).
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
@@ -33,8 +36,11 @@
 )]
 
 mod sessions;
+mod store;
 mod verify;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
@@ -51,11 +57,29 @@ use url::{Host, Url};
 use crate::crawl::urls::canonical_host;
 use crate::net::stream::{Timed, TlsConn};
 pub use sessions::Admission;
-use sessions::{Contacts, Sessions};
+use sessions::Contacts;
+use store::{PortSessions, SessionStore};
+pub use store::{SessionKey, StoreCounts};
 pub use verify::certificate_reason;
 
-/// Server names whose sessions a shard's cache keeps.
-pub const SESSION_NAMES: usize = 16 * 1024;
+/// Default bytes of a shard's TLS session cache
+/// (`Config::tls_session_memory`): some 1,000 hosts' sessions at two
+/// tickets and a 3-4 KiB certificate chain each.
+pub const DEFAULT_SESSION_MEMORY: usize = 8 << 20;
+
+/// TLS 1.3 tickets the session cache keeps per (name, port) when at most
+/// `per_host` fetches to a host run at once: a shard opens at most that
+/// many connections to a host at a time, each resuming with one ticket and
+/// bringing one or two new ones, so more would only age in the cache. At
+/// least 2 (a server's two tickets after a full handshake are both used),
+/// at most 8 (rustls' own cache's count).
+pub fn tickets_per_key(per_host: usize) -> usize {
+    per_host.clamp(2, 8)
+}
+
+/// Ports a shard keeps a client config for (each holds the port's view of
+/// the session cache); past it they are made again as needed.
+const CONFIG_PORTS: usize = 64;
 
 /// What every shard trusts, built once before the shards start: a
 /// client config every shard copies (with a session cache of its own),
@@ -184,56 +208,92 @@ impl TlsError {
     }
 }
 
-/// One shard's TLS client: its config (and so its session cache), the
-/// verifier `--insecure` runs after the handshake, and its first contacts.
+/// One shard's TLS client: its session cache (bounded by bytes, keyed by
+/// name and port), a client config per port that resumes from that port's
+/// sessions, the verifier `--insecure` runs after the handshake, and its
+/// first contacts.
 pub struct TlsClient {
-    connector: TlsConnector,
-    sessions: Arc<Sessions>,
+    /// `options`' config, copied for each port with the port's store.
+    config: ClientConfig,
+    connectors: RefCell<HashMap<u16, TlsConnector>>,
+    sessions: Arc<SessionStore>,
     contacts: Contacts,
     /// With `--insecure`: the real verifier, run after the handshake.
     check_after: Option<Arc<WebPkiServerVerifier>>,
 }
 
 impl TlsClient {
-    /// A client with `options`' trust and a session cache of its own.
-    pub fn new(options: &TlsOptions) -> Self {
-        let sessions = Arc::new(Sessions::new(SESSION_NAMES));
-        let mut config = ClientConfig::clone(&options.config);
-        config.resumption = rustls::client::Resumption::store(sessions.clone());
+    /// A client with `options`' trust and a session cache of its own of
+    /// at most `session_memory` bytes and `tickets_per_key` TLS 1.3
+    /// tickets a (name, port).
+    pub fn new(options: &TlsOptions, session_memory: usize, tickets_per_key: usize) -> Self {
         TlsClient {
-            connector: TlsConnector::from(Arc::new(config)),
-            sessions,
+            config: ClientConfig::clone(&options.config),
+            connectors: RefCell::new(HashMap::new()),
+            sessions: Arc::new(SessionStore::new(session_memory, tickets_per_key)),
             contacts: Contacts::default(),
             check_after: options.check_after.clone(),
         }
     }
 
-    /// Wait (at most `patience`) until a new connection to `name` can
-    /// resume a session, if one is coming; see `sessions`. Hold the
-    /// admission until the exchange on the connection has ended.
-    pub async fn admit(&self, name: &ServerName<'static>, patience: Duration) -> Admission<'_> {
-        self.contacts.admit(&self.sessions, name, patience).await
+    /// The client config for connections to `port`: `options`' config
+    /// with this shard's sessions for that port. (Public for the
+    /// handshake benchmark.)
+    pub fn config_for(&self, port: u16) -> Arc<ClientConfig> {
+        let mut config = self.config.clone();
+        config.resumption = rustls::client::Resumption::store(Arc::new(PortSessions::new(
+            port,
+            self.sessions.clone(),
+        )));
+        Arc::new(config)
     }
 
-    /// Run the handshake over `tcp` for `name`. I/O errors other than the
-    /// TLS ones (time-outs) come back as they are, for the caller to name.
-    pub async fn handshake(
-        &self,
-        tcp: Timed,
-        name: ServerName<'static>,
-    ) -> Result<TlsConn, HandshakeError> {
-        let tls =
-            self.connector.connect(name.clone(), tcp).await.map_err(
-                |e| match TlsError::from_io(e, true) {
-                    Ok(tls) => HandshakeError::Tls(tls),
-                    Err(io) => HandshakeError::Io(io),
-                },
-            )?;
+    fn connector(&self, port: u16) -> TlsConnector {
+        if let Some(connector) = self.connectors.borrow().get(&port) {
+            return connector.clone();
+        }
+        let connector = TlsConnector::from(self.config_for(port));
+        let mut connectors = self.connectors.borrow_mut();
+        if connectors.len() >= CONFIG_PORTS {
+            connectors.clear();
+        }
+        connectors.insert(port, connector.clone());
+        connector
+    }
+
+    /// Wait (at most `patience`) until a new connection to `key` can
+    /// resume a session, if one is coming; see `sessions`. Hold the
+    /// admission until the exchange on the connection has ended.
+    pub async fn admit(&self, key: &SessionKey, patience: Duration) -> Admission<'_> {
+        self.contacts.admit(&*self.sessions, key, patience).await
+    }
+
+    /// Run the handshake over `tcp` for `key`'s name, resuming a session
+    /// of `key`'s if the cache has one. I/O errors other than the TLS ones
+    /// (time-outs) come back as they are, for the caller to name.
+    pub async fn handshake(&self, tcp: Timed, key: &SessionKey) -> Result<TlsConn, HandshakeError> {
+        let tls = self
+            .connector(key.port)
+            .connect(key.name.clone(), tcp)
+            .await
+            .map_err(|e| match TlsError::from_io(e, true) {
+                Ok(tls) => HandshakeError::Tls(tls),
+                Err(io) => HandshakeError::Io(io),
+            })?;
+        let connection = tls.get_ref().1;
+        if let Some(chain) = connection.peer_certificates() {
+            self.sessions.note_chain(key, chain);
+        }
         let warning = self
             .check_after
             .as_ref()
-            .and_then(|webpki| verify::check_after(webpki, tls.get_ref().1, &name));
+            .and_then(|webpki| verify::check_after(webpki, connection, &key.name));
         Ok(TlsConn::new(tls, warning))
+    }
+
+    /// What the session cache holds, and what it evicted.
+    pub fn session_counts(&self) -> StoreCounts {
+        self.sessions.counts()
     }
 }
 
