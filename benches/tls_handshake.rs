@@ -1,7 +1,12 @@
 //! `cargo bench --bench tls_handshake`: the client's CPU cost of a full and
-//! of a resumed TLS 1.3 handshake, with the crawler's choices (rustls, the
+//! of a resumed TLS 1.3 handshake, with the crawler's own client: the
+//! config of a shard's `TlsClient` (built from `TlsOptions`: webpki-roots
+//! plus the test CA, ALPN, TLS 1.2 and 1.3) and its session cache, bounded
+//! by bytes and keyed by name and port, at its default size (rustls, the
 //! `ring` provider, X25519, an ECDSA P-256 chain of two certificates as the
-//! test site serves). Client and server run in memory on one thread, bytes
+//! test site serves). A full handshake goes to a new name each time (as a
+//! crawl meets new hosts: the cache fills, then evicts), a resumed one to
+//! the same name. Client and server run in memory on one thread, bytes
 //! handed over in buffers; only the time spent in client calls is counted
 //! (no I/O, so that time is CPU), the server's work is not.
 
@@ -9,19 +14,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use ringcrawl::net::tls::{tickets_per_key, TlsClient, TlsOptions, DEFAULT_SESSION_MEMORY};
 use ringcrawl_site::tls::TestCa;
-use rustls::client::{ClientSessionMemoryCache, Resumption};
 use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection, HandshakeKind, RootCertStore, ServerConnection};
+use rustls::{ClientConfig, ClientConnection, HandshakeKind, ServerConnection};
 
 /// One handshake (and the session tickets after it); the client's time and
 /// the kind of handshake the server saw.
 fn handshake(
     client: &Arc<ClientConfig>,
     server: &Arc<rustls::ServerConfig>,
+    name: String,
 ) -> (Duration, Option<HandshakeKind>) {
     let mut spent = Duration::ZERO;
-    let name = ServerName::try_from("localhost").unwrap();
+    let name = ServerName::try_from(name).unwrap();
     let t = Instant::now();
     let mut c = ClientConnection::new(client.clone(), name).unwrap();
     spent += t.elapsed();
@@ -58,54 +64,43 @@ fn handshake(
     (spent, s.handshake_kind())
 }
 
-fn configs() -> (
-    Arc<ClientConfig>,
-    Arc<ClientConfig>,
-    Arc<rustls::ServerConfig>,
-) {
+fn bench(c: &mut Criterion) {
     let ca = TestCa::new("bench CA").unwrap();
     let server = ca.site_cert().unwrap().server_config(&[]).unwrap();
-    let mut roots = RootCertStore::empty();
-    roots.add(ca.cert().clone()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let build = |resume: bool| {
-        let mut config = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots.clone())
-            .with_no_client_auth();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        config.resumption = if resume {
-            Resumption::store(Arc::new(ClientSessionMemoryCache::new(256)))
-        } else {
-            Resumption::disabled()
-        };
-        Arc::new(config)
-    };
-    (build(false), build(true), server)
-}
-
-fn bench(c: &mut Criterion) {
-    let (full, resuming, server) = configs();
+    let options = TlsOptions::new(&[ca.cert().clone()], false).unwrap();
+    // A shard's client, at the crawl's defaults (two fetches a host).
+    let client = TlsClient::new(&options, DEFAULT_SESSION_MEMORY, tickets_per_key(2));
+    let config = client.config_for(443);
     let mut group = c.benchmark_group("tls_handshake_client");
+    let mut host = 0u64;
     group.bench_function("full", |b| {
         b.iter_custom(|iters| {
             (0..iters)
                 .map(|_| {
-                    let (spent, kind) = handshake(&full, &server);
+                    host += 1;
+                    let (spent, kind) = handshake(&config, &server, format!("h{host}.site.test"));
                     assert_eq!(kind, Some(HandshakeKind::Full));
                     spent
                 })
                 .sum()
         })
     });
+    let sessions = client.session_counts();
+    println!(
+        "after {host} full handshakes to new names: {} sessions held, {} bytes, {} evicted",
+        sessions.keys, sessions.bytes, sessions.evictions
+    );
     // Prime the cache; every resumed handshake brings two new tickets.
-    assert_eq!(handshake(&resuming, &server).1, Some(HandshakeKind::Full));
+    let name = || "localhost".to_string();
+    assert_eq!(
+        handshake(&config, &server, name()).1,
+        Some(HandshakeKind::Full)
+    );
     group.bench_function("resumed", |b| {
         b.iter_custom(|iters| {
             (0..iters)
                 .map(|_| {
-                    let (spent, kind) = handshake(&resuming, &server);
+                    let (spent, kind) = handshake(&config, &server, name());
                     assert_eq!(kind, Some(HandshakeKind::Resumed));
                     spent
                 })

@@ -88,7 +88,8 @@
 //!   exchange with limits and a deadline, on a reused keep-alive connection
 //!   when the shard's `net::conn_pool` has one for the endpoint),
 //!   `net::tls` (the shard's rustls client for `https`: trust, session
-//!   resumption, TLS errors as record kinds), `net::stream` (plain or TLS
+//!   resumption from a cache keyed by name and port and bounded by bytes,
+//!   TLS errors as record kinds), `net::stream` (plain or TLS
 //!   over a TCP stream whose every read and write ends by the deadline),
 //!   `net::dns` (the per-shard resolver), `net::http` (pure request
 //!   bytes, head parsing, body framing).
