@@ -36,7 +36,9 @@ pub fn require_tool(test: &str, name: &str, install: &str) -> Option<PathBuf> {
         std::env::var_os(REQUIRE_TOOLS).is_none(),
         "{test}: {name} is not installed and {REQUIRE_TOOLS} is set ({install})"
     );
-    println!("SKIPPED {test}: {name} is not installed ({install}; {REQUIRE_TOOLS}=1 makes this fail)");
+    println!(
+        "SKIPPED {test}: {name} is not installed ({install}; {REQUIRE_TOOLS}=1 makes this fail)"
+    );
     None
 }
 
