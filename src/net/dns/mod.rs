@@ -167,7 +167,7 @@ impl Default for ResolverOptions {
             min_ttl: Duration::from_secs(5),
             max_ttl: Duration::from_secs(3600),
             negative_ttl: Duration::from_secs(60),
-            max_queries_in_flight: 256,
+            max_queries_in_flight: 64,
             cache_capacity: 100_000,
             cache_bytes: 8 << 20,
             families: Families::Both,
