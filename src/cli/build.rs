@@ -1,0 +1,148 @@
+//! The flags as the library's builder (the same path a library user
+//! takes): what each one sets.
+
+use std::time::Duration;
+
+use ringcrawl::{Crawler, CrawlerBuilder, Families, ScopeMode};
+
+use super::values::{parse_dns_server, parse_resolves, parse_retries, seconds};
+use super::{Args, ArgsError};
+
+impl Args {
+    /// The crawl these flags ask for, through the library's builder (the
+    /// same path a library user takes). `extra_roots` come from elsewhere
+    /// (the demo's in-process site). Values are checked by
+    /// [`CrawlerBuilder::build`]; only what is the command line's own
+    /// (syntax of `--resolve`, seconds as numbers) is checked here.
+    pub fn into_builder(self, extra_roots: &[String]) -> Result<CrawlerBuilder, ArgsError> {
+        // A resumed crawl's roots are its manifest's.
+        // So are a cluster crawl's (a node may join with none).
+        if self.roots.is_empty()
+            && self.seeds.is_empty()
+            && extra_roots.is_empty()
+            && self.resume.is_none()
+            && self.cluster.is_none()
+        {
+            return Err(ArgsError::NoRoots);
+        }
+        let verbosity = self.verbosity();
+        let mut b = Crawler::builder();
+        for path in &self.seeds {
+            b = match path.to_str() {
+                Some("-") => b.seeds_stdin(),
+                _ => b.seeds_file(path),
+            };
+        }
+        let mut b = b
+            .roots(self.roots.iter().chain(extra_roots).cloned())
+            .scope(if self.lenient {
+                ScopeMode::Lenient
+            } else {
+                ScopeMode::Strict
+            })
+            .pin_threads(true)
+            .max_tasks(self.max_tasks)
+            .max_tries(self.max_tries)
+            .max_redirect(self.max_redirect)
+            .ip_families(match (self.ipv4, self.ipv6) {
+                (true, _) => Families::V4,
+                (_, true) => Families::V6,
+                _ => Families::Both,
+            })
+            .timeout(seconds("timeout", self.timeout)?)
+            .connect_timeout(seconds("connect-timeout", self.connect_timeout)?)
+            .read_timeout(seconds("read-timeout", self.read_timeout)?)
+            .max_body(self.max_body)
+            .max_depth(self.max_depth)
+            .page_requisites(self.page_requisites)
+            .delay(Duration::from_millis(self.delay))
+            .keep_alive(!self.no_keep_alive)
+            .compression(!self.no_compression)
+            .insecure(self.insecure)
+            .obey_robots(!self.ignore_robots)
+            .max_crawl_delay(seconds("max-crawl-delay", self.max_crawl_delay)?)
+            .robots_retries(parse_retries(&self.robots_retries)?)
+            .max_url_length(self.max_url_length)
+            .max_pages_per_host(self.max_pages_per_host)
+            .warc_max_size(self.warc_max_size)
+            .seen_memory(usize::try_from(self.seen_memory).unwrap_or(usize::MAX))
+            .frontier_memory(usize::try_from(self.frontier_memory).unwrap_or(usize::MAX));
+        if let Some(pages) = self.max_pages {
+            b = b.max_pages(pages);
+        }
+        if let Some(bytes) = self.max_bytes {
+            b = b.max_bytes(bytes);
+        }
+        if let Some(time) = self.max_time {
+            b = b.max_time(seconds("max-time", time)?);
+        }
+        // --resume wins over the --state of the flags it applies again.
+        match (&self.resume, &self.state) {
+            (Some(dir), _) => b = b.resume(dir),
+            (None, Some(dir)) => b = b.state(dir),
+            (None, None) => {}
+        }
+        b = b.checkpoint_interval(seconds("checkpoint-interval", self.checkpoint_interval)?);
+        if let (Some(url), Some(crawl)) = (&self.cluster, &self.crawl) {
+            b = b
+                .cluster(url, crawl)
+                .lease_ttl(seconds("lease-ttl", self.lease_ttl)?);
+            if let Some(node) = &self.node {
+                b = b.node_name(node);
+            }
+            if let Some(n) = self.partitions {
+                b = b.partitions(n);
+            }
+        }
+        if let Some(regex) = self.exclude {
+            b = b.exclude(regex);
+        }
+        if let Some(cores) = self.cores {
+            b = b.cores(cores);
+        }
+        for ((host, port), addrs) in parse_resolves(&self.resolve)? {
+            b = b.resolve(&host, port, addrs);
+        }
+        for text in &self.dns_server {
+            b = b.dns_server(parse_dns_server(text)?);
+        }
+        if let Some(agent) = self.user_agent {
+            b = b.user_agent(agent);
+        }
+        // The synthetic site has no sitemap, and the demo's check counts
+        // every URL recorded: it reads none unless asked.
+        b = b.sitemaps(!self.no_sitemaps && (self.sitemaps || self.demo.is_none()));
+        match (self.per_host, self.demo) {
+            (Some(n), _) => b = b.per_host(n),
+            (None, Some(_)) => b = b.per_host(self.max_tasks),
+            (None, None) => {}
+        }
+        for path in &self.ca_cert {
+            b = b.ca_cert_file(path);
+        }
+        b = match self.output.as_deref() {
+            None => b,
+            Some("-") => b.jsonl_stdout(),
+            Some(path) => b.jsonl(path),
+        };
+        if let Some(dir) = self.warc {
+            b = b.warc(dir);
+        }
+        b = b.warc_dedup(self.warc_dedup).warc_dns(self.warc_dns);
+        if let Some(path) = self.cdxj {
+            b = b.cdxj(path);
+        }
+        if let Some(path) = self.wacz {
+            b = b.wacz(path);
+        }
+        if verbosity >= 0 {
+            b = b.progress(Some(seconds("progress-interval", self.progress_interval)?));
+        }
+        Ok(b)
+    }
+
+    /// -1 quiet, 0 normal, 1+ verbose.
+    pub fn verbosity(&self) -> i8 {
+        (self.verbose as i8).saturating_sub(self.quiet as i8)
+    }
+}
