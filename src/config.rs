@@ -1,7 +1,7 @@
 //! The validated crawl configuration, built once from the command line (or by
 //! a test) before any thread starts, then cloned into every shard.
 //!
-//! Not the CLI: `cli.rs` parses flags and turns them into a [`Config`]; this
+//! Not the CLI: `cli/` parses flags and turns them into a [`Config`]; this
 //! module only says what a crawl is allowed to do.
 
 use std::collections::HashMap;

@@ -54,7 +54,7 @@
 //!
 //! - `api` the public face: the builder, pages, the page stream, the
 //!   report; it turns settings into a `config::Config`, the validated
-//!   settings every shard reads (the binary's `cli.rs` goes through the
+//!   settings every shard reads (the binary's `cli` module goes through the
 //!   same builder). Pages reach the caller's hooks on the shard that
 //!   fetched them (`crawl::shard`'s page path), before their links are
 //!   routed, so a follow rule decides what is routed.

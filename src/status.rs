@@ -2,7 +2,7 @@
 //! crawl is doing, read from its Redis (the library's
 //! [`ringcrawl::cluster_status`]), as a table or as JSON.
 //!
-//! Not the crawl itself, nor its flags (`cli.rs`).
+//! Not the crawl itself, nor its flags (`cli/`).
 
 use std::process::ExitCode;
 

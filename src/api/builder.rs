@@ -4,7 +4,7 @@
 //! is named as its flag, `max_tasks` for `--max-tasks`).
 //!
 //! Not the settings' use (the shards read the internal `Config` this
-//! produces) nor flag parsing (the binary's `cli.rs`).
+//! produces) nor flag parsing (the binary's `cli` module).
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
