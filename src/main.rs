@@ -64,7 +64,7 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let args = Args::parse();
+    let args = Args::try_parse().map_err(usage)?;
     if args.demo.is_some() && args.cluster.is_some() {
         eprintln!("ringcrawl: --demo cannot join a cluster crawl (its site lives in this process)");
         return Err(ExitCode::from(2));
@@ -99,7 +99,22 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
         .chain(roots.iter().cloned());
     match Args::try_parse_from(argv) {
         Ok(args) => Ok((args, given)),
-        Err(e) => e.exit(),
+        Err(e) => Err(usage(e)),
+    }
+}
+
+/// What clap says instead of flags: help and version as clap prints them,
+/// a usage error in one line (exit code 2).
+fn usage(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        _ => {
+            eprintln!("ringcrawl: {}", cli::one_line(&e));
+            ExitCode::from(2)
+        }
     }
 }
 

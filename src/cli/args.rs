@@ -2,10 +2,11 @@
 //! and help. What they mean to the crawl is `build.rs`'s.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Parser;
 
-use super::units::parse_size;
+use super::units;
 
 /// Crawl every in-scope page reachable from the roots, thread-per-core over io_uring.
 #[derive(Debug, Parser)]
@@ -82,21 +83,23 @@ pub struct Args {
     #[arg(long = "user-agent", alias = "user_agent")]
     pub user_agent: Option<String>,
 
-    /// Overall deadline per fetch, in seconds
-    #[arg(long, default_value_t = 60.0)]
-    pub timeout: f64,
+    /// Overall deadline per fetch (500ms, 2s, 5m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::seconds)]
+    pub timeout: Duration,
 
-    /// Connect timeout (the TCP connect and the TLS handshake), in seconds
-    #[arg(long = "connect-timeout", default_value_t = 10.0)]
-    pub connect_timeout: f64,
+    /// Connect timeout: the TCP connect and the TLS handshake (a bare
+    /// number is seconds)
+    #[arg(long = "connect-timeout", value_name = "DURATION", default_value = "10s", value_parser = units::seconds)]
+    pub connect_timeout: Duration,
 
-    /// Timeout of each read, in seconds
-    #[arg(long = "read-timeout", default_value_t = 30.0)]
-    pub read_timeout: f64,
+    /// Timeout of each read (a bare number is seconds)
+    #[arg(long = "read-timeout", value_name = "DURATION", default_value = "30s", value_parser = units::seconds)]
+    pub read_timeout: Duration,
 
-    /// Body bytes kept per response (larger bodies are cut and marked truncated)
-    #[arg(long = "max-body", default_value_t = 16 << 20)]
-    pub max_body: usize,
+    /// Body bytes kept per response (K, M, G suffixes); larger bodies are
+    /// cut and marked truncated
+    #[arg(long = "max-body", value_name = "SIZE", default_value = "16M", value_parser = units::size)]
+    pub max_body: u64,
 
     /// Fetches in flight per host (default 2; with --demo, all of --max-tasks)
     #[arg(long = "per-host", alias = "per_host")]
@@ -112,9 +115,15 @@ pub struct Args {
     #[arg(long = "no-compression")]
     pub no_compression: bool,
 
-    /// Milliseconds between two request starts to one host
-    #[arg(long, value_name = "MS", default_value_t = 0)]
-    pub delay: u64,
+    /// Least time between two request starts to one host (250ms, 1s; a
+    /// bare number is milliseconds)
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = units::millis, overrides_with = "rate")]
+    pub delay: Duration,
+
+    /// Requests a second (N/s), a minute (N/m) or an hour (N/h) to one
+    /// host at most: --delay of one second, minute or hour divided by N
+    #[arg(long, value_name = "N/s", value_parser = units::rate, overrides_with = "delay")]
+    pub rate: Option<Duration>,
 
     /// Trust the CA certificates in this PEM file for https, besides the
     /// compiled-in Mozilla roots (repeatable)
@@ -140,16 +149,17 @@ pub struct Args {
     #[arg(long = "no-sitemaps", overrides_with = "sitemaps")]
     pub no_sitemaps: bool,
 
-    /// Cap on a robots.txt Crawl-delay, in seconds
-    #[arg(long = "max-crawl-delay", default_value_t = 10.0)]
-    pub max_crawl_delay: f64,
+    /// Cap on a robots.txt Crawl-delay (a bare number is seconds)
+    #[arg(long = "max-crawl-delay", value_name = "DURATION", default_value = "10s", value_parser = units::seconds)]
+    pub max_crawl_delay: Duration,
 
-    /// Seconds to wait before each new try of a robots.txt that was
-    /// unreachable or 5xx (its pages wait meanwhile); when used up, the
-    /// origin's pages are refused. "none" gives up at the first failure
+    /// Waits before each new try of a robots.txt that was unreachable or
+    /// 5xx (its pages wait meanwhile; bare numbers are seconds); when used
+    /// up, the origin's pages are refused. "none" gives up at the first
+    /// failure
     #[arg(
         long = "robots-retries",
-        value_name = "SECONDS,...",
+        value_name = "DURATION,...",
         default_value = "1,5,15,40"
     )]
     pub robots_retries: String,
@@ -175,7 +185,7 @@ pub struct Args {
 
     /// RAM for queued URLs, over all cores (K, M, G suffixes); past it,
     /// each host's newest URLs go to files in the temporary directory
-    #[arg(long = "frontier-memory", value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    #[arg(long = "frontier-memory", value_name = "SIZE", default_value = "256M", value_parser = units::nonzero_size)]
     pub frontier_memory: u64,
 
     /// URLs queued per host at most (a bound on crawler traps)
@@ -191,12 +201,12 @@ pub struct Args {
     pub warc: Option<PathBuf>,
 
     /// Rotate WARC files at this size (bytes; K, M, G suffixes)
-    #[arg(long = "warc-max-size", default_value = "1G", value_parser = parse_size)]
+    #[arg(long = "warc-max-size", value_name = "SIZE", default_value = "1G", value_parser = units::nonzero_size)]
     pub warc_max_size: u64,
 
     /// RAM for the seen-set's buckets (K, M, G suffixes); URLs past it are
     /// kept on disk
-    #[arg(long = "seen-memory", value_name = "SIZE", default_value = "128M", value_parser = parse_size)]
+    #[arg(long = "seen-memory", value_name = "SIZE", default_value = "128M", value_parser = units::nonzero_size)]
     pub seen_memory: u64,
 
     /// Keep the crawl's state in DIR (made if missing) so that --resume DIR
@@ -230,24 +240,27 @@ pub struct Args {
     #[arg(long, value_name = "N", requires = "cluster")]
     pub partitions: Option<u32>,
 
-    /// With --cluster: seconds a node's lease on a partition lasts without
-    /// renewal; a node that dies or is cut off loses its partitions after
-    /// this long
+    /// With --cluster: how long a node's lease on a partition lasts
+    /// without renewal (a bare number is seconds); a node that dies or is
+    /// cut off loses its partitions after this long
     #[arg(
         long = "lease-ttl",
-        value_name = "S",
+        value_name = "DURATION",
         requires = "cluster",
-        default_value_t = 10.0
+        default_value = "10s",
+        value_parser = units::seconds
     )]
-    pub lease_ttl: f64,
+    pub lease_ttl: Duration,
 
-    /// Seconds between checkpoints of a crawl with --state
+    /// Time between checkpoints of a crawl with --state (a bare number is
+    /// seconds)
     #[arg(
         long = "checkpoint-interval",
-        value_name = "SECS",
-        default_value_t = 60.0
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = units::seconds
     )]
-    pub checkpoint_interval: f64,
+    pub checkpoint_interval: Duration,
 
     /// Stop after N page fetches (robots.txt not counted): running fetches
     /// finish, the rest stays queued
@@ -255,12 +268,13 @@ pub struct Args {
     pub max_pages: Option<u64>,
 
     /// Stop once SIZE body bytes were received (K, M, G suffixes)
-    #[arg(long = "max-bytes", value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long = "max-bytes", value_name = "SIZE", value_parser = units::nonzero_size)]
     pub max_bytes: Option<u64>,
 
-    /// Stop starting fetches S seconds after the start
-    #[arg(long = "max-time", value_name = "S")]
-    pub max_time: Option<f64>,
+    /// Stop starting fetches this long after the start (a bare number is
+    /// seconds)
+    #[arg(long = "max-time", value_name = "DURATION", value_parser = units::seconds)]
+    pub max_time: Option<Duration>,
 
     /// With --warc: archive a payload seen before as a `revisit` record
     /// referring to its first copy (profile identical-payload-digest)
@@ -284,9 +298,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE", requires = "warc")]
     pub wacz: Option<PathBuf>,
 
-    /// Seconds between progress lines when stderr is not a terminal
-    #[arg(long = "progress-interval", default_value_t = 5.0)]
-    pub progress_interval: f64,
+    /// Time between progress lines when stderr is not a terminal (a bare
+    /// number is seconds)
+    #[arg(long = "progress-interval", value_name = "DURATION", default_value = "5s", value_parser = units::seconds)]
+    pub progress_interval: Duration,
 
     /// Also write the end report as JSON to FILE
     #[arg(long = "report-json", value_name = "FILE")]

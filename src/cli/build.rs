@@ -1,11 +1,9 @@
 //! The flags as the library's builder (the same path a library user
 //! takes): what each one sets.
 
-use std::time::Duration;
-
 use ringcrawl::{Crawler, CrawlerBuilder, Families, ScopeMode};
 
-use super::values::{parse_dns_server, parse_resolves, parse_retries, seconds};
+use super::values::{parse_dns_server, parse_resolves, parse_retries};
 use super::{Args, ArgsError};
 
 impl Args {
@@ -13,7 +11,8 @@ impl Args {
     /// same path a library user takes). `extra_roots` come from elsewhere
     /// (the demo's in-process site). Values are checked by
     /// [`CrawlerBuilder::build`]; only what is the command line's own
-    /// (syntax of `--resolve`, seconds as numbers) is checked here.
+    /// (the syntax of `--resolve`, `--dns-server`, `--robots-retries`) is
+    /// checked here.
     pub fn into_builder(self, extra_roots: &[String]) -> Result<CrawlerBuilder, ArgsError> {
         // A resumed crawl's roots are its manifest's.
         // So are a cluster crawl's (a node may join with none).
@@ -49,18 +48,18 @@ impl Args {
                 (_, true) => Families::V6,
                 _ => Families::Both,
             })
-            .timeout(seconds("timeout", self.timeout)?)
-            .connect_timeout(seconds("connect-timeout", self.connect_timeout)?)
-            .read_timeout(seconds("read-timeout", self.read_timeout)?)
-            .max_body(self.max_body)
+            .timeout(self.timeout)
+            .connect_timeout(self.connect_timeout)
+            .read_timeout(self.read_timeout)
+            .max_body(usize::try_from(self.max_body).unwrap_or(usize::MAX))
             .max_depth(self.max_depth)
             .page_requisites(self.page_requisites)
-            .delay(Duration::from_millis(self.delay))
+            .delay(self.rate.unwrap_or(self.delay))
             .keep_alive(!self.no_keep_alive)
             .compression(!self.no_compression)
             .insecure(self.insecure)
             .obey_robots(!self.ignore_robots)
-            .max_crawl_delay(seconds("max-crawl-delay", self.max_crawl_delay)?)
+            .max_crawl_delay(self.max_crawl_delay)
             .robots_retries(parse_retries(&self.robots_retries)?)
             .max_url_length(self.max_url_length)
             .max_pages_per_host(self.max_pages_per_host)
@@ -74,7 +73,7 @@ impl Args {
             b = b.max_bytes(bytes);
         }
         if let Some(time) = self.max_time {
-            b = b.max_time(seconds("max-time", time)?);
+            b = b.max_time(time);
         }
         // --resume wins over the --state of the flags it applies again.
         match (&self.resume, &self.state) {
@@ -82,11 +81,9 @@ impl Args {
             (None, Some(dir)) => b = b.state(dir),
             (None, None) => {}
         }
-        b = b.checkpoint_interval(seconds("checkpoint-interval", self.checkpoint_interval)?);
+        b = b.checkpoint_interval(self.checkpoint_interval);
         if let (Some(url), Some(crawl)) = (&self.cluster, &self.crawl) {
-            b = b
-                .cluster(url, crawl)
-                .lease_ttl(seconds("lease-ttl", self.lease_ttl)?);
+            b = b.cluster(url, crawl).lease_ttl(self.lease_ttl);
             if let Some(node) = &self.node {
                 b = b.node_name(node);
             }
@@ -136,7 +133,7 @@ impl Args {
             b = b.wacz(path);
         }
         if verbosity >= 0 {
-            b = b.progress(Some(seconds("progress-interval", self.progress_interval)?));
+            b = b.progress(Some(self.progress_interval));
         }
         Ok(b)
     }

@@ -10,7 +10,7 @@
 //! - `args`: the flags, defined once (names, values, defaults, help);
 //! - `build`: the flags as the library's builder;
 //! - `values`: the syntax of `--resolve`, `--dns-server`, `--robots-retries`;
-//! - `units`: sizes.
+//! - `units`: durations, sizes and rates.
 
 mod args;
 mod build;
@@ -31,14 +31,12 @@ pub use args::Args;
 pub enum ArgsError {
     #[error("no roots given (pass at least one URL, or --demo)")]
     NoRoots,
-    #[error("--robots-retries {0:?}: expected SECONDS,... or none")]
+    #[error("--robots-retries {0:?}: expected DURATION,... (1,5,15,40 or 500ms,2s; bare numbers are seconds) or none")]
     Retries(String),
     #[error("--resolve {0:?}: expected HOST:PORT:ADDR[,ADDR...]")]
     Resolve(String),
     #[error("--dns-server {0:?}: expected an IP address, optionally with :PORT")]
     DnsServer(String),
-    #[error("--{0}: {1} is not a number of seconds")]
-    Seconds(&'static str, f64),
     /// A value the crawl's builder refused (the root's own message, or the
     /// flag named after the setting).
     #[error("{}", build_message(.0))]
@@ -50,4 +48,31 @@ fn build_message(e: &BuildError) -> String {
         "root" => e.problem.clone(),
         flag => format!("--{flag}: {}", e.problem),
     }
+}
+
+/// A usage error of clap's in one line, as the crawl's own errors are:
+/// its text without `error: `, the usage and the pointer to --help, its
+/// lines (a list of missing flags, tips) joined.
+pub fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut out = String::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        match line.strip_prefix("tip: ") {
+            Some(tip) => {
+                out.push_str("; ");
+                out.push_str(tip);
+            }
+            None => {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(line);
+            }
+        }
+    }
+    out
 }

@@ -2,18 +2,21 @@
 //! refused in one line.
 
 use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
 
 use clap::Parser;
 
-use super::units::parse_size;
-use super::{Args, ArgsError};
+use super::{one_line, Args, ArgsError};
 
-fn config(args: &[&str]) -> Result<ringcrawl::config::Config, ArgsError> {
+/// The configuration `args` give, or the one-line error the user sees:
+/// clap's, the command line's own, or the builder's.
+fn config(args: &[&str]) -> Result<ringcrawl::config::Config, String> {
     let argv = std::iter::once("ringcrawl").chain(args.iter().copied());
-    let crawler = Args::try_parse_from(argv)
-        .expect("flags parse")
-        .into_builder(&[])?
-        .build()?;
+    let args = Args::try_parse_from(argv).map_err(|e| one_line(&e))?;
+    let crawler = args
+        .into_builder(&[])
+        .and_then(|b| Ok(b.build()?))
+        .map_err(|e: ArgsError| e.to_string())?;
     Ok(crawler.config().clone())
 }
 
@@ -83,10 +86,8 @@ fn dns_servers_take_an_optional_port() {
         .map(|a| a.parse().unwrap())
         .collect();
     assert_eq!(c.dns_servers, want);
-    assert!(matches!(
-        config(&["--dns-server", "ns.example", "site.test"]),
-        Err(ArgsError::DnsServer(_))
-    ));
+    let err = config(&["--dns-server", "ns.example", "site.test"]).unwrap_err();
+    assert!(err.starts_with("--dns-server"), "{err}");
 }
 
 #[test]
@@ -99,11 +100,88 @@ fn bad_inputs_are_one_line_errors() {
         vec!["--timeout", "0", "x.org"],
         vec!["ftp://x.org/"],
         vec!["--ca-cert", "/nonexistent/ca.pem", "x.org"],
+        vec!["--delay", "1x", "x.org"],
+        vec!["--rate", "0/s", "x.org"],
+        vec!["--max-body", "16Q", "x.org"],
+        vec!["--robots-retries", "1,soon", "x.org"],
+        vec!["--no-such-flag", "x.org"],
+        vec!["--max_tsks", "3", "x.org"],
+        vec!["--timeout"],
         vec![],
     ] {
         let err = config(&args).expect_err("must be rejected").to_string();
         assert!(!err.contains('\n'), "{args:?}: {err}");
     }
+}
+
+/// Every duration takes a unit, and a bare number is what it was
+/// before units: milliseconds for --delay, seconds for the others.
+#[test]
+fn durations_and_sizes_take_units_and_bare_numbers_mean_what_they_did() {
+    let ms = Duration::from_millis;
+    let c = config(&[
+        "--delay",
+        "1s",
+        "--timeout",
+        "5m",
+        "--connect-timeout",
+        "1.5s",
+        "--read-timeout",
+        "500ms",
+        "--max-crawl-delay",
+        "1m",
+        "--max-body",
+        "16M",
+        "--robots-retries",
+        "500ms,2,1m",
+        "--seen-memory",
+        "64MiB",
+        "x.org",
+    ])
+    .unwrap();
+    assert_eq!(c.delay, ms(1000));
+    assert_eq!(c.timeout, ms(300_000));
+    assert_eq!(c.connect_timeout, ms(1500));
+    assert_eq!(c.read_timeout, ms(500));
+    assert_eq!(c.max_crawl_delay, ms(60_000));
+    assert_eq!(c.max_body, 16 << 20);
+    assert_eq!(c.robots_retries, [ms(500), ms(2000), ms(60_000)]);
+    assert_eq!(c.seen_memory, 64 << 20);
+
+    let c = config(&[
+        "--delay",
+        "250",
+        "--timeout",
+        "60",
+        "--max-body",
+        "1000",
+        "x.org",
+    ])
+    .unwrap();
+    assert_eq!(
+        (c.delay, c.timeout, c.max_body),
+        (ms(250), ms(60_000), 1000)
+    );
+    let c = config(&["x.org"]).unwrap();
+    assert_eq!(
+        (c.delay, c.timeout, c.max_body),
+        (ms(0), ms(60_000), 16 << 20)
+    );
+}
+
+/// --rate N/s is a delay of 1/N s; of it and --delay the last one wins.
+#[test]
+fn rate_is_a_delay_and_the_last_of_rate_and_delay_wins() {
+    let delay = |args: &[&str]| {
+        let argv: Vec<&str> = args.iter().copied().chain(["x.org"]).collect();
+        config(&argv).unwrap().delay
+    };
+    let ms = Duration::from_millis;
+    assert_eq!(delay(&["--rate", "4/s"]), ms(250));
+    assert_eq!(delay(&["--rate", "30/m"]), ms(2000));
+    assert_eq!(delay(&["--rate", "0.5/s"]), ms(2000));
+    assert_eq!(delay(&["--delay", "100", "--rate", "2/s"]), ms(500));
+    assert_eq!(delay(&["--rate", "2/s", "--delay", "100"]), ms(100));
 }
 
 #[test]
@@ -135,16 +213,6 @@ fn out_of_range_durations_and_sizes_are_refused() {
         let err = config(&argv).expect_err("must be rejected").to_string();
         assert!(!err.contains('\n'), "{args:?}: {err}");
     }
-}
-
-#[test]
-fn sizes_take_binary_suffixes() {
-    assert_eq!(parse_size("1G"), Ok(1 << 30));
-    assert_eq!(parse_size("64m"), Ok(64 << 20));
-    assert_eq!(parse_size("4096"), Ok(4096));
-    assert!(
-        parse_size("0").is_err() && parse_size("x").is_err() && parse_size("99999999999G").is_err()
-    );
 }
 
 #[test]

@@ -1,32 +1,19 @@
 //! The syntax of the flags whose values are more than a number:
-//! `--resolve`, `--dns-server`, `--robots-retries`, and seconds as
-//! durations.
+//! `--resolve`, `--dns-server`, `--robots-retries`.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use super::ArgsError;
+use super::{units, ArgsError};
 
-/// A number of seconds as a duration (whether it is in range is the
-/// builder's to say).
-pub(super) fn seconds(flag: &'static str, value: f64) -> Result<Duration, ArgsError> {
-    Duration::try_from_secs_f64(value).map_err(|_| ArgsError::Seconds(flag, value))
-}
-
-/// `SECONDS,...` or `none`.
+/// `DURATION,...` (bare numbers are seconds) or `none`.
 pub(super) fn parse_retries(list: &str) -> Result<Vec<Duration>, ArgsError> {
     if list.trim() == "none" {
         return Ok(Vec::new());
     }
     list.split(',')
-        .map(|s| {
-            let value: f64 = s
-                .trim()
-                .parse()
-                .map_err(|_| ArgsError::Retries(list.to_string()))?;
-            seconds("robots-retries", value)
-        })
+        .map(|s| units::seconds(s).map_err(|_| ArgsError::Retries(list.to_string())))
         .collect()
 }
 

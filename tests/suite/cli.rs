@@ -567,3 +567,76 @@ fn a_root_on_a_closed_port_fails_within_seconds_and_says_refused() {
     assert!(error.contains("connect_refused"), "{error}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Durations and sizes take units (`1s`, `5m`, `16M`), a bare number
+/// means what it did (`--delay` milliseconds, `--timeout` seconds), and
+/// `--rate N/s` spaces one host's requests 1/N s apart; a bad value is one
+/// line naming it, exit code 2.
+#[test]
+fn durations_sizes_and_rates_take_units() {
+    use ringcrawl_site::server::{Reply, Request, Server};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    let seen: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let log = seen.clone();
+    let server = Server::start(Arc::new(move |req: &Request| {
+        log.lock().unwrap().push(Instant::now());
+        match req.path.as_str() {
+            "/" => Reply::html(200, "<a href=/a>a</a><a href=/b>b</a><a href=/c>c</a>"),
+            _ => Reply::html(200, "<p>leaf</p>"),
+        }
+    }))
+    .unwrap();
+    let root = format!("http://{}/", server.addr());
+    let crawl = |flags: &[&str]| {
+        let mut args = vec!["-q", "--ignore-robots", "--no-sitemaps", "-o", "-"];
+        args.extend_from_slice(flags);
+        args.push(&root);
+        seen.lock().unwrap().clear();
+        let out = ringcrawl(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{flags:?}: {stderr}");
+        assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 4);
+        seen.lock().unwrap().clone()
+    };
+    crawl(&[
+        "--timeout",
+        "5m",
+        "--connect-timeout",
+        "2s",
+        "--max-body",
+        "16M",
+    ]);
+    crawl(&["--delay", "50", "--timeout", "60", "--max-body", "1048576"]);
+    // 4/s: 250 ms between request starts (less a little for when each
+    // request reaches the server).
+    let times = crawl(&["--rate", "4/s", "--per-host", "4"]);
+    assert_eq!(times.len(), 4);
+    for gap in times.windows(2).map(|w| w[1] - w[0]) {
+        assert!(gap >= Duration::from_millis(200), "{times:?}");
+    }
+
+    for (flag, value) in [
+        ("--delay", "1x"),
+        ("--timeout", "5 minutes"),
+        ("--max-body", "16Q"),
+        ("--rate", "0/s"),
+        ("--rate", "2"),
+    ] {
+        let out = ringcrawl(&[flag, value, &root]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(value) && stderr.contains(flag), "{stderr}");
+    }
+
+    let help = String::from_utf8_lossy(&ringcrawl(&["--help"]).stdout).into_owned();
+    for says in [
+        "bare number is milliseconds",
+        "bare number is seconds",
+        "N/s",
+    ] {
+        assert!(help.contains(says), "--help says {says:?}: {help}");
+    }
+}
