@@ -1,4 +1,5 @@
-//! `ringcrawl`: parse the flags, run the crawl, print the report, map the
+//! `ringcrawl`: parse the flags, run the crawl (or a subcommand: `cluster
+//! status`, `completions`, `man`), print the report, map the
 //! outcome to an exit code. Chosen after wget's (4 network failure, 8
 //! server error response), but about the crawl as a whole, since a crawl
 //! where some pages failed has done its job:
@@ -28,24 +29,20 @@ mod status;
 
 use anyhow::Context;
 use clap::Parser;
-use cli::Args;
+use cli::{Args, ClusterCommand, Command};
 use ringcrawl::Fetched;
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::TestCa;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args_os()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    if argv.first().map(String::as_str) == Some("cluster") {
-        return status::main(argv.get(1..).unwrap_or_default());
-    }
-    let (args, given) = match parse_args() {
+    let (mut args, given) = match parse_args() {
         Ok(parsed) => parsed,
         Err(code) => return code,
     };
+    if let Some(command) = args.command.take() {
+        return subcommand(command);
+    }
     logger::install(args.verbosity());
     match run(args, given) {
         Ok(code) => code,
@@ -65,6 +62,9 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let args = Args::try_parse().map_err(usage)?;
+    if args.command.is_some() {
+        return Ok((args, given));
+    }
     if args.demo.is_some() && args.cluster.is_some() {
         eprintln!("ringcrawl: --demo cannot join a cluster crawl (its site lives in this process)");
         return Err(ExitCode::from(2));
@@ -100,6 +100,26 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
     match Args::try_parse_from(argv) {
         Ok(args) => Ok((args, given)),
         Err(e) => Err(usage(e)),
+    }
+}
+
+/// `ringcrawl cluster status`, `ringcrawl completions SHELL`, `ringcrawl man`.
+fn subcommand(command: Command) -> ExitCode {
+    let printed = match command {
+        Command::Cluster {
+            command: ClusterCommand::Status(args),
+        } => return status::main(args),
+        Command::Completions { shell } => cli::completions(shell),
+        Command::Man => cli::man(),
+    };
+    match printed {
+        Ok(()) => ExitCode::SUCCESS,
+        // `ringcrawl man | head` is fine.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ringcrawl: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 

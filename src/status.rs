@@ -2,44 +2,14 @@
 //! crawl is doing, read from its Redis (the library's
 //! [`ringcrawl::cluster_status`]), as a table or as JSON.
 //!
-//! Not the crawl itself, nor its flags (`cli/`).
+//! Not the crawl itself, nor its flags (`cli/`, with the crawl's).
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use crate::cli::StatusArgs;
 
-/// Show a cluster crawl: its nodes, partitions, backlog and records.
-#[derive(Debug, Parser)]
-#[command(name = "ringcrawl cluster status", version)]
-pub struct StatusArgs {
-    /// The crawl's Redis server (redis://HOST:PORT/)
-    #[arg(long, value_name = "URL")]
-    pub cluster: String,
-
-    /// The crawl's name
-    #[arg(long, value_name = "NAME")]
-    pub crawl: String,
-
-    /// Print JSON instead of a table
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Run `ringcrawl cluster ARGS...` (`args` after `cluster`).
-pub fn main(args: &[String]) -> ExitCode {
-    let Some((command, rest)) = args.split_first() else {
-        eprintln!("ringcrawl cluster: a command is needed: status");
-        return ExitCode::from(2);
-    };
-    if command != "status" {
-        eprintln!("ringcrawl cluster: unknown command {command:?} (known: status)");
-        return ExitCode::from(2);
-    }
-    let argv = std::iter::once("ringcrawl cluster status".to_string()).chain(rest.iter().cloned());
-    let args = match StatusArgs::try_parse_from(argv) {
-        Ok(args) => args,
-        Err(e) => e.exit(),
-    };
+/// Run `ringcrawl cluster status`.
+pub fn main(args: StatusArgs) -> ExitCode {
     let status = match ringcrawl::cluster_status(&args.cluster, &args.crawl) {
         Ok(status) => status,
         Err(e) => {

@@ -83,7 +83,9 @@ struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     hosts: Option<u64>,
     /// Serve the endless site: pages generated per request over many
-    /// hosts, with keep-alive, counting requests per page (see above).
+    /// hosts, with keep-alive; on SIGINT/SIGTERM it prints how many
+    /// requests it served, for how many pages, and how many asked for a
+    /// page served before.
     #[arg(long, conflicts_with_all = ["faults", "tls", "list", "list_good",
         "list_faulty", "list_faults", "export", "write_certs"])]
     endless: bool,
@@ -427,4 +429,20 @@ fn export(site: &SynthSite, authority: &str, dir: &Path) -> Result<()> {
         root.join("redirects.conf").display(),
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Args;
+    use clap::CommandFactory;
+
+    #[test]
+    fn flags_are_consistent_and_help_stands_alone() {
+        Args::command().debug_assert();
+        let help = Args::command().render_long_help().to_string();
+        assert!(
+            !help.contains("see above"),
+            "the module docs are not in --help: {help}"
+        );
+    }
 }

@@ -1,317 +1,436 @@
-//! The flags, defined once (clap derive): their names, values, defaults
-//! and help. What they mean to the crawl is `build.rs`'s.
+//! The flags, defined once (clap derive): their names, values, defaults,
+//! help and headings (wget's groups, in the order of docs/cli.md), and the
+//! subcommands. What the flags mean to the crawl is `build.rs`'s; the help's
+//! closing text and the completions and man page are `help.rs`'s.
+//!
+//! Each doc comment's first paragraph is the line of `-h`; `--help` shows
+//! the rest too. Defaults clap cannot show (they depend on other flags or
+//! on the machine) are written as `[default: ...]` at the end of the first
+//! paragraph.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
-use super::units;
+use super::{help, units};
+
+const INPUT: &str = "Input";
+const SCOPE: &str = "Scope";
+const POLITENESS: &str = "Politeness";
+const NETWORK: &str = "Network and TLS";
+const LIMITS: &str = "Limits and budgets";
+const OUTPUT: &str = "Output and archives";
+const STATE: &str = "State and resume";
+const CLUSTER: &str = "Cluster";
+const LOGGING: &str = "Logging";
 
 /// Crawl every in-scope page reachable from the roots, thread-per-core over io_uring.
 #[derive(Debug, Parser)]
-#[command(name = "ringcrawl", version, about, args_override_self = true)]
+#[command(
+    name = "ringcrawl",
+    version,
+    about,
+    args_override_self = true,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true,
+    after_help = help::AFTER_HELP
+)]
 pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    // Input
     /// Root URLs; a root without a scheme gets http://
     #[arg(value_name = "ROOT")]
     pub roots: Vec<String>,
 
-    /// Read more roots from FILE, one URL or bare host a line (- for standard input; repeatable); read as the crawl goes, its hosts in scope like the roots'
-    #[arg(long, value_name = "FILE")]
+    /// Read more roots from FILE (- for standard input; repeatable)
+    ///
+    /// One URL or bare host a line, read as the crawl goes; the seeds'
+    /// hosts are in scope as the roots' are.
+    #[arg(long, value_name = "FILE", help_heading = INPUT)]
     pub seeds: Vec<PathBuf>,
 
-    /// Crawl the built-in synthetic site of N pages, served in-process on 127.0.0.1 (no roots needed)
-    #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "2000")]
+    /// Crawl the built-in synthetic site of PAGES pages (no roots needed) [default PAGES: 2000]
+    ///
+    /// The site is served in-process on 127.0.0.1; the crawl checks that
+    /// every expected URL was fetched.
+    #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "2000", help_heading = INPUT)]
     pub demo: Option<usize>,
 
-    /// With --demo: serve the synthetic site over https, with a certificate
-    /// from a certificate authority made for the run (and trusted by it)
-    #[arg(long, requires = "demo")]
+    /// With --demo: serve the synthetic site over https
+    ///
+    /// With a certificate from a certificate authority made for the run
+    /// and trusted by this crawl only.
+    #[arg(long, requires = "demo", help_heading = INPUT)]
     pub tls: bool,
 
-    /// Shards (cores) to run; default: every CPU in the process's affinity mask
-    #[arg(long)]
-    pub cores: Option<usize>,
-
-    /// Limit on redirect hops
-    #[arg(long = "max-redirect", alias = "max_redirect", default_value_t = 10)]
-    pub max_redirect: u32,
-
-    /// Attempts per URL (network errors only)
-    #[arg(long = "max-tries", alias = "max_tries", default_value_t = 4)]
-    pub max_tries: u32,
-
-    /// Concurrent fetches across all cores
-    #[arg(long = "max-tasks", alias = "max_tasks", default_value_t = 100)]
-    pub max_tasks: usize,
-
-    /// Skip URLs matching this regular expression
-    #[arg(long, value_name = "REGEX")]
-    pub exclude: Option<String>,
-
-    /// Only the roots' exact hosts, with or without a leading www. (default)
-    #[arg(long, overrides_with = "lenient")]
-    pub strict: bool,
-
-    /// Any host of the roots' registered domains (public-suffix aware)
-    #[arg(long, overrides_with = "strict")]
-    pub lenient: bool,
-
-    /// Pin HOST:PORT to ADDR (or ADDR,ADDR,... tried as Happy Eyeballs
-    /// does), as curl's --resolve (repeatable)
-    #[arg(long, value_name = "HOST:PORT:ADDR")]
-    pub resolve: Vec<String>,
-
-    /// Ask this DNS server (ADDR or ADDR:PORT, UDP then TCP) instead of
-    /// those of /etc/resolv.conf (repeatable: tried in order)
-    #[arg(long = "dns-server", value_name = "ADDR[:PORT]")]
-    pub dns_server: Vec<String>,
-
-    /// Resolve and connect over IPv4 only
-    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-
-    /// Resolve and connect over IPv6 only
-    #[arg(short = '6', long = "ipv6")]
-    pub ipv6: bool,
-
-    /// Write one JSON record per URL to FILE (- for stdout)
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<String>,
-
-    /// User-Agent header
-    #[arg(long = "user-agent", alias = "user_agent")]
-    pub user_agent: Option<String>,
-
-    /// Overall deadline per fetch (500ms, 2s, 5m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::seconds)]
-    pub timeout: Duration,
-
-    /// Connect timeout: the TCP connect and the TLS handshake (a bare
-    /// number is seconds)
-    #[arg(long = "connect-timeout", value_name = "DURATION", default_value = "10s", value_parser = units::seconds)]
-    pub connect_timeout: Duration,
-
-    /// Timeout of each read (a bare number is seconds)
-    #[arg(long = "read-timeout", value_name = "DURATION", default_value = "30s", value_parser = units::seconds)]
-    pub read_timeout: Duration,
-
-    /// Body bytes kept per response (K, M, G suffixes); larger bodies are
-    /// cut and marked truncated
-    #[arg(long = "max-body", value_name = "SIZE", default_value = "16M", value_parser = units::size)]
-    pub max_body: u64,
-
-    /// Fetches in flight per host (default 2; with --demo, all of --max-tasks)
-    #[arg(long = "per-host", alias = "per_host")]
-    pub per_host: Option<usize>,
-
-    /// One connection per request (`Connection: close`) instead of reusing
-    /// the connections servers keep alive
-    #[arg(long = "no-keep-alive")]
-    pub no_keep_alive: bool,
-
-    /// Ask for uncompressed bodies (`Accept-Encoding: identity`); bodies a
-    /// server compresses anyway are still decoded
-    #[arg(long = "no-compression")]
-    pub no_compression: bool,
-
-    /// Least time between two request starts to one host (250ms, 1s; a
-    /// bare number is milliseconds)
-    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = units::millis, overrides_with = "rate")]
-    pub delay: Duration,
-
-    /// Requests a second (N/s), a minute (N/m) or an hour (N/h) to one
-    /// host at most: --delay of one second, minute or hour divided by N
-    #[arg(long, value_name = "N/s", value_parser = units::rate, overrides_with = "delay")]
-    pub rate: Option<Duration>,
-
-    /// Trust the CA certificates in this PEM file for https, besides the
-    /// compiled-in Mozilla roots (repeatable)
-    #[arg(long = "ca-cert", value_name = "FILE")]
-    pub ca_cert: Vec<PathBuf>,
-
-    /// Fetch https pages even when their certificate fails verification;
-    /// the failure is still recorded on each page's record
-    #[arg(long)]
-    pub insecure: bool,
-
-    /// Do not fetch or obey robots.txt
-    #[arg(long = "ignore-robots")]
-    pub ignore_robots: bool,
-
-    /// Read sitemaps: /sitemap.xml and the robots.txt Sitemap: lines of the
-    /// roots' origins, and the indexes they name; their pages are queued
-    /// like links (default, but with --demo)
-    #[arg(long, overrides_with = "no_sitemaps")]
+    /// Read sitemaps [default: on; off with --demo]
+    ///
+    /// /sitemap.xml and the robots.txt Sitemap: lines of the roots'
+    /// origins, and the indexes they name; their pages are queued like
+    /// links.
+    #[arg(long, overrides_with = "no_sitemaps", help_heading = INPUT)]
     pub sitemaps: bool,
 
     /// Read no sitemap
-    #[arg(long = "no-sitemaps", overrides_with = "sitemaps")]
+    #[arg(long = "no-sitemaps", overrides_with = "sitemaps", help_heading = INPUT)]
     pub no_sitemaps: bool,
 
+    // Scope
+    /// Only the roots' exact hosts, with or without a leading www. [default]
+    #[arg(long, overrides_with = "lenient", help_heading = SCOPE)]
+    pub strict: bool,
+
+    /// Any host of the roots' registered domains (public-suffix aware)
+    #[arg(long, overrides_with = "strict", help_heading = SCOPE)]
+    pub lenient: bool,
+
+    /// Skip URLs matching this regular expression (searched anywhere in the URL)
+    #[arg(long, value_name = "REGEX", help_heading = SCOPE)]
+    pub exclude: Option<String>,
+
+    /// Links followed from a root beyond which links are not queued
+    #[arg(long = "max-depth", alias = "max_depth", value_name = "N", default_value_t = 100, help_heading = SCOPE)]
+    pub max_depth: u32,
+
+    /// Fetch each page's requisites too, as wget -p
+    ///
+    /// Images (src, srcset), scripts, stylesheets, icons, media, objects
+    /// and what CSS loads, from any host (--exclude still applies), at the
+    /// page's depth; their own links are not followed, except a
+    /// stylesheet's url() and @import.
+    #[arg(short = 'p', long = "page-requisites", help_heading = SCOPE)]
+    pub page_requisites: bool,
+
+    /// Limit on redirect hops
+    #[arg(long = "max-redirect", alias = "max_redirect", value_name = "N", default_value_t = 10, help_heading = SCOPE)]
+    pub max_redirect: u32,
+
+    // Politeness
+    /// Fetches in flight per host [default: 2; with --demo: --max-tasks]
+    #[arg(long = "per-host", alias = "per_host", value_name = "N", help_heading = POLITENESS)]
+    pub per_host: Option<usize>,
+
+    /// Least time between two request starts to one host (250ms, 1s; a bare number is milliseconds)
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = units::millis, overrides_with = "rate", help_heading = POLITENESS)]
+    pub delay: Duration,
+
+    /// Requests to one host at most, a second (N/s), a minute (N/m) or an hour (N/h)
+    ///
+    /// The same as --delay of one second, minute or hour divided by N; of
+    /// --rate and --delay, the last one given wins.
+    #[arg(long, value_name = "N/s", value_parser = units::rate, overrides_with = "delay", help_heading = POLITENESS)]
+    pub rate: Option<Duration>,
+
+    /// Do not fetch or obey robots.txt
+    #[arg(long = "ignore-robots", help_heading = POLITENESS)]
+    pub ignore_robots: bool,
+
     /// Cap on a robots.txt Crawl-delay (a bare number is seconds)
-    #[arg(long = "max-crawl-delay", value_name = "DURATION", default_value = "10s", value_parser = units::seconds)]
+    #[arg(long = "max-crawl-delay", value_name = "DURATION", default_value = "10s", value_parser = units::seconds, help_heading = POLITENESS)]
     pub max_crawl_delay: Duration,
 
-    /// Waits before each new try of a robots.txt that was unreachable or
-    /// 5xx (its pages wait meanwhile; bare numbers are seconds); when used
-    /// up, the origin's pages are refused. "none" gives up at the first
-    /// failure
+    /// Waits before each new try of a robots.txt that was unreachable or 5xx (bare numbers are seconds), or none
+    ///
+    /// The origin's pages wait meanwhile; when the waits are used up, or
+    /// at the first failure with "none", its pages are refused.
     #[arg(
         long = "robots-retries",
         value_name = "DURATION,...",
-        default_value = "1,5,15,40"
+        default_value = "1,5,15,40",
+        help_heading = POLITENESS
     )]
     pub robots_retries: String,
 
-    /// Links followed from a root beyond which links are not queued
-    #[arg(long = "max-depth", alias = "max_depth", default_value_t = 100)]
-    pub max_depth: u32,
+    // The User-Agent's default names the version, which a doc comment cannot.
+    #[arg(
+        long = "user-agent",
+        alias = "user_agent",
+        value_name = "UA",
+        help = concat!(
+            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: ringcrawl/",
+            env!("CARGO_PKG_VERSION"),
+            "]"
+        ),
+        long_help = concat!(
+            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: ringcrawl/",
+            env!("CARGO_PKG_VERSION"),
+            "]\n\nIts product token (up to the first / or space) is the name robots.txt rules are matched with."
+        ),
+        help_heading = POLITENESS
+    )]
+    pub user_agent: Option<String>,
 
-    /// Fetch each page's requisites too, as wget -p: images (src, srcset),
-    /// scripts, stylesheets, icons, media, objects and what CSS loads, from
-    /// any host (--exclude still applies), at the page's depth; their own
-    /// links are not followed, except a stylesheet's url() and @import
-    #[arg(short = 'p', long = "page-requisites")]
-    pub page_requisites: bool,
+    // Network and TLS
+    /// Overall deadline per fetch (500ms, 2s, 5m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::seconds, help_heading = NETWORK)]
+    pub timeout: Duration,
+
+    /// Connect timeout: the TCP connect and the TLS handshake (a bare number is seconds)
+    #[arg(long = "connect-timeout", value_name = "DURATION", default_value = "10s", value_parser = units::seconds, help_heading = NETWORK)]
+    pub connect_timeout: Duration,
+
+    /// Timeout of each read (a bare number is seconds)
+    #[arg(long = "read-timeout", value_name = "DURATION", default_value = "30s", value_parser = units::seconds, help_heading = NETWORK)]
+    pub read_timeout: Duration,
+
+    /// Attempts per URL (network errors only)
+    #[arg(long = "max-tries", alias = "max_tries", value_name = "N", default_value_t = 4, help_heading = NETWORK)]
+    pub max_tries: u32,
+
+    /// Pin HOST:PORT to ADDR, as curl's --resolve (repeatable)
+    ///
+    /// Several addresses (ADDR,ADDR,...) are tried as Happy Eyeballs does;
+    /// an IPv6 ADDR may be in brackets.
+    #[arg(long, value_name = "HOST:PORT:ADDR", help_heading = NETWORK)]
+    pub resolve: Vec<String>,
+
+    /// Ask this DNS server (UDP, then TCP) instead of those of /etc/resolv.conf (repeatable: tried in order)
+    #[arg(long = "dns-server", value_name = "ADDR[:PORT]", help_heading = NETWORK)]
+    pub dns_server: Vec<String>,
+
+    /// Resolve and connect over IPv4 only
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6", help_heading = NETWORK)]
+    pub ipv4: bool,
+
+    /// Resolve and connect over IPv6 only
+    #[arg(short = '6', long = "ipv6", help_heading = NETWORK)]
+    pub ipv6: bool,
+
+    /// One connection per request (Connection: close) instead of reusing those servers keep alive
+    #[arg(long = "no-keep-alive", help_heading = NETWORK)]
+    pub no_keep_alive: bool,
+
+    /// Ask for uncompressed bodies (Accept-Encoding: identity)
+    ///
+    /// Bodies a server compresses anyway are still decoded.
+    #[arg(long = "no-compression", help_heading = NETWORK)]
+    pub no_compression: bool,
+
+    /// Trust the CA certificates in this PEM file for https too (repeatable)
+    ///
+    /// The compiled-in Mozilla roots stay trusted.
+    #[arg(long = "ca-cert", value_name = "FILE", help_heading = NETWORK)]
+    pub ca_cert: Vec<PathBuf>,
+
+    /// Fetch https pages even when their certificate fails verification
+    ///
+    /// The failure is still recorded on each page's record.
+    #[arg(long, help_heading = NETWORK)]
+    pub insecure: bool,
+
+    // Limits and budgets
+    /// Shards (cores) to run [default: every CPU in the process's affinity mask]
+    #[arg(long, value_name = "N", help_heading = LIMITS)]
+    pub cores: Option<usize>,
+
+    /// Concurrent fetches across all cores
+    #[arg(long = "max-tasks", alias = "max_tasks", value_name = "N", default_value_t = 100, help_heading = LIMITS)]
+    pub max_tasks: usize,
+
+    /// Body bytes kept per response (512K, 16M, 1G); larger bodies are cut and marked truncated
+    #[arg(long = "max-body", value_name = "SIZE", default_value = "16M", value_parser = units::size, help_heading = LIMITS)]
+    pub max_body: u64,
 
     /// URLs longer than this many bytes are not queued
     #[arg(
         long = "max-url-length",
         alias = "max_url_length",
-        default_value_t = 2048
+        value_name = "N",
+        default_value_t = 2048,
+        help_heading = LIMITS
     )]
     pub max_url_length: usize,
-
-    /// RAM for queued URLs, over all cores (K, M, G suffixes); past it,
-    /// each host's newest URLs go to files in the temporary directory
-    #[arg(long = "frontier-memory", value_name = "SIZE", default_value = "256M", value_parser = units::nonzero_size)]
-    pub frontier_memory: u64,
 
     /// URLs queued per host at most (a bound on crawler traps)
     #[arg(
         long = "max-pages-per-host",
         alias = "max_pages_per_host",
-        default_value_t = 100_000
+        value_name = "N",
+        default_value_t = 100_000,
+        help_heading = LIMITS
     )]
     pub max_pages_per_host: usize,
 
-    /// Archive every exchange as WARC 1.1 in DIR (one file per shard)
-    #[arg(long, value_name = "DIR")]
-    pub warc: Option<PathBuf>,
+    /// RAM for queued URLs, over all cores; past it, each host's newest URLs go to disk
+    #[arg(long = "frontier-memory", value_name = "SIZE", default_value = "256M", value_parser = units::nonzero_size, help_heading = LIMITS)]
+    pub frontier_memory: u64,
 
-    /// Rotate WARC files at this size (bytes; K, M, G suffixes)
-    #[arg(long = "warc-max-size", value_name = "SIZE", default_value = "1G", value_parser = units::nonzero_size)]
-    pub warc_max_size: u64,
-
-    /// RAM for the seen-set's buckets (K, M, G suffixes); URLs past it are
-    /// kept on disk
-    #[arg(long = "seen-memory", value_name = "SIZE", default_value = "128M", value_parser = units::nonzero_size)]
+    /// RAM for the seen-set's buckets; URLs past it are kept on disk
+    #[arg(long = "seen-memory", value_name = "SIZE", default_value = "128M", value_parser = units::nonzero_size, help_heading = LIMITS)]
     pub seen_memory: u64,
 
-    /// Keep the crawl's state in DIR (made if missing) so that --resume DIR
-    /// can go on after a stop, a spent budget or a kill; records go to
-    /// -o FILE, else DIR/records.jsonl
-    #[arg(long, value_name = "DIR")]
+    /// Stop after N page fetches (robots.txt not counted)
+    ///
+    /// Running fetches finish, the rest stays queued.
+    #[arg(long = "max-pages", value_name = "N", help_heading = LIMITS)]
+    pub max_pages: Option<u64>,
+
+    /// Stop once SIZE body bytes were received
+    #[arg(long = "max-bytes", value_name = "SIZE", value_parser = units::nonzero_size, help_heading = LIMITS)]
+    pub max_bytes: Option<u64>,
+
+    /// Stop starting fetches this long after the start (a bare number is seconds)
+    #[arg(long = "max-time", value_name = "DURATION", value_parser = units::seconds, help_heading = LIMITS)]
+    pub max_time: Option<Duration>,
+
+    // Output and archives
+    /// Write one JSON record per URL to FILE (- for stdout)
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = OUTPUT)]
+    pub output: Option<String>,
+
+    /// Also write the end report as JSON to FILE
+    #[arg(long = "report-json", value_name = "FILE", help_heading = OUTPUT)]
+    pub report_json: Option<PathBuf>,
+
+    /// Archive every exchange as WARC 1.1 in DIR (one file per shard)
+    #[arg(long, value_name = "DIR", help_heading = OUTPUT)]
+    pub warc: Option<PathBuf>,
+
+    /// Rotate WARC files at this size
+    #[arg(long = "warc-max-size", value_name = "SIZE", default_value = "1G", value_parser = units::nonzero_size, help_heading = OUTPUT)]
+    pub warc_max_size: u64,
+
+    /// With --warc: archive a payload seen before as a revisit record
+    ///
+    /// Referring to its first copy (profile identical-payload-digest).
+    #[arg(long = "warc-dedup", requires = "warc", help_heading = OUTPUT)]
+    pub warc_dedup: bool,
+
+    /// With --warc: archive each host's DNS answer as a resource record
+    ///
+    /// A dns: URI, as Heritrix does.
+    #[arg(long = "warc-dns", requires = "warc", help_heading = OUTPUT)]
+    pub warc_dns: bool,
+
+    /// With --warc: write a CDXJ index of the WARC records to FILE as they are written
+    ///
+    /// cdxj-indexer's fields; unsorted.
+    #[arg(long, value_name = "FILE", requires = "warc", help_heading = OUTPUT)]
+    pub cdxj: Option<PathBuf>,
+
+    /// With --warc: when the crawl is over, package it as a WACZ 1.1.1 file
+    ///
+    /// The WARC files, their CDXJ index (sorted) and the list of HTML
+    /// pages, written to FILE.tmp and renamed when whole; replayable in
+    /// ReplayWeb.page.
+    #[arg(long, value_name = "FILE", requires = "warc", help_heading = OUTPUT)]
+    pub wacz: Option<PathBuf>,
+
+    // State and resume
+    /// Keep the crawl's state in DIR so that --resume DIR can go on after a stop, a spent budget or a kill
+    ///
+    /// DIR is made if missing; records go to -o FILE, else
+    /// DIR/records.jsonl.
+    #[arg(long, value_name = "DIR", help_heading = STATE)]
     pub state: Option<PathBuf>,
 
-    /// Go on with the crawl kept in DIR (no roots): its flags apply again,
-    /// then those given here (a larger budget, other memory settings)
-    #[arg(long, value_name = "DIR")]
+    /// Go on with the crawl kept in DIR (no roots: the crawl's own)
+    ///
+    /// Its flags apply again, then those given here (a larger budget,
+    /// other memory settings).
+    #[arg(long, value_name = "DIR", help_heading = STATE)]
     pub resume: Option<PathBuf>,
 
-    /// Crawl as one node of a crawl on many machines, sharing it through
-    /// this Redis server (redis://HOST:PORT/); with --crawl
-    #[arg(long, value_name = "URL", requires = "crawl")]
+    /// Time between checkpoints of a crawl with --state (a bare number is seconds)
+    #[arg(
+        long = "checkpoint-interval",
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = units::seconds,
+        help_heading = STATE
+    )]
+    pub checkpoint_interval: Duration,
+
+    // Cluster
+    /// Crawl as one node of a crawl on many machines sharing this Redis server (redis://HOST:PORT/); with --crawl
+    #[arg(long, value_name = "URL", requires = "crawl", help_heading = CLUSTER)]
     pub cluster: Option<String>,
 
-    /// With --cluster: the crawl to make or join (nodes that give the same
-    /// name crawl together; roots given to any node are added to it)
-    #[arg(long, value_name = "NAME", requires = "cluster")]
+    /// With --cluster: the crawl to make or join
+    ///
+    /// Nodes that give the same name crawl together; roots given to any
+    /// node are added to it.
+    #[arg(long, value_name = "NAME", requires = "cluster", help_heading = CLUSTER)]
     pub crawl: Option<String>,
 
-    /// With --cluster: this node's name, unique among the crawl's live
-    /// nodes (default HOSTNAME-PID); its output files are named after it
-    #[arg(long, value_name = "NAME", requires = "cluster")]
+    /// With --cluster: this node's name, unique among the crawl's live nodes [default: HOSTNAME-PID]
+    ///
+    /// Its output files are named after it.
+    #[arg(long, value_name = "NAME", requires = "cluster", help_heading = CLUSTER)]
     pub node: Option<String>,
 
-    /// With --cluster: host partitions of a crawl this node makes (fixed
-    /// when it is made)
-    #[arg(long, value_name = "N", requires = "cluster")]
+    /// With --cluster: host partitions of a crawl this node makes (fixed when it is made) [default: 256]
+    #[arg(long, value_name = "N", requires = "cluster", help_heading = CLUSTER)]
     pub partitions: Option<u32>,
 
-    /// With --cluster: how long a node's lease on a partition lasts
-    /// without renewal (a bare number is seconds); a node that dies or is
-    /// cut off loses its partitions after this long
+    /// With --cluster: how long a node's lease on a partition lasts without renewal (a bare number is seconds)
+    ///
+    /// A node that dies or is cut off loses its partitions after this
+    /// long.
     #[arg(
         long = "lease-ttl",
         value_name = "DURATION",
         requires = "cluster",
         default_value = "10s",
-        value_parser = units::seconds
+        value_parser = units::seconds,
+        help_heading = CLUSTER
     )]
     pub lease_ttl: Duration,
 
-    /// Time between checkpoints of a crawl with --state (a bare number is
-    /// seconds)
-    #[arg(
-        long = "checkpoint-interval",
-        value_name = "DURATION",
-        default_value = "60s",
-        value_parser = units::seconds
-    )]
-    pub checkpoint_interval: Duration,
-
-    /// Stop after N page fetches (robots.txt not counted): running fetches
-    /// finish, the rest stays queued
-    #[arg(long = "max-pages", value_name = "N")]
-    pub max_pages: Option<u64>,
-
-    /// Stop once SIZE body bytes were received (K, M, G suffixes)
-    #[arg(long = "max-bytes", value_name = "SIZE", value_parser = units::nonzero_size)]
-    pub max_bytes: Option<u64>,
-
-    /// Stop starting fetches this long after the start (a bare number is
-    /// seconds)
-    #[arg(long = "max-time", value_name = "DURATION", value_parser = units::seconds)]
-    pub max_time: Option<Duration>,
-
-    /// With --warc: archive a payload seen before as a `revisit` record
-    /// referring to its first copy (profile identical-payload-digest)
-    #[arg(long = "warc-dedup", requires = "warc")]
-    pub warc_dedup: bool,
-
-    /// With --warc: archive each host's DNS answer as a `resource` record
-    /// (`dns:` URI, as Heritrix does)
-    #[arg(long = "warc-dns", requires = "warc")]
-    pub warc_dns: bool,
-
-    /// With --warc: write a CDXJ index of the WARC records to FILE as they
-    /// are written (cdxj-indexer's fields; unsorted)
-    #[arg(long, value_name = "FILE", requires = "warc")]
-    pub cdxj: Option<PathBuf>,
-
-    /// With --warc: when the crawl is over, package the WARC files, their
-    /// CDXJ index (sorted) and the list of HTML pages as a WACZ 1.1.1 file
-    /// (written to FILE.tmp, renamed when whole; replayable in
-    /// ReplayWeb.page)
-    #[arg(long, value_name = "FILE", requires = "warc")]
-    pub wacz: Option<PathBuf>,
-
-    /// Time between progress lines when stderr is not a terminal (a bare
-    /// number is seconds)
-    #[arg(long = "progress-interval", value_name = "DURATION", default_value = "5s", value_parser = units::seconds)]
-    pub progress_interval: Duration,
-
-    /// Also write the end report as JSON to FILE
-    #[arg(long = "report-json", value_name = "FILE")]
-    pub report_json: Option<PathBuf>,
-
+    // Logging
     /// More output (-v: one line per URL)
-    #[arg(short, long, action = clap::ArgAction::Count)]
+    #[arg(short, long, action = clap::ArgAction::Count, help_heading = LOGGING)]
     pub verbose: u8,
 
-    /// Less output (-q: no report)
-    #[arg(short, long, action = clap::ArgAction::Count)]
+    /// Less output (-q: no progress line, no report)
+    #[arg(short, long, action = clap::ArgAction::Count, help_heading = LOGGING)]
     pub quiet: u8,
+
+    /// Time between progress lines when stderr is not a terminal (a bare number is seconds)
+    #[arg(long = "progress-interval", value_name = "DURATION", default_value = "5s", value_parser = units::seconds, help_heading = LOGGING)]
+    pub progress_interval: Duration,
+}
+
+/// What `ringcrawl` does instead of a crawl (a root of the same name is
+/// written `http://NAME/`, or after `--`).
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// A crawl on many machines: show what it is doing
+    Cluster {
+        #[command(subcommand)]
+        command: ClusterCommand,
+    },
+    /// Print a completion script for SHELL (e.g. ringcrawl completions bash > /etc/bash_completion.d/ringcrawl)
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (e.g. ringcrawl man > ringcrawl.1; man ./ringcrawl.1)
+    Man,
+}
+
+/// `ringcrawl cluster ...`.
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Show a cluster crawl: its nodes, partitions, backlog and records
+    Status(StatusArgs),
+}
+
+/// `ringcrawl cluster status`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// The crawl's Redis server (redis://HOST:PORT/)
+    #[arg(long, value_name = "URL")]
+    pub cluster: String,
+
+    /// The crawl's name
+    #[arg(long, value_name = "NAME")]
+    pub crawl: String,
+
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
 }

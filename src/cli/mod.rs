@@ -7,13 +7,16 @@
 //! chapter's underscore spellings accepted too) plus what a crawler on a
 //! modern machine needs. Nothing here starts a thread or opens a socket.
 //!
-//! - `args`: the flags, defined once (names, values, defaults, help);
+//! - `args`: the flags, defined once (names, values, defaults, help),
+//!   and the subcommands;
 //! - `build`: the flags as the library's builder;
+//! - `help`: the help's closing text, shell completions, the man page;
 //! - `values`: the syntax of `--resolve`, `--dns-server`, `--robots-retries`;
 //! - `units`: durations, sizes and rates.
 
 mod args;
 mod build;
+mod help;
 mod units;
 mod values;
 
@@ -24,7 +27,8 @@ use thiserror::Error;
 
 use ringcrawl::BuildError;
 
-pub use args::Args;
+pub use args::{Args, ClusterCommand, Command, StatusArgs};
+pub use help::{completions, man};
 
 /// A flag whose value cannot be used; the message is one line for the user.
 #[derive(Debug, Error)]

@@ -247,3 +247,11 @@ fn lenient_and_strict_override_each_other() {
         Args::try_parse_from(["ringcrawl", "--strict", "--lenient", "a.example.co.uk"]).unwrap();
     assert!(args.lenient && !args.strict);
 }
+
+/// clap's own check of the definitions (conflicts, requires and
+/// overrides name flags that exist, no two flags share a name).
+#[test]
+fn flag_definitions_are_consistent() {
+    use clap::CommandFactory;
+    Args::command().debug_assert();
+}

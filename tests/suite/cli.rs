@@ -640,3 +640,131 @@ fn durations_sizes_and_rates_take_units() {
         assert!(help.contains(says), "--help says {says:?}: {help}");
     }
 }
+
+/// `--help` groups the flags under wget's headings, shows the defaults,
+/// and ends with the exit codes and examples; `cluster` is a subcommand
+/// with help of its own; completions and the man page come from the same
+/// definitions.
+#[test]
+fn help_is_grouped_and_completions_and_man_page_are_generated() {
+    let out = ringcrawl(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut at = 0;
+    for heading in [
+        "Commands:",
+        "Input:",
+        "Scope:",
+        "Politeness:",
+        "Network and TLS:",
+        "Limits and budgets:",
+        "Output and archives:",
+        "State and resume:",
+        "Cluster:",
+        "Logging:",
+        "Exit codes:",
+        "Examples:",
+    ] {
+        let found = help[at..]
+            .find(&format!("\n{heading}\n"))
+            .unwrap_or_else(|| panic!("{heading} after byte {at}: {help}"));
+        at += found + 1;
+    }
+    for says in [
+        "  cluster ",
+        "[default: 60s]",
+        "[default: 16M]",
+        "[default: 2; with --demo: --max-tasks]",
+        "[default: every CPU",
+        concat!("[default: ringcrawl/", env!("CARGO_PKG_VERSION"), "]"),
+        "  130 ",
+    ] {
+        assert!(help.contains(says), "--help says {says:?}: {help}");
+    }
+    // -h is the same, one line a flag.
+    let short = String::from_utf8_lossy(&ringcrawl(&["-h"]).stdout).into_owned();
+    assert!(short.contains("Limits and budgets:") && short.contains("Exit codes:"));
+    assert!(short.lines().count() < help.lines().count(), "{short}");
+
+    for (args, says) in [
+        (vec!["cluster", "--help"], "status"),
+        (vec!["cluster", "status", "--help"], "--crawl <NAME>"),
+    ] {
+        let out = ringcrawl(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {text}");
+        assert!(text.contains(says), "{args:?}: {text}");
+    }
+    // The subcommand runs: Redis is not there, in one line, exit code 1.
+    let out = ringcrawl(&[
+        "cluster",
+        "status",
+        "--cluster",
+        "redis://127.0.0.1:1/",
+        "--crawl",
+        "week48",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let out = ringcrawl(&["cluster", "stats"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr)
+            .trim_end()
+            .lines()
+            .count(),
+        1
+    );
+
+    let out = ringcrawl(&["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        script.contains("--seeds") && script.contains("--rate"),
+        "{script}"
+    );
+    if let Some(bash) = crate::common::tools::require_tool(
+        "help_is_grouped_and_completions_and_man_page_are_generated",
+        "bash",
+        "apt-get install bash",
+    ) {
+        let dir =
+            std::env::temp_dir().join(format!("ringcrawl-completions-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ringcrawl.bash");
+        std::fs::write(&file, &script).unwrap();
+        let check = Command::new(bash).arg("-n").arg(&file).output().unwrap();
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    for shell in ["zsh", "fish"] {
+        let out = ringcrawl(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("seeds"),
+            "{shell}"
+        );
+    }
+    let out = ringcrawl(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = ringcrawl(&["man"]);
+    assert_eq!(out.status.code(), Some(0));
+    let page = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        page.lines().any(|l| l.starts_with(".TH ringcrawl 1")),
+        "{page}"
+    );
+    for section in [".SH OPTIONS", ".SH SCOPE", ".SH POLITENESS"] {
+        assert!(page.contains(section), "{section}: {page}");
+    }
+    assert!(
+        page.contains("\\-\\-seeds") && page.contains("Exit codes"),
+        "{page}"
+    );
+}
