@@ -87,6 +87,13 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
             return Err(ExitCode::from(2));
         }
     };
+    let refused = cli::stored_args(&stored)
+        .ok()
+        .and_then(|then| cli::refused_at_resume(&args, &then));
+    if let Some(why) = refused {
+        eprintln!("ringcrawl: {why}");
+        return Err(ExitCode::from(2));
+    }
     // The flags given now go before a stored `--` (after it all is roots).
     let split = stored
         .iter()

@@ -487,7 +487,8 @@ impl CrawlerBuilder {
 
     /// Connect to these addresses for `host:port` instead of asking DNS
     /// (as curl's `--resolve`; several are raced as Happy Eyeballs does).
-    /// `host` is taken as URLs name it: any case, trailing dots or not.
+    /// `host` is taken as URLs name it: any case, trailing dots or not;
+    /// `*` pins every name on `port` that has no pin of its own.
     pub fn resolve(
         mut self,
         host: &str,

@@ -180,10 +180,11 @@ pub struct Args {
     #[arg(long = "max-tries", alias = "max_tries", value_name = "N", default_value_t = 4, help_heading = NETWORK)]
     pub max_tries: u32,
 
-    /// Pin HOST:PORT to ADDR, as curl's --resolve (repeatable)
+    /// Pin HOST:PORT to ADDR, as curl's --resolve (repeatable; * for any host)
     ///
     /// Several addresses (ADDR,ADDR,...) are tried as Happy Eyeballs does;
-    /// an IPv6 ADDR may be in brackets.
+    /// an IPv6 ADDR may be in brackets. A HOST of * pins every name on
+    /// PORT that has no pin of its own.
     #[arg(long, value_name = "HOST:PORT:ADDR", help_heading = NETWORK)]
     pub resolve: Vec<String>,
 
@@ -327,10 +328,11 @@ pub struct Args {
     #[arg(long, value_name = "DIR", help_heading = STATE)]
     pub state: Option<PathBuf>,
 
-    /// Go on with the crawl kept in DIR (no roots: the crawl's own)
+    /// Go on with the crawl kept in DIR (no roots or outputs: the crawl's own)
     ///
     /// Its flags apply again, then those given here (a larger budget,
-    /// other memory settings).
+    /// other memory settings); -o, --warc and --cdxj may only repeat the
+    /// crawl's, and --state is refused.
     #[arg(long, value_name = "DIR", help_heading = STATE)]
     pub resume: Option<PathBuf>,
 

@@ -11,12 +11,14 @@
 //!   and the subcommands;
 //! - `build`: the flags as the library's builder;
 //! - `help`: the help's closing text, shell completions, the man page;
+//! - `resume`: the flags a resume refuses;
 //! - `values`: the syntax of `--resolve`, `--dns-server`, `--robots-retries`;
 //! - `units`: durations, sizes and rates.
 
 mod args;
 mod build;
 mod help;
+mod resume;
 mod units;
 mod values;
 
@@ -29,6 +31,7 @@ use ringcrawl::BuildError;
 
 pub use args::{Args, ClusterCommand, Command, StatusArgs};
 pub use help::{completions, man};
+pub use resume::{refused_at_resume, stored_args};
 
 /// A flag whose value cannot be used; the message is one line for the user.
 #[derive(Debug, Error)]
@@ -39,6 +42,8 @@ pub enum ArgsError {
     Retries(String),
     #[error("--resolve {0:?}: expected HOST:PORT:ADDR[,ADDR...]")]
     Resolve(String),
+    #[error("--resolve {0:?}: HOST is a name, an IPv4 address or * (any name)")]
+    ResolveHost(String),
     #[error("--dns-server {0:?}: expected an IP address, optionally with :PORT")]
     DnsServer(String),
     /// A value the crawl's builder refused (the root's own message, or the

@@ -255,3 +255,24 @@ fn flag_definitions_are_consistent() {
     use clap::CommandFactory;
     Args::command().debug_assert();
 }
+
+/// curl's wildcard `*` is a host of its own; forms that would be kept and
+/// never match are refused.
+#[test]
+fn resolve_takes_a_wildcard_host_and_refuses_what_never_matches() {
+    let c = config(&["--resolve", "*:8080:127.0.0.1", "site.test"]).unwrap();
+    let ip: IpAddr = "127.0.0.1".parse().unwrap();
+    assert_eq!(c.resolve[&("*".into(), 8080)], [ip]);
+    for spec in [
+        "+site.test:80:127.0.0.1",
+        "*.test:80:127.0.0.1",
+        "a b:80:127.0.0.1",
+        ".:80:127.0.0.1",
+    ] {
+        let err = config(&["--resolve", spec, "site.test"]).unwrap_err();
+        assert!(
+            err.starts_with("--resolve") && !err.contains('\n'),
+            "{spec}: {err}"
+        );
+    }
+}

@@ -17,7 +17,8 @@ pub(super) fn parse_retries(list: &str) -> Result<Vec<Duration>, ArgsError> {
         .collect()
 }
 
-/// `HOST:PORT:ADDR[,ADDR...]`, an IPv6 ADDR possibly in brackets.
+/// `HOST:PORT:ADDR[,ADDR...]`, an IPv6 ADDR possibly in brackets; a HOST
+/// of `*` pins every name on PORT without a pin of its own.
 pub(super) fn parse_resolves(
     specs: &[String],
 ) -> Result<HashMap<(String, u16), Vec<IpAddr>>, ArgsError> {
@@ -35,8 +36,12 @@ pub(super) fn parse_resolves(
                     addr.parse::<IpAddr>().map_err(|_| bad())
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            if host.trim_end_matches('.').is_empty() {
-                return Err(bad());
+            // A name, an IPv4 address, or curl's `*` for any name; not
+            // curl's `+HOST` (an expiring pin) or a partial wildcard,
+            // which would be kept and never match.
+            let name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_');
+            if host != "*" && (host.trim_end_matches('.').is_empty() || !host.chars().all(name)) {
+                return Err(ArgsError::ResolveHost(spec.clone()));
             }
             Ok(((host.to_string(), port), addrs))
         })

@@ -768,3 +768,113 @@ fn help_is_grouped_and_completions_and_man_page_are_generated() {
         "{page}"
     );
 }
+
+/// A resume writes to the outputs its crawl was made with: another `-o`,
+/// `--warc` or `--cdxj`, or a `--state`, used to be accepted and ignored
+/// (new.jsonl never made); now refused in one line, exit code 2. The
+/// crawl's own `-o` given again is fine.
+#[test]
+fn a_resume_refuses_outputs_it_would_not_write() {
+    use ringcrawl_site::server::{Reply, Request, Server};
+    use std::sync::Arc;
+
+    let server =
+        Server::start(Arc::new(|_: &Request| Reply::html(200, "<p>one page</p>"))).unwrap();
+    let root = format!("http://{}/", server.addr());
+    let dir = std::env::temp_dir().join(format!("ringcrawl-cli-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).display().to_string();
+    let (state, out, new, warc) = (path("st"), path("out.jsonl"), path("new.jsonl"), path("w"));
+    let quiet = ["-q", "--ignore-robots", "--no-sitemaps"];
+    let made = ringcrawl(&[&quiet[..], &["--state", &state, "-o", &out, &root]].concat());
+    assert_eq!(
+        made.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+
+    for (args, says) in [
+        (vec!["--resume", &state, "-o", &new], "-o"),
+        (vec!["--resume", &state, "--warc", &warc], "--warc"),
+        (vec!["--resume", &state, "--state", &state], "--state"),
+    ] {
+        let got = ringcrawl(&args);
+        let stderr = String::from_utf8_lossy(&got.stderr);
+        assert_eq!(got.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert!(
+        !std::path::Path::new(&new).exists(),
+        "new.jsonl was not made"
+    );
+    assert!(
+        !std::path::Path::new(&warc).exists(),
+        "no WARC directory was made"
+    );
+
+    let again = ringcrawl(&["--resume", &state, "-o", &out]);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("nothing left to crawl"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// curl's wildcard `--resolve '*:PORT:ADDR'` used to be accepted and not
+/// applied; it pins every name on PORT, after the names' own pins.
+#[test]
+fn resolve_wildcard_pins_every_name_on_its_port() {
+    use ringcrawl_site::server::{Reply, Request, Server};
+    use std::sync::{Arc, Mutex};
+
+    let hosts: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = hosts.clone();
+    let server = Server::start(Arc::new(move |req: &Request| {
+        log.lock().unwrap().push(req.host.clone());
+        Reply::html(200, "<p>pinned</p>")
+    }))
+    .unwrap();
+    let port = server.addr().port();
+    let wildcard = format!("*:{port}:127.0.0.1");
+    let root = format!("http://anything.test:{port}/");
+    let crawl = |pins: &[&str], code: i32| {
+        let mut args = vec![
+            "-q",
+            "--ignore-robots",
+            "--no-sitemaps",
+            "--max-tries",
+            "1",
+            "-o",
+            "-",
+        ];
+        for pin in pins {
+            args.extend(["--resolve", pin]);
+        }
+        args.push(&root);
+        let out = ringcrawl(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{pins:?}: {stderr}");
+        let record: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one record");
+        record
+    };
+    let record = crawl(&[&wildcard], 0);
+    assert_eq!(record["status"], 200, "{record}");
+    assert_eq!(hosts.lock().unwrap().as_slice(), ["anything.test"]);
+    // The name's own pin wins: 127.0.0.2, where nothing listens.
+    let own = format!("anything.test:{port}:127.0.0.2");
+    let record = crawl(&[&wildcard, &own], 4);
+    assert!(record["status"].is_null(), "{record}");
+    assert_eq!(hosts.lock().unwrap().len(), 1);
+
+    for spec in [
+        format!("+anything.test:{port}:127.0.0.1"),
+        format!("*.test:{port}:127.0.0.1"),
+    ] {
+        let out = ringcrawl(&["--resolve", &spec, &root]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{spec}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    }
+}

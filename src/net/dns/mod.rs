@@ -3,7 +3,8 @@
 //! [`Resolver::resolve`] answers, in this order:
 //!
 //! 1. `--resolve` pins, by (host, port);
-//! 2. IP literals (`127.0.0.1`, `[::1]`);
+//! 2. IP literals (`127.0.0.1`, `[::1]`); then, for a name, a `*` pin
+//!    on its port (`--resolve '*:PORT:ADDR'`, curl's wildcard);
 //! 3. the hosts file (`/etc/hosts`, read once when the resolver is built);
 //!    `localhost` and `*.localhost` are loopback and `*.invalid` never
 //!    exists even without one (RFC 6761);
@@ -328,6 +329,11 @@ impl Resolver {
                 return Err(fail(WRONG_FAMILY.to_string()));
             }
             return Ok(Addresses::One(SocketAddr::new(ip, port)));
+        }
+        // `--resolve '*:PORT:ADDR'`: every name on PORT without a pin of
+        // its own, as curl's wildcard.
+        if let Some(ips) = inner.pins.get(&("*".to_string(), port)) {
+            return Ok(self.winner_first(&name, addresses(ips.clone(), port)));
         }
         self.lookup(&name)
             .await
