@@ -27,8 +27,12 @@ Examples:
 
 /// `ringcrawl completions SHELL`: the completion script on stdout.
 pub fn completions(shell: clap_complete::Shell) -> std::io::Result<()> {
+    // Made in memory first: clap_complete panics on a write error, and
+    // `ringcrawl completions bash | head` closes the pipe.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Args::command(), "ringcrawl", &mut script);
     let mut out = std::io::stdout().lock();
-    clap_complete::generate(shell, &mut Args::command(), "ringcrawl", &mut out);
+    out.write_all(&script)?;
     out.flush()
 }
 
