@@ -29,7 +29,9 @@ pub struct Record {
     /// Machine-readable error class (`connect`, `timeout`, `redirect_limit`...).
     pub error_kind: Option<String>,
     /// Bytes of the body as a page: after de-chunking and after undoing its
-    /// content codings, up to the body cap.
+    /// content codings, up to the body cap. A compressed body the crawl
+    /// does not read (not a page, stylesheet or sitemap, and no page hook
+    /// to hand it to) is not decoded: its size as sent.
     pub size: u64,
     /// Bytes of the body as sent, before its content codings were undone
     /// (after de-chunking); equal to `size` for an uncompressed body.

@@ -12,10 +12,9 @@ use crate::crawl::frontier::Job;
 use crate::crawl::robots::{agent_token, Rules, Verdict, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS};
 use crate::crawl::urls;
 use crate::net::fetch::FetchError;
-use crate::net::http::content;
 use crate::output::record::Record;
 
-use super::page::fail;
+use super::page::{decode_body, fail};
 use super::Shard;
 
 impl Shard {
@@ -80,7 +79,9 @@ impl Shard {
             let body = if codings.is_empty() {
                 &response.body[..]
             } else {
-                decoded = content::decode(codings, &response.body, MAX_ROBOTS_BYTES).body;
+                decoded = decode_body(codings, &response.body, MAX_ROBOTS_BYTES)
+                    .await
+                    .body;
                 &decoded[..]
             };
             let mut rules = Rules::from_answer(Some(status), body, token);

@@ -5,7 +5,7 @@
 //! Pure and panic-free (the lints of `http` cover it): it runs on bytes
 //! off the network.
 
-use super::content::Coding;
+use super::content::{Coding, MAX_CODINGS};
 
 /// Header slots tried on the first parse; enough for nearly every response.
 const INITIAL_HEADERS: usize = 64;
@@ -39,7 +39,9 @@ pub struct ResponseHead {
     /// First `Retry-After` value, trimmed.
     pub retry_after: Option<String>,
     /// `Content-Encoding` codings, in the order the server applied them
-    /// (`identity` left out): what to undo before reading the body as a page.
+    /// (`identity` left out): what to undo before reading the body as a
+    /// page. At most one more than [`MAX_CODINGS`], which is enough to
+    /// refuse the body.
     pub content_encoding: Vec<Coding>,
     /// How the body that follows the head is delimited.
     pub framing: Framing,
@@ -236,6 +238,7 @@ fn parse_complete_head<'b>(
         retry_after: first("retry-after"),
         content_encoding: list_items(resp.headers, "content-encoding")
             .filter_map(Coding::from_token)
+            .take(MAX_CODINGS.saturating_add(1))
             .collect(),
         framing: framing(status, resp.headers).map_err(ParseFail::Head)?,
         keep_alive: keeps_alive(resp.version, resp.headers),
