@@ -47,7 +47,8 @@ pub struct ResponseHead {
     pub framing: Framing,
     /// The server will keep the connection open after this response: an
     /// HTTP/1.1 response without a `Connection: close` token, or an HTTP/1.0
-    /// one with a `keep-alive` token (and no `close`).
+    /// one with a `keep-alive` token (and no `close`); never one with a
+    /// `Transfer-Encoding` in HTTP/1.0 or beside a `Content-Length`.
     pub keep_alive: bool,
 }
 
@@ -241,7 +242,7 @@ fn parse_complete_head<'b>(
             .take(MAX_CODINGS.saturating_add(1))
             .collect(),
         framing: framing(status, resp.headers).map_err(ParseFail::Head)?,
-        keep_alive: keeps_alive(resp.version, resp.headers),
+        keep_alive: keeps_alive(resp.version, resp.headers) && !suspect_framing(resp.version, resp.headers),
     })
 }
 
@@ -254,6 +255,18 @@ fn keeps_alive(version: Option<u8>, headers: &[httparse::Header<'_>]) -> bool {
         keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
     }
     !close && (keep_alive || version == Some(1))
+}
+
+/// A `Transfer-Encoding` on an HTTP/1.0 answer, or beside a
+/// `Content-Length`: RFC 9112 §6.1 and §6.3 say the framing may not be
+/// what the server meant (request smuggling, response splitting), so the
+/// connection is closed after the answer.
+fn suspect_framing(version: Option<u8>, headers: &[httparse::Header<'_>]) -> bool {
+    let coded = list_items(headers, "transfer-encoding").any(|item| !item.is_empty());
+    let length = headers
+        .iter()
+        .any(|h| h.name.eq_ignore_ascii_case("content-length"));
+    coded && (version == Some(0) || length)
 }
 
 /// The comma-separated items of every header named `name`, trimmed, in
