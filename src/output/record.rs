@@ -44,8 +44,9 @@ pub struct Record {
     /// (a WHATWG name, lower-cased); for anything else, the `charset` of the
     /// Content-Type, if any.
     pub encoding: Option<String>,
-    /// Where an HTML page's `encoding` came from: `bom`, `header`, `meta`
-    /// or `default` (UTF-8 if the bytes are, else windows-1252).
+    /// Where an HTML page's `encoding` came from: `bom`, `header`, `meta`,
+    /// `xml` (the XML declaration it starts with) or `default` (UTF-8 if
+    /// the bytes are, else windows-1252).
     pub encoding_source: Option<Cow<'static, str>>,
     /// Distinct in-scope links on the page.
     pub num_urls: usize,
