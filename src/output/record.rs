@@ -29,7 +29,9 @@ pub struct Record {
     /// Machine-readable error class (`connect`, `timeout`, `redirect_limit`...).
     pub error_kind: Option<String>,
     /// Bytes of the body as a page: after de-chunking and after undoing its
-    /// content codings, up to the body cap.
+    /// content codings, up to the body cap. A compressed body the crawl
+    /// does not read (not a page, stylesheet or sitemap, and no page hook
+    /// to hand it to) is not decoded: its size as sent.
     pub size: u64,
     /// Bytes of the body as sent, before its content codings were undone
     /// (after de-chunking); equal to `size` for an uncompressed body.
@@ -42,8 +44,9 @@ pub struct Record {
     /// (a WHATWG name, lower-cased); for anything else, the `charset` of the
     /// Content-Type, if any.
     pub encoding: Option<String>,
-    /// Where an HTML page's `encoding` came from: `bom`, `header`, `meta`
-    /// or `default` (UTF-8 if the bytes are, else windows-1252).
+    /// Where an HTML page's `encoding` came from: `bom`, `header`, `meta`,
+    /// `xml` (the XML declaration it starts with) or `default` (UTF-8 if
+    /// the bytes are, else windows-1252).
     pub encoding_source: Option<Cow<'static, str>>,
     /// Distinct in-scope links on the page.
     pub num_urls: usize,

@@ -105,3 +105,30 @@ fn a_utf16_page_with_a_bom_gives_its_links() {
         (Some("utf-16le"), Some("bom"))
     );
 }
+
+/// The HTML Standard's fallback when the prescan finds no `<meta>`: the
+/// XML declaration's encoding (an XHTML page served as text/html).
+#[test]
+fn a_page_whose_only_declaration_is_an_xml_one_is_read_in_its_encoding() {
+    let server = serve(|req: &Request| {
+        Some(match req.path.as_str() {
+            "/" => html(
+                "text/html",
+                encode(
+                    "<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>\n\
+                     <html><body><a href='/日本/xml'>x</a></body></html>",
+                    "shift_jis",
+                ),
+            ),
+            _ => page(&[]),
+        })
+    });
+    let b = base(&server);
+    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    assert_eq!(server.hits("127.0.0.1", "/%E6%97%A5%E6%9C%AC/xml"), 1);
+    let root = &records[&format!("{b}/")];
+    assert_eq!(
+        (root.encoding.as_deref(), root.encoding_source.as_deref()),
+        (Some("shift_jis"), Some("xml"))
+    );
+}

@@ -26,6 +26,11 @@ enum Mode {
     Chunked,
     /// The same, with bytes after the last chunk.
     ChunkedTrailingBytes,
+    /// HTTP/1.0 answers that say keep-alive and come chunked anyway.
+    Http10Chunked,
+    /// HTTP/1.1 chunked answers with a Content-Length too (its value
+    /// right).
+    ChunkedWithLength,
     /// Every answer says keep-alive, then the server closes anyway.
     ClosesAfterEach,
     /// Every answer says keep-alive and has bytes after its body.
@@ -125,12 +130,25 @@ fn answer(mut stream: TcpStream, mode: Mode, seen: &Seen) {
         let path = request.split(' ').nth(1).unwrap_or("/").to_string();
         let body = body_of(&path);
         let mut reply = match mode {
-            Mode::Chunked | Mode::ChunkedTrailingBytes => {
+            Mode::Chunked
+            | Mode::ChunkedTrailingBytes
+            | Mode::Http10Chunked
+            | Mode::ChunkedWithLength => {
                 let (a, b) = body.split_at(body.len() / 2);
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x};ext=1\r\n{b}\r\n0\r\n\r\n",
+                let chunks = format!(
+                    "{:x}\r\n{a}\r\n{:x};ext=1\r\n{b}\r\n0\r\n\r\n",
                     a.len(),
                     b.len()
+                );
+                let (version, extra) = match mode {
+                    Mode::Http10Chunked => ("1.0", "Connection: keep-alive\r\n".to_string()),
+                    Mode::ChunkedWithLength => {
+                        ("1.1", format!("Content-Length: {}\r\n", chunks.len()))
+                    }
+                    _ => ("1.1", String::new()),
+                };
+                format!(
+                    "HTTP/{version} 200 OK\r\nContent-Type: text/html\r\n{extra}Transfer-Encoding: chunked\r\n\r\n{chunks}"
                 )
             }
             _ => format!(
@@ -217,6 +235,25 @@ fn chunked_http11_answers_share_connections_too() {
 #[test]
 fn bytes_after_the_last_chunk_end_the_connection() {
     let (seen, outcome) = crawl_with(Mode::ChunkedTrailingBytes, true);
+    assert_every_page_is_right(&outcome);
+    assert_eq!(seen.connections.load(Ordering::SeqCst), PAGES + 1);
+}
+
+/// RFC 9112 §6.1: an HTTP/1.0 answer with a Transfer-Encoding is read,
+/// and its connection closed after it.
+#[test]
+fn an_http10_answer_with_transfer_encoding_ends_its_connection() {
+    let (seen, outcome) = crawl_with(Mode::Http10Chunked, true);
+    assert_every_page_is_right(&outcome);
+    assert_eq!(seen.connections.load(Ordering::SeqCst), PAGES + 1);
+}
+
+/// RFC 9112 §6.3: Transfer-Encoding and Content-Length together may be a
+/// smuggling attempt: the answer is read by its chunks, and its
+/// connection closed after it.
+#[test]
+fn an_answer_with_transfer_encoding_and_content_length_ends_its_connection() {
+    let (seen, outcome) = crawl_with(Mode::ChunkedWithLength, true);
     assert_every_page_is_right(&outcome);
     assert_eq!(seen.connections.load(Ordering::SeqCst), PAGES + 1);
 }

@@ -4,7 +4,9 @@
 //!
 //! In order: a byte order mark; the `charset` of the HTTP `Content-Type`;
 //! a `<meta charset>` or `<meta http-equiv=Content-Type content=...>` found
-//! by the standard's *prescan* of the first 1,024 bytes; else UTF-8 if the
+//! by the standard's *prescan* of the first 1,024 bytes; else the encoding
+//! of an XML declaration the bytes start with (`<?xml version="1.0"
+//! encoding="Shift_JIS"?>`, the standard's "get an XML encoding"); else UTF-8 if the
 //! bytes are UTF-8, windows-1252 if they are not (what a browser without a
 //! locale guess ends up with on legacy pages). Encodings and their labels
 //! are encoding_rs' (Firefox's implementation of the WHATWG Encoding
@@ -31,6 +33,8 @@ pub enum Source {
     Header,
     /// A `<meta>` declaration found by the prescan.
     Meta,
+    /// The XML declaration the body starts with (no `<meta>` said).
+    Xml,
     /// Nothing declared: UTF-8 if the bytes are UTF-8, else windows-1252.
     Default,
 }
@@ -42,6 +46,7 @@ impl Source {
             Source::Bom => "bom",
             Source::Header => "header",
             Source::Meta => "meta",
+            Source::Xml => "xml",
             Source::Default => "default",
         }
     }
@@ -74,8 +79,12 @@ pub fn sniff(body: &[u8], header_charset: Option<&str>) -> Sniffed {
     if let Some(encoding) = header_charset.and_then(|l| Encoding::for_label(l.as_bytes())) {
         return found(encoding, Source::Header);
     }
-    if let Some(encoding) = prescan(body.get(..PRESCAN_BYTES).unwrap_or(body)) {
+    let start = body.get(..PRESCAN_BYTES).unwrap_or(body);
+    if let Some(encoding) = prescan(start) {
         return found(encoding, Source::Meta);
+    }
+    if let Some(encoding) = xml_encoding(start) {
+        return found(encoding, Source::Xml);
     }
     let utf8 = match std::str::from_utf8(body) {
         Ok(_) => true,
@@ -125,6 +134,35 @@ pub fn prescan(bytes: &[u8]) -> Option<&'static Encoding> {
         }
         scan.at = scan.at.saturating_add(1);
     }
+}
+
+/// The encoding an XML declaration at the very start of `bytes` names,
+/// by the HTML Standard's "get an XML encoding": `<?xml`, then within the
+/// declaration (up to its first `>`) `encoding`, `=` and a quoted label
+/// (bytes up to 0x20 may surround the `=`; none may be in the label).
+/// UTF-16 labels mean UTF-8 here (the bytes were read as ASCII).
+pub fn xml_encoding(bytes: &[u8]) -> Option<&'static Encoding> {
+    let rest = bytes.strip_prefix(b"<?xml")?;
+    let declaration = rest.get(..memchr::memchr(b'>', rest)?)?;
+    let at = memchr::memmem::find(declaration, b"encoding")?;
+    let rest = declaration.get(at.saturating_add(8)..)?;
+    let rest = rest.get(rest.iter().position(|&b| b > 0x20)?..)?;
+    let rest = rest.strip_prefix(b"=")?;
+    let rest = rest.get(rest.iter().position(|&b| b > 0x20)?..)?;
+    let (&quote, rest) = rest.split_first()?;
+    if quote != b'"' && quote != b'\'' {
+        return None;
+    }
+    let label = rest.get(..memchr::memchr(quote, rest)?)?;
+    if label.iter().any(|&b| b <= 0x20) {
+        return None;
+    }
+    let encoding = Encoding::for_label(label)?;
+    Some(if encoding == UTF_16BE || encoding == UTF_16LE {
+        UTF_8
+    } else {
+        encoding
+    })
 }
 
 /// `<meta` (any case) followed by whitespace or `/`.
@@ -405,9 +443,38 @@ mod tests {
     }
 
     #[test]
+    fn an_xml_declaration_names_the_encoding_when_no_meta_does() {
+        let xml = |s: &str| xml_encoding(s.as_bytes()).map(Encoding::name);
+        for (bytes, want) in [
+            ("<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>", Some("Shift_JIS")),
+            ("<?xml encoding='windows-1251'?><html>", Some("windows-1251")),
+            ("<?xml encoding \x00= \t'koi8-r'>", Some("KOI8-R")),
+            ("<?xml encoding='utf-16le'?>", Some("UTF-8")),
+            // Not at the very start, not in the declaration, unquoted,
+            // spaces in the label, no such encoding, no end of declaration.
+            (" <?xml encoding='koi8-r'?>", None),
+            ("<?xml?> encoding='koi8-r'", None),
+            ("<?xml encoding=koi8-r?>", None),
+            ("<?xml encoding=' koi8-r'?>", None),
+            ("<?xml encoding='koi8-x'?>", None),
+            ("<?xml encoding='koi8-r'", None),
+            ("<?xmx encoding='koi8-r'?>", None),
+        ] {
+            assert_eq!(xml(bytes), want, "{bytes:?}");
+        }
+        let page = b"<?xml version='1.0' encoding='euc-jp'?><html><head><title>x</title>";
+        let s = sniff(page, None);
+        assert_eq!((s.encoding, s.source), (EUC_JP, Source::Xml));
+        // A <meta> wins over it; the header over both.
+        let both = b"<?xml encoding='euc-jp'?><meta charset=shift_jis>";
+        assert_eq!(sniff(both, None).source, Source::Meta);
+        assert_eq!(sniff(page, Some("koi8-r")).source, Source::Header);
+    }
+
+    #[test]
     fn any_bytes_end_the_prescan_without_a_panic() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let alphabet = b"<>!-/?='\" \tmetaMETAcharsethttp-equivcontent;x";
+        let alphabet = b"<>!-/?='\" \tmetaMETAcharsethttp-equivcontent;x<?xml encoding";
         for _ in 0..20_000 {
             let len = (seed % 64) as usize;
             let bytes: Vec<u8> = (0..len)
@@ -419,6 +486,7 @@ mod tests {
                 })
                 .collect();
             let _ = prescan(&bytes);
+            let _ = xml_encoding(&bytes);
         }
     }
 }

@@ -18,7 +18,8 @@ use crate::crawl::links::{self, Extract};
 use crate::crawl::mesh::shard_for;
 use crate::crawl::urls;
 use crate::net::fetch::{self, FetchError, Response};
-use crate::net::http::{self, content, content::DecodeError};
+use crate::net::http::{self, content};
+use crate::net::http::content::{Coding, DecodeError, Decoded};
 use crate::output::record::Record;
 use crate::output::timestamp::rfc3339_millis;
 use crate::output::warc;
@@ -64,7 +65,9 @@ impl Shard {
                             record.timestamp = rfc3339_millis(e.date);
                         }
                         record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-                        let asked = self.handle_response(&job, &url, response, &mut record, token);
+                        let asked = self
+                            .handle_response(&job, &url, response, &mut record, token)
+                            .await;
                         // Counted now, not when the record is emitted (after
                         // its children are counted in, which may be much
                         // later): other fetches must see the bytes at once.
@@ -134,8 +137,11 @@ impl Shard {
         }
     }
 
-    /// Fill the record from a response and route what it points to.
-    pub(super) fn handle_response(
+    /// Fill the record from a response and route what it points to. The
+    /// body's codings are undone first (a step at a time, other tasks
+    /// running between steps), if anything reads it; after that nothing
+    /// here waits.
+    pub(super) async fn handle_response(
         &self,
         job: &Job,
         url: &Url,
@@ -156,7 +162,8 @@ impl Shard {
         if let Some(e) = &response.body_error {
             fail(record, e.kind(), &e.to_string());
         }
-        let body = self.payload(&response, record);
+        let reading = self.reading(job, head);
+        let body = self.payload(&response, reading, record).await;
         // Fetched over a certificate --insecure let through: the
         // certificate's failure is the record's error (truncation stays
         // marked in `truncated`).
@@ -167,48 +174,70 @@ impl Shard {
                 &format!("{e} (fetched anyway: --insecure)"),
             );
         }
+        match reading {
+            Reading::Redirect => {
+                record.encoding = charset;
+                let asked = self.follow_redirect(job, url, head.location.as_deref(), record, token);
+                if self.hooks.wants_pages() {
+                    self.deliver(record, &response, &body, &[]);
+                }
+                asked
+            }
+            Reading::Sitemap => {
+                record.encoding = charset;
+                self.read_sitemap(job, url, &response, &body, record, token)
+            }
+            Reading::Html => {
+                let extract = if self.config.page_requisites {
+                    Extract::Requisites
+                } else {
+                    Extract::Links
+                };
+                let page = links::page_links_with(&body, url, charset.as_deref(), extract);
+                record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
+                record.encoding_source = Some(Cow::Borrowed(page.charset.source.name()));
+                let links = if self.hooks.wants_pages() {
+                    self.deliver(record, &response, &body, &page.links)
+                } else {
+                    let scope = self.scope();
+                    page.links.into_iter().filter(|l| scope.allows(l)).collect()
+                };
+                self.route_found(job, links, page.embeds, record, token)
+            }
+            Reading::Stylesheet => {
+                // A stylesheet's `url()`s and `@import`s are requisites too.
+                record.encoding = charset;
+                let embeds = links::stylesheet_requisites(&body, url);
+                if self.hooks.wants_pages() {
+                    self.deliver(record, &response, &body, &[]);
+                }
+                self.route_found(job, Vec::new(), embeds, record, token)
+            }
+            Reading::Other => {
+                record.encoding = charset;
+                if self.hooks.wants_pages() {
+                    self.deliver(record, &response, &body, &[]);
+                }
+                0
+            }
+        }
+    }
+
+    /// What the crawl reads the body of `job`'s answer `head` as.
+    fn reading(&self, job: &Job, head: &http::ResponseHead) -> Reading {
         let ok = (200..300).contains(&head.status);
+        let content_type = head.content_type.as_deref();
         if matches!(head.status, 301 | 302 | 303 | 307 | 308) {
-            record.encoding = charset;
-            let asked = self.follow_redirect(job, url, head.location.as_deref(), record, token);
-            if self.hooks.wants_pages() {
-                self.deliver(record, &response, &body, &[]);
-            }
-            asked
+            Reading::Redirect
         } else if ok && job.hops.sitemap_level() > 0 {
-            record.encoding = charset;
-            self.read_sitemap(job, url, &response, &body, record, token)
-        } else if ok && http::is_html(head.content_type.as_deref()) && !job.hops.is_embed() {
+            Reading::Sitemap
+        } else if ok && http::is_html(content_type) && !job.hops.is_embed() {
             // A requisite that is HTML (an `embed`, an `object`) is a leaf.
-            let extract = if self.config.page_requisites {
-                Extract::Requisites
-            } else {
-                Extract::Links
-            };
-            let page = links::page_links_with(&body, url, charset.as_deref(), extract);
-            record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
-            record.encoding_source = Some(Cow::Borrowed(page.charset.source.name()));
-            let links = if self.hooks.wants_pages() {
-                self.deliver(record, &response, &body, &page.links)
-            } else {
-                let scope = self.scope();
-                page.links.into_iter().filter(|l| scope.allows(l)).collect()
-            };
-            self.route_found(job, links, page.embeds, record, token)
-        } else if ok && self.config.page_requisites && http::is_css(head.content_type.as_deref()) {
-            // A stylesheet's `url()`s and `@import`s are requisites too.
-            record.encoding = charset;
-            let embeds = links::stylesheet_requisites(&body, url);
-            if self.hooks.wants_pages() {
-                self.deliver(record, &response, &body, &[]);
-            }
-            self.route_found(job, Vec::new(), embeds, record, token)
+            Reading::Html
+        } else if ok && self.config.page_requisites && http::is_css(content_type) {
+            Reading::Stylesheet
         } else {
-            record.encoding = charset;
-            if self.hooks.wants_pages() {
-                self.deliver(record, &response, &body, &[]);
-            }
-            0
+            Reading::Other
         }
     }
 
@@ -308,9 +337,16 @@ impl Shard {
     }
 
     /// The response's body with its content codings undone (at most
-    /// `--max-body` bytes), and its sizes on the record. A body cut or
+    /// `--max-body` bytes), and its sizes on the record. Only a body that
+    /// is read (a page, a stylesheet, a sitemap, or any body a page hook
+    /// gets) is decoded; any other keeps its size as sent. A body cut or
     /// broken in transit ends its decoding early without a second error.
-    fn payload<'r>(&self, response: &'r Response, record: &mut Record) -> Cow<'r, [u8]> {
+    async fn payload<'r>(
+        &self,
+        response: &'r Response,
+        reading: Reading,
+        record: &mut Record,
+    ) -> Cow<'r, [u8]> {
         let codings = &response.head.content_encoding;
         record.encoded_size = response.body.len() as u64;
         record.size = record.encoded_size;
@@ -318,17 +354,20 @@ impl Shard {
             return Cow::Borrowed(&response.body);
         }
         record.content_encoding = Some(content::names(codings));
-        let decoded = content::decode(codings, &response.body, self.config.max_body);
+        let read = self.hooks.wants_pages()
+            || matches!(
+                reading,
+                Reading::Html | Reading::Stylesheet | Reading::Sitemap
+            );
+        if !read && codings.len() <= content::MAX_CODINGS {
+            return Cow::Borrowed(&response.body);
+        }
+        let decoded = decode_body(codings, &response.body, self.config.max_body).await;
         record.size = decoded.body.len() as u64;
         record.truncated |= decoded.capped;
         match &decoded.error {
-            Some(e) if !record.truncated => {
-                let kind = match e {
-                    DecodeError::Unsupported(_) => "unsupported_content_encoding",
-                    DecodeError::Corrupt { .. } => "bad_content_encoding",
-                };
-                fail(record, kind, &e.to_string());
-            }
+            Some(e @ DecodeError::TooMany) => fail(record, e.kind(), &e.to_string()),
+            Some(e) if !record.truncated => fail(record, e.kind(), &e.to_string()),
             _ => {}
         }
         Cow::Owned(decoded.body)
@@ -487,6 +526,53 @@ impl Asked {
         self.0.len()
     }
 }
+
+/// What the crawl reads a response's body as: what it does with the
+/// answer, and whether the body's codings must be undone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// A 3xx with a Location to follow.
+    Redirect,
+    /// A 2xx reached through sitemap hops.
+    Sitemap,
+    /// A 2xx HTML page (not a requisite): its links.
+    Html,
+    /// A 2xx stylesheet, with `--page-requisites`: its `url()`s.
+    Stylesheet,
+    /// Anything else: recorded only.
+    Other,
+}
+
+/// `codings` undone on `raw`, each stage writing at most `cap` bytes, a
+/// step ([`content::STEP`]) at a time, pausing every [`DECODE_SLICE`] so
+/// the shard's sockets and timers are served: a bomb holds the core about
+/// that long at most.
+pub(super) async fn decode_body(codings: &[Coding], raw: &[u8], cap: usize) -> Decoded {
+    let mut decoding = content::Decoding::new(codings, raw, cap);
+    let mut slice = Instant::now();
+    loop {
+        if let Some(decoded) = decoding.step() {
+            return decoded;
+        }
+        if slice.elapsed() >= DECODE_SLICE {
+            // A timer, not `yield_if_needed` or a plain yield: the executor
+            // reaps I/O completions only when its task queue runs dry or
+            // its preemption timer (100 ms) fires, so a task that yields
+            // and is ready again at once still holds the sockets up. The
+            // timer makes the executor go round. (A 1 ms preemption timer
+            // instead left shards asleep for good in glommio 0.9: tests
+            // hung.)
+            glommio::timer::sleep(DECODE_PAUSE).await;
+            slice = Instant::now();
+        }
+    }
+}
+
+/// How long body decoding runs before it lets the shard's other work in.
+const DECODE_SLICE: Duration = Duration::from_micros(500);
+
+/// The pause then: just long enough to be a pause.
+const DECODE_PAUSE: Duration = Duration::from_micros(10);
 
 /// Why an archived response is incomplete, for `WARC-Truncated`.
 pub(super) fn warc_truncation(response: &Response) -> Option<warc::Truncated> {

@@ -14,10 +14,9 @@ use crate::crawl::robots::{
 };
 use crate::crawl::urls;
 use crate::net::fetch::FetchError;
-use crate::net::http::content;
 use crate::output::record::Record;
 
-use super::page::fail;
+use super::page::{decode_body, fail};
 use super::Shard;
 
 impl Shard {
@@ -87,7 +86,9 @@ impl Shard {
             let body = if codings.is_empty() {
                 &response.body[..]
             } else {
-                decoded = content::decode(codings, &response.body, MAX_ROBOTS_BYTES).body;
+                decoded = decode_body(codings, &response.body, MAX_ROBOTS_BYTES)
+                    .await
+                    .body;
                 &decoded[..]
             };
             let mut rules = Rules::from_answer(Some(status), body, token);

@@ -5,7 +5,7 @@
 //! Pure and panic-free (the lints of `http` cover it): it runs on bytes
 //! off the network.
 
-use super::content::Coding;
+use super::content::{Coding, MAX_CODINGS};
 
 /// Header slots tried on the first parse; enough for nearly every response.
 const INITIAL_HEADERS: usize = 64;
@@ -39,13 +39,16 @@ pub struct ResponseHead {
     /// First `Retry-After` value, trimmed.
     pub retry_after: Option<String>,
     /// `Content-Encoding` codings, in the order the server applied them
-    /// (`identity` left out): what to undo before reading the body as a page.
+    /// (`identity` left out): what to undo before reading the body as a
+    /// page. At most one more than [`MAX_CODINGS`], which is enough to
+    /// refuse the body.
     pub content_encoding: Vec<Coding>,
     /// How the body that follows the head is delimited.
     pub framing: Framing,
     /// The server will keep the connection open after this response: an
     /// HTTP/1.1 response without a `Connection: close` token, or an HTTP/1.0
-    /// one with a `keep-alive` token (and no `close`).
+    /// one with a `keep-alive` token (and no `close`); never one with a
+    /// `Transfer-Encoding` in HTTP/1.0 or beside a `Content-Length`.
     pub keep_alive: bool,
 }
 
@@ -236,9 +239,10 @@ fn parse_complete_head<'b>(
         retry_after: first("retry-after"),
         content_encoding: list_items(resp.headers, "content-encoding")
             .filter_map(Coding::from_token)
+            .take(MAX_CODINGS.saturating_add(1))
             .collect(),
         framing: framing(status, resp.headers).map_err(ParseFail::Head)?,
-        keep_alive: keeps_alive(resp.version, resp.headers),
+        keep_alive: keeps_alive(resp.version, resp.headers) && !suspect_framing(resp.version, resp.headers),
     })
 }
 
@@ -251,6 +255,18 @@ fn keeps_alive(version: Option<u8>, headers: &[httparse::Header<'_>]) -> bool {
         keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
     }
     !close && (keep_alive || version == Some(1))
+}
+
+/// A `Transfer-Encoding` on an HTTP/1.0 answer, or beside a
+/// `Content-Length`: RFC 9112 §6.1 and §6.3 say the framing may not be
+/// what the server meant (request smuggling, response splitting), so the
+/// connection is closed after the answer.
+fn suspect_framing(version: Option<u8>, headers: &[httparse::Header<'_>]) -> bool {
+    let coded = list_items(headers, "transfer-encoding").any(|item| !item.is_empty());
+    let length = headers
+        .iter()
+        .any(|h| h.name.eq_ignore_ascii_case("content-length"));
+    coded && (version == Some(0) || length)
 }
 
 /// The comma-separated items of every header named `name`, trimmed, in

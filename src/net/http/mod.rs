@@ -232,6 +232,16 @@ mod tests {
                 false,
             ),
             ("HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n\r\n", true),
+            // RFC 9112 §6.1 and §6.3: framing that may not be what it says.
+            (
+                "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
+                false,
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+                false,
+            ),
+            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", true),
         ];
         for (raw, keeps) in cases {
             assert_eq!(head(raw).keep_alive, keeps, "{raw:?}");

@@ -1,0 +1,298 @@
+//! Content codings (RFC 9110 §8.4): what a response's `Content-Encoding`
+//! says was done to its body, and the undoing of it, so that links are read
+//! from the page a browser would see.
+//!
+//! `gzip` (also `x-gzip`, several members in a row), `deflate` in both of
+//! its forms (zlib-wrapped, as RFC 9110 says, and the raw deflate stream
+//! that many servers send instead), `br`, and stacked codings
+//! (`Content-Encoding: gzip, br` is undone right to left), at most
+//! [`MAX_CODINGS`] of them: a body that names more is not decoded (curl's
+//! limit since CVE-2022-32206; ten thousand layers of gzip are a few MB on
+//! the wire and hours of work). Decoding is by what the server *says* it
+//! did, whatever the request asked for, so a body compressed although not
+//! asked for is read too.
+//!
+//! The work is cut into steps: a [`Decoding`] is driven by its caller, one
+//! [`Decoding::step`] at a time, each giving a decoder at most [`STEP`]
+//! bytes of input and room for at most [`STEP`] bytes of output, so an
+//! async caller can let other tasks run between steps. Every stage writes
+//! at most `cap` bytes (the crawl's `--max-body`): a decompression bomb is
+//! cut there, so it costs bounded memory (the cap for the stage's input and
+//! for its output, plus brotli's window of at most 16 MiB) and bounded work
+//! (the stages' `cap` bytes each). Decoders: flate2 (miniz_oxide) and
+//! brotli-decompressor, through their streaming calls; gzip's member
+//! framing is `gzip.rs`, each decoder's step `stage.rs`.
+//!
+//! Not the transfer framing (`body.rs` undoes chunking first), and no I/O:
+//! the fetch keeps the bytes as received (for WARC) and this runs on them.
+// Lints: those of `http` (this module's parent) apply here too.
+
+mod gzip;
+mod stage;
+
+use thiserror::Error;
+
+use stage::Stage;
+
+/// Most codings a body may name and still be decoded (curl's
+/// `MAX_ENCODE_STACK`).
+pub const MAX_CODINGS: usize = 5;
+
+/// Most bytes a [`Decoding::step`] gives a decoder, and most it lets it
+/// write: 64 KiB of inflate or brotli is well under a millisecond.
+pub const STEP: usize = 64 * 1024;
+
+/// One coding named in `Content-Encoding`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Coding {
+    Gzip,
+    /// zlib-wrapped or raw deflate: told apart by the stream's first bytes.
+    Deflate,
+    Brotli,
+    /// A coding this crawler cannot undo (`compress`, `zstd`, ...), as named.
+    Other(String),
+}
+
+impl Coding {
+    /// The coding a `Content-Encoding` item names; None for `identity` (and
+    /// an empty item), which change nothing.
+    pub fn from_token(token: &[u8]) -> Option<Coding> {
+        let lower = token.trim_ascii().to_ascii_lowercase();
+        match lower.as_slice() {
+            b"" | b"identity" => None,
+            b"gzip" | b"x-gzip" => Some(Coding::Gzip),
+            b"deflate" => Some(Coding::Deflate),
+            b"br" => Some(Coding::Brotli),
+            _ => Some(Coding::Other(String::from_utf8_lossy(&lower).into_owned())),
+        }
+    }
+
+    /// The coding's name as a server writes it.
+    pub fn name(&self) -> &str {
+        match self {
+            Coding::Gzip => "gzip",
+            Coding::Deflate => "deflate",
+            Coding::Brotli => "br",
+            Coding::Other(name) => name,
+        }
+    }
+}
+
+/// `codings` as a `Content-Encoding` value (`gzip, br`).
+pub fn names(codings: &[Coding]) -> String {
+    codings
+        .iter()
+        .map(Coding::name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Why a body could not be decoded to its end.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DecodeError {
+    /// More than [`MAX_CODINGS`] codings named: nothing was decoded.
+    #[error("more than {MAX_CODINGS} content codings named: the body is not decoded")]
+    TooMany,
+    /// A coding this crawler does not undo; nothing was decoded.
+    #[error("unsupported Content-Encoding {0:?}")]
+    Unsupported(String),
+    /// The stream is broken (or ends early) for this coding; what decoded
+    /// before the fault is kept.
+    #[error("bad {coding} body: {reason}")]
+    Corrupt {
+        coding: &'static str,
+        reason: String,
+    },
+}
+
+impl DecodeError {
+    /// Short machine-readable class, for records and the report.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DecodeError::TooMany => "too_many_content_encodings",
+            DecodeError::Unsupported(_) => "unsupported_content_encoding",
+            DecodeError::Corrupt { .. } => "bad_content_encoding",
+        }
+    }
+}
+
+/// A body with its codings undone, at most `cap` bytes.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Decoded {
+    pub body: Vec<u8>,
+    /// A stage reached the cap before its stream ended: the body is cut.
+    pub capped: bool,
+    /// The stream broke off; `body` holds what decoded before.
+    pub error: Option<DecodeError>,
+}
+
+/// Undo `codings` on `body` in one go: [`Decoding`] stepped to its end.
+pub fn decode(codings: &[Coding], body: &[u8], cap: usize) -> Decoded {
+    let mut decoding = Decoding::new(codings, body, cap);
+    loop {
+        if let Some(decoded) = decoding.step() {
+            return decoded;
+        }
+    }
+}
+
+/// The undoing of a body's codings, a step at a time: call
+/// [`Decoding::step`] until it returns the [`Decoded`] body.
+///
+/// The stages run one after the other, each on the whole output of the one
+/// before (so at most two bodies of `cap` bytes are held). A stage cut by
+/// the cap or by a fault hands on what it has: the stages after it decode
+/// the front of the body, and their own early end is no second error.
+#[derive(Debug)]
+pub struct Decoding<'b> {
+    raw: &'b [u8],
+    /// The codings in the order they are undone (the last one named first).
+    codings: Vec<Coding>,
+    /// How many of them have been undone.
+    done: usize,
+    /// The decoder of the coding being undone.
+    stage: Option<Stage>,
+    /// Its input: the output of the stage before, or None for `raw`.
+    input: Option<Vec<u8>>,
+    /// Bytes of its input used.
+    at: usize,
+    /// Its output so far.
+    out: Vec<u8>,
+    cap: usize,
+    capped: bool,
+    /// An earlier stage stopped before the end of its stream.
+    cut: bool,
+    error: Option<DecodeError>,
+}
+
+impl<'b> Decoding<'b> {
+    /// The decoding of `raw`, coded with `codings` (in the order the server
+    /// applied them), each stage writing at most `cap` bytes.
+    pub fn new(codings: &[Coding], raw: &'b [u8], cap: usize) -> Decoding<'b> {
+        Decoding {
+            raw,
+            codings: codings.iter().rev().cloned().collect(),
+            done: 0,
+            stage: None,
+            input: None,
+            at: 0,
+            out: Vec::new(),
+            cap,
+            capped: false,
+            cut: false,
+            error: None,
+        }
+    }
+
+    /// One step of the work: at most [`STEP`] bytes of input read and of
+    /// output written. The decoded body once all is done, else None (call
+    /// again).
+    pub fn step(&mut self) -> Option<Decoded> {
+        if self.codings.len() > MAX_CODINGS {
+            return Some(Decoded {
+                body: Vec::new(),
+                capped: false,
+                error: Some(DecodeError::TooMany),
+            });
+        }
+        let Some(stage) = self.stage.as_mut() else {
+            return self.start_next();
+        };
+        let input = self.input.as_deref().unwrap_or(self.raw);
+        let rest = input.get(self.at..).unwrap_or_default();
+        // At least one byte: the output never stays above the cap.
+        let room = self
+            .cap
+            .saturating_add(1)
+            .saturating_sub(self.out.len())
+            .min(STEP);
+        let before = self.out.len();
+        let run = stage.run(rest, &mut self.out, room);
+        let coding = stage.name();
+        let produced = self.out.len().saturating_sub(before);
+        if self.out.len() > self.cap {
+            // Past the cap, whatever else the call says.
+            self.out.truncate(self.cap);
+            self.capped = true;
+            self.end_stage();
+            return None;
+        }
+        match run {
+            Err(reason) => {
+                self.fail(coding, reason);
+                self.end_stage();
+            }
+            Ok(run) if run.ended => self.end_stage(),
+            Ok(run) => {
+                self.at = self.at.saturating_add(run.consumed);
+                if run.consumed == 0 && produced == 0 {
+                    let reason = if rest.is_empty() {
+                        "the stream ends early"
+                    } else {
+                        "the stream makes no progress"
+                    };
+                    self.fail(coding, reason.to_string());
+                    self.end_stage();
+                }
+            }
+        }
+        None
+    }
+
+    /// Set up the next stage, or give the body if none is left.
+    fn start_next(&mut self) -> Option<Decoded> {
+        let Some(coding) = self.codings.get(self.done) else {
+            return Some(self.finish());
+        };
+        let input = self.input.as_deref().unwrap_or(self.raw);
+        match Stage::new(coding, input) {
+            Some(stage) => {
+                self.stage = Some(stage);
+                self.at = 0;
+                None
+            }
+            None => Some(Decoded {
+                body: Vec::new(),
+                capped: false,
+                error: Some(DecodeError::Unsupported(coding.name().to_string())),
+            }),
+        }
+    }
+
+    /// The body once every stage is over: the last one's output (or the
+    /// raw body, cut at the cap, if there was none).
+    fn finish(&mut self) -> Decoded {
+        let body = match self.input.take() {
+            Some(body) => body,
+            None => {
+                self.capped |= self.raw.len() > self.cap;
+                self.raw.get(..self.cap).unwrap_or(self.raw).to_vec()
+            }
+        };
+        Decoded {
+            body,
+            capped: self.capped,
+            error: self.error.take(),
+        }
+    }
+
+    /// The current stage is over: its output is the next one's input.
+    fn end_stage(&mut self) {
+        self.stage = None;
+        self.cut |= self.capped || self.error.is_some();
+        self.input = Some(std::mem::take(&mut self.out));
+        self.at = 0;
+        self.done = self.done.saturating_add(1);
+    }
+
+    /// A fault of the current stage: kept unless an earlier stage was cut
+    /// short (then the fault is only that cut, seen again).
+    fn fail(&mut self, coding: &'static str, reason: String) {
+        if !self.cut && self.error.is_none() {
+            self.error = Some(DecodeError::Corrupt { coding, reason });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,174 @@
+//! One coding being undone: a decoder given, per call, a slice of its
+//! input (it takes at most [`STEP`] bytes of it) and room for a bounded
+//! number of output bytes, through the decoders' streaming calls
+//! (flate2's `Decompress`, brotli-decompressor's `BrotliDecompressStream`).
+//! How much a call may do is the caller's to say; what a call did is
+//! [`Run`].
+//!
+//! Not the order of stages, the cap or the errors' wording for records
+//! (`mod.rs`), nor gzip's member framing (`gzip.rs`).
+// Lints: those of `http` apply here too.
+
+use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, StandardAlloc};
+use flate2::{Decompress, FlushDecompress, Status};
+
+use super::gzip::Gzip;
+use super::{Coding, STEP};
+
+/// What one call of [`Stage::run`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Run {
+    /// Bytes of the input used.
+    pub consumed: usize,
+    /// The coded stream is over; bytes after it are not part of it.
+    pub ended: bool,
+}
+
+/// The decoder of one coding.
+pub(super) enum Stage {
+    Gzip(Box<Gzip>),
+    Deflate(Box<Decompress>),
+    Brotli(Box<BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>>),
+}
+
+impl std::fmt::Debug for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Stage {
+    /// The decoder for `coding` of a stream that starts with `input`; None
+    /// for a coding this crawler does not undo.
+    pub fn new(coding: &Coding, input: &[u8]) -> Option<Stage> {
+        Some(match coding {
+            Coding::Gzip => Stage::Gzip(Box::default()),
+            Coding::Deflate => Stage::Deflate(Box::new(Decompress::new(is_zlib(input)))),
+            // RFC 7932 brotli: a window of at most 16 MiB (the "large
+            // window" variant, up to 1 GiB, is not `br`).
+            Coding::Brotli => Stage::Brotli(Box::new(BrotliState::new_strict(
+                StandardAlloc::default(),
+                StandardAlloc::default(),
+                StandardAlloc::default(),
+            ))),
+            Coding::Other(_) => return None,
+        })
+    }
+
+    /// The coding's name, for errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Stage::Gzip(_) => "gzip",
+            Stage::Deflate(_) => "deflate",
+            Stage::Brotli(_) => "br",
+        }
+    }
+
+    /// Decode from the front of `input` (the rest of the stream: at most
+    /// [`STEP`] bytes of it are used), appending at most `room` bytes to
+    /// `out`. An error says what is wrong with the stream.
+    pub fn run(&mut self, input: &[u8], out: &mut Vec<u8>, room: usize) -> Result<Run, String> {
+        match self {
+            Stage::Gzip(gzip) => gzip.run(input, out, room),
+            Stage::Deflate(inflate) => {
+                let (consumed, status) = inflate_into(inflate, step_of(input), out, room)?;
+                Ok(Run {
+                    consumed,
+                    ended: status == Status::StreamEnd,
+                })
+            }
+            Stage::Brotli(state) => brotli_into(state, step_of(input), out, room),
+        }
+    }
+}
+
+/// The front of `input` a call may use.
+pub(super) fn step_of(input: &[u8]) -> &[u8] {
+    input.get(..STEP).unwrap_or(input)
+}
+
+/// Append to `out`, through `write`, what it writes into a slice of `room`
+/// bytes (`write` says how many it wrote, and what else it has to say).
+pub(super) fn append<T>(
+    out: &mut Vec<u8>,
+    room: usize,
+    write: impl FnOnce(&mut [u8]) -> (usize, T),
+) -> T {
+    let start = out.len();
+    out.resize(start.saturating_add(room), 0);
+    let (written, said) = write(out.get_mut(start..).unwrap_or_default());
+    out.truncate(start.saturating_add(written.min(room)));
+    said
+}
+
+/// One call of `inflate` on `input`: the bytes it used and its status.
+pub(super) fn inflate_into(
+    inflate: &mut Decompress,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    room: usize,
+) -> Result<(usize, Status), String> {
+    let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
+    let status = append(out, room, |buf| {
+        let status = inflate.decompress(input, buf, FlushDecompress::None);
+        (since(inflate.total_out(), out_before), status)
+    });
+    let status = status.map_err(|e| e.to_string())?;
+    Ok((since(inflate.total_in(), in_before), status))
+}
+
+/// `now - before` of a decoder's running total, as a length.
+fn since(now: u64, before: u64) -> usize {
+    usize::try_from(now.saturating_sub(before)).unwrap_or(usize::MAX)
+}
+
+/// One call of the brotli decoder on `input`.
+fn brotli_into(
+    state: &mut BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    room: usize,
+) -> Result<Run, String> {
+    let mut available_in = input.len();
+    let mut consumed = 0;
+    let result = append(out, room, |buf| {
+        let mut available_out = buf.len();
+        let mut written = 0;
+        let mut total = 0;
+        let result = BrotliDecompressStream(
+            &mut available_in,
+            &mut consumed,
+            input,
+            &mut available_out,
+            &mut written,
+            buf,
+            &mut total,
+            state,
+        );
+        (written, result)
+    });
+    match result {
+        BrotliResult::ResultSuccess => Ok(Run {
+            consumed,
+            ended: true,
+        }),
+        BrotliResult::NeedsMoreInput | BrotliResult::NeedsMoreOutput => Ok(Run {
+            consumed,
+            ended: false,
+        }),
+        BrotliResult::ResultFailure => Err(format!("{:?}", state.error_code)),
+    }
+}
+
+/// Whether a deflate body starts with a zlib header (RFC 1950: method 8,
+/// window at most 32 KiB, header check a multiple of 31) rather than a raw
+/// deflate block. A raw stream can look like one by chance only if its
+/// first block is of a type that does not exist.
+fn is_zlib(input: &[u8]) -> bool {
+    match input {
+        [cmf, flg, ..] => {
+            cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0
+        }
+        _ => false,
+    }
+}
