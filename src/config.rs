@@ -18,6 +18,14 @@ use crate::net::tls::TlsOptions;
 /// Default [`Config::frontier_memory`]: 256 MiB for the whole crawl.
 pub const DEFAULT_FRONTIER_MEMORY: usize = 256 << 20;
 
+/// Default [`Config::host_memory`]: 64 MiB for the whole crawl, some
+/// 200,000 live hosts (fewer with large robots.txt files).
+pub const DEFAULT_HOST_MEMORY: usize = 64 << 20;
+
+/// The least [`Config::host_memory`] a shard gets, however many shards
+/// share it.
+pub const MIN_SHARD_HOST_MEMORY: usize = 64 << 10;
+
 /// A crawl kept in a state directory (`crate::state`), so that it can be
 /// resumed after a stop or a kill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,8 +195,12 @@ pub struct Config {
     pub sitemaps: bool,
     /// What sitemaps may cost (size, URLs, index levels, sitemaps per host).
     pub sitemap_limits: crate::crawl::sitemap::Limits,
-    /// Bytes each shard may keep of finished hosts (their robots.txt rules,
-    /// politeness clock, page count) in case they come back.
+    /// Bytes the hosts' own state may take, over all shards (each gets its
+    /// share, at least [`MIN_SHARD_HOST_MEMORY`]): names, politeness
+    /// clocks, page counts and robots.txt rules of the hosts with URLs
+    /// queued or in flight, and of finished hosts kept in case they come
+    /// back (`--host-memory`). Past it, the least recently finished are
+    /// forgotten, and URLs of hosts not yet live wait for room.
     pub host_memory: usize,
     /// Bytes of RAM the seen-sets' buckets may hold, over all shards
     /// (`--seen-memory`); the URLs past it are kept on disk.
@@ -285,7 +297,7 @@ impl Config {
             obey_robots: true,
             max_crawl_delay: Duration::from_secs(10),
             robots_retries: crate::crawl::robots::DEFAULT_RETRY_SCHEDULE.to_vec(),
-            host_memory: crate::crawl::frontier::DEFAULT_RESTING_BYTES,
+            host_memory: DEFAULT_HOST_MEMORY,
             seen_memory: DEFAULT_SEEN_MEMORY,
             fingerprint_key: [fastrand::u64(..), fastrand::u64(..)],
             frontier_memory: DEFAULT_FRONTIER_MEMORY,

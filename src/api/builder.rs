@@ -289,10 +289,13 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Bytes each shard keeps of finished hosts (robots.txt rules,
-    /// politeness clock, page count) in case they come back (default
-    /// 16 MiB); past it the least recently finished are forgotten, and
-    /// one that comes back fetches robots.txt again.
+    /// Bytes the hosts' own state may take over all shards (default
+    /// 64 MiB): the names, politeness clocks, page counts and robots.txt
+    /// rules of live hosts, and of finished ones kept in case they come
+    /// back. Past it the least recently finished are forgotten (one that
+    /// comes back fetches robots.txt again), and the URLs of hosts not yet
+    /// live wait, spilled to disk, until live hosts finish. Queued URLs
+    /// are [`CrawlerBuilder::frontier_memory`]'s.
     pub fn host_memory(mut self, bytes: usize) -> Self {
         self.config.host_memory = bytes;
         self

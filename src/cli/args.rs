@@ -259,6 +259,10 @@ pub struct Args {
     #[arg(long = "frontier-memory", value_name = "SIZE", default_value = "256M", value_parser = units::nonzero_size, help_heading = LIMITS)]
     pub frontier_memory: u64,
 
+    /// RAM for the hosts' own state (names, politeness, robots.txt rules), over all cores; past it, finished hosts are forgotten and new hosts wait, their URLs on disk
+    #[arg(long = "host-memory", value_name = "SIZE", default_value = "64M", value_parser = units::nonzero_size, help_heading = LIMITS)]
+    pub host_memory: u64,
+
     /// RAM for the seen-set's buckets; URLs past it are kept on disk
     #[arg(long = "seen-memory", value_name = "SIZE", default_value = "128M", value_parser = units::nonzero_size, help_heading = LIMITS)]
     pub seen_memory: u64,

@@ -45,6 +45,11 @@ pub struct Stats {
     /// (finished, rules kept): bounded by the host memory, not by the hosts
     /// ever met.
     pub hosts_held: u64,
+    /// The most bytes the hosts' state took at once (each shard's peak,
+    /// added), within `--host-memory` but for robots.txt files larger than
+    /// their reserve; and the URLs that waited for room among the hosts.
+    pub host_memory_peak: u64,
+    pub urls_waited_for_hosts: u64,
     /// The TLS session caches when the crawl ended: (name, port) keys held,
     /// their estimated bytes (each shard's within its
     /// `tls_session_memory`), and keys evicted to stay within it.
@@ -247,6 +252,10 @@ pub struct Summary {
     pub spill_lost: u64,
     /// Merges of the seen-sets' buckets to disk.
     pub seen_merges: u64,
+    /// The most bytes the hosts' state took (each shard's peak, added), and
+    /// the URLs that waited for room among the hosts (`--host-memory`).
+    pub host_memory_peak: u64,
+    pub urls_waited_for_hosts: u64,
     /// URLs looked up in the seen-sets' runs on disk.
     pub seen_lookups: u64,
     /// Name resolution: lookups, queries, answers, time-outs, cache hits.
@@ -316,6 +325,8 @@ impl Stats {
         self.robots_fetches += other.robots_fetches;
         self.robots_answered += other.robots_answered;
         self.hosts_held += other.hosts_held;
+        self.host_memory_peak += other.host_memory_peak;
+        self.urls_waited_for_hosts += other.urls_waited_for_hosts;
         self.tls_sessions += other.tls_sessions;
         self.tls_session_bytes += other.tls_session_bytes;
         self.tls_session_evictions += other.tls_session_evictions;
@@ -378,6 +389,8 @@ impl Stats {
             budget_spent: None,
             queued_left: self.queued_left,
             seen_merges: self.seen_merges,
+            host_memory_peak: self.host_memory_peak,
+            urls_waited_for_hosts: self.urls_waited_for_hosts,
             seen_lookups: self.seen_lookups,
             tls_sessions: self.tls_sessions,
             tls_session_bytes: self.tls_session_bytes,

@@ -13,6 +13,20 @@ use crate::crawl::robots::Rules;
 /// and the LRU's node and table slot, roughly.
 pub(super) const HOST_OVERHEAD: usize = 160;
 
+/// What a live host costs beyond that: its map slot (with the table's
+/// spare room), its queue's spill box and chunk list, and the copies of
+/// its name a live host has (the ready ring or the timer heap, the list of
+/// tails to seal) with their allocations. tests/frontier_memory.rs
+/// measures a live host and checks that this counts it high.
+pub(super) const LIVE_OVERHEAD: usize = 240;
+
+/// What a live host's origin whose robots.txt is not known yet is counted
+/// at, for the rules to come: most robots.txt files take less parsed (as
+/// [`Rules::weight`] counts them: a 2 KB file of 80 lines, some 6 KB). A
+/// larger one takes more once it comes (up to the 500 KiB a robots.txt may
+/// have), and the frontier lets no new host in until that is made up.
+pub(super) const ROBOTS_RESERVE: usize = 8 << 10;
+
 /// robots.txt state of an origin; `failed` counts the tries that got no
 /// rules (unreachable, 5xx).
 pub(super) enum Robots {
@@ -64,6 +78,9 @@ pub(super) struct Host {
     pub(super) origins: Vec<Origin>,
     /// In the ready ring or the timer heap.
     pub(super) scheduled: bool,
+    /// Its bytes as counted in the frontier's live hosts' total (its
+    /// [`Host::live_weight`] when last counted).
+    pub(super) counted: usize,
 }
 
 impl Host {
@@ -78,6 +95,7 @@ impl Host {
             failures: 0,
             origins: Vec::new(),
             scheduled: false,
+            counted: 0,
         }
     }
 
@@ -119,6 +137,29 @@ impl Host {
                 }
             }
         }
+    }
+
+    /// Heap and bookkeeping bytes of a live host named `name`, its queued
+    /// URLs aside (they count against the queue's bound), with
+    /// [`ROBOTS_RESERVE`] for each origin whose rules are to come (one
+    /// before it meets any, if `robots`).
+    pub(super) fn live_weight(&self, name: &str, robots: bool) -> usize {
+        let unknown = self
+            .origins
+            .iter()
+            .filter(|o| !matches!(o.robots, Robots::Known(_)))
+            .count();
+        let reserves = if robots && self.origins.is_empty() {
+            1
+        } else {
+            unknown
+        };
+        self.weight(name) + LIVE_OVERHEAD + 2 * name.len() + reserves * ROBOTS_RESERVE
+    }
+
+    /// What a host new to the frontier, named `name`, costs live at first.
+    pub(super) fn new_weight(name: &str, robots: bool) -> usize {
+        HOST_OVERHEAD + LIVE_OVERHEAD + 3 * name.len() + usize::from(robots) * ROBOTS_RESERVE
     }
 
     /// Heap and bookkeeping bytes of a resting host named `name`.

@@ -19,13 +19,15 @@
 //! the caller passes `now`.
 //!
 //! Memory: a host with URLs queued or in flight is *live* (the map `hosts`);
-//! one with neither *rests* in a byte-bounded LRU (`resting`) that keeps its
-//! robots.txt rules, politeness clock and page count, so it may come back
-//! at no cost. Past the bound the least recently finished hosts are
-//! forgotten: one that comes back then fetches robots.txt again and starts
-//! a new page budget and delay. Live hosts are bounded by what is queued;
-//! finished ones by [`Politeness::resting_bytes`], so a `--lenient` crawl
-//! of a subdomain trap does not grow the frontier beyond its queue.
+//! one with neither *rests* in an LRU (`resting`) that keeps its robots.txt
+//! rules, politeness clock and page count, so it may come back at no cost.
+//! Both count against [`Politeness::host_memory`] (`admission.rs`): resting
+//! hosts get what live ones leave, the least recently finished forgotten
+//! first (one that comes back fetches robots.txt again and starts a new
+//! page budget and delay); and when live hosts fill it, the URLs of hosts
+//! not yet live wait in a queue of their own, spilled like any host's,
+//! until live hosts finish. So a million hosts, or a `--lenient` crawl of a
+//! subdomain trap, holds the hosts' state within the bound.
 //!
 //! Queued URLs are bounded by [`Politeness::memory`]: past it, each host's
 //! newest URLs are spilled to disk and read back when its turn nears
@@ -35,7 +37,7 @@
 //! [`SpillIo`] requests and takes their completions.
 //!
 //! Files: `mod.rs` the turns and politeness, `host.rs` a host's state,
-//! `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
+//! `admission.rs` the hosts held within their bound, `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
 
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -48,7 +50,6 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::mem;
 
 // Seeded per map (foldhash): fast; hard to aim hosts at collisions without
 // knowing the seeds, though foldhash claims no resistance to a determined attacker.
@@ -62,13 +63,17 @@ use crate::crawl::hops::Hops;
 use crate::crawl::robots::{Rules, Verdict, DEFAULT_RETRY_SCHEDULE};
 use crate::crawl::urls;
 
+mod admission;
 pub mod chunk;
 mod host;
 mod queue;
 mod spill;
 mod store;
 
+pub use admission::HostMemory;
+use admission::recount;
 use host::{Host, Origin, Robots};
+use queue::Queue;
 pub use chunk::ChunkError;
 pub use spill::Lost;
 use spill::{weight, Spill, READ_AHEAD};
@@ -180,6 +185,10 @@ pub enum Next {
     Wait(Instant),
     /// Nothing is queued.
     Idle,
+    /// A URL that waited for room among the hosts is kept out by its
+    /// host's limit, met when it left the wait: record it, don't fetch
+    /// it. No slot is taken.
+    Limited(Job, Limit),
 }
 
 /// Politeness settings.
@@ -205,9 +214,12 @@ pub struct Politeness {
     /// Waits before each new try of an unreachable or 5xx robots.txt; when
     /// they are used up the origin's URLs are refused (`robots_unavailable`).
     pub robots_retries: Vec<Duration>,
-    /// Bytes the state of finished hosts may hold (names, robots rules):
-    /// past it, the least recently finished are forgotten.
-    pub resting_bytes: usize,
+    /// Bytes the hosts' own state may take, live and resting (names,
+    /// politeness clocks, robots rules; not their queued URLs, which
+    /// count against `memory`): past it, the least recently finished
+    /// hosts are forgotten, and URLs of hosts not yet live wait until live
+    /// hosts finish (see `admission.rs`).
+    pub host_memory: usize,
     /// Bytes the queued URLs may take in RAM (the jobs, their URLs and
     /// referrers); past it, the newest URLs of each host go to disk
     /// through the spill (see `spill.rs`). `usize::MAX`: all in RAM.
@@ -226,25 +238,38 @@ impl Default for Politeness {
             robots: true,
             max_crawl_delay: Duration::from_secs(10),
             robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
-            resting_bytes: DEFAULT_RESTING_BYTES,
+            host_memory: DEFAULT_HOST_MEMORY,
             memory: usize::MAX,
         }
     }
 }
 
-/// Default [`Politeness::resting_bytes`]: 16 MiB per shard, some 100,000
-/// finished hosts with a small robots.txt.
-pub const DEFAULT_RESTING_BYTES: usize = 16 << 20;
+/// Default [`Politeness::host_memory`]: 32 MiB per shard, some 100,000
+/// live hosts, or that many finished ones with a small robots.txt.
+pub const DEFAULT_HOST_MEMORY: usize = 32 << 20;
 
 /// Per-host queues and scheduling of one shard.
 pub struct Frontier {
     politeness: Politeness,
     /// Live hosts: URLs queued or in flight.
     hosts: HashMap<String, Host>,
+    /// Their bytes ([`Host::live_weight`] each, as last counted).
+    live_bytes: usize,
     /// Finished hosts, least recently finished first out, with their
-    /// weight; at most `politeness.resting_bytes` in all.
+    /// weight; with the live hosts, at most `politeness.host_memory`.
     resting: LruCache<String, (Host, usize)>,
     resting_bytes: usize,
+    /// URLs of hosts neither live nor resting, accepted while the live
+    /// hosts filled `host_memory`: they wait, in order, for room.
+    waiting: Queue,
+    /// Of the queued URLs, those in `waiting`; and all that ever were.
+    waiting_jobs: usize,
+    waited: u64,
+    /// URLs that a limit kept out when they left `waiting`, to be handed
+    /// out by [`Frontier::next`] as [`Next::Limited`].
+    limited: VecDeque<(Job, Limit)>,
+    /// The most the hosts' state took at once.
+    peak_host_bytes: usize,
     /// Hosts that may be ready, in turn order.
     ring: VecDeque<String>,
     /// Hosts waiting for their `ready_at`.
@@ -261,8 +286,14 @@ impl Frontier {
         Frontier {
             politeness,
             hosts: HashMap::new(),
+            live_bytes: 0,
             resting: LruCache::unbounded(),
             resting_bytes: 0,
+            waiting: Queue::default(),
+            waiting_jobs: 0,
+            waited: 0,
+            limited: VecDeque::new(),
+            peak_host_bytes: 0,
             ring: VecDeque::new(),
             timers: BinaryHeap::new(),
             queued: 0,
@@ -272,7 +303,10 @@ impl Frontier {
 
     /// Accept `job`, a normalised URL new to the crawl (the shard's
     /// seen-set decides that, before it is offered), unless a limit
-    /// (length, depth, its host's budget) keeps it out.
+    /// (length, depth, its host's budget) keeps it out. A URL of a host
+    /// that is not held while the hosts' memory is full is accepted to
+    /// wait for room; its host's limits apply when it leaves the wait
+    /// ([`Next::Limited`]).
     pub fn offer(&mut self, job: Job, now: Instant) -> Offer {
         if job.url.len() > self.politeness.max_url_length {
             return Offer::Refused(Limit::UrlTooLong);
@@ -280,26 +314,32 @@ impl Frontier {
         if job.depth > self.politeness.max_depth {
             return Offer::Refused(Limit::TooDeep);
         }
+        if !self.is_held(urls::host_of(&job.url)) && !self.has_room_for(urls::host_of(&job.url)) {
+            self.wait_for_room(job);
+            return Offer::New;
+        }
+        match self.place(job, now) {
+            Ok(()) => Offer::New,
+            Err((_, limit)) => Offer::Refused(limit),
+        }
+    }
+
+    /// Queue `job` for its host, live or made live, unless its host's
+    /// limits keep it out.
+    fn place(&mut self, job: Job, now: Instant) -> Result<(), (Job, Limit)> {
         let host = urls::host_of(&job.url).to_string();
         if !self.hosts.contains_key(&host) {
-            let entry = match self.resting.pop(&host) {
-                Some((entry, weight)) => {
-                    self.resting_bytes = self.resting_bytes.saturating_sub(weight);
-                    entry
-                }
-                None => Host::new(now, self.politeness.delay),
-            };
-            self.hosts.insert(host.clone(), entry);
+            self.make_live(&host, now);
         }
         let Some(entry) = self.hosts.get_mut(&host) else {
-            return Offer::Refused(Limit::HostBudget);
+            return Err((job, Limit::HostBudget));
         };
         if entry.accepted >= self.politeness.max_pages_per_host {
-            return Offer::Refused(Limit::HostBudget);
+            return Err((job, Limit::HostBudget));
         }
         if job.hops.sitemap_level() > 0 {
             if entry.sitemaps >= self.politeness.max_sitemaps_per_host {
-                return Offer::Refused(Limit::SitemapBudget);
+                return Err((job, Limit::SitemapBudget));
             }
             entry.sitemaps += 1;
         }
@@ -310,12 +350,16 @@ impl Frontier {
         }
         self.queued += 1;
         self.enqueue(&host, job);
-        Offer::New
+        Ok(())
     }
 
     /// The next thing to do at `now`: the next ready host in turn gives
     /// its oldest URL.
     pub fn next(&mut self, now: Instant) -> Next {
+        self.admit_waiting(now);
+        if let Some((job, limit)) = self.limited.pop_front() {
+            return Next::Limited(job, limit);
+        }
         while let Some(Reverse((at, _))) = self.timers.peek() {
             if *at > now {
                 break;
@@ -379,6 +423,8 @@ impl Frontier {
                             },
                             parked: VecDeque::new(),
                         });
+                        let weight = host.live_weight(&name, self.politeness.robots);
+                        self.live_bytes = recount(&mut host.counted, weight, self.live_bytes);
                         Some(host.origins.len() - 1)
                     }
                 }
@@ -554,6 +600,9 @@ impl Frontier {
             };
         }
         entry.unpark(now);
+        let weight = entry.live_weight(host, self.politeness.robots);
+        self.live_bytes = recount(&mut entry.counted, weight, self.live_bytes);
+        self.note_host_bytes();
         self.reschedule(host);
         self.settle(host);
     }
@@ -570,28 +619,6 @@ impl Frontier {
                 entry.scheduled = true;
                 self.timers.push(Reverse((at, host.to_string())));
             }
-        }
-    }
-
-    /// Move `host` to the resting hosts if it is done, forgetting the least
-    /// recently finished ones past the byte bound.
-    fn settle(&mut self, host: &str) {
-        if !self.hosts.get(host).is_some_and(Host::is_done) {
-            return;
-        }
-        let Some((name, mut entry)) = self.hosts.remove_entry(host) else {
-            return;
-        };
-        // A drained queue keeps its buffer: give it back.
-        drop(mem::take(&mut entry.queue));
-        let weight = entry.weight(&name);
-        self.resting_bytes += weight;
-        self.resting.put(name, (entry, weight));
-        while self.resting_bytes > self.politeness.resting_bytes {
-            let Some((_, (_, weight))) = self.resting.pop_lru() else {
-                break;
-            };
-            self.resting_bytes = self.resting_bytes.saturating_sub(weight);
         }
     }
 
@@ -635,11 +662,6 @@ impl Frontier {
         self.hosts.get(host).map_or(0, |h| h.active)
     }
 
-    /// Hosts held: live (queued or in flight) and resting (finished, their
-    /// rules kept), with the resting ones' bytes.
-    pub fn hosts(&self) -> (usize, usize, usize) {
-        (self.hosts.len(), self.resting.len(), self.resting_bytes)
-    }
 }
 
 /// `now + wait`, or a year from `now` if that overflows the clock (a

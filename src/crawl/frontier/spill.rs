@@ -28,8 +28,12 @@
 
 use std::collections::VecDeque;
 
+use foldhash::HashMap;
+
+use super::admission::WAITING;
 use super::chunk;
-use super::queue::Chunk;
+use super::host::Host;
+use super::queue::{Chunk, Queue};
 use super::store::{Extent, Place, SpillIo, SpillStats, Store};
 use super::{Frontier, Job};
 
@@ -48,6 +52,19 @@ pub fn weight(job: &Job) -> usize {
     std::mem::size_of::<Job>()
         + job.url.capacity()
         + job.via.as_ref().map_or(0, |via| via.len() + 16)
+}
+
+/// The queue the spill names `host`: a live host's, or the queue of URLs
+/// waiting for room among the hosts ([`WAITING`]).
+fn queue_of<'a>(
+    hosts: &'a mut HashMap<String, Host>,
+    waiting: &'a mut Queue,
+    host: &str,
+) -> Option<&'a mut Queue> {
+    if host == WAITING {
+        return Some(waiting);
+    }
+    hosts.get_mut(host).map(|entry| &mut entry.queue)
 }
 
 /// Jobs lost to a chunk that could not be read back (an I/O error, a
@@ -85,12 +102,11 @@ impl Frontier {
     /// Queue `job` (accepted, counted) for `host`, a live host: at its head
     /// or its tail (see the module docs).
     pub(super) fn enqueue(&mut self, host: &str, job: Job) {
-        let Some(entry) = self.hosts.get_mut(host) else {
+        let Some(queue) = queue_of(&mut self.hosts, &mut self.waiting, host) else {
             return;
         };
         let w = weight(&job);
         let spill = &mut self.spill;
-        let queue = &mut entry.queue;
         spill.ram += w;
         if !queue.has_chunks() && spill.ram <= self.politeness.memory {
             // Under the bound with nothing on disk: the tail (left from
@@ -109,10 +125,11 @@ impl Frontier {
             spill.tails.push_back(host.to_string());
             if spill.tails.len() > 2 * self.hosts.len() + 1024 {
                 // Names of hosts that rested since they were listed.
-                let hosts = &self.hosts;
-                spill
-                    .tails
-                    .retain(|h| hosts.get(h).is_some_and(|e| e.queue.listed()));
+                let (hosts, waiting) = (&self.hosts, &self.waiting);
+                spill.tails.retain(|h| match hosts.get(h) {
+                    Some(entry) => entry.queue.listed(),
+                    None => h == WAITING && waiting.listed(),
+                });
             }
         }
         if len >= CHUNK_JOBS || bytes >= CHUNK_BYTES {
@@ -127,8 +144,8 @@ impl Frontier {
                 let Some(oldest) = self.spill.tails.pop_front() else {
                     break;
                 };
-                if let Some(entry) = self.hosts.get_mut(&oldest) {
-                    entry.queue.unlist();
+                if let Some(queue) = queue_of(&mut self.hosts, &mut self.waiting, &oldest) {
+                    queue.unlist();
                 }
                 self.seal(&oldest);
             }
@@ -138,18 +155,18 @@ impl Frontier {
     /// Seal `host`'s tail into a chunk in the ledger (unless the spill
     /// stopped after a failed write: then tails stay in RAM).
     fn seal(&mut self, host: &str) {
-        let Some(entry) = self.hosts.get_mut(host) else {
+        let Some(queue) = queue_of(&mut self.hosts, &mut self.waiting, host) else {
             return;
         };
         let spill = &mut self.spill;
-        if entry.queue.tail().is_empty() || !spill.store.can_spill() {
+        if queue.tail().is_empty() || !spill.store.can_spill() {
             return;
         }
-        let (tail, w) = entry.queue.take_tail();
+        let (tail, w) = queue.take_tail();
         spill.scratch.clear();
         chunk::encode(&tail, &mut spill.scratch);
         let at = spill.store.append(&spill.scratch);
-        entry.queue.push_chunk(Chunk {
+        queue.push_chunk(Chunk {
             at,
             jobs: tail.len() as u32,
         });
@@ -162,11 +179,10 @@ impl Frontier {
     /// at once, else a read is asked for), or its tail if nothing is on
     /// disk. True if its head has URLs now.
     pub(super) fn refill(&mut self, host: &str) -> bool {
-        let Some(entry) = self.hosts.get_mut(host) else {
+        let Some(queue) = queue_of(&mut self.hosts, &mut self.waiting, host) else {
             return false;
         };
         let spill = &mut self.spill;
-        let queue = &mut entry.queue;
         if queue.reading() {
             return queue.head_len() > 0;
         }
@@ -195,7 +211,7 @@ impl Frontier {
             }
         };
         self.take_chunk(host, chunk, decoded);
-        self.hosts.get(host).is_some_and(|h| h.queue.head_len() > 0)
+        queue_of(&mut self.hosts, &mut self.waiting, host).is_some_and(|q| q.head_len() > 0)
     }
 
     /// `host`'s front chunk was read back (or could not be): its jobs join
@@ -204,10 +220,10 @@ impl Frontier {
         let spill = &mut self.spill;
         spill.store.release(chunk.at);
         spill.on_disk = spill.on_disk.saturating_sub(chunk.jobs as usize);
-        let Some(entry) = self.hosts.get_mut(host) else {
+        let Some(queue) = queue_of(&mut self.hosts, &mut self.waiting, host) else {
             return;
         };
-        entry.queue.pop_chunk();
+        queue.pop_chunk();
         match decoded {
             Ok(jobs) => {
                 // A chunk holds what its header counts, which is what was
@@ -217,10 +233,19 @@ impl Frontier {
                     .saturating_sub(chunk.jobs as usize)
                     .saturating_add(jobs.len());
                 spill.ram += jobs.iter().map(weight).sum::<usize>();
-                entry.queue.extend_head(jobs);
+                if host == WAITING {
+                    self.waiting_jobs = self
+                        .waiting_jobs
+                        .saturating_sub(chunk.jobs as usize)
+                        .saturating_add(jobs.len());
+                }
+                queue.extend_head(jobs);
             }
             Err(error) => {
                 self.queued = self.queued.saturating_sub(chunk.jobs as usize);
+                if host == WAITING {
+                    self.waiting_jobs = self.waiting_jobs.saturating_sub(chunk.jobs as usize);
+                }
                 spill.lost.push(Lost {
                     host: host.to_string(),
                     jobs: chunk.jobs as usize,
@@ -246,8 +271,8 @@ impl Frontier {
         self.spill.store.written(segment, offset, result);
         let waiting = std::mem::take(&mut self.spill.awaiting_write);
         for host in waiting {
-            if let Some(entry) = self.hosts.get_mut(&host) {
-                entry.queue.set_reading(false);
+            if let Some(queue) = queue_of(&mut self.hosts, &mut self.waiting, &host) {
+                queue.set_reading(false);
             }
             self.refill(&host);
             self.reschedule(&host);
@@ -260,11 +285,9 @@ impl Frontier {
     pub fn spill_read(&mut self, host: &str, at: Extent, bytes: Result<&[u8], String>) {
         self.spill.store.read_done(at);
         self.spill.reads = self.spill.reads.saturating_sub(1);
-        let front = self
-            .hosts
-            .get(host)
-            .filter(|h| h.queue.reading())
-            .and_then(|h| h.queue.front_chunk())
+        let front = queue_of(&mut self.hosts, &mut self.waiting, host)
+            .filter(|q| q.reading())
+            .and_then(|q| q.front_chunk())
             .filter(|c| c.at == at);
         match front {
             Some(chunk) => {
@@ -274,8 +297,8 @@ impl Frontier {
             None => {
                 // Not the read this host waits for (it cannot be): ask
                 // again for what it does wait for, so it never stalls.
-                if let Some(entry) = self.hosts.get_mut(host) {
-                    entry.queue.set_reading(false);
+                if let Some(queue) = queue_of(&mut self.hosts, &mut self.waiting, host) {
+                    queue.set_reading(false);
                 }
                 self.refill(host);
             }
@@ -286,11 +309,9 @@ impl Frontier {
             let Some(next) = self.spill.wanting.pop_front() else {
                 break;
             };
-            let chunk = self
-                .hosts
-                .get(&next)
-                .filter(|h| h.queue.reading())
-                .and_then(|h| h.queue.front_chunk());
+            let chunk = queue_of(&mut self.hosts, &mut self.waiting, &next)
+                .filter(|q| q.reading())
+                .and_then(|q| q.front_chunk());
             if let Some(chunk) = chunk {
                 self.spill.reads += 1;
                 self.spill.store.read(next, chunk.at);

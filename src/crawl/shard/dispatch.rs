@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use crate::cluster::ledger::Outcome;
-use crate::crawl::frontier::Next;
+use crate::crawl::frontier::{Job, Next};
 use crate::crawl::urls;
 
 use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};
@@ -167,12 +167,15 @@ impl Shard {
             match next {
                 // A cluster crawl: the partition is no longer this node's.
                 Next::Fetch(job) if !self.may_fetch(&job.url, now) => self.drop_unowned(job, now),
-                Next::Refused(job, _) if !self.may_record(&job.url, now) => {
-                    self.answer_url(&job.url, Outcome::Dropped);
+                Next::Refused(Job { url, .. }, _) | Next::Limited(Job { url, .. }, _)
+                    if !self.may_record(&url, now) =>
+                {
+                    self.answer_url(&url, Outcome::Dropped);
                     if self.outstanding.finish(1) {
                         self.stop();
                     }
                 }
+                Next::Limited(job, limit) => self.limited(job, limit),
                 Next::Fetch(job) if self.budget.take_page() => return Some(Work::Page(job)),
                 Next::Fetch(job) => {
                     // A budget is spent: the crawl stops (the watch sees

@@ -264,7 +264,8 @@ impl Shard {
                 robots: config.obey_robots,
                 max_crawl_delay: config.max_crawl_delay,
                 robots_retries: config.robots_retries.clone(),
-                resting_bytes: config.host_memory,
+                host_memory: (config.host_memory / config.cores.max(1))
+                    .max(crate::config::MIN_SHARD_HOST_MEMORY),
                 memory: (config.frontier_memory / config.cores.max(1)).max(1),
             })),
             seen: RefCell::new(SeenSet::new(
@@ -464,8 +465,13 @@ impl Shard {
                 }
             }
         }
-        let (live, resting, _) = self.frontier.borrow().hosts();
-        self.stats.borrow_mut().hosts_held = (live + resting) as u64;
+        let hosts = self.frontier.borrow().host_memory();
+        {
+            let mut stats = self.stats.borrow_mut();
+            stats.hosts_held = (hosts.live + hosts.resting) as u64;
+            stats.host_memory_peak = hosts.peak_bytes as u64;
+            stats.urls_waited_for_hosts = hosts.waited;
+        }
         self.stats.borrow_mut().seen_merges = self.seen.borrow().merges();
         {
             let sessions = self.tls.session_counts();

@@ -1,8 +1,9 @@
 //! Seeds as the crawl goes: the shard reads its file of the seed lists'
 //! roots (written by `crate::crawl::seeds::split` before the shards
 //! started) and queues them while it holds fewer than [`SEED_WINDOW`]
-//! live hosts, so a list of a million hosts does not make a million hosts
-//! live at once: the next seeds wait on disk until earlier hosts finish.
+//! live hosts and the frontier has room for more (`host_memory`), so a
+//! list of a million hosts does not make a million hosts live at once: the
+//! next seeds wait in their file until earlier hosts finish.
 //! A bad line of a list is recorded here (`bad_root`, with where it was).
 //!
 //! The shard's count in `outstanding` is held up by one until its file is
@@ -60,7 +61,7 @@ impl Shard {
             .build();
         let mut line = Vec::new();
         let result = loop {
-            while !self.stopping.get() && self.frontier.borrow().hosts().0 >= SEED_WINDOW {
+            while !self.stopping.get() && !self.room_for_seeds() {
                 glommio::timer::sleep(WINDOW_POLL).await;
             }
             if self.stopping.get() {
@@ -86,6 +87,13 @@ impl Shard {
         };
         let _ = reader.close().await;
         result
+    }
+
+    /// Fewer than [`SEED_WINDOW`] live hosts, and room for another in the
+    /// hosts' memory.
+    fn room_for_seeds(&self) -> bool {
+        let frontier = self.frontier.borrow();
+        frontier.hosts().0 < SEED_WINDOW && frontier.has_room()
     }
 
     /// Queue a seed (and its origin's guessed sitemap), as the roots are.

@@ -24,7 +24,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::cluster::ledger::Outcome;
-use crate::crawl::frontier::{Job, Offer};
+use crate::crawl::frontier::{Job, Limit, Offer};
 use crate::crawl::mesh::shard_for;
 use crate::crawl::seen::{self, Check};
 use crate::crawl::urls;
@@ -156,6 +156,17 @@ impl Shard {
                 self.record_answered(record);
                 false
             }
+        }
+    }
+
+    /// Record a URL that waited for room among the hosts and that its
+    /// host's limit kept out when it left the wait, and count it out.
+    pub(super) fn limited(&self, job: Job, limit: Limit) {
+        let mut record = self.record_for(&job);
+        page::fail(&mut record, limit.kind(), limit.message());
+        self.record_answered(record);
+        if self.outstanding.finish(1) {
+            self.stop();
         }
     }
 

@@ -306,3 +306,31 @@ fn ram_stays_near_the_bound_while_the_rest_goes_to_disk() {
     assert!(f.queued_on_disk() > 45_000, "{}", f.queued_on_disk());
     assert_eq!(f.queued(), 50_000);
 }
+
+#[test]
+fn urls_waiting_for_room_among_the_hosts_spill_and_come_back_in_order() {
+    let now = Instant::now();
+    let mut f = Frontier::new(Politeness {
+        per_host: 1,
+        robots: false,
+        memory: 2_000,
+        host_memory: 2 * super::super::host::Host::new_weight("h0.test", false),
+        ..Politeness::default()
+    });
+    f.set_spill_store(Store::new(64 << 10, 4096));
+    let mut disk = Disk::default();
+    let offered: Vec<String> = (0..500).map(|i| format!("http://h{i}.test/")).collect();
+    for url in &offered {
+        assert_eq!(f.offer(job(url), now), super::super::Offer::New);
+    }
+    disk.pump(&mut f, false);
+    assert_eq!(f.hosts().0, 2);
+    assert_eq!(f.host_memory().waiting, 498);
+    assert!(f.queued_on_disk() > 300, "{} on disk", f.queued_on_disk());
+    assert!(f.queued_ram() < 4_000, "{} bytes in RAM", f.queued_ram());
+    // One URL a host, two hosts live at a time: they come in the order
+    // they were offered.
+    assert_eq!(drain(&mut f, &mut disk, now), offered);
+    assert_eq!((f.queued(), f.queued_on_disk()), (0, 0));
+    assert_eq!(f.host_memory().waiting, 0);
+}
