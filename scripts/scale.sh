@@ -25,6 +25,16 @@
 # and the frontier keep what does not fit their memory (--seen-memory,
 # --frontier-memory); its size is sampled every second and the peak reported.
 #
+# SEEDS=1, the many-hosts mode: the roots go to the crawler in a seed file
+# (--seeds, one root a line), not in argv, and names are resolved by a
+# dnsmasq on 127.0.0.1 answering every *.endless.test with 127.0.0.1
+# (address=/endless.test/127.0.0.1) through --dns-server, not pinned; with
+# DNS=pin instead, by one wildcard --resolve '*:PORT:127.0.0.1'. Set HOSTS
+# up to 10,000,000 (the site's cap). Reported besides: hosts, the DNS
+# queries the crawler sent and their rate, and the frontier's hosts' state
+# at its peak (host_memory_peak) and the URLs that waited for room.
+#   HOSTS=1000000 SEEDS=1 scripts/scale.sh 10000000
+#
 # STATE=1: the crawl keeps a state directory in its work directory
 # (--state; records go to its records.jsonl instead of OUTPUT), whose size
 # counts in the peak disk; then it is resumed with a budget of
@@ -32,7 +42,7 @@
 # wall time and the state directory's size are reported. The site's count
 # then covers both runs: no page may be served twice across them.
 #
-# Environment (defaults): HOSTS (4096), SITE_THREADS (1), CORES (the
+# Environment (defaults): HOSTS (4096), SEEDS, DNS (dnsmasq), SITE_THREADS (1), CORES (the
 # crawler's default: every CPU), MAX_TASKS (100), OUTPUT (/dev/null: records
 # are written, not kept), TIME_LIMIT (1800 s a crawl; then it is killed and
 # the size fails), BUILD_LIMIT (1200), BIN_DIR
@@ -52,6 +62,8 @@ BUILD_LIMIT=${BUILD_LIMIT:-1200}
 BIN_DIR=${BIN_DIR:-${CARGO_TARGET_DIR:-target}/release}
 EXTRA_ARGS=${EXTRA_ARGS:-}
 STATE=${STATE:-}
+SEEDS=${SEEDS:-}
+DNS=${DNS:-dnsmasq}
 RESUME_PAGES=${RESUME_PAGES:-100}
 CORES_ARG=()
 [ -n "${CORES:-}" ] && CORES_ARG=(--cores "$CORES")
@@ -63,6 +75,7 @@ done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/scale.XXXXXX")
 SITE_PID=""
 CRAWL_PID=""
+DNS_PID=""
 stop_site() {
     if [ -n "$SITE_PID" ]; then
         kill -TERM "$SITE_PID" 2>/dev/null || true
@@ -75,6 +88,7 @@ stop_site() {
 cleanup() {
     # Only the processes this script started, by PID.
     [ -n "$CRAWL_PID" ] && kill -9 "$CRAWL_PID" 2>/dev/null || true
+    [ -n "$DNS_PID" ] && kill -TERM "$DNS_PID" 2>/dev/null || true
     stop_site
     if [ -n "${KEEP:-}" ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
 }
@@ -95,10 +109,45 @@ ulimit -n "$HARD_NOFILE"
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "== commit $COMMIT, $(nproc) CPUs, $HOSTS hosts, site threads $SITE_THREADS, max-tasks $MAX_TASKS"
 
-# field FILE KEY: a number from the crawler's JSON report.
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# field FILE KEY[.KEY]: a number from the crawler's JSON report.
+field() {
+    python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v = v[k]
+print(v)' "$1" "$2"
+}
+
+# start_dnsmasq DIR: a dnsmasq on 127.0.0.1:DNS_PORT (a free port) that
+# answers every name under endless.test with 127.0.0.1 and nothing else.
+start_dnsmasq() {
+    local dir=$1 bin
+    bin=$(command -v dnsmasq || echo /usr/sbin/dnsmasq)
+    [ -x "$bin" ] || { echo "SEEDS=1 needs dnsmasq (Debian: dnsmasq-base), or DNS=pin" >&2; exit 1; }
+    for _ in $(seq 10); do
+        DNS_PORT=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        "$bin" --keep-in-foreground --conf-file=/dev/null --pid-file= --no-resolv --no-hosts \
+            --port="$DNS_PORT" --listen-address=127.0.0.1 --bind-interfaces \
+            --address=/endless.test/127.0.0.1 --cache-size=10000 --dns-forward-max=1000 \
+            2>"$dir/dnsmasq.log" &
+        DNS_PID=$!
+        sleep 0.5
+        kill -0 "$DNS_PID" 2>/dev/null && return 0
+        DNS_PID=""
+    done
+    cat "$dir/dnsmasq.log" >&2
+    echo "dnsmasq would not start" >&2
+    exit 1
+}
+stop_dnsmasq() {
+    if [ -n "$DNS_PID" ]; then
+        kill -TERM "$DNS_PID" 2>/dev/null || true
+        wait "$DNS_PID" 2>/dev/null || true
+        DNS_PID=""
+    fi
+}
 
 ROWS=()
+HOST_ROWS=()
 FAILED=0
 for n in "${SIZES[@]}"; do
     run="$WORK/$n"
@@ -114,11 +163,24 @@ for n in "${SIZES[@]}"; do
         sleep 0.1
     done
     [ -n "$port" ] || { cat "$run/site.log" >&2; echo "the site did not start" >&2; exit 1; }
-    mapfile -t pins < <("$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --pins)
-    mapfile -t roots < <("$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --roots)
     resolve=()
-    for p in "${pins[@]}"; do resolve+=(--resolve "$p"); done
-    echo "== $n pages: site on 127.0.0.1:$port, ${#roots[@]} roots"
+    roots=()
+    if [ -n "$SEEDS" ]; then
+        "$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --roots >"$run/seeds.txt"
+        roots=(--seeds "$run/seeds.txt")
+        if [ "$DNS" = pin ]; then
+            resolve=(--resolve "*:$port:127.0.0.1")
+        else
+            start_dnsmasq "$run"
+            resolve=(--dns-server "127.0.0.1:$DNS_PORT")
+        fi
+        echo "== $n pages: site on 127.0.0.1:$port, $(wc -l <"$run/seeds.txt") seeds, names by ${DNS}"
+    else
+        mapfile -t pins < <("$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --pins)
+        mapfile -t roots < <("$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --roots)
+        for p in "${pins[@]}"; do resolve+=(--resolve "$p"); done
+        echo "== $n pages: site on 127.0.0.1:$port, ${#roots[@]} roots"
+    fi
     mkdir -p "$run/tmp"
     out_args=(-o "$OUTPUT")
     [ -n "$STATE" ] && out_args=(--state "$run/tmp/state")
@@ -155,6 +217,7 @@ for n in "${SIZES[@]}"; do
             "$resumed pages in ${resume_wall}s wall, peak RSS ${resume_kib} KiB"
     fi
     stop_site
+    stop_dnsmasq
     counts=$(sed -n 's/^endless site: requests=//p' "$run/site.log")
     if [ "$status" -ne 0 ] || [ ! -s "$run/report.json" ]; then
         echo "crawl of $n pages failed (exit status $status); site: ${counts:-no count}" >&2
@@ -185,6 +248,16 @@ EOF
     echo "pages $urls, $rate pages/s, ${elapsed}s (wall ${wall}s), peak RSS ${time_kib} KiB" \
         "(report ${rss_kib} KiB), discovered $discovered, errors $errors;" \
         "site: requests $requests, pages $pages, duplicates $dups, 404s $notfound"
+    queries=$(field "$run/report.json" dns.queries)
+    host_peak=$(field "$run/report.json" host_memory_peak)
+    waited=$(field "$run/report.json" urls_waited_for_hosts)
+    tls_bytes=$(field "$run/report.json" tls_session_bytes)
+    dns_bytes=$(field "$run/report.json" dns.cache_bytes)
+    HOST_ROWS+=("$(python3 -c 'import sys
+n, hosts, urls, el, q, hp, w, tls, dns, kib = sys.argv[1:]
+print(f"| {int(n):,} | {int(hosts):,} | {int(urls):,} | {int(urls) / max(float(el), 1e-9):,.0f} | {int(q):,} | {int(q) / max(float(el), 1e-9):,.0f} "
+      f"| {int(kib) / 1024:,.1f} | {int(hp) / 2**20:,.1f} | {int(dns) / 2**20:,.1f} | {int(tls) / 2**20:,.1f} | {int(w):,} |")' \
+        "$n" "$HOSTS" "$urls" "$elapsed" "$queries" "$host_peak" "$waited" "$tls_bytes" "$dns_bytes" "$time_kib")")
     problems=()
     [ "$urls" -eq "$n" ] || problems+=("$urls records, not $n")
     [ "$dups" -eq 0 ] || problems+=("$dups requests for pages already served: $(grep 'served more than once' "$run/site.log" | head -3 | tr '\n' ' ')")
@@ -210,4 +283,8 @@ echo
 echo "| --max-pages | pages | pages/s | seconds | peak RSS MiB (time) | peak RSS MiB (report) | URLs discovered | RSS bytes / URL | peak disk MiB | site: pages | duplicates | 404s |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for row in "${ROWS[@]}"; do echo "$row"; done
+echo
+echo "| --max-pages | hosts | pages | pages/s | DNS queries | queries/s | peak RSS MiB | hosts' state at peak MiB | DNS cache MiB (end) | TLS sessions MiB (end) | URLs that waited for room |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for row in "${HOST_ROWS[@]}"; do echo "$row"; done
 exit "$FAILED"

@@ -78,9 +78,10 @@ struct Args {
     #[arg(long = "delay-ms", value_name = "SPEC", default_value = "0")]
     delay_ms: Delay,
     /// Split the site over N host names h0.site.test .. h{N-1}.site.test
-    /// (pin them to the server with the crawler's --resolve) [default: 1;
-    /// with --endless 4096, h{k}.endless.test].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    /// (pin them to the server with the crawler's --resolve) [default: 1,
+    /// at most 100,000; with --endless 4096, at most 10,000,000,
+    /// h{k}.endless.test].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     hosts: Option<u64>,
     /// Serve the endless site: pages generated per request over many
     /// hosts, with keep-alive; on SIGINT/SIGTERM it prints how many
@@ -140,6 +141,9 @@ fn main() -> Result<()> {
     }
     let defaults = SiteSpec::default();
     let hosts = args.hosts.unwrap_or(1);
+    if hosts > 100_000 {
+        bail!("--hosts: at most 100,000 without --endless (got {hosts})");
+    }
     let site = SynthSite::new(SiteSpec {
         pages: args.pages.map_or(defaults.pages, |p| p as usize),
         links: args.links,
