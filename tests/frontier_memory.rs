@@ -82,7 +82,10 @@ fn a_host_whose_urls_are_all_on_disk_and_a_url_on_disk_cost_little_ram() {
     // What `--host-memory` counts them at errs high.
     let counted = f.host_memory().live_bytes / HOSTS;
     eprintln!("counted against the hosts' memory: {counted} bytes a host");
-    assert!(counted >= per_host, "{counted} counted, {per_host} measured");
+    assert!(
+        counted >= per_host,
+        "{counted} counted, {per_host} measured"
+    );
 
     // One host, a bound of 1 MiB: past its first ~10,000 URLs, every one
     // goes to disk in chunks of 64; what RAM grows by is their references.

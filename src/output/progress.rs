@@ -1,6 +1,10 @@
 //! The live progress line on stderr: pages done, recent pages/s, in flight,
-//! queued, errors, bytes. Shards bump per-shard atomic counters (one cache
-//! line each, so cores do not contend); a reporter thread samples them.
+//! queued, errors, bytes, and what the crawl waits for (robots.txt fetches
+//! and retries with the last failure's cause, back-offs, hosts at their
+//! slot limit, URLs waiting for room among the hosts). Shards bump
+//! per-shard atomic counters (one cache line each, so cores do not
+//! contend) and set what they wait for a few times a second; a reporter
+//! thread samples them.
 //!
 //! On a terminal the line is redrawn in place a few times a second; when
 //! stderr is not a terminal a plain line is printed every interval. Not the
@@ -9,7 +13,7 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -22,6 +26,84 @@ pub struct ShardCounters {
     pub bytes: AtomicU64,
     pub in_flight: AtomicU64,
     pub queued: AtomicU64,
+    /// What the shard waits for, as it last said.
+    waiting: Mutex<Waiting>,
+}
+
+impl ShardCounters {
+    /// Say what this shard waits for now.
+    pub fn set_waiting(&self, waiting: Waiting) {
+        *self.waiting.lock().unwrap_or_else(|e| e.into_inner()) = waiting;
+    }
+}
+
+/// What a crawl waits for (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Waiting {
+    /// Origins whose robots.txt is being fetched.
+    pub robots_fetching: u64,
+    /// Origins whose URLs wait for their robots.txt to be tried again; the
+    /// soonest try, and why that origin's last one failed.
+    pub robots_retrying: u64,
+    pub next_retry: Option<Instant>,
+    pub retry_cause: Option<String>,
+    /// Hosts backing off after failures.
+    pub backing_off: u64,
+    /// Hosts with URLs queued and every slot taken.
+    pub full_hosts: u64,
+    /// URLs waiting for room among the hosts (`--host-memory`).
+    pub waiting_for_room: u64,
+}
+
+impl Waiting {
+    /// This and `other` (another shard's) together.
+    fn add(&mut self, other: &Waiting) {
+        self.robots_fetching += other.robots_fetching;
+        self.robots_retrying += other.robots_retrying;
+        if let Some(at) = other.next_retry {
+            if self.next_retry.is_none_or(|soonest| at < soonest) {
+                self.next_retry = Some(at);
+                self.retry_cause.clone_from(&other.retry_cause);
+            }
+        }
+        self.backing_off += other.backing_off;
+        self.full_hosts += other.full_hosts;
+        self.waiting_for_room += other.waiting_for_room;
+    }
+
+    /// The line's part for it at `now`: empty when nothing waits.
+    pub fn describe(&self, now: Instant) -> String {
+        let mut parts = Vec::new();
+        if self.robots_fetching > 0 {
+            parts.push(format!("robots.txt of {} fetching", self.robots_fetching));
+        }
+        if self.robots_retrying > 0 {
+            let when = self
+                .next_retry
+                .map(|at| format!(" in {:.0}s", at.saturating_duration_since(now).as_secs_f64().ceil()))
+                .unwrap_or_default();
+            let why = self
+                .retry_cause
+                .as_deref()
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default();
+            parts.push(format!("robots.txt of {} to retry{when}{why}", self.robots_retrying));
+        }
+        if self.backing_off > 0 {
+            parts.push(format!("{} hosts backing off", self.backing_off));
+        }
+        if self.full_hosts > 0 {
+            parts.push(format!("{} hosts at --per-host", self.full_hosts));
+        }
+        if self.waiting_for_room > 0 {
+            parts.push(format!("{} URLs wait for --host-memory", self.waiting_for_room));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("  waiting: {}", parts.join(", "))
+        }
+    }
 }
 
 /// Counters of every shard.
@@ -50,6 +132,15 @@ impl Progress {
     /// The counters shard `id` writes to.
     pub fn shard(&self, id: usize) -> Option<&ShardCounters> {
         self.shards.get(id)
+    }
+
+    /// What every shard waits for, together.
+    pub fn waiting(&self) -> Waiting {
+        let mut all = Waiting::default();
+        for c in self.shards.iter() {
+            all.add(&c.waiting.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+        all
     }
 
     pub fn snapshot(&self) -> Snapshot {
@@ -127,7 +218,8 @@ pub fn spawn_reporter(
                 {
                     samples.pop_front();
                 }
-                let text = line(snap, recent_rate(&samples), started.elapsed());
+                let mut text = line(snap, recent_rate(&samples), started.elapsed());
+                text.push_str(&progress.waiting().describe(now));
                 let mut err = std::io::stderr().lock();
                 if redraw {
                     let _ = write!(err, "\r\x1b[K{text}");
@@ -156,6 +248,32 @@ mod tests {
         assert_eq!(p.snapshot().pages, 7);
         assert_eq!(p.snapshot().errors, 1);
         assert!(p.shard(2).is_none());
+    }
+
+    #[test]
+    fn what_the_shards_wait_for_is_summed_with_the_soonest_retry_and_its_cause() {
+        let now = Instant::now();
+        let p = Progress::new(2);
+        assert_eq!(p.waiting().describe(now), "", "nothing waits: nothing said");
+        p.shard(0).unwrap().set_waiting(Waiting {
+            robots_retrying: 1,
+            next_retry: Some(now + Duration::from_secs(40)),
+            retry_cause: Some("HTTP 503".into()),
+            ..Waiting::default()
+        });
+        p.shard(1).unwrap().set_waiting(Waiting {
+            robots_fetching: 2,
+            robots_retrying: 1,
+            next_retry: Some(now + Duration::from_millis(4500)),
+            retry_cause: Some("connection refused".into()),
+            backing_off: 3,
+            ..Waiting::default()
+        });
+        assert_eq!(
+            p.waiting().describe(now),
+            "  waiting: robots.txt of 2 fetching, robots.txt of 2 to retry in 5s \
+             (connection refused), 3 hosts backing off"
+        );
     }
 
     #[test]

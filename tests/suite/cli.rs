@@ -878,3 +878,39 @@ fn resolve_wildcard_pins_every_name_on_its_port() {
         assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     }
 }
+
+/// A site whose robots.txt answers 503: its pages wait for the next try,
+/// and the progress line says so, with the cause and when, instead of
+/// `0 pages 0/s in flight 0` and nothing else.
+#[test]
+fn the_progress_line_says_what_the_crawl_waits_for() {
+    use ringcrawl_site::server::{Reply, Request, Server};
+    use std::sync::Arc;
+
+    let server = Server::start(Arc::new(|req: &Request| match req.path.as_str() {
+        "/robots.txt" => Reply::html(503, "busy"),
+        _ => Reply::html(200, "<p>page</p>"),
+    }))
+    .unwrap();
+    let root = format!("http://127.0.0.1:{}/", server.port());
+    // The retries are 1, 5, 15 and 40 s: the budget ends the crawl while
+    // it waits for the second.
+    let out = ringcrawl(&[
+        "--no-sitemaps",
+        "-o",
+        "/dev/null",
+        "--progress-interval",
+        "300ms",
+        "--max-time",
+        "4s",
+        &root,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let waiting: Vec<&str> = stderr.lines().filter(|l| l.contains("waiting: ")).collect();
+    assert!(
+        waiting
+            .iter()
+            .any(|l| l.contains("robots.txt of 1 to retry in") && l.contains("(HTTP 503)")),
+        "{stderr}"
+    );
+}

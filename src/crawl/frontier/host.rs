@@ -46,6 +46,9 @@ pub(super) struct Origin {
     pub(super) name: Box<str>,
     pub(super) robots: Robots,
     pub(super) parked: VecDeque<Job>,
+    /// Why its last robots.txt fetch got no rules, while it waits to try
+    /// again (for the progress line).
+    pub(super) last_error: Option<Box<str>>,
 }
 
 impl Origin {

@@ -37,7 +37,8 @@
 //! [`SpillIo`] requests and takes their completions.
 //!
 //! Files: `mod.rs` the turns and politeness, `host.rs` a host's state,
-//! `admission.rs` the hosts held within their bound, `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
+//! `admission.rs` the hosts held within their bound, `waits.rs` what the
+//! hosts wait for, `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
 
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -69,8 +70,10 @@ mod host;
 mod queue;
 mod spill;
 mod store;
+mod waits;
 
 pub use admission::HostMemory;
+pub use waits::Waits;
 use admission::recount;
 use host::{Host, Origin, Robots};
 use queue::Queue;
@@ -422,6 +425,7 @@ impl Frontier {
                                 retry_at: now,
                             },
                             parked: VecDeque::new(),
+                            last_error: None,
                         });
                         let weight = host.live_weight(&name, self.politeness.robots);
                         self.live_bytes = recount(&mut host.counted, weight, self.live_bytes);
@@ -591,6 +595,7 @@ impl Frontier {
                 None => None,
             };
             // The wait is the origin's: the host's other origins go on.
+            found.last_error = rules.unreachable().map(|why| why.cause.clone());
             found.robots = match retry {
                 Some(wait) => Robots::Unknown {
                     failed: failed.saturating_add(1),

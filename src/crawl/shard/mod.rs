@@ -60,7 +60,7 @@ use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
 use crate::net::tls::{tickets_per_key, TlsClient};
-use crate::output::progress::{Progress, ShardCounters};
+use crate::output::progress::{Progress, ShardCounters, Waiting};
 use crate::output::record::Record;
 use crate::output::sink::RecordSink;
 use crate::output::stats::{DnsCounts, Stats};
@@ -522,9 +522,14 @@ impl Shard {
     /// set a flag, and the writer and a dying shard run on other threads).
     /// Completes, after stopping the shard, with why.
     async fn watch(&self) -> Halt {
+        let mut said: Option<Instant> = None;
         let halt = loop {
             self.sink.hand_off();
             self.cdxj.hand_off();
+            if self.config.progress.is_some() && said.is_none_or(|at| at.elapsed() >= WAITS_INTERVAL) {
+                self.say_waiting();
+                said = Some(Instant::now());
+            }
             if self.interrupt.load(Ordering::Relaxed) {
                 break Halt::Signal;
             }
@@ -626,6 +631,26 @@ impl Shard {
         self.outbox.overflow_added.notify_all();
     }
 
+    /// Tell the progress line what this shard's hosts wait for.
+    fn say_waiting(&self) {
+        let (waits, queued) = {
+            let frontier = self.frontier.borrow();
+            (frontier.waits(Instant::now()), frontier.queued() as u64)
+        };
+        self.counters(|c| {
+            c.queued.store(queued, Ordering::Relaxed);
+            c.set_waiting(Waiting {
+                robots_fetching: waits.robots_fetching as u64,
+                robots_retrying: waits.robots_retrying as u64,
+                next_retry: waits.next_retry,
+                retry_cause: waits.retry_cause,
+                backing_off: waits.backing_off as u64,
+                full_hosts: waits.full_hosts as u64,
+                waiting_for_room: waits.waiting_for_room as u64,
+            })
+        });
+    }
+
     /// Update this shard's progress counters.
     fn counters(&self, update: impl FnOnce(&ShardCounters)) {
         if let Some(c) = self.progress.shard(self.id) {
@@ -668,6 +693,10 @@ fn thread_cpu_time() -> Duration {
 /// Period of the shard's watch: the interrupt flag, the output's state, a
 /// dead shard; and the longest a record waits in the shard's buffer.
 const WATCH_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How often a shard tells the progress line what its hosts wait for (a
+/// look over its live hosts).
+const WAITS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// How often a dispatcher held back by a writer that is behind looks again.
 const BACKLOG_POLL: Duration = Duration::from_millis(5);

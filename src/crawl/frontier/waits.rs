@@ -1,0 +1,109 @@
+//! What the frontier's hosts wait for at an instant, for the progress line:
+//! robots.txt fetches and their retries, hosts backing off after failures,
+//! hosts with every slot taken, URLs waiting for room among the hosts. A
+//! look over the live hosts (the caller decides how often), not state kept
+//! on the way: nothing here changes the frontier.
+
+use std::time::Instant;
+
+use super::host::Robots;
+use super::Frontier;
+
+/// What the hosts wait for (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Waits {
+    /// Origins whose robots.txt is being fetched.
+    pub robots_fetching: usize,
+    /// Origins with URLs set aside until their robots.txt is tried again.
+    pub robots_retrying: usize,
+    /// The soonest of those tries, and why that origin's last one failed.
+    pub next_retry: Option<Instant>,
+    pub retry_cause: Option<String>,
+    /// Live hosts whose next request waits out a back-off after failures.
+    pub backing_off: usize,
+    /// Live hosts with URLs queued and every `per_host` slot taken.
+    pub full_hosts: usize,
+    /// URLs waiting for room among the hosts (`host_memory`).
+    pub waiting_for_room: usize,
+}
+
+impl Frontier {
+    /// What the live hosts wait for at `now`.
+    pub fn waits(&self, now: Instant) -> Waits {
+        let mut waits = Waits {
+            waiting_for_room: self.waiting_jobs,
+            ..Waits::default()
+        };
+        for host in self.hosts.values() {
+            if host.failures > 0 && host.ready_at > now {
+                waits.backing_off += 1;
+            }
+            if host.active >= self.politeness.per_host && !host.queue.is_empty() {
+                waits.full_hosts += 1;
+            }
+            for origin in &host.origins {
+                match origin.robots {
+                    Robots::Fetching { .. } => waits.robots_fetching += 1,
+                    Robots::Unknown { retry_at, .. } if !origin.parked.is_empty() => {
+                        waits.robots_retrying += 1;
+                        if waits.next_retry.is_none_or(|at| retry_at < at) {
+                            waits.next_retry = Some(retry_at);
+                            waits.retry_cause = origin.last_error.as_deref().map(str::to_string);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        waits
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::super::{Frontier, Job, Next, Politeness};
+    use crate::crawl::robots::Rules;
+
+    #[test]
+    fn an_origin_whose_robots_txt_failed_says_why_and_when_it_is_tried_again() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            robots_retries: vec![Duration::from_secs(5)],
+            ..Politeness::default()
+        });
+        f.offer(Job::root("http://a.test/".into(), 10), now);
+        let Next::Robots { example, .. } = f.next(now) else {
+            panic!("robots.txt first");
+        };
+        assert_eq!(f.waits(now).robots_fetching, 1);
+        f.set_robots(&example, Rules::unavailable("HTTP 503"), now);
+        // Its page is set aside until the next try.
+        assert!(matches!(f.next(now), Next::Wait(_)));
+        let waits = f.waits(now);
+        assert_eq!((waits.robots_fetching, waits.robots_retrying), (0, 1));
+        assert_eq!(waits.next_retry, Some(now + Duration::from_secs(5)));
+        assert_eq!(waits.retry_cause.as_deref(), Some("HTTP 503"));
+    }
+
+    #[test]
+    fn a_host_with_every_slot_taken_and_a_host_backing_off_are_counted() {
+        let now = Instant::now();
+        let mut f = Frontier::new(Politeness {
+            per_host: 1,
+            robots: false,
+            ..Politeness::default()
+        });
+        for url in ["http://a.test/1", "http://a.test/2", "http://b.test/1", "http://b.test/2"] {
+            f.offer(Job::root(url.into(), 10), now);
+        }
+        assert!(matches!(f.next(now), Next::Fetch(_)));
+        assert!(matches!(f.next(now), Next::Fetch(_)));
+        assert_eq!(f.waits(now).full_hosts, 2);
+        f.release("b.test", true, now);
+        let waits = f.waits(now);
+        assert_eq!((waits.full_hosts, waits.backing_off), (1, 1));
+    }
+}
