@@ -63,12 +63,21 @@ impl Frontier {
     }
 
     /// A host named `host`, not held, may become live now: nothing waits
-    /// before it, and the live hosts leave room for it (or none is live).
+    /// before it, and it fits.
     pub(super) fn has_room_for(&self, host: &str) -> bool {
-        self.waiting.is_empty()
-            && (self.hosts.is_empty()
-                || self.live_bytes.saturating_add(Host::new_weight(host, self.politeness.robots))
-                    <= self.politeness.host_memory)
+        self.waiting.is_empty() && self.fits(host)
+    }
+
+    /// A host named `host` fits among the live ones: none is live; or the
+    /// live hosts leave room for it and their heads in RAM are within the
+    /// queues' bound (a host being served brings its next URLs up from
+    /// disk whatever the bound, so more live hosts would mean more RAM
+    /// than `Politeness::memory`).
+    fn fits(&self, host: &str) -> bool {
+        self.hosts.is_empty()
+            || (self.live_bytes.saturating_add(Host::new_weight(host, self.politeness.robots))
+                <= self.politeness.host_memory
+                && self.spill.heads_ram() <= self.politeness.memory)
     }
 
     /// Whether a host new to the frontier would be let in now (the seed
@@ -113,10 +122,7 @@ impl Frontier {
                 return;
             };
             let host = urls::host_of(&front.url);
-            let fits = self.hosts.is_empty()
-                || self.live_bytes.saturating_add(Host::new_weight(host, self.politeness.robots))
-                    <= self.politeness.host_memory;
-            if !self.is_held(host) && !fits {
+            if !self.is_held(host) && !self.fits(host) {
                 return;
             }
             let Some(job) = self.waiting.pop_front() else {
@@ -124,7 +130,9 @@ impl Frontier {
             };
             self.queued = self.queued.saturating_sub(1);
             self.waiting_jobs = self.waiting_jobs.saturating_sub(1);
-            self.spill.ram = self.spill.ram.saturating_sub(weight(&job));
+            let bytes = weight(&job);
+            self.spill.ram = self.spill.ram.saturating_sub(bytes);
+            self.spill.left_waiting_head(bytes);
             if self.waiting.head_len() < READ_AHEAD && self.waiting.has_more() {
                 self.refill(WAITING);
             }

@@ -24,7 +24,10 @@
 //!
 //! So the RAM of queued URLs is the bound, plus a sixteenth for tails,
 //! plus what reads bring up (at most [`READ_AHEAD`] + a chunk per host
-//! being served), plus the ledger's block buffer (256 KiB).
+//! being served), plus the ledger's block buffer (256 KiB); and while the
+//! hosts' heads are over the bound no new host is made live
+//! (`admission.rs`), so what reads bring up is bounded by the hosts live
+//! when the heads last fit.
 
 use std::collections::VecDeque;
 
@@ -82,6 +85,8 @@ pub(super) struct Spill {
     /// Bytes of queued jobs in RAM (heads and tails) and of tails alone.
     pub ram: usize,
     tails_ram: usize,
+    /// Of `ram`, the head of the queue of URLs waiting for room.
+    waiting_head: usize,
     /// Jobs in chunks (on disk, or in the ledger's RAM until written).
     pub on_disk: usize,
     /// Hosts with a tail, oldest first (some may have sealed it since).
@@ -96,6 +101,29 @@ pub(super) struct Spill {
     lost: Vec<Lost>,
     /// Scratch for encoding a chunk.
     scratch: Vec<u8>,
+}
+
+impl Spill {
+    /// Bytes of the live hosts' heads in RAM: the queued jobs in RAM that
+    /// are neither in tails (sealed past the bound) nor in the head of the
+    /// queue of URLs waiting for room.
+    pub(super) fn heads_ram(&self) -> usize {
+        self.ram
+            .saturating_sub(self.tails_ram)
+            .saturating_sub(self.waiting_head)
+    }
+
+    /// `bytes` of jobs joined the head of `host`'s queue.
+    fn up_to_head(&mut self, host: &str, bytes: usize) {
+        if host == WAITING {
+            self.waiting_head += bytes;
+        }
+    }
+
+    /// A job of `bytes` left the head of the waiting queue.
+    pub(super) fn left_waiting_head(&mut self, bytes: usize) {
+        self.waiting_head = self.waiting_head.saturating_sub(bytes);
+    }
 }
 
 impl Frontier {
@@ -114,8 +142,10 @@ impl Frontier {
             if !queue.tail().is_empty() {
                 let (tail, bytes) = queue.take_tail();
                 spill.tails_ram = spill.tails_ram.saturating_sub(bytes);
+                spill.up_to_head(host, bytes);
                 queue.extend_head(tail);
             }
+            spill.up_to_head(host, w);
             queue.push_head(job);
             return;
         }
@@ -189,6 +219,7 @@ impl Frontier {
         let Some(chunk) = queue.front_chunk() else {
             let (tail, bytes) = queue.take_tail();
             spill.tails_ram = spill.tails_ram.saturating_sub(bytes);
+            spill.up_to_head(host, bytes);
             queue.extend_head(tail);
             return queue.head_len() > 0;
         };
@@ -232,7 +263,9 @@ impl Frontier {
                     .queued
                     .saturating_sub(chunk.jobs as usize)
                     .saturating_add(jobs.len());
-                spill.ram += jobs.iter().map(weight).sum::<usize>();
+                let bytes = jobs.iter().map(weight).sum::<usize>();
+                spill.ram += bytes;
+                spill.up_to_head(host, bytes);
                 if host == WAITING {
                     self.waiting_jobs = self
                         .waiting_jobs

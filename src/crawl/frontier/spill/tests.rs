@@ -334,3 +334,36 @@ fn urls_waiting_for_room_among_the_hosts_spill_and_come_back_in_order() {
     assert_eq!((f.queued(), f.queued_on_disk()), (0, 0));
     assert_eq!(f.host_memory().waiting, 0);
 }
+
+#[test]
+fn live_hosts_whose_heads_fill_the_queues_bound_let_no_new_host_in() {
+    let now = Instant::now();
+    let mut f = spilling(8_000, 1);
+    let mut disk = Disk::default();
+    for i in 0..100 {
+        for h in 0..40 {
+            f.offer(job(&format!("http://h{h}.test/{i}")), now);
+        }
+    }
+    // Served, each host brings its next chunk up from disk whatever the
+    // bound: their heads pass it.
+    let mut fetched = 0;
+    while f.spill.heads_ram() <= 8_000 {
+        disk.pump(&mut f, false);
+        if let Next::Fetch(job) = f.next(now) {
+            f.release(urls_host(&job.url), false, now);
+            fetched += 1;
+        }
+        assert!(fetched < 4_000, "the heads pass the bound");
+    }
+    f.offer(job("http://new.test/"), now);
+    assert_eq!(
+        (f.hosts().0, f.host_memory().waiting),
+        (40, 1),
+        "new.test waits while the live hosts' heads are over the bound"
+    );
+    let rest = drain(&mut f, &mut disk, now);
+    assert_eq!(fetched + rest.len(), 4_001);
+    assert!(rest.iter().any(|u| u == "http://new.test/"));
+    assert_eq!(f.host_memory().waiting, 0);
+}
