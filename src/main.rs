@@ -7,8 +7,8 @@
 //! - 0 the crawl finished and fetched something (some page answered 2xx),
 //!   or the reader of `-o -` went away (EPIPE: the crawl stopped at once);
 //! - 1 it failed or was aborted (a shard died, the records, the WARC
-//!   files or the `--wacz` package could not be written, `--demo` missed
-//!   pages);
+//!   files, the `--wacz` package or a `--save` file could not be written,
+//!   `--demo` missed pages);
 //! - 2 bad usage: flags or roots (one line on stderr);
 //! - 4 nothing fetched, no server answered at all (every root failed on
 //!   DNS, connect, time-out, reset, or an unsupported scheme; robots.txt
@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 mod cli;
 mod logger;
+mod save;
 mod signals;
 mod status;
 
@@ -188,6 +189,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         .collect();
     let quiet = args.verbosity() < 0;
     let report_json = args.report_json.clone();
+    let save_dir = args.save.clone();
     let built = args.into_builder(&demo_root).and_then(|mut builder| {
         builder = builder.keep_records(demo.is_some()).state_args(given);
         if let Some((_, _, Some(ca))) = &demo {
@@ -195,7 +197,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         }
         Ok(builder.build()?)
     });
-    let crawler = match built {
+    let mut crawler = match built {
         Ok(crawler) => crawler,
         Err(e) => {
             eprintln!("ringcrawl: {e}");
@@ -203,10 +205,45 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         }
     };
     signals::watch(crawler.interrupt_handle().flag())?;
+    let saver = match save_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("--save {}: cannot make the directory", dir.display()))?;
+            Some((
+                save::spawn(dir.clone(), crawler.pages(save::SAVE_BUDGET))?,
+                dir,
+            ))
+        }
+        None => None,
+    };
 
     let report = crawler.run()?;
+    // The stream ends with the crawl: the writer is done once it drains.
+    let saved = saver.map(|(thread, dir)| {
+        let saved = thread.join().unwrap_or_else(|_| save::Saved {
+            failed: 1,
+            first_error: Some("the writer thread panicked".into()),
+            ..save::Saved::default()
+        });
+        (saved, dir)
+    });
     if !quiet {
         eprint!("{}", report.text());
+        if let Some((saved, dir)) = &saved {
+            eprintln!(
+                "  saved {} files ({:.1} MiB) under {}",
+                saved.files,
+                saved.bytes as f64 / f64::from(1 << 20),
+                dir.display()
+            );
+        }
+    }
+    if let Some((s, _)) = saved.as_ref().filter(|(s, _)| s.failed > 0) {
+        eprintln!(
+            "ringcrawl: --save: {} pages could not be written; the first: {}",
+            s.failed,
+            s.first_error.as_deref().unwrap_or("?")
+        );
     }
     if let Some(path) = report_json {
         let json = serde_json::to_vec_pretty(&report.summary())?;
@@ -258,6 +295,9 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     }
     if let Some(e) = report.output_error() {
         eprintln!("ringcrawl: {e}");
+        return Ok(ExitCode::from(1));
+    }
+    if saved.as_ref().is_some_and(|(s, _)| s.failed > 0) {
         return Ok(ExitCode::from(1));
     }
     if report.interrupted() {

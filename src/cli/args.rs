@@ -290,6 +290,10 @@ pub struct Args {
     #[arg(long = "report-json", value_name = "FILE", help_heading = OUTPUT)]
     pub report_json: Option<PathBuf>,
 
+    /// Save each page (2xx, decoded) as a file under DIR, laid out as wget -x -P DIR: DIR/HOST[:PORT]/PATH, index.html for a path ending in /
+    #[arg(long, value_name = "DIR", help_heading = OUTPUT)]
+    pub save: Option<PathBuf>,
+
     /// Archive every exchange as WARC 1.1 in DIR (one file per shard)
     #[arg(long, value_name = "DIR", help_heading = OUTPUT)]
     pub warc: Option<PathBuf>,

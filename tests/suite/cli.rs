@@ -914,3 +914,58 @@ fn the_progress_line_says_what_the_crawl_waits_for() {
         "{stderr}"
     );
 }
+
+/// `--save DIR` keeps every 2xx page as a file, laid out as wget's
+/// `-x -P DIR`: a directory per host and port, `index.html` for `/`, the
+/// query in the name; a page that is also a directory is its
+/// `index.html`; a 404 and a redirect are not saved.
+#[test]
+fn save_writes_each_page_as_a_file_laid_out_as_wget_does() {
+    use ringcrawl_site::server::{Reply, Request, Server};
+    use std::sync::Arc;
+
+    let server = Server::start(Arc::new(|req: &Request| match req.path.as_str() {
+        "/" => Reply::html(200, "<a href=/a>a</a> <a href=/a/b?x=1>b</a> <a href=/img.png>i</a> <a href=/gone>g</a> <a href=/moved>m</a>"),
+        "/a" => Reply::html(200, "page a"),
+        "/a/b?x=1" => Reply::html(200, "page b"),
+        "/img.png" => Reply::with_type(200, "image/png", vec![0x89, b'P', b'N', b'G', 0, 1, 2]),
+        "/moved" => Reply::redirect(301, "/a"),
+        _ => Reply::not_found(),
+    }))
+    .unwrap();
+    let port = server.port();
+    let dir = std::env::temp_dir().join(format!("ringcrawl-save-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = ringcrawl(&[
+        "--no-sitemaps",
+        "-o",
+        "/dev/null",
+        "--save",
+        dir.to_str().unwrap(),
+        &format!("http://127.0.0.1:{port}/"),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let site = dir.join(format!("127.0.0.1:{port}"));
+    let read =
+        |p: &str| std::fs::read(site.join(p)).unwrap_or_else(|e| panic!("{p}: {e}\n{stderr}"));
+    assert!(String::from_utf8_lossy(&read("index.html")).contains("href=/a/b?x=1"));
+    assert_eq!(read("a/index.html"), b"page a");
+    assert_eq!(read("a/b?x=1"), b"page b");
+    assert_eq!(read("img.png"), [0x89, b'P', b'N', b'G', 0, 1, 2]);
+    assert!(!site.join("gone").exists() && !site.join("moved").exists());
+    let mut files = 0;
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(d).unwrap().flatten() {
+            if entry.path().is_dir() {
+                stack.push(entry.path());
+            } else {
+                files += 1;
+            }
+        }
+    }
+    assert_eq!(files, 4, "{stderr}");
+    assert!(stderr.contains("saved 4 files"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
