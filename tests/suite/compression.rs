@@ -188,6 +188,86 @@ fn broken_and_unknown_codings_are_recorded_and_what_decoded_is_used() {
     assert_eq!(zstd.num_urls, 0);
 }
 
+/// An answer of `status` naming `coding` with no body bytes (the test
+/// server sends `Content-Length: 0`), with `headers` besides.
+fn empty(status: u16, coding: &str, headers: &[(&str, &str)]) -> Reply {
+    let mut all = vec![
+        ("Content-Type".to_string(), "text/html".to_string()),
+        ("Content-Encoding".to_string(), coding.to_string()),
+    ];
+    all.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    Reply::Http {
+        status,
+        headers: all,
+        body: Vec::new(),
+    }
+}
+
+/// Answers that name a coding and send nothing (a 301 with
+/// `Content-Length: 0`, an empty 200 page, a 204), and a gzip page with a
+/// stray newline after its member, are complete: no error, the redirect
+/// followed, the links read. In a crawl, and with a page hook (which gets
+/// every body decoded, the redirect's and the 204's too).
+#[test]
+fn empty_bodies_and_padded_gzip_under_a_coding_are_complete_not_broken() {
+    let server = serve(|req: &Request| {
+        Some(match req.path.as_str() {
+            "/" => page_reply(&["/moved", "/empty", "/empty-br", "/nothing", "/padded"]),
+            "/moved" => empty(301, "gzip", &[("Location", "/target")]),
+            "/empty" => empty(200, "gzip", &[]),
+            "/empty-br" => empty(200, "br", &[]),
+            "/nothing" => empty(204, "gzip", &[]),
+            "/padded" => {
+                let mut body = gzip(&variant_page("padded"));
+                body.extend_from_slice(b"\n");
+                encoded("gzip", body)
+            }
+            _ => page_reply(&[]),
+        })
+    });
+    let b = base(&server);
+    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    for path in ["/moved", "/empty", "/empty-br", "/nothing", "/padded"] {
+        let r = &records[&format!("{b}{path}")];
+        assert_eq!(
+            (r.error_kind.as_deref(), r.truncated),
+            (None, false),
+            "{path}: {r:?}"
+        );
+    }
+    assert_eq!(
+        records[&format!("{b}/moved")].next_url,
+        Some(format!("{b}/target"))
+    );
+    assert_eq!(records[&format!("{b}/target")].status, Some(200));
+    assert_eq!(records[&format!("{b}/padded")].num_urls, 3);
+    assert_eq!(server.hits("127.0.0.1", "/padded/3"), 1);
+
+    let seen: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+    let handler_seen = seen.clone();
+    ringcrawl::Crawler::builder()
+        .root(format!("{b}/"))
+        .cores(1)
+        .obey_robots(false)
+        .sitemaps(false)
+        .on_page(move |page| {
+            handler_seen.lock().unwrap().push((
+                page.url().to_string(),
+                page.error_kind().map(str::to_string),
+            ));
+        })
+        .build()
+        .unwrap()
+        .run()
+        .unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(
+        seen.iter().any(|(url, _)| url.ends_with("/target")),
+        "{seen:?}"
+    );
+    assert!(seen.iter().all(|(_, kind)| kind.is_none()), "{seen:?}");
+}
+
 /// A gzip body of `gib` GiB of zeros, built from one sync-flushed deflate
 /// block of 1 MiB repeated (about 1 KiB a MiB), with a valid trailer: never
 /// more than ~10 MB in memory and nothing on disk.

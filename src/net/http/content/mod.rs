@@ -12,6 +12,11 @@
 //! did, whatever the request asked for, so a body compressed although not
 //! asked for is read too.
 //!
+//! Lenient where browsers are: an empty body is empty under any coding
+//! (a 204, a 304 or a redirect that names one), and bytes after the end
+//! of a stream (a newline or NUL padding after the last gzip member) are
+//! not read.
+//!
 //! The work is cut into steps: a [`Decoding`] is driven by its caller, one
 //! [`Decoding::step`] at a time, each giving a decoder at most [`STEP`]
 //! bytes of input and room for at most [`STEP`] bytes of output, so an
@@ -245,6 +250,14 @@ impl<'b> Decoding<'b> {
             return Some(self.finish());
         };
         let input = self.input.as_deref().unwrap_or(self.raw);
+        if input.is_empty() {
+            // No bytes under a coding are no bytes: a 204, a 304, a
+            // redirect or a `Content-Length: 0` answer that names a coding
+            // is empty to a browser, not broken.
+            self.input = Some(Vec::new());
+            self.done = self.done.saturating_add(1);
+            return None;
+        }
         match Stage::new(coding, input) {
             Some(stage) => {
                 self.stage = Some(stage);

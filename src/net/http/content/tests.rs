@@ -119,6 +119,53 @@ fn unknown_codings_are_reported_not_guessed() {
     assert_eq!(names(&codings(" GZIP ,br")), "gzip, br");
 }
 
+/// A 204, a 304, a redirect or a `Content-Length: 0` answer may name a
+/// coding and send no bytes: that is an empty body, as browsers take it.
+#[test]
+fn an_empty_body_is_empty_under_every_coding() {
+    for header in ["gzip", "x-gzip", "deflate", "br", "gzip, br", "deflate, gzip, br"] {
+        let (got, _) = stepped(Decoding::new(&codings(header), b"", 1 << 20));
+        assert_eq!(got, Decoded::default(), "{header}");
+    }
+}
+
+/// Bytes after the last gzip member that start no other member (a stray
+/// newline, NUL padding) are not part of the stream: browsers, curl and
+/// gzip(1) ignore them, and so does the decoder.
+#[test]
+fn bytes_after_the_last_gzip_member_that_start_no_member_are_ignored() {
+    let tails: [&[u8]; 5] = [b"\n", b"\r\n", &[0; 512], b"<!-- cached -->", &[0x1f]];
+    for tail in tails {
+        let mut body = gzip(PAGE);
+        body.extend_from_slice(tail);
+        let got = decode(&[Coding::Gzip], &body, 1 << 20);
+        assert_eq!((got.error, got.body), (None, PAGE.to_vec()), "{tail:?}");
+        let mut two = gzip(b"first ");
+        two.extend(gzip(b"second"));
+        two.extend_from_slice(tail);
+        let got = decode(&[Coding::Gzip], &two, 1 << 20);
+        assert_eq!((got.error, got.body), (None, b"first second".to_vec()), "{tail:?}");
+    }
+    // Past a deflate or brotli stream's end, too.
+    for (coding, mut body) in [(Coding::Deflate, zlib(PAGE)), (Coding::Deflate, raw_deflate(PAGE)), (Coding::Brotli, brotli(PAGE))] {
+        body.extend_from_slice(b"\n\0\0");
+        let got = decode(&[coding.clone()], &body, 1 << 20);
+        assert_eq!((got.error, got.body), (None, PAGE.to_vec()), "{coding:?}");
+    }
+}
+
+/// What starts another member is decoded as one: a member cut short after
+/// a good one is a fault still.
+#[test]
+fn a_second_gzip_member_cut_short_is_still_a_fault() {
+    let mut body = gzip(PAGE);
+    let second = gzip(b"more");
+    body.extend_from_slice(&second[..second.len() - 3]);
+    let got = decode(&[Coding::Gzip], &body, 1 << 20);
+    assert!(matches!(got.error, Some(DecodeError::Corrupt { coding: "gzip", .. })), "{:?}", got.error);
+    assert!(got.body.starts_with(PAGE));
+}
+
 #[test]
 fn identity_is_cut_at_the_cap_too() {
     let got = decode(&[], PAGE, 10);
