@@ -266,7 +266,9 @@ fn empty_bodies_and_padded_gzip_under_a_coding_are_complete_not_broken() {
     assert_eq!(records[&format!("{b}/padded")].num_urls, 3);
     assert_eq!(server.hits("127.0.0.1", "/padded/3"), 1);
 
-    let seen: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+    // Each page handed over: its URL and error kind.
+    type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+    let seen: Seen = Arc::default();
     let handler_seen = seen.clone();
     ringcrawl::Crawler::builder()
         .root(format!("{b}/"))

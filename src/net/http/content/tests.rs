@@ -254,7 +254,7 @@ fn bytes_after_the_last_gzip_member_that_start_no_member_are_ignored() {
     // Past a deflate or brotli stream's end, too.
     for (coding, mut body) in [(Coding::Deflate, zlib(PAGE)), (Coding::Deflate, raw_deflate(PAGE)), (Coding::Brotli, brotli(PAGE))] {
         body.extend_from_slice(b"\n\0\0");
-        let got = decode(&[coding.clone()], &body, 1 << 20);
+        let got = decode(std::slice::from_ref(&coding), &body, 1 << 20);
         assert_eq!((got.error, got.body), (None, PAGE.to_vec()), "{coding:?}");
     }
 }
