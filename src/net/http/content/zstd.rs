@@ -36,8 +36,8 @@ use super::DecodeError;
 /// The largest window a frame may ask for: 8 MiB. RFC 9659 (window sizing
 /// for the `zstd` content coding) has decoders support up to 8 MB and
 /// encoders never ask for more, as RFC 8878 §3.1.1.1.2 recommends for
-/// every decoder; browsers hold to it. A frame may ask for up to 3.75 TiB,
-/// which libzstd would try to allocate.
+/// every decoder. A frame may ask for up to 3.75 TiB, which libzstd would
+/// try to allocate.
 pub const MAX_WINDOW: u64 = 1 << WINDOW_LOG_MAX;
 
 /// [`MAX_WINDOW`] as libzstd's `ZSTD_d_windowLogMax`.
