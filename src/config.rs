@@ -167,7 +167,7 @@ pub struct Config {
     pub per_host: usize,
     /// Ask servers to keep connections open and reuse the ones they do.
     pub keep_alive: bool,
-    /// Offer compressed bodies (`Accept-Encoding: gzip, deflate, br`);
+    /// Offer compressed bodies (`Accept-Encoding: gzip, deflate, br, zstd`);
     /// bodies are decoded by their `Content-Encoding` either way.
     pub compression: bool,
     /// What `https` servers are trusted with (roots, `--insecure`).

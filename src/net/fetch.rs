@@ -66,7 +66,7 @@ pub struct Limits {
     pub keep_head: bool,
     /// Ask for keep-alive and reuse connections the server keeps open.
     pub keep_alive: bool,
-    /// Offer gzip, deflate and br (`Accept-Encoding`); else `identity`.
+    /// Offer gzip, deflate, br and zstd (`Accept-Encoding`); else `identity`.
     pub compressed: bool,
 }
 

@@ -27,6 +27,10 @@ pub struct Record {
     /// One-line error message, if the URL failed.
     pub error: Option<String>,
     /// Machine-readable error class (`connect`, `timeout`, `redirect_limit`...).
+    /// Some come with a page that was read all the same: a certificate let
+    /// through by `--insecure`, a compressed stream that breaks off (what
+    /// decoded before is used), an unknown content coding (the body as sent
+    /// is used).
     pub error_kind: Option<String>,
     /// Bytes of the body as a page: after de-chunking and after undoing its
     /// content codings, up to the body cap. A compressed body the crawl
@@ -36,7 +40,11 @@ pub struct Record {
     /// Bytes of the body as sent, before its content codings were undone
     /// (after de-chunking); equal to `size` for an uncompressed body.
     pub encoded_size: u64,
-    /// The body's `Content-Encoding` (`gzip`, `gzip, br`), if any.
+    /// The body's `Content-Encoding` as named, lower-cased (`gzip`,
+    /// `gzip, br`, `zstd`), if any. With a coding this crawler does not
+    /// know (`none`, `utf-8`, `compress`) the body is read as sent, as
+    /// browsers do, and `error_kind` is `unsupported_content_encoding`: the
+    /// page's links are used all the same.
     pub content_encoding: Option<String>,
     /// Media type of the body, lower-cased, without parameters.
     pub content_type: Option<String>,

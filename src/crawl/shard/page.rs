@@ -341,6 +341,8 @@ impl Shard {
     /// is read (a page, a stylesheet, a sitemap, or any body a page hook
     /// gets) is decoded; any other keeps its size as sent. A body cut or
     /// broken in transit ends its decoding early without a second error.
+    /// A body under a coding this crawler does not know is read as sent,
+    /// its record marked `unsupported_content_encoding`.
     async fn payload<'r>(
         &self,
         response: &'r Response,
@@ -366,9 +368,11 @@ impl Shard {
         record.size = decoded.body.len() as u64;
         record.truncated |= decoded.capped;
         match &decoded.error {
-            Some(e @ DecodeError::TooMany) => fail(record, e.kind(), &e.to_string()),
-            Some(e) if !record.truncated => fail(record, e.kind(), &e.to_string()),
-            _ => {}
+            // A fault in a body cut in transit is that cut, seen again.
+            Some(DecodeError::Corrupt { .. }) if record.truncated => {}
+            // An unknown coding: the body as sent is read all the same.
+            Some(e) => fail(record, e.kind(), &e.to_string()),
+            None => {}
         }
         Cow::Owned(decoded.body)
     }

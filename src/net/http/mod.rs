@@ -37,7 +37,7 @@ pub const DEFAULT_MAX_HEAD: usize = 64 * 1024;
 
 /// The content codings a request offers when compression is on (all of
 /// them undone by [`content::decode`]).
-pub const ACCEPT_COMPRESSED: &str = "gzip, deflate, br";
+pub const ACCEPT_COMPRESSED: &str = "gzip, deflate, br, zstd";
 
 /// Bytes of `GET {target} HTTP/1.1` with Host, User-Agent, Accept: */*,
 /// `Accept-Encoding` ([`ACCEPT_COMPRESSED`] if `compressed`, else
@@ -196,11 +196,15 @@ mod tests {
     fn compressed_request_offers_every_coding_it_can_undo() {
         let req = String::from_utf8(request("/", "a.test", "ua", true, true)).unwrap();
         assert!(
-            req.contains("\r\nAccept-Encoding: gzip, deflate, br\r\n"),
+            req.contains("\r\nAccept-Encoding: gzip, deflate, br, zstd\r\n"),
             "{req}"
         );
         for token in ACCEPT_COMPRESSED.split(',') {
-            assert!(content::Coding::from_token(token.as_bytes()).is_some());
+            let coding = content::Coding::from_token(token.as_bytes());
+            assert!(
+                !matches!(coding, None | Some(content::Coding::Other(_))),
+                "{token}"
+            );
         }
     }
 

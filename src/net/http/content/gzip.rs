@@ -1,6 +1,7 @@
 //! gzip's framing (RFC 1952) around raw deflate: a member's header, its
 //! deflate stream (flate2's `Decompress`), its trailer (CRC-32 and length,
-//! checked), and the members that may follow it, a call at a time.
+//! checked), and the members that may follow it, a call at a time. What
+//! follows the last member without starting another is not read.
 //!
 //! Not deflate itself, and not the order of stages (`mod.rs`).
 // Lints: those of `http` apply here too.
@@ -59,7 +60,10 @@ impl Gzip {
     ) -> Result<Run, String> {
         match self.part {
             Part::First => self.header(input),
-            Part::Between if input.is_empty() => Ok(Run {
+            // Bytes that start no member (a stray newline, NUL padding)
+            // are not part of the stream: browsers, curl and gzip(1)
+            // ignore them too.
+            Part::Between if !input.starts_with(&MAGIC) => Ok(Run {
                 consumed: 0,
                 ended: true,
             }),

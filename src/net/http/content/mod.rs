@@ -4,7 +4,8 @@
 //!
 //! `gzip` (also `x-gzip`, several members in a row), `deflate` in both of
 //! its forms (zlib-wrapped, as RFC 9110 says, and the raw deflate stream
-//! that many servers send instead), `br`, and stacked codings
+//! that many servers send instead), `br`, `zstd` (RFC 8878, its window
+//! bounded at [`MAX_ZSTD_WINDOW`]), and stacked codings
 //! (`Content-Encoding: gzip, br` is undone right to left), at most
 //! [`MAX_CODINGS`] of them: a body that names more is not decoded (curl's
 //! limit since CVE-2022-32206; ten thousand layers of gzip are a few MB on
@@ -12,16 +13,27 @@
 //! did, whatever the request asked for, so a body compressed although not
 //! asked for is read too.
 //!
+//! Lenient where browsers are: an empty body is empty under any coding
+//! (a 204, a 304 or a redirect that names one), and bytes after the end
+//! of a stream (a newline or NUL padding after the last gzip member or
+//! zstd frame) are not read. A coding it does not know (`none`, `UTF-8`,
+//! `binary`: misconfigured servers; `compress`) leaves the body as sent,
+//! as Chromium does: it is read as it came, and the coding is reported
+//! ([`DecodeError::Unsupported`]) for the record to show. `identity`
+//! changes nothing.
+//!
 //! The work is cut into steps: a [`Decoding`] is driven by its caller, one
 //! [`Decoding::step`] at a time, each giving a decoder at most [`STEP`]
 //! bytes of input and room for at most [`STEP`] bytes of output, so an
 //! async caller can let other tasks run between steps. Every stage writes
 //! at most `cap` bytes (the crawl's `--max-body`): a decompression bomb is
 //! cut there, so it costs bounded memory (the cap for the stage's input and
-//! for its output, plus brotli's window of at most 16 MiB) and bounded work
-//! (the stages' `cap` bytes each). Decoders: flate2 (miniz_oxide) and
-//! brotli-decompressor, through their streaming calls; gzip's member
-//! framing is `gzip.rs`, each decoder's step `stage.rs`.
+//! for its output, plus brotli's window of at most 16 MiB or zstd's of at
+//! most 8 MiB) and bounded work (the stages' `cap` bytes each). Decoders:
+//! flate2 (miniz_oxide),
+//! brotli-decompressor and libzstd (zstd-safe; why that one: `zstd.rs`),
+//! through their streaming calls; gzip's member framing is `gzip.rs`,
+//! zstd's frames and window `zstd.rs`, each decoder's step `stage.rs`.
 //!
 //! Not the transfer framing (`body.rs` undoes chunking first), and no I/O:
 //! the fetch keeps the bytes as received (for WARC) and this runs on them.
@@ -29,10 +41,13 @@
 
 mod gzip;
 mod stage;
+mod zstd;
 
 use thiserror::Error;
 
 use stage::Stage;
+
+pub use zstd::MAX_WINDOW as MAX_ZSTD_WINDOW;
 
 /// Most codings a body may name and still be decoded (curl's
 /// `MAX_ENCODE_STACK`).
@@ -49,7 +64,9 @@ pub enum Coding {
     /// zlib-wrapped or raw deflate: told apart by the stream's first bytes.
     Deflate,
     Brotli,
-    /// A coding this crawler cannot undo (`compress`, `zstd`, ...), as named.
+    Zstd,
+    /// A coding this crawler does not know (`compress`, or a misconfigured
+    /// server's `none` or `UTF-8`), as named, lower-cased.
     Other(String),
 }
 
@@ -63,6 +80,7 @@ impl Coding {
             b"gzip" | b"x-gzip" => Some(Coding::Gzip),
             b"deflate" => Some(Coding::Deflate),
             b"br" => Some(Coding::Brotli),
+            b"zstd" => Some(Coding::Zstd),
             _ => Some(Coding::Other(String::from_utf8_lossy(&lower).into_owned())),
         }
     }
@@ -73,6 +91,7 @@ impl Coding {
             Coding::Gzip => "gzip",
             Coding::Deflate => "deflate",
             Coding::Brotli => "br",
+            Coding::Zstd => "zstd",
             Coding::Other(name) => name,
         }
     }
@@ -93,9 +112,20 @@ pub enum DecodeError {
     /// More than [`MAX_CODINGS`] codings named: nothing was decoded.
     #[error("more than {MAX_CODINGS} content codings named: the body is not decoded")]
     TooMany,
-    /// A coding this crawler does not undo; nothing was decoded.
-    #[error("unsupported Content-Encoding {0:?}")]
+    /// Codings this crawler does not know (their names, as in
+    /// `Content-Encoding`): the body is left as sent, none of its codings
+    /// undone, as Chromium does.
+    #[error("unknown Content-Encoding {0:?}: the body is read as sent")]
     Unsupported(String),
+    /// A stream asks for a larger window (the history a decoder must keep)
+    /// than this crawler keeps: it is not decoded from there on.
+    #[error("{coding} frame asks for a window of {}, over the {max} bytes allowed", asked(*.window))]
+    WindowTooLarge {
+        coding: &'static str,
+        /// What it asks for, if read before the decoder refused it.
+        window: Option<u64>,
+        max: u64,
+    },
     /// The stream is broken (or ends early) for this coding; what decoded
     /// before the fault is kept.
     #[error("bad {coding} body: {reason}")]
@@ -111,9 +141,15 @@ impl DecodeError {
         match self {
             DecodeError::TooMany => "too_many_content_encodings",
             DecodeError::Unsupported(_) => "unsupported_content_encoding",
+            DecodeError::WindowTooLarge { .. } => "content_encoding_window_too_large",
             DecodeError::Corrupt { .. } => "bad_content_encoding",
         }
     }
+}
+
+/// A window asked for, for [`DecodeError::WindowTooLarge`].
+fn asked(window: Option<u64>) -> String {
+    window.map_or_else(|| "more".to_string(), |w| format!("{w} bytes"))
 }
 
 /// A body with its codings undone, at most `cap` bytes.
@@ -122,7 +158,8 @@ pub struct Decoded {
     pub body: Vec<u8>,
     /// A stage reached the cap before its stream ended: the body is cut.
     pub capped: bool,
-    /// The stream broke off; `body` holds what decoded before.
+    /// The stream broke off (`body` holds what decoded before), or the body
+    /// is as sent because a coding is unknown.
     pub error: Option<DecodeError>,
 }
 
@@ -195,6 +232,13 @@ impl<'b> Decoding<'b> {
                 error: Some(DecodeError::TooMany),
             });
         }
+        if let Some(unknown) = self.unknown() {
+            return Some(Decoded {
+                body: self.raw.get(..self.cap).unwrap_or(self.raw).to_vec(),
+                capped: self.raw.len() > self.cap,
+                error: Some(DecodeError::Unsupported(unknown)),
+            });
+        }
         let Some(stage) = self.stage.as_mut() else {
             return self.start_next();
         };
@@ -218,8 +262,8 @@ impl<'b> Decoding<'b> {
             return None;
         }
         match run {
-            Err(reason) => {
-                self.fail(coding, reason);
+            Err(error) => {
+                self.fail(error);
                 self.end_stage();
             }
             Ok(run) if run.ended => self.end_stage(),
@@ -231,7 +275,10 @@ impl<'b> Decoding<'b> {
                     } else {
                         "the stream makes no progress"
                     };
-                    self.fail(coding, reason.to_string());
+                    self.fail(DecodeError::Corrupt {
+                        coding,
+                        reason: reason.to_string(),
+                    });
                     self.end_stage();
                 }
             }
@@ -245,18 +292,39 @@ impl<'b> Decoding<'b> {
             return Some(self.finish());
         };
         let input = self.input.as_deref().unwrap_or(self.raw);
+        if input.is_empty() {
+            // No bytes under a coding are no bytes: a 204, a 304, a
+            // redirect or a `Content-Length: 0` answer that names a coding
+            // is empty to a browser, not broken.
+            self.input = Some(Vec::new());
+            self.done = self.done.saturating_add(1);
+            return None;
+        }
         match Stage::new(coding, input) {
-            Some(stage) => {
+            Ok(stage) => {
                 self.stage = Some(stage);
                 self.at = 0;
-                None
             }
-            None => Some(Decoded {
-                body: Vec::new(),
-                capped: false,
-                error: Some(DecodeError::Unsupported(coding.name().to_string())),
-            }),
+            Err(error) => {
+                // No decoder: nothing of this coding is undone.
+                self.fail(error);
+                self.end_stage();
+            }
         }
+        None
+    }
+
+    /// The names of the codings named that this crawler does not know, if
+    /// any (`none, utf-8`).
+    fn unknown(&self) -> Option<String> {
+        let unknown: Vec<Coding> = self
+            .codings
+            .iter()
+            .rev()
+            .filter(|c| matches!(c, Coding::Other(_)))
+            .cloned()
+            .collect();
+        (!unknown.is_empty()).then(|| names(&unknown))
     }
 
     /// The body once every stage is over: the last one's output (or the
@@ -287,9 +355,9 @@ impl<'b> Decoding<'b> {
 
     /// A fault of the current stage: kept unless an earlier stage was cut
     /// short (then the fault is only that cut, seen again).
-    fn fail(&mut self, coding: &'static str, reason: String) {
+    fn fail(&mut self, error: DecodeError) {
         if !self.cut && self.error.is_none() {
-            self.error = Some(DecodeError::Corrupt { coding, reason });
+            self.error = Some(error);
         }
     }
 }

@@ -1,19 +1,22 @@
 //! One coding being undone: a decoder given, per call, a slice of its
 //! input (it takes at most [`STEP`] bytes of it) and room for a bounded
 //! number of output bytes, through the decoders' streaming calls
-//! (flate2's `Decompress`, brotli-decompressor's `BrotliDecompressStream`).
+//! (flate2's `Decompress`, brotli-decompressor's `BrotliDecompressStream`,
+//! libzstd's `ZSTD_decompressStream`).
 //! How much a call may do is the caller's to say; what a call did is
 //! [`Run`].
 //!
 //! Not the order of stages, the cap or the errors' wording for records
-//! (`mod.rs`), nor gzip's member framing (`gzip.rs`).
+//! (`mod.rs`), nor gzip's member framing (`gzip.rs`) or zstd's frames and
+//! window (`zstd.rs`).
 // Lints: those of `http` apply here too.
 
 use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, StandardAlloc};
 use flate2::{Decompress, FlushDecompress, Status};
 
 use super::gzip::Gzip;
-use super::{Coding, STEP};
+use super::zstd::Zstd;
+use super::{Coding, DecodeError, STEP};
 
 /// What one call of [`Stage::run`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +32,7 @@ pub(super) enum Stage {
     Gzip(Box<Gzip>),
     Deflate(Box<Decompress>),
     Brotli(Box<BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>>),
+    Zstd(Box<Zstd>),
 }
 
 impl std::fmt::Debug for Stage {
@@ -38,10 +42,11 @@ impl std::fmt::Debug for Stage {
 }
 
 impl Stage {
-    /// The decoder for `coding` of a stream that starts with `input`; None
-    /// for a coding this crawler does not undo.
-    pub fn new(coding: &Coding, input: &[u8]) -> Option<Stage> {
-        Some(match coding {
+    /// The decoder for `coding` of a stream that starts with `input`; an
+    /// error for a coding this crawler does not undo, or if the decoder
+    /// cannot be made.
+    pub fn new(coding: &Coding, input: &[u8]) -> Result<Stage, DecodeError> {
+        Ok(match coding {
             Coding::Gzip => Stage::Gzip(Box::default()),
             Coding::Deflate => Stage::Deflate(Box::new(Decompress::new(is_zlib(input)))),
             // RFC 7932 brotli: a window of at most 16 MiB (the "large
@@ -51,7 +56,8 @@ impl Stage {
                 StandardAlloc::default(),
                 StandardAlloc::default(),
             ))),
-            Coding::Other(_) => return None,
+            Coding::Zstd => Stage::Zstd(Box::new(Zstd::new()?)),
+            Coding::Other(name) => return Err(DecodeError::Unsupported(name.clone())),
         })
     }
 
@@ -61,23 +67,36 @@ impl Stage {
             Stage::Gzip(_) => "gzip",
             Stage::Deflate(_) => "deflate",
             Stage::Brotli(_) => "br",
+            Stage::Zstd(_) => "zstd",
         }
     }
 
     /// Decode from the front of `input` (the rest of the stream: at most
     /// [`STEP`] bytes of it are used), appending at most `room` bytes to
     /// `out`. An error says what is wrong with the stream.
-    pub fn run(&mut self, input: &[u8], out: &mut Vec<u8>, room: usize) -> Result<Run, String> {
+    pub fn run(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        room: usize,
+    ) -> Result<Run, DecodeError> {
+        let name = self.name();
+        let corrupt = |reason| DecodeError::Corrupt {
+            coding: name,
+            reason,
+        };
         match self {
-            Stage::Gzip(gzip) => gzip.run(input, out, room),
+            Stage::Gzip(gzip) => gzip.run(input, out, room).map_err(corrupt),
             Stage::Deflate(inflate) => {
-                let (consumed, status) = inflate_into(inflate, step_of(input), out, room)?;
+                let (consumed, status) =
+                    inflate_into(inflate, step_of(input), out, room).map_err(corrupt)?;
                 Ok(Run {
                     consumed,
                     ended: status == Status::StreamEnd,
                 })
             }
-            Stage::Brotli(state) => brotli_into(state, step_of(input), out, room),
+            Stage::Brotli(state) => brotli_into(state, step_of(input), out, room).map_err(corrupt),
+            Stage::Zstd(zstd) => zstd.run(input, out, room),
         }
     }
 }

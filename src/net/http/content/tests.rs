@@ -1,6 +1,7 @@
 //! The stepping decoder on whole bodies and step by step: every coding,
-//! stacks, bombs cut at the cap, broken streams, and the bound on one
-//! step's work.
+//! stacks, bombs cut at the cap, broken streams, empty bodies and bytes
+//! after a stream, unknown codings, zstd's window bound, and the bound on
+//! one step's work.
 #![allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -42,6 +43,12 @@ fn brotli(data: &[u8]) -> Vec<u8> {
     out
 }
 
+fn zstd(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
+    zstd_safe::compress(&mut out, data, 3).unwrap();
+    out
+}
+
 fn codings(header: &str) -> Vec<Coding> {
     header
         .split(',')
@@ -59,6 +66,9 @@ fn every_coding_gives_back_the_plain_page() {
         ("br", brotli(PAGE)),
         ("gzip, br", brotli(&gzip(PAGE))),
         ("br, deflate", zlib(&brotli(PAGE))),
+        ("zstd", zstd(PAGE)),
+        ("zstd, gzip", gzip(&zstd(PAGE))),
+        ("br, zstd", zstd(&brotli(PAGE))),
         ("identity, gzip", gzip(PAGE)),
         ("", PAGE.to_vec()),
     ] {
@@ -87,6 +97,11 @@ fn a_bomb_is_cut_at_the_cap() {
     let got = decode(&[Coding::Brotli], &brotli(&zeros), 4096);
     assert!(got.capped);
     assert_eq!(got.body.len(), 4096);
+    let bomb = zstd(&zeros);
+    assert!(bomb.len() < 2_000, "{}", bomb.len());
+    let got = decode(&[Coding::Zstd], &bomb, 4096);
+    assert!(got.capped && got.error.is_none());
+    assert_eq!(got.body.len(), 4096);
 }
 
 #[test]
@@ -109,14 +124,151 @@ fn a_broken_stream_keeps_what_decoded_before_the_fault() {
     assert!(!got.body.is_empty() && long.starts_with(&got.body));
     let got = decode(&[Coding::Brotli], b"not brotli at all", 100);
     assert!(got.error.is_some());
+    let mut body = zstd(&long);
+    body.truncate(body.len() / 2);
+    let got = decode(&[Coding::Zstd], &body, usize::MAX);
+    assert!(matches!(
+        got.error,
+        Some(DecodeError::Corrupt { coding: "zstd", .. })
+    ));
+    assert!(!got.body.is_empty() && long.starts_with(&got.body));
+    let got = decode(&[Coding::Zstd], b"not zstd at all", 100);
+    assert_eq!(got.error.unwrap().kind(), "bad_content_encoding");
+}
+
+/// `none`, `UTF-8`, `text/html`, `binary`: misconfigured servers name
+/// them, browsers show the body as sent, and so it is read; the coding is
+/// reported for the record.
+#[test]
+fn an_unknown_coding_leaves_the_body_as_sent_and_is_named() {
+    for header in ["none", "UTF-8", "text/html", "binary", "compress"] {
+        let got = decode(&codings(header), PAGE, 1 << 20);
+        assert_eq!(got.body, PAGE, "{header}");
+        let lower = header.to_ascii_lowercase();
+        assert_eq!(got.error, Some(DecodeError::Unsupported(lower)), "{header}");
+        assert_eq!(got.error.unwrap().kind(), "unsupported_content_encoding");
+    }
+    // In a stack, as in Chromium, none of the codings is undone.
+    let body = gzip(PAGE);
+    let got = decode(&codings("gzip, none, utf-8"), &body, 1 << 20);
+    assert_eq!(got.body, body);
+    assert_eq!(got.error, Some(DecodeError::Unsupported("none, utf-8".into())));
+    // Cut at the cap like any body.
+    let got = decode(&codings("none"), PAGE, 10);
+    assert!(got.capped);
+    assert_eq!(got.body, &PAGE[..10]);
+    // `identity` names no coding at all.
+    assert!(codings("identity, IDENTITY").is_empty());
+    assert_eq!(names(&codings(" GZIP ,br, Zstd")), "gzip, br, zstd");
+}
+
+/// A zstd frame whose header asks for the window of `descriptor` (RFC
+/// 8878 §3.1.1.1.2: exponent << 3 | mantissa), holding one RLE block of
+/// `len` bytes `a` (at most 128 KiB).
+fn zstd_frame_with_window(descriptor: u8, len: u32) -> Vec<u8> {
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, descriptor];
+    // Block header: last block, type RLE, size `len`.
+    let block = 1 | 1 << 1 | len << 3;
+    frame.extend_from_slice(&block.to_le_bytes()[..3]);
+    frame.push(b'a');
+    frame
 }
 
 #[test]
-fn unknown_codings_are_reported_not_guessed() {
-    let got = decode(&codings("zstd"), PAGE, 100);
-    assert_eq!(got.error, Some(DecodeError::Unsupported("zstd".into())));
+fn a_zstd_frame_asking_for_a_window_over_8_mib_is_refused() {
+    let two_gib = zstd_frame_with_window(21 << 3, 100_000);
+    let got = decode(&[Coding::Zstd], &two_gib, 1 << 20);
+    let refused = DecodeError::WindowTooLarge {
+        coding: "zstd",
+        window: Some(2 << 30),
+        max: 8 << 20,
+    };
+    assert_eq!(got.error, Some(refused.clone()));
+    assert_eq!(refused.kind(), "content_encoding_window_too_large");
     assert!(got.body.is_empty());
-    assert_eq!(names(&codings(" GZIP ,br")), "gzip, br");
+    // 8 MiB is allowed, 9 MiB (exponent 13, mantissa 1) is not.
+    let got = decode(&[Coding::Zstd], &zstd_frame_with_window(13 << 3, 100_000), 1 << 20);
+    assert_eq!((got.error, got.body), (None, vec![b'a'; 100_000]));
+    let got = decode(&[Coding::Zstd], &zstd_frame_with_window(13 << 3 | 1, 100_000), 1 << 20);
+    assert!(matches!(got.error, Some(DecodeError::WindowTooLarge { window: Some(w), .. }) if w == 9 << 20));
+    // A single-segment frame's window is its content size: 16 MiB.
+    let mut single = vec![0x28, 0xb5, 0x2f, 0xfd, 0xa0];
+    single.extend_from_slice(&(16u32 << 20).to_le_bytes());
+    single.extend_from_slice(&zstd_frame_with_window(0, 1000)[6..]);
+    let got = decode(&[Coding::Zstd], &single, 1 << 20);
+    assert!(matches!(got.error, Some(DecodeError::WindowTooLarge { window: Some(w), .. }) if w == 16 << 20));
+    // A later frame that asks too much: the frames before it are kept.
+    let mut body = zstd(PAGE);
+    body.extend(&two_gib);
+    let got = decode(&[Coding::Zstd], &body, 1 << 20);
+    assert_eq!((got.error, got.body), (Some(refused), PAGE.to_vec()));
+}
+
+#[test]
+fn zstd_frames_in_a_row_are_one_body_and_what_follows_the_last_is_not_read() {
+    let mut body = zstd(b"first ");
+    body.extend(zstd(b"second"));
+    assert_eq!(decode(&[Coding::Zstd], &body, 100).body, b"first second");
+    // A skippable frame (magic 0x184D2A50, 4 bytes) between them.
+    let mut body = zstd(b"first ");
+    body.extend([0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 1, 2, 3, 4]);
+    body.extend(zstd(b"second"));
+    let got = decode(&[Coding::Zstd], &body, 100);
+    assert_eq!((got.error, got.body), (None, b"first second".to_vec()));
+    let tails: [&[u8]; 3] = [b"\n", &[0; 100], b"<!-- -->"];
+    for tail in tails {
+        let mut body = zstd(PAGE);
+        body.extend_from_slice(tail);
+        let got = decode(&[Coding::Zstd], &body, 1 << 20);
+        assert_eq!((got.error, got.body), (None, PAGE.to_vec()), "{tail:?}");
+    }
+}
+
+/// A 204, a 304, a redirect or a `Content-Length: 0` answer may name a
+/// coding and send no bytes: that is an empty body, as browsers take it.
+#[test]
+fn an_empty_body_is_empty_under_every_coding() {
+    for header in ["gzip", "x-gzip", "deflate", "br", "zstd", "gzip, br", "deflate, gzip, br, zstd"] {
+        let (got, _) = stepped(Decoding::new(&codings(header), b"", 1 << 20));
+        assert_eq!(got, Decoded::default(), "{header}");
+    }
+}
+
+/// Bytes after the last gzip member that start no other member (a stray
+/// newline, NUL padding) are not part of the stream: browsers, curl and
+/// gzip(1) ignore them, and so does the decoder.
+#[test]
+fn bytes_after_the_last_gzip_member_that_start_no_member_are_ignored() {
+    let tails: [&[u8]; 5] = [b"\n", b"\r\n", &[0; 512], b"<!-- cached -->", &[0x1f]];
+    for tail in tails {
+        let mut body = gzip(PAGE);
+        body.extend_from_slice(tail);
+        let got = decode(&[Coding::Gzip], &body, 1 << 20);
+        assert_eq!((got.error, got.body), (None, PAGE.to_vec()), "{tail:?}");
+        let mut two = gzip(b"first ");
+        two.extend(gzip(b"second"));
+        two.extend_from_slice(tail);
+        let got = decode(&[Coding::Gzip], &two, 1 << 20);
+        assert_eq!((got.error, got.body), (None, b"first second".to_vec()), "{tail:?}");
+    }
+    // Past a deflate or brotli stream's end, too.
+    for (coding, mut body) in [(Coding::Deflate, zlib(PAGE)), (Coding::Deflate, raw_deflate(PAGE)), (Coding::Brotli, brotli(PAGE))] {
+        body.extend_from_slice(b"\n\0\0");
+        let got = decode(std::slice::from_ref(&coding), &body, 1 << 20);
+        assert_eq!((got.error, got.body), (None, PAGE.to_vec()), "{coding:?}");
+    }
+}
+
+/// What starts another member is decoded as one: a member cut short after
+/// a good one is a fault still.
+#[test]
+fn a_second_gzip_member_cut_short_is_still_a_fault() {
+    let mut body = gzip(PAGE);
+    let second = gzip(b"more");
+    body.extend_from_slice(&second[..second.len() - 3]);
+    let got = decode(&[Coding::Gzip], &body, 1 << 20);
+    assert!(matches!(got.error, Some(DecodeError::Corrupt { coding: "gzip", .. })), "{:?}", got.error);
+    assert!(got.body.starts_with(PAGE));
 }
 
 #[test]
@@ -175,7 +327,9 @@ fn a_bomb_is_undone_a_step_at_a_time_up_to_the_cap() {
         (vec![Coding::Gzip], gzip(&zeros)),
         (vec![Coding::Deflate], zlib(&zeros)),
         (vec![Coding::Brotli], brotli(&zeros)),
+        (vec![Coding::Zstd], zstd(&zeros)),
         (vec![Coding::Gzip, Coding::Gzip], gzip(&gzip(&zeros))),
+        (vec![Coding::Gzip, Coding::Zstd], zstd(&gzip(&zeros))),
     ] {
         let (got, steps) = stepped(Decoding::new(&codings, &body, 4 << 20));
         assert!(got.capped && got.error.is_none(), "{codings:?}");
@@ -199,7 +353,7 @@ fn a_stage_cut_by_the_cap_hands_its_front_to_the_next() {
 proptest! {
     #[test]
     fn any_bytes_under_any_codings_end_bounded_without_a_panic(
-        picks in prop::collection::vec(0u8..4, 0..4),
+        picks in prop::collection::vec(0u8..5, 0..4),
         body in prop::collection::vec(any::<u8>(), 0..400),
         cap in 0usize..2000,
     ) {
@@ -209,6 +363,7 @@ proptest! {
                 0 => Coding::Gzip,
                 1 => Coding::Deflate,
                 2 => Coding::Brotli,
+                3 => Coding::Zstd,
                 _ => Coding::Other("x".into()),
             })
             .collect();
@@ -221,11 +376,13 @@ proptest! {
         page in prop::collection::vec(any::<u8>(), 0..3000),
         cap in 0usize..4000,
     ) {
-        let got = decode(&[Coding::Gzip], &gzip(&page), cap);
-        let n = page.len().min(cap);
-        prop_assert_eq!(&got.body[..], &page[..n]);
-        prop_assert_eq!(got.capped, page.len() > cap);
-        prop_assert_eq!(got.error, None);
+        for (coding, body) in [(Coding::Gzip, gzip(&page)), (Coding::Zstd, zstd(&page))] {
+            let got = decode(&[coding], &body, cap);
+            let n = page.len().min(cap);
+            prop_assert_eq!(&got.body[..], &page[..n]);
+            prop_assert_eq!(got.capped, page.len() > cap);
+            prop_assert_eq!(got.error, None);
+        }
     }
 }
 
