@@ -129,6 +129,23 @@ impl Hops {
         Hop::from_code(self.0 & 7)
     }
 
+    /// Whether the URL starts the crawl: a root or a seed (no hop), or a
+    /// redirect target of one (`R`, `RR`, ...).
+    pub fn is_start(self) -> bool {
+        let len = self.len();
+        if len > Hops::KEPT {
+            return false;
+        }
+        let mut letters = self.0 & Hops::LETTER_MASK;
+        for _ in 0..len {
+            if Hop::from_code(letters & 7) != Some(Hop::Redirect) {
+                return false;
+            }
+            letters = letters.wrapping_shr(3);
+        }
+        true
+    }
+
     /// Whether the URL is a page requisite: its last hop other than
     /// redirects is an embed (`E`, `ER`, `ERR`). A requisite is a leaf: its
     /// links are not followed.

@@ -100,6 +100,27 @@ pub struct Record {
     /// Offset of that record's gzip member in `warc_file`.
     #[serde(default)]
     pub warc_offset: Option<u64>,
+    /// What is worth knowing about a fetch that did not fail it (a
+    /// certificate accepted only because of `--insecure`); left out of
+    /// the JSON line when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
+}
+
+/// Something about a fetch that did not make it fail: a stable `kind`
+/// (`tls_certificate_untrusted`) and a one-line `message`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// A stable word, as an `error_kind` is.
+    pub kind: String,
+    /// What happened, one line.
+    pub message: String,
+}
+
+/// `d` in milliseconds, rounded to the microsecond: JSON shows `2.224`,
+/// not `2.2235869999999998`.
+pub fn millis(d: std::time::Duration) -> f64 {
+    d.as_micros() as f64 / 1e3
 }
 
 /// The coarse kind a record counts as in the report.
@@ -143,7 +164,16 @@ impl Record {
             payload_digest: None,
             warc_file: None,
             warc_offset: None,
+            warnings: Vec::new(),
         }
+    }
+
+    /// Add a warning (`kind`, `message`) to this record.
+    pub fn warn(&mut self, kind: &str, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            kind: kind.to_string(),
+            message: message.into(),
+        });
     }
 
     /// Report category: errors first, then redirects, then HTML vs the rest.
@@ -161,6 +191,38 @@ impl Record {
         } else {
             Kind::Other
         }
+    }
+
+    /// The line `-v` shows for it: `[shard N] URL STATUS-OR-ERROR (K
+    /// links)`, its warnings after; with `-vv` (`detail`) also its size,
+    /// time, hop path and referrer.
+    pub fn verbose_line(&self, detail: bool) -> String {
+        use std::fmt::Write as _;
+        let mut line = format!("[shard {}] {}", self.shard, self.url);
+        match (&self.status, &self.error) {
+            (_, Some(e)) => {
+                let _ = write!(line, " {e}");
+            }
+            (Some(s), None) => {
+                let _ = write!(line, " {s}");
+            }
+            (None, None) => {}
+        }
+        let _ = write!(line, " ({} links)", self.num_urls);
+        for w in &self.warnings {
+            let _ = write!(line, " warning {}: {}", w.kind, w.message);
+        }
+        if detail {
+            let _ = write!(
+                line,
+                " {} bytes {} ms hops {:?} via {}",
+                self.size,
+                self.elapsed_ms,
+                self.hops,
+                self.via.as_deref().unwrap_or("-")
+            );
+        }
+        line
     }
 
     /// Append this record as one JSON line (with its newline) to `out`.
@@ -206,6 +268,10 @@ mod tests {
             payload_digest: Some("sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ".into()),
             warc_file: Some("x-s0-00000.warc.gz".into()),
             warc_offset: Some(1234),
+            warnings: vec![Warning {
+                kind: "tls_certificate_untrusted".into(),
+                message: "unknown issuer".into(),
+            }],
         }
     }
 
@@ -216,6 +282,47 @@ mod tests {
         assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
         let back: Record = serde_json::from_slice(&out).unwrap();
         assert_eq!(back, record());
+    }
+
+    #[test]
+    fn a_record_without_warnings_leaves_the_field_out() {
+        let mut r = record();
+        r.warnings.clear();
+        let mut out = Vec::new();
+        r.write_jsonl(&mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("warnings"), "{text}");
+        let back: Record = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn timings_are_rounded_to_the_microsecond() {
+        let d = std::time::Duration::from_nanos(2_223_586_999);
+        assert_eq!(millis(d), 2223.586);
+        let mut r = record();
+        r.elapsed_ms = millis(std::time::Duration::from_nanos(2_223_587));
+        let mut out = Vec::new();
+        r.write_jsonl(&mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\"elapsed_ms\":2.223,"), "{text}");
+    }
+
+    #[test]
+    fn verbose_lines_name_the_shard_and_very_verbose_ones_say_more() {
+        let r = record();
+        let line = r.verbose_line(false);
+        assert!(line.starts_with("[shard 0] http://a.test/ 200 (3 links)"), "{line}");
+        assert!(line.contains("warning tls_certificate_untrusted: unknown issuer"), "{line}");
+        let more = r.verbose_line(true);
+        assert!(more.starts_with(&line) && more.contains("hops \"LR\" via http://a.test/from"), "{more}");
+    }
+
+    #[test]
+    fn a_warning_is_not_an_error() {
+        let mut r = record();
+        r.warn("tls_certificate_untrusted", "expired");
+        assert_eq!(r.kind(), Kind::Html);
     }
 
     #[test]
