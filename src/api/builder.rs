@@ -474,7 +474,7 @@ impl CrawlerBuilder {
     }
 
     /// Body bytes kept per response (after content decoding); the rest is
-    /// not read and the page is marked truncated.
+    /// not read and the page is marked truncated (`truncated_by: limit`).
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.config.max_body = bytes;
         self

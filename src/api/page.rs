@@ -83,6 +83,13 @@ impl<'a> Page<'a> {
         self.record.truncated
     }
 
+    /// Why the body is not whole, if it is not: `limit` (cut at the body
+    /// cap or another bound of the crawl's) or `transfer` (the connection
+    /// or a deadline ended it early).
+    pub fn truncated_by(&self) -> Option<&'a str> {
+        self.record.truncated_by.as_deref()
+    }
+
     /// The absolute, normalised links of an HTML page, in document order,
     /// whether or not the crawl follows them; empty for anything else.
     pub fn links(&self) -> &'a [Url] {

@@ -249,7 +249,7 @@ pub struct Args {
     #[arg(long = "max-tasks", alias = "max_tasks", value_name = "N", default_value_t = 100, help_heading = LIMITS)]
     pub max_tasks: usize,
 
-    /// Body bytes kept per response (512K, 16M, 1G); larger bodies are cut and marked truncated
+    /// Body bytes kept per response (512K, 16M, 1G); larger bodies are cut (truncated_by: limit)
     #[arg(long = "max-body", value_name = "SIZE", default_value = "16M", value_parser = units::size, help_heading = LIMITS)]
     pub max_body: u64,
 

@@ -53,8 +53,15 @@ pub struct Record {
     /// Of those, links new to the crawl: queued because this page found
     /// them first (for a redirect, 1 if its target was new).
     pub num_new_urls: usize,
-    /// The body was cut at the body cap or the connection ended early.
+    /// The body is not whole, for either reason `truncated_by` names.
     pub truncated: bool,
+    /// Why it is not: [`CUT_AT_LIMIT`] (`limit`: cut at a bound of the
+    /// crawl's own, `--max-body`, the decoded-size bound or a sitemap's
+    /// bounds; the part kept is used) or [`CUT_IN_TRANSFER`] (`transfer`:
+    /// the connection or a deadline ended it early; `error_kind` says
+    /// how). Left out of the JSON line when the body is whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated_by: Option<Cow<'static, str>>,
     /// Attempts made (more than one after network errors).
     pub tries: u32,
     /// Wall time from the first attempt to the end of the body, in ms.
@@ -117,6 +124,11 @@ pub struct Warning {
     pub message: String,
 }
 
+/// `truncated_by` of a body cut at a bound of the crawl's own.
+pub const CUT_AT_LIMIT: &str = "limit";
+/// `truncated_by` of a body the connection or a deadline ended early.
+pub const CUT_IN_TRANSFER: &str = "transfer";
+
 /// `d` in milliseconds, rounded to the microsecond: JSON shows `2.224`,
 /// not `2.2235869999999998`.
 pub fn millis(d: std::time::Duration) -> f64 {
@@ -150,6 +162,7 @@ impl Record {
             num_urls: 0,
             num_new_urls: 0,
             truncated: false,
+            truncated_by: None,
             tries: 0,
             elapsed_ms: 0.0,
             connect_ms: None,
@@ -165,6 +178,15 @@ impl Record {
             warc_file: None,
             warc_offset: None,
             warnings: Vec::new(),
+        }
+    }
+
+    /// Mark the body cut, `by` [`CUT_AT_LIMIT`] or [`CUT_IN_TRANSFER`];
+    /// the first reason given stays.
+    pub fn cut(&mut self, by: &'static str) {
+        self.truncated = true;
+        if self.truncated_by.is_none() {
+            self.truncated_by = Some(Cow::Borrowed(by));
         }
     }
 
@@ -254,6 +276,7 @@ mod tests {
             num_urls: 3,
             num_new_urls: 2,
             truncated: false,
+            truncated_by: None,
             tries: 1,
             elapsed_ms: 1.5,
             connect_ms: Some(0.1),

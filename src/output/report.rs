@@ -27,8 +27,8 @@ impl Stats {
         );
         let _ = writeln!(
             out,
-            "  html {}  other {}  redirect {}  error {}  truncated {}",
-            r.html, r.other, r.redirects, r.errors, r.truncated
+            "  html {}  other {}  redirect {}  error {}  cut at a limit {}  incomplete {}",
+            r.html, r.other, r.redirects, r.errors, r.truncated_by_limit, r.truncated_in_transfer
         );
         if !r.errors_by_kind.is_empty() {
             let _ = writeln!(out, "  errors: {}", counts(&r.errors_by_kind));
@@ -190,6 +190,29 @@ mod tests {
         assert!(text.contains("  3.0 MiB received (1.5 MiB/s), 0 links"), "{text}");
         assert!(!text.contains(" MB"), "{text}");
         assert!(!text.contains("bytes"), "{text}");
+    }
+
+    #[test]
+    fn bodies_cut_at_a_limit_and_cut_in_transfer_are_counted_apart() {
+        use crate::output::record::{CUT_AT_LIMIT, CUT_IN_TRANSFER};
+        let mut s = Stats::default();
+        let mut capped = page();
+        capped.cut(CUT_AT_LIMIT);
+        let mut short = page();
+        short.cut(CUT_IN_TRANSFER);
+        short.cut(CUT_AT_LIMIT);
+        s.add(&capped);
+        s.add(&short);
+        s.add(&page());
+        let text = s.report(Duration::from_secs(1), false);
+        assert!(text.contains("cut at a limit 1  incomplete 1"), "{text}");
+        assert!(!text.contains("truncated"), "{text}");
+        let data = s.report_data(Duration::from_secs(1), false);
+        assert_eq!(
+            (data.truncated, data.truncated_by_limit, data.truncated_in_transfer),
+            (2, 1, 1)
+        );
+        assert_eq!(short.truncated_by.as_deref(), Some(CUT_IN_TRANSFER), "the first reason stays");
     }
 
     #[test]

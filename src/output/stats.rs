@@ -11,7 +11,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::output::record::{Kind, Record};
+use crate::output::record::{Kind, Record, CUT_AT_LIMIT};
 
 /// Counters of one shard, or of the whole crawl after [`Stats::merge`].
 #[derive(Debug, Clone, Default)]
@@ -33,8 +33,11 @@ pub struct Stats {
     pub statuses: BTreeMap<u16, u64>,
     /// Body bytes received.
     pub bytes: u64,
-    /// Bodies cut short.
+    /// Bodies cut short, for either reason: at a limit of the crawl's
+    /// own, or by the transfer (the connection or a deadline).
     pub truncated: u64,
+    pub truncated_by_limit: u64,
+    pub truncated_in_transfer: u64,
     /// Links found on pages (sum of `num_urls`).
     pub links: u64,
     /// URLs not queued because of `--max-depth`, `--max-url-length`,
@@ -292,7 +295,11 @@ pub struct Summary {
     pub failed_starts: Vec<StartFailure>,
     pub statuses: BTreeMap<u16, u64>,
     pub bytes: u64,
+    /// Bodies not whole, for either reason: cut at a limit of the crawl's
+    /// (`--max-body`, a sitemap's bounds), or ended early in transfer.
     pub truncated: u64,
+    pub truncated_by_limit: u64,
+    pub truncated_in_transfer: u64,
     pub links: u64,
     pub skipped_depth: u64,
     pub skipped_url_length: u64,
@@ -360,6 +367,11 @@ impl Stats {
         }
         self.bytes += record.size;
         self.truncated += u64::from(record.truncated);
+        match record.truncated_by.as_deref() {
+            Some(CUT_AT_LIMIT) => self.truncated_by_limit += 1,
+            Some(_) => self.truncated_in_transfer += 1,
+            None => {}
+        }
         self.links += record.num_urls as u64;
         if let Some(ms) = record.connect_ms {
             Latencies::record(&mut self.latency.connect, ms);
@@ -392,6 +404,8 @@ impl Stats {
         }
         self.bytes += other.bytes;
         self.truncated += other.truncated;
+        self.truncated_by_limit += other.truncated_by_limit;
+        self.truncated_in_transfer += other.truncated_in_transfer;
         self.links += other.links;
         self.skipped_depth += other.skipped_depth;
         self.skipped_url_length += other.skipped_url_length;
@@ -452,6 +466,8 @@ impl Stats {
             statuses: self.statuses.clone(),
             bytes: self.bytes,
             truncated: self.truncated,
+            truncated_by_limit: self.truncated_by_limit,
+            truncated_in_transfer: self.truncated_in_transfer,
             links: self.links,
             skipped_depth: self.skipped_depth,
             skipped_url_length: self.skipped_url_length,

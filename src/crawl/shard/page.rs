@@ -21,7 +21,7 @@ use crate::crawl::urls;
 use crate::net::fetch::{self, FetchError, Response};
 use crate::net::http::{self, content};
 use crate::net::http::content::{Coding, DecodeError, Decoded};
-use crate::output::record::{millis, Record};
+use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
 use crate::output::timestamp::rfc3339_millis;
 use crate::output::warc;
 
@@ -159,7 +159,11 @@ impl Shard {
             record.content_type = Some(media);
             charset
         });
-        record.truncated = response.capped || response.body_error.is_some();
+        if response.body_error.is_some() {
+            record.cut(CUT_IN_TRANSFER);
+        } else if response.capped {
+            record.cut(CUT_AT_LIMIT);
+        }
         if let Some(e) = &response.body_error {
             fail(record, e.kind(), &e.to_string());
         }
@@ -376,7 +380,9 @@ impl Shard {
         }
         let decoded = decode_body(codings, &response.body, self.config.max_body).await;
         record.size = decoded.body.len() as u64;
-        record.truncated |= decoded.capped;
+        if decoded.capped {
+            record.cut(CUT_AT_LIMIT);
+        }
         match &decoded.error {
             Some(e @ DecodeError::TooMany) => fail(record, e.kind(), &e.to_string()),
             Some(e) if !record.truncated => fail(record, e.kind(), &e.to_string()),

@@ -95,7 +95,7 @@ impl Shard {
         match &sitemap.cut {
             None => {}
             Some(cut @ (Cut::TooManyUrls(_) | Cut::TooLarge { .. })) => {
-                record.truncated = true;
+                record.cut(crate::output::record::CUT_AT_LIMIT);
                 let message = format!("{} {cut}", sitemap.kind.name());
                 note(record, "sitemap_too_large", &message);
             }

@@ -5,6 +5,7 @@
 use std::process::Command;
 
 mod messages;
+mod report;
 mod scope;
 
 pub(crate) fn ringcrawl(args: &[&str]) -> std::process::Output {
