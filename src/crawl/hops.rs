@@ -202,6 +202,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_root_and_its_redirects_are_starts_and_nothing_after_a_link_is() {
+        let root = Hops::root();
+        assert!(root.is_start());
+        assert!(root.then(Hop::Redirect).then(Hop::Redirect).is_start());
+        assert!(!root.then(Hop::Link).is_start());
+        assert!(!root.then(Hop::Link).then(Hop::Redirect).is_start());
+        assert!(!root.then(Hop::Manifest).is_start());
+        assert!(!root.then(Hop::Redirect).then(Hop::Embed).is_start());
+        // Past the kept letters the path is not known to be all redirects.
+        let long = (0..=Hops::KEPT).fold(root, |h, _| h.then(Hop::Redirect));
+        assert!(!long.is_start());
+    }
+
+    #[test]
     fn a_path_reads_root_first_as_heritrix_writes_it() {
         let hops = Hops::root()
             .then(Hop::Link)
