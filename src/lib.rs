@@ -205,7 +205,10 @@ pub use crawl::budget::Spent;
 pub use crawl::scope::ScopeMode;
 pub use net::dns::Families;
 pub use output::record::Record;
-pub use output::stats::{DnsCounts, Fetched, Percentiles, ShardBalance, Summary};
+pub use output::record::Warning;
+pub use output::stats::{
+    DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, MAX_FAILED_STARTS,
+};
 pub use url::Url;
 
 /// The README's Rust examples, compiled by `cargo test --doc`, and a check

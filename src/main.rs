@@ -9,12 +9,14 @@
 //! - 1 it failed or was aborted (a shard died, the records, the WARC
 //!   files, the `--wacz` package or a `--save` file could not be written,
 //!   `--demo` missed pages);
-//! - 2 bad usage: flags or roots (one line on stderr);
+//! - 2 bad usage: flags or roots, an output path that cannot be written, a
+//!   state directory in use, a resume's other scope (one line on stderr);
 //! - 4 nothing fetched, no server answered at all (every root failed on
 //!   DNS, connect, time-out, reset, or an unsupported scheme; robots.txt
 //!   unreachable);
-//! - 5 as 4, and a certificate was refused on the way (wget's "SSL
-//!   verification failure"): `--ca-cert` or `--insecure` may be wanted;
+//! - 5 nothing fetched, and a root's certificate was not trusted (wget's
+//!   "SSL verification failure"): the line says `--ca-cert FILE` or
+//!   `--insecure` helps;
 //! - 8 nothing fetched, servers answered with errors only (every root got
 //!   a 4xx/5xx, was kept out by robots.txt, or redirected nowhere useful);
 //! - 130 interrupted by SIGINT/SIGTERM (see `signals` for a second one).
@@ -328,37 +330,30 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     Ok(match report.fetched() {
         Fetched::Some => ExitCode::SUCCESS,
         Fetched::OnlyErrors => {
-            let statuses: Vec<String> = summary
-                .statuses
-                .iter()
-                .map(|(status, n)| format!("{status}: {n}"))
-                .collect();
             eprintln!(
-                "ringcrawl: nothing fetched: servers answered, never with a 2xx (status {})",
-                if statuses.is_empty() {
-                    "-".to_string()
-                } else {
-                    statuses.join(", ")
-                }
+                "ringcrawl: nothing fetched: servers answered, never with a 2xx ({})",
+                cli::failed_starts(&summary)
             );
             ExitCode::from(NOTHING_BUT_ERRORS)
         }
-        Fetched::NoAnswer => {
-            let kinds: Vec<String> = summary
-                .errors_by_kind
-                .iter()
-                .map(|(kind, n)| format!("{kind} {n}"))
-                .collect();
-            eprintln!(
-                "ringcrawl: nothing fetched: no server answered ({})",
-                kinds.join(", ")
-            );
-            if summary.errors_by_kind.contains_key("tls_certificate") {
+        Fetched::NoAnswer => match cli::untrusted_certificate(&summary) {
+            Some(line) => {
+                eprintln!("ringcrawl: nothing fetched: {line}");
                 ExitCode::from(CERTIFICATE_REFUSED)
-            } else {
-                ExitCode::from(NO_ANSWER)
             }
-        }
+            None => {
+                eprintln!(
+                    "ringcrawl: nothing fetched: no server answered ({})",
+                    cli::failed_starts(&summary)
+                );
+                // A refused certificate among origins the line had no room for.
+                if summary.errors_by_kind.contains_key("tls_certificate") {
+                    ExitCode::from(CERTIFICATE_REFUSED)
+                } else {
+                    ExitCode::from(NO_ANSWER)
+                }
+            }
+        },
     })
 }
 

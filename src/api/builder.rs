@@ -62,6 +62,8 @@ pub struct CrawlerBuilder {
     roots: Vec<String>,
     mode: ScopeMode,
     exclude: Option<String>,
+    include: Vec<String>,
+    no_parent: bool,
     ca_files: Vec<PathBuf>,
     ca_ders: Vec<Vec<u8>>,
     insecure: bool,
@@ -82,6 +84,8 @@ impl CrawlerBuilder {
             roots: Vec::new(),
             mode: ScopeMode::Strict,
             exclude: None,
+            include: Vec::new(),
+            no_parent: false,
             ca_files: Vec::new(),
             ca_ders: Vec::new(),
             insecure: false,
@@ -144,6 +148,30 @@ impl CrawlerBuilder {
     /// Skip URLs matching this regular expression (checked in `build`).
     pub fn exclude(mut self, regex: impl Into<String>) -> Self {
         self.exclude = Some(regex.into());
+        self
+    }
+
+    /// Follow only links that this regular expression matches (searched
+    /// anywhere in the URL, as [`exclude`](Self::exclude)); given several
+    /// times, a link must match one of them. Roots, seeds, sitemaps and
+    /// the targets of their redirects are fetched whatever it says, and so
+    /// are page requisites ([`page_requisites`](Self::page_requisites)).
+    pub fn include(mut self, regex: impl Into<String>) -> Self {
+        // One given twice (a resume that repeats its command line) is one.
+        let regex = regex.into();
+        if !self.include.contains(&regex) {
+            self.include.push(regex);
+        }
+        self
+    }
+
+    /// wget's `--no-parent`: on a root's host (and its `www.` twin),
+    /// follow only links under a root's directory there (its path up to
+    /// and including the last `/`: `/docs/` for `/docs/index.html`). Other
+    /// hosts in scope are not limited; roots, sitemaps and requisites are
+    /// fetched as [`include`](Self::include) says.
+    pub fn no_parent(mut self, on: bool) -> Self {
+        self.no_parent = on;
         self
     }
 
@@ -449,7 +477,7 @@ impl CrawlerBuilder {
     }
 
     /// Body bytes kept per response (after content decoding); the rest is
-    /// not read and the page is marked truncated.
+    /// not read and the page is marked truncated (`truncated_by: limit`).
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.config.max_body = bytes;
         self
@@ -602,6 +630,8 @@ impl CrawlerBuilder {
             roots,
             mode,
             exclude,
+            include,
+            no_parent,
             ca_files,
             ca_ders,
             insecure,
@@ -612,21 +642,31 @@ impl CrawlerBuilder {
             state_args,
             cluster,
         } = self;
-        let (roots, mode, exclude) = match &state {
+        let (roots, mode, exclude, include, no_parent) = match &state {
             // A crawl resumed from the library: its roots and scope are
             // its manifest's.
             Some((dir, true)) if roots.is_empty() => {
                 let manifest = crate::state::read_manifest(dir)
                     .map_err(|e| BuildError::new("resume", e.to_string()))?;
-                (manifest.roots, manifest.scope.mode, manifest.scope.exclude)
+                let scope = manifest.scope;
+                (
+                    manifest.roots,
+                    scope.mode,
+                    scope.exclude,
+                    scope.include,
+                    scope.no_parent,
+                )
             }
-            _ => (roots, mode, exclude),
+            _ => (roots, mode, exclude, include, no_parent),
         };
         // A node may join a cluster crawl with no roots of its own.
         if roots.is_empty() && config.seeds.is_empty() && cluster.is_none() {
             return Err(BuildError::new("root", "no roots given"));
         }
         checks::seeds(&config, state.is_some(), cluster.is_some())?;
+        // Before the state directory puts the records in itself (it is
+        // made when the crawl starts).
+        checks::outputs(&config)?;
         let state_given = state.is_some();
         if let Some((dir, resume)) = state {
             checks::state(&mut config, dir, resume, checkpoint_interval, state_args)?;
@@ -641,14 +681,22 @@ impl CrawlerBuilder {
             .map(regex::Regex::new)
             .transpose()
             .map_err(|e| BuildError::new("exclude", checks::one_line(&e.to_string())))?;
-        config.scope = Scope::new(&config.roots, mode, exclude);
-        if let Some(root) = config.roots.iter().find(|r| !config.scope.allows(r)) {
+        let include = include
+            .iter()
+            .map(|re| regex::Regex::new(re))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| BuildError::new("include", checks::one_line(&e.to_string())))?;
+        config.scope = Scope::new(&config.roots, mode, exclude)
+            .with_include(include)
+            .with_no_parent(no_parent);
+        if let Some(root) = config.roots.iter().find(|r| !config.scope.allows_start(r)) {
             return Err(BuildError::new(
                 "exclude",
                 format!("excludes the root {root}"),
             ));
         }
         checks::limits(&config)?;
+        checks::resumed_scope(&config)?;
         if let Some(draft) = cluster {
             config.cluster = Some(super::cluster::check(draft, &mut config, state_given)?);
         }

@@ -4,7 +4,7 @@
 //! as the setting's flag. Not the settings themselves (`builder.rs`), nor
 //! a cluster node's (`cluster.rs`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::BuildError;
@@ -85,6 +85,7 @@ pub(super) fn state(
         ));
     }
     let flag = if resume { "resume" } else { "state" };
+    crate::state::check_not_in_use(&dir).map_err(|e| BuildError::new(flag, e.to_string()))?;
     match &config.output {
         Output::Stdout => {
             return Err(BuildError::new(
@@ -115,6 +116,83 @@ pub(super) fn state(
         args,
     });
     Ok(())
+}
+
+/// The output files' directories exist and `--warc` is no file: else the
+/// crawl would start and fail at its first write. Each failure names its
+/// path. (The writes themselves may still fail: a full disk, a
+/// permission.)
+pub(super) fn outputs(config: &Config) -> Result<(), BuildError> {
+    if let Output::File(path) = &config.output {
+        file_target("output", path)?;
+    }
+    if let Some(path) = &config.cdxj {
+        file_target("cdxj", path)?;
+    }
+    if let Some(path) = &config.wacz {
+        file_target("wacz", path)?;
+    }
+    if let Some(dir) = &config.warc_dir {
+        if dir.exists() && !dir.is_dir() {
+            return Err(BuildError::new(
+                "warc",
+                format!("{}: not a directory", dir.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A file `path` can be made: it is no directory and its directory is one.
+fn file_target(setting: &'static str, path: &Path) -> Result<(), BuildError> {
+    if path.is_dir() {
+        return Err(BuildError::new(
+            setting,
+            format!("{}: is a directory", path.display()),
+        ));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        let why = if parent.exists() {
+            "is not a directory"
+        } else {
+            "no such directory"
+        };
+        return Err(BuildError::new(
+            setting,
+            format!("{}: {why}: {}", path.display(), parent.display()),
+        ));
+    }
+    Ok(())
+}
+
+/// A resume's scope is its crawl's (queued URLs were admitted under it
+/// and are replayed without another look); what differs, in words. A
+/// directory whose manifest cannot be read is left to the crawl's start,
+/// which says why.
+pub(super) fn resumed_scope(config: &Config) -> Result<(), BuildError> {
+    let Some(state) = config.state.as_ref().filter(|s| s.resume) else {
+        return Ok(());
+    };
+    let Ok(manifest) = crate::state::read_manifest(&state.dir) else {
+        return Ok(());
+    };
+    let differences = manifest
+        .scope
+        .differences(&crate::state::manifest::ScopeSettings::of(&config.scope));
+    if differences.is_empty() {
+        return Ok(());
+    }
+    Err(BuildError::new(
+        "resume",
+        format!(
+            "a resumed crawl keeps its scope: {}",
+            differences.join("; ")
+        ),
+    ))
 }
 
 /// Every number and duration of `config` within its range.

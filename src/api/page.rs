@@ -40,7 +40,8 @@ impl<'a> Page<'a> {
     }
 
     /// Why the fetch failed or its answer is incomplete (one line), if it
-    /// did or is.
+    /// did or is. A certificate accepted because of `insecure` is a
+    /// [`Page::warnings`], not an error.
     pub fn error(&self) -> Option<&'a str> {
         self.record.error.as_deref()
     }
@@ -50,6 +51,13 @@ impl<'a> Page<'a> {
     /// JSONL record's `error_kind`.
     pub fn error_kind(&self) -> Option<&'a str> {
         self.record.error_kind.as_deref()
+    }
+
+    /// What is worth knowing about the fetch that did not fail it (a
+    /// certificate accepted only because of `insecure`), as the JSONL
+    /// record's `warnings`.
+    pub fn warnings(&self) -> &'a [crate::output::record::Warning] {
+        &self.record.warnings
     }
 
     /// The media type of `Content-Type`, lower-cased, without parameters.
@@ -73,6 +81,13 @@ impl<'a> Page<'a> {
     /// deadline that ended first.
     pub fn truncated(&self) -> bool {
         self.record.truncated
+    }
+
+    /// Why the body is not whole, if it is not: `limit` (cut at the body
+    /// cap or another bound of the crawl's) or `transfer` (the connection
+    /// or a deadline ended it early).
+    pub fn truncated_by(&self) -> Option<&'a str> {
+        self.record.truncated_by.as_deref()
     }
 
     /// The absolute, normalised links of an HTML page, in document order,

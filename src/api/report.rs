@@ -50,7 +50,10 @@ impl Report {
 
     /// The command line's end report: a few lines of text.
     pub fn text(&self) -> String {
-        let mut text = self.outcome.stats.report(self.outcome.elapsed);
+        let mut text = self
+            .outcome
+            .stats
+            .report(self.outcome.elapsed, self.outcome.interrupted);
         if let Some(spent) = self.outcome.spent {
             text.push_str(&format!(
                 "  stopped: {} reached, {} URLs left queued\n",

@@ -91,6 +91,23 @@ pub struct Args {
     #[arg(long, value_name = "REGEX", help_heading = SCOPE)]
     pub exclude: Option<String>,
 
+    /// Follow only links matching this regular expression (searched anywhere in the URL; repeatable: any one)
+    ///
+    /// Roots, seeds, robots.txt and sitemaps are fetched whatever it says,
+    /// and so are the targets of their redirects and page requisites;
+    /// --exclude still wins. Links kept out are not recorded.
+    #[arg(long, value_name = "REGEX", help_heading = SCOPE)]
+    pub include: Vec<String>,
+
+    /// Follow no link above a root's directory on its host, as wget --no-parent
+    ///
+    /// The directory is the root's path up to and including its last /
+    /// (/docs/ for /docs/index.html); links to the root's host (or its
+    /// www. twin) elsewhere are not followed; other hosts in scope are
+    /// not limited.
+    #[arg(long = "no-parent", help_heading = SCOPE)]
+    pub no_parent: bool,
+
     /// Links followed from a root beyond which links are not queued
     #[arg(long = "max-depth", alias = "max_depth", value_name = "N", default_value_t = 100, help_heading = SCOPE)]
     pub max_depth: u32,
@@ -218,7 +235,8 @@ pub struct Args {
 
     /// Fetch https pages even when their certificate fails verification
     ///
-    /// The failure is still recorded on each page's record.
+    /// The failure is a warning on each page's record
+    /// (tls_certificate_untrusted), not an error.
     #[arg(long, help_heading = NETWORK)]
     pub insecure: bool,
 
@@ -231,7 +249,7 @@ pub struct Args {
     #[arg(long = "max-tasks", alias = "max_tasks", value_name = "N", default_value_t = 100, help_heading = LIMITS)]
     pub max_tasks: usize,
 
-    /// Body bytes kept per response (512K, 16M, 1G); larger bodies are cut and marked truncated
+    /// Body bytes kept per response (512K, 16M, 1G); larger bodies are cut (truncated_by: limit)
     #[arg(long = "max-body", value_name = "SIZE", default_value = "16M", value_parser = units::size, help_heading = LIMITS)]
     pub max_body: u64,
 
@@ -391,7 +409,7 @@ pub struct Args {
     pub lease_ttl: Duration,
 
     // Logging
-    /// More output (-v: one line per URL)
+    /// More output (-v: a line per URL, [shard N] first; -vv: retries too, and more per URL)
     #[arg(short, long, action = clap::ArgAction::Count, help_heading = LOGGING)]
     pub verbose: u8,
 

@@ -95,6 +95,10 @@ impl Args {
         if let Some(regex) = self.exclude {
             b = b.exclude(regex);
         }
+        for regex in self.include {
+            b = b.include(regex);
+        }
+        b = b.no_parent(self.no_parent);
         if let Some(cores) = self.cores {
             b = b.cores(cores);
         }

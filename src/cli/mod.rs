@@ -11,6 +11,7 @@
 //!   and the subcommands;
 //! - `build`: the flags as the library's builder;
 //! - `help`: the help's closing text, shell completions, the man page;
+//! - `outcome`: the line of a crawl that fetched nothing;
 //! - `resume`: the flags a resume refuses;
 //! - `values`: the syntax of `--resolve`, `--dns-server`, `--robots-retries`;
 //! - `units`: durations, sizes and rates.
@@ -18,6 +19,7 @@
 mod args;
 mod build;
 mod help;
+mod outcome;
 mod resume;
 mod units;
 mod values;
@@ -31,6 +33,7 @@ use ringcrawl::BuildError;
 
 pub use args::{Args, ClusterCommand, Command, StatusArgs};
 pub use help::{completions, man};
+pub use outcome::{failed_starts, untrusted_certificate};
 pub use resume::{refused_at_resume, stored_args};
 
 /// A flag whose value cannot be used; the message is one line for the user.

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::crawl::frontier::Job;
-use crate::crawl::scope::Scope;
 use crate::crawl::urls;
 
 use super::partition::partition_of;
@@ -69,11 +68,7 @@ pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
     store.add_roots(&roots, &batches)?;
     let all = store.roots()?;
     let parsed: Vec<url::Url> = all.iter().filter_map(|r| url::Url::parse(r).ok()).collect();
-    config.scope = Scope::new(
-        &parsed,
-        config.scope.mode(),
-        config.scope.exclude().and_then(|e| regex::Regex::new(e).ok()),
-    );
+    config.scope = config.scope.with_roots(&parsed);
     store.heartbeat(settings.lease_ttl)?;
     Ok(Joined {
         store,

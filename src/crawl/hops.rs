@@ -129,6 +129,23 @@ impl Hops {
         Hop::from_code(self.0 & 7)
     }
 
+    /// Whether the URL starts the crawl: a root or a seed (no hop), or a
+    /// redirect target of one (`R`, `RR`, ...).
+    pub fn is_start(self) -> bool {
+        let len = self.len();
+        if len > Hops::KEPT {
+            return false;
+        }
+        let mut letters = self.0 & Hops::LETTER_MASK;
+        for _ in 0..len {
+            if Hop::from_code(letters & 7) != Some(Hop::Redirect) {
+                return false;
+            }
+            letters = letters.wrapping_shr(3);
+        }
+        true
+    }
+
     /// Whether the URL is a page requisite: its last hop other than
     /// redirects is an embed (`E`, `ER`, `ERR`). A requisite is a leaf: its
     /// links are not followed.
@@ -183,6 +200,20 @@ impl fmt::Display for Hops {
 #[allow(clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_root_and_its_redirects_are_starts_and_nothing_after_a_link_is() {
+        let root = Hops::root();
+        assert!(root.is_start());
+        assert!(root.then(Hop::Redirect).then(Hop::Redirect).is_start());
+        assert!(!root.then(Hop::Link).is_start());
+        assert!(!root.then(Hop::Link).then(Hop::Redirect).is_start());
+        assert!(!root.then(Hop::Manifest).is_start());
+        assert!(!root.then(Hop::Redirect).then(Hop::Embed).is_start());
+        // Past the kept letters the path is not known to be all redirects.
+        let long = (0..=Hops::KEPT).fold(root, |h, _| h.then(Hop::Redirect));
+        assert!(!long.is_start());
+    }
 
     #[test]
     fn a_path_reads_root_first_as_heritrix_writes_it() {

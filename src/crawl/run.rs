@@ -102,7 +102,7 @@ pub fn run_with(
     // before anything starts.
     let mut roots: Vec<Job> = Vec::new();
     for root in &config.roots {
-        if !config.scope.allows(root) {
+        if !config.scope.allows_start(root) {
             bail!("root {root} is excluded by --exclude");
         }
         roots.push(Job::root(root.as_str().to_string(), config.max_redirect));
@@ -161,7 +161,10 @@ pub fn run_with(
     let config = Arc::new(config);
     let shards = config.cores;
     let writer = Writer::open(&config.output, config.output_backlog, appending)
-        .context("opening --output")?;
+        .with_context(|| match &config.output {
+            Output::File(path) => format!("opening --output {}", path.display()),
+            _ => "opening --output".to_string(),
+        })?;
     // A WACZ needs the index: the --cdxj file, else one beside the package
     // (so a package that could not be written there fails now, not after
     // the crawl).
@@ -235,8 +238,7 @@ pub fn run_with(
                 lease_ttl: settings.lease_ttl,
                 shards,
                 key: joined.meta.key,
-                scope_mode: config.scope.mode(),
-                exclude: config.scope.exclude().and_then(|e| regex::Regex::new(e).ok()),
+                scope: config.scope.clone(),
             };
             let running = node::spawn(
                 node,
@@ -384,7 +386,7 @@ pub fn run_with(
                 warc_files.extend(files);
                 let balance = ShardBalance {
                     urls: stats.urls,
-                    cpu_ms: cpu.as_secs_f64() * 1e3,
+                    cpu_ms: crate::output::record::millis(cpu),
                 };
                 outcome.stats.merge(&stats, Some(balance));
                 outcome.records.extend(records);

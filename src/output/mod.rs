@@ -1,6 +1,6 @@
 //! What a crawl shows and leaves behind: one [`record`] per URL, buffered
 //! as JSON Lines by a shard's [`sink`] and written by the [`writer`]
-//! thread; the counters and end report ([`stats`]); the live progress line
+//! thread; the counters ([`stats`]) and the end report as text ([`report`]); the live progress line
 //! ([`progress`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
 //! the WACZ package made of them at the end ([`wacz`]).
 //!
@@ -9,6 +9,7 @@
 pub mod cdxj;
 pub mod progress;
 pub mod record;
+pub mod report;
 pub mod sink;
 pub mod stats;
 pub mod timestamp;

@@ -160,14 +160,14 @@ impl Progress {
 /// first).
 pub fn line(now: Snapshot, rate: f64, elapsed: Duration) -> String {
     format!(
-        "{:>6.1}s  {} pages  {:.0}/s  in flight {}  queued {}  errors {}  {:.1} MB",
+        "{:>6.1}s  {} pages  {:.0}/s  in flight {}  queued {}  errors {}  {}",
         elapsed.as_secs_f64(),
         now.pages,
         rate,
         now.in_flight,
         now.queued,
         now.errors,
-        now.bytes as f64 / 1e6
+        crate::output::report::binary_size(now.bytes as f64)
     )
 }
 

@@ -61,8 +61,15 @@ pub struct Record {
     /// Of those, links new to the crawl: queued because this page found
     /// them first (for a redirect, 1 if its target was new).
     pub num_new_urls: usize,
-    /// The body was cut at the body cap or the connection ended early.
+    /// The body is not whole, for either reason `truncated_by` names.
     pub truncated: bool,
+    /// Why it is not: [`CUT_AT_LIMIT`] (`limit`: cut at a bound of the
+    /// crawl's own, `--max-body`, the decoded-size bound or a sitemap's
+    /// bounds; the part kept is used) or [`CUT_IN_TRANSFER`] (`transfer`:
+    /// the connection or a deadline ended it early; `error_kind` says
+    /// how). Left out of the JSON line when the body is whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated_by: Option<Cow<'static, str>>,
     /// Attempts made (more than one after network errors).
     pub tries: u32,
     /// Wall time from the first attempt to the end of the body, in ms.
@@ -108,6 +115,32 @@ pub struct Record {
     /// Offset of that record's gzip member in `warc_file`.
     #[serde(default)]
     pub warc_offset: Option<u64>,
+    /// What is worth knowing about a fetch that did not fail it (a
+    /// certificate accepted only because of `--insecure`); left out of
+    /// the JSON line when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
+}
+
+/// Something about a fetch that did not make it fail: a stable `kind`
+/// (`tls_certificate_untrusted`) and a one-line `message`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// A stable word, as an `error_kind` is.
+    pub kind: String,
+    /// What happened, one line.
+    pub message: String,
+}
+
+/// `truncated_by` of a body cut at a bound of the crawl's own.
+pub const CUT_AT_LIMIT: &str = "limit";
+/// `truncated_by` of a body the connection or a deadline ended early.
+pub const CUT_IN_TRANSFER: &str = "transfer";
+
+/// `d` in milliseconds, rounded to the microsecond: JSON shows `2.224`,
+/// not `2.2235869999999998`.
+pub fn millis(d: std::time::Duration) -> f64 {
+    d.as_micros() as f64 / 1e3
 }
 
 /// The coarse kind a record counts as in the report.
@@ -137,6 +170,7 @@ impl Record {
             num_urls: 0,
             num_new_urls: 0,
             truncated: false,
+            truncated_by: None,
             tries: 0,
             elapsed_ms: 0.0,
             connect_ms: None,
@@ -151,7 +185,25 @@ impl Record {
             payload_digest: None,
             warc_file: None,
             warc_offset: None,
+            warnings: Vec::new(),
         }
+    }
+
+    /// Mark the body cut, `by` [`CUT_AT_LIMIT`] or [`CUT_IN_TRANSFER`];
+    /// the first reason given stays.
+    pub fn cut(&mut self, by: &'static str) {
+        self.truncated = true;
+        if self.truncated_by.is_none() {
+            self.truncated_by = Some(Cow::Borrowed(by));
+        }
+    }
+
+    /// Add a warning (`kind`, `message`) to this record.
+    pub fn warn(&mut self, kind: &str, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            kind: kind.to_string(),
+            message: message.into(),
+        });
     }
 
     /// Report category: errors first, then redirects, then HTML vs the rest.
@@ -169,6 +221,38 @@ impl Record {
         } else {
             Kind::Other
         }
+    }
+
+    /// The line `-v` shows for it: `[shard N] URL STATUS-OR-ERROR (K
+    /// links)`, its warnings after; with `-vv` (`detail`) also its size,
+    /// time, hop path and referrer.
+    pub fn verbose_line(&self, detail: bool) -> String {
+        use std::fmt::Write as _;
+        let mut line = format!("[shard {}] {}", self.shard, self.url);
+        match (&self.status, &self.error) {
+            (_, Some(e)) => {
+                let _ = write!(line, " {e}");
+            }
+            (Some(s), None) => {
+                let _ = write!(line, " {s}");
+            }
+            (None, None) => {}
+        }
+        let _ = write!(line, " ({} links)", self.num_urls);
+        for w in &self.warnings {
+            let _ = write!(line, " warning {}: {}", w.kind, w.message);
+        }
+        if detail {
+            let _ = write!(
+                line,
+                " {} bytes {} ms hops {:?} via {}",
+                self.size,
+                self.elapsed_ms,
+                self.hops,
+                self.via.as_deref().unwrap_or("-")
+            );
+        }
+        line
     }
 
     /// Append this record as one JSON line (with its newline) to `out`.
@@ -200,6 +284,7 @@ mod tests {
             num_urls: 3,
             num_new_urls: 2,
             truncated: false,
+            truncated_by: None,
             tries: 1,
             elapsed_ms: 1.5,
             connect_ms: Some(0.1),
@@ -214,6 +299,10 @@ mod tests {
             payload_digest: Some("sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ".into()),
             warc_file: Some("x-s0-00000.warc.gz".into()),
             warc_offset: Some(1234),
+            warnings: vec![Warning {
+                kind: "tls_certificate_untrusted".into(),
+                message: "unknown issuer".into(),
+            }],
         }
     }
 
@@ -224,6 +313,47 @@ mod tests {
         assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
         let back: Record = serde_json::from_slice(&out).unwrap();
         assert_eq!(back, record());
+    }
+
+    #[test]
+    fn a_record_without_warnings_leaves_the_field_out() {
+        let mut r = record();
+        r.warnings.clear();
+        let mut out = Vec::new();
+        r.write_jsonl(&mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("warnings"), "{text}");
+        let back: Record = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn timings_are_rounded_to_the_microsecond() {
+        let d = std::time::Duration::from_nanos(2_223_586_999);
+        assert_eq!(millis(d), 2223.586);
+        let mut r = record();
+        r.elapsed_ms = millis(std::time::Duration::from_nanos(2_223_587));
+        let mut out = Vec::new();
+        r.write_jsonl(&mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\"elapsed_ms\":2.223,"), "{text}");
+    }
+
+    #[test]
+    fn verbose_lines_name_the_shard_and_very_verbose_ones_say_more() {
+        let r = record();
+        let line = r.verbose_line(false);
+        assert!(line.starts_with("[shard 0] http://a.test/ 200 (3 links)"), "{line}");
+        assert!(line.contains("warning tls_certificate_untrusted: unknown issuer"), "{line}");
+        let more = r.verbose_line(true);
+        assert!(more.starts_with(&line) && more.contains("hops \"LR\" via http://a.test/from"), "{more}");
+    }
+
+    #[test]
+    fn a_warning_is_not_an_error() {
+        let mut r = record();
+        r.warn("tls_certificate_untrusted", "expired");
+        assert_eq!(r.kind(), Kind::Html);
     }
 
     #[test]

@@ -1,17 +1,17 @@
 //! Per-shard counters and latency histograms, merged once at the end, and
-//! the final report (text for people, JSON for scripts).
+//! the numbers of the final report (JSON for scripts; the text for people
+//! is `report.rs`'s).
 //!
 //! Counting is pure and cheap (one call per record); nothing here does I/O
 //! except formatting the report into a string.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::output::record::{Kind, Record};
+use crate::output::record::{Kind, Record, CUT_AT_LIMIT};
 
 /// Counters of one shard, or of the whole crawl after [`Stats::merge`].
 #[derive(Debug, Clone, Default)]
@@ -24,12 +24,20 @@ pub struct Stats {
     pub errors: u64,
     /// Errors by `error_kind`.
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// Warnings by kind (records not counted as errors).
+    pub warnings_by_kind: BTreeMap<String, u64>,
+    /// Why roots and seeds (and their redirects' targets) got no page:
+    /// the first failure of each origin, [`MAX_FAILED_STARTS`] at most.
+    pub failed_starts: Vec<StartFailure>,
     /// Responses by HTTP status.
     pub statuses: BTreeMap<u16, u64>,
     /// Body bytes received.
     pub bytes: u64,
-    /// Bodies cut short.
+    /// Bodies cut short, for either reason: at a limit of the crawl's
+    /// own, or by the transfer (the connection or a deadline).
     pub truncated: u64,
+    pub truncated_by_limit: u64,
+    pub truncated_in_transfer: u64,
     /// Links found on pages (sum of `num_urls`).
     pub links: u64,
     /// URLs not queued because of `--max-depth`, `--max-url-length`,
@@ -131,6 +139,63 @@ impl DnsCounts {
     }
 }
 
+/// Origins whose failures [`Stats`] keeps for the report (one line of
+/// stderr names them).
+pub const MAX_FAILED_STARTS: usize = 8;
+
+/// Why a root, a seed or a root's redirect target got no page: its URL
+/// and its error (kind and message), or the status it was answered with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct StartFailure {
+    /// The URL, as its record has it.
+    pub url: String,
+    /// Its record's `error_kind` and `error`, if it failed.
+    pub error_kind: Option<String>,
+    pub error: Option<String>,
+    /// The status it was answered with, if it was.
+    pub status: Option<u16>,
+}
+
+impl StartFailure {
+    /// Of a record that is a start of the crawl (a root, a seed, or a
+    /// redirect target of one: its hop path is all `R`s) and got no page
+    /// (an error, or a 4xx/5xx); None for any other record. A sitemap
+    /// the crawl guessed (`M`) is not one: nobody asked for it.
+    fn of(record: &Record) -> Option<StartFailure> {
+        if !record.hops.bytes().all(|b| b == b'R') {
+            return None;
+        }
+        let failed = match record.kind() {
+            Kind::Error => true,
+            Kind::Redirect => false,
+            Kind::Html | Kind::Other => record.status.is_some_and(|s| s >= 400),
+        };
+        failed.then(|| StartFailure {
+            url: record.url.clone(),
+            error_kind: record.error_kind.clone(),
+            error: record.error.clone(),
+            status: record.status,
+        })
+    }
+
+    /// `scheme://host:port` of its URL.
+    fn origin(&self) -> String {
+        match url::Url::parse(&self.url) {
+            Ok(u) => u.origin().ascii_serialization(),
+            Err(_) => self.url.clone(),
+        }
+    }
+
+    /// Keep `failure` in `list` unless its origin has one already or the
+    /// list is full.
+    fn keep(list: &mut Vec<StartFailure>, failure: StartFailure) {
+        if list.len() < MAX_FAILED_STARTS && list.iter().all(|f| f.origin() != failure.origin()) {
+            list.push(failure);
+        }
+    }
+}
+
 /// What a crawl got back, as a whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fetched {
@@ -226,9 +291,20 @@ pub struct Summary {
     pub redirects: u64,
     pub errors: u64,
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// Warnings by kind: pages fetched, with something to know
+    /// (`tls_certificate_untrusted`: accepted only because of
+    /// `--insecure`).
+    pub warnings_by_kind: BTreeMap<String, u64>,
+    /// Roots and seeds (or their redirects' targets) that got no page, the
+    /// first of each origin, a few at most.
+    pub failed_starts: Vec<StartFailure>,
     pub statuses: BTreeMap<u16, u64>,
     pub bytes: u64,
+    /// Bodies not whole, for either reason: cut at a limit of the crawl's
+    /// (`--max-body`, a sitemap's bounds), or ended early in transfer.
     pub truncated: u64,
+    pub truncated_by_limit: u64,
+    pub truncated_in_transfer: u64,
     pub links: u64,
     pub skipped_depth: u64,
     pub skipped_url_length: u64,
@@ -287,11 +363,24 @@ impl Stats {
                 _ => {}
             }
         }
+        for warning in &record.warnings {
+            *self.warnings_by_kind.entry(warning.kind.clone()).or_default() += 1;
+        }
+        if self.failed_starts.len() < MAX_FAILED_STARTS {
+            if let Some(failure) = StartFailure::of(record) {
+                StartFailure::keep(&mut self.failed_starts, failure);
+            }
+        }
         if let Some(status) = record.status {
             *self.statuses.entry(status).or_default() += 1;
         }
         self.bytes += record.size;
         self.truncated += u64::from(record.truncated);
+        match record.truncated_by.as_deref() {
+            Some(CUT_AT_LIMIT) => self.truncated_by_limit += 1,
+            Some(_) => self.truncated_in_transfer += 1,
+            None => {}
+        }
         self.links += record.num_urls as u64;
         if let Some(ms) = record.connect_ms {
             Latencies::record(&mut self.latency.connect, ms);
@@ -313,11 +402,19 @@ impl Stats {
         for (k, v) in &other.errors_by_kind {
             *self.errors_by_kind.entry(k.clone()).or_default() += v;
         }
+        for (k, v) in &other.warnings_by_kind {
+            *self.warnings_by_kind.entry(k.clone()).or_default() += v;
+        }
+        for failure in &other.failed_starts {
+            StartFailure::keep(&mut self.failed_starts, failure.clone());
+        }
         for (k, v) in &other.statuses {
             *self.statuses.entry(*k).or_default() += v;
         }
         self.bytes += other.bytes;
         self.truncated += other.truncated;
+        self.truncated_by_limit += other.truncated_by_limit;
+        self.truncated_in_transfer += other.truncated_in_transfer;
         self.links += other.links;
         self.skipped_depth += other.skipped_depth;
         self.skipped_url_length += other.skipped_url_length;
@@ -359,12 +456,14 @@ impl Stats {
 
     /// The numbers of the report.
     pub fn report_data(&self, elapsed: Duration, interrupted: bool) -> Summary {
-        let secs = elapsed.as_secs_f64();
+        // Rounded to the microsecond, and the rate to a thousandth, as the
+        // records' timings are.
+        let secs = elapsed.as_micros() as f64 / 1e6;
         Summary {
             urls: self.urls,
             elapsed_s: secs,
             urls_per_s: if secs > 0.0 {
-                self.urls as f64 / secs
+                (self.urls as f64 / secs * 1e3).round() / 1e3
             } else {
                 0.0
             },
@@ -373,9 +472,13 @@ impl Stats {
             redirects: self.redirects,
             errors: self.errors,
             errors_by_kind: self.errors_by_kind.clone(),
+            warnings_by_kind: self.warnings_by_kind.clone(),
+            failed_starts: self.failed_starts.clone(),
             statuses: self.statuses.clone(),
             bytes: self.bytes,
             truncated: self.truncated,
+            truncated_by_limit: self.truncated_by_limit,
+            truncated_in_transfer: self.truncated_in_transfer,
             links: self.links,
             skipped_depth: self.skipped_depth,
             skipped_url_length: self.skipped_url_length,
@@ -400,108 +503,6 @@ impl Stats {
             spill_lost: self.spill_lost,
             dns: self.dns,
         }
-    }
-
-    /// The chapter's end report, plus bytes, latencies and shard balance.
-    pub fn report(&self, elapsed: Duration) -> String {
-        let r = self.report_data(elapsed, false);
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "Finished {} urls in {:.3} secs ({:.1} urls/sec)",
-            r.urls, r.elapsed_s, r.urls_per_s
-        );
-        let _ = writeln!(
-            out,
-            "  html {}  other {}  redirect {}  error {}  truncated {}",
-            r.html, r.other, r.redirects, r.errors, r.truncated
-        );
-        if !r.errors_by_kind.is_empty() {
-            let kinds: Vec<String> = r
-                .errors_by_kind
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
-            let _ = writeln!(out, "  errors: {}", kinds.join(", "));
-        }
-        let statuses: Vec<String> = r
-            .statuses
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}"))
-            .collect();
-        let _ = writeln!(
-            out,
-            "  status: {}",
-            if statuses.is_empty() {
-                "-".into()
-            } else {
-                statuses.join(", ")
-            }
-        );
-        let mb_s = if r.elapsed_s > 0.0 {
-            r.bytes as f64 / r.elapsed_s / 1e6
-        } else {
-            0.0
-        };
-        let _ = writeln!(
-            out,
-            "  {} bytes ({mb_s:.1} MB/s), {} links",
-            r.bytes, r.links
-        );
-        if r.skipped_depth + r.skipped_url_length + r.skipped_host_full > 0 {
-            let _ = writeln!(
-                out,
-                "  not queued: {} past --max-depth, {} past --max-url-length, {} past --max-pages-per-host",
-                r.skipped_depth, r.skipped_url_length, r.skipped_host_full
-            );
-        }
-        let d = &r.dns;
-        if d.lookups + d.cache_hits + d.negative_hits > 0 {
-            let per_s = if r.elapsed_s > 0.0 {
-                d.queries as f64 / r.elapsed_s
-            } else {
-                0.0
-            };
-            let _ = writeln!(
-                out,
-                "  dns: {} lookups, {} queries ({per_s:.1}/s), {} answers, {} time-outs, \
-                 {} cache hits, {} negative hits, {} waited for a slot, {} answered on one family",
-                d.lookups,
-                d.queries,
-                d.answers,
-                d.timeouts,
-                d.cache_hits,
-                d.negative_hits,
-                d.waited,
-                d.early
-            );
-        }
-        for (name, p) in [
-            ("connect", &r.connect),
-            ("first byte", &r.first_byte),
-            ("total", &r.total),
-        ] {
-            if p.count > 0 {
-                let _ = writeln!(
-                    out,
-                    "  {name:<10} ms  p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
-                    p.p50_ms, p.p90_ms, p.p99_ms, p.max_ms
-                );
-            }
-        }
-        if r.shards.len() > 1 {
-            let shards: Vec<String> = r
-                .shards
-                .iter()
-                .enumerate()
-                .map(|(i, s)| format!("#{i} {} urls {:.0} ms cpu", s.urls, s.cpu_ms))
-                .collect();
-            let _ = writeln!(out, "  shards: {}", shards.join(" | "));
-        }
-        if r.peak_rss_kib > 0 {
-            let _ = writeln!(out, "  peak RSS {:.1} MiB", r.peak_rss_kib as f64 / 1024.0);
-        }
-        out
     }
 }
 
@@ -567,7 +568,7 @@ mod tests {
     fn dns_counts_add_up_and_show_only_when_names_were_resolved() {
         let mut a = Stats::default();
         a.add(&record(Some(200), None));
-        let text = a.report(Duration::from_secs(1));
+        let text = a.report(Duration::from_secs(1), false);
         assert!(!text.contains("dns:"), "{text}");
         a.dns = DnsCounts {
             lookups: 3,
@@ -585,7 +586,7 @@ mod tests {
         total.merge(&a, None);
         total.merge(&a, None);
         assert_eq!((total.dns.queries, total.dns.cache_bytes), (12, 800));
-        let text = total.report(Duration::from_secs(2));
+        let text = total.report(Duration::from_secs(2), false);
         assert!(
             text.contains(
                 "dns: 6 lookups, 12 queries (6.0/s), 10 answers, 2 time-outs, 20 cache hits, \
@@ -606,7 +607,7 @@ mod tests {
             r.elapsed_ms = ms as f64;
             s.add(&r);
         }
-        let text = s.report(Duration::from_secs(2));
+        let text = s.report(Duration::from_secs(2), false);
         assert!(
             text.starts_with("Finished 100 urls in 2.000 secs (50.0 urls/sec)"),
             "{text}"

@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::crawl::scope::ScopeMode;
+use crate::crawl::scope::{Scope, ScopeMode};
 use crate::output::timestamp::rfc3339_millis;
 
 use super::StateError;
@@ -49,7 +49,9 @@ pub struct Manifest {
     pub args: Vec<String>,
 }
 
-/// Strict or lenient hosts, and `--exclude`.
+/// Strict or lenient hosts, `--exclude`, `--include` and `--no-parent`.
+/// (The last two are left out when not set, so a crawl made before they
+/// existed reads the same.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScopeSettings {
     /// `strict` or `lenient`.
@@ -57,6 +59,72 @@ pub struct ScopeSettings {
     pub mode: ScopeMode,
     /// The `--exclude` regex, as given.
     pub exclude: Option<String>,
+    /// The `--include` regexes, as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
+    /// `--no-parent`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_parent: bool,
+}
+
+impl ScopeSettings {
+    /// The settings of `scope`, as a manifest keeps them.
+    pub fn of(scope: &Scope) -> ScopeSettings {
+        ScopeSettings {
+            mode: scope.mode(),
+            exclude: scope.exclude().map(str::to_string),
+            include: scope.include().into_iter().map(str::to_string).collect(),
+            no_parent: scope.no_parent(),
+        }
+    }
+
+    /// What differs between the crawl's scope (`self`) and `now`, in
+    /// words, one phrase each (none if they are the same).
+    pub fn differences(&self, now: &ScopeSettings) -> Vec<String> {
+        let mode = |m: ScopeMode| match m {
+            ScopeMode::Strict => "--strict",
+            ScopeMode::Lenient => "--lenient",
+        };
+        let regex = |r: Option<&str>| match r {
+            Some(r) => format!("{r:?}"),
+            None => "none".to_string(),
+        };
+        let list = |l: &[String]| match l {
+            [] => "none".to_string(),
+            l => l.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>().join(", "),
+        };
+        let on = |b: bool| if b { "on" } else { "off" };
+        let mut out = Vec::new();
+        if self.mode != now.mode {
+            out.push(format!(
+                "the crawl is {}, this run {}",
+                mode(self.mode),
+                mode(now.mode)
+            ));
+        }
+        if self.exclude != now.exclude {
+            out.push(format!(
+                "the crawl's --exclude is {}, this run's {}",
+                regex(self.exclude.as_deref()),
+                regex(now.exclude.as_deref())
+            ));
+        }
+        if self.include != now.include {
+            out.push(format!(
+                "the crawl's --include is {}, this run's {}",
+                list(&self.include),
+                list(&now.include)
+            ));
+        }
+        if self.no_parent != now.no_parent {
+            out.push(format!(
+                "the crawl has --no-parent {}, this run {}",
+                on(self.no_parent),
+                on(now.no_parent)
+            ));
+        }
+        out
+    }
 }
 
 /// Where a crawl's outputs go; absolute paths (a resume may run from

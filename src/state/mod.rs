@@ -267,6 +267,36 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, StateError> {
     }
 }
 
+/// Whether another process holds the state directory `dir` now
+/// ([`StateError::Locked`]): a check before a crawl starts, so a busy
+/// directory is refused with the other usage errors. Taking the lock (and
+/// so the last word) is [`StateDir::create`]'s and [`StateDir::open`]'s.
+pub fn check_not_in_use(dir: &Path) -> Result<(), StateError> {
+    use rustix::fs::{flock, FlockOperation};
+    let path = dir.join(LOCK);
+    // Read only: a directory nobody made yet, or a lock file nobody
+    // holds, is free; this leaves no file behind.
+    let Ok(mut file) = File::open(&path) else {
+        return Ok(());
+    };
+    match flock(&file, FlockOperation::NonBlockingLockShared) {
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let mut text = String::new();
+            let pid = file
+                .read_to_string(&mut text)
+                .ok()
+                .and_then(|_| text.trim().parse().ok());
+            Err(StateError::Locked {
+                path: dir.to_path_buf(),
+                pid,
+            })
+        }
+        // Free (the shared lock goes with the file), or a file system
+        // without locks: the crawl's own lock decides.
+        _ => Ok(()),
+    }
+}
+
 /// Take the exclusive lock of the state directory `dir` (without waiting)
 /// and write our PID into the lock file; or say who holds it.
 fn lock(dir: &Path) -> Result<File, StateError> {

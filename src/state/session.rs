@@ -109,10 +109,7 @@ impl Session {
         };
         let mut manifest = Manifest::new(
             config.roots.iter().map(|r| r.as_str().to_string()).collect(),
-            ScopeSettings {
-                mode: config.scope.mode(),
-                exclude: config.scope.exclude().map(str::to_string),
-            },
+            ScopeSettings::of(&config.scope),
             config.cores,
             outputs,
         )?;
@@ -150,11 +147,11 @@ impl Session {
         }
         // Queued URLs were admitted under the crawl's scope, and are
         // replayed without another look: it may not change.
-        let scope = &manifest.scope;
-        if config.scope.mode() != scope.mode || config.scope.exclude() != scope.exclude.as_deref() {
+        let differences = manifest.scope.differences(&ScopeSettings::of(&config.scope));
+        if !differences.is_empty() {
             return Err(mismatch(format!(
-                "a resumed crawl keeps its scope ({:?}, --exclude {:?})",
-                scope.mode, scope.exclude
+                "a resumed crawl keeps its scope: {}; give the crawl's own (or none of these flags)",
+                differences.join("; ")
             )));
         }
         // The outputs are the crawl's, wherever this run was started.
@@ -376,3 +373,4 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 }
+

@@ -15,6 +15,8 @@ fn manifest(shards: usize) -> Manifest {
         ScopeSettings {
             mode: ScopeMode::Lenient,
             exclude: Some("/private/".into()),
+            include: Vec::new(),
+            no_parent: false,
         },
         shards,
         OutputPaths {
@@ -200,4 +202,38 @@ fn a_checkpoint_torn_while_it_was_written_leaves_the_one_before() {
     assert_eq!(read, Some(checkpoint(1)));
     assert!(!path.join("checkpoint.json.tmp").exists(), "the torn one goes");
     fs::remove_dir_all(&path).unwrap();
+}
+
+#[test]
+fn a_scope_mismatch_is_said_in_words_one_difference_at_a_time() {
+    let then = manifest(1).scope;
+    assert!(then.differences(&then).is_empty());
+    let now = ScopeSettings {
+        mode: ScopeMode::Strict,
+        exclude: None,
+        include: vec!["/docs/".into()],
+        no_parent: true,
+    };
+    let words = then.differences(&now);
+    assert_eq!(
+        words,
+        vec![
+            "the crawl is --lenient, this run --strict",
+            "the crawl's --exclude is \"/private/\", this run's none",
+            "the crawl's --include is none, this run's \"/docs/\"",
+            "the crawl has --no-parent off, this run on",
+        ]
+    );
+    for phrase in &words {
+        assert!(!phrase.contains("Some(") && !phrase.contains("Strict"), "{phrase}");
+    }
+}
+
+#[test]
+fn a_manifest_made_before_include_and_no_parent_reads_without_them() {
+    let old = r#"{"mode": "strict", "exclude": null}"#;
+    let scope: ScopeSettings = serde_json::from_str(old).unwrap();
+    assert!(scope.include.is_empty() && !scope.no_parent);
+    let text = serde_json::to_string(&scope).unwrap();
+    assert_eq!(text, r#"{"mode":"strict","exclude":null}"#);
 }

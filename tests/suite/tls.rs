@@ -132,7 +132,7 @@ fn bad_certificates_are_recorded_with_their_reason_and_fetched_under_insecure() 
         assert_eq!((r.status, r.tries), (None, 1), "{case}: not retried");
     }
 
-    // --insecure: every page is fetched and still carries the error.
+    // --insecure: every page is fetched, with the failure as a warning.
     let outcome = crawl(trusting(&roots, &ca, true));
     assert_eq!(
         outcome.records.len(),
@@ -142,14 +142,15 @@ fn bad_certificates_are_recorded_with_their_reason_and_fetched_under_insecure() 
     );
     for r in &outcome.records {
         assert_eq!(r.status, Some(200), "{r:?}");
-        assert_eq!(r.error_kind.as_deref(), Some("tls_certificate"), "{r:?}");
-        assert!(r.error.as_deref().unwrap().contains("--insecure"), "{r:?}");
+        assert_eq!((&r.error, &r.error_kind), (&None, &None), "{r:?}");
+        assert_eq!(r.warnings.len(), 1, "{r:?}");
+        assert_eq!(r.warnings[0].kind, "tls_certificate_untrusted", "{r:?}");
+        assert!(r.warnings[0].message.contains("--insecure"), "{r:?}");
     }
     for ((case, _, reason), url) in cases.iter().zip(&roots) {
-        let message = record(&outcome, &format!("{url}p/2"))
-            .error
-            .clone()
-            .unwrap();
+        let message = record(&outcome, &format!("{url}p/2")).warnings[0]
+            .message
+            .clone();
         assert!(message.contains(reason), "{case}: {message}");
     }
 }

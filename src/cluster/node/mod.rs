@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use crate::crawl::frontier::Job;
 use crate::crawl::mesh::{shard_for, Outstanding};
-use crate::crawl::scope::ScopeMode;
+use crate::crawl::scope::Scope;
 use crate::crawl::seen::Fingerprinter;
 use crate::crawl::urls;
 use crate::output::writer::{Written, WriterHandle};
@@ -59,9 +59,9 @@ pub struct Settings {
     pub shards: usize,
     /// The crawl's fingerprint key (from its meta).
     pub key: [u64; 2],
-    /// How the scope is made of the crawl's roots.
-    pub scope_mode: ScopeMode,
-    pub exclude: Option<regex::Regex>,
+    /// The crawl's scope rules (mode, `--exclude`, `--include`,
+    /// `--no-parent`), applied again to its roots as they grow.
+    pub scope: Scope,
 }
 
 /// What the thread did, for the node's report.

@@ -10,7 +10,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::crawl::scope::Scope;
 
 use super::super::link::Intake;
 use super::super::partition;
@@ -164,7 +163,7 @@ impl Node {
         };
         self.roots_seen = count;
         let roots: Vec<url::Url> = roots.iter().filter_map(|r| url::Url::parse(r).ok()).collect();
-        let scope = Scope::new(&roots, self.settings.scope_mode, self.settings.exclude.clone());
+        let scope = self.settings.scope.with_roots(&roots);
         self.link.set_scope(scope);
         log::info!("cluster: the crawl has {count} roots now; scope widened");
     }

@@ -85,7 +85,7 @@ pub fn parse_line(line: &[u8]) -> SeedLine {
 /// owner's seen-set keeps one); none if the scope keeps it out.
 pub fn guessed_sitemap(root: &Url, scope: &Scope, max_redirect: u32) -> Option<Job> {
     let url = urls::join(root, "/sitemap.xml")?;
-    if !scope.allows(&url) {
+    if !scope.allows_start(&url) {
         return None;
     }
     Some(Job {

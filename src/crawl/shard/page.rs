@@ -16,11 +16,12 @@ use crate::crawl::frontier::Job;
 use crate::crawl::hops::Hop;
 use crate::crawl::links::{self, Extract};
 use crate::crawl::mesh::shard_for;
+use crate::crawl::scope::Scope;
 use crate::crawl::urls;
 use crate::net::fetch::{self, FetchError, Response};
 use crate::net::http::{self, content};
 use crate::net::http::content::{Coding, DecodeError, Decoded};
-use crate::output::record::Record;
+use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
 use crate::output::timestamp::rfc3339_millis;
 use crate::output::warc;
 
@@ -64,7 +65,7 @@ impl Shard {
                             record.payload_digest = Some(e.payload_digest().to_string());
                             record.timestamp = rfc3339_millis(e.date);
                         }
-                        record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+                        record.elapsed_ms = millis(started.elapsed());
                         let asked = self
                             .handle_response(&job, &url, response, &mut record, token)
                             .await;
@@ -84,7 +85,7 @@ impl Shard {
                 }
             }
         }
-        record.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+        record.elapsed_ms = millis(started.elapsed());
         self.in_flight.borrow_mut().remove(&record.url);
         self.counters(|c| {
             c.in_flight.fetch_sub(1, Ordering::Relaxed);
@@ -151,27 +152,29 @@ impl Shard {
     ) -> usize {
         let head = &response.head;
         record.status = Some(head.status);
-        record.connect_ms = Some(response.connect.as_secs_f64() * 1e3);
-        record.first_byte_ms = Some(response.first_byte.as_secs_f64() * 1e3);
+        record.connect_ms = Some(millis(response.connect));
+        record.first_byte_ms = Some(millis(response.first_byte));
         let charset = head.content_type.as_deref().and_then(|ct| {
             let (media, charset) = http::media_type(ct);
             record.content_type = Some(media);
             charset
         });
-        record.truncated = response.capped || response.body_error.is_some();
+        if response.body_error.is_some() {
+            record.cut(CUT_IN_TRANSFER);
+        } else if response.capped {
+            record.cut(CUT_AT_LIMIT);
+        }
         if let Some(e) = &response.body_error {
             fail(record, e.kind(), &e.to_string());
         }
         let reading = self.reading(job, head);
         let body = self.payload(&response, reading, record).await;
-        // Fetched over a certificate --insecure let through: the
-        // certificate's failure is the record's error (truncation stays
-        // marked in `truncated`).
+        // Fetched over a certificate --insecure let through: a warning,
+        // not an error (the page was fetched as asked).
         if let Some(e) = &response.tls_warning {
-            fail(
-                record,
-                e.kind(),
-                &format!("{e} (fetched anyway: --insecure)"),
+            record.warn(
+                UNTRUSTED_CERTIFICATE,
+                format!("{e} (fetched anyway: --insecure)"),
             );
         }
         match reading {
@@ -308,6 +311,19 @@ impl Shard {
         body: &[u8],
         links: &[Url],
     ) -> Vec<Url> {
+        self.deliver_with(record, response, body, links, Scope::allows)
+    }
+
+    /// [`Shard::deliver`], with the links in scope by `rule` (a sitemap
+    /// index lists sitemaps: starts, not links).
+    pub(super) fn deliver_with(
+        &self,
+        record: &mut Record,
+        response: &Response,
+        body: &[u8],
+        links: &[Url],
+        rule: fn(&Scope, &Url) -> bool,
+    ) -> Vec<Url> {
         let page = Page {
             record,
             head: response.head_bytes.as_deref().unwrap_or(&[]),
@@ -318,7 +334,7 @@ impl Shard {
         let scope = self.scope();
         let follow = links
             .iter()
-            .filter(|l| scope.allows(l))
+            .filter(|l| rule(&scope, l))
             .filter(|l| self.hooks.follow.as_ref().is_none_or(|rule| rule(l, &page)))
             .cloned()
             .collect();
@@ -366,7 +382,9 @@ impl Shard {
         }
         let decoded = decode_body(codings, &response.body, self.config.max_body).await;
         record.size = decoded.body.len() as u64;
-        record.truncated |= decoded.capped;
+        if decoded.capped {
+            record.cut(CUT_AT_LIMIT);
+        }
         match &decoded.error {
             // A fault in a body cut in transit is that cut, seen again.
             Some(DecodeError::Corrupt { .. }) if record.truncated => {}
@@ -405,8 +423,12 @@ impl Shard {
         };
         record.next_url = Some(target.as_str().to_string());
         let scope = self.scope();
+        // A root's, a seed's or a sitemap's redirect is a start too: an
+        // http root that moves to https is still fetched under --include.
         let allowed = if job.hops.is_embed() {
             scope.allows_embed(&target)
+        } else if job.hops.is_start() || job.hops.sitemap_level() > 0 {
+            scope.allows_start(&target)
         } else {
             scope.allows(&target)
         };
@@ -475,18 +497,7 @@ impl Shard {
             });
         }
         if log::log_enabled!(log::Level::Info) {
-            let what = match (&record.status, &record.error) {
-                (_, Some(e)) => e.clone(),
-                (Some(s), None) => s.to_string(),
-                (None, None) => String::new(),
-            };
-            log::info!(
-                "[{}] {} {} ({} links)",
-                self.id,
-                record.url,
-                what,
-                record.num_urls
-            );
+            log::info!("{}", record.verbose_line(log::log_enabled!(log::Level::Debug)));
         }
         self.stats.borrow_mut().add(&record);
         let queued = self.frontier.borrow().queued() as u64;
@@ -500,6 +511,10 @@ impl Shard {
         self.write_record(record);
     }
 }
+
+/// The warning of a page fetched over a certificate that failed
+/// verification, accepted because of `--insecure`.
+pub(crate) const UNTRUSTED_CERTIFICATE: &str = "tls_certificate_untrusted";
 
 /// Whether a record says its host failed to answer usefully (a network
 /// error, 5xx, 429): consecutive failures back the host off. A certificate

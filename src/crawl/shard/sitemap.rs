@@ -22,6 +22,7 @@ use url::Url;
 
 use crate::crawl::frontier::Job;
 use crate::crawl::hops::{Hop, Hops};
+use crate::crawl::scope::Scope;
 use crate::crawl::sitemap::{self, Cut, Kind};
 use crate::crawl::urls;
 use crate::net::fetch::Response;
@@ -46,7 +47,7 @@ impl Shard {
             let Some(url) = urls::join(robots, line) else {
                 continue;
             };
-            if !self.scope().allows(&url) {
+            if !self.scope().allows_start(&url) {
                 continue;
             }
             let job = Job {
@@ -94,7 +95,7 @@ impl Shard {
         match &sitemap.cut {
             None => {}
             Some(cut @ (Cut::TooManyUrls(_) | Cut::TooLarge { .. })) => {
-                record.truncated = true;
+                record.cut(crate::output::record::CUT_AT_LIMIT);
                 let message = format!("{} {cut}", sitemap.kind.name());
                 note(record, "sitemap_too_large", &message);
             }
@@ -118,11 +119,18 @@ impl Shard {
             }
             return 0;
         }
+        // An index lists sitemaps, which --include and --no-parent do not
+        // choose; a urlset lists pages, which they do.
+        let rule = if index {
+            Scope::allows_start
+        } else {
+            Scope::allows
+        };
         let links = if wants_pages {
-            self.deliver(record, response, body, &listed.urls)
+            self.deliver_with(record, response, body, &listed.urls, rule)
         } else {
             let scope = self.scope();
-            listed.urls.into_iter().filter(|l| scope.allows(l)).collect()
+            listed.urls.into_iter().filter(|l| rule(&scope, l)).collect()
         };
         record.num_urls = links.len();
         let (depth, hop) = if index {

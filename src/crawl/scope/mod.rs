@@ -1,0 +1,296 @@
+//! Which URLs a crawl may fetch: the chapter's strict/lenient host rule,
+//! the `--exclude` regex, and what narrows the links followed further:
+//! `--include` regexes and `--no-parent`.
+//!
+//! A [`Scope`] is built once from the crawl roots and then asked about every
+//! link found, so the question is answered with one or two hash-set lookups
+//! (and, in lenient mode, one public-suffix lookup) and no allocation for
+//! lower-case hosts as the `url` crate gives them.
+//!
+//! * [`ScopeMode::Strict`]: the host is a root's host, or that host with a
+//!   leading `www.` added or removed (`example.com` allows `www.example.com`
+//!   and the other way round, but not `sub.example.com`).
+//! * [`ScopeMode::Lenient`]: the host has the same registrable domain as a
+//!   root (public-suffix aware, so `a.example.co.uk` and `b.example.co.uk`
+//!   match but `example.co.uk` and `other.co.uk` do not). Hosts without a
+//!   registrable domain (`localhost`, a bare public suffix) fall back to the
+//!   strict rule.
+//! * IP addresses (v4 and v6) only ever match exactly, in both modes.
+//! * The hosts of seed lists count as roots' hosts, by the same rules
+//!   (kept compactly: `crate::crawl::seeds`).
+//! * Ports are ignored, as in the chapter's crawler.
+//! * Starts and follows differ ([`Scope::allows_start`], [`Scope::allows`]):
+//!   roots, seeds and sitemaps (and the targets of their redirects) need
+//!   only the host rule and `--exclude`; a followed link needs
+//!   `--include` (one regex matches) and `--no-parent` too. wget and
+//!   HTTrack fetch the URL they are given whatever their filters, and a
+//!   sitemap is a list of pages, not one.
+//! * `--no-parent` (wget's): on a root's host (or its `www.` twin), a link
+//!   is followed only under the directory of a root on that host: its
+//!   path up to and including the last `/`. Other hosts in scope (lenient
+//!   siblings, seed lists' hosts) are not limited, as in wget.
+//! * Page requisites are fetched from any host, with `--exclude` alone
+//!   ([`Scope::allows_embed`]): `--include` and `--no-parent` choose pages,
+//!   and a page needs its images wherever they are (wget's `-p` with
+//!   `--no-parent` does the same).
+//!
+//! What it is not: no robots.txt, no per-host politeness or limits, no URL
+//! normalisation (see `crate::crawl::urls`), and no I/O or DNS: `example.com` and
+//! an IP it resolves to are different hosts here.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use regex::Regex;
+use url::Url;
+
+use crate::crawl::seeds::SeedHosts;
+use crate::crawl::urls;
+
+/// How far from the roots' hosts a crawl may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeMode {
+    /// Only the roots' hosts, with or without a leading `www.`.
+    Strict,
+    /// Any host under the same registrable domain as a root
+    /// (`blog.example.co.uk` for a root on `example.co.uk`).
+    Lenient,
+}
+
+/// The set of URLs a crawl may fetch, precomputed from its roots.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    mode: ScopeMode,
+    /// Hosts allowed by the strict rule: the roots' hosts and their `www.`
+    /// twins (IP addresses alone).
+    hosts: HashSet<String>,
+    /// Registrable domains of the roots' hosts (lenient mode only).
+    domains: HashSet<String>,
+    /// The hosts of the seed lists, by the same rule (compact: a list may
+    /// name millions; shared by every shard's copy of the scope).
+    seeds: Option<Arc<SeedHosts>>,
+    exclude: Option<Regex>,
+    /// `--include`: a followed URL matches one of these (none: any URL).
+    include: Vec<Regex>,
+    /// `--no-parent` is on.
+    no_parent: bool,
+    /// The roots' directories by host (each root's host and its `www.`
+    /// twin): what `--no-parent` keeps links under.
+    dirs: HashMap<String, Vec<String>>,
+}
+
+impl Scope {
+    /// The scope of a crawl started from `roots`.
+    ///
+    /// `exclude`, when given, takes out every URL whose text it matches
+    /// anywhere (search, not full match, as Python's `re.search` in the
+    /// chapter). Roots without a host are skipped; with no usable root
+    /// nothing is allowed.
+    pub fn new(roots: &[Url], mode: ScopeMode, exclude: Option<Regex>) -> Self {
+        let mut hosts = HashSet::new();
+        let mut domains = HashSet::new();
+        let mut dirs: HashMap<String, Vec<String>> = HashMap::new();
+        for root in roots {
+            let host = urls::canonical_host(urls::host(root));
+            if host.is_empty() {
+                continue;
+            }
+            let path = root.path();
+            let dir = path.rfind('/').map_or("/", |end| path.get(..=end).unwrap_or("/"));
+            for name in std::iter::once(host.to_string()).chain(www_twin(&host)) {
+                let list = dirs.entry(name).or_default();
+                if !list.iter().any(|d| d == dir) {
+                    list.push(dir.to_string());
+                }
+            }
+            if is_ip_like(&host) {
+                hosts.insert(host.into_owned());
+                continue;
+            }
+            if mode == ScopeMode::Lenient {
+                if let Some(domain) = psl::domain_str(&host) {
+                    domains.insert(domain.to_owned());
+                }
+            }
+            match host.strip_prefix("www.") {
+                Some(bare) if !bare.is_empty() => {
+                    hosts.insert(bare.to_owned());
+                }
+                Some(_) => {}
+                None => {
+                    hosts.insert(format!("www.{host}"));
+                }
+            }
+            hosts.insert(host.into_owned());
+        }
+        Scope {
+            mode,
+            hosts,
+            domains,
+            seeds: None,
+            exclude,
+            include: Vec::new(),
+            no_parent: false,
+            dirs,
+        }
+    }
+
+    /// This scope with `--include`: a followed URL must match one of
+    /// `include` (searched anywhere, as `--exclude`); none: any URL.
+    pub fn with_include(mut self, include: Vec<Regex>) -> Self {
+        self.include = include;
+        self
+    }
+
+    /// This scope with `--no-parent` on or off.
+    pub fn with_no_parent(mut self, on: bool) -> Self {
+        self.no_parent = on;
+        self
+    }
+
+    /// The same rules over other roots (a cluster crawl's roots grow as
+    /// nodes join): mode, `--exclude`, `--include`, `--no-parent` and the
+    /// seed lists' hosts kept.
+    pub fn with_roots(&self, roots: &[Url]) -> Scope {
+        let mut scope = Scope::new(roots, self.mode, self.exclude.clone())
+            .with_include(self.include.clone())
+            .with_no_parent(self.no_parent);
+        scope.seeds = self.seeds.clone();
+        scope
+    }
+
+    /// The `--include` regexes, as given.
+    pub fn include(&self) -> Vec<&str> {
+        self.include.iter().map(Regex::as_str).collect()
+    }
+
+    /// Whether `--no-parent` is on.
+    pub fn no_parent(&self) -> bool {
+        self.no_parent
+    }
+
+    /// Widen this scope by the hosts of the seed lists.
+    pub fn add_seeds(&mut self, seeds: SeedHosts) {
+        self.seeds = Some(Arc::new(seeds));
+    }
+
+    /// The seed lists' hosts, if any.
+    pub fn seeds(&self) -> Option<&SeedHosts> {
+        self.seeds.as_deref()
+    }
+
+    /// Strict or lenient.
+    pub fn mode(&self) -> ScopeMode {
+        self.mode
+    }
+
+    /// The `--exclude` regex, as given.
+    pub fn exclude(&self) -> Option<&str> {
+        self.exclude.as_ref().map(Regex::as_str)
+    }
+
+    /// Whether the crawl may follow a link to `url`: it may start there
+    /// ([`Scope::allows_start`]), an `--include` regex (if any) matches it,
+    /// and with `--no-parent` it is under a root's directory on a root's
+    /// host.
+    pub fn allows(&self, url: &Url) -> bool {
+        self.allows_start(url) && self.included(url) && self.under_a_root(url)
+    }
+
+    /// Whether the crawl may fetch `url` as a root, a seed, a sitemap or
+    /// a redirect target of one: its host is in scope (see
+    /// [`Scope::allows_host`]; the port does not matter) and, if an
+    /// exclude regex is set, the regex matches nowhere in the URL's text.
+    /// URLs without a host are never allowed.
+    pub fn allows_start(&self, url: &Url) -> bool {
+        let host = urls::host(url);
+        if host.is_empty() || !self.allows_host(host) {
+            return false;
+        }
+        match &self.exclude {
+            Some(re) => !re.is_match(url.as_str()),
+            None => true,
+        }
+    }
+
+    fn included(&self, url: &Url) -> bool {
+        self.include.is_empty() || self.include.iter().any(|re| re.is_match(url.as_str()))
+    }
+
+    /// `--no-parent`: on a root's host, under one of its roots' directories.
+    fn under_a_root(&self, url: &Url) -> bool {
+        if !self.no_parent {
+            return true;
+        }
+        let host = urls::canonical_host(urls::host(url));
+        match self.dirs.get(host.as_ref()) {
+            Some(dirs) => dirs.iter().any(|d| url.path().starts_with(d.as_str())),
+            None => true,
+        }
+    }
+
+    /// Whether the crawl may fetch `url` as a page requisite: from any host
+    /// (Heritrix's transclusion: a page's images may live on a CDN), but
+    /// not if the exclude regex matches it.
+    pub fn allows_embed(&self, url: &Url) -> bool {
+        !urls::host(url).is_empty()
+            && self
+                .exclude
+                .as_ref()
+                .is_none_or(|re| !re.is_match(url.as_str()))
+    }
+
+    /// Whether `host` (a bare host as [`urls::host`] gives it: no port, IPv6
+    /// in brackets) is in scope by the strict or lenient rule of this
+    /// scope's mode. The exclude regex is not consulted. ASCII case and
+    /// trailing dots are ignored ([`urls::canonical_host`]).
+    pub fn allows_host(&self, host: &str) -> bool {
+        let host = urls::canonical_host(host);
+        if host.is_empty() {
+            return false;
+        }
+        if self.hosts.contains(host.as_ref()) {
+            return true;
+        }
+        if self.seeds.as_ref().is_some_and(|s| s.contains(&host)) {
+            return true;
+        }
+        self.mode == ScopeMode::Lenient
+            && !is_ip_like(&host)
+            && psl::domain_str(&host).is_some_and(|d| self.domains.contains(d))
+    }
+}
+
+/// `host` with a leading `www.` added or removed (none for an IP address).
+fn www_twin(host: &str) -> Option<String> {
+    if is_ip_like(host) {
+        return None;
+    }
+    match host.strip_prefix("www.") {
+        Some(bare) if !bare.is_empty() => Some(bare.to_string()),
+        Some(_) => None,
+        None => Some(format!("www.{host}")),
+    }
+}
+
+/// IPv6 (`[::1]`, or unbracketed with colons) or IPv4-like: the last label is
+/// all digits, which the URL standard only accepts for IPv4 addresses. Such
+/// hosts have no registrable domain and only match exactly.
+pub(crate) fn is_ip_like(host: &str) -> bool {
+    if host.starts_with('[') || host.contains(':') {
+        return true;
+    }
+    let last = host.rsplit('.').next().unwrap_or(host);
+    !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests;
