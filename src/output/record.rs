@@ -43,7 +43,7 @@ pub struct Record {
     /// The body's `Content-Encoding` as named, lower-cased (`gzip`,
     /// `gzip, br`, `zstd`), if any. With a coding this crawler does not
     /// know (`none`, `utf-8`, `compress`) the body is read as sent, as
-    /// browsers do, and `error_kind` is `unsupported_content_encoding`: the
+    /// browsers do, with an `unsupported_content_encoding` warning: the
     /// page's links are used all the same.
     pub content_encoding: Option<String>,
     /// Media type of the body, lower-cased, without parameters.

@@ -358,7 +358,7 @@ impl Shard {
     /// gets) is decoded; any other keeps its size as sent. A body cut or
     /// broken in transit ends its decoding early without a second error.
     /// A body under a coding this crawler does not know is read as sent,
-    /// its record marked `unsupported_content_encoding`.
+    /// with an `unsupported_content_encoding` warning on its record.
     async fn payload<'r>(
         &self,
         response: &'r Response,
@@ -388,7 +388,9 @@ impl Shard {
         match &decoded.error {
             // A fault in a body cut in transit is that cut, seen again.
             Some(DecodeError::Corrupt { .. }) if record.truncated => {}
-            // An unknown coding: the body as sent is read all the same.
+            // An unknown coding: the body as sent is read all the same, a
+            // page fetched (as with --insecure), not an error.
+            Some(e @ DecodeError::Unsupported(_)) => record.warn(e.kind(), e.to_string()),
             Some(e) => fail(record, e.kind(), &e.to_string()),
             None => {}
         }
