@@ -28,7 +28,9 @@
 # SEEDS=1, the many-hosts mode: the roots go to the crawler in a seed file
 # (--seeds, one root a line), not in argv, and names are resolved by a
 # dnsmasq on 127.0.0.1 answering every *.endless.test with 127.0.0.1
-# (address=/endless.test/127.0.0.1) through --dns-server, not pinned; with
+# (address=/endless.test/127.0.0.1, answered with a TTL of an hour: dnsmasq
+# gives its own answers a TTL of 0 by default) through --dns-server, not
+# pinned; with
 # DNS=pin instead, by one wildcard --resolve '*:PORT:127.0.0.1'. Set HOSTS
 # up to 10,000,000 (the site's cap). Reported besides: hosts, the DNS
 # queries the crawler sent and their rate, and the frontier's hosts' state
@@ -127,7 +129,7 @@ start_dnsmasq() {
         DNS_PORT=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
         "$bin" --keep-in-foreground --conf-file=/dev/null --pid-file= --no-resolv --no-hosts \
             --port="$DNS_PORT" --listen-address=127.0.0.1 --bind-interfaces \
-            --address=/endless.test/127.0.0.1 --cache-size=10000 --dns-forward-max=1000 \
+            --address=/endless.test/127.0.0.1 --local-ttl=3600 --cache-size=10000 --dns-forward-max=1000 \
             2>"$dir/dnsmasq.log" &
         DNS_PID=$!
         sleep 0.5

@@ -231,6 +231,15 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     });
     if !quiet {
         eprint!("{}", report.text());
+        if let Some(earlier) = report.resumed() {
+            // The report counts this run; a resumed crawl's user also wants
+            // where the whole crawl stands.
+            eprintln!(
+                "  the whole crawl: {} records ({earlier} from earlier runs, {} from this one)",
+                earlier + report.records_written(),
+                report.records_written()
+            );
+        }
         if let Some((saved, dir)) = &saved {
             eprintln!(
                 "  saved {} files ({:.1} MiB) under {}",

@@ -569,3 +569,33 @@ fn a_seed_list_crawl_killed_halfway_resumes_with_every_seed_once() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A resumed crawl's report counts its own run, and says where the whole
+/// crawl stands.
+#[test]
+fn a_resumed_crawl_reports_the_whole_crawls_records_too() {
+    let site = Site::new(60, 2);
+    let dir = scratch("totals");
+    let (state, _warc, log, mut args) = cli_crawl(&site, &dir, &["--max-pages", "20"]);
+    args.retain(|a| a != "-q");
+    let (code, err) = wait(ringcrawl(&args));
+    assert_eq!(code, Some(0), "{err}");
+    let first = lines(&log);
+    let (code, err) = wait(ringcrawl(&[
+        "--resume".into(),
+        state.display().to_string(),
+        "--max-pages".into(),
+        "1000".into(),
+    ]));
+    assert_eq!(code, Some(0), "{err}");
+    let all = lines(&log);
+    assert!(first < all, "the resume fetched more: {first} then {all}");
+    let this_run = all - first;
+    assert!(
+        err.contains(&format!(
+            "the whole crawl: {all} records ({first} from earlier runs, {this_run} from this one)"
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
