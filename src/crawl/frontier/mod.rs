@@ -93,7 +93,7 @@ pub struct Politeness {
     /// URLs accepted per host.
     pub max_pages_per_host: usize,
     /// Sitemaps accepted per host (URLs whose hop path makes them one:
-    /// [`Hops::sitemap_level`]), within `max_pages_per_host`.
+    /// [`Hops::sitemap_level`](crate::crawl::hops::Hops::sitemap_level)), within `max_pages_per_host`.
     pub max_sitemaps_per_host: usize,
     /// Links followed from a root beyond which URLs are refused.
     pub max_depth: u32,
