@@ -52,12 +52,14 @@
 //!
 //! The tree is the map, one folder a layer:
 //!
-//! - `api` the public face: the builder, pages, the page stream, the
-//!   report; it turns settings into a `config::Config`, the validated
-//!   settings every shard reads (the binary's `cli` module goes through the
-//!   same builder). Pages reach the caller's hooks on the shard that
-//!   fetched them (`crawl::shard`'s page path), before their links are
-//!   routed, so a follow rule decides what is routed.
+//! - `api` the public face: the builder, the report, and re-exported from
+//!   the engine the pages and the page stream (`crawl::page`,
+//!   `crawl::stream`: the engine never imports `api`); it turns settings
+//!   into a `config::Config`, the validated settings every shard reads
+//!   (the binary's `cli` module goes through the same builder). Pages reach
+//!   the caller's hooks on the shard that fetched them (`crawl::shard`'s
+//!   page path), before their links are routed, so a follow rule decides
+//!   what is routed.
 //! - [`process`] what a binary does to its process before a crawl (the
 //!   open-file limit, `membarrier` registration); the library never does.
 //! - `crawl` the engine. `crawl::run()` is the only code that knows

@@ -14,9 +14,9 @@ use thiserror::Error;
 use url::Url;
 
 use super::checks;
-use super::page::{Handler, Hooks, Page};
 use super::Crawler;
 use crate::config::{Config, Output, SeedReader, SeedSource, DEFAULT_CHECKPOINT_INTERVAL};
+use crate::crawl::page::{Handler, Hooks, Page};
 use crate::crawl::scope::{Scope, ScopeMode};
 use crate::crawl::urls::{self, UrlError};
 use crate::net::dns::Families;

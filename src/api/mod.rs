@@ -12,19 +12,17 @@
 mod builder;
 mod checks;
 mod cluster;
-mod page;
 mod report;
-mod stream;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+pub use crate::crawl::page::{OwnedPage, Page};
+pub use crate::crawl::stream::PageStream;
 pub use builder::{BuildError, CrawlerBuilder};
-pub use page::{OwnedPage, Page};
 pub use report::Report;
-pub use stream::PageStream;
 
-pub(crate) use page::{Handler, Hooks};
+pub(crate) use crate::crawl::page::Hooks;
 
 use crate::config::Config;
 
@@ -65,7 +63,7 @@ impl Crawler {
     /// starts no new fetch until it catches up (it never drops a page).
     /// Calling it again replaces the earlier stream.
     pub fn pages(&mut self, budget: usize) -> PageStream {
-        let (sender, stream) = stream::page_stream(budget);
+        let (sender, stream) = crate::crawl::stream::page_stream(budget);
         self.hooks.stream = Some(sender);
         stream
     }

@@ -12,6 +12,7 @@ pub mod hops;
 pub mod links;
 pub mod mesh;
 pub mod notify;
+pub mod page;
 pub mod robots;
 pub mod run;
 pub mod scope;
@@ -19,6 +20,7 @@ pub mod seeds;
 pub mod seen;
 pub mod shard;
 pub mod sitemap;
+pub mod stream;
 pub mod url_set;
 pub mod urls;
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
-use crate::api::Page;
+use crate::crawl::page::Page;
 use crate::crawl::frontier::Job;
 use crate::crawl::hops::Hop;
 use crate::crawl::links::{self, Extract};

@@ -159,7 +159,7 @@ impl<'a> Page<'a> {
     }
 }
 
-/// A [`Page`] that owns its bytes, as a [`PageStream`](super::PageStream)
+/// A [`Page`] that owns its bytes, as a [`PageStream`](super::stream::PageStream)
 /// hands it over; [`OwnedPage::page`] reads it.
 #[derive(Debug, Clone)]
 pub struct OwnedPage {

@@ -20,7 +20,7 @@ use super::page::OwnedPage;
 
 /// The pages of a crawl as they arrive, for another thread; the iterator
 /// ends when the crawl has ended and every page was taken. Made by
-/// [`Crawler::pages`](super::Crawler::pages).
+/// [`Crawler::pages`](crate::Crawler::pages).
 ///
 /// Dropping it stops the delivery, not the crawl.
 #[derive(Debug)]
