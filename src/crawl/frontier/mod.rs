@@ -74,7 +74,6 @@ mod waits;
 
 pub use admission::HostMemory;
 pub use types::{Job, Limit, Next, Offer};
-pub use waits::Waits;
 use admission::recount;
 use host::{Host, Origin, Robots};
 use queue::Queue;
@@ -206,7 +205,8 @@ impl Frontier {
         if job.depth > self.politeness.max_depth {
             return Offer::Refused(Limit::TooDeep);
         }
-        if !self.is_held(urls::host_of(&job.url)) && !self.has_room_for(urls::host_of(&job.url)) {
+        let host = urls::host_of(&job.url);
+        if !self.is_held(host) && !self.has_room_for(host) {
             self.wait_for_room(job);
             return Offer::New;
         }

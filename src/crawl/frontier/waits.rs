@@ -8,31 +8,14 @@ use std::time::Instant;
 
 use super::host::Robots;
 use super::Frontier;
-
-/// What the hosts wait for (see the module docs).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Waits {
-    /// Origins whose robots.txt is being fetched.
-    pub robots_fetching: usize,
-    /// Origins with URLs set aside until their robots.txt is tried again.
-    pub robots_retrying: usize,
-    /// The soonest of those tries, and why that origin's last one failed.
-    pub next_retry: Option<Instant>,
-    pub retry_cause: Option<String>,
-    /// Live hosts whose next request waits out a back-off after failures.
-    pub backing_off: usize,
-    /// Live hosts with URLs queued and every `per_host` slot taken.
-    pub full_hosts: usize,
-    /// URLs waiting for room among the hosts (`host_memory`).
-    pub waiting_for_room: usize,
-}
+use crate::output::progress::Waiting;
 
 impl Frontier {
-    /// What the live hosts wait for at `now`.
-    pub fn waits(&self, now: Instant) -> Waits {
-        let mut waits = Waits {
-            waiting_for_room: self.waiting_jobs,
-            ..Waits::default()
+    /// What the live hosts wait for at `now`, as the progress line says it.
+    pub fn waits(&self, now: Instant) -> Waiting {
+        let mut waits = Waiting {
+            waiting_for_room: self.waiting_jobs as u64,
+            ..Waiting::default()
         };
         for host in self.hosts.values() {
             if host.failures > 0 && host.ready_at > now {

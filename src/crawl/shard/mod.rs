@@ -60,7 +60,7 @@ use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
 use crate::net::tls::{tickets_per_key, TlsClient};
-use crate::output::progress::{Progress, ShardCounters, Waiting};
+use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
 use crate::output::sink::RecordSink;
 use crate::output::stats::{DnsCounts, Stats};
@@ -639,15 +639,7 @@ impl Shard {
         };
         self.counters(|c| {
             c.queued.store(queued, Ordering::Relaxed);
-            c.set_waiting(Waiting {
-                robots_fetching: waits.robots_fetching as u64,
-                robots_retrying: waits.robots_retrying as u64,
-                next_retry: waits.next_retry,
-                retry_cause: waits.retry_cause,
-                backing_off: waits.backing_off as u64,
-                full_hosts: waits.full_hosts as u64,
-                waiting_for_room: waits.waiting_for_room as u64,
-            })
+            c.set_waiting(waits);
         });
     }
 
