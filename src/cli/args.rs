@@ -273,7 +273,7 @@ pub struct Args {
     )]
     pub max_pages_per_host: usize,
 
-    /// RAM for queued URLs, over all cores; past it, each host's newest URLs go to disk
+    /// RAM for queued URLs, over all cores; past it, each host's newest URLs go to disk (with --cluster, an eighth of it holds the URLs read from the streams and not yet done)
     #[arg(long = "frontier-memory", value_name = "SIZE", default_value = "256M", value_parser = units::nonzero_size, help_heading = LIMITS)]
     pub frontier_memory: u64,
 

@@ -34,7 +34,7 @@ use crate::output::wacz;
 use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
-use crate::state::session::{Session, SPILL_PREFIX};
+use crate::state::session::{Session, SEEDS_DIR, SPILL_PREFIX};
 
 /// The result of a finished crawl.
 #[derive(Debug)]
@@ -125,6 +125,10 @@ pub fn run_with(
         }
         None => None,
     };
+    // A node's ledger of the URLs it read from the streams and has not
+    // had answered takes its share of --frontier-memory from the shards'.
+    let intake_bytes = if joined.is_some() { config.frontier_memory / INTAKE_SHARE } else { 0 };
+    config.frontier_memory -= intake_bytes;
     // --state / --resume: the directory is made or opened (and locked),
     // and a resumed crawl's outputs repaired, before anything is written.
     let mut session = Session::begin(&mut config).context("state directory")?;
@@ -133,23 +137,43 @@ pub fn run_with(
     }
     let resuming = session.as_ref().is_some_and(|s| s.done.is_some());
     // Seed lists: read once, split by owner into files in the spill
-    // directory, their hosts added to the scope (before the scope is
+    // directory (kept in the state directory with --state, where a resume
+    // takes them up), their hosts added to the scope (before the scope is
     // shared); the shards read their files as the crawl goes.
     let spill_dir = spill_dir(&config);
-    let seed_files = if config.seeds.is_empty() {
+    let kept_seeds = session.as_ref().map(|s| s.path().join(SEEDS_DIR));
+    let seeds_kept = kept_seeds.as_ref().is_some_and(|dir| seeds::split::is_kept(dir));
+    let seed_files = if config.seeds.is_empty() && !seeds_kept {
         None
     } else {
         let started = Instant::now();
-        let split = seeds::split::split(&config.seeds, config.cores, config.scope.mode(), &spill_dir)?;
-        log::info!(
-            "seeds: {} roots on {} hosts, {} bad lines, read in {:.1?}",
-            split.roots,
-            split.hosts.len(),
-            split.bad,
-            started.elapsed()
-        );
+        let (cores, mode) = (config.cores, config.scope.mode());
+        let split = match &kept_seeds {
+            Some(dir) => seeds::split::split_kept(&config.seeds, cores, mode, dir)?,
+            None => seeds::split::split(&config.seeds, cores, mode, &spill_dir)?,
+        };
+        if split.kept && resuming {
+            let left: u64 = split
+                .files
+                .iter()
+                .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()).saturating_sub(f.start))
+                .sum();
+            log::info!(
+                "seeds: {} roots on {} hosts kept in the state directory; {left} bytes of them not yet taken",
+                split.roots,
+                split.hosts.len(),
+            );
+        } else {
+            log::info!(
+                "seeds: {} roots on {} hosts, {} bad lines, read in {:.1?}",
+                split.roots,
+                split.hosts.len(),
+                split.bad,
+                started.elapsed()
+            );
+        }
         config.scope.add_seeds(split.hosts);
-        Some(Arc::<[PathBuf]>::from(split.files))
+        Some(Arc::<[seeds::split::SeedFile]>::from(split.files))
     };
     // A cluster node that comes back under its name appends to its files:
     // it keeps the records it reported before (Redis counts them done).
@@ -239,6 +263,7 @@ pub fn run_with(
                 shards,
                 key: joined.meta.key,
                 scope: config.scope.clone(),
+                intake: node::intake_limit(intake_bytes, shards),
             };
             let running = node::spawn(
                 node,
@@ -604,6 +629,9 @@ fn peak_rss_kib() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
+
+/// A cluster node's ledger takes this fraction (1/n) of --frontier-memory.
+const INTAKE_SHARE: usize = 8;
 
 /// Bytes of io_uring registered buffers per shard (glommio's minimum).
 const IO_MEMORY: usize = 64 << 10;

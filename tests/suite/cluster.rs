@@ -60,6 +60,19 @@ impl Node {
     ) -> Node {
         let mut args: Vec<String> = if roots { site.roots() } else { Vec::new() };
         args.extend(site.resolve_args());
+        args.push("--ignore-robots".into());
+        Node::spawn(name, redis, crawl, dir, ttl, args)
+    }
+
+    /// Start node `name` with `args` beside the cluster's own flags.
+    fn spawn(
+        name: &str,
+        redis: &str,
+        crawl: &str,
+        dir: &Path,
+        ttl: &str,
+        mut args: Vec<String>,
+    ) -> Node {
         args.extend(
             [
                 "--cluster",
@@ -74,7 +87,6 @@ impl Node {
                 "1",
                 "--max-tasks",
                 &TASKS.to_string(),
-                "--ignore-robots",
                 "--no-sitemaps",
                 "--progress-interval",
                 "3600",
@@ -538,4 +550,110 @@ fn a_node_with_another_partition_count_or_a_bad_setting_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "no server there");
     assert!(String::from_utf8_lossy(&out.stderr).contains("joining crawl x"));
+}
+
+/// One slow host (robots.txt asks a second between fetches) with 50,000
+/// URLs, all found at once, beside 255 fast hosts: two nodes fetch every
+/// fast page while the slow host has done a handful. The slow host's URLs
+/// wait in its node's frontier (spilled to disk past its memory), not in
+/// the node's intake, so that node goes on reading its other partitions.
+#[test]
+fn a_slow_host_with_a_long_queue_does_not_stop_a_node_reading_its_other_partitions() {
+    let Some(redis) = redis_or_skip("slow_host") else {
+        return;
+    };
+    const FAST: usize = 256;
+    const SLOW: usize = 50_000;
+    const HUBS: usize = 5;
+    let server = common::serve(|req| {
+        let port = req.authority.rsplit(':').next().unwrap_or("").to_string();
+        let host = req.host.as_str();
+        let path = req.path.as_str();
+        if path == "/robots.txt" {
+            return (host == "slow.test").then(|| ringcrawl_site::server::Reply::Http {
+                status: 200,
+                headers: vec![("Content-Type".into(), "text/plain".into())],
+                body: b"User-agent: *\nCrawl-delay: 1\n".to_vec(),
+            });
+        }
+        if host == "slow.test" {
+            return Some(common::page(&[]));
+        }
+        match (host, path) {
+            ("h0.test", "/") => {
+                let mut links: Vec<String> = (1..FAST)
+                    .map(|i| format!("http://h{i}.test:{port}/"))
+                    .collect();
+                links.extend((0..HUBS).map(|k| format!("/hub{k}")));
+                links.extend(["/a", "/b", "/c"].map(String::from));
+                let links: Vec<&str> = links.iter().map(String::as_str).collect();
+                Some(common::page(&links))
+            }
+            ("h0.test", hub) if hub.starts_with("/hub") => {
+                let k: usize = hub[4..].parse().ok()?;
+                let per = SLOW / HUBS;
+                let links: Vec<String> = (k * per..(k + 1) * per)
+                    .map(|n| format!("http://slow.test:{port}/p{n}"))
+                    .collect();
+                let links: Vec<&str> = links.iter().map(String::as_str).collect();
+                Some(common::page(&links))
+            }
+            (_, "/") => Some(common::page(&["/a", "/b", "/c"])),
+            (_, "/a" | "/b" | "/c") => Some(common::page(&[])),
+            _ => None,
+        }
+    });
+    let port = server.addr().port();
+    let mut fast: BTreeSet<String> = BTreeSet::new();
+    for i in 0..FAST {
+        for path in ["", "a", "b", "c"] {
+            fast.insert(format!("http://h{i}.test:{port}/{path}"));
+        }
+    }
+    for k in 0..HUBS {
+        fast.insert(format!("http://h0.test:{port}/hub{k}"));
+    }
+    let dir = scratch("slow");
+    let resolve = vec!["--resolve".to_string(), format!("*:{port}:127.0.0.1")];
+    let mut nodes = vec![Node::spawn(
+        "s2",
+        &redis.url(),
+        "slow",
+        &dir,
+        "2",
+        resolve.clone(),
+    )];
+    // Every host is a root, so in scope; h0's pages link the rest.
+    let mut args: Vec<String> = (0..FAST)
+        .map(|i| format!("http://h{i}.test:{port}/"))
+        .collect();
+    args.push(format!("http://slow.test:{port}/"));
+    args.extend(resolve);
+    nodes.insert(0, Node::spawn("s1", &redis.url(), "slow", &dir, "2", args));
+    let start = Instant::now();
+    let mut left = fast.len();
+    while left > 0 {
+        let urls = records(&nodes);
+        left = fast.iter().filter(|u| !urls.contains_key(*u)).count();
+        if start.elapsed() > LIMIT {
+            let slow = urls.keys().filter(|u| u.contains("slow.test")).count();
+            panic!("{left} fast pages not fetched after {LIMIT:?} ({slow} slow ones fetched)");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let urls = records(&nodes);
+    let slow = urls.keys().filter(|u| u.contains("slow.test")).count();
+    eprintln!(
+        "slow host: every fast page fetched in {:?}, with {slow} slow ones",
+        start.elapsed()
+    );
+    assert!(
+        slow < SLOW / 10,
+        "{slow} of the slow host's pages fetched already"
+    );
+    let twice: Vec<_> = urls.iter().filter(|(_, &n)| n > 1).take(5).collect();
+    assert!(twice.is_empty(), "URLs recorded twice: {twice:?}");
+    for node in &nodes {
+        assert!(node.records() > 0, "node {} fetched nothing", node.name);
+    }
 }

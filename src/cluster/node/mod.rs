@@ -62,6 +62,28 @@ pub struct Settings {
     /// The crawl's scope rules (mode, `--exclude`, `--include`,
     /// `--no-parent`), applied again to its roots as they grow.
     pub scope: Scope,
+    /// URLs the node may have handed to its shards and not had answered
+    /// ([`intake_limit`]).
+    pub intake: usize,
+}
+
+/// What the node's ledger holds, at most, for a URL handed to the shards
+/// and not answered: its fingerprint's place among the waiting (32 B in a
+/// table at most half empty) and, for an entry of one URL, the entry's
+/// slot and stream id.
+pub const LEDGER_URL_BYTES: usize = 128;
+
+/// The least intake a node takes, whatever the memory flags: enough for
+/// every shard's fetches many times over.
+const INTAKE_PER_SHARD: usize = 8 << 10;
+
+/// URLs a node may hold unanswered with `bytes` for its ledger on
+/// `shards` shards. The URLs themselves go to the shards' frontiers,
+/// which spill a host's queue to disk past their memory: so a slow host
+/// with a long queue holds only its ledger entries here, and the node
+/// goes on reading its other partitions.
+pub fn intake_limit(bytes: usize, shards: usize) -> usize {
+    (bytes / LEDGER_URL_BYTES).max(INTAKE_PER_SHARD * shards.max(1))
 }
 
 /// What the thread did, for the node's report.
@@ -182,10 +204,6 @@ const FLUSH_LATEST: Duration = Duration::from_millis(250);
 /// Links an entry should carry, on average, to be written after only
 /// [`FLUSH_EVERY`].
 const ENTRY_URLS: usize = 4;
-
-/// URLs handed to the shards and not answered, per shard, before the node
-/// reads no more.
-const INTAKE_PER_SHARD: usize = 8 << 10;
 
 /// Entries read per stream at once.
 const READ_COUNT: usize = 8;
@@ -513,7 +531,7 @@ impl Node {
         if now < self.next_read
             || self.link.over()
             || self.outstanding.is_done()
-            || self.ledger.open_urls() >= INTAKE_PER_SHARD * self.settings.shards.max(1)
+            || self.ledger.open_urls() >= self.settings.intake
         {
             return;
         }
