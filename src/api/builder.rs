@@ -659,11 +659,13 @@ impl CrawlerBuilder {
             }
             _ => (roots, mode, exclude, include, no_parent),
         };
-        // A node may join a cluster crawl with no roots of its own.
-        if roots.is_empty() && config.seeds.is_empty() && cluster.is_none() {
+        // A node may join a cluster crawl with no roots of its own, and a
+        // resume takes its roots and seeds from its state directory.
+        let resume = matches!(state, Some((_, true)));
+        if roots.is_empty() && config.seeds.is_empty() && cluster.is_none() && !resume {
             return Err(BuildError::new("root", "no roots given"));
         }
-        checks::seeds(&config, state.is_some(), cluster.is_some())?;
+        checks::seeds(&config, resume, cluster.is_some())?;
         // Before the state directory puts the records in itself (it is
         // made when the crawl starts).
         checks::outputs(&config)?;

@@ -29,11 +29,10 @@ const MIN_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(100);
 /// Most `seen_memory`: 1 TiB (its buckets are allocated as they fill).
 const MAX_SEEN_MEMORY: usize = 1 << 40;
 
-/// Seed lists: each file readable now (not only when the crawl starts);
-/// one read from standard input or a reader cannot be read again by a
-/// resume; a cluster's roots go to its streams, which seed lists do not
-/// reach yet.
-pub(super) fn seeds(config: &Config, state: bool, cluster: bool) -> Result<(), BuildError> {
+/// Seed lists: each file readable now (not only when the crawl starts),
+/// except at a resume, which takes the lists its state directory kept; a
+/// cluster's roots go to its streams, which seed lists do not reach yet.
+pub(super) fn seeds(config: &Config, resume: bool, cluster: bool) -> Result<(), BuildError> {
     if config.seeds.is_empty() {
         return Ok(());
     }
@@ -43,26 +42,20 @@ pub(super) fn seeds(config: &Config, state: bool, cluster: bool) -> Result<(), B
             "a cluster crawl takes its roots as arguments; seed lists are not supported there yet",
         ));
     }
+    if resume {
+        return Ok(());
+    }
     for source in &config.seeds {
-        match source {
-            SeedSource::File(path) => {
-                if let Err(e) = std::fs::File::open(path) {
-                    return Err(BuildError::new("seeds", format!("{}: {e}", path.display())));
-                }
-                if path.is_dir() {
-                    return Err(BuildError::new(
-                        "seeds",
-                        format!("{}: is a directory", path.display()),
-                    ));
-                }
+        if let SeedSource::File(path) = source {
+            if let Err(e) = std::fs::File::open(path) {
+                return Err(BuildError::new("seeds", format!("{}: {e}", path.display())));
             }
-            SeedSource::Stdin | SeedSource::Reader(_) if state => {
+            if path.is_dir() {
                 return Err(BuildError::new(
                     "seeds",
-                    "a crawl with --state reads its seed lists again when resumed: give a file, not standard input",
+                    format!("{}: is a directory", path.display()),
                 ));
             }
-            SeedSource::Stdin | SeedSource::Reader(_) => {}
         }
     }
     Ok(())

@@ -150,8 +150,9 @@ pub const MAX_FAILED_STARTS: usize = 8;
 pub struct StartFailure {
     /// The URL, as its record has it.
     pub url: String,
-    /// Its record's `error_kind` and `error`, if it failed.
+    /// Its record's `error_kind`, if it failed.
     pub error_kind: Option<String>,
+    /// Its record's `error` (the message), if it failed.
     pub error: Option<String>,
     /// The status it was answered with, if it was.
     pub status: Option<u16>,

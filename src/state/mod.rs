@@ -15,6 +15,9 @@
 //! │                     elapsed time, where each output file ended. Replaced
 //! │                     atomically (checkpoint.json.tmp, fsync, rename, fsync
 //! │                     DIR); absent until the first checkpoint.
+//! ├── seeds/            with --seeds: the lists split by owning shard, made
+//! │                     once by the first run (seeds-complete says whole),
+//! │                     and the bytes of each that its shard has taken.
 //! └── shard-{i}/        one per shard: its seen runs, frontier segments and
 //!                       journal, owned by the modules that write them; at a
 //!                       resume, done.fp until the shard has read it

@@ -41,6 +41,10 @@ use super::{io_err, journal, Checkpoint, Manifest, StateDir, StateError};
 /// makes in the state directory; a killed run's is removed by the next.
 pub const SPILL_PREFIX: &str = "ringcrawl-spill-";
 
+/// The folder of the state directory where the seed lists are kept, split
+/// by shard, with each shard's position (`crate::crawl::seeds::split`).
+pub const SEEDS_DIR: &str = "seeds";
+
 /// One run of a crawl with a state directory.
 #[derive(Debug)]
 pub struct Session {

@@ -185,22 +185,87 @@ fn seeds_from_a_library_reader_are_crawled_and_widen_the_scope() {
     assert_eq!(urls, want, "b.test is no seed's host");
 }
 
+/// A list read from standard input with `--state` is kept in the state
+/// directory: the resume queues the seeds the first run took but did not
+/// fetch, and needs no list (its standard input is empty).
 #[test]
-fn a_seed_list_on_standard_input_cannot_be_kept_in_a_state_directory() {
+fn a_seed_list_on_standard_input_is_kept_in_the_state_directory_for_the_resume() {
+    let server = three_hosts();
+    let port = server.addr().port();
     let dir = tmp("state");
+    let state = dir.join("state");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
+        .args(flags(&server, &dir))
+        .args(["--seeds", "-", "--max-pages", "2", "--state"])
+        .arg(&state)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("a.test:{port}\nb.test:{port}\nc.test:{port}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let first = records(&dir).len();
+    assert!(
+        (1..7).contains(&first),
+        "{first} records after the first run"
+    );
+
     let out = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
-        .args(["--seeds", "-", "--state"])
-        .arg(dir.join("state"))
+        .arg("--resume")
+        .arg(&state)
+        .args(["--max-pages", "100"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--seeds") && stderr.contains("file"),
-        "{stderr}"
-    );
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let by_url = records(&dir);
+    let want: Vec<String> = [
+        "a.test/",
+        "a.test/a2",
+        "b.test/",
+        "b.test/b-page",
+        "c.test/",
+        "c.test/c-page",
+        "c.test/c2",
+    ]
+    .iter()
+    .map(|p| {
+        let (host, path) = p.split_once('/').unwrap();
+        format!("http://{host}:{port}/{path}")
+    })
+    .collect();
+    assert_eq!(by_url.keys().cloned().collect::<Vec<_>>(), want, "{stderr}");
+    assert!(by_url.values().all(|r| r.len() == 1), "{by_url:#?}");
+    // Each shard kept the position it reached: the end of its file.
+    let kept = state.join("seeds");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&kept).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if name.starts_with("seeds-") && name[6..].chars().all(|c| c.is_ascii_digit()) {
+            files += 1;
+            let len = std::fs::metadata(&path).unwrap().len();
+            let at = std::fs::read(kept.join(format!("{name}.pos"))).unwrap_or_default();
+            let at = at
+                .get(..8)
+                .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()));
+            assert_eq!(at, len, "{name}");
+        }
+    }
+    assert!(files >= 1, "no kept seed files in {}", kept.display());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_seed_list_that_cannot_be_read_is_refused_before_the_crawl() {
     let missing = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
         .args(["--seeds", "/nonexistent/seeds.txt"])
         .output()
@@ -208,7 +273,7 @@ fn a_seed_list_on_standard_input_cannot_be_kept_in_a_state_directory() {
     let stderr = String::from_utf8_lossy(&missing.stderr);
     assert_eq!(missing.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("/nonexistent/seeds.txt"), "{stderr}");
-    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
 /// The peak RSS of a crawl of one page seeded by `lines` copies of its URL.

@@ -197,6 +197,35 @@ impl SeedHosts {
     pub fn bytes(&self) -> usize {
         std::mem::size_of_val(&*self.keys)
     }
+
+    /// A value that changes if the fingerprint function does: kept with
+    /// the keys, so keys made by another build are not trusted.
+    pub fn check(&self) -> u64 {
+        fingerprint("ringcrawl seed hosts")
+    }
+
+    /// Append the keys, 8 bytes each, little-endian.
+    pub fn write_keys(&self, out: &mut Vec<u8>) {
+        for key in self.keys.iter() {
+            out.extend_from_slice(&key.to_le_bytes());
+        }
+    }
+
+    /// Keys written by [`SeedHosts::write_keys`] with `check`; None if the
+    /// check differs or the bytes are not sorted, distinct keys.
+    pub fn read_keys(mode: ScopeMode, check: u64, bytes: &[u8]) -> Option<SeedHosts> {
+        if check != fingerprint("ringcrawl seed hosts") || bytes.len() % 8 != 0 {
+            return None;
+        }
+        let keys: Box<[u64]> = bytes
+            .chunks_exact(8)
+            .filter_map(|c| <[u8; 8]>::try_from(c).ok())
+            .map(u64::from_le_bytes)
+            .collect();
+        keys.windows(2)
+            .all(|w| matches!(w, [a, b] if a < b))
+            .then_some(SeedHosts { mode, keys })
+    }
 }
 
 #[cfg(test)]

@@ -28,12 +28,25 @@ use super::{parse_line, shorten, SeedHosts, SeedHostsBuilder, SeedLine, MAX_LINE
 #[derive(Debug)]
 pub struct Split {
     /// Shard `i`'s file (see [`Entry`] for its lines).
-    pub files: Vec<PathBuf>,
+    pub files: Vec<SeedFile>,
     pub hosts: SeedHosts,
     /// Roots written (each in one shard's file).
     pub roots: u64,
     /// Lines that were not roots (blank lines and comments aside).
     pub bad: u64,
+    /// Taken from a state directory, as an earlier run left it.
+    pub kept: bool,
+}
+
+/// One shard's file of seeds, and where its reading starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeedFile {
+    pub path: PathBuf,
+    /// Bytes of the file taken by earlier runs (0 for a new crawl).
+    pub start: u64,
+    /// Where the shard keeps the position it reached ([`position_path`]),
+    /// with a state directory only.
+    pub position: Option<PathBuf>,
 }
 
 /// A line of a shard's file.
@@ -74,6 +87,10 @@ pub enum SplitError {
         dir: String,
         source: std::io::Error,
     },
+    /// A list that can be read only once (standard input, a reader) was
+    /// being split into the state directory when the crawl stopped.
+    #[error("the seeds from {0} were not all kept in the state directory before the crawl stopped: start the crawl again")]
+    Lost(String),
 }
 
 /// Read `sources` in order and split their roots by owner among `shards`
@@ -143,11 +160,161 @@ pub fn split(
             .map_err(write_err)?;
     }
     Ok(Split {
-        files,
+        files: files
+            .into_iter()
+            .map(|path| SeedFile {
+                path,
+                start: 0,
+                position: None,
+            })
+            .collect(),
         hosts: hosts.finish(),
         roots,
         bad,
+        kept: false,
     })
+}
+
+/// The file that says the split in a state directory is whole: the roots
+/// and bad lines it holds, written after every other file of it is on
+/// disk.
+const COMPLETE: &str = "seeds-complete";
+
+/// The seeds' hosts, kept beside the split so a resume need not read it
+/// all again: [`HOSTS_MAGIC`], the check, then each key (little-endian).
+const HOSTS: &str = "seeds-hosts";
+const HOSTS_MAGIC: &[u8; 8] = b"RCSEEDH1";
+
+/// The file where a shard keeps how many bytes of its seed file it has
+/// taken: 8 bytes, little-endian, never ahead of its journal.
+pub fn position_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".pos");
+    PathBuf::from(name)
+}
+
+/// Whether `dir` holds a whole split that an earlier run kept.
+pub fn is_kept(dir: &Path) -> bool {
+    dir.join(COMPLETE).exists()
+}
+
+/// The split of a crawl with a state directory: made once, by the
+/// crawl's first run, in `dir`, and taken as it is by every resume, each
+/// shard starting where it stopped. So a resume reads no list again (a
+/// list on standard input included) and queues no seed twice.
+pub fn split_kept(
+    sources: &[SeedSource],
+    shards: usize,
+    mode: ScopeMode,
+    dir: &Path,
+) -> Result<Split, SplitError> {
+    let write_err = |source| SplitError::Write {
+        dir: dir.display().to_string(),
+        source,
+    };
+    let complete = dir.join(COMPLETE);
+    if complete.exists() {
+        return open_kept(shards, mode, dir);
+    }
+    let once = sources
+        .iter()
+        .find(|s| !matches!(s, SeedSource::File(_)))
+        .filter(|_| dir.join("seeds-0").exists());
+    if let Some(source) = once {
+        return Err(SplitError::Lost(source.name()));
+    }
+    let mut split = split(sources, shards, mode, dir)?;
+    let mut bytes = Vec::with_capacity(16 + split.hosts.bytes());
+    bytes.extend_from_slice(HOSTS_MAGIC);
+    bytes.extend_from_slice(&split.hosts.check().to_le_bytes());
+    split.hosts.write_keys(&mut bytes);
+    write_synced(&dir.join(HOSTS), &bytes).map_err(write_err)?;
+    write_synced(&complete, format!("{} {}\n", split.roots, split.bad).as_bytes()).map_err(write_err)?;
+    File::open(dir).and_then(|d| d.sync_all()).map_err(write_err)?;
+    for file in &mut split.files {
+        file.position = Some(position_path(&file.path));
+    }
+    split.kept = true;
+    Ok(split)
+}
+
+/// A split an earlier run kept: its files, each shard's position, and the
+/// hosts (read from their file, or gathered again from the split if that
+/// file is damaged).
+fn open_kept(shards: usize, mode: ScopeMode, dir: &Path) -> Result<Split, SplitError> {
+    let read_err = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| SplitError::Read { path, source }
+    };
+    let complete = dir.join(COMPLETE);
+    let text = std::fs::read_to_string(&complete).map_err(read_err(&complete))?;
+    let mut counts = text.split_whitespace().map(str::parse::<u64>);
+    let (roots, bad) = match (counts.next(), counts.next()) {
+        (Some(Ok(roots)), Some(Ok(bad))) => (roots, bad),
+        _ => (0, 0),
+    };
+    let mut files = Vec::with_capacity(shards);
+    for i in 0..shards {
+        let path = dir.join(format!("seeds-{i}"));
+        let len = std::fs::metadata(&path).map_err(read_err(&path))?.len();
+        let position = position_path(&path);
+        let start = match std::fs::read(&position) {
+            Ok(bytes) => bytes
+                .get(..8)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map_or(0, u64::from_le_bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(read_err(&position)(e)),
+        };
+        files.push(SeedFile {
+            path,
+            // A position past the end is damage: read the file again
+            // (the seen-set drops what was queued).
+            start: if start <= len { start } else { 0 },
+            position: Some(position),
+        });
+    }
+    let hosts_path = dir.join(HOSTS);
+    let kept = std::fs::read(&hosts_path).ok().and_then(|bytes| {
+        let rest = bytes.strip_prefix(HOSTS_MAGIC.as_slice())?;
+        let (check, keys) = rest.split_at_checked(8)?;
+        let check = u64::from_le_bytes(check.try_into().ok()?);
+        SeedHosts::read_keys(mode, check, keys)
+    });
+    let hosts = match kept {
+        Some(hosts) => hosts,
+        None => {
+            log::warn!("{}: damaged; the seeds' hosts are gathered again from the split", hosts_path.display());
+            let mut hosts = SeedHostsBuilder::new(mode);
+            for file in &files {
+                let reader = File::open(&file.path).map_err(read_err(&file.path))?;
+                let mut lines = Lines::new(BufReader::with_capacity(64 << 10, reader));
+                while let Some(line) = lines.next_line().map_err(read_err(&file.path))? {
+                    let text = std::str::from_utf8(line).unwrap_or("");
+                    if let Some(Entry::Root(url)) = Entry::parse(text) {
+                        if let Ok(url) = url::Url::parse(url) {
+                            hosts.add(&url);
+                        }
+                    }
+                }
+            }
+            hosts.finish()
+        }
+    };
+    Ok(Split {
+        files,
+        hosts,
+        roots,
+        bad,
+        kept: true,
+    })
+}
+
+/// Write `bytes` to a new file at `path` and `fsync` it.
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = File::create(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 /// Lines of a reader, each at most [`MAX_LINE`] bytes kept (the rest of a
@@ -249,6 +416,56 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_split_is_taken_again_with_each_shards_position_and_hosts() {
+        let dir = std::env::temp_dir().join(format!("ringcrawl-kept-{}", std::process::id()));
+        let list = dir.join("list.txt");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&list, "a.test\nb.test\nc.test\nftp://bad/\n").unwrap();
+        let kept = dir.join("seeds");
+        let sources = [SeedSource::File(list.clone())];
+        assert!(!is_kept(&kept));
+        let first = split_kept(&sources, 2, ScopeMode::Strict, &kept).unwrap();
+        assert!(is_kept(&kept) && first.kept);
+        assert_eq!((first.roots, first.bad), (3, 1));
+        assert!(first.files.iter().all(|f| f.start == 0 && f.position.is_some()));
+        // Shard 1 took 5 bytes; the list itself is gone: not read again.
+        std::fs::write(first.files[1].position.as_ref().unwrap(), 5u64.to_le_bytes()).unwrap();
+        std::fs::remove_file(&list).unwrap();
+        let again = split_kept(&sources, 2, ScopeMode::Strict, &kept).unwrap();
+        assert_eq!((again.roots, again.bad), (3, 1));
+        assert_eq!(again.files[0].start, 0);
+        assert_eq!(again.files[1].start, 5);
+        assert_eq!(again.files, {
+            let mut f = first.files.clone();
+            f[1].start = 5;
+            f
+        });
+        assert!(["a.test", "b.test", "c.test"].iter().all(|h| again.hosts.contains(h)));
+        assert!(!again.hosts.contains("d.test"));
+        // Damaged hosts are gathered again from the split; a position past
+        // the end of its file reads the file again.
+        std::fs::write(kept.join(HOSTS), b"RCSEEDH1short").unwrap();
+        std::fs::write(first.files[0].position.as_ref().unwrap(), u64::MAX.to_le_bytes()).unwrap();
+        let mended = split_kept(&sources, 2, ScopeMode::Strict, &kept).unwrap();
+        assert!(["a.test", "b.test", "c.test"].iter().all(|h| mended.hosts.contains(h)));
+        assert_eq!(mended.files[0].start, 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_list_readable_once_that_was_cut_off_while_kept_is_refused() {
+        let dir = std::env::temp_dir().join(format!("ringcrawl-cut-{}", std::process::id()));
+        let kept = dir.join("seeds");
+        std::fs::create_dir_all(&kept).unwrap();
+        // A first run was killed half way through the split.
+        std::fs::write(kept.join("seeds-0"), "U\thttp://a.test/\n").unwrap();
+        let err = split_kept(&[SeedSource::Stdin], 1, ScopeMode::Strict, &kept).unwrap_err();
+        assert!(matches!(err, SplitError::Lost(_)), "{err}");
+        assert!(err.to_string().contains("standard input"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn split_sends_each_root_to_its_owner_and_bad_lines_somewhere() {
         let dir = std::env::temp_dir().join(format!("ringcrawl-split-{}", std::process::id()));
         let list = dir.join("list.txt");
@@ -260,7 +477,7 @@ mod tests {
         assert!(s.hosts.contains("a.test") && s.hosts.contains("www.b.test"));
         let mut all = Vec::new();
         for (i, file) in s.files.iter().enumerate() {
-            for line in std::fs::read_to_string(file).unwrap().lines() {
+            for line in std::fs::read_to_string(&file.path).unwrap().lines() {
                 match Entry::parse(line).unwrap() {
                     Entry::Root(url) => {
                         assert_eq!(shard_for(urls::host_of(url), 3), i);

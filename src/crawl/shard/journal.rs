@@ -78,6 +78,12 @@ pub(super) struct Journal {
     failed: Cell<bool>,
     /// Records not logged since the failure.
     unlogged: Cell<u64>,
+    /// With seed lists: the file where the position in this shard's seed
+    /// file is kept, the position this run started at, and the bytes of
+    /// it taken so far.
+    seed_position: Option<PathBuf>,
+    seeds_start: u64,
+    seeds_taken: Cell<u64>,
 }
 
 /// A record that waits.
@@ -90,8 +96,13 @@ struct Held {
 }
 
 impl Journal {
-    pub(super) fn new(path: PathBuf) -> Journal {
+    /// A journal at `path`; `seed_position` (with seed lists) is where it
+    /// keeps the position reached in the shard's seed file, from `start`.
+    pub(super) fn new(path: PathBuf, seed_position: Option<PathBuf>, start: u64) -> Journal {
         Journal {
+            seed_position,
+            seeds_start: start,
+            seeds_taken: Cell::new(start),
             path,
             jobs: RefCell::new(Vec::new()),
             appended: Cell::new(0),
@@ -122,6 +133,14 @@ impl Shard {
             journal.jobs.borrow_mut().push(job.clone());
             journal.appended.set(journal.appended.get() + 1);
             journal.added.notify_all();
+        }
+    }
+
+    /// The seed file has been taken up to byte `at` (its seeds queued and
+    /// journaled, its bad lines recorded).
+    pub(super) fn seeds_taken_to(&self, at: u64) {
+        if let Some(journal) = &self.journal {
+            journal.seeds_taken.set(at);
         }
     }
 
@@ -180,6 +199,7 @@ impl Shard {
         }
         let mut at = 0u64;
         let mut bytes = Vec::new();
+        let mut seeds = SeedPosition::open(journal).await;
         loop {
             let idle = journal.jobs.borrow().is_empty() && journal.held.borrow().is_empty();
             if idle {
@@ -194,6 +214,7 @@ impl Shard {
             }
             let jobs = std::mem::take(&mut *journal.jobs.borrow_mut());
             let upto = journal.appended.get();
+            let seeds_taken = journal.seeds_taken.get();
             let warc_upto = self.warc.as_ref().map_or(0, |w| w.placed());
             if !jobs.is_empty() {
                 bytes.clear();
@@ -220,6 +241,15 @@ impl Shard {
             // To the log's writer now, not at the next watch: a kill then
             // finds few fetched pages without their record.
             self.sink.hand_off();
+            if let Some(seeds) = &mut seeds {
+                seeds.reached(seeds_taken).await;
+            }
+        }
+        if let Some(seeds) = seeds {
+            // Closed cleanly, every record is with the log's writer, which
+            // is finished before the process ends.
+            let clean = !journal.failed.get();
+            seeds.close(clean.then(|| journal.seeds_taken.get())).await;
         }
         if let Err(e) = file.close().await {
             log::warn!("shard {}: closing {}: {e}", self.id, journal.path.display());
@@ -427,6 +457,74 @@ impl Shard {
     /// the journals is read by the next resume.
     fn replay_cut(&self) -> bool {
         self.stopping.get() || self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The position kept in a shard's seed file, written by the journal task.
+///
+/// A position is kept one round of the journal late: when it is written,
+/// the seeds before it have been on disk in the journal for a round, and
+/// the bad lines' records before it were handed to the log's writer a
+/// round ago. A position that is behind costs a resume nothing but a few
+/// lines read again (their seeds are seen); one that is ahead would lose
+/// seeds, so a position that could not be written stays behind.
+struct SeedPosition {
+    file: BufferedFile,
+    path: PathBuf,
+    /// Reached by the last round, to be written by the next.
+    pending: u64,
+    written: u64,
+}
+
+impl SeedPosition {
+    async fn open(journal: &Journal) -> Option<SeedPosition> {
+        let path = journal.seed_position.clone()?;
+        let start = journal.seeds_start;
+        let opened = glommio::io::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .buffered_open(&path)
+            .await;
+        match opened {
+            Ok(file) => Some(SeedPosition {
+                file,
+                path,
+                pending: start,
+                written: start,
+            }),
+            Err(e) => {
+                log::warn!("{}: {e} (a resume reads this shard's seeds again)", path.display());
+                None
+            }
+        }
+    }
+
+    /// A round ended with the seed file taken up to `taken`: write what
+    /// the round before reached.
+    async fn reached(&mut self, taken: u64) {
+        let due = std::mem::replace(&mut self.pending, taken);
+        self.write(due).await;
+    }
+
+    /// The journal closed; `last` is the position reached if it closed
+    /// cleanly (every seed before it journaled, every record handed on).
+    async fn close(mut self, last: Option<u64>) {
+        if let Some(last) = last {
+            self.write(last).await;
+        }
+        if let Err(e) = self.file.close().await {
+            log::warn!("{}: {e}", self.path.display());
+        }
+    }
+
+    async fn write(&mut self, at: u64) {
+        if at <= self.written {
+            return;
+        }
+        match write_all(&self.file, &at.to_le_bytes(), 0).await {
+            Ok(()) => self.written = at,
+            Err(e) => log::warn!("{}: {e} (a resume reads more of this shard's seeds again)", self.path.display()),
+        }
     }
 }
 

@@ -54,6 +54,7 @@ use crate::crawl::budget::Budget;
 use crate::crawl::frontier::{Frontier, Job, Politeness};
 use crate::crawl::mesh::{Batch, FetchSlots, Outbox, Outstanding};
 use crate::crawl::notify::Notify;
+use crate::crawl::seeds::split::SeedFile;
 use crate::crawl::seen::SeenSet;
 use crate::crawl::url_set::RecentUrls;
 use crate::net::conn_pool::ConnPool;
@@ -116,7 +117,7 @@ pub struct Shared {
     /// removes it): each shard's segment files go in `shard-{id}` there.
     pub spill_dir: PathBuf,
     /// With seed lists: each shard's file of their roots (`seeds.rs`).
-    pub seed_files: Option<Arc<[PathBuf]>>,
+    pub seed_files: Option<Arc<[SeedFile]>>,
     /// With a state directory: the journals, and what a resume replays.
     pub durability: Option<Arc<Durability>>,
     /// In a cluster crawl: what the shards share with the cluster thread.
@@ -204,7 +205,7 @@ pub struct Shard {
     /// The crawl's spill directory (see [`Shared::spill_dir`]).
     spill_dir: PathBuf,
     /// This shard's file of seeds, read as the crawl goes (`seeds.rs`).
-    seed_file: Option<PathBuf>,
+    seed_file: Option<SeedFile>,
     /// With a state directory: this shard's journal of routed URLs.
     journal: Option<Journal>,
     durability: Option<Arc<Durability>>,
@@ -240,6 +241,7 @@ impl Shard {
                 ..target
             })
         });
+        let seed_file = shared.seed_files.as_ref().and_then(|files| files.get(id).cloned());
         Rc::new(Shard {
             id,
             tls,
@@ -307,12 +309,15 @@ impl Shard {
             handler: RefCell::new(shared.hooks.handler.as_ref().map(|make| make(id))),
             hooks: shared.hooks,
             spill_dir: shared.spill_dir,
-            seed_file: shared.seed_files.and_then(|files| files.get(id).cloned()),
             journal: shared
                 .durability
                 .as_ref()
                 .and_then(|d| d.journals.get(id).cloned())
-                .map(Journal::new),
+                .map(|path| {
+                    let seeds = seed_file.as_ref();
+                    Journal::new(path, seeds.and_then(|f| f.position.clone()), seeds.map_or(0, |f| f.start))
+                }),
+            seed_file,
             durability: shared.durability,
             scope: Arc::new(config_scope),
             cluster: shared.cluster.map(ShardCluster::new),

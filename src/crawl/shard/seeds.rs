@@ -10,6 +10,11 @@
 //! read to the end (`crate::crawl::run` adds it), so the crawl cannot end
 //! while seeds wait. The file is read with glommio's buffered file I/O, not
 //! `std::fs`, so the shard's other tasks go on while it is read.
+//!
+//! With a state directory, each seed queued is journaled as a found link
+//! is, and the journal task keeps the position reached in the file once
+//! what came before it is on disk (`journal.rs`): a resume starts there,
+//! and the journals hold every seed taken before it.
 
 use std::path::Path;
 use std::rc::Rc;
@@ -39,10 +44,11 @@ impl Shard {
     /// Read this shard's seeds to the end (or until the crawl stops), then
     /// let go of the shard's hold on the count.
     pub(super) async fn feed_seeds(self: Rc<Self>) {
-        let Some(path) = self.seed_file.clone() else {
+        let Some(file) = self.seed_file.clone() else {
             return;
         };
-        if let Err(e) = self.read_seeds(&path).await {
+        let path = &file.path;
+        if let Err(e) = self.read_seeds(path, file.start).await {
             // The first pass wrote the file: failing to read it back is the
             // disk's fault, and the seeds after the fault are lost.
             let message = format!("reading the seeds of shard {} ({}): {e}", self.id, path.display());
@@ -54,12 +60,14 @@ impl Shard {
         }
     }
 
-    async fn read_seeds(&self, path: &Path) -> std::io::Result<()> {
+    async fn read_seeds(&self, path: &Path, start: u64) -> std::io::Result<()> {
         let file = glommio::io::BufferedFile::open(path).await?;
         let mut reader = glommio::io::StreamReaderBuilder::new(file)
+            .with_start_pos(start)
             .with_buffer_size(64 << 10)
             .build();
         let mut line = Vec::new();
+        let mut at = start;
         let result = loop {
             while !self.stopping.get() && !self.room_for_seeds() {
                 glommio::timer::sleep(WINDOW_POLL).await;
@@ -70,7 +78,7 @@ impl Shard {
             line.clear();
             match reader.read_until(b'\n', &mut line).await {
                 Ok(0) => break Ok(()),
-                Ok(_) => {}
+                Ok(n) => at += n as u64,
                 Err(e) => break Err(e),
             }
             let text = std::str::from_utf8(&line).unwrap_or("");
@@ -83,6 +91,7 @@ impl Shard {
                 }
                 None => {}
             }
+            self.seeds_taken_to(at);
             glommio::yield_if_needed().await;
         };
         let _ = reader.close().await;
@@ -108,11 +117,20 @@ impl Shard {
         // Counted in before it is offered (invariant 3).
         self.outstanding.add(jobs.len());
         let now = Instant::now();
-        let dropped = jobs
-            .into_iter()
-            .map(|job| self.enqueue(job, now, Asker::Nobody))
-            .filter(|e| matches!(e, Enqueued::Known | Enqueued::Refused))
-            .count();
+        let mut dropped = 0;
+        for job in jobs {
+            // Journaled if queued (no await between): the position kept
+            // after this line must find the seed in a journal at a resume.
+            let kept = self.journal.is_some().then(|| job.clone());
+            match self.enqueue(job, now, Asker::Nobody) {
+                Enqueued::Known | Enqueued::Refused => dropped += 1,
+                Enqueued::New | Enqueued::Pending => {
+                    if let Some(job) = kept {
+                        self.journal_job(&job);
+                    }
+                }
+            }
+        }
         if dropped > 0 && self.outstanding.finish(dropped) {
             self.stop();
         }
