@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
+use std::time::Duration;
 
 use crate::common::nginx::{Nginx, Seen};
 use crate::common::*;
@@ -72,6 +73,10 @@ fn write_cert(dir: &Path, name: &str, cert: &ServerCert) -> String {
 fn crawl_config(roots: &[String], names: &[&str], port: u16, ca: &TestCa) -> Config {
     let mut config = trusting(roots, ca, false);
     config.keep_alive = false;
+    // A connection waits for the first one's session at most its connect
+    // time-out: on a busy machine, 2 s could turn a wait into a second
+    // full handshake, and the counts below are exact.
+    config.connect_timeout = Duration::from_secs(10);
     for name in names {
         config
             .resolve
