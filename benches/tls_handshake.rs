@@ -1,5 +1,6 @@
 //! `cargo bench --bench tls_handshake`: the client's CPU cost of a full and
-//! of a resumed TLS 1.3 handshake, with the crawler's own client: the
+//! of a resumed TLS 1.3 handshake, and of TLS 1.2 ones against a server
+//! that speaks only TLS 1.2 (`_tls12`), with the crawler's own client: the
 //! config of a shard's `TlsClient` (built from `TlsOptions`: webpki-roots
 //! plus the test CA, ALPN, TLS 1.2 and 1.3) and its session cache, bounded
 //! by bytes and keyed by name and port, at its default size (rustls, the
@@ -66,47 +67,55 @@ fn handshake(
 
 fn bench(c: &mut Criterion) {
     let ca = TestCa::new("bench CA").unwrap();
-    let server = ca.site_cert().unwrap().server_config(&[]).unwrap();
+    let cert = ca.site_cert().unwrap();
     let options = TlsOptions::new(&[ca.cert().clone()], false).unwrap();
-    // A shard's client, at the crawl's defaults (two fetches a host).
-    let client = TlsClient::new(&options, DEFAULT_SESSION_MEMORY, tickets_per_key(2));
-    let config = client.config_for(443);
     let mut group = c.benchmark_group("tls_handshake_client");
-    let mut host = 0u64;
-    group.bench_function("full", |b| {
-        b.iter_custom(|iters| {
-            (0..iters)
-                .map(|_| {
-                    host += 1;
-                    let (spent, kind) = handshake(&config, &server, format!("h{host}.site.test"));
-                    assert_eq!(kind, Some(HandshakeKind::Full));
-                    spent
-                })
-                .sum()
-        })
-    });
-    let sessions = client.session_counts();
-    println!(
-        "after {host} full handshakes to new names: {} sessions held, {} bytes, {} evicted",
-        sessions.keys, sessions.bytes, sessions.evictions
-    );
-    // Prime the cache; every resumed handshake brings two new tickets.
-    let name = || "localhost".to_string();
-    assert_eq!(
-        handshake(&config, &server, name()).1,
-        Some(HandshakeKind::Full)
-    );
-    group.bench_function("resumed", |b| {
-        b.iter_custom(|iters| {
-            (0..iters)
-                .map(|_| {
-                    let (spent, kind) = handshake(&config, &server, name());
-                    assert_eq!(kind, Some(HandshakeKind::Resumed));
-                    spent
-                })
-                .sum()
-        })
-    });
+    // TLS 1.3 (what a server offering both negotiates), then TLS 1.2 only
+    // (a session resumed again and again: the other branch of the session
+    // cache), each with a new shard's client at the crawl's defaults (two
+    // fetches a host).
+    for (label, versions) in [("", &[][..]), ("_tls12", &[&rustls::version::TLS12][..])] {
+        let server = cert.server_config(versions).unwrap();
+        let client = TlsClient::new(&options, DEFAULT_SESSION_MEMORY, tickets_per_key(2));
+        let config = client.config_for(443);
+        let mut host = 0u64;
+        group.bench_function(format!("full{label}"), |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        host += 1;
+                        let (spent, kind) =
+                            handshake(&config, &server, format!("h{host}.site.test"));
+                        assert_eq!(kind, Some(HandshakeKind::Full));
+                        spent
+                    })
+                    .sum()
+            })
+        });
+        let sessions = client.session_counts();
+        println!(
+            "after {host} full{label} handshakes to new names: {} sessions held, {} bytes, {} evicted",
+            sessions.keys, sessions.bytes, sessions.evictions
+        );
+        // Prime the cache; every resumed TLS 1.3 handshake brings two new
+        // tickets, a TLS 1.2 session is used again.
+        let name = || "localhost".to_string();
+        assert_eq!(
+            handshake(&config, &server, name()).1,
+            Some(HandshakeKind::Full)
+        );
+        group.bench_function(format!("resumed{label}"), |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let (spent, kind) = handshake(&config, &server, name());
+                        assert_eq!(kind, Some(HandshakeKind::Resumed));
+                        spent
+                    })
+                    .sum()
+            })
+        });
+    }
     group.finish();
 }
 

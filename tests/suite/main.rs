@@ -24,6 +24,7 @@ mod hostile_servers;
 mod ipv6;
 mod keep_alive;
 mod library;
+mod nginx;
 mod output;
 mod politeness;
 mod requisites;

@@ -5,6 +5,7 @@
 
 pub mod dns;
 pub mod dnsmasq;
+pub mod nginx;
 pub mod openssl;
 pub mod proxy;
 pub mod pywb;
