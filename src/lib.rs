@@ -81,11 +81,11 @@
 //!   hands out and completions it takes),
 //!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
 //!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
-//!   where the scanner is unsure), `crawl::urls` (normalisation, the one canonical host name),
-//!   `crawl::scope` (strict/lenient hosts and `--exclude`),
+//!   where the scanner is unsure), `web::urls` (normalisation, the one canonical host name),
+//!   `web::scope` (strict/lenient hosts and `--exclude`),
 //!   `crawl::sitemap` (sitemaps.org urlsets and indexes, gzipped or not,
 //!   → their `<loc>`s, bounded; a fetch is read as a sitemap when its hop
-//!   path, `crawl::hops`, says it is one).
+//!   path, `job::hops`, says it is one).
 //! - `net` one exchange with a server: `net::fetch` (one HTTP/1.1
 //!   exchange with limits and a deadline, on a reused keep-alive connection
 //!   when the shard's `net::conn_pool` has one for the endpoint),
@@ -131,7 +131,7 @@
 //! # Invariants
 //!
 //! 1. A host belongs to exactly one shard for the whole crawl
-//!    (`crawl::mesh::shard_for` is a fixed-key hash): its queue, seen-set,
+//!    (`keys::shard_for` is a fixed-key hash): its queue, seen-set,
 //!    politeness and robots.txt live there. The owner may lend a ready page
 //!    of the host to a peer with a free fetch slot; the peer fetches, records
 //!    and routes it like its own and sends the host's release back.
@@ -194,7 +194,7 @@ macro_rules! internal {
 
 mod api;
 pub mod process;
-internal!(cluster, config, crawl, net, output, state);
+internal!(cluster, config, crawl, job, keys, net, output, state, sync, web);
 
 pub use api::{
     BuildError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream, Report,
@@ -204,7 +204,6 @@ pub use cluster::store::{
     NodeStatus as ClusterNode, Status as ClusterStatus, StoreError as ClusterError,
 };
 pub use crawl::budget::Spent;
-pub use crawl::scope::ScopeMode;
 pub use net::dns::Families;
 pub use output::record::Record;
 pub use output::record::Warning;
@@ -212,6 +211,7 @@ pub use output::stats::{
     DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, MAX_FAILED_STARTS,
 };
 pub use url::Url;
+pub use web::scope::ScopeMode;
 
 /// The README's Rust examples, compiled by `cargo test --doc`, and a check
 /// that its library example is the crate docs' first example (the code a

@@ -8,20 +8,16 @@
 pub mod budget;
 pub mod checkpoints;
 pub mod frontier;
-pub mod hops;
 pub mod links;
 pub mod mesh;
-pub mod notify;
 pub mod page;
 pub mod robots;
 pub mod run;
-pub mod scope;
 pub mod seeds;
 pub mod seen;
 pub mod shard;
 pub mod sitemap;
 pub mod stream;
 pub mod url_set;
-pub mod urls;
 
 pub use run::{run, Outcome};

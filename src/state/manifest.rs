@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::crawl::scope::{Scope, ScopeMode};
+use crate::web::scope::{Scope, ScopeMode};
 use crate::output::timestamp::rfc3339_millis;
 
 use super::StateError;

@@ -24,8 +24,9 @@ use std::time::Instant;
 
 use super::host::Host;
 use super::spill::{weight, READ_AHEAD};
-use super::{Frontier, Job};
-use crate::crawl::urls;
+use super::Frontier;
+use crate::job::Job;
+use crate::web::urls;
 
 /// The key of the waiting queue where the spill names a queue by its host:
 /// spaces and parentheses are never in a host name.

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::queue::Queue;
-use super::Job;
+use crate::job::Job;
 use crate::crawl::robots::Rules;
 
 /// What a resting host costs beyond its name and rules: the `Host` itself

@@ -34,11 +34,12 @@ use std::collections::VecDeque;
 use foldhash::HashMap;
 
 use super::admission::WAITING;
-use super::chunk;
+use crate::job::chunk;
 use super::host::Host;
 use super::queue::{Chunk, Queue};
 use super::store::{Extent, Place, SpillIo, SpillStats, Store};
-use super::{Frontier, Job};
+use super::Frontier;
+use crate::job::Job;
 
 /// A tail this long is sealed into a chunk.
 pub const CHUNK_JOBS: usize = 64;

@@ -28,10 +28,10 @@ use std::time::{Duration, Instant};
 
 use crate::cluster::ledger::Outcome;
 use crate::cluster::link::{Done, Intake, Link, ToNode};
-use crate::crawl::frontier::Job;
-use crate::crawl::mesh::host_key;
-use crate::crawl::scope::Scope;
-use crate::crawl::urls;
+use crate::job::Job;
+use crate::keys::host_key;
+use crate::web::scope::Scope;
+use crate::web::urls;
 
 use super::seen::{Asker, Enqueued, Routed};
 use super::Shard;

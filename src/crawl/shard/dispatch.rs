@@ -10,8 +10,9 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use crate::cluster::ledger::Outcome;
-use crate::crawl::frontier::{Job, Next};
-use crate::crawl::urls;
+use crate::crawl::frontier::Next;
+use crate::job::Job;
+use crate::web::urls;
 
 use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};
 

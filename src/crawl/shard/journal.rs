@@ -30,11 +30,11 @@ use std::time::{Duration, Instant};
 
 use glommio::io::BufferedFile;
 
-use crate::crawl::frontier::{chunk, Job};
-use crate::crawl::mesh::shard_for;
-use crate::crawl::notify::Notify;
+use crate::job::{chunk, Job};
+use crate::keys::shard_for;
+use crate::sync::notify::Notify;
 use crate::crawl::seen;
-use crate::crawl::urls;
+use crate::web::urls;
 use crate::output::record::Record;
 use crate::state::journal;
 

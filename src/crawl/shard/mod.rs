@@ -48,12 +48,14 @@ use glommio::task::JoinHandle;
 
 use crate::crawl::page::{Handler, Hooks};
 use crate::cluster::link::Link;
-use crate::crawl::scope::Scope;
+use crate::web::scope::Scope;
 use crate::config::Config;
 use crate::crawl::budget::Budget;
-use crate::crawl::frontier::{Frontier, Job, Politeness};
-use crate::crawl::mesh::{Batch, FetchSlots, Outbox, Outstanding};
-use crate::crawl::notify::Notify;
+use crate::crawl::frontier::{Frontier, Politeness};
+use crate::job::Job;
+use crate::crawl::mesh::{Batch, FetchSlots, Outbox};
+use crate::sync::Outstanding;
+use crate::sync::notify::Notify;
 use crate::crawl::seen::SeenSet;
 use crate::crawl::url_set::RecentUrls;
 use crate::net::conn_pool::ConnPool;

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 use crate::crawl::page::Page;
-use crate::crawl::frontier::Job;
-use crate::crawl::hops::Hop;
+use crate::job::Job;
+use crate::job::hops::Hop;
 use crate::crawl::links::{self, Extract};
-use crate::crawl::mesh::shard_for;
-use crate::crawl::scope::Scope;
-use crate::crawl::urls;
+use crate::keys::shard_for;
+use crate::web::scope::Scope;
+use crate::web::urls;
 use crate::net::fetch::{self, FetchError, Response};
 use crate::net::http::{self, content};
 use crate::net::http::content::{Coding, DecodeError, Decoded};

@@ -8,11 +8,11 @@
 
 use url::Url;
 
-use crate::crawl::frontier::Job;
+use crate::job::{Job, Verdict};
 use crate::crawl::robots::{
-    agent_token, Rules, Unreachable, Verdict, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS,
+    agent_token, Rules, Unreachable, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS,
 };
-use crate::crawl::urls;
+use crate::web::urls;
 use crate::net::fetch::FetchError;
 use crate::output::record::Record;
 

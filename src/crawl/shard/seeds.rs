@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use futures_lite::AsyncBufReadExt;
 use url::Url;
 
-use crate::crawl::frontier::Job;
+use crate::job::Job;
 use crate::crawl::seeds::guessed_sitemap;
 use crate::crawl::seeds::split::Entry;
 use crate::output::record::Record;

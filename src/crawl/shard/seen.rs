@@ -24,10 +24,11 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::cluster::ledger::Outcome;
-use crate::crawl::frontier::{Job, Limit, Offer};
-use crate::crawl::mesh::shard_for;
+use crate::crawl::frontier::Offer;
+use crate::job::{Job, Limit};
+use crate::keys::shard_for;
 use crate::crawl::seen::{self, Check};
-use crate::crawl::urls;
+use crate::web::urls;
 use crate::output::record::Record;
 
 use super::{page, Shard};

@@ -20,7 +20,7 @@ use foldhash::{HashMap, HashMapExt};
 use glommio::io::{DmaFile, OpenOptions};
 
 use crate::crawl::frontier::{Extent, SpillIo};
-use crate::crawl::notify::Notify;
+use crate::sync::notify::Notify;
 use crate::crawl::seen::run;
 
 use super::Shard;

@@ -54,7 +54,7 @@ use rustls_pki_types::{CertificateDer, ServerName};
 use thiserror::Error;
 use url::{Host, Url};
 
-use crate::crawl::urls::canonical_host;
+use crate::web::urls::canonical_host;
 use crate::net::stream::{Timed, TlsConn};
 pub use sessions::Admission;
 use sessions::Contacts;

@@ -22,7 +22,7 @@ use futures_lite::AsyncWriteExt;
 use glommio::io::{BufferedFile, StreamWriter, StreamWriterBuilder};
 use glommio::Task;
 
-use crate::crawl::notify::Notify;
+use crate::sync::notify::Notify;
 use crate::output::warc;
 
 /// Encoded record groups queued before a worker waits for the writer.

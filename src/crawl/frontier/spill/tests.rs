@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::super::store::{SpillIo, Store};
-use super::super::{Frontier, Job, Next, Politeness};
+use super::super::{Frontier, Next, Politeness};
+use crate::job::Job;
 use super::*;
 
 fn job(url: &str) -> Job {
@@ -101,7 +102,7 @@ fn drain(f: &mut Frontier, disk: &mut Disk, now: Instant) -> Vec<String> {
 }
 
 fn urls_host(url: &str) -> &str {
-    crate::crawl::urls::host_of(url)
+    crate::web::urls::host_of(url)
 }
 
 #[test]
