@@ -8,6 +8,7 @@
 pub mod budget;
 pub mod checkpoints;
 pub mod frontier;
+pub mod hooks;
 pub mod links;
 pub mod mesh;
 pub mod page;

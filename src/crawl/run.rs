@@ -16,7 +16,7 @@ use anyhow::{bail, Context};
 use glommio::channels::channel_mesh::MeshBuilder;
 use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 
-use crate::crawl::page::Hooks;
+use crate::crawl::hooks::Hooks;
 use crate::cluster::link::Link;
 use crate::cluster::node::{self, NodeReport};
 use crate::config::{available_cpus, Config, Output, DEFAULT_CHECKPOINT_INTERVAL};

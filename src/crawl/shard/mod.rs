@@ -46,7 +46,7 @@ use glommio::channels::channel_mesh::Receivers;
 use glommio::channels::shared_channel::ConnectedReceiver;
 use glommio::task::JoinHandle;
 
-use crate::crawl::page::{Handler, Hooks};
+use crate::crawl::hooks::{Handler, Hooks};
 use crate::cluster::link::Link;
 use crate::web::scope::Scope;
 use crate::config::Config;
