@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::job::Job;
-use crate::web::scope::Scope;
 use crate::output::writer::lock;
+use crate::web::scope::Scope;
 
 use super::ledger::Outcome;
 use super::partition::partition_of;

@@ -26,8 +26,8 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use crate::job::Job;
 use crate::job::hops::Hops;
+use crate::job::Job;
 
 /// The lines of `jobs`, one a job, each ending in a line break.
 pub fn encode(jobs: &[Job]) -> String {

@@ -16,19 +16,17 @@ use anyhow::{bail, Context};
 use glommio::channels::channel_mesh::MeshBuilder;
 use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
 
-use crate::crawl::hooks::Hooks;
 use crate::cluster::link::Link;
 use crate::cluster::node::{self, NodeReport};
 use crate::config::{available_cpus, Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::checkpoints::Checkpoints;
-use crate::job::Job;
+use crate::crawl::hooks::Hooks;
 use crate::crawl::mesh::{channel_capacity, Batch, FetchSlots, Outbox};
-use crate::keys::shard_for;
-use crate::sync::Outstanding;
 use crate::crawl::seeds;
 use crate::crawl::shard::{Durability, Shard, ShardResult, Shared};
-use crate::web::urls;
+use crate::job::Job;
+use crate::keys::shard_for;
 use crate::output::progress::{self, Progress};
 use crate::output::record::Record;
 use crate::output::stats::{ShardBalance, Stats};
@@ -37,6 +35,8 @@ use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
 use crate::state::session::{Session, SPILL_PREFIX};
+use crate::sync::Outstanding;
+use crate::web::urls;
 
 /// The result of a finished crawl.
 #[derive(Debug)]

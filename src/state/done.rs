@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::job::Limit;
-use crate::keys::shard_for;
 use crate::job::Verdict;
+use crate::keys::shard_for;
 use crate::keys::Fingerprinter;
 use crate::web::urls;
 

@@ -32,11 +32,11 @@ use std::time::{Duration, Instant};
 
 use crate::job::Job;
 use crate::keys::shard_for;
+use crate::keys::Fingerprinter;
+use crate::output::writer::{Written, WriterHandle};
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
-use crate::keys::Fingerprinter;
 use crate::web::urls;
-use crate::output::writer::{Written, WriterHandle};
 
 use super::lease::Leases;
 use super::ledger::{Ledger, Outcome};

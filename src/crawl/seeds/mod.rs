@@ -26,8 +26,8 @@ use std::sync::Arc;
 
 use url::Url;
 
-use crate::job::Job;
 use crate::job::hops::{Hop, Hops};
+use crate::job::Job;
 use crate::web::scope::Scope;
 use crate::web::urls::{self, UrlError};
 

@@ -30,13 +30,13 @@ use std::time::{Duration, Instant};
 
 use glommio::io::BufferedFile;
 
+use crate::crawl::seen;
 use crate::job::{chunk, Job};
 use crate::keys::shard_for;
-use crate::sync::notify::Notify;
-use crate::crawl::seen;
-use crate::web::urls;
 use crate::output::record::Record;
 use crate::state::journal;
+use crate::sync::notify::Notify;
+use crate::web::urls;
 
 use super::seen::{Asker, Enqueued};
 use super::Shard;

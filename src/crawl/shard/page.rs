@@ -11,19 +11,19 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
-use crate::crawl::page::Page;
-use crate::job::Job;
-use crate::job::hops::Hop;
 use crate::crawl::links::{self, Extract};
+use crate::crawl::page::Page;
+use crate::job::hops::Hop;
+use crate::job::Job;
 use crate::keys::shard_for;
-use crate::web::scope::Scope;
-use crate::web::urls;
 use crate::net::fetch::{self, FetchError, Response};
-use crate::net::http::{self, content};
 use crate::net::http::content::{Coding, DecodeError, Decoded};
+use crate::net::http::{self, content};
 use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
 use crate::output::timestamp::rfc3339_millis;
 use crate::output::warc;
+use crate::web::scope::Scope;
+use crate::web::urls;
 
 use super::{Routed, Shard};
 

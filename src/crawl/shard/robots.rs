@@ -8,13 +8,13 @@
 
 use url::Url;
 
-use crate::job::{Job, Verdict};
 use crate::crawl::robots::{
     agent_token, Rules, Unreachable, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS,
 };
-use crate::web::urls;
+use crate::job::{Job, Verdict};
 use crate::net::fetch::FetchError;
 use crate::output::record::Record;
+use crate::web::urls;
 
 use super::page::{decode_body, fail};
 use super::Shard;

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use futures_lite::AsyncBufReadExt;
 use url::Url;
 
-use crate::job::Job;
 use crate::crawl::seeds::guessed_sitemap;
 use crate::crawl::seeds::split::Entry;
+use crate::job::Job;
 use crate::output::record::Record;
 
 use super::page::fail;

@@ -25,11 +25,11 @@ use std::time::{Duration, Instant};
 
 use crate::cluster::ledger::Outcome;
 use crate::crawl::frontier::Offer;
+use crate::crawl::seen::{self, Check};
 use crate::job::{Job, Limit};
 use crate::keys::shard_for;
-use crate::crawl::seen::{self, Check};
-use crate::web::urls;
 use crate::output::record::Record;
+use crate::web::urls;
 
 use super::{page, Shard};
 

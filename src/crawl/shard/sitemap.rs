@@ -20,13 +20,13 @@ use std::time::Instant;
 
 use url::Url;
 
-use crate::job::Job;
-use crate::job::hops::{Hop, Hops};
-use crate::web::scope::Scope;
 use crate::crawl::sitemap::{self, Cut, Kind};
-use crate::web::urls;
+use crate::job::hops::{Hop, Hops};
+use crate::job::Job;
 use crate::net::fetch::Response;
 use crate::output::record::Record;
+use crate::web::scope::Scope;
+use crate::web::urls;
 
 use super::page::fail;
 use super::Shard;

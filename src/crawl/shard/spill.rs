@@ -20,8 +20,8 @@ use foldhash::{HashMap, HashMapExt};
 use glommio::io::{DmaFile, OpenOptions};
 
 use crate::crawl::frontier::{Extent, SpillIo};
-use crate::sync::notify::Notify;
 use crate::crawl::seen::run;
+use crate::sync::notify::Notify;
 
 use super::Shard;
 

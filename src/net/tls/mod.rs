@@ -54,8 +54,8 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 use url::{Host, Url};
 
-use crate::web::urls::canonical_host;
 use crate::net::stream::{Timed, TlsConn};
+use crate::web::urls::canonical_host;
 pub use sessions::Admission;
 use sessions::Contacts;
 use store::{PortSessions, SessionStore};

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use super::super::host::Host;
 use super::super::{Frontier, HostMemory, Next, Offer, Politeness};
-use crate::job::{Job, Limit};
 use crate::crawl::robots::Rules;
+use crate::job::{Job, Limit};
 use crate::web::urls;
 
 fn job(url: &str) -> Job {

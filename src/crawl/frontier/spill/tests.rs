@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::super::store::{SpillIo, Store};
 use super::super::{Frontier, Next, Politeness};
-use crate::job::Job;
 use super::*;
+use crate::job::Job;
 
 fn job(url: &str) -> Job {
     Job::root(url.into(), 10)
