@@ -50,7 +50,17 @@
 //!           mesh (bounded channels, batched) ◀──shard_for(host)── links ◀── record (stats, JSONL)
 //! ```
 //!
-//! The tree is the map, one folder a layer:
+//! The tree is the map, one folder a module. Imports point one way, and
+//! no two modules (nor two files) import each other in a circle:
+//!
+//! ```text
+//! api  ->  crawl  ->  {net, output, state, cluster, config}  ->  leaves {web, job, keys, sync, process}
+//! ```
+//!
+//! The middle row may import sideways (state and cluster use output,
+//! output reads config, config holds net's settings types); a leaf
+//! imports nothing of the crate. `tests/layers.rs` checks the rule from
+//! the sources.
 //!
 //! - `api` the public face: the builder, the report, and re-exported from
 //!   the engine the pages and the page stream (`crawl::page`,
@@ -62,11 +72,11 @@
 //!   what is routed.
 //! - [`process`] what a binary does to its process before a crawl (the
 //!   open-file limit, `membarrier` registration); the library never does.
+//!   A leaf.
 //! - `crawl` the engine. `crawl::run()` is the only code that knows
 //!   threads: executor pool, mesh, join. `crawl::mesh` is everything
-//!   cross-core: `shard_for`, batching (links, lent pages and their
-//!   returns), the crawl-wide fetch slots, the outstanding counter that
-//!   decides when the crawl is done. `crawl::shard` is one core's state
+//!   cross-core: batching (links, lent pages and their returns) and the
+//!   crawl-wide fetch slots. `crawl::shard` is one core's state
 //!   and tasks, a file a job: the dispatcher, the fetch-and-record path of a
 //!   page, robots.txt, sitemaps, the spill of queues to disk (DMA I/O on
 //!   per-shard segment files). The pure parts it decides with:
@@ -81,8 +91,7 @@
 //!   hands out and completions it takes),
 //!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
 //!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
-//!   where the scanner is unsure), `web::urls` (normalisation, the one canonical host name),
-//!   `web::scope` (strict/lenient hosts and `--exclude`),
+//!   where the scanner is unsure), `crawl::seeds` (seed lists),
 //!   `crawl::sitemap` (sitemaps.org urlsets and indexes, gzipped or not,
 //!   → their `<loc>`s, bounded; a fetch is read as a sitemap when its hop
 //!   path, `job::hops`, says it is one).
@@ -123,6 +132,18 @@
 //!   start; `cluster::node` is the node's cluster thread, the only code
 //!   that talks to Redis while the shards crawl, and `cluster::link` what
 //!   it shares with them (the shards' side: `crawl::shard`'s `cluster.rs`).
+//! - `config` the validated settings every shard reads (`config::Config`),
+//!   with their own types: the budget and sitemap limits, the robots.txt
+//!   retry schedule.
+//! - The leaves, the vocabulary every layer names: `web` (`web::urls`:
+//!   normalisation, the one canonical host name; `web::scope`:
+//!   strict/lenient hosts, `--exclude`, `--include`, `--no-parent`, and
+//!   the seed lists' hosts), `job` (a queued URL, its hop path
+//!   `job::hops`, why one is kept out, and `job::chunk`, jobs as bytes for
+//!   the frontier's spill and the state journals), `keys` (`shard_for`
+//!   and the seen-set's `Fingerprinter`: hashes every thread, process and
+//!   run agree on) and `sync` (`Notify`, and `Outstanding`, the count of
+//!   outstanding URLs that decides when the crawl is done).
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the

@@ -1,9 +1,11 @@
 //! The engine: threads and the join ([`run()`]), the mesh between cores, one
 //! shard per core and the pure parts it decides with (frontier, seen-set,
-//! scope, URL normalisation, robots.txt policy, link extraction).
+//! robots.txt policy, link extraction, sitemaps).
 //!
-//! Not the network (`crate::net`: one exchange with a server) and not what a
-//! crawl leaves behind (`crate::output`).
+//! Not the network (`crate::net`: one exchange with a server), not what a
+//! crawl leaves behind (`crate::output`), and not the words the layers
+//! under it share (URLs and scope: `crate::web`; jobs: `crate::job`; the
+//! fixed hashes: `crate::keys`; `crate::sync`).
 
 pub mod budget;
 pub mod checkpoints;

@@ -1,17 +1,18 @@
 //! One shard: the state of one core and the tasks that run on it.
 //!
-//! A shard owns the hosts that [`shard_for`] gives it: their seen-set and
-//! queue (the [`Frontier`]), their politeness and robots.txt, their DNS
-//! answers. It runs the chapter's loop — N workers take the next URL, fetch
-//! it, record it, extract links and hand each link to its owner — plus one
-//! receive task per peer (dedup + enqueue, never a send) and one flusher
-//! task for batches that met a full channel. When all of its own fetch
-//! slots are busy and a peer has one free, it lends the peer a ready page:
-//! the peer fetches, records and routes it like its own and sends back the
-//! host's release, so one busy host can keep every core fetching. With a
-//! state directory it also journals the URLs it routes and holds each
-//! record until they are on disk (`journal.rs`), and a resume starts by
-//! replaying the earlier runs' journals.
+//! A shard owns the hosts that [`shard_for`](crate::keys::shard_for)
+//! gives it: their seen-set and queue (the [`Frontier`]), their politeness
+//! and robots.txt, their DNS answers. It runs the chapter's loop — N
+//! workers take the next URL, fetch it, record it, extract links and hand
+//! each link to its owner — plus one receive task per peer (dedup +
+//! enqueue, never a send) and one flusher task for batches that met a full
+//! channel. When all of its own fetch slots are busy and a peer has one
+//! free, it lends the peer a ready page: the peer fetches, records and
+//! routes it like its own and sends back the host's release, so one busy
+//! host can keep every core fetching. With a state directory it also
+//! journals the URLs it routes and holds each record until they are on
+//! disk (`journal.rs`), and a resume starts by replaying the earlier runs'
+//! journals.
 //! Everything here is `!Send` (`Rc`/`RefCell`) and no `RefCell` borrow is
 //! held across an `.await`.
 // Network data flows through here: a panic would take down a whole shard.
@@ -36,8 +37,8 @@ mod spill;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -46,18 +47,15 @@ use glommio::channels::channel_mesh::Receivers;
 use glommio::channels::shared_channel::ConnectedReceiver;
 use glommio::task::JoinHandle;
 
-use crate::crawl::hooks::{Handler, Hooks};
 use crate::cluster::link::Link;
-use crate::web::scope::Scope;
 use crate::config::Config;
 use crate::crawl::budget::Budget;
 use crate::crawl::frontier::{Frontier, Politeness};
-use crate::job::Job;
+use crate::crawl::hooks::{Handler, Hooks};
 use crate::crawl::mesh::{Batch, FetchSlots, Outbox};
-use crate::sync::Outstanding;
-use crate::sync::notify::Notify;
 use crate::crawl::seen::SeenSet;
 use crate::crawl::url_set::RecentUrls;
+use crate::job::Job;
 use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
@@ -69,8 +67,11 @@ use crate::output::stats::{DnsCounts, Stats};
 use crate::output::warc::dedup::Dedup;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
 use crate::output::writer::WriterHandle;
-use page::interrupted_record;
+use crate::sync::notify::Notify;
+use crate::sync::Outstanding;
+use crate::web::scope::Scope;
 use journal::Journal;
+use page::interrupted_record;
 pub use journal::Durability;
 use cluster::ShardCluster;
 use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};
