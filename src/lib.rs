@@ -59,7 +59,7 @@
 //!
 //! The middle row may import sideways (state and cluster use output,
 //! output reads config, config holds net's settings types); a leaf
-//! imports nothing of the crate. `tests/layers.rs` checks the rule from
+//! imports nothing of the crate. `tests/layers/` checks the rule from
 //! the sources.
 //!
 //! - `api` the public face: the builder, the report, and re-exported from
