@@ -10,11 +10,10 @@
 use std::rc::Rc;
 use std::time::SystemTime;
 
-use crate::net::fetch::Response;
+use crate::net::fetch::{FetchError, Response};
 use crate::output::cdxj::{self, Entry};
 use crate::output::warc::{self, RefersTo};
 
-use super::page::warc_truncation;
 use super::Shard;
 
 /// An exchange encoded for the WARC files, not yet queued.
@@ -156,5 +155,21 @@ impl Shard {
             file: placed.file,
             offset,
         })
+    }
+}
+
+/// Why an archived response is incomplete, for `WARC-Truncated`.
+fn warc_truncation(response: &Response) -> Option<warc::Truncated> {
+    match &response.body_error {
+        None if response.capped => Some(warc::Truncated::Length),
+        None => None,
+        Some(FetchError::Deadline | FetchError::ReadTimeout) => Some(warc::Truncated::Time),
+        Some(
+            FetchError::Io(_)
+            | FetchError::Tls(_)
+            | FetchError::NoCloseNotify
+            | FetchError::Body(crate::net::http::BodyError::Truncated),
+        ) => Some(warc::Truncated::Disconnect),
+        Some(_) => Some(warc::Truncated::Unspecified),
     }
 }

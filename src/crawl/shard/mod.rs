@@ -26,7 +26,9 @@
 
 mod archive;
 mod cluster;
+mod decode;
 mod dispatch;
+mod failure;
 mod journal;
 mod page;
 mod robots;
@@ -71,7 +73,7 @@ use crate::sync::notify::Notify;
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
 use journal::Journal;
-use page::interrupted_record;
+use failure::interrupted_record;
 pub use journal::Durability;
 use cluster::ShardCluster;
 use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};

@@ -2,7 +2,9 @@
 //! archive the exchange, fill the record, route the page's links or its
 //! redirect target to their owners, emit the record, count the URL out.
 //!
-//! Not the scheduling of pages (`dispatch.rs`) nor robots.txt (`robots.rs`).
+//! Not the scheduling of pages (`dispatch.rs`), robots.txt (`robots.rs`),
+//! the undoing of content codings (`decode.rs`) nor what a failed record
+//! says (`failure.rs`).
 
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
@@ -17,14 +19,15 @@ use crate::job::hops::Hop;
 use crate::job::Job;
 use crate::keys::shard_for;
 use crate::net::fetch::{self, FetchError, Response};
-use crate::net::http::content::{Coding, DecodeError, Decoded};
+use crate::net::http::content::DecodeError;
 use crate::net::http::{self, content};
 use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
 use crate::output::timestamp::rfc3339_millis;
-use crate::output::warc;
 use crate::web::scope::Scope;
 use crate::web::urls;
 
+use super::decode::decode_body;
+use super::failure::{fail, host_failed};
 use super::{Routed, Shard};
 
 impl Shard {
@@ -518,19 +521,6 @@ impl Shard {
 /// verification, accepted because of `--insecure`.
 pub(crate) const UNTRUSTED_CERTIFICATE: &str = "tls_certificate_untrusted";
 
-/// Whether a record says its host failed to answer usefully (a network
-/// error, 5xx, 429): consecutive failures back the host off. A certificate
-/// or TLS version refusal is not such a failure: waiting does not mend it.
-pub(super) fn host_failed(record: &Record) -> bool {
-    match record.status {
-        Some(status) => status >= 500 || status == 429,
-        None => !matches!(
-            record.error_kind.as_deref(),
-            None | Some("tls_certificate" | "tls_version")
-        ),
-    }
-}
-
 /// The peers a page's links went to, each once (a page's links go to a
 /// handful of shards; a linear search is cheapest).
 #[derive(Default)]
@@ -562,94 +552,4 @@ enum Reading {
     Stylesheet,
     /// Anything else: recorded only.
     Other,
-}
-
-/// `codings` undone on `raw`, each stage writing at most `cap` bytes, a
-/// step ([`content::STEP`]) at a time, pausing every [`DECODE_SLICE`] so
-/// the shard's sockets and timers are served: a bomb holds the core about
-/// that long at most.
-pub(super) async fn decode_body(codings: &[Coding], raw: &[u8], cap: usize) -> Decoded {
-    let mut decoding = content::Decoding::new(codings, raw, cap);
-    let mut slice = Instant::now();
-    loop {
-        if let Some(decoded) = decoding.step() {
-            return decoded;
-        }
-        if slice.elapsed() >= DECODE_SLICE {
-            // A timer, not `yield_if_needed` or a plain yield: the executor
-            // reaps I/O completions only when its task queue runs dry or
-            // its preemption timer (100 ms) fires, so a task that yields
-            // and is ready again at once still holds the sockets up. The
-            // timer makes the executor go round. (A 1 ms preemption timer
-            // instead left shards asleep for good in glommio 0.9: tests
-            // hung.)
-            glommio::timer::sleep(DECODE_PAUSE).await;
-            slice = Instant::now();
-        }
-    }
-}
-
-/// How long body decoding runs before it lets the shard's other work in.
-const DECODE_SLICE: Duration = Duration::from_micros(500);
-
-/// The pause then: just long enough to be a pause.
-const DECODE_PAUSE: Duration = Duration::from_micros(10);
-
-/// Why an archived response is incomplete, for `WARC-Truncated`.
-pub(super) fn warc_truncation(response: &Response) -> Option<warc::Truncated> {
-    match &response.body_error {
-        None if response.capped => Some(warc::Truncated::Length),
-        None => None,
-        Some(FetchError::Deadline | FetchError::ReadTimeout) => Some(warc::Truncated::Time),
-        Some(
-            FetchError::Io(_)
-            | FetchError::Tls(_)
-            | FetchError::NoCloseNotify
-            | FetchError::Body(crate::net::http::BodyError::Truncated),
-        ) => Some(warc::Truncated::Disconnect),
-        Some(_) => Some(warc::Truncated::Unspecified),
-    }
-}
-
-/// The record of a fetch cancelled by an interrupt.
-pub(super) fn interrupted_record(url: String, shard: usize) -> Record {
-    let mut record = Record::new(url, shard);
-    fail(
-        &mut record,
-        "interrupted",
-        "interrupted before the fetch finished",
-    );
-    record
-}
-
-/// Mark a record failed with a class and a one-line message.
-pub(super) fn fail(record: &mut Record, kind: &str, message: &str) {
-    record.error_kind = Some(kind.to_string());
-    record.error = Some(message.to_string());
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(status: Option<u16>, kind: Option<&str>) -> Record {
-        let mut record = Record::new("https://a.test/".into(), 0);
-        record.status = status;
-        if let Some(kind) = kind {
-            fail(&mut record, kind, "x");
-        }
-        record
-    }
-
-    #[test]
-    fn server_errors_and_network_errors_count_against_the_host_certificates_do_not() {
-        assert!(host_failed(&record(Some(503), None)));
-        assert!(host_failed(&record(Some(429), None)));
-        assert!(!host_failed(&record(Some(200), Some("tls_certificate"))));
-        assert!(!host_failed(&record(Some(404), None)));
-        assert!(host_failed(&record(None, Some("connect_refused"))));
-        assert!(host_failed(&record(None, Some("tls_closed"))));
-        assert!(!host_failed(&record(None, Some("tls_certificate"))));
-        assert!(!host_failed(&record(None, Some("tls_version"))));
-    }
 }

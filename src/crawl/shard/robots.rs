@@ -16,7 +16,8 @@ use crate::net::fetch::FetchError;
 use crate::output::record::Record;
 use crate::web::urls;
 
-use super::page::{decode_body, fail};
+use super::decode::decode_body;
+use super::failure::fail;
 use super::Shard;
 
 impl Shard {

@@ -23,7 +23,7 @@ use crate::crawl::seeds::split::Entry;
 use crate::job::Job;
 use crate::output::record::Record;
 
-use super::page::fail;
+use super::failure::fail;
 use super::seen::{Asker, Enqueued};
 use super::Shard;
 

@@ -31,7 +31,7 @@ use crate::keys::shard_for;
 use crate::output::record::Record;
 use crate::web::urls;
 
-use super::{page, Shard};
+use super::{failure, Shard};
 
 /// Where [`Shard::route`] sent a URL.
 pub(super) enum Routed {
@@ -153,7 +153,7 @@ impl Shard {
             }
             Offer::Refused(limit) => {
                 let mut record = self.record_for(&refused);
-                page::fail(&mut record, limit.kind(), limit.message());
+                failure::fail(&mut record, limit.kind(), limit.message());
                 self.record_answered(record);
                 false
             }
@@ -164,7 +164,7 @@ impl Shard {
     /// host's limit kept out when it left the wait, and count it out.
     pub(super) fn limited(&self, job: Job, limit: Limit) {
         let mut record = self.record_for(&job);
-        page::fail(&mut record, limit.kind(), limit.message());
+        failure::fail(&mut record, limit.kind(), limit.message());
         self.record_answered(record);
         if self.outstanding.finish(1) {
             self.stop();

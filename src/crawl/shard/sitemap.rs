@@ -28,7 +28,7 @@ use crate::output::record::Record;
 use crate::web::scope::Scope;
 use crate::web::urls;
 
-use super::page::fail;
+use super::failure::fail;
 use super::Shard;
 
 impl Shard {
