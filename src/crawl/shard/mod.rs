@@ -30,12 +30,14 @@ mod decode;
 mod dispatch;
 mod failure;
 mod journal;
+mod receive;
 mod page;
 mod robots;
 mod seeds;
 mod seen;
 mod sitemap;
 mod spill;
+mod watch;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cell::{Cell, RefCell};
@@ -46,7 +48,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use glommio::channels::channel_mesh::Receivers;
-use glommio::channels::shared_channel::ConnectedReceiver;
 use glommio::task::JoinHandle;
 
 use crate::cluster::link::Link;
@@ -72,8 +73,9 @@ use crate::output::writer::WriterHandle;
 use crate::sync::notify::Notify;
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
-use journal::Journal;
 use failure::interrupted_record;
+use journal::Journal;
+use watch::Halt;
 pub use journal::Durability;
 use cluster::ShardCluster;
 use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};
@@ -521,150 +523,12 @@ impl Shard {
         }
     }
 
-    /// The shard's watch, every [`WATCH_INTERVAL`]: hand the lines buffered
-    /// so far to the writer (so they do not wait for a full block), and see
-    /// whether the crawl must end early (polled: a signal handler can only
-    /// set a flag, and the writer and a dying shard run on other threads).
-    /// Completes, after stopping the shard, with why.
-    async fn watch(&self) -> Halt {
-        let mut said: Option<Instant> = None;
-        let halt = loop {
-            self.sink.hand_off();
-            self.cdxj.hand_off();
-            if self.config.progress.is_some() && said.is_none_or(|at| at.elapsed() >= WAITS_INTERVAL) {
-                self.say_waiting();
-                said = Some(Instant::now());
-            }
-            if self.interrupt.load(Ordering::Relaxed) {
-                break Halt::Signal;
-            }
-            if self.sink.stopped().is_some()
-                || self.cdxj.stopped().is_some()
-                || self.shard_died.load(Ordering::Acquire)
-            {
-                break Halt::Now;
-            }
-            if self.budget.reached().is_some() {
-                break Halt::Budget;
-            }
-            // Set from another thread (a cluster's node, when the crawl
-            // is over everywhere): a normal end.
-            if self.outstanding.is_done() && !self.stopping.get() {
-                self.stop();
-            }
-            glommio::timer::sleep(WATCH_INTERVAL).await;
-        };
-        self.outstanding.abort();
-        self.stop();
-        halt
-    }
-
-    /// Receive batches from one peer: dedup and enqueue its jobs (and tell
-    /// it, per page, how many were new), take its tallies for this shard's
-    /// pages, start the pages it lent, release the hosts of pages it
-    /// fetched for this shard. Never sends and never waits.
-    async fn receive(self: Rc<Self>, peer: usize, rx: ConnectedReceiver<Batch>) {
-        while let Some(mut batch) = rx.recv().await {
-            let now = Instant::now();
-            let (leases, returns, tallies) = (
-                std::mem::take(&mut batch.leases),
-                std::mem::take(&mut batch.returns),
-                std::mem::take(&mut batch.tallies),
-            );
-            let (dropped, tallied) = self.take_jobs(peer, batch.jobs_by_page(), now);
-            if tallied {
-                // The dispatcher flushes the tallies before it next waits.
-                self.changed.notify_all();
-            }
-            if dropped > 0 && self.outstanding.finish(dropped) {
-                self.stop();
-            }
-            for (token, new) in tallies {
-                self.tallied(token, new);
-            }
-            for job in leases {
-                if self.stopping.get() && !self.spending_budget() {
-                    // Only when the crawl was interrupted: like a URL still
-                    // queued, a page not started is not recorded.
-                    self.slots.give(self.id);
-                } else {
-                    self.spawn_work(Work::Lent { job, owner: peer }, self.id);
-                }
-            }
-            if !returns.is_empty() {
-                let mut frontier = self.frontier.borrow_mut();
-                for (host, failed) in &returns {
-                    frontier.release(host, *failed, now);
-                }
-                drop(frontier);
-                self.changed.notify_all();
-                // The peer gave each lent page's slot back before sending
-                // its return: a dispatcher waiting for a slot may find one.
-                self.slot_freed.notify_all();
-            }
-        }
-        // The peer closed its senders: the crawl is over, or the peer died
-        // and its work is lost, so nothing can finish the count any more.
-        if !self.outstanding.is_done() {
-            self.outstanding.abort();
-        }
-        self.stop();
-    }
-
-    /// Whether the crawl is stopping only because a budget is spent: the
-    /// pages already granted (some still on their way to this shard as
-    /// leases) are fetched and recorded, as `--max-pages N` promises N.
-    fn spending_budget(&self) -> bool {
-        self.budget.reached().is_some()
-            && !self.interrupt.load(Ordering::Relaxed)
-            && self.sink.stopped().is_none()
-            && self.cdxj.stopped().is_none()
-            && !self.shard_died.load(Ordering::Acquire)
-    }
-
-    /// Stop this shard: wake idle workers (they exit), end the flusher, and
-    /// close the senders so every peer's receive loop ends and it stops too.
-    fn stop(&self) {
-        if self.stopping.replace(true) {
-            return;
-        }
-        self.changed.notify_all();
-        self.slot_freed.notify_all();
-        self.pending_added.notify_all();
-        self.merge_due.notify_all();
-        self.outbox.close();
-        self.outbox.overflow_added.notify_all();
-    }
-
-    /// Tell the progress line what this shard's hosts wait for.
-    fn say_waiting(&self) {
-        let (waits, queued) = {
-            let frontier = self.frontier.borrow();
-            (frontier.waits(Instant::now()), frontier.queued() as u64)
-        };
-        self.counters(|c| {
-            c.queued.store(queued, Ordering::Relaxed);
-            c.set_waiting(waits);
-        });
-    }
-
     /// Update this shard's progress counters.
     fn counters(&self, update: impl FnOnce(&ShardCounters)) {
         if let Some(c) = self.progress.shard(self.id) {
             update(c);
         }
     }
-}
-
-/// Why a shard stops before the crawl ran out of work.
-enum Halt {
-    /// SIGINT/SIGTERM: running fetches get [`INTERRUPT_GRACE`] to finish.
-    Signal,
-    /// The output ended (its reader left, or a write failed) or a shard
-    /// died: what runs is cancelled at once.
-    Now,
-    /// A budget was spent: no fetch starts, the running ones finish.
-    Budget,
 }
 
 /// One piece of work for a fetch task.
@@ -686,14 +550,6 @@ fn thread_cpu_time() -> Duration {
         u32::try_from(ts.tv_nsec).unwrap_or(0).min(999_999_999),
     )
 }
-
-/// Period of the shard's watch: the interrupt flag, the output's state, a
-/// dead shard; and the longest a record waits in the shard's buffer.
-const WATCH_INTERVAL: Duration = Duration::from_millis(50);
-
-/// How often a shard tells the progress line what its hosts wait for (a
-/// look over its live hosts).
-const WAITS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// How often a dispatcher held back by a writer that is behind looks again.
 const BACKLOG_POLL: Duration = Duration::from_millis(5);
