@@ -130,59 +130,24 @@ pub struct Shared {
     pub cluster: Option<Arc<Link>>,
 }
 
-/// Per-core crawl state.
+/// Per-core crawl state: what every task of the shard shares, and the own
+/// state of each phase a page goes through (fetch, routing, record).
 pub struct Shard {
     /// This shard's index, `0..shards`.
     id: usize,
     shards: usize,
     config: Arc<Config>,
-    limits: Limits,
-    /// Keep-alive connections idle between fetches of this shard (lent
-    /// pages included: they are fetched here, on this shard's connections).
-    connections: fetch::Pool,
-    /// This shard's TLS client: its session cache holds this shard's hosts.
-    tls: TlsClient,
-    /// Every URL of this shard's hosts ever accepted (queued or refused):
-    /// the chapter's `seen_urls`, asked before the frontier; in bounded
-    /// memory, its runs on disk.
-    seen: RefCell<SeenSet>,
-    /// URLs whose newness waits for a lookup on disk (`seen.rs`).
-    pending: RefCell<Vec<Pending>>,
-    /// Woken when `pending` gains a URL.
-    pending_added: Notify,
-    /// Woken when the seen-set's RAM bucket is full.
-    merge_due: Notify,
-    /// Tallies held back while some URLs of their page are pending, by
-    /// (shard of the page, page token).
-    deferred: RefCell<HashMap<(usize, u64), Deferred>>,
     /// Queues and politeness of the hosts this shard owns.
     frontier: RefCell<Frontier>,
-    /// URLs this shard sent to their owners lately (saves mesh traffic:
-    /// one sent again could not be new to the crawl); bounded, a cache.
-    routed: RefCell<RecentUrls>,
-    /// Token of the next page whose links are routed (see [`Batch::pages`]).
-    next_page: Cell<u64>,
-    /// Records of pages whose links went to other shards, waiting for those
-    /// shards to say how many were new; by page token.
-    awaiting: RefCell<HashMap<u64, Awaiting>>,
     /// Something a waiting dispatcher may care about changed: a URL was
     /// queued, a host slot freed, robots.txt arrived, or the shard stops.
     changed: Notify,
-    /// Fetch tasks in flight, by id, so an interrupt can cancel them.
-    fetches: RefCell<HashMap<u64, Option<JoinHandle<()>>>>,
-    /// Id of the next fetch task.
-    next_fetch: Cell<u64>,
-    /// Notified when the last fetch task ends.
-    fetches_done: Notify,
     /// The crawl's fetch slots (shared by all shards).
     slots: Arc<FetchSlots>,
-    /// Notified when a fetch on this shard gives its slot back.
-    slot_freed: Notify,
     /// Crawl-wide count of unfinished URLs (shared by all shards).
     outstanding: Arc<Outstanding>,
     /// Batches for other shards.
     outbox: Outbox,
-    resolver: Resolver,
     stopping: Cell<bool>,
     /// Set by SIGINT/SIGTERM (shared by all shards).
     interrupt: Arc<AtomicBool>,
@@ -191,19 +156,6 @@ pub struct Shard {
     budget: Arc<Budget>,
     /// Live counters for the progress line (this shard writes its own slot).
     progress: Arc<Progress>,
-    /// URLs being fetched right now, to record them if the crawl is
-    /// interrupted before they finish.
-    in_flight: RefCell<HashSet<String>>,
-    stats: RefCell<Stats>,
-    records: RefCell<Vec<Record>>,
-    sink: RecordSink,
-    /// This shard's lines of the CDXJ index (`--cdxj`).
-    cdxj: RecordSink,
-    /// This shard's WARC files, if archiving.
-    warc: Option<WarcFiles>,
-    /// Payloads archived so far, crawl-wide (`--warc-dedup`).
-    dedup: Option<Arc<Dedup>>,
-    output_error: RefCell<Option<String>>,
     /// What the library's caller gets of each page (shared by all shards).
     hooks: Arc<Hooks>,
     /// This shard's page handler, made on this thread.
@@ -219,6 +171,77 @@ pub struct Shard {
     scope: Arc<Scope>,
     /// In a cluster crawl: links and answers for the cluster thread.
     cluster: Option<ShardCluster>,
+    /// The fetch phase's own state.
+    fetching: Fetching,
+    /// The routing phase's own state: new or not, and the tallies.
+    newness: Newness,
+    /// The record phase's own state: what the shard leaves behind.
+    recording: Recording,
+}
+
+/// The fetch phase of a shard's pages: one exchange each, on this shard's
+/// connections, TLS sessions and resolver, and the tasks that run them.
+struct Fetching {
+    limits: Limits,
+    /// Keep-alive connections idle between fetches of this shard (lent
+    /// pages included: they are fetched here, on this shard's connections).
+    connections: fetch::Pool,
+    /// This shard's TLS client: its session cache holds this shard's hosts.
+    tls: TlsClient,
+    /// Fetch tasks in flight, by id, so an interrupt can cancel them.
+    fetches: RefCell<HashMap<u64, Option<JoinHandle<()>>>>,
+    /// Id of the next fetch task.
+    next_fetch: Cell<u64>,
+    /// Notified when the last fetch task ends.
+    fetches_done: Notify,
+    /// Notified when a fetch on this shard gives its slot back.
+    slot_freed: Notify,
+    resolver: Resolver,
+    /// URLs being fetched right now, to record them if the crawl is
+    /// interrupted before they finish.
+    in_flight: RefCell<HashSet<String>>,
+}
+
+/// The routing phase of a shard's pages: whether a URL is new to the crawl
+/// (the seen-set and the URLs pending its answer on disk), what was routed
+/// lately, and the tallies a page's record waits for (`seen.rs`).
+struct Newness {
+    /// Every URL of this shard's hosts ever accepted (queued or refused):
+    /// the chapter's `seen_urls`, asked before the frontier; in bounded
+    /// memory, its runs on disk.
+    seen: RefCell<SeenSet>,
+    /// URLs whose newness waits for a lookup on disk (`seen.rs`).
+    pending: RefCell<Vec<Pending>>,
+    /// Woken when `pending` gains a URL.
+    pending_added: Notify,
+    /// Woken when the seen-set's RAM bucket is full.
+    merge_due: Notify,
+    /// Tallies held back while some URLs of their page are pending, by
+    /// (shard of the page, page token).
+    deferred: RefCell<HashMap<(usize, u64), Deferred>>,
+    /// URLs this shard sent to their owners lately (saves mesh traffic:
+    /// one sent again could not be new to the crawl); bounded, a cache.
+    routed: RefCell<RecentUrls>,
+    /// Token of the next page whose links are routed (see [`Batch::pages`]).
+    next_page: Cell<u64>,
+    /// Records of pages whose links went to other shards, waiting for those
+    /// shards to say how many were new; by page token.
+    awaiting: RefCell<HashMap<u64, Awaiting>>,
+}
+
+/// The record phase of a shard's pages: what it leaves behind (stats,
+/// records, JSONL and CDXJ lines, WARC files) and whether writing it failed.
+struct Recording {
+    stats: RefCell<Stats>,
+    records: RefCell<Vec<Record>>,
+    sink: RecordSink,
+    /// This shard's lines of the CDXJ index (`--cdxj`).
+    cdxj: RecordSink,
+    /// This shard's WARC files, if archiving.
+    warc: Option<WarcFiles>,
+    /// Payloads archived so far, crawl-wide (`--warc-dedup`).
+    dedup: Option<Arc<Dedup>>,
+    output_error: RefCell<Option<String>>,
 }
 
 impl Shard {
@@ -248,19 +271,51 @@ impl Shard {
             })
         });
         Rc::new(Shard {
+            fetching: Fetching {
+                tls,
+                resolver: Resolver::with_options(
+                    config.resolve.clone(),
+                    ResolverOptions {
+                        nameservers: (!config.dns_servers.is_empty())
+                            .then(|| config.dns_servers.clone()),
+                        families: config.families,
+                        journal: config.warc_dns && config.warc_dir.is_some(),
+                        ..ResolverOptions::default()
+                    },
+                ),
+                connections: RefCell::new(ConnPool::new(config.idle_connections)),
+                limits,
+                fetches: RefCell::new(HashMap::new()),
+                next_fetch: Cell::new(0),
+                fetches_done: Notify::new(),
+                slot_freed: Notify::new(),
+                in_flight: RefCell::new(HashSet::new()),
+            },
+            newness: Newness {
+                seen: RefCell::new(SeenSet::new(
+                    Some(shared.spill_dir.join(format!("seen-{id}"))),
+                    config.seen_memory / config.cores.max(1),
+                    config.fingerprint_key,
+                )),
+                pending: RefCell::new(Vec::new()),
+                pending_added: Notify::new(),
+                merge_due: Notify::new(),
+                deferred: RefCell::new(HashMap::new()),
+                routed: RefCell::new(RecentUrls::new(ROUTED_MEMORY)),
+                next_page: Cell::new(0),
+                awaiting: RefCell::new(HashMap::new()),
+            },
+            recording: Recording {
+                stats: RefCell::new(Stats::default()),
+                records: RefCell::new(Vec::new()),
+                sink: RecordSink::new(shared.records),
+                cdxj: RecordSink::new(shared.cdxj),
+                warc,
+                dedup: shared.dedup,
+                output_error: RefCell::new(None),
+            },
             id,
-            tls,
             shards: config.cores,
-            resolver: Resolver::with_options(
-                config.resolve.clone(),
-                ResolverOptions {
-                    nameservers: (!config.dns_servers.is_empty())
-                        .then(|| config.dns_servers.clone()),
-                    families: config.families,
-                    journal: config.warc_dns && config.warc_dir.is_some(),
-                    ..ResolverOptions::default()
-                },
-            ),
             frontier: RefCell::new(Frontier::new(Politeness {
                 per_host: config.per_host,
                 delay: config.delay,
@@ -275,27 +330,9 @@ impl Shard {
                     .max(crate::config::MIN_SHARD_HOST_MEMORY),
                 memory: (config.frontier_memory / config.cores.max(1)).max(1),
             })),
-            seen: RefCell::new(SeenSet::new(
-                Some(shared.spill_dir.join(format!("seen-{id}"))),
-                config.seen_memory / config.cores.max(1),
-                config.fingerprint_key,
-            )),
-            pending: RefCell::new(Vec::new()),
-            pending_added: Notify::new(),
-            merge_due: Notify::new(),
-            deferred: RefCell::new(HashMap::new()),
-            connections: RefCell::new(ConnPool::new(config.idle_connections)),
             config,
-            limits,
-            routed: RefCell::new(RecentUrls::new(ROUTED_MEMORY)),
-            next_page: Cell::new(0),
-            awaiting: RefCell::new(HashMap::new()),
             changed: Notify::new(),
-            fetches: RefCell::new(HashMap::new()),
-            next_fetch: Cell::new(0),
-            fetches_done: Notify::new(),
             slots: shared.slots,
-            slot_freed: Notify::new(),
             outstanding: shared.outstanding,
             outbox,
             stopping: Cell::new(false),
@@ -303,14 +340,6 @@ impl Shard {
             shard_died: shared.shard_died,
             budget: shared.budget,
             progress: shared.progress,
-            in_flight: RefCell::new(HashSet::new()),
-            stats: RefCell::new(Stats::default()),
-            records: RefCell::new(Vec::new()),
-            sink: RecordSink::new(shared.records),
-            cdxj: RecordSink::new(shared.cdxj),
-            warc,
-            dedup: shared.dedup,
-            output_error: RefCell::new(None),
             handler: RefCell::new(shared.hooks.handler.as_ref().map(|make| make(id))),
             hooks: shared.hooks,
             spill_dir: shared.spill_dir,
@@ -393,7 +422,7 @@ impl Shard {
                 })
                 .await
                 .is_ok(),
-                Halt::Now => self.fetches.borrow().is_empty(),
+                Halt::Now => self.fetching.fetches.borrow().is_empty(),
                 Halt::Budget => {
                     self.all_fetches_done().await;
                     true
@@ -401,7 +430,7 @@ impl Shard {
             };
             if !graceful {
                 let cut: Vec<JoinHandle<()>> = self
-                    .fetches
+                    .fetching.fetches
                     .borrow_mut()
                     .drain()
                     .filter_map(|(_, h)| h)
@@ -409,7 +438,7 @@ impl Shard {
                 for handle in cut {
                     handle.cancel();
                 }
-                let urls: Vec<String> = self.in_flight.borrow_mut().drain().collect();
+                let urls: Vec<String> = self.fetching.in_flight.borrow_mut().drain().collect();
                 // With a state directory they get no record: they are in
                 // a journal, and a resume fetches them; in a cluster crawl
                 // they are in their streams, for the next owner.
@@ -450,7 +479,13 @@ impl Shard {
         self.all_fetches_done().await;
         // Only when the crawl ended early: pages still waiting for a tally
         // are recorded with the links known to be new so far.
-        let waiting: Vec<Awaiting> = self.awaiting.borrow_mut().drain().map(|(_, a)| a).collect();
+        let waiting: Vec<Awaiting> = self
+            .newness
+            .awaiting
+            .borrow_mut()
+            .drain()
+            .map(|(_, a)| a)
+            .collect();
         for page in waiting {
             if let Some(mut record) = page.record {
                 record.num_new_urls += page.new;
@@ -462,34 +497,34 @@ impl Shard {
         // (while the WARC files are open: answers wait for their bytes).
         cluster.await;
         self.hand_to_node().await;
-        self.sink.hand_off();
+        self.recording.sink.hand_off();
         let mut warc_files = Vec::new();
-        if let Some(warc) = &self.warc {
+        if let Some(warc) = &self.recording.warc {
             match warc.close().await {
                 Ok(files) => warc_files = files,
                 Err(e) => {
-                    self.output_error.borrow_mut().get_or_insert(e);
+                    self.recording.output_error.borrow_mut().get_or_insert(e);
                 }
             }
         }
         let hosts = self.frontier.borrow().host_memory();
         {
-            let mut stats = self.stats.borrow_mut();
+            let mut stats = self.recording.stats.borrow_mut();
             stats.hosts_held = (hosts.live + hosts.resting) as u64;
             stats.host_memory_peak = hosts.peak_bytes as u64;
             stats.urls_waited_for_hosts = hosts.waited;
         }
-        self.stats.borrow_mut().seen_merges = self.seen.borrow().merges();
+        self.recording.stats.borrow_mut().seen_merges = self.newness.seen.borrow().merges();
         {
-            let sessions = self.tls.session_counts();
-            let mut stats = self.stats.borrow_mut();
+            let sessions = self.fetching.tls.session_counts();
+            let mut stats = self.recording.stats.borrow_mut();
             stats.tls_sessions = sessions.keys as u64;
             stats.tls_session_bytes = sessions.bytes as u64;
             stats.tls_session_evictions = sessions.evictions;
         }
         {
             let frontier = self.frontier.borrow();
-            let mut stats = self.stats.borrow_mut();
+            let mut stats = self.recording.stats.borrow_mut();
             stats.queued_left = frontier.queued() as u64;
             stats.queued_on_disk = frontier.queued_on_disk() as u64;
             let spill = frontier.spill_stats();
@@ -498,9 +533,9 @@ impl Shard {
             stats.spill_reads = spill.reads;
         }
         {
-            let dns = self.resolver.stats();
-            let (names, bytes) = self.resolver.cache_usage();
-            self.stats.borrow_mut().dns = DnsCounts {
+            let dns = self.fetching.resolver.stats();
+            let (names, bytes) = self.fetching.resolver.cache_usage();
+            self.recording.stats.borrow_mut().dns = DnsCounts {
                 lookups: dns.lookups,
                 queries: dns.queries,
                 answers: dns.answers,
@@ -513,12 +548,12 @@ impl Shard {
                 cache_bytes: bytes as u64,
             };
         }
-        self.cdxj.hand_off();
+        self.recording.cdxj.hand_off();
         ShardResult {
-            stats: self.stats.take(),
-            records: self.records.take(),
+            stats: self.recording.stats.take(),
+            records: self.recording.records.take(),
             cpu: thread_cpu_time(),
-            output_error: self.output_error.take(),
+            output_error: self.recording.output_error.take(),
             warc_files,
         }
     }

@@ -38,7 +38,7 @@ impl Shard {
     /// outstanding count holds them, so the crawl cannot end without them).
     pub(super) async fn process(&self, job: Job) -> bool {
         let started = Instant::now();
-        self.in_flight.borrow_mut().insert(job.url.clone());
+        self.fetching.in_flight.borrow_mut().insert(job.url.clone());
         self.counters(|c| {
             c.in_flight.fetch_add(1, Ordering::Relaxed);
         });
@@ -89,7 +89,7 @@ impl Shard {
             }
         }
         record.elapsed_ms = millis(started.elapsed());
-        self.in_flight.borrow_mut().remove(&record.url);
+        self.fetching.in_flight.borrow_mut().remove(&record.url);
         self.counters(|c| {
             c.in_flight.fetch_sub(1, Ordering::Relaxed);
         });
@@ -108,7 +108,7 @@ impl Shard {
         }
         let port = url.port_or_known_default().unwrap_or(80);
         let host = urls::host(url);
-        let resolved = self.resolver.resolve(host, port).await;
+        let resolved = self.fetching.resolver.resolve(host, port).await;
         self.archive_lookups().await;
         let mut addrs = match resolved {
             Ok(addrs) => addrs,
@@ -117,11 +117,18 @@ impl Shard {
         let mut tries = 0;
         loop {
             tries += 1;
-            let result =
-                fetch::fetch(&addrs, url, &self.limits, &self.connections, &self.tls).await;
+            let fetching = &self.fetching;
+            let result = fetch::fetch(
+                &addrs,
+                url,
+                &fetching.limits,
+                &fetching.connections,
+                &fetching.tls,
+            )
+            .await;
             if let Ok(response) = &result {
                 if addrs.first() != Some(response.peer) {
-                    self.resolver.prefer(host, response.peer.ip());
+                    self.fetching.resolver.prefer(host, response.peer.ip());
                 }
             }
             match result {
@@ -131,7 +138,7 @@ impl Shard {
                     // Resolved again (from the cache, as a rule): an A that
                     // came after the lookup answered with AAAA alone is
                     // there now, for a machine IPv6 does not work on.
-                    if let Ok(fresh) = self.resolver.resolve(host, port).await {
+                    if let Ok(fresh) = self.fetching.resolver.resolve(host, port).await {
                         addrs = fresh;
                     }
                     self.archive_lookups().await;
@@ -473,10 +480,10 @@ impl Shard {
     /// lately).
     pub(super) fn already_known(&self, url: &str, host: &str) -> bool {
         if self.cluster.is_none() && shard_for(host, self.shards) == self.id {
-            let seen = self.seen.borrow();
+            let seen = self.newness.seen.borrow();
             seen.contains_in_ram(seen.fingerprint(url))
         } else {
-            self.routed.borrow().contains(url)
+            self.newness.routed.borrow().contains(url)
         }
     }
 
@@ -504,7 +511,7 @@ impl Shard {
         if log::log_enabled!(log::Level::Info) {
             log::info!("{}", record.verbose_line(log::log_enabled!(log::Level::Debug)));
         }
-        self.stats.borrow_mut().add(&record);
+        self.recording.stats.borrow_mut().add(&record);
         let queued = self.frontier.borrow().queued() as u64;
         self.counters(|c| {
             c.pages.fetch_add(1, Ordering::Relaxed);

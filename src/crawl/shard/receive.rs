@@ -52,7 +52,7 @@ impl Shard {
                 self.changed.notify_all();
                 // The peer gave each lent page's slot back before sending
                 // its return: a dispatcher waiting for a slot may find one.
-                self.slot_freed.notify_all();
+                self.fetching.slot_freed.notify_all();
             }
         }
         // The peer closed its senders: the crawl is over, or the peer died

@@ -40,7 +40,7 @@ impl Shard {
                 return Rules::AllowAll;
             }
             let (result, _) = self.fetch_with_retries(&url).await;
-            self.stats.borrow_mut().robots_fetches += 1;
+            self.recording.stats.borrow_mut().robots_fetches += 1;
             let mut response = match result {
                 Ok(response) => response,
                 // The server would not speak TLS with us (certificate,
@@ -58,7 +58,7 @@ impl Shard {
                     })
                 }
             };
-            self.stats.borrow_mut().robots_answered += 1;
+            self.recording.stats.borrow_mut().robots_answered += 1;
             // Archived like a page (Heritrix archives it as a prerequisite):
             // replay tools and auditors see what the crawl obeyed.
             if let Some(encoded) = self.encode_exchange(url.as_str(), &mut response) {

@@ -47,7 +47,7 @@ impl Shard {
             // disk's fault, and the seeds after the fault are lost.
             let message = format!("reading the seeds of shard {} ({}): {e}", self.id, path.display());
             log::error!("{message}");
-            self.output_error.borrow_mut().get_or_insert(message);
+            self.recording.output_error.borrow_mut().get_or_insert(message);
         }
         if self.outstanding.finish(1) {
             self.stop();

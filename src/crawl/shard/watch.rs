@@ -17,8 +17,8 @@ impl Shard {
     pub(super) async fn watch(&self) -> Halt {
         let mut said: Option<Instant> = None;
         let halt = loop {
-            self.sink.hand_off();
-            self.cdxj.hand_off();
+            self.recording.sink.hand_off();
+            self.recording.cdxj.hand_off();
             if self.config.progress.is_some() && said.is_none_or(|at| at.elapsed() >= WAITS_INTERVAL) {
                 self.say_waiting();
                 said = Some(Instant::now());
@@ -26,8 +26,8 @@ impl Shard {
             if self.interrupt.load(Ordering::Relaxed) {
                 break Halt::Signal;
             }
-            if self.sink.stopped().is_some()
-                || self.cdxj.stopped().is_some()
+            if self.recording.sink.stopped().is_some()
+                || self.recording.cdxj.stopped().is_some()
                 || self.shard_died.load(Ordering::Acquire)
             {
                 break Halt::Now;
@@ -53,8 +53,8 @@ impl Shard {
     pub(super) fn spending_budget(&self) -> bool {
         self.budget.reached().is_some()
             && !self.interrupt.load(Ordering::Relaxed)
-            && self.sink.stopped().is_none()
-            && self.cdxj.stopped().is_none()
+            && self.recording.sink.stopped().is_none()
+            && self.recording.cdxj.stopped().is_none()
             && !self.shard_died.load(Ordering::Acquire)
     }
 
@@ -65,9 +65,9 @@ impl Shard {
             return;
         }
         self.changed.notify_all();
-        self.slot_freed.notify_all();
-        self.pending_added.notify_all();
-        self.merge_due.notify_all();
+        self.fetching.slot_freed.notify_all();
+        self.newness.pending_added.notify_all();
+        self.newness.merge_due.notify_all();
         self.outbox.close();
         self.outbox.overflow_added.notify_all();
     }
