@@ -8,8 +8,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use regex::Regex;
-use ringcrawl::crawl::scope::{Scope, ScopeMode};
-use ringcrawl::crawl::urls;
+use ringcrawl::web::scope::{Scope, ScopeMode};
+use ringcrawl::web::urls;
 use url::Url;
 
 /// The href values of a typical page, as written in the HTML.

@@ -50,7 +50,17 @@
 //!           mesh (bounded channels, batched) ◀──shard_for(host)── links ◀── record (stats, JSONL)
 //! ```
 //!
-//! The tree is the map, one folder a layer:
+//! The tree is the map, one folder a module. Imports point one way, and
+//! no two modules (nor two files) import each other in a circle:
+//!
+//! ```text
+//! api  ->  crawl  ->  {net, output, state, cluster, config}  ->  leaves {web, job, keys, sync, process}
+//! ```
+//!
+//! The middle row may import sideways (state and cluster use output,
+//! output reads config, config holds net's settings types); a leaf
+//! imports nothing of the crate. `tests/layers/` checks the rule from
+//! the sources.
 //!
 //! - `api` the public face: the builder, the report, and re-exported from
 //!   the engine the pages and the page stream (`crawl::page`,
@@ -62,11 +72,11 @@
 //!   what is routed.
 //! - [`process`] what a binary does to its process before a crawl (the
 //!   open-file limit, `membarrier` registration); the library never does.
+//!   A leaf.
 //! - `crawl` the engine. `crawl::run()` is the only code that knows
 //!   threads: executor pool, mesh, join. `crawl::mesh` is everything
-//!   cross-core: `shard_for`, batching (links, lent pages and their
-//!   returns), the crawl-wide fetch slots, the outstanding counter that
-//!   decides when the crawl is done. `crawl::shard` is one core's state
+//!   cross-core: batching (links, lent pages and their returns) and the
+//!   crawl-wide fetch slots. `crawl::shard` is one core's state
 //!   and tasks, a file a job: the dispatcher, the fetch-and-record path of a
 //!   page, robots.txt, sitemaps, the spill of queues to disk (DMA I/O on
 //!   per-shard segment files). The pure parts it decides with:
@@ -81,11 +91,10 @@
 //!   hands out and completions it takes),
 //!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
 //!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
-//!   where the scanner is unsure), `crawl::urls` (normalisation, the one canonical host name),
-//!   `crawl::scope` (strict/lenient hosts and `--exclude`),
+//!   where the scanner is unsure), `crawl::seeds` (seed lists),
 //!   `crawl::sitemap` (sitemaps.org urlsets and indexes, gzipped or not,
 //!   → their `<loc>`s, bounded; a fetch is read as a sitemap when its hop
-//!   path, `crawl::hops`, says it is one).
+//!   path, `job::hops`, says it is one).
 //! - `net` one exchange with a server: `net::fetch` (one HTTP/1.1
 //!   exchange with limits and a deadline, on a reused keep-alive connection
 //!   when the shard's `net::conn_pool` has one for the endpoint),
@@ -123,6 +132,18 @@
 //!   start; `cluster::node` is the node's cluster thread, the only code
 //!   that talks to Redis while the shards crawl, and `cluster::link` what
 //!   it shares with them (the shards' side: `crawl::shard`'s `cluster.rs`).
+//! - `config` the validated settings every shard reads (`config::Config`),
+//!   with their own types: the budget and sitemap limits, the robots.txt
+//!   retry schedule.
+//! - The leaves, the vocabulary every layer names: `web` (`web::urls`:
+//!   normalisation, the one canonical host name; `web::scope`:
+//!   strict/lenient hosts, `--exclude`, `--include`, `--no-parent`, and
+//!   the seed lists' hosts), `job` (a queued URL, its hop path
+//!   `job::hops`, why one is kept out, and `job::chunk`, jobs as bytes for
+//!   the frontier's spill and the state journals), `keys` (`shard_for`
+//!   and the seen-set's `Fingerprinter`: hashes every thread, process and
+//!   run agree on) and `sync` (`Notify`, and `Outstanding`, the count of
+//!   outstanding URLs that decides when the crawl is done).
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the
@@ -131,7 +152,7 @@
 //! # Invariants
 //!
 //! 1. A host belongs to exactly one shard for the whole crawl
-//!    (`crawl::mesh::shard_for` is a fixed-key hash): its queue, seen-set,
+//!    (`keys::shard_for` is a fixed-key hash): its queue, seen-set,
 //!    politeness and robots.txt live there. The owner may lend a ready page
 //!    of the host to a peer with a free fetch slot; the peer fetches, records
 //!    and routes it like its own and sends the host's release back.
@@ -194,7 +215,7 @@ macro_rules! internal {
 
 mod api;
 pub mod process;
-internal!(cluster, config, crawl, net, output, state);
+internal!(cluster, config, crawl, job, keys, net, output, state, sync, web);
 
 pub use api::{
     BuildError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream, Report,
@@ -204,7 +225,6 @@ pub use cluster::store::{
     NodeStatus as ClusterNode, Status as ClusterStatus, StoreError as ClusterError,
 };
 pub use crawl::budget::Spent;
-pub use crawl::scope::ScopeMode;
 pub use net::dns::Families;
 pub use output::record::Record;
 pub use output::record::Warning;
@@ -212,6 +232,7 @@ pub use output::stats::{
     DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, MAX_FAILED_STARTS,
 };
 pub use url::Url;
+pub use web::scope::ScopeMode;
 
 /// The README's Rust examples, compiled by `cargo test --doc`, and a check
 /// that its library example is the crate docs' first example (the code a

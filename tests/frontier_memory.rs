@@ -6,7 +6,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
-use ringcrawl::crawl::frontier::{Frontier, Job, Politeness, SpillIo};
+use ringcrawl::crawl::frontier::{Frontier, Politeness, SpillIo};
+use ringcrawl::job::Job;
 
 struct Counting;
 

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use ringcrawl::crawl::links::{extract_links, MAX_LINKS_PER_PAGE};
-use ringcrawl::crawl::urls;
+use ringcrawl::web::urls;
 use url::Url;
 
 fn page() -> &'static Url {

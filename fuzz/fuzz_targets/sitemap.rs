@@ -11,7 +11,8 @@
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::crawl::sitemap::{listed, parse, Limits};
+use ringcrawl::config::sitemap::Limits;
+use ringcrawl::crawl::sitemap::{listed, parse};
 use url::Url;
 
 const URLS: [usize; 4] = [1, 10, 1_000, 50_000];

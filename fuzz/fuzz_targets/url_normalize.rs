@@ -14,8 +14,8 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::crawl::scope::{Scope, ScopeMode};
-use ringcrawl::crawl::urls;
+use ringcrawl::web::scope::{Scope, ScopeMode};
+use ringcrawl::web::urls;
 use url::Url;
 
 fn page() -> &'static Url {

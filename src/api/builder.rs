@@ -16,11 +16,12 @@ use url::Url;
 use super::checks;
 use super::Crawler;
 use crate::config::{Config, Output, SeedReader, SeedSource, DEFAULT_CHECKPOINT_INTERVAL};
-use crate::crawl::page::{Handler, Hooks, Page};
-use crate::crawl::scope::{Scope, ScopeMode};
-use crate::crawl::urls::{self, UrlError};
+use crate::crawl::hooks::{Handler, Hooks};
+use crate::crawl::page::Page;
 use crate::net::dns::Families;
 use crate::net::tls::{self, TlsOptions};
+use crate::web::scope::{Scope, ScopeMode};
+use crate::web::urls::{self, UrlError};
 
 /// A setting that cannot be used: which one, and why (one line).
 #[derive(Debug, Error)]

@@ -22,7 +22,7 @@ pub use crate::crawl::stream::PageStream;
 pub use builder::{BuildError, CrawlerBuilder};
 pub use report::Report;
 
-pub(crate) use crate::crawl::page::Hooks;
+pub(crate) use crate::crawl::hooks::Hooks;
 
 use crate::config::Config;
 

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::crawl::frontier::Job;
-use crate::crawl::urls;
+use crate::job::Job;
+use crate::web::urls;
 
 use super::partition::partition_of;
 use super::store::{Meta, Store, StoreError};

@@ -17,9 +17,9 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::crawl::frontier::Job;
-use crate::crawl::scope::Scope;
+use crate::job::Job;
 use crate::output::writer::lock;
+use crate::web::scope::Scope;
 
 use super::ledger::Outcome;
 use super::partition::partition_of;
@@ -38,7 +38,7 @@ pub enum Intake {
 pub struct Done {
     /// The URL's fingerprint (the crawl's key, not salted).
     pub fingerprint: u64,
-    /// Its host's key (`crawl::mesh::host_key`): picks the shard that
+    /// Its host's key (`keys::host_key`): picks the shard that
     /// takes it when a node loads the partition's done log.
     pub host: u64,
     pub partition: u32,
@@ -246,7 +246,7 @@ fn mix(mut z: u64) -> u64 {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::crawl::scope::ScopeMode;
+    use crate::web::scope::ScopeMode;
     use std::time::Duration;
 
     fn link() -> (Arc<Link>, Receiver<ToNode>) {

@@ -4,7 +4,7 @@
 //! created ([`DEFAULT_PARTITIONS`]); [`partition_of`] is a fixed-key hash of
 //! the lower-cased host, the same on every node and run, so a host lives in
 //! one partition for the whole crawl, as it lives in one shard of a node
-//! (`crawl::mesh::shard_for`). The two hashes must not agree: were the
+//! (`keys::shard_for`). The two hashes must not agree: were the
 //! partition `h % P` and the shard `h % S` of one hash `h`, a node holding
 //! only even partitions would put all its hosts on even shards. So the
 //! partition comes from the high bits of a differently seeded FNV-1a,
@@ -98,7 +98,7 @@ pub fn share<S: AsRef<str>>(nodes: &[S], me: usize, partitions: u32) -> Vec<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crawl::mesh::shard_for;
+    use crate::keys::shard_for;
 
     #[test]
     fn a_host_has_one_partition_whatever_its_case() {

@@ -26,8 +26,8 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use crate::crawl::frontier::Job;
-use crate::crawl::hops::Hops;
+use crate::job::hops::Hops;
+use crate::job::Job;
 
 /// The lines of `jobs`, one a job, each ending in a line break.
 pub fn encode(jobs: &[Job]) -> String {
@@ -99,7 +99,7 @@ fn decode_line(line: &str, previous: Option<&Arc<str>>) -> Option<Job> {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
-    use crate::crawl::hops::Hop;
+    use crate::job::hops::Hop;
 
     fn job(url: &str, via: Option<&Arc<str>>) -> Job {
         Job {

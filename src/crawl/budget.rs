@@ -9,17 +9,7 @@
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-/// The limits of one crawl; `None` is unlimited.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// Pages fetched at most (robots.txt fetches do not count).
-    pub pages: Option<u64>,
-    /// Body bytes received at most; the fetches running when it is passed
-    /// still finish, so a crawl ends a little past it.
-    pub bytes: Option<u64>,
-    /// Wall time from the start; the fetches running then still finish.
-    pub time: Option<Duration>,
-}
+use crate::config::budget::Limits;
 
 /// Which budget stopped a crawl.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

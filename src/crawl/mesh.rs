@@ -1,20 +1,21 @@
-//! Everything that crosses cores: which shard owns a host, the global count
-//! of outstanding URLs that decides when the crawl is done, the crawl-wide
-//! pool of fetch slots, and the batched, deadlock-free sending of URLs,
-//! lent pages and their returns to other shards.
+//! Everything that crosses cores: the crawl-wide pool of fetch slots, and
+//! the batched, deadlock-free sending of URLs, lent pages and their
+//! returns to other shards. Which shard owns a host is `crate::keys`'s
+//! `shard_for`; the count of outstanding URLs that decides when the crawl
+//! is done is `crate::sync::Outstanding`.
 //!
 //! Invariants kept here:
-//! - [`shard_for`] is a fixed-key hash, identical on every thread and run, so
-//!   a host belongs to exactly one shard for the whole crawl. A shard may
-//!   lend a page of its host to a peer to fetch ([`Batch::leases`]); the
-//!   host's queue, politeness and robots stay with the owner, which learns
-//!   from [`Batch::returns`] when the page is done.
+//! - URLs go to the shard `shard_for` names, a fixed-key hash identical on
+//!   every thread and run, so a host belongs to exactly one shard for the
+//!   whole crawl. A shard may lend a page of its host to a peer to fetch
+//!   ([`Batch::leases`]); the host's queue, politeness and robots stay with
+//!   the owner, which learns from [`Batch::returns`] when the page is done.
 //! - [`FetchSlots`] never lets more fetches run than `--max-tasks`, however
 //!   they are spread over shards.
 //! - Senders never block the receive path: [`Outbox::flush`] only
 //!   `try_send`s; a full channel parks the batch in a local overflow queue
 //!   that a separate flusher task drains with awaited sends.
-//! - [`Outstanding`] is incremented before a URL is handed to any shard and
+//! - `Outstanding` is incremented before a URL is handed to any shard and
 //!   decremented only after its children were counted, and after the
 //!   shards its links went to said how many were new (the tallies).
 // Network data flows through here: a panic would take down a whole shard.
@@ -34,8 +35,8 @@ use std::sync::Arc;
 use glommio::channels::channel_mesh::Senders;
 use glommio::{GlommioError, ResourceType};
 
-use crate::crawl::frontier::Job;
-use crate::crawl::notify::Notify;
+use crate::job::Job;
+use crate::sync::notify::Notify;
 
 /// What one shard sends another in one channel message.
 #[derive(Debug, Default, Clone)]
@@ -90,74 +91,6 @@ impl Batch {
 pub fn channel_capacity(shards: usize) -> usize {
     let fair = 8_192 / shards.saturating_sub(1).max(1);
     (1usize << fair.max(1).ilog2()).clamp(16, 1_024)
-}
-
-/// The shard that owns `host`: [`host_key`] modulo `shards`.
-pub fn shard_for(host: &str, shards: usize) -> usize {
-    (host_key(host) % shards.max(1) as u64) as usize
-}
-
-/// A host's key: FNV-1a of the ASCII-lower-cased host, its high bits
-/// folded in. Fixed key on purpose (never `RandomState`): the same in
-/// every thread, process and run, so it may be stored (a cluster's done
-/// log keeps it, for any node to find a URL's shard).
-pub fn host_key(host: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in host.bytes() {
-        hash ^= u64::from(byte.to_ascii_lowercase());
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    // Fold the high bits in: FNV's low bits are weak for short keys.
-    hash ^ (hash >> 32)
-}
-
-/// The chapter's `Queue.join()`, made global: URLs handed to any shard and
-/// not yet finished. Zero means the crawl is done.
-#[derive(Debug)]
-pub struct Outstanding {
-    /// URLs counted in and not yet counted out.
-    count: AtomicUsize,
-    /// Set once, when the count reached zero or the crawl was aborted.
-    done: AtomicBool,
-}
-
-impl Outstanding {
-    pub fn new(initial: usize) -> Self {
-        Outstanding {
-            count: AtomicUsize::new(initial),
-            done: AtomicBool::new(initial == 0),
-        }
-    }
-
-    /// Count in `n` URLs about to be handed to a shard.
-    pub fn add(&self, n: usize) {
-        self.count.fetch_add(n, Ordering::AcqRel);
-    }
-
-    /// Count out `n` finished (or dropped) URLs; true if that ended the crawl.
-    pub fn finish(&self, n: usize) -> bool {
-        let before = self.count.fetch_sub(n, Ordering::AcqRel);
-        debug_assert!(before >= n, "outstanding count went below zero");
-        if before == n {
-            self.done.store(true, Ordering::Release);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Stop the crawl without waiting for the count (a shard failed).
-    pub fn abort(&self) {
-        self.done.store(true, Ordering::Release);
-    }
-
-    pub fn is_done(&self) -> bool {
-        self.done.load(Ordering::Acquire)
-    }
-
-    pub fn count(&self) -> usize {
-        self.count.load(Ordering::Acquire)
-    }
 }
 
 /// The crawl's fetch slots, `--max-tasks` of them, each belonging to one
@@ -377,21 +310,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn host_owner_is_stable_and_case_insensitive() {
-        assert_eq!(shard_for("Example.COM", 7), shard_for("example.com", 7));
-        assert_eq!(shard_for("example.com", 1), 0);
-        // Pinned value: the hash must never change between builds or threads.
-        assert_eq!(
-            shard_for("example.com", 1 << 20),
-            shard_for("example.com", 1 << 20)
-        );
-        let owner = std::thread::spawn(|| shard_for("example.com", 13))
-            .join()
-            .unwrap();
-        assert_eq!(owner, shard_for("example.com", 13));
-    }
-
-    #[test]
     fn jobs_keep_the_page_that_found_them() {
         let job = |u: &str| Job::root(u.into(), 0);
         let batch = Batch {
@@ -410,15 +328,6 @@ mod tests {
                 (None, "d".into())
             ]
         );
-    }
-
-    #[test]
-    fn hosts_spread_over_shards() {
-        let mut counts = [0usize; 4];
-        for i in 0..4000 {
-            counts[shard_for(&format!("host{i}.example"), 4)] += 1;
-        }
-        assert!(counts.iter().all(|&c| c > 800), "{counts:?}");
     }
 
     #[test]
@@ -447,17 +356,5 @@ mod tests {
         slots.set_paused(1, false);
         assert_eq!(slots.take_other(0), Some(1));
         assert!(slots.try_take(1), "a paused shard's own take is its own choice");
-    }
-
-    #[test]
-    fn crawl_is_done_exactly_when_the_count_reaches_zero() {
-        let outstanding = Outstanding::new(1);
-        outstanding.add(2);
-        assert!(!outstanding.finish(1));
-        assert!(!outstanding.finish(1));
-        assert!(!outstanding.is_done());
-        assert!(outstanding.finish(1));
-        assert!(outstanding.is_done());
-        assert!(Outstanding::new(0).is_done(), "no roots: nothing to do");
     }
 }

@@ -1,27 +1,26 @@
 //! The engine: threads and the join ([`run()`]), the mesh between cores, one
 //! shard per core and the pure parts it decides with (frontier, seen-set,
-//! scope, URL normalisation, robots.txt policy, link extraction).
+//! robots.txt policy, link extraction, sitemaps).
 //!
-//! Not the network (`crate::net`: one exchange with a server) and not what a
-//! crawl leaves behind (`crate::output`).
+//! Not the network (`crate::net`: one exchange with a server), not what a
+//! crawl leaves behind (`crate::output`), and not the words the layers
+//! under it share (URLs and scope: `crate::web`; jobs: `crate::job`; the
+//! fixed hashes: `crate::keys`; `crate::sync`).
 
 pub mod budget;
 pub mod checkpoints;
 pub mod frontier;
-pub mod hops;
+pub mod hooks;
 pub mod links;
 pub mod mesh;
-pub mod notify;
 pub mod page;
 pub mod robots;
 pub mod run;
-pub mod scope;
 pub mod seeds;
 pub mod seen;
 pub mod shard;
 pub mod sitemap;
 pub mod stream;
 pub mod url_set;
-pub mod urls;
 
 pub use run::{run, Outcome};

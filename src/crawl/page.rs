@@ -1,16 +1,14 @@
-//! What a library user sees of each fetched URL ([`Page`], borrowed, on the
-//! shard that fetched it; [`OwnedPage`], for another thread) and the hooks
-//! that see it: the page handler and the follow rule, as the shards hold
-//! them ([`Hooks`]).
+//! What a library user sees of each fetched URL: [`Page`], borrowed, on the
+//! shard that fetched it; [`OwnedPage`], for another thread.
 //!
 //! Not the JSONL record (`crate::output::record`, written whether or not a
-//! hook is set) nor the page stream's queue (`super::stream`).
+//! hook is set), the hooks that see pages (`super::hooks`) nor the page
+//! stream's queue (`super::stream`).
 
 use std::time::Duration;
 
 use url::Url;
 
-use super::stream::PageSender;
 use crate::output::record::Record;
 
 /// One fetched URL as it arrives: the answer (status, headers, body with
@@ -200,39 +198,4 @@ const MAX_HEADERS: usize = 256;
 
 fn millis(ms: f64) -> Duration {
     Duration::try_from_secs_f64(ms / 1e3).unwrap_or_default()
-}
-
-/// A handler of one shard: called on that shard's thread for each page,
-/// in the order they arrive there.
-pub type Handler = Box<dyn FnMut(&Page<'_>)>;
-
-/// Makes each shard's handler (on the shard's own thread).
-pub type HandlerFactory = Box<dyn Fn(usize) -> Handler + Send + Sync>;
-
-/// Decides whether a link of a page is followed.
-pub type FollowRule = Box<dyn Fn(&Url, &Page<'_>) -> bool + Send + Sync>;
-
-/// What a crawl delivers pages to, shared by every shard.
-#[derive(Default)]
-pub struct Hooks {
-    pub handler: Option<HandlerFactory>,
-    pub follow: Option<FollowRule>,
-    pub stream: Option<PageSender>,
-}
-
-impl Hooks {
-    /// Whether any hook wants pages (else the shards build none).
-    pub fn wants_pages(&self) -> bool {
-        self.handler.is_some() || self.follow.is_some() || self.stream.is_some()
-    }
-}
-
-impl std::fmt::Debug for Hooks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Hooks")
-            .field("handler", &self.handler.is_some())
-            .field("follow", &self.follow.is_some())
-            .field("stream", &self.stream.is_some())
-            .finish()
-    }
 }

@@ -5,7 +5,7 @@
 //! Status rules: 2xx → the rules in the body; 3xx past the redirect limit
 //! and 4xx → allow all; 5xx or unreachable → disallow all. Google retries
 //! "for a while"; so does ringcrawl: the frontier asks again on a schedule
-//! ([`DEFAULT_RETRY_SCHEDULE`], about a minute) while the origin's pages
+//! (`config::DEFAULT_RETRY_SCHEDULE`, about a minute) while the origin's pages
 //! wait, and only then keeps the origin out for the rest of the crawl,
 //! recording each URL as `robots_unavailable`.
 
@@ -22,20 +22,13 @@ use std::time::Duration;
 
 use texting_robots::Robot;
 
+use crate::job::Verdict;
+
 /// Redirects followed when fetching robots.txt.
 pub const MAX_ROBOTS_REDIRECTS: u32 = 5;
 
 /// robots.txt bytes read at most (Google reads 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 500 << 10;
-
-/// Waits before each new try of a robots.txt that was unreachable or 5xx:
-/// four more tries over 61 s, then the origin is given up.
-pub const DEFAULT_RETRY_SCHEDULE: [Duration; 4] = [
-    Duration::from_secs(1),
-    Duration::from_secs(5),
-    Duration::from_secs(15),
-    Duration::from_secs(40),
-];
 
 /// Heap bytes a parsed rule costs beyond its text, roughly (a `MinRegex`
 /// pattern `String` and its slot in the rules `Vec`, measured from
@@ -68,25 +61,6 @@ pub enum Rules {
         /// came from (see [`Rules::weight`]).
         bytes: usize,
     },
-}
-
-/// Why a URL may not be fetched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Allowed,
-    Disallowed,
-    Unavailable,
-}
-
-impl Verdict {
-    /// The `error_kind` of the record of a URL kept out (`Allowed` has
-    /// none: it reads as disallowed).
-    pub fn kind(self) -> &'static str {
-        match self {
-            Verdict::Unavailable => "robots_unavailable",
-            _ => "robots_disallowed",
-        }
-    }
 }
 
 impl Rules {

@@ -31,7 +31,7 @@ use futures_rustls::client::TlsStream;
 use glommio::net::TcpStream;
 
 use crate::net::socket;
-use crate::net::tls::TlsError;
+use crate::net::tls::error::TlsError;
 
 /// Shortest time an operation is started with; less left means the
 /// deadline has passed.

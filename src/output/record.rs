@@ -94,7 +94,7 @@ pub struct Record {
     #[serde(default)]
     pub depth: u32,
     /// Heritrix's hop path from a root: `L` link, `R` redirect, `E` embed,
-    /// `P` prerequisite, `M` sitemap; empty for a root (`crate::crawl::hops`).
+    /// `P` prerequisite, `M` sitemap; empty for a root (`crate::job::hops`).
     #[serde(default)]
     pub hops: String,
     /// The URL it was found on or redirected from; none for a root.

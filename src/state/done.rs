@@ -28,11 +28,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::crawl::frontier::Limit;
-use crate::crawl::mesh::shard_for;
-use crate::crawl::robots::Verdict;
-use crate::crawl::seen::Fingerprinter;
-use crate::crawl::urls;
+use crate::job::Limit;
+use crate::job::Verdict;
+use crate::keys::shard_for;
+use crate::keys::Fingerprinter;
+use crate::web::urls;
 
 use super::repair::{repair_jsonl_with, Repaired};
 use super::{io_err, StateError};

@@ -19,8 +19,8 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use crate::crawl::frontier::chunk::{self, HEADER};
-use crate::crawl::frontier::Job;
+use crate::job::chunk::{self, HEADER};
+use crate::job::Job;
 
 use super::{io_err, StateError};
 

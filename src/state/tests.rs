@@ -1,6 +1,6 @@
 use super::manifest::*;
 use super::*;
-use crate::crawl::scope::ScopeMode;
+use crate::web::scope::ScopeMode;
 
 /// A fresh, empty path under the temp dir for one test.
 fn temp(name: &str) -> PathBuf {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::common::redis::redis_or_skip;
 use ringcrawl::cluster::store::{Finished, Store, StoreError};
 use ringcrawl::cluster::wire;
-use ringcrawl::crawl::frontier::Job;
+use ringcrawl::job::Job;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
 use crate::common::*;
-use ringcrawl::crawl::scope::{Scope, ScopeMode};
+use ringcrawl::web::scope::{Scope, ScopeMode};
 use ringcrawl_site::server::{Reply, Request};
 
 #[test]
@@ -372,7 +372,7 @@ fn new_links_are_counted_once_for_the_whole_crawl() {
         );
     }
     let owners: BTreeSet<usize> = (0..HOSTS)
-        .map(|h| ringcrawl::crawl::mesh::shard_for(&format!("h{h}.test"), cfg.cores))
+        .map(|h| ringcrawl::keys::shard_for(&format!("h{h}.test"), cfg.cores))
         .collect();
     assert_eq!(owners.len(), 2, "hosts on both shards");
     let outcome = crawl(cfg);

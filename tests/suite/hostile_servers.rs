@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::common::*;
 use ringcrawl::config::Config;
-use ringcrawl::crawl::scope::{Scope, ScopeMode};
 use ringcrawl::output::record::Record;
+use ringcrawl::web::scope::{Scope, ScopeMode};
 use ringcrawl_site::server::{Reply, Step};
 
 const HTML_HEAD: &str = "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n";

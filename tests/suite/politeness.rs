@@ -394,9 +394,9 @@ fn thousand_hosts_keep_every_worker_busy() {
         .map(|i| format!("http://h{i}.crawl.test:{port}/"))
         .collect();
     let mut cfg = config(&roots);
-    cfg.scope = ringcrawl::crawl::scope::Scope::new(
+    cfg.scope = ringcrawl::web::scope::Scope::new(
         &cfg.roots,
-        ringcrawl::crawl::scope::ScopeMode::Lenient,
+        ringcrawl::web::scope::ScopeMode::Lenient,
         None,
     );
     cfg.max_tasks = 64;
@@ -448,9 +448,9 @@ fn dns_failures_are_recorded_per_url() {
     });
     let port = server.port();
     let mut cfg = config(&[format!("http://site.crawl.test:{port}/")]);
-    cfg.scope = ringcrawl::crawl::scope::Scope::new(
+    cfg.scope = ringcrawl::web::scope::Scope::new(
         &cfg.roots,
-        ringcrawl::crawl::scope::ScopeMode::Lenient,
+        ringcrawl::web::scope::ScopeMode::Lenient,
         None,
     );
     cfg.resolve.insert(
@@ -550,9 +550,9 @@ fn thousands_of_hosts_are_crawled_within_the_host_memory() {
     let port = server.port();
     let mut cfg = config(&[format!("http://trap.test:{port}/")]);
     polite(&mut cfg);
-    cfg.scope = ringcrawl::crawl::scope::Scope::new(
+    cfg.scope = ringcrawl::web::scope::Scope::new(
         &cfg.roots,
-        ringcrawl::crawl::scope::ScopeMode::Lenient,
+        ringcrawl::web::scope::ScopeMode::Lenient,
         None,
     );
     cfg.host_memory = 128 << 10;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use crate::common;
 use crate::common::*;
 use ringcrawl::config::Config;
-use ringcrawl::crawl::scope::{Scope, ScopeMode};
 use ringcrawl::output::record::Record;
+use ringcrawl::web::scope::{Scope, ScopeMode};
 use ringcrawl_site::server::{Reply, Request, Server};
 
 /// Pages of the site: `/` links to `/p1` ..= `/p{PAGES}`.

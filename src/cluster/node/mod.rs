@@ -30,12 +30,13 @@ use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::crawl::frontier::Job;
-use crate::crawl::mesh::{shard_for, Outstanding};
-use crate::crawl::scope::Scope;
-use crate::crawl::seen::Fingerprinter;
-use crate::crawl::urls;
+use crate::job::Job;
+use crate::keys::shard_for;
+use crate::keys::Fingerprinter;
 use crate::output::writer::{Written, WriterHandle};
+use crate::sync::Outstanding;
+use crate::web::scope::Scope;
+use crate::web::urls;
 
 use super::lease::Leases;
 use super::ledger::{Ledger, Outcome};

@@ -23,13 +23,10 @@ use std::mem;
 use std::time::Instant;
 
 use super::host::Host;
-use super::spill::{weight, READ_AHEAD};
-use super::{Frontier, Job};
-use crate::crawl::urls;
-
-/// The key of the waiting queue where the spill names a queue by its host:
-/// spaces and parentheses are never in a host name.
-pub(super) const WAITING: &str = "(hosts waiting for room)";
+use super::spill::{weight, READ_AHEAD, WAITING};
+use super::Frontier;
+use crate::job::Job;
+use crate::web::urls;
 
 /// The hosts' state a frontier holds, against its bound.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::queue::Queue;
-use super::Job;
 use crate::crawl::robots::Rules;
+use crate::job::Job;
 
 /// What a resting host costs beyond its name and rules: the `Host` itself
 /// and the LRU's node and table slot, roughly.

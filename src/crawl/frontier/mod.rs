@@ -60,11 +60,12 @@ use lru::LruCache;
 use std::time::{Duration, Instant};
 
 
-use crate::crawl::robots::{Rules, Verdict, DEFAULT_RETRY_SCHEDULE};
-use crate::crawl::urls;
+use crate::config::DEFAULT_RETRY_SCHEDULE;
+use crate::crawl::robots::Rules;
+use crate::job::{Job, Limit, Verdict};
+use crate::web::urls;
 
 mod admission;
-pub mod chunk;
 mod host;
 mod queue;
 mod spill;
@@ -73,11 +74,10 @@ mod types;
 mod waits;
 
 pub use admission::HostMemory;
-pub use types::{Job, Limit, Next, Offer};
+pub use types::{Next, Offer};
 use admission::recount;
 use host::{Host, Origin, Robots};
 use queue::Queue;
-pub use chunk::ChunkError;
 pub use spill::Lost;
 use spill::{weight, Spill, READ_AHEAD};
 pub use store::{Extent, SpillIo, SpillStats};
@@ -92,7 +92,7 @@ pub struct Politeness {
     /// URLs accepted per host.
     pub max_pages_per_host: usize,
     /// Sitemaps accepted per host (URLs whose hop path makes them one:
-    /// [`Hops::sitemap_level`](crate::crawl::hops::Hops::sitemap_level)), within `max_pages_per_host`.
+    /// [`Hops::sitemap_level`](crate::job::hops::Hops::sitemap_level)), within `max_pages_per_host`.
     pub max_sitemaps_per_host: usize,
     /// Links followed from a root beyond which URLs are refused.
     pub max_depth: u32,
@@ -123,7 +123,7 @@ impl Default for Politeness {
             per_host: 2,
             delay: Duration::ZERO,
             max_pages_per_host: 100_000,
-            max_sitemaps_per_host: crate::crawl::sitemap::MAX_SITEMAPS_PER_HOST,
+            max_sitemaps_per_host: crate::config::sitemap::MAX_SITEMAPS_PER_HOST,
             max_depth: 100,
             max_url_length: 2048,
             robots: true,

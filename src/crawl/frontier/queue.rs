@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 
 use super::store::Extent;
-use super::Job;
+use crate::job::Job;
 
 /// A chunk of the queue on disk: where, and how many jobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -33,12 +33,15 @@ use std::collections::VecDeque;
 
 use foldhash::HashMap;
 
-use super::admission::WAITING;
-use super::chunk;
 use super::host::Host;
 use super::queue::{Chunk, Queue};
 use super::store::{Extent, Place, SpillIo, SpillStats, Store};
-use super::{Frontier, Job};
+use super::Frontier;
+use crate::job::{chunk, Job};
+
+/// The key of the waiting queue where the spill names a queue by its host:
+/// spaces and parentheses are never in a host name.
+pub(super) const WAITING: &str = "(hosts waiting for room)";
 
 /// A tail this long is sealed into a chunk.
 pub const CHUNK_JOBS: usize = 64;

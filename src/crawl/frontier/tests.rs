@@ -417,7 +417,7 @@ fn a_host_past_its_page_cap_is_refused_but_others_are_not() {
 
 #[test]
 fn a_host_past_its_sitemap_cap_is_refused_sitemaps_but_not_pages() {
-    use crate::crawl::hops::{Hop, Hops};
+    use crate::job::hops::{Hop, Hops};
     let now = Instant::now();
     let mut f = Frontier::new(Politeness {
         max_sitemaps_per_host: 2,

@@ -47,7 +47,8 @@ impl Frontier {
 mod tests {
     use std::time::{Duration, Instant};
 
-    use super::super::{Frontier, Job, Next, Politeness};
+    use super::super::{Frontier, Next, Politeness};
+use crate::job::Job;
     use crate::crawl::robots::Rules;
 
     #[test]

@@ -37,7 +37,7 @@
 //! What it is not: not a tree builder (no DOM, so no stack to overflow on
 //! deeply nested pages), not a JavaScript URL finder, not a
 //! robots/nofollow interpreter, and it does no I/O and makes no scope
-//! decision (see `crate::crawl::scope`). It never panics, whatever the bytes.
+//! decision (see `crate::web::scope`). It never panics, whatever the bytes.
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
     clippy::indexing_slicing,
@@ -63,7 +63,7 @@ use std::hash::BuildHasher;
 use encoding_rs::{Encoding, UTF_8};
 use url::Url;
 
-use crate::crawl::urls;
+use crate::web::urls;
 use charset::Sniffed;
 use requisites::{Element, Values};
 

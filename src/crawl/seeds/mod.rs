@@ -1,5 +1,5 @@
-//! Seed lists (`--seeds FILE`): what a line says, and the compact set of
-//! the seeds' hosts that widens the crawl's scope.
+//! Seed lists (`--seeds FILE`): what a line says, and where their hosts
+//! go.
 //!
 //! A seed file has one URL or bare host a line (a bare host is taken as
 //! `http://HOST/`, as a root given without a scheme); blank lines and lines
@@ -7,12 +7,8 @@
 //! A line that is not a usable root is a [`SeedLine::Bad`], recorded with
 //! its line number; the crawl goes on.
 //!
-//! The seeds' hosts are in scope like the roots' hosts, but a seed list may
-//! name millions of them: [`SeedHosts`] keeps a 64-bit fingerprint of each
-//! scope key (the host without a leading `www.`, or in lenient mode its
-//! registrable domain) in one sorted array, 8 bytes a distinct key, shared
-//! by every shard. A collision would let one more host in; at 10 million
-//! keys its odds are about 3 in a million.
+//! The seeds' hosts are in scope like the roots' hosts: the first pass
+//! ([`split`]) collects them into a `crate::web::scope::SeedHosts`.
 //!
 //! Pure: no I/O, except the first pass over the lists before the shards
 //! start ([`split`]). Reading the split files as the crawl goes is the
@@ -26,15 +22,14 @@
     clippy::unreachable
 )]
 
-use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use url::Url;
 
-use crate::crawl::frontier::Job;
-use crate::crawl::hops::{Hop, Hops};
-use crate::crawl::scope::{Scope, ScopeMode};
-use crate::crawl::urls::{self, UrlError};
+use crate::job::hops::{Hop, Hops};
+use crate::job::Job;
+use crate::web::scope::Scope;
+use crate::web::urls::{self, UrlError};
 
 pub mod split;
 
@@ -106,128 +101,6 @@ pub fn shorten(text: &str) -> &str {
     text.get(..end).unwrap_or("")
 }
 
-/// The scope key of `host` (canonical, as [`urls::canonical_host`] gives
-/// it): its registrable domain in lenient mode, else the host without a
-/// leading `www.` (so a seed `example.com` lets `www.example.com` in and
-/// the other way round, as roots do). IP addresses are their own key.
-fn scope_key(host: &str, mode: ScopeMode) -> &str {
-    if crate::crawl::scope::is_ip_like(host) {
-        return host;
-    }
-    if mode == ScopeMode::Lenient {
-        if let Some(domain) = psl::domain_str(host) {
-            return domain;
-        }
-    }
-    match host.strip_prefix("www.") {
-        Some(bare) if !bare.is_empty() => bare,
-        _ => host,
-    }
-}
-
-/// The hosts of a crawl's seeds, as the scope asks about them: sorted
-/// fingerprints of their scope keys (see the module docs).
-#[derive(Debug, Clone)]
-pub struct SeedHosts {
-    mode: ScopeMode,
-    keys: Box<[u64]>,
-}
-
-/// Collects [`SeedHosts`] during the first pass over the seed files.
-#[derive(Debug)]
-pub struct SeedHostsBuilder {
-    mode: ScopeMode,
-    keys: Vec<u64>,
-}
-
-/// The fingerprint's hash: fixed seed, so every shard and every run agree.
-fn fingerprint(key: &str) -> u64 {
-    foldhash::quality::FixedState::with_seed(0x5eed_1157_u64).hash_one(key)
-}
-
-impl SeedHostsBuilder {
-    pub fn new(mode: ScopeMode) -> Self {
-        SeedHostsBuilder {
-            mode,
-            keys: Vec::new(),
-        }
-    }
-
-    /// Count the host of `root` in.
-    pub fn add(&mut self, root: &Url) {
-        let host = urls::canonical_host(urls::host(root));
-        if !host.is_empty() {
-            self.keys.push(fingerprint(scope_key(&host, self.mode)));
-        }
-        // A list of mostly one host (a site's URLs) stays small as it goes.
-        if self.keys.len() >= 1 << 20 && self.keys.len().is_power_of_two() {
-            self.keys.sort_unstable();
-            self.keys.dedup();
-        }
-    }
-
-    pub fn finish(mut self) -> SeedHosts {
-        self.keys.sort_unstable();
-        self.keys.dedup();
-        SeedHosts {
-            mode: self.mode,
-            keys: self.keys.into_boxed_slice(),
-        }
-    }
-}
-
-impl SeedHosts {
-    /// Whether `host` (canonical) is a seed's host by the scope's rule.
-    pub fn contains(&self, host: &str) -> bool {
-        self.keys
-            .binary_search(&fingerprint(scope_key(host, self.mode)))
-            .is_ok()
-    }
-
-    /// Distinct scope keys.
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
-    /// Bytes the set holds.
-    pub fn bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.keys)
-    }
-
-    /// A value that changes if the fingerprint function does: kept with
-    /// the keys, so keys made by another build are not trusted.
-    pub fn check(&self) -> u64 {
-        fingerprint("ringcrawl seed hosts")
-    }
-
-    /// Append the keys, 8 bytes each, little-endian.
-    pub fn write_keys(&self, out: &mut Vec<u8>) {
-        for key in self.keys.iter() {
-            out.extend_from_slice(&key.to_le_bytes());
-        }
-    }
-
-    /// Keys written by [`SeedHosts::write_keys`] with `check`; None if the
-    /// check differs or the bytes are not sorted, distinct keys.
-    pub fn read_keys(mode: ScopeMode, check: u64, bytes: &[u8]) -> Option<SeedHosts> {
-        if check != fingerprint("ringcrawl seed hosts") || bytes.len() % 8 != 0 {
-            return None;
-        }
-        let keys: Box<[u64]> = bytes
-            .chunks_exact(8)
-            .filter_map(|c| <[u8; 8]>::try_from(c).ok())
-            .map(u64::from_le_bytes)
-            .collect();
-        keys.windows(2)
-            .all(|w| matches!(w, [a, b] if a < b))
-            .then_some(SeedHosts { mode, keys })
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::panic)]
 mod tests {
@@ -273,40 +146,5 @@ mod tests {
         assert!(matches!(parse_line(&[0xff, 0xfe]), SeedLine::Bad(_)));
         let long = "a".repeat(MAX_LINE + 1);
         assert!(matches!(parse_line(long.as_bytes()), SeedLine::Bad(_)));
-    }
-
-    #[test]
-    fn seed_hosts_match_as_roots_do_in_strict_mode() {
-        let mut b = SeedHostsBuilder::new(ScopeMode::Strict);
-        for s in ["example.com", "https://www.other.test/", "10.0.0.1"] {
-            b.add(&root(s));
-        }
-        let set = b.finish();
-        assert_eq!(set.len(), 3);
-        for host in ["example.com", "www.example.com", "other.test", "www.other.test", "10.0.0.1"] {
-            assert!(set.contains(host), "{host}");
-        }
-        for host in ["sub.example.com", "example.org", "10.0.0.2", "com"] {
-            assert!(!set.contains(host), "{host}");
-        }
-    }
-
-    #[test]
-    fn seed_hosts_match_registrable_domains_in_lenient_mode() {
-        let mut b = SeedHostsBuilder::new(ScopeMode::Lenient);
-        b.add(&root("shop.example.co.uk"));
-        let set = b.finish();
-        assert!(set.contains("blog.example.co.uk"));
-        assert!(!set.contains("other.co.uk"));
-    }
-
-    #[test]
-    fn a_million_seeds_of_few_hosts_keep_few_keys() {
-        let mut b = SeedHostsBuilder::new(ScopeMode::Strict);
-        for i in 0..(1 << 20) + 5 {
-            b.add(&root(&format!("h{}.test/page/{i}", i % 7)));
-        }
-        assert!(b.keys.len() < 1 << 10, "deduplicated on the way");
-        assert_eq!(b.finish().len(), 7);
     }
 }

@@ -18,11 +18,12 @@ use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::config::SeedSource;
-use crate::crawl::mesh::shard_for;
-use crate::crawl::scope::ScopeMode;
-use crate::crawl::urls;
+use crate::keys::shard_for;
+use crate::web::scope::ScopeMode;
+use crate::web::urls;
 
-use super::{parse_line, shorten, SeedHosts, SeedHostsBuilder, SeedLine, MAX_LINE};
+use super::{parse_line, shorten, SeedLine, MAX_LINE};
+use crate::web::scope::{SeedHosts, SeedHostsBuilder};
 
 /// What the first pass left for the shards.
 #[derive(Debug)]

@@ -36,18 +36,14 @@
     clippy::unreachable
 )]
 
+use crate::keys::nonzero;
+
 /// Most spare slots past the last home slot.
 const MAX_TAIL: usize = 1024;
 /// Fewest slots a table has, whatever the budget.
 const MIN_SLOTS: usize = 64;
 /// Fewest bytes a table has.
 pub const MIN_BYTES: usize = MIN_SLOTS * 8;
-
-/// The stored form of a fingerprint: 0 marks an empty slot, so 0 becomes 1.
-#[inline]
-pub fn nonzero(fp: u64) -> u64 {
-    fp.max(1)
-}
 
 /// A fixed-capacity, always-sorted table of fingerprints.
 pub struct Bucket {

@@ -121,17 +121,16 @@ pub mod run;
 
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::hash::Hasher;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use foldhash::fast::FixedState;
-use foldhash::SharedSeed;
 use glommio::sync::Semaphore;
 
-use bucket::{nonzero, Bucket, FrozenBucket, Table};
+use crate::keys::{nonzero, Fingerprinter};
+use bucket::{Bucket, FrozenBucket, Table};
 use run::{Name, Run};
 
 /// Bytes of a shard's first active table: it doubles as keys arrive, up
@@ -152,34 +151,6 @@ pub enum Check {
     /// The run's Bloom filter says it may be on disk: now pending (so seen
     /// by later checks); [`resolve`] says whether it was new.
     Maybe,
-}
-
-/// The keyed fingerprint function of one crawl: what [`SeenSet`] uses, and
-/// what code with no set at hand uses (a resume reading the records on
-/// the main thread), the seeds derived once.
-#[derive(Clone)]
-pub struct Fingerprinter {
-    /// The per-hasher seed and the shared seed.
-    key0: u64,
-    seed: SharedSeed,
-}
-
-impl Fingerprinter {
-    /// The function of the crawl key `key`.
-    pub fn new(key: [u64; 2]) -> Fingerprinter {
-        Fingerprinter {
-            key0: key[0],
-            seed: SharedSeed::from_u64(key[1]),
-        }
-    }
-
-    /// The URL's keyed 64-bit fingerprint (never 0), the same for one key
-    /// in every process.
-    pub fn fingerprint(&self, url: &str) -> u64 {
-        let mut h = foldhash::quality::FoldHasher::with_seed(self.key0, &self.seed);
-        h.write(url.as_bytes());
-        nonzero(h.finish())
-    }
 }
 
 /// A shard's seen-set of URL fingerprints (see the module docs). `!Send`.

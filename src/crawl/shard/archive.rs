@@ -10,11 +10,10 @@
 use std::rc::Rc;
 use std::time::SystemTime;
 
-use crate::net::fetch::Response;
+use crate::net::fetch::{FetchError, Response};
 use crate::output::cdxj::{self, Entry};
 use crate::output::warc::{self, RefersTo};
 
-use super::page::warc_truncation;
 use super::Shard;
 
 /// An exchange encoded for the WARC files, not yet queued.
@@ -50,7 +49,7 @@ impl Shard {
     /// kept). With `--warc-dedup`, a complete 2xx response with a payload
     /// archived before becomes a `revisit` record.
     pub(super) fn encode_exchange(&self, uri: &str, response: &mut Response) -> Option<Encoded> {
-        self.warc.as_ref()?;
+        self.recording.warc.as_ref()?;
         let raw = response.raw.take()?;
         let truncated = warc_truncation(response);
         let ex = warc::Exchange {
@@ -65,7 +64,7 @@ impl Shard {
         let status = response.head.status;
         let payload_len = raw.response.len().saturating_sub(response.head.head_len);
         let dedupable = truncated.is_none() && (200..300).contains(&status) && payload_len > 0;
-        let dedup = self.dedup.as_ref().filter(|_| dedupable);
+        let dedup = self.recording.dedup.as_ref().filter(|_| dedupable);
         let revisit_of = dedup.and_then(|d| d.first(&sha1));
         let mut bytes = Vec::new();
         let written = warc::archive(&ex, sha1, truncated, revisit_of.as_ref(), &mut bytes);
@@ -96,7 +95,7 @@ impl Shard {
     /// call (`--warc-dns`; the resolver keeps none otherwise) as `resource`
     /// records.
     pub(super) async fn archive_lookups(&self) {
-        for lookup in self.resolver.take_lookups() {
+        for lookup in self.fetching.resolver.take_lookups() {
             let mut bytes = Vec::new();
             let written = warc::dns_resource(
                 &lookup.name,
@@ -121,7 +120,7 @@ impl Shard {
     /// Queue `encoded` for this shard's WARC files and index it; where its
     /// response (or revisit) record lies, unless the files failed.
     pub(super) async fn store(&self, encoded: Encoded) -> Option<Stored> {
-        let warc = self.warc.as_ref()?;
+        let warc = self.recording.warc.as_ref()?;
         let Encoded {
             bytes,
             written,
@@ -133,7 +132,7 @@ impl Shard {
         } = encoded;
         let placed = warc.write(bytes).await?;
         let offset = placed.offset.saturating_add(written.start as u64);
-        self.cdxj.write_with(|out| {
+        self.recording.cdxj.write_with(|out| {
             cdxj::write_line(
                 &Entry {
                     url: &uri,
@@ -156,5 +155,21 @@ impl Shard {
             file: placed.file,
             offset,
         })
+    }
+}
+
+/// Why an archived response is incomplete, for `WARC-Truncated`.
+fn warc_truncation(response: &Response) -> Option<warc::Truncated> {
+    match &response.body_error {
+        None if response.capped => Some(warc::Truncated::Length),
+        None => None,
+        Some(FetchError::Deadline | FetchError::ReadTimeout) => Some(warc::Truncated::Time),
+        Some(
+            FetchError::Io(_)
+            | FetchError::Tls(_)
+            | FetchError::NoCloseNotify
+            | FetchError::Body(crate::net::http::BodyError::Truncated),
+        ) => Some(warc::Truncated::Disconnect),
+        Some(_) => Some(warc::Truncated::Unspecified),
     }
 }

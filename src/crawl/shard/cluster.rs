@@ -28,10 +28,10 @@ use std::time::{Duration, Instant};
 
 use crate::cluster::ledger::Outcome;
 use crate::cluster::link::{Done, Intake, Link, ToNode};
-use crate::crawl::frontier::Job;
-use crate::crawl::mesh::host_key;
-use crate::crawl::scope::Scope;
-use crate::crawl::urls;
+use crate::job::Job;
+use crate::keys::host_key;
+use crate::web::scope::Scope;
+use crate::web::urls;
 
 use super::seen::{Asker, Enqueued, Routed};
 use super::Shard;
@@ -95,7 +95,7 @@ impl Shard {
         let Some(c) = &self.cluster else {
             return Routed::Known;
         };
-        if !self.routed.borrow_mut().insert(&job.url) {
+        if !self.newness.routed.borrow_mut().insert(&job.url) {
             return Routed::Known;
         }
         c.links.borrow_mut().push(job);
@@ -129,7 +129,7 @@ impl Shard {
         let c = self.cluster.as_ref()?;
         let host = urls::host_of(url);
         Some(Done {
-            fingerprint: self.seen.borrow().fingerprint(url),
+            fingerprint: self.newness.seen.borrow().fingerprint(url),
             host: host_key(host),
             partition: c.link.partition_of(host),
             outcome,
@@ -198,12 +198,12 @@ impl Shard {
                     for key in keys {
                         self.wait_for_seen_disk().await;
                         let merge = {
-                            let mut seen = self.seen.borrow_mut();
+                            let mut seen = self.newness.seen.borrow_mut();
                             seen.insert(key);
                             seen.wants_merge()
                         };
                         if merge {
-                            self.merge_due.notify_all();
+                            self.newness.merge_due.notify_all();
                         }
                     }
                 }
@@ -258,7 +258,7 @@ impl Shard {
         if answers.is_empty() {
             return;
         }
-        if let Some(warc) = &self.warc {
+        if let Some(warc) = &self.recording.warc {
             if !warc.flushed_past(warc.placed()).await {
                 // Their archive may be lost: not done, the next owner
                 // fetches them again.
@@ -269,8 +269,8 @@ impl Shard {
                 }
             }
         }
-        self.sink.hand_off();
-        self.cdxj.hand_off();
+        self.recording.sink.hand_off();
+        self.recording.cdxj.hand_off();
         c.link.send(ToNode::Done(answers));
     }
 }

@@ -10,8 +10,9 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use crate::cluster::ledger::Outcome;
-use crate::crawl::frontier::{Job, Next};
-use crate::crawl::urls;
+use crate::crawl::frontier::Next;
+use crate::job::Job;
+use crate::web::urls;
 
 use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};
 
@@ -66,8 +67,8 @@ impl Shard {
             if self.stopping.get() {
                 return None;
             }
-            let behind = self.sink.behind()
-                || self.cdxj.behind()
+            let behind = self.recording.sink.behind()
+                || self.recording.cdxj.behind()
                 || self.hooks.stream.as_ref().is_some_and(|s| s.behind())
                 || self.seen_behind()
                 || self.tallies_behind()
@@ -86,13 +87,13 @@ impl Shard {
             }
             self.outbox.flush();
             if self.shards == 1 {
-                self.slot_freed.notified().await;
+                self.fetching.slot_freed.notified().await;
             } else {
                 // A return of a page lent to a peer wakes this (the slot is
                 // free by then); a peer's own fetches free slots unseen
                 // here: look again now and then.
                 let nap = glommio::timer::sleep(SLOT_POLL);
-                futures_lite::future::or(nap, self.slot_freed.notified()).await;
+                futures_lite::future::or(nap, self.fetching.slot_freed.notified()).await;
             }
         }
     }
@@ -103,8 +104,8 @@ impl Shard {
     /// resolver catch up, whatever the dispatcher does (the resume's replay
     /// waits on this too).
     pub(super) fn seen_behind(&self) -> bool {
-        self.seen.borrow().overflow_len() > SEEN_OVERFLOW
-            || self.pending.borrow().len() > PENDING_LIMIT
+        self.newness.seen.borrow().overflow_len() > SEEN_OVERFLOW
+            || self.newness.pending.borrow().len() > PENDING_LIMIT
     }
 
     /// Whether more than [`AWAITING_LIMIT`] pages of this shard wait for
@@ -112,26 +113,26 @@ impl Shard {
     /// tallies come through outboxes that only dispatchers and fetches
     /// flush, and a replay adds no waiting page.
     fn tallies_behind(&self) -> bool {
-        self.awaiting.borrow().len() > AWAITING_LIMIT
+        self.newness.awaiting.borrow().len() > AWAITING_LIMIT
     }
 
     /// Run `work` in a task of its own, holding a slot of shard `slot` until
     /// it ends.
     pub(super) fn spawn_work(self: &Rc<Self>, work: Work, slot: usize) {
         let id = self
-            .next_fetch
-            .replace(self.next_fetch.get().wrapping_add(1));
+            .fetching.next_fetch
+            .replace(self.fetching.next_fetch.get().wrapping_add(1));
         // Registered before the spawn: a task that fails at once (bad
         // scheme, cached DNS failure) was seen to end before spawn_local
         // returned, and an entry added after that would never be removed
         // (the crawl then hung).
-        self.fetches.borrow_mut().insert(id, None);
+        self.fetching.fetches.borrow_mut().insert(id, None);
         let shard = self.clone();
         let handle = glommio::spawn_local(async move {
             shard.run_work(work).await;
             shard.slots.give(slot);
             if slot == shard.id {
-                shard.slot_freed.notify_all();
+                shard.fetching.slot_freed.notify_all();
             }
             // The page's links, and for a lent page its return, leave only
             // now: the owner that reads the return finds this slot already
@@ -141,7 +142,7 @@ impl Shard {
             shard.fetch_ended(id);
         })
         .detach();
-        if let Some(entry) = self.fetches.borrow_mut().get_mut(&id) {
+        if let Some(entry) = self.fetching.fetches.borrow_mut().get_mut(&id) {
             *entry = Some(handle);
         }
     }
@@ -234,17 +235,17 @@ impl Shard {
     }
 
     pub(super) fn fetch_ended(&self, id: u64) {
-        let mut fetches = self.fetches.borrow_mut();
+        let mut fetches = self.fetching.fetches.borrow_mut();
         fetches.remove(&id);
         if fetches.is_empty() {
             drop(fetches);
-            self.fetches_done.notify_all();
+            self.fetching.fetches_done.notify_all();
         }
     }
 
     pub(super) async fn all_fetches_done(&self) {
-        while !self.fetches.borrow().is_empty() {
-            self.fetches_done.notified().await;
+        while !self.fetching.fetches.borrow().is_empty() {
+            self.fetching.fetches_done.notified().await;
         }
     }
 

@@ -30,13 +30,13 @@ use std::time::{Duration, Instant};
 
 use glommio::io::BufferedFile;
 
-use crate::crawl::frontier::{chunk, Job};
-use crate::crawl::mesh::shard_for;
-use crate::crawl::notify::Notify;
 use crate::crawl::seen;
-use crate::crawl::urls;
+use crate::job::{chunk, Job};
+use crate::keys::shard_for;
 use crate::output::record::Record;
 use crate::state::journal;
+use crate::sync::notify::Notify;
+use crate::web::urls;
 
 use super::seen::{Asker, Enqueued};
 use super::Shard;
@@ -152,7 +152,7 @@ impl Shard {
             Some(journal) if !self.journal_clear(journal) => {
                 journal.held.borrow_mut().push_back(Held {
                     jobs: journal.appended.get(),
-                    warc: self.warc.as_ref().map_or(0, |w| w.placed()),
+                    warc: self.recording.warc.as_ref().map_or(0, |w| w.placed()),
                     record,
                 });
                 journal.added.notify_all();
@@ -163,9 +163,9 @@ impl Shard {
 
     /// Write a record to the log (and keep it, for the library's report).
     fn log_record(&self, record: Record) {
-        self.sink.write(&record);
+        self.recording.sink.write(&record);
         if self.config.keep_records {
-            self.records.borrow_mut().push(record);
+            self.recording.records.borrow_mut().push(record);
         }
     }
 
@@ -174,7 +174,7 @@ impl Shard {
     fn journal_clear(&self, journal: &Journal) -> bool {
         journal.durable.get() == journal.appended.get()
             && journal.held.borrow().is_empty()
-            && self.warc.as_ref().is_none_or(|w| w.is_flushed_past(w.placed()))
+            && self.recording.warc.as_ref().is_none_or(|w| w.is_flushed_past(w.placed()))
     }
 
     /// The journal task: write the jobs that gathered as one chunk,
@@ -215,7 +215,7 @@ impl Shard {
             let jobs = std::mem::take(&mut *journal.jobs.borrow_mut());
             let upto = journal.appended.get();
             let seeds_taken = journal.seeds_taken.get();
-            let warc_upto = self.warc.as_ref().map_or(0, |w| w.placed());
+            let warc_upto = self.recording.warc.as_ref().map_or(0, |w| w.placed());
             if !jobs.is_empty() {
                 bytes.clear();
                 chunk::encode(&jobs, &mut bytes);
@@ -231,7 +231,7 @@ impl Shard {
                 }
             }
             journal.durable.set(upto);
-            if let Some(warc) = &self.warc {
+            if let Some(warc) = &self.recording.warc {
                 if !warc.flushed_past(warc_upto).await {
                     self.journal_failed(journal, "the WARC files could not be written");
                     break;
@@ -240,7 +240,7 @@ impl Shard {
             self.release_records(journal, upto, warc_upto);
             // To the log's writer now, not at the next watch: a kill then
             // finds few fetched pages without their record.
-            self.sink.hand_off();
+            self.recording.sink.hand_off();
             if let Some(seeds) = &mut seeds {
                 seeds.reached(seeds_taken).await;
             }
@@ -279,7 +279,7 @@ impl Shard {
     fn unlogged(&self, journal: &Journal, record: Record) {
         journal.unlogged.set(journal.unlogged.get() + 1);
         if self.config.keep_records {
-            self.records.borrow_mut().push(record);
+            self.recording.records.borrow_mut().push(record);
         }
     }
 
@@ -297,7 +297,7 @@ impl Shard {
             }
             let unlogged = journal.unlogged.get();
             if unlogged > 0 {
-                if let Some(e) = self.output_error.borrow_mut().as_mut() {
+                if let Some(e) = self.recording.output_error.borrow_mut().as_mut() {
                     e.push_str(&format!(
                         "; {unlogged} records of shard {} not logged (a resume fetches them again)",
                         self.id
@@ -314,7 +314,7 @@ impl Shard {
         journal.failed.set(true);
         let message = format!("shard {}: {what}", self.id);
         log::error!("{message}");
-        self.output_error.borrow_mut().get_or_insert(message);
+        self.recording.output_error.borrow_mut().get_or_insert(message);
         self.outstanding.abort();
         self.stop();
     }
@@ -348,12 +348,12 @@ impl Shard {
                 Err(e) => return failed(e),
             };
             let merge = {
-                let mut seen = self.seen.borrow_mut();
+                let mut seen = self.newness.seen.borrow_mut();
                 seen.insert(fp);
                 seen.wants_merge()
             };
             if merge {
-                if let Err(e) = seen::merge(&self.seen).await {
+                if let Err(e) = seen::merge(&self.newness.seen).await {
                     self.seen_failed(&format!("merging its bucket to disk: {e}"));
                     return;
                 }

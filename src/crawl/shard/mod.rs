@@ -1,17 +1,18 @@
 //! One shard: the state of one core and the tasks that run on it.
 //!
-//! A shard owns the hosts that [`shard_for`] gives it: their seen-set and
-//! queue (the [`Frontier`]), their politeness and robots.txt, their DNS
-//! answers. It runs the chapter's loop — N workers take the next URL, fetch
-//! it, record it, extract links and hand each link to its owner — plus one
-//! receive task per peer (dedup + enqueue, never a send) and one flusher
-//! task for batches that met a full channel. When all of its own fetch
-//! slots are busy and a peer has one free, it lends the peer a ready page:
-//! the peer fetches, records and routes it like its own and sends back the
-//! host's release, so one busy host can keep every core fetching. With a
-//! state directory it also journals the URLs it routes and holds each
-//! record until they are on disk (`journal.rs`), and a resume starts by
-//! replaying the earlier runs' journals.
+//! A shard owns the hosts that [`shard_for`](crate::keys::shard_for)
+//! gives it: their seen-set and queue (the [`Frontier`]), their politeness
+//! and robots.txt, their DNS answers. It runs the chapter's loop — N
+//! workers take the next URL, fetch it, record it, extract links and hand
+//! each link to its owner — plus one receive task per peer (dedup +
+//! enqueue, never a send) and one flusher task for batches that met a full
+//! channel. When all of its own fetch slots are busy and a peer has one
+//! free, it lends the peer a ready page: the peer fetches, records and
+//! routes it like its own and sends back the host's release, so one busy
+//! host can keep every core fetching. With a state directory it also
+//! journals the URLs it routes and holds each record until they are on
+//! disk (`journal.rs`), and a resume starts by replaying the earlier runs'
+//! journals.
 //! Everything here is `!Send` (`Rc`/`RefCell`) and no `RefCell` borrow is
 //! held across an `.await`.
 // Network data flows through here: a panic would take down a whole shard.
@@ -25,38 +26,40 @@
 
 mod archive;
 mod cluster;
+mod decode;
 mod dispatch;
+mod failure;
 mod journal;
+mod receive;
 mod page;
 mod robots;
 mod seeds;
 mod seen;
 mod sitemap;
 mod spill;
+mod watch;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use glommio::channels::channel_mesh::Receivers;
-use glommio::channels::shared_channel::ConnectedReceiver;
 use glommio::task::JoinHandle;
 
-use crate::crawl::page::{Handler, Hooks};
 use crate::cluster::link::Link;
-use crate::crawl::scope::Scope;
 use crate::config::Config;
 use crate::crawl::budget::Budget;
-use crate::crawl::frontier::{Frontier, Job, Politeness};
-use crate::crawl::mesh::{Batch, FetchSlots, Outbox, Outstanding};
-use crate::crawl::notify::Notify;
+use crate::crawl::frontier::{Frontier, Politeness};
+use crate::crawl::hooks::{Handler, Hooks};
+use crate::crawl::mesh::{Batch, FetchSlots, Outbox};
 use crate::crawl::seeds::split::SeedFile;
 use crate::crawl::seen::SeenSet;
 use crate::crawl::url_set::RecentUrls;
+use crate::job::Job;
 use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
@@ -68,8 +71,12 @@ use crate::output::stats::{DnsCounts, Stats};
 use crate::output::warc::dedup::Dedup;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
 use crate::output::writer::WriterHandle;
-use page::interrupted_record;
+use crate::sync::notify::Notify;
+use crate::sync::Outstanding;
+use crate::web::scope::Scope;
+use failure::interrupted_record;
 use journal::Journal;
+use watch::Halt;
 pub use journal::Durability;
 use cluster::ShardCluster;
 use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};
@@ -124,59 +131,24 @@ pub struct Shared {
     pub cluster: Option<Arc<Link>>,
 }
 
-/// Per-core crawl state.
+/// Per-core crawl state: what every task of the shard shares, and the own
+/// state of each phase a page goes through (fetch, routing, record).
 pub struct Shard {
     /// This shard's index, `0..shards`.
     id: usize,
     shards: usize,
     config: Arc<Config>,
-    limits: Limits,
-    /// Keep-alive connections idle between fetches of this shard (lent
-    /// pages included: they are fetched here, on this shard's connections).
-    connections: fetch::Pool,
-    /// This shard's TLS client: its session cache holds this shard's hosts.
-    tls: TlsClient,
-    /// Every URL of this shard's hosts ever accepted (queued or refused):
-    /// the chapter's `seen_urls`, asked before the frontier; in bounded
-    /// memory, its runs on disk.
-    seen: RefCell<SeenSet>,
-    /// URLs whose newness waits for a lookup on disk (`seen.rs`).
-    pending: RefCell<Vec<Pending>>,
-    /// Woken when `pending` gains a URL.
-    pending_added: Notify,
-    /// Woken when the seen-set's RAM bucket is full.
-    merge_due: Notify,
-    /// Tallies held back while some URLs of their page are pending, by
-    /// (shard of the page, page token).
-    deferred: RefCell<HashMap<(usize, u64), Deferred>>,
     /// Queues and politeness of the hosts this shard owns.
     frontier: RefCell<Frontier>,
-    /// URLs this shard sent to their owners lately (saves mesh traffic:
-    /// one sent again could not be new to the crawl); bounded, a cache.
-    routed: RefCell<RecentUrls>,
-    /// Token of the next page whose links are routed (see [`Batch::pages`]).
-    next_page: Cell<u64>,
-    /// Records of pages whose links went to other shards, waiting for those
-    /// shards to say how many were new; by page token.
-    awaiting: RefCell<HashMap<u64, Awaiting>>,
     /// Something a waiting dispatcher may care about changed: a URL was
     /// queued, a host slot freed, robots.txt arrived, or the shard stops.
     changed: Notify,
-    /// Fetch tasks in flight, by id, so an interrupt can cancel them.
-    fetches: RefCell<HashMap<u64, Option<JoinHandle<()>>>>,
-    /// Id of the next fetch task.
-    next_fetch: Cell<u64>,
-    /// Notified when the last fetch task ends.
-    fetches_done: Notify,
     /// The crawl's fetch slots (shared by all shards).
     slots: Arc<FetchSlots>,
-    /// Notified when a fetch on this shard gives its slot back.
-    slot_freed: Notify,
     /// Crawl-wide count of unfinished URLs (shared by all shards).
     outstanding: Arc<Outstanding>,
     /// Batches for other shards.
     outbox: Outbox,
-    resolver: Resolver,
     stopping: Cell<bool>,
     /// Set by SIGINT/SIGTERM (shared by all shards).
     interrupt: Arc<AtomicBool>,
@@ -185,19 +157,6 @@ pub struct Shard {
     budget: Arc<Budget>,
     /// Live counters for the progress line (this shard writes its own slot).
     progress: Arc<Progress>,
-    /// URLs being fetched right now, to record them if the crawl is
-    /// interrupted before they finish.
-    in_flight: RefCell<HashSet<String>>,
-    stats: RefCell<Stats>,
-    records: RefCell<Vec<Record>>,
-    sink: RecordSink,
-    /// This shard's lines of the CDXJ index (`--cdxj`).
-    cdxj: RecordSink,
-    /// This shard's WARC files, if archiving.
-    warc: Option<WarcFiles>,
-    /// Payloads archived so far, crawl-wide (`--warc-dedup`).
-    dedup: Option<Arc<Dedup>>,
-    output_error: RefCell<Option<String>>,
     /// What the library's caller gets of each page (shared by all shards).
     hooks: Arc<Hooks>,
     /// This shard's page handler, made on this thread.
@@ -213,6 +172,77 @@ pub struct Shard {
     scope: Arc<Scope>,
     /// In a cluster crawl: links and answers for the cluster thread.
     cluster: Option<ShardCluster>,
+    /// The fetch phase's own state.
+    fetching: Fetching,
+    /// The routing phase's own state: new or not, and the tallies.
+    newness: Newness,
+    /// The record phase's own state: what the shard leaves behind.
+    recording: Recording,
+}
+
+/// The fetch phase of a shard's pages: one exchange each, on this shard's
+/// connections, TLS sessions and resolver, and the tasks that run them.
+struct Fetching {
+    limits: Limits,
+    /// Keep-alive connections idle between fetches of this shard (lent
+    /// pages included: they are fetched here, on this shard's connections).
+    connections: fetch::Pool,
+    /// This shard's TLS client: its session cache holds this shard's hosts.
+    tls: TlsClient,
+    /// Fetch tasks in flight, by id, so an interrupt can cancel them.
+    fetches: RefCell<HashMap<u64, Option<JoinHandle<()>>>>,
+    /// Id of the next fetch task.
+    next_fetch: Cell<u64>,
+    /// Notified when the last fetch task ends.
+    fetches_done: Notify,
+    /// Notified when a fetch on this shard gives its slot back.
+    slot_freed: Notify,
+    resolver: Resolver,
+    /// URLs being fetched right now, to record them if the crawl is
+    /// interrupted before they finish.
+    in_flight: RefCell<HashSet<String>>,
+}
+
+/// The routing phase of a shard's pages: whether a URL is new to the crawl
+/// (the seen-set and the URLs pending its answer on disk), what was routed
+/// lately, and the tallies a page's record waits for (`seen.rs`).
+struct Newness {
+    /// Every URL of this shard's hosts ever accepted (queued or refused):
+    /// the chapter's `seen_urls`, asked before the frontier; in bounded
+    /// memory, its runs on disk.
+    seen: RefCell<SeenSet>,
+    /// URLs whose newness waits for a lookup on disk (`seen.rs`).
+    pending: RefCell<Vec<Pending>>,
+    /// Woken when `pending` gains a URL.
+    pending_added: Notify,
+    /// Woken when the seen-set's RAM bucket is full.
+    merge_due: Notify,
+    /// Tallies held back while some URLs of their page are pending, by
+    /// (shard of the page, page token).
+    deferred: RefCell<HashMap<(usize, u64), Deferred>>,
+    /// URLs this shard sent to their owners lately (saves mesh traffic:
+    /// one sent again could not be new to the crawl); bounded, a cache.
+    routed: RefCell<RecentUrls>,
+    /// Token of the next page whose links are routed (see [`Batch::pages`]).
+    next_page: Cell<u64>,
+    /// Records of pages whose links went to other shards, waiting for those
+    /// shards to say how many were new; by page token.
+    awaiting: RefCell<HashMap<u64, Awaiting>>,
+}
+
+/// The record phase of a shard's pages: what it leaves behind (stats,
+/// records, JSONL and CDXJ lines, WARC files) and whether writing it failed.
+struct Recording {
+    stats: RefCell<Stats>,
+    records: RefCell<Vec<Record>>,
+    sink: RecordSink,
+    /// This shard's lines of the CDXJ index (`--cdxj`).
+    cdxj: RecordSink,
+    /// This shard's WARC files, if archiving.
+    warc: Option<WarcFiles>,
+    /// Payloads archived so far, crawl-wide (`--warc-dedup`).
+    dedup: Option<Arc<Dedup>>,
+    output_error: RefCell<Option<String>>,
 }
 
 impl Shard {
@@ -243,19 +273,51 @@ impl Shard {
         });
         let seed_file = shared.seed_files.as_ref().and_then(|files| files.get(id).cloned());
         Rc::new(Shard {
+            fetching: Fetching {
+                tls,
+                resolver: Resolver::with_options(
+                    config.resolve.clone(),
+                    ResolverOptions {
+                        nameservers: (!config.dns_servers.is_empty())
+                            .then(|| config.dns_servers.clone()),
+                        families: config.families,
+                        journal: config.warc_dns && config.warc_dir.is_some(),
+                        ..ResolverOptions::default()
+                    },
+                ),
+                connections: RefCell::new(ConnPool::new(config.idle_connections)),
+                limits,
+                fetches: RefCell::new(HashMap::new()),
+                next_fetch: Cell::new(0),
+                fetches_done: Notify::new(),
+                slot_freed: Notify::new(),
+                in_flight: RefCell::new(HashSet::new()),
+            },
+            newness: Newness {
+                seen: RefCell::new(SeenSet::new(
+                    Some(shared.spill_dir.join(format!("seen-{id}"))),
+                    config.seen_memory / config.cores.max(1),
+                    config.fingerprint_key,
+                )),
+                pending: RefCell::new(Vec::new()),
+                pending_added: Notify::new(),
+                merge_due: Notify::new(),
+                deferred: RefCell::new(HashMap::new()),
+                routed: RefCell::new(RecentUrls::new(ROUTED_MEMORY)),
+                next_page: Cell::new(0),
+                awaiting: RefCell::new(HashMap::new()),
+            },
+            recording: Recording {
+                stats: RefCell::new(Stats::default()),
+                records: RefCell::new(Vec::new()),
+                sink: RecordSink::new(shared.records),
+                cdxj: RecordSink::new(shared.cdxj),
+                warc,
+                dedup: shared.dedup,
+                output_error: RefCell::new(None),
+            },
             id,
-            tls,
             shards: config.cores,
-            resolver: Resolver::with_options(
-                config.resolve.clone(),
-                ResolverOptions {
-                    nameservers: (!config.dns_servers.is_empty())
-                        .then(|| config.dns_servers.clone()),
-                    families: config.families,
-                    journal: config.warc_dns && config.warc_dir.is_some(),
-                    ..ResolverOptions::default()
-                },
-            ),
             frontier: RefCell::new(Frontier::new(Politeness {
                 per_host: config.per_host,
                 delay: config.delay,
@@ -270,27 +332,9 @@ impl Shard {
                     .max(crate::config::MIN_SHARD_HOST_MEMORY),
                 memory: (config.frontier_memory / config.cores.max(1)).max(1),
             })),
-            seen: RefCell::new(SeenSet::new(
-                Some(shared.spill_dir.join(format!("seen-{id}"))),
-                config.seen_memory / config.cores.max(1),
-                config.fingerprint_key,
-            )),
-            pending: RefCell::new(Vec::new()),
-            pending_added: Notify::new(),
-            merge_due: Notify::new(),
-            deferred: RefCell::new(HashMap::new()),
-            connections: RefCell::new(ConnPool::new(config.idle_connections)),
             config,
-            limits,
-            routed: RefCell::new(RecentUrls::new(ROUTED_MEMORY)),
-            next_page: Cell::new(0),
-            awaiting: RefCell::new(HashMap::new()),
             changed: Notify::new(),
-            fetches: RefCell::new(HashMap::new()),
-            next_fetch: Cell::new(0),
-            fetches_done: Notify::new(),
             slots: shared.slots,
-            slot_freed: Notify::new(),
             outstanding: shared.outstanding,
             outbox,
             stopping: Cell::new(false),
@@ -298,14 +342,6 @@ impl Shard {
             shard_died: shared.shard_died,
             budget: shared.budget,
             progress: shared.progress,
-            in_flight: RefCell::new(HashSet::new()),
-            stats: RefCell::new(Stats::default()),
-            records: RefCell::new(Vec::new()),
-            sink: RecordSink::new(shared.records),
-            cdxj: RecordSink::new(shared.cdxj),
-            warc,
-            dedup: shared.dedup,
-            output_error: RefCell::new(None),
             handler: RefCell::new(shared.hooks.handler.as_ref().map(|make| make(id))),
             hooks: shared.hooks,
             spill_dir: shared.spill_dir,
@@ -391,7 +427,7 @@ impl Shard {
                 })
                 .await
                 .is_ok(),
-                Halt::Now => self.fetches.borrow().is_empty(),
+                Halt::Now => self.fetching.fetches.borrow().is_empty(),
                 Halt::Budget => {
                     self.all_fetches_done().await;
                     true
@@ -399,7 +435,7 @@ impl Shard {
             };
             if !graceful {
                 let cut: Vec<JoinHandle<()>> = self
-                    .fetches
+                    .fetching.fetches
                     .borrow_mut()
                     .drain()
                     .filter_map(|(_, h)| h)
@@ -407,7 +443,7 @@ impl Shard {
                 for handle in cut {
                     handle.cancel();
                 }
-                let urls: Vec<String> = self.in_flight.borrow_mut().drain().collect();
+                let urls: Vec<String> = self.fetching.in_flight.borrow_mut().drain().collect();
                 // With a state directory they get no record: they are in
                 // a journal, and a resume fetches them; in a cluster crawl
                 // they are in their streams, for the next owner.
@@ -448,7 +484,13 @@ impl Shard {
         self.all_fetches_done().await;
         // Only when the crawl ended early: pages still waiting for a tally
         // are recorded with the links known to be new so far.
-        let waiting: Vec<Awaiting> = self.awaiting.borrow_mut().drain().map(|(_, a)| a).collect();
+        let waiting: Vec<Awaiting> = self
+            .newness
+            .awaiting
+            .borrow_mut()
+            .drain()
+            .map(|(_, a)| a)
+            .collect();
         for page in waiting {
             if let Some(mut record) = page.record {
                 record.num_new_urls += page.new;
@@ -460,34 +502,34 @@ impl Shard {
         // (while the WARC files are open: answers wait for their bytes).
         cluster.await;
         self.hand_to_node().await;
-        self.sink.hand_off();
+        self.recording.sink.hand_off();
         let mut warc_files = Vec::new();
-        if let Some(warc) = &self.warc {
+        if let Some(warc) = &self.recording.warc {
             match warc.close().await {
                 Ok(files) => warc_files = files,
                 Err(e) => {
-                    self.output_error.borrow_mut().get_or_insert(e);
+                    self.recording.output_error.borrow_mut().get_or_insert(e);
                 }
             }
         }
         let hosts = self.frontier.borrow().host_memory();
         {
-            let mut stats = self.stats.borrow_mut();
+            let mut stats = self.recording.stats.borrow_mut();
             stats.hosts_held = (hosts.live + hosts.resting) as u64;
             stats.host_memory_peak = hosts.peak_bytes as u64;
             stats.urls_waited_for_hosts = hosts.waited;
         }
-        self.stats.borrow_mut().seen_merges = self.seen.borrow().merges();
+        self.recording.stats.borrow_mut().seen_merges = self.newness.seen.borrow().merges();
         {
-            let sessions = self.tls.session_counts();
-            let mut stats = self.stats.borrow_mut();
+            let sessions = self.fetching.tls.session_counts();
+            let mut stats = self.recording.stats.borrow_mut();
             stats.tls_sessions = sessions.keys as u64;
             stats.tls_session_bytes = sessions.bytes as u64;
             stats.tls_session_evictions = sessions.evictions;
         }
         {
             let frontier = self.frontier.borrow();
-            let mut stats = self.stats.borrow_mut();
+            let mut stats = self.recording.stats.borrow_mut();
             stats.queued_left = frontier.queued() as u64;
             stats.queued_on_disk = frontier.queued_on_disk() as u64;
             let spill = frontier.spill_stats();
@@ -496,9 +538,9 @@ impl Shard {
             stats.spill_reads = spill.reads;
         }
         {
-            let dns = self.resolver.stats();
-            let (names, bytes) = self.resolver.cache_usage();
-            self.stats.borrow_mut().dns = DnsCounts {
+            let dns = self.fetching.resolver.stats();
+            let (names, bytes) = self.fetching.resolver.cache_usage();
+            self.recording.stats.borrow_mut().dns = DnsCounts {
                 lookups: dns.lookups,
                 queries: dns.queries,
                 answers: dns.answers,
@@ -511,141 +553,14 @@ impl Shard {
                 cache_bytes: bytes as u64,
             };
         }
-        self.cdxj.hand_off();
+        self.recording.cdxj.hand_off();
         ShardResult {
-            stats: self.stats.take(),
-            records: self.records.take(),
+            stats: self.recording.stats.take(),
+            records: self.recording.records.take(),
             cpu: thread_cpu_time(),
-            output_error: self.output_error.take(),
+            output_error: self.recording.output_error.take(),
             warc_files,
         }
-    }
-
-    /// The shard's watch, every [`WATCH_INTERVAL`]: hand the lines buffered
-    /// so far to the writer (so they do not wait for a full block), and see
-    /// whether the crawl must end early (polled: a signal handler can only
-    /// set a flag, and the writer and a dying shard run on other threads).
-    /// Completes, after stopping the shard, with why.
-    async fn watch(&self) -> Halt {
-        let mut said: Option<Instant> = None;
-        let halt = loop {
-            self.sink.hand_off();
-            self.cdxj.hand_off();
-            if self.config.progress.is_some() && said.is_none_or(|at| at.elapsed() >= WAITS_INTERVAL) {
-                self.say_waiting();
-                said = Some(Instant::now());
-            }
-            if self.interrupt.load(Ordering::Relaxed) {
-                break Halt::Signal;
-            }
-            if self.sink.stopped().is_some()
-                || self.cdxj.stopped().is_some()
-                || self.shard_died.load(Ordering::Acquire)
-            {
-                break Halt::Now;
-            }
-            if self.budget.reached().is_some() {
-                break Halt::Budget;
-            }
-            // Set from another thread (a cluster's node, when the crawl
-            // is over everywhere): a normal end.
-            if self.outstanding.is_done() && !self.stopping.get() {
-                self.stop();
-            }
-            glommio::timer::sleep(WATCH_INTERVAL).await;
-        };
-        self.outstanding.abort();
-        self.stop();
-        halt
-    }
-
-    /// Receive batches from one peer: dedup and enqueue its jobs (and tell
-    /// it, per page, how many were new), take its tallies for this shard's
-    /// pages, start the pages it lent, release the hosts of pages it
-    /// fetched for this shard. Never sends and never waits.
-    async fn receive(self: Rc<Self>, peer: usize, rx: ConnectedReceiver<Batch>) {
-        while let Some(mut batch) = rx.recv().await {
-            let now = Instant::now();
-            let (leases, returns, tallies) = (
-                std::mem::take(&mut batch.leases),
-                std::mem::take(&mut batch.returns),
-                std::mem::take(&mut batch.tallies),
-            );
-            let (dropped, tallied) = self.take_jobs(peer, batch.jobs_by_page(), now);
-            if tallied {
-                // The dispatcher flushes the tallies before it next waits.
-                self.changed.notify_all();
-            }
-            if dropped > 0 && self.outstanding.finish(dropped) {
-                self.stop();
-            }
-            for (token, new) in tallies {
-                self.tallied(token, new);
-            }
-            for job in leases {
-                if self.stopping.get() && !self.spending_budget() {
-                    // Only when the crawl was interrupted: like a URL still
-                    // queued, a page not started is not recorded.
-                    self.slots.give(self.id);
-                } else {
-                    self.spawn_work(Work::Lent { job, owner: peer }, self.id);
-                }
-            }
-            if !returns.is_empty() {
-                let mut frontier = self.frontier.borrow_mut();
-                for (host, failed) in &returns {
-                    frontier.release(host, *failed, now);
-                }
-                drop(frontier);
-                self.changed.notify_all();
-                // The peer gave each lent page's slot back before sending
-                // its return: a dispatcher waiting for a slot may find one.
-                self.slot_freed.notify_all();
-            }
-        }
-        // The peer closed its senders: the crawl is over, or the peer died
-        // and its work is lost, so nothing can finish the count any more.
-        if !self.outstanding.is_done() {
-            self.outstanding.abort();
-        }
-        self.stop();
-    }
-
-    /// Whether the crawl is stopping only because a budget is spent: the
-    /// pages already granted (some still on their way to this shard as
-    /// leases) are fetched and recorded, as `--max-pages N` promises N.
-    fn spending_budget(&self) -> bool {
-        self.budget.reached().is_some()
-            && !self.interrupt.load(Ordering::Relaxed)
-            && self.sink.stopped().is_none()
-            && self.cdxj.stopped().is_none()
-            && !self.shard_died.load(Ordering::Acquire)
-    }
-
-    /// Stop this shard: wake idle workers (they exit), end the flusher, and
-    /// close the senders so every peer's receive loop ends and it stops too.
-    fn stop(&self) {
-        if self.stopping.replace(true) {
-            return;
-        }
-        self.changed.notify_all();
-        self.slot_freed.notify_all();
-        self.pending_added.notify_all();
-        self.merge_due.notify_all();
-        self.outbox.close();
-        self.outbox.overflow_added.notify_all();
-    }
-
-    /// Tell the progress line what this shard's hosts wait for.
-    fn say_waiting(&self) {
-        let (waits, queued) = {
-            let frontier = self.frontier.borrow();
-            (frontier.waits(Instant::now()), frontier.queued() as u64)
-        };
-        self.counters(|c| {
-            c.queued.store(queued, Ordering::Relaxed);
-            c.set_waiting(waits);
-        });
     }
 
     /// Update this shard's progress counters.
@@ -654,17 +569,6 @@ impl Shard {
             update(c);
         }
     }
-}
-
-/// Why a shard stops before the crawl ran out of work.
-enum Halt {
-    /// SIGINT/SIGTERM: running fetches get [`INTERRUPT_GRACE`] to finish.
-    Signal,
-    /// The output ended (its reader left, or a write failed) or a shard
-    /// died: what runs is cancelled at once.
-    Now,
-    /// A budget was spent: no fetch starts, the running ones finish.
-    Budget,
 }
 
 /// One piece of work for a fetch task.
@@ -686,14 +590,6 @@ fn thread_cpu_time() -> Duration {
         u32::try_from(ts.tv_nsec).unwrap_or(0).min(999_999_999),
     )
 }
-
-/// Period of the shard's watch: the interrupt flag, the output's state, a
-/// dead shard; and the longest a record waits in the shard's buffer.
-const WATCH_INTERVAL: Duration = Duration::from_millis(50);
-
-/// How often a shard tells the progress line what its hosts wait for (a
-/// look over its live hosts).
-const WAITS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// How often a dispatcher held back by a writer that is behind looks again.
 const BACKLOG_POLL: Duration = Duration::from_millis(5);

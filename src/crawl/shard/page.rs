@@ -2,7 +2,9 @@
 //! archive the exchange, fill the record, route the page's links or its
 //! redirect target to their owners, emit the record, count the URL out.
 //!
-//! Not the scheduling of pages (`dispatch.rs`) nor robots.txt (`robots.rs`).
+//! Not the scheduling of pages (`dispatch.rs`), robots.txt (`robots.rs`),
+//! the undoing of content codings (`decode.rs`) nor what a failed record
+//! says (`failure.rs`).
 
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
@@ -11,20 +13,21 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
-use crate::crawl::page::Page;
-use crate::crawl::frontier::Job;
-use crate::crawl::hops::Hop;
 use crate::crawl::links::{self, Extract};
-use crate::crawl::mesh::shard_for;
-use crate::crawl::scope::Scope;
-use crate::crawl::urls;
+use crate::crawl::page::Page;
+use crate::job::hops::Hop;
+use crate::job::Job;
+use crate::keys::shard_for;
 use crate::net::fetch::{self, FetchError, Response};
+use crate::net::http::content::DecodeError;
 use crate::net::http::{self, content};
-use crate::net::http::content::{Coding, DecodeError, Decoded};
 use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
 use crate::output::timestamp::rfc3339_millis;
-use crate::output::warc;
+use crate::web::scope::Scope;
+use crate::web::urls;
 
+use super::decode::decode_body;
+use super::failure::{fail, host_failed};
 use super::{Routed, Shard};
 
 impl Shard {
@@ -35,7 +38,7 @@ impl Shard {
     /// outstanding count holds them, so the crawl cannot end without them).
     pub(super) async fn process(&self, job: Job) -> bool {
         let started = Instant::now();
-        self.in_flight.borrow_mut().insert(job.url.clone());
+        self.fetching.in_flight.borrow_mut().insert(job.url.clone());
         self.counters(|c| {
             c.in_flight.fetch_add(1, Ordering::Relaxed);
         });
@@ -86,7 +89,7 @@ impl Shard {
             }
         }
         record.elapsed_ms = millis(started.elapsed());
-        self.in_flight.borrow_mut().remove(&record.url);
+        self.fetching.in_flight.borrow_mut().remove(&record.url);
         self.counters(|c| {
             c.in_flight.fetch_sub(1, Ordering::Relaxed);
         });
@@ -105,7 +108,7 @@ impl Shard {
         }
         let port = url.port_or_known_default().unwrap_or(80);
         let host = urls::host(url);
-        let resolved = self.resolver.resolve(host, port).await;
+        let resolved = self.fetching.resolver.resolve(host, port).await;
         self.archive_lookups().await;
         let mut addrs = match resolved {
             Ok(addrs) => addrs,
@@ -114,11 +117,18 @@ impl Shard {
         let mut tries = 0;
         loop {
             tries += 1;
-            let result =
-                fetch::fetch(&addrs, url, &self.limits, &self.connections, &self.tls).await;
+            let fetching = &self.fetching;
+            let result = fetch::fetch(
+                &addrs,
+                url,
+                &fetching.limits,
+                &fetching.connections,
+                &fetching.tls,
+            )
+            .await;
             if let Ok(response) = &result {
                 if addrs.first() != Some(response.peer) {
-                    self.resolver.prefer(host, response.peer.ip());
+                    self.fetching.resolver.prefer(host, response.peer.ip());
                 }
             }
             match result {
@@ -128,7 +138,7 @@ impl Shard {
                     // Resolved again (from the cache, as a rule): an A that
                     // came after the lookup answered with AAAA alone is
                     // there now, for a machine IPv6 does not work on.
-                    if let Ok(fresh) = self.resolver.resolve(host, port).await {
+                    if let Ok(fresh) = self.fetching.resolver.resolve(host, port).await {
                         addrs = fresh;
                     }
                     self.archive_lookups().await;
@@ -470,10 +480,10 @@ impl Shard {
     /// lately).
     pub(super) fn already_known(&self, url: &str, host: &str) -> bool {
         if self.cluster.is_none() && shard_for(host, self.shards) == self.id {
-            let seen = self.seen.borrow();
+            let seen = self.newness.seen.borrow();
             seen.contains_in_ram(seen.fingerprint(url))
         } else {
-            self.routed.borrow().contains(url)
+            self.newness.routed.borrow().contains(url)
         }
     }
 
@@ -501,7 +511,7 @@ impl Shard {
         if log::log_enabled!(log::Level::Info) {
             log::info!("{}", record.verbose_line(log::log_enabled!(log::Level::Debug)));
         }
-        self.stats.borrow_mut().add(&record);
+        self.recording.stats.borrow_mut().add(&record);
         let queued = self.frontier.borrow().queued() as u64;
         self.counters(|c| {
             c.pages.fetch_add(1, Ordering::Relaxed);
@@ -517,19 +527,6 @@ impl Shard {
 /// The warning of a page fetched over a certificate that failed
 /// verification, accepted because of `--insecure`.
 pub(crate) const UNTRUSTED_CERTIFICATE: &str = "tls_certificate_untrusted";
-
-/// Whether a record says its host failed to answer usefully (a network
-/// error, 5xx, 429): consecutive failures back the host off. A certificate
-/// or TLS version refusal is not such a failure: waiting does not mend it.
-pub(super) fn host_failed(record: &Record) -> bool {
-    match record.status {
-        Some(status) => status >= 500 || status == 429,
-        None => !matches!(
-            record.error_kind.as_deref(),
-            None | Some("tls_certificate" | "tls_version")
-        ),
-    }
-}
 
 /// The peers a page's links went to, each once (a page's links go to a
 /// handful of shards; a linear search is cheapest).
@@ -562,94 +559,4 @@ enum Reading {
     Stylesheet,
     /// Anything else: recorded only.
     Other,
-}
-
-/// `codings` undone on `raw`, each stage writing at most `cap` bytes, a
-/// step ([`content::STEP`]) at a time, pausing every [`DECODE_SLICE`] so
-/// the shard's sockets and timers are served: a bomb holds the core about
-/// that long at most.
-pub(super) async fn decode_body(codings: &[Coding], raw: &[u8], cap: usize) -> Decoded {
-    let mut decoding = content::Decoding::new(codings, raw, cap);
-    let mut slice = Instant::now();
-    loop {
-        if let Some(decoded) = decoding.step() {
-            return decoded;
-        }
-        if slice.elapsed() >= DECODE_SLICE {
-            // A timer, not `yield_if_needed` or a plain yield: the executor
-            // reaps I/O completions only when its task queue runs dry or
-            // its preemption timer (100 ms) fires, so a task that yields
-            // and is ready again at once still holds the sockets up. The
-            // timer makes the executor go round. (A 1 ms preemption timer
-            // instead left shards asleep for good in glommio 0.9: tests
-            // hung.)
-            glommio::timer::sleep(DECODE_PAUSE).await;
-            slice = Instant::now();
-        }
-    }
-}
-
-/// How long body decoding runs before it lets the shard's other work in.
-const DECODE_SLICE: Duration = Duration::from_micros(500);
-
-/// The pause then: just long enough to be a pause.
-const DECODE_PAUSE: Duration = Duration::from_micros(10);
-
-/// Why an archived response is incomplete, for `WARC-Truncated`.
-pub(super) fn warc_truncation(response: &Response) -> Option<warc::Truncated> {
-    match &response.body_error {
-        None if response.capped => Some(warc::Truncated::Length),
-        None => None,
-        Some(FetchError::Deadline | FetchError::ReadTimeout) => Some(warc::Truncated::Time),
-        Some(
-            FetchError::Io(_)
-            | FetchError::Tls(_)
-            | FetchError::NoCloseNotify
-            | FetchError::Body(crate::net::http::BodyError::Truncated),
-        ) => Some(warc::Truncated::Disconnect),
-        Some(_) => Some(warc::Truncated::Unspecified),
-    }
-}
-
-/// The record of a fetch cancelled by an interrupt.
-pub(super) fn interrupted_record(url: String, shard: usize) -> Record {
-    let mut record = Record::new(url, shard);
-    fail(
-        &mut record,
-        "interrupted",
-        "interrupted before the fetch finished",
-    );
-    record
-}
-
-/// Mark a record failed with a class and a one-line message.
-pub(super) fn fail(record: &mut Record, kind: &str, message: &str) {
-    record.error_kind = Some(kind.to_string());
-    record.error = Some(message.to_string());
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(status: Option<u16>, kind: Option<&str>) -> Record {
-        let mut record = Record::new("https://a.test/".into(), 0);
-        record.status = status;
-        if let Some(kind) = kind {
-            fail(&mut record, kind, "x");
-        }
-        record
-    }
-
-    #[test]
-    fn server_errors_and_network_errors_count_against_the_host_certificates_do_not() {
-        assert!(host_failed(&record(Some(503), None)));
-        assert!(host_failed(&record(Some(429), None)));
-        assert!(!host_failed(&record(Some(200), Some("tls_certificate"))));
-        assert!(!host_failed(&record(Some(404), None)));
-        assert!(host_failed(&record(None, Some("connect_refused"))));
-        assert!(host_failed(&record(None, Some("tls_closed"))));
-        assert!(!host_failed(&record(None, Some("tls_certificate"))));
-        assert!(!host_failed(&record(None, Some("tls_version"))));
-    }
 }

@@ -8,15 +8,16 @@
 
 use url::Url;
 
-use crate::crawl::frontier::Job;
 use crate::crawl::robots::{
-    agent_token, Rules, Unreachable, Verdict, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS,
+    agent_token, Rules, Unreachable, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS,
 };
-use crate::crawl::urls;
+use crate::job::{Job, Verdict};
 use crate::net::fetch::FetchError;
 use crate::output::record::Record;
+use crate::web::urls;
 
-use super::page::{decode_body, fail};
+use super::decode::decode_body;
+use super::failure::fail;
 use super::Shard;
 
 impl Shard {
@@ -39,7 +40,7 @@ impl Shard {
                 return Rules::AllowAll;
             }
             let (result, _) = self.fetch_with_retries(&url).await;
-            self.stats.borrow_mut().robots_fetches += 1;
+            self.recording.stats.borrow_mut().robots_fetches += 1;
             let mut response = match result {
                 Ok(response) => response,
                 // The server would not speak TLS with us (certificate,
@@ -57,7 +58,7 @@ impl Shard {
                     })
                 }
             };
-            self.stats.borrow_mut().robots_answered += 1;
+            self.recording.stats.borrow_mut().robots_answered += 1;
             // Archived like a page (Heritrix archives it as a prerequisite):
             // replay tools and auditors see what the crawl obeyed.
             if let Some(encoded) = self.encode_exchange(url.as_str(), &mut response) {

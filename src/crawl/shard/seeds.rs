@@ -23,12 +23,12 @@ use std::time::{Duration, Instant};
 use futures_lite::AsyncBufReadExt;
 use url::Url;
 
-use crate::crawl::frontier::Job;
 use crate::crawl::seeds::guessed_sitemap;
 use crate::crawl::seeds::split::Entry;
+use crate::job::Job;
 use crate::output::record::Record;
 
-use super::page::fail;
+use super::failure::fail;
 use super::seen::{Asker, Enqueued};
 use super::Shard;
 
@@ -53,7 +53,7 @@ impl Shard {
             // disk's fault, and the seeds after the fault are lost.
             let message = format!("reading the seeds of shard {} ({}): {e}", self.id, path.display());
             log::error!("{message}");
-            self.output_error.borrow_mut().get_or_insert(message);
+            self.recording.output_error.borrow_mut().get_or_insert(message);
         }
         if self.outstanding.finish(1) {
             self.stop();

@@ -24,13 +24,14 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::cluster::ledger::Outcome;
-use crate::crawl::frontier::{Job, Limit, Offer};
-use crate::crawl::mesh::shard_for;
+use crate::crawl::frontier::Offer;
 use crate::crawl::seen::{self, Check};
-use crate::crawl::urls;
+use crate::job::{Job, Limit};
+use crate::keys::shard_for;
 use crate::output::record::Record;
+use crate::web::urls;
 
-use super::{page, Shard};
+use super::{failure, Shard};
 
 /// Where [`Shard::route`] sent a URL.
 pub(super) enum Routed {
@@ -101,13 +102,13 @@ impl Shard {
     /// fetched), dropped if seen, or left pending for the resolver.
     pub(super) fn enqueue(&self, job: Job, now: Instant, asker: Asker) -> Enqueued {
         let (fingerprint, check, merge) = {
-            let mut seen = self.seen.borrow_mut();
+            let mut seen = self.newness.seen.borrow_mut();
             let fingerprint = self.seen_key(&job.url, seen.fingerprint(&job.url));
             let check = seen.check(fingerprint);
             (fingerprint, check, seen.wants_merge())
         };
         if merge {
-            self.merge_due.notify_all();
+            self.newness.merge_due.notify_all();
         }
         match check {
             Check::Seen => Enqueued::Known,
@@ -120,15 +121,15 @@ impl Shard {
             }
             Check::Maybe => {
                 if let Asker::Page { shard, token } = asker {
-                    let mut deferred = self.deferred.borrow_mut();
+                    let mut deferred = self.newness.deferred.borrow_mut();
                     deferred.entry((shard, token)).or_default().left += 1;
                 }
-                self.pending.borrow_mut().push(Pending {
+                self.newness.pending.borrow_mut().push(Pending {
                     fingerprint,
                     job,
                     asker,
                 });
-                self.pending_added.notify_all();
+                self.newness.pending_added.notify_all();
                 Enqueued::Pending
             }
         }
@@ -152,7 +153,7 @@ impl Shard {
             }
             Offer::Refused(limit) => {
                 let mut record = self.record_for(&refused);
-                page::fail(&mut record, limit.kind(), limit.message());
+                failure::fail(&mut record, limit.kind(), limit.message());
                 self.record_answered(record);
                 false
             }
@@ -163,7 +164,7 @@ impl Shard {
     /// host's limit kept out when it left the wait, and count it out.
     pub(super) fn limited(&self, job: Job, limit: Limit) {
         let mut record = self.record_for(&job);
-        page::fail(&mut record, limit.kind(), limit.message());
+        failure::fail(&mut record, limit.kind(), limit.message());
         self.record_answered(record);
         if self.outstanding.finish(1) {
             self.stop();
@@ -203,7 +204,7 @@ impl Shard {
             }
             routed
         } else {
-            if !self.routed.borrow_mut().insert(&job.url) {
+            if !self.newness.routed.borrow_mut().insert(&job.url) {
                 return Routed::Known;
             }
             self.journal_job(&job);
@@ -255,7 +256,7 @@ impl Shard {
     /// Tell `peer` that `new` jobs of its page `token` were new, now if none
     /// of them is pending, else once they are resolved; true if sent now.
     fn answer(&self, peer: usize, token: u64, new: u32) -> bool {
-        if let Some(deferred) = self.deferred.borrow_mut().get_mut(&(peer, token)) {
+        if let Some(deferred) = self.newness.deferred.borrow_mut().get_mut(&(peer, token)) {
             deferred.new += new;
             return false;
         }
@@ -265,7 +266,7 @@ impl Shard {
 
     /// A token for a page about to route its links.
     pub(super) fn page_token(&self) -> u64 {
-        self.next_page.replace(self.next_page.get().wrapping_add(1))
+        self.newness.next_page.replace(self.newness.next_page.get().wrapping_add(1))
     }
 
     /// Page `token` sent `asked` shards some of its links (this one among
@@ -274,7 +275,7 @@ impl Shard {
     /// tally can come first.
     pub(super) fn expect_tallies(&self, token: u64, asked: usize) {
         if asked > 0 {
-            self.awaiting.borrow_mut().insert(
+            self.newness.awaiting.borrow_mut().insert(
                 token,
                 Awaiting {
                     record: None,
@@ -288,7 +289,7 @@ impl Shard {
     /// Record a finished page and count it out, unless it still waits for
     /// tallies ([`Self::tallied`] finishes it then).
     pub(super) fn finish_page(&self, mut record: Record, token: u64) {
-        let mut awaiting = self.awaiting.borrow_mut();
+        let mut awaiting = self.newness.awaiting.borrow_mut();
         if let Some(page) = awaiting.get_mut(&token) {
             if page.tallies_due > 0 {
                 page.record = Some(Box::new(record));
@@ -329,7 +330,7 @@ impl Shard {
     /// the links page `token` sent it were new.
     pub(super) fn tallied(&self, token: u64, new: u32) {
         let done = {
-            let mut awaiting = self.awaiting.borrow_mut();
+            let mut awaiting = self.newness.awaiting.borrow_mut();
             let Some(page) = awaiting.get_mut(&token) else {
                 return;
             };
@@ -363,7 +364,7 @@ impl Shard {
                 return;
             }
             let batch: Vec<Pending> = {
-                let mut pending = self.pending.borrow_mut();
+                let mut pending = self.newness.pending.borrow_mut();
                 let n = pending.len().min(LOOKUP_BATCH);
                 let batch = pending.drain(..n).collect();
                 let left = pending.len();
@@ -373,10 +374,10 @@ impl Shard {
                 batch
             };
             if batch.is_empty() {
-                self.pending_added.notified().await;
+                self.newness.pending_added.notified().await;
                 continue;
             }
-            self.stats.borrow_mut().seen_lookups += batch.len() as u64;
+            self.recording.stats.borrow_mut().seen_lookups += batch.len() as u64;
             let Some(answers) = self.look_up(&batch).await else {
                 return;
             };
@@ -411,7 +412,7 @@ impl Shard {
         let mut tries = 0;
         loop {
             tries += 1;
-            match seen::resolve(&self.seen, fingerprints.clone()).await {
+            match seen::resolve(&self.newness.seen, fingerprints.clone()).await {
                 Ok(answers) => return Some(answers),
                 Err(e) if tries < DISK_TRIES => {
                     log::warn!("shard {}: seen-set lookup failed (try {tries}): {e}", self.id);
@@ -433,7 +434,7 @@ impl Shard {
     pub(super) fn seen_failed(&self, what: &str) {
         let message = format!("shard {}: the seen-set failed {what}", self.id);
         log::error!("{message}");
-        self.output_error.borrow_mut().get_or_insert(message);
+        self.recording.output_error.borrow_mut().get_or_insert(message);
         self.outstanding.abort();
         self.stop();
     }
@@ -442,7 +443,7 @@ impl Shard {
     /// tally goes out when it was the last.
     fn resolved(&self, shard: usize, token: u64, new: bool) {
         let done = {
-            let mut deferred = self.deferred.borrow_mut();
+            let mut deferred = self.newness.deferred.borrow_mut();
             let Some(entry) = deferred.get_mut(&(shard, token)) else {
                 return;
             };
@@ -474,11 +475,11 @@ impl Shard {
             if self.stopping.get() {
                 return;
             }
-            if !self.seen.borrow().wants_merge() {
-                self.merge_due.notified().await;
+            if !self.newness.seen.borrow().wants_merge() {
+                self.newness.merge_due.notified().await;
                 continue;
             }
-            match seen::merge(&self.seen).await {
+            match seen::merge(&self.newness.seen).await {
                 Ok(()) => failures = 0,
                 Err(e) if failures + 1 < DISK_TRIES => {
                     failures += 1;

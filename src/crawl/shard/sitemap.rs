@@ -3,7 +3,7 @@
 //! pages go to their owners like a page's links, its faults on its record.
 //!
 //! What a URL is to be read as comes from its hop path: a sitemap's last
-//! hop but redirects is `M` (`crate::crawl::hops`), so a sitemap goes
+//! hop but redirects is `M` (`crate::job::hops`), so a sitemap goes
 //! through the frontier like any URL (seen-set, robots.txt, politeness,
 //! budgets; its host's cap of sitemaps). The reading itself is the pure
 //! `crate::crawl::sitemap`; the root's guessed `/sitemap.xml` is seeded
@@ -20,15 +20,15 @@ use std::time::Instant;
 
 use url::Url;
 
-use crate::crawl::frontier::Job;
-use crate::crawl::hops::{Hop, Hops};
-use crate::crawl::scope::Scope;
 use crate::crawl::sitemap::{self, Cut, Kind};
-use crate::crawl::urls;
+use crate::job::hops::{Hop, Hops};
+use crate::job::Job;
 use crate::net::fetch::Response;
 use crate::output::record::Record;
+use crate::web::scope::Scope;
+use crate::web::urls;
 
-use super::page::fail;
+use super::failure::fail;
 use super::Shard;
 
 impl Shard {

@@ -20,8 +20,8 @@ use foldhash::{HashMap, HashMapExt};
 use glommio::io::{DmaFile, OpenOptions};
 
 use crate::crawl::frontier::{Extent, SpillIo};
-use crate::crawl::notify::Notify;
 use crate::crawl::seen::run;
+use crate::sync::notify::Notify;
 
 use super::Shard;
 
@@ -186,7 +186,7 @@ impl Shard {
                 lost.host,
                 lost.error
             );
-            self.stats.borrow_mut().spill_lost += lost.jobs as u64;
+            self.recording.stats.borrow_mut().spill_lost += lost.jobs as u64;
             if self.cluster.is_some() {
                 // Their URLs cannot be answered (nor their entries
                 // acknowledged): this node leaves the crawl, and the
@@ -195,7 +195,7 @@ impl Shard {
                     "shard {}: {} queued URLs of {} lost on disk ({}); leaving the cluster crawl",
                     self.id, lost.jobs, lost.host, lost.error
                 );
-                self.output_error.borrow_mut().get_or_insert(message);
+                self.recording.output_error.borrow_mut().get_or_insert(message);
                 self.outstanding.abort();
                 self.stop();
                 continue;

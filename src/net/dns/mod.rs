@@ -93,7 +93,7 @@ use std::time::{Duration, Instant};
 use glommio::sync::Semaphore;
 use thiserror::Error;
 
-use crate::crawl::urls::canonical_host;
+use crate::web::urls::canonical_host;
 use addresses::happy_order;
 use wire::Rcode;
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use super::NO_ADDRESS;
-use crate::crawl::urls::canonical_host;
+use crate::web::urls::canonical_host;
 
 /// Hosts-file text to a map of lower-cased names to their addresses, in
 /// the order the file lists them.

@@ -37,6 +37,7 @@
 
 mod sessions;
 mod store;
+pub mod error;
 mod verify;
 
 use std::cell::RefCell;
@@ -51,16 +52,15 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::{ClientConfig, RootCertStore};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
-use thiserror::Error;
 use url::{Host, Url};
 
-use crate::crawl::urls::canonical_host;
 use crate::net::stream::{Timed, TlsConn};
+use crate::web::urls::canonical_host;
 pub use sessions::Admission;
 use sessions::Contacts;
 use store::{PortSessions, SessionStore};
 pub use store::{SessionKey, StoreCounts};
-pub use verify::certificate_reason;
+pub use error::{certificate_reason, TlsError};
 
 /// Default bytes of a shard's TLS session cache
 /// (`Config::tls_session_memory`): some 1,000 hosts' sessions at two
@@ -151,61 +151,6 @@ pub fn read_pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>
         return Err(format!("{}: no CERTIFICATE in the file", path.display()));
     }
     Ok(certs)
-}
-
-/// Why a TLS connection failed, as a record shows it.
-#[derive(Debug, Clone, Error, PartialEq, Eq)]
-pub enum TlsError {
-    /// The certificate did not verify: expired, unknown issuer, name
-    /// mismatch, ... (the reason in words).
-    #[error("TLS certificate: {0}")]
-    Certificate(String),
-    /// No TLS version in common (the server speaks only TLS 1.1 or older).
-    #[error("TLS version: {0}")]
-    Version(String),
-    /// The handshake failed otherwise (alert, no cipher in common, garbage).
-    #[error("TLS handshake: {0}")]
-    Handshake(String),
-    /// The connection ended abnormally: closed or reset during the
-    /// handshake, or a fatal TLS error after it.
-    #[error("TLS connection closed: {0}")]
-    Closed(String),
-}
-
-impl TlsError {
-    /// Record error kind.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            TlsError::Certificate(_) => "tls_certificate",
-            TlsError::Version(_) => "tls_version",
-            TlsError::Handshake(_) => "tls_handshake",
-            TlsError::Closed(_) => "tls_closed",
-        }
-    }
-
-    /// A network failure worth another try (the chapter retries those).
-    pub fn is_retryable(&self) -> bool {
-        matches!(self, TlsError::Closed(_))
-    }
-
-    /// The TLS error inside an I/O error from a TLS stream, if it is one;
-    /// else the I/O error back (a time-out, a reset after the handshake).
-    /// `handshaking`: the error ended the handshake, where a close or reset
-    /// means the server would not talk TLS with us.
-    pub fn from_io(e: io::Error, handshaking: bool) -> Result<TlsError, io::Error> {
-        if let Some(tls) = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
-            return Ok(verify::classify(tls, handshaking));
-        }
-        match e.kind() {
-            io::ErrorKind::UnexpectedEof if handshaking => Ok(TlsError::Closed(
-                "the server closed the connection during the handshake".into(),
-            )),
-            io::ErrorKind::ConnectionReset if handshaking => Ok(TlsError::Closed(
-                "the server reset the connection during the handshake".into(),
-            )),
-            _ => Err(e),
-        }
-    }
 }
 
 /// One shard's TLS client: its session cache (bounded by bytes, keyed by
@@ -371,26 +316,5 @@ mod tests {
         let missing = read_pem_certificates(&dir.join("missing.pem")).unwrap_err();
         assert!(missing.contains("missing.pem"), "{missing}");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn io_errors_during_the_handshake_are_tls_closed_and_retryable() {
-        let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "tls handshake eof");
-        let closed = TlsError::from_io(eof, true).unwrap();
-        assert_eq!(closed.kind(), "tls_closed");
-        assert!(closed.is_retryable());
-        let timeout = io::Error::new(io::ErrorKind::TimedOut, "timed out");
-        assert!(
-            TlsError::from_io(timeout, true).is_err(),
-            "a time-out stays one"
-        );
-        let alert = io::Error::new(
-            io::ErrorKind::InvalidData,
-            rustls::Error::AlertReceived(rustls::AlertDescription::ProtocolVersion),
-        );
-        assert_eq!(
-            TlsError::from_io(alert, true).unwrap().kind(),
-            "tls_version"
-        );
     }
 }

@@ -33,7 +33,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::store::{SessionKey, SessionStore};
-use crate::crawl::notify::Notify;
+use crate::sync::notify::Notify;
 
 /// What the session cache tells [`Contacts::admit`] about a key.
 pub(super) trait Held {

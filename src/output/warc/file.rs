@@ -22,8 +22,8 @@ use futures_lite::AsyncWriteExt;
 use glommio::io::{BufferedFile, StreamWriter, StreamWriterBuilder};
 use glommio::Task;
 
-use crate::crawl::notify::Notify;
 use crate::output::warc;
+use crate::sync::notify::Notify;
 
 /// Encoded record groups queued before a worker waits for the writer.
 const QUEUE: usize = 256;

@@ -21,9 +21,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ringcrawl::config::Config;
-use ringcrawl::crawl::urls;
 use ringcrawl::crawl::{self, Outcome};
 use ringcrawl::output::record::Record;
+use ringcrawl::web::urls;
 use ringcrawl_site::server::{Reply, Request, Server};
 
 /// An HTML page linking to `links`.

@@ -6,9 +6,10 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use super::super::host::Host;
-use super::super::{Frontier, HostMemory, Job, Limit, Next, Offer, Politeness};
+use super::super::{Frontier, HostMemory, Next, Offer, Politeness};
 use crate::crawl::robots::Rules;
-use crate::crawl::urls;
+use crate::job::{Job, Limit};
+use crate::web::urls;
 
 fn job(url: &str) -> Job {
     Job::root(url.into(), 10)

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::super::store::{SpillIo, Store};
-use super::super::{Frontier, Job, Next, Politeness};
+use super::super::{Frontier, Next, Politeness};
 use super::*;
+use crate::job::Job;
 
 fn job(url: &str) -> Job {
     Job::root(url.into(), 10)
@@ -101,7 +102,7 @@ fn drain(f: &mut Frontier, disk: &mut Disk, now: Instant) -> Vec<String> {
 }
 
 fn urls_host(url: &str) -> &str {
-    crate::crawl::urls::host_of(url)
+    crate::web::urls::host_of(url)
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use flate2::{Decompress, Status};
 
-use super::stage::{inflate_into, step_of, Run};
+use super::step::{inflate_into, step_of, Run};
 
 /// The magic bytes that start a gzip member.
 const MAGIC: [u8; 2] = [0x1f, 0x8b];

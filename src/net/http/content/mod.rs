@@ -41,6 +41,7 @@
 
 mod gzip;
 mod stage;
+mod step;
 mod zstd;
 
 use thiserror::Error;

@@ -1,10 +1,10 @@
 //! One coding being undone: a decoder given, per call, a slice of its
-//! input (it takes at most [`STEP`] bytes of it) and room for a bounded
-//! number of output bytes, through the decoders' streaming calls
-//! (flate2's `Decompress`, brotli-decompressor's `BrotliDecompressStream`,
-//! libzstd's `ZSTD_decompressStream`).
-//! How much a call may do is the caller's to say; what a call did is
-//! [`Run`].
+//! input (it takes at most [`STEP`](super::STEP) bytes of it) and room
+//! for a bounded number of output bytes, through the decoders' streaming
+//! calls (flate2's `Decompress`, brotli-decompressor's
+//! `BrotliDecompressStream`, libzstd's `ZSTD_decompressStream`).
+//! How much a call may do is the caller's to say; what a call did, and the
+//! helpers every decoder's call shares, are `step.rs`.
 //!
 //! Not the order of stages, the cap or the errors' wording for records
 //! (`mod.rs`), nor gzip's member framing (`gzip.rs`) or zstd's frames and
@@ -12,20 +12,12 @@
 // Lints: those of `http` apply here too.
 
 use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, StandardAlloc};
-use flate2::{Decompress, FlushDecompress, Status};
+use flate2::{Decompress, Status};
 
 use super::gzip::Gzip;
+use super::step::{append, inflate_into, step_of, Run};
 use super::zstd::Zstd;
-use super::{Coding, DecodeError, STEP};
-
-/// What one call of [`Stage::run`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Run {
-    /// Bytes of the input used.
-    pub consumed: usize,
-    /// The coded stream is over; bytes after it are not part of it.
-    pub ended: bool,
-}
+use super::{Coding, DecodeError};
 
 /// The decoder of one coding.
 pub(super) enum Stage {
@@ -72,8 +64,8 @@ impl Stage {
     }
 
     /// Decode from the front of `input` (the rest of the stream: at most
-    /// [`STEP`] bytes of it are used), appending at most `room` bytes to
-    /// `out`. An error says what is wrong with the stream.
+    /// [`STEP`](super::STEP) bytes of it are used), appending at most
+    /// `room` bytes to `out`. An error says what is wrong with the stream.
     pub fn run(
         &mut self,
         input: &[u8],
@@ -99,46 +91,6 @@ impl Stage {
             Stage::Zstd(zstd) => zstd.run(input, out, room),
         }
     }
-}
-
-/// The front of `input` a call may use.
-pub(super) fn step_of(input: &[u8]) -> &[u8] {
-    input.get(..STEP).unwrap_or(input)
-}
-
-/// Append to `out`, through `write`, what it writes into a slice of `room`
-/// bytes (`write` says how many it wrote, and what else it has to say).
-pub(super) fn append<T>(
-    out: &mut Vec<u8>,
-    room: usize,
-    write: impl FnOnce(&mut [u8]) -> (usize, T),
-) -> T {
-    let start = out.len();
-    out.resize(start.saturating_add(room), 0);
-    let (written, said) = write(out.get_mut(start..).unwrap_or_default());
-    out.truncate(start.saturating_add(written.min(room)));
-    said
-}
-
-/// One call of `inflate` on `input`: the bytes it used and its status.
-pub(super) fn inflate_into(
-    inflate: &mut Decompress,
-    input: &[u8],
-    out: &mut Vec<u8>,
-    room: usize,
-) -> Result<(usize, Status), String> {
-    let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
-    let status = append(out, room, |buf| {
-        let status = inflate.decompress(input, buf, FlushDecompress::None);
-        (since(inflate.total_out(), out_before), status)
-    });
-    let status = status.map_err(|e| e.to_string())?;
-    Ok((since(inflate.total_in(), in_before), status))
-}
-
-/// `now - before` of a decoder's running total, as a length.
-fn since(now: u64, before: u64) -> usize {
-    usize::try_from(now.saturating_sub(before)).unwrap_or(usize::MAX)
 }
 
 /// One call of the brotli decoder on `input`.

@@ -30,7 +30,7 @@
 use zstd_safe::zstd_sys::ZSTD_ErrorCode;
 use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
 
-use super::stage::{append, step_of, Run};
+use super::step::{append, step_of, Run};
 use super::DecodeError;
 
 /// The largest window a frame may ask for: 8 MiB. RFC 9659 (window sizing

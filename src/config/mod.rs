@@ -11,9 +11,21 @@ use std::time::Duration;
 
 use url::Url;
 
-use crate::crawl::scope::{Scope, ScopeMode};
 use crate::net::dns::Families;
 use crate::net::tls::TlsOptions;
+use crate::web::scope::{Scope, ScopeMode};
+
+pub mod budget;
+pub mod sitemap;
+
+/// Waits before each new try of a robots.txt that was unreachable or 5xx:
+/// four more tries over 61 s, then the origin is given up.
+pub const DEFAULT_RETRY_SCHEDULE: [Duration; 4] = [
+    Duration::from_secs(1),
+    Duration::from_secs(5),
+    Duration::from_secs(15),
+    Duration::from_secs(40),
+];
 
 /// Default [`Config::frontier_memory`]: 256 MiB for the whole crawl.
 pub const DEFAULT_FRONTIER_MEMORY: usize = 256 << 20;
@@ -194,7 +206,7 @@ pub struct Config {
     /// are queued like links of depth 1.
     pub sitemaps: bool,
     /// What sitemaps may cost (size, URLs, index levels, sitemaps per host).
-    pub sitemap_limits: crate::crawl::sitemap::Limits,
+    pub sitemap_limits: sitemap::Limits,
     /// Bytes the hosts' own state may take, over all shards (each gets its
     /// share, at least [`MIN_SHARD_HOST_MEMORY`]): names, politeness
     /// clocks, page counts and robots.txt rules of the hosts with URLs
@@ -240,7 +252,7 @@ pub struct Config {
     pub warc_max_size: u64,
     /// Pages, body bytes and wall time the crawl may spend (none by
     /// default); the first one spent stops it cleanly.
-    pub budget: crate::crawl::budget::Limits,
+    pub budget: budget::Limits,
     /// Archive a payload already archived once as a `revisit` record
     /// referring to the first (`--warc-dedup`), crawl-wide.
     pub warc_dedup: bool,
@@ -296,7 +308,7 @@ impl Config {
             delay: Duration::ZERO,
             obey_robots: true,
             max_crawl_delay: Duration::from_secs(10),
-            robots_retries: crate::crawl::robots::DEFAULT_RETRY_SCHEDULE.to_vec(),
+            robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
             host_memory: DEFAULT_HOST_MEMORY,
             seen_memory: DEFAULT_SEEN_MEMORY,
             fingerprint_key: [fastrand::u64(..), fastrand::u64(..)],
@@ -305,7 +317,7 @@ impl Config {
             state: None,
             cluster: None,
             sitemaps: true,
-            sitemap_limits: crate::crawl::sitemap::Limits::default(),
+            sitemap_limits: sitemap::Limits::default(),
             max_head: crate::net::http::DEFAULT_MAX_HEAD,
             max_body: 16 << 20,
             output: Output::None,
@@ -314,7 +326,7 @@ impl Config {
             progress: None,
             warc_dir: None,
             warc_max_size: 1 << 30,
-            budget: crate::crawl::budget::Limits::default(),
+            budget: budget::Limits::default(),
             pin_threads: false,
             warc_dedup: false,
             warc_dns: false,

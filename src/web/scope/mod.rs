@@ -17,7 +17,7 @@
 //!   strict rule.
 //! * IP addresses (v4 and v6) only ever match exactly, in both modes.
 //! * The hosts of seed lists count as roots' hosts, by the same rules
-//!   (kept compactly: `crate::crawl::seeds`).
+//!   (kept compactly: [`SeedHosts`]).
 //! * Ports are ignored, as in the chapter's crawler.
 //! * Starts and follows differ ([`Scope::allows_start`], [`Scope::allows`]):
 //!   roots, seeds and sitemaps (and the targets of their redirects) need
@@ -35,7 +35,7 @@
 //!   `--no-parent` does the same).
 //!
 //! What it is not: no robots.txt, no per-host politeness or limits, no URL
-//! normalisation (see `crate::crawl::urls`), and no I/O or DNS: `example.com` and
+//! normalisation (see `crate::web::urls`), and no I/O or DNS: `example.com` and
 //! an IP it resolves to are different hosts here.
 // Network data flows through here: a panic would take down a whole shard.
 #![deny(
@@ -52,8 +52,11 @@ use std::sync::Arc;
 use regex::Regex;
 use url::Url;
 
-use crate::crawl::seeds::SeedHosts;
-use crate::crawl::urls;
+use crate::web::urls;
+
+mod seed_hosts;
+
+pub use seed_hosts::{SeedHosts, SeedHostsBuilder};
 
 /// How far from the roots' hosts a crawl may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

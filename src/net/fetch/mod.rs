@@ -40,13 +40,17 @@ use std::time::{Duration, Instant};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::TcpStream;
 use rustls_pki_types::ServerName;
-use thiserror::Error;
 use url::{Position, Url};
+
+mod error;
+
+pub use error::FetchError;
+use error::{handshake_error, io_error};
 
 use crate::net::conn_pool::ConnPool;
 use crate::net::connect::{self, ConnectError};
 use crate::net::dns::Addresses;
-use crate::net::http::{self, BodyDecoder, BodyError, HeadError, Progress, ResponseHead};
+use crate::net::http::{self, BodyDecoder, HeadError, Progress, ResponseHead};
 use crate::net::stream::{Stream, Timed};
 use crate::net::tls::{HandshakeError, SessionKey, TlsClient, TlsError};
 
@@ -77,95 +81,6 @@ pub type Endpoint = (SocketAddr, Option<ServerName<'static>>);
 
 /// A shard's idle connections.
 pub type Pool = RefCell<ConnPool<Endpoint, Stream>>;
-
-/// Why a fetch produced no (complete) response.
-#[derive(Debug, Error)]
-pub enum FetchError {
-    #[error("{0}")]
-    Dns(#[from] crate::net::dns::DnsError),
-    #[error("unsupported scheme {0} (ringcrawl fetches http and https)")]
-    Scheme(String),
-    #[error("connect: {0}")]
-    Connect(io::Error),
-    #[error("connect timed out")]
-    ConnectTimeout,
-    /// The TLS handshake did not end within the connect time-out (counted
-    /// from the start of the TCP connect).
-    #[error("TLS handshake not done within the connect time-out")]
-    HandshakeTimeout,
-    #[error("no data for the read timeout")]
-    ReadTimeout,
-    #[error("fetch deadline exceeded")]
-    Deadline,
-    #[error("{0}")]
-    Io(io::Error),
-    #[error("connection closed before any response")]
-    Empty,
-    /// A reused keep-alive connection failed before any byte of the answer:
-    /// the server closed it while idle. [`fetch`] then connects afresh.
-    #[error("reused connection closed before any response")]
-    Stale,
-    #[error("connection closed inside the response head")]
-    HeadCut,
-    #[error(transparent)]
-    Tls(#[from] TlsError),
-    /// A body read until the close, closed without TLS `close_notify`.
-    #[error("connection closed without TLS close_notify: the body may be cut short")]
-    NoCloseNotify,
-    #[error(transparent)]
-    Head(#[from] HeadError),
-    #[error(transparent)]
-    Body(#[from] BodyError),
-}
-
-impl FetchError {
-    /// Short machine-readable class, used in records and the report.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            FetchError::Dns(_) => "dns",
-            FetchError::Scheme(_) => "unsupported_scheme",
-            FetchError::Connect(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                "connect_refused"
-            }
-            FetchError::Connect(_) => "connect",
-            FetchError::ConnectTimeout => "connect_timeout",
-            FetchError::HandshakeTimeout => "tls_timeout",
-            FetchError::ReadTimeout => "read_timeout",
-            FetchError::Deadline => "deadline",
-            FetchError::Io(e) if e.kind() == io::ErrorKind::ConnectionReset => "reset",
-            FetchError::Io(_) => "io",
-            FetchError::Empty => "empty_response",
-            FetchError::Stale => "stale_connection",
-            FetchError::HeadCut => "head_cut",
-            FetchError::Head(HeadError::TooLarge(_)) => "head_too_large",
-            FetchError::Head(HeadError::ConflictingLength) => "conflicting_length",
-            FetchError::Head(HeadError::BadLength) => "bad_length",
-            FetchError::Head(HeadError::Invalid(_)) => "bad_head",
-            FetchError::Body(BodyError::Truncated) | FetchError::NoCloseNotify => "truncated",
-            FetchError::Tls(e) => e.kind(),
-            FetchError::Body(BodyError::BadChunk(_)) => "bad_chunk",
-        }
-    }
-
-    /// Worth another try: the chapter retries network errors only. Time-outs
-    /// are not retried (a slow server would cost `max_tries` deadlines), nor
-    /// are answers that were wrong rather than missing.
-    pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            FetchError::Connect(_)
-                | FetchError::Io(_)
-                | FetchError::Empty
-                | FetchError::Stale
-                | FetchError::HeadCut
-        ) || matches!(self, FetchError::Tls(e) if e.is_retryable())
-    }
-
-    /// Raised before any packet was sent: says nothing about the host.
-    pub fn is_before_network(&self) -> bool {
-        matches!(self, FetchError::Scheme(_))
-    }
-}
 
 /// A response as received: maybe cut short, never discarded.
 #[derive(Debug)]
@@ -320,35 +235,6 @@ async fn connect(
             ConnectError::Timeout => FetchError::ConnectTimeout,
             ConnectError::Failed(e) => FetchError::Connect(e),
         })
-}
-
-/// An I/O error of a stream as a fetch error: a time-out is the deadline's
-/// if less than a millisecond of it was `left`, else the read time-out's.
-fn io_error(e: io::Error, left: Duration) -> FetchError {
-    match e.kind() {
-        io::ErrorKind::TimedOut if left < Duration::from_millis(1) => FetchError::Deadline,
-        io::ErrorKind::TimedOut => FetchError::ReadTimeout,
-        _ => match TlsError::from_io(e, false) {
-            Ok(tls) => FetchError::Tls(tls),
-            Err(e) => FetchError::Io(e),
-        },
-    }
-}
-
-/// An I/O error that ended a TLS handshake whose every operation had to
-/// end by `connected_by`: a time-out is the fetch's deadline's if that
-/// has passed, else the connect time-out's if `connected_by` has, else a
-/// read time-out.
-fn handshake_error(e: io::Error, deadline: Instant, connected_by: Instant) -> FetchError {
-    let now = Instant::now();
-    let left = deadline.saturating_duration_since(now);
-    if e.kind() == io::ErrorKind::TimedOut
-        && left >= Duration::from_millis(1)
-        && connected_by.saturating_duration_since(now) < Duration::from_millis(1)
-    {
-        return FetchError::HandshakeTimeout;
-    }
-    io_error(e, left)
 }
 
 /// The newest idle connection to `endpoint` with nothing waiting on it.

@@ -1,5 +1,7 @@
 //! A chunk: jobs of one stretch of a host's queue, encoded for a segment
-//! file (`super::store`) and decoded when the host's turn comes near.
+//! file (the frontier's spill, `crate::crawl::frontier`) and decoded when
+//! the host's turn comes near; the state directory's journals of
+//! discovered URLs are chunks too (`crate::state::journal`).
 //!
 //! ```text
 //! header  "RCQ1" | jobs: u32 LE | length of the records: u32 LE | crc32 of the records: u32 LE
@@ -26,7 +28,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::Job;
-use crate::crawl::hops::Hops;
+use crate::job::hops::Hops;
 
 const MAGIC: [u8; 4] = *b"RCQ1";
 
@@ -236,7 +238,7 @@ impl<'a> Reader<'a> {
 )]
 mod tests {
     use super::*;
-    use crate::crawl::hops::Hop;
+    use crate::job::hops::Hop;
     use proptest::prelude::*;
 
     fn job(url: &str, via: Option<&Arc<str>>) -> Job {

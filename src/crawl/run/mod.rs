@@ -3,7 +3,9 @@
 //! with the channel mesh, seed the roots at their owners, wait for the
 //! global join, merge the shards' results.
 //!
-//! Not the crawl loop itself (that is `shard.rs`), nor the CLI.
+//! The executor threads' placement, memory and death watch are
+//! `executors.rs`. Not the crawl loop itself (that is `crate::crawl::shard`),
+//! nor the CLI.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -14,19 +16,19 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use glommio::channels::channel_mesh::MeshBuilder;
-use glommio::{CpuSet, LocalExecutorPoolBuilder, PoolPlacement};
+use glommio::LocalExecutorPoolBuilder;
 
-use crate::crawl::page::Hooks;
 use crate::cluster::link::Link;
 use crate::cluster::node::{self, NodeReport};
-use crate::config::{available_cpus, Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
+use crate::config::{Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::checkpoints::Checkpoints;
-use crate::crawl::frontier::Job;
-use crate::crawl::mesh::{channel_capacity, shard_for, Batch, FetchSlots, Outbox, Outstanding};
+use crate::crawl::hooks::Hooks;
+use crate::crawl::mesh::{channel_capacity, Batch, FetchSlots, Outbox};
 use crate::crawl::seeds;
 use crate::crawl::shard::{Durability, Shard, ShardResult, Shared};
-use crate::crawl::urls;
+use crate::job::Job;
+use crate::keys::shard_for;
 use crate::output::progress::{self, Progress};
 use crate::output::record::Record;
 use crate::output::stats::{ShardBalance, Stats};
@@ -35,6 +37,12 @@ use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
 use crate::state::session::{Session, SEEDS_DIR, SPILL_PREFIX};
+use crate::sync::Outstanding;
+use crate::web::urls;
+
+mod executors;
+
+use executors::{executor_hint, placement, DeathWatch, IO_MEMORY};
 
 /// The result of a finished crawl.
 #[derive(Debug)]
@@ -553,23 +561,6 @@ fn package_wacz(
     }
 }
 
-/// What to change when a shard's executor could not start for want of
-/// locked memory or of io_uring itself (empty otherwise). Since Linux 5.12
-/// the rings are not charged to the locked-memory limit, and ringcrawl
-/// runs without registered buffers when the limit is small, so the first
-/// case is older kernels'.
-fn executor_hint(error: &str) -> &'static str {
-    if error.contains("os error 12") || error.contains("MemLock") {
-        " (io_uring could not lock memory for its rings: raise the locked-memory limit, \
-         e.g. `ulimit -l 1024`, or `docker run --ulimit memlock=1048576:1048576`)"
-    } else if error.contains("os error 38") || error.contains("os error 1)") {
-        " (io_uring is not available: Linux 5.8 or later with io_uring enabled is needed; \
-         see sysctl kernel.io_uring_disabled, and a container's seccomp profile)"
-    } else {
-        ""
-    }
-}
-
 /// A spill directory of this crawl's own in `config.spill_dir` (default:
 /// the system's temporary directory), not made yet: shards make it on
 /// their first spill.
@@ -586,41 +577,6 @@ fn spill_dir(config: &Config) -> PathBuf {
     ))
 }
 
-/// Tells the other shards when this shard's thread dies: armed when the
-/// shard starts and held by the thread, so its destructor runs when the
-/// thread ends, unwinding from a panic included (glommio does not drop a
-/// dead executor's tasks, so nothing else would tell the peers, which
-/// would wait on it forever).
-struct DeathWatch;
-
-thread_local! {
-    /// The flag to raise if this thread ends while a shard runs on it.
-    static ARMED: std::cell::RefCell<Option<Raise>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Raises its flag when dropped.
-struct Raise(Arc<AtomicBool>);
-
-impl Drop for Raise {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Release);
-    }
-}
-
-impl DeathWatch {
-    fn arm(flag: Arc<AtomicBool>) -> DeathWatch {
-        ARMED.with(|armed| *armed.borrow_mut() = Some(Raise(flag)));
-        DeathWatch
-    }
-
-    /// The shard returned: its thread ends normally.
-    fn disarm(self) {
-        if let Some(raise) = ARMED.with(|armed| armed.borrow_mut().take()) {
-            std::mem::forget(raise);
-        }
-    }
-}
-
 /// The process's peak resident memory (`VmHWM` of /proc/self/status), in
 /// KiB. Unlike `getrusage`'s `ru_maxrss`, it starts afresh at `exec`, so a
 /// process spawned from a large one reports its own peak.
@@ -633,9 +589,6 @@ fn peak_rss_kib() -> Option<u64> {
 /// A cluster node's ledger takes this fraction (1/n) of --frontier-memory.
 const INTAKE_SHARE: usize = 8;
 
-/// Bytes of io_uring registered buffers per shard (glommio's minimum).
-const IO_MEMORY: usize = 64 << 10;
-
 /// File descriptors kept free for everything but the sockets of fetches and
 /// idle connections (output files, WARC files, io_uring rings, eventfds).
 /// The resolver's sockets need no room of their own: a lookup runs while
@@ -645,44 +598,3 @@ const IO_MEMORY: usize = 64 << 10;
 /// `ulimit -n 160`, 64 fetch slots: at most 64 sockets open at once, no
 /// EMFILE (nor at 110 and 130 with 14 and 34 slots).
 const FD_RESERVE: usize = 64;
-
-/// With `pin`, one shard per allowed CPU when there are enough of them;
-/// unpinned executors otherwise.
-fn placement(shards: usize, pin: bool) -> PoolPlacement {
-    let allowed = available_cpus();
-    if !pin || shards > allowed.len() {
-        return PoolPlacement::Unbound(shards);
-    }
-    match CpuSet::online() {
-        Ok(online) => {
-            let cpus = online.filter(|l| allowed.contains(&l.cpu));
-            PoolPlacement::MaxSpread(shards, Some(cpus))
-        }
-        Err(_) => PoolPlacement::Unbound(shards),
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_shard_thread_that_dies_raises_the_flag_and_one_that_returns_does_not() {
-        let died = Arc::new(AtomicBool::new(false));
-        let flag = died.clone();
-        let dying = std::thread::spawn(move || {
-            let _watch = DeathWatch::arm(flag);
-            panic!("a shard dies (expected by the test)");
-        });
-        assert!(dying.join().is_err());
-        assert!(died.load(Ordering::Acquire), "the peers are told");
-
-        let returned = Arc::new(AtomicBool::new(false));
-        let flag = returned.clone();
-        std::thread::spawn(move || DeathWatch::arm(flag).disarm())
-            .join()
-            .unwrap();
-        assert!(!returned.load(Ordering::Acquire));
-    }
-}

@@ -1,0 +1,47 @@
+//! What sitemaps may cost ([`Limits`], `Config::sitemap_limits`): the
+//! protocol's bounds on one sitemap, and the crawl's on nesting and on
+//! sitemaps per host. Settings only; `crate::crawl::sitemap` reads within
+//! them, the frontier and the shard count against them.
+
+/// Bytes of a sitemap read at most, once inflated: the protocol's 50 MB
+/// (52,428,800 bytes).
+pub const MAX_BYTES: usize = 52_428_800;
+
+/// `<loc>`s kept of one sitemap: the protocol's 50,000.
+pub const MAX_URLS: usize = 50_000;
+
+/// Sitemaps a host may have fetched (guessed, named by robots.txt or by
+/// indexes): an index of 50,000 indexes of 50,000 sitemaps stops here.
+pub const MAX_SITEMAPS_PER_HOST: usize = 1_000;
+
+/// Levels of sitemap a crawl descends: a sitemap named by robots.txt (or
+/// guessed) is level 1, one its index names level 2, and so on; an index
+/// at this level has its entries left out. 3: two levels of index, one
+/// more than the protocol allows (an index may not name an index), for
+/// the sites that nest anyway.
+pub const MAX_LEVELS: u32 = 3;
+
+/// What sitemaps may cost: `crate::crawl::sitemap::parse` reads the
+/// first two, the crawl the other two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of the document read at most (after inflating a gzip body).
+    pub max_bytes: usize,
+    /// `<loc>`s (or text lines) kept at most.
+    pub max_urls: usize,
+    /// Levels of sitemap descended ([`MAX_LEVELS`]).
+    pub max_levels: u32,
+    /// Sitemaps fetched per host ([`MAX_SITEMAPS_PER_HOST`]).
+    pub max_per_host: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: MAX_BYTES,
+            max_urls: MAX_URLS,
+            max_levels: MAX_LEVELS,
+            max_per_host: MAX_SITEMAPS_PER_HOST,
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The hooks that see each page, as the shards hold them ([`Hooks`]): the
+//! page handler, the follow rule and the page stream's sender.
+//!
+//! Not the pages (`super::page`) nor the stream's queue (`super::stream`).
+
+use url::Url;
+
+use super::page::Page;
+use super::stream::PageSender;
+
+/// A handler of one shard: called on that shard's thread for each page,
+/// in the order they arrive there.
+pub type Handler = Box<dyn FnMut(&Page<'_>)>;
+
+/// Makes each shard's handler (on the shard's own thread).
+pub type HandlerFactory = Box<dyn Fn(usize) -> Handler + Send + Sync>;
+
+/// Decides whether a link of a page is followed.
+pub type FollowRule = Box<dyn Fn(&Url, &Page<'_>) -> bool + Send + Sync>;
+
+/// What a crawl delivers pages to, shared by every shard.
+#[derive(Default)]
+pub struct Hooks {
+    pub handler: Option<HandlerFactory>,
+    pub follow: Option<FollowRule>,
+    pub stream: Option<PageSender>,
+}
+
+impl Hooks {
+    /// Whether any hook wants pages (else the shards build none).
+    pub fn wants_pages(&self) -> bool {
+        self.handler.is_some() || self.follow.is_some() || self.stream.is_some()
+    }
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("handler", &self.handler.is_some())
+            .field("follow", &self.follow.is_some())
+            .field("stream", &self.stream.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,38 @@
+//! A body's content codings undone on the shard without holding its core:
+//! a step at a time, with a pause every slice so the shard's sockets and
+//! timers are served (a decompression bomb costs the core little).
+
+use std::time::{Duration, Instant};
+
+use crate::net::http::content::{self, Coding, Decoded};
+
+/// `codings` undone on `raw`, each stage writing at most `cap` bytes, a
+/// step ([`content::STEP`]) at a time, pausing every [`DECODE_SLICE`] so
+/// the shard's sockets and timers are served: a bomb holds the core about
+/// that long at most.
+pub(super) async fn decode_body(codings: &[Coding], raw: &[u8], cap: usize) -> Decoded {
+    let mut decoding = content::Decoding::new(codings, raw, cap);
+    let mut slice = Instant::now();
+    loop {
+        if let Some(decoded) = decoding.step() {
+            return decoded;
+        }
+        if slice.elapsed() >= DECODE_SLICE {
+            // A timer, not `yield_if_needed` or a plain yield: the executor
+            // reaps I/O completions only when its task queue runs dry or
+            // its preemption timer (100 ms) fires, so a task that yields
+            // and is ready again at once still holds the sockets up. The
+            // timer makes the executor go round. (A 1 ms preemption timer
+            // instead left shards asleep for good in glommio 0.9: tests
+            // hung.)
+            glommio::timer::sleep(DECODE_PAUSE).await;
+            slice = Instant::now();
+        }
+    }
+}
+
+/// How long body decoding runs before it lets the shard's other work in.
+const DECODE_SLICE: Duration = Duration::from_micros(500);
+
+/// The pause then: just long enough to be a pause.
+const DECODE_PAUSE: Duration = Duration::from_micros(10);

@@ -1,0 +1,49 @@
+//! A URL on its way through the crawl, in the words every layer uses: the
+//! queued [`Job`], the path that reached it ([`hops`]), why one is kept
+//! out ([`Limit`], [`Verdict`]) and jobs as bytes ([`chunk`], the format of
+//! the frontier's spilled queues and of the state directory's journals).
+//!
+//! A leaf: it imports no other module of the crate. The frontier queues
+//! jobs, the state directory journals them, a cluster sends them between
+//! nodes and the output records their hops; none of those has to reach up
+//! into the engine (`crate::crawl`) to name one.
+
+pub mod chunk;
+pub mod hops;
+mod refused;
+
+use std::sync::Arc;
+
+use hops::Hops;
+
+pub use chunk::ChunkError;
+pub use refused::{Limit, Verdict};
+
+/// A URL waiting to be fetched, with what it may still do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// Normalised absolute URL (the dedup key).
+    pub url: String,
+    /// Redirect hops this URL may still start (the chapter's `max_redirect`).
+    pub redirects_left: u32,
+    /// Links followed from a root to reach it.
+    pub depth: u32,
+    /// How it was reached from a root (the crawl log's `hops`).
+    pub hops: Hops,
+    /// The URL it was found on, or redirected from (the crawl log's
+    /// `via`); shared by every link of one page.
+    pub via: Option<Arc<str>>,
+}
+
+impl Job {
+    /// A crawl root, with `redirects` hops of redirect allowed.
+    pub fn root(url: String, redirects: u32) -> Job {
+        Job {
+            url,
+            redirects_left: redirects,
+            depth: 0,
+            hops: Hops::root(),
+            via: None,
+        }
+    }
+}

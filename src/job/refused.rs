@@ -1,0 +1,67 @@
+//! Why a URL is kept out without a fetch: a crawl limit ([`Limit`]) or
+//! robots.txt ([`Verdict`]). Each names its record's `error_kind`, so the
+//! engine that decides and the state directory that reads records back
+//! agree on the words.
+
+/// The crawl limit that keeps a URL out of the frontier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Longer than `max_url_length`.
+    UrlTooLong,
+    /// Found more than `max_depth` links from a root (by the first path
+    /// it was found by, as for queued URLs).
+    TooDeep,
+    /// Its host already has `max_pages_per_host` URLs.
+    HostBudget,
+    /// A sitemap of a host that already has `max_sitemaps_per_host`.
+    SitemapBudget,
+}
+
+impl Limit {
+    /// Every limit.
+    pub const ALL: [Limit; 4] = [
+        Limit::UrlTooLong,
+        Limit::TooDeep,
+        Limit::HostBudget,
+        Limit::SitemapBudget,
+    ];
+
+    /// The record's `error_kind`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Limit::UrlTooLong => "url_too_long",
+            Limit::TooDeep => "too_deep",
+            Limit::HostBudget => "host_budget",
+            Limit::SitemapBudget => "sitemap_budget",
+        }
+    }
+
+    /// The record's one-line `error`.
+    pub fn message(self) -> &'static str {
+        match self {
+            Limit::UrlTooLong => "not queued: longer than --max-url-length",
+            Limit::TooDeep => "not queued: more links from a root than --max-depth",
+            Limit::HostBudget => "not queued: its host is at --max-pages-per-host",
+            Limit::SitemapBudget => "sitemap not queued: its host is at its cap of sitemaps",
+        }
+    }
+}
+
+/// Why a URL may not be fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allowed,
+    Disallowed,
+    Unavailable,
+}
+
+impl Verdict {
+    /// The `error_kind` of the record of a URL kept out (`Allowed` has
+    /// none: it reads as disallowed).
+    pub fn kind(self) -> &'static str {
+        match self {
+            Verdict::Unavailable => "robots_unavailable",
+            _ => "robots_disallowed",
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Why a fetch produced no (complete) response ([`FetchError`]), its kind
+//! as records and the report name it, whether it is worth another try, and
+//! how a stream's I/O error reads as one.
+// Network data flows through here: a panic would take down a whole shard.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+
+use crate::net::http::{BodyError, HeadError};
+use crate::net::tls::TlsError;
+
+/// Why a fetch produced no (complete) response.
+#[derive(Debug, Error)]
+pub enum FetchError {
+    #[error("{0}")]
+    Dns(#[from] crate::net::dns::DnsError),
+    #[error("unsupported scheme {0} (ringcrawl fetches http and https)")]
+    Scheme(String),
+    #[error("connect: {0}")]
+    Connect(io::Error),
+    #[error("connect timed out")]
+    ConnectTimeout,
+    /// The TLS handshake did not end within the connect time-out (counted
+    /// from the start of the TCP connect).
+    #[error("TLS handshake not done within the connect time-out")]
+    HandshakeTimeout,
+    #[error("no data for the read timeout")]
+    ReadTimeout,
+    #[error("fetch deadline exceeded")]
+    Deadline,
+    #[error("{0}")]
+    Io(io::Error),
+    #[error("connection closed before any response")]
+    Empty,
+    /// A reused keep-alive connection failed before any byte of the answer:
+    /// the server closed it while idle. [`fetch`](super::fetch) then
+    /// connects afresh.
+    #[error("reused connection closed before any response")]
+    Stale,
+    #[error("connection closed inside the response head")]
+    HeadCut,
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// A body read until the close, closed without TLS `close_notify`.
+    #[error("connection closed without TLS close_notify: the body may be cut short")]
+    NoCloseNotify,
+    #[error(transparent)]
+    Head(#[from] HeadError),
+    #[error(transparent)]
+    Body(#[from] BodyError),
+}
+
+impl FetchError {
+    /// Short machine-readable class, used in records and the report.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FetchError::Dns(_) => "dns",
+            FetchError::Scheme(_) => "unsupported_scheme",
+            FetchError::Connect(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                "connect_refused"
+            }
+            FetchError::Connect(_) => "connect",
+            FetchError::ConnectTimeout => "connect_timeout",
+            FetchError::HandshakeTimeout => "tls_timeout",
+            FetchError::ReadTimeout => "read_timeout",
+            FetchError::Deadline => "deadline",
+            FetchError::Io(e) if e.kind() == io::ErrorKind::ConnectionReset => "reset",
+            FetchError::Io(_) => "io",
+            FetchError::Empty => "empty_response",
+            FetchError::Stale => "stale_connection",
+            FetchError::HeadCut => "head_cut",
+            FetchError::Head(HeadError::TooLarge(_)) => "head_too_large",
+            FetchError::Head(HeadError::ConflictingLength) => "conflicting_length",
+            FetchError::Head(HeadError::BadLength) => "bad_length",
+            FetchError::Head(HeadError::Invalid(_)) => "bad_head",
+            FetchError::Body(BodyError::Truncated) | FetchError::NoCloseNotify => "truncated",
+            FetchError::Tls(e) => e.kind(),
+            FetchError::Body(BodyError::BadChunk(_)) => "bad_chunk",
+        }
+    }
+
+    /// Worth another try: the chapter retries network errors only. Time-outs
+    /// are not retried (a slow server would cost `max_tries` deadlines), nor
+    /// are answers that were wrong rather than missing.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            FetchError::Connect(_)
+                | FetchError::Io(_)
+                | FetchError::Empty
+                | FetchError::Stale
+                | FetchError::HeadCut
+        ) || matches!(self, FetchError::Tls(e) if e.is_retryable())
+    }
+
+    /// Raised before any packet was sent: says nothing about the host.
+    pub fn is_before_network(&self) -> bool {
+        matches!(self, FetchError::Scheme(_))
+    }
+}
+
+/// An I/O error of a stream as a fetch error: a time-out is the deadline's
+/// if less than a millisecond of it was `left`, else the read time-out's.
+pub(super) fn io_error(e: io::Error, left: Duration) -> FetchError {
+    match e.kind() {
+        io::ErrorKind::TimedOut if left < Duration::from_millis(1) => FetchError::Deadline,
+        io::ErrorKind::TimedOut => FetchError::ReadTimeout,
+        _ => match TlsError::from_io(e, false) {
+            Ok(tls) => FetchError::Tls(tls),
+            Err(e) => FetchError::Io(e),
+        },
+    }
+}
+
+/// An I/O error that ended a TLS handshake whose every operation had to
+/// end by `connected_by`: a time-out is the fetch's deadline's if that
+/// has passed, else the connect time-out's if `connected_by` has, else a
+/// read time-out.
+pub(super) fn handshake_error(e: io::Error, deadline: Instant, connected_by: Instant) -> FetchError {
+    let now = Instant::now();
+    let left = deadline.saturating_duration_since(now);
+    if e.kind() == io::ErrorKind::TimedOut
+        && left >= Duration::from_millis(1)
+        && connected_by.saturating_duration_since(now) < Duration::from_millis(1)
+    {
+        return FetchError::HandshakeTimeout;
+    }
+    io_error(e, left)
+}

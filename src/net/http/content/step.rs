@@ -1,0 +1,60 @@
+//! One call of a decoder, as every stage makes it: the front of the input
+//! it may use ([`step_of`], at most [`STEP`] bytes), room for a bounded
+//! number of output bytes ([`append`]), deflate's call ([`inflate_into`],
+//! shared by `deflate` and gzip's members) and what the call did ([`Run`]).
+//!
+//! Not the stages themselves (`stage.rs`, `gzip.rs`, `zstd.rs`).
+// Lints: those of `http` apply here too.
+
+use flate2::{Decompress, FlushDecompress, Status};
+
+use super::STEP;
+
+/// What one call of a decoder (`Stage::run`) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Run {
+    /// Bytes of the input used.
+    pub consumed: usize,
+    /// The coded stream is over; bytes after it are not part of it.
+    pub ended: bool,
+}
+
+/// The front of `input` a call may use.
+pub(super) fn step_of(input: &[u8]) -> &[u8] {
+    input.get(..STEP).unwrap_or(input)
+}
+
+/// Append to `out`, through `write`, what it writes into a slice of `room`
+/// bytes (`write` says how many it wrote, and what else it has to say).
+pub(super) fn append<T>(
+    out: &mut Vec<u8>,
+    room: usize,
+    write: impl FnOnce(&mut [u8]) -> (usize, T),
+) -> T {
+    let start = out.len();
+    out.resize(start.saturating_add(room), 0);
+    let (written, said) = write(out.get_mut(start..).unwrap_or_default());
+    out.truncate(start.saturating_add(written.min(room)));
+    said
+}
+
+/// One call of `inflate` on `input`: the bytes it used and its status.
+pub(super) fn inflate_into(
+    inflate: &mut Decompress,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    room: usize,
+) -> Result<(usize, Status), String> {
+    let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
+    let status = append(out, room, |buf| {
+        let status = inflate.decompress(input, buf, FlushDecompress::None);
+        (since(inflate.total_out(), out_before), status)
+    });
+    let status = status.map_err(|e| e.to_string())?;
+    Ok((since(inflate.total_in(), in_before), status))
+}
+
+/// `now - before` of a decoder's running total, as a length.
+fn since(now: u64, before: u64) -> usize {
+    usize::try_from(now.saturating_sub(before)).unwrap_or(usize::MAX)
+}
