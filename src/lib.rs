@@ -211,6 +211,7 @@ pub use output::record::Warning;
 pub use output::stats::{
     DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, MAX_FAILED_STARTS,
 };
+pub use state::Damaged as DamagedState;
 pub use url::Url;
 
 /// The README's Rust examples, compiled by `cargo test --doc`, and a check

@@ -113,8 +113,15 @@ struct Line<'a> {
 
 /// Repair the log at `path` and read what it says was done, with the
 /// crawl's fingerprint `key`, for the shards whose folders are
-/// `shard_dirs`: each gets a file of its fingerprints there.
-pub fn read(path: &Path, key: [u64; 2], shard_dirs: &[PathBuf]) -> Result<Done, StateError> {
+/// `shard_dirs`: each gets a file of its fingerprints there. A damaged
+/// line before the end is an error, or with `discard` cut with all after
+/// it.
+pub fn read(
+    path: &Path,
+    key: [u64; 2],
+    shard_dirs: &[PathBuf],
+    discard: bool,
+) -> Result<Done, StateError> {
     let shards = shard_dirs.len().max(1);
     let mut done = Done::empty(shards);
     let fingerprinter = Fingerprinter::new(key);
@@ -125,7 +132,7 @@ pub fn read(path: &Path, key: [u64; 2], shard_dirs: &[PathBuf]) -> Result<Done, 
         files.push((path, BufWriter::with_capacity(1 << 16, file)));
     }
     let mut failed: Option<(PathBuf, io::Error)> = None;
-    let repaired = repair_jsonl_with(path, 0, |bytes| {
+    let repaired = repair_jsonl_with(path, 0, discard, |bytes| {
         let Ok(line) = serde_json::from_slice::<Line>(bytes) else {
             return false;
         };
@@ -232,7 +239,7 @@ mod tests {
                 dir
             })
             .collect();
-        let done = read(&path, key, &dirs).unwrap();
+        let done = read(&path, key, &dirs, false).unwrap();
         assert_eq!((done.records, done.pages, done.bytes, done.interrupted), (4, 2, 107, 1));
         assert_eq!(done.warc_whole.get("w.warc.gz"), Some(&900));
         let by_shard: Vec<Vec<u64>> = done

@@ -128,6 +128,32 @@ pub enum StateError {
     /// The fingerprint key could not be drawn.
     #[error("drawing the fingerprint key: {0}")]
     Random(#[source] io::Error),
+    /// Damage before the end of a file a resume reads.
+    #[error(transparent)]
+    Damaged(#[from] Damaged),
+}
+
+/// A line of the log or the index, or a chunk of a journal, that does not
+/// read, with whole data after it: not a tail a kill tore (a kill only
+/// tears the end), but damage a repair must not cut, since everything
+/// after it would go too. A resume stops on it unless told to accept the
+/// loss (`--resume-discard-damaged`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}: {} at byte {byte} is damaged ({what}) and whole data follows it; nothing was cut \
+     (resume with --resume-discard-damaged to drop what is damaged and go on)",
+    .path.display(),
+    .place
+)]
+pub struct Damaged {
+    /// The file.
+    pub path: PathBuf,
+    /// What is damaged: `line N`, or `the chunk`.
+    pub place: String,
+    /// Where it starts.
+    pub byte: u64,
+    /// Why it does not read.
+    pub what: String,
 }
 
 fn held_by(pid: &Option<u32>) -> String {

@@ -14,8 +14,12 @@
 //!    shard, and the budgets they spent;
 //! 2. the CDXJ index and the last WARC file of each shard and run are cut
 //!    back to their last whole line or gzip member;
-//! 3. the journals of the earlier runs ([`super::journal`]) are named for
-//!    the shards, which replay them minus what is done.
+//! 3. the journals of the earlier runs ([`super::journal`]) are checked
+//!    and named for the shards, which replay them minus what is done.
+//!
+//! Damage before the end of the log, the index or a journal (not a tail a
+//! kill tore) stops the resume with [`super::Damaged`] before anything is
+//! changed, unless the crawl accepts the loss (`--resume-discard-damaged`).
 //!
 //! The seen-sets and queues are not kept across runs: a resume rebuilds
 //! them from the journals (so a resume reads every URL discovered so far
@@ -76,7 +80,7 @@ impl Session {
             source,
         })?;
         let session = if settings.resume {
-            Session::resume(config, &settings.dir)?
+            Session::resume(config, &settings.dir, settings.discard_damaged)?
         } else {
             Session::create(config, &settings.dir, settings.args)?
         };
@@ -126,7 +130,7 @@ impl Session {
         })
     }
 
-    fn resume(config: &mut Config, path: &Path) -> Result<Session, StateError> {
+    fn resume(config: &mut Config, path: &Path, discard: bool) -> Result<Session, StateError> {
         let (dir, manifest, checkpoint) = StateDir::open(path)?;
         let mismatch = |what: String| StateError::Mismatch {
             path: path.to_path_buf(),
@@ -165,9 +169,34 @@ impl Session {
         config.cdxj = manifest.outputs.cdxj.clone();
 
         let mut notes = Vec::new();
+        let mut last_run = None;
+        for shard in 0..manifest.shards {
+            let shard_dir = dir.shard_dir(shard);
+            let runs = journal::runs(&shard_dir)?;
+            last_run = last_run.max(runs.last().copied());
+            // Damage stops the resume before anything is changed or
+            // fetched (the shards replay the journals once the crawl runs).
+            for run in runs {
+                let path = journal::path(&shard_dir, run);
+                let read = journal::check(&path, discard)?;
+                if read.damaged > 0 {
+                    notes.push(format!(
+                        "{}: {} damaged bytes in {} stretches skipped (their URLs are lost)",
+                        path.display(),
+                        read.skipped,
+                        read.damaged
+                    ));
+                }
+            }
+        }
         let done = if jsonl.exists() {
             let shard_dirs: Vec<PathBuf> = (0..manifest.shards).map(|i| dir.shard_dir(i)).collect();
-            done::read(&jsonl, manifest.fingerprint_key.halves().into(), &shard_dirs)?
+            done::read(
+                &jsonl,
+                manifest.fingerprint_key.halves().into(),
+                &shard_dirs,
+                discard,
+            )?
         } else {
             done::Done::empty(manifest.shards)
         };
@@ -180,7 +209,7 @@ impl Session {
             ));
         }
         if let Some(cdxj) = manifest.outputs.cdxj.as_ref().filter(|p| p.exists()) {
-            let repaired = repair_cdxj_in_place(cdxj, 0)?;
+            let repaired = repair_cdxj_in_place(cdxj, 0, discard)?;
             if let Some(why) = &repaired.torn {
                 notes.push(format!("{}: cut {} bytes ({why})", cdxj.display(), repaired.cut()));
             }
@@ -208,11 +237,6 @@ impl Session {
                     notes.push(format!("{}: cut {} bytes ({why})", file.display(), repaired.cut()));
                 }
             }
-        }
-        let mut last_run = None;
-        for shard in 0..manifest.shards {
-            let runs = journal::runs(&dir.shard_dir(shard))?;
-            last_run = last_run.max(runs.last().copied());
         }
         let (elapsed_before, seq) = checkpoint
             .map(|c| (Duration::from_millis(c.elapsed_ms), c.seq))

@@ -599,3 +599,91 @@ fn a_resumed_crawl_reports_the_whole_crawls_records_too() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `path` with its line `n` (from 1) replaced by bytes that are no
+/// record, the lines after it whole.
+fn damage_line(path: &Path, n: usize) {
+    let text = std::fs::read(path).unwrap();
+    let mut lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    assert!(
+        lines.len() > n + 2,
+        "{} has lines after line {n}",
+        path.display()
+    );
+    lines[n - 1] = b"{\"url\": \"http://damaged\x00\x00\x00 block\n";
+    std::fs::write(path, lines.concat()).unwrap();
+}
+
+#[test]
+fn damage_in_the_middle_of_the_log_or_the_index_stops_the_resume_until_the_loss_is_accepted() {
+    let site = Site::new(400, 2);
+    let dir = scratch("damaged");
+    let index = dir.join("index.cdxj");
+    let (state, _warc, log, args) = cli_crawl(
+        &site,
+        &dir,
+        &["--max-pages", "100", "--cdxj", &index.display().to_string()],
+    );
+    let (code, err) = wait(ringcrawl(&args));
+    assert_eq!(code, Some(0), "{err}");
+    let resume = |more: &[&str]| {
+        let mut args = vec!["--resume".to_string(), state.display().to_string()];
+        args.extend(["-q", "--max-pages", "200"].map(String::from));
+        args.extend(more.iter().map(|s| s.to_string()));
+        wait(ringcrawl(&args))
+    };
+    for file in [&log, &index] {
+        let whole = std::fs::read(file).unwrap();
+        damage_line(file, 5);
+        let damaged = std::fs::read(file).unwrap();
+        let (code, err) = resume(&[]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&file.display().to_string()) && err.contains("line 5"),
+            "names the file and the line: {err}"
+        );
+        assert!(err.contains("--resume-discard-damaged"), "{err}");
+        assert_eq!(std::fs::read(file).unwrap(), damaged, "nothing cut");
+        std::fs::write(file, whole).unwrap();
+    }
+    assert_eq!(lines(&log), 100, "the log is as it was");
+
+    // A journal chunk damaged between whole ones (its magic and length
+    // kept, a byte of its URLs flipped).
+    // The first run's larger journal (a shard whose hosts found no link
+    // may have written none).
+    let journal = (0..2)
+        .map(|shard| state.join(format!("shard-{shard}/journal-000000.bin")))
+        .max_by_key(|path| std::fs::metadata(path).map_or(0, |m| m.len()))
+        .unwrap();
+    let whole = std::fs::read(&journal).unwrap();
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while at + 16 <= whole.len() {
+        starts.push(at);
+        at += 16 + u32::from_le_bytes(whole[at + 8..at + 12].try_into().unwrap()) as usize;
+    }
+    assert!(starts.len() >= 3, "chunks: {starts:?}");
+    let mut damaged = whole.clone();
+    damaged[starts[1] + 17] ^= 0x55;
+    std::fs::write(&journal, &damaged).unwrap();
+    let (code, err) = resume(&[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&journal.display().to_string())
+            && err.contains(&format!("byte {}", starts[1])),
+        "names the journal and the byte: {err}"
+    );
+    assert_eq!(std::fs::read(&journal).unwrap(), damaged, "nothing changed");
+    assert_eq!(lines(&log), 100, "nothing fetched");
+    std::fs::write(&journal, &whole).unwrap();
+
+    // The loss accepted: the resume goes on.
+    damage_line(&log, 5);
+    std::fs::write(&journal, &damaged).unwrap();
+    let (code, err) = resume(&["--resume-discard-damaged"]);
+    assert_eq!(code, Some(0), "{err}");
+    let urls = logged(&log);
+    assert!(urls.values().all(|n| *n == 1), "no URL logged twice");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
