@@ -72,6 +72,11 @@ pub struct Done {
     /// are in the file, so everything before it is whole, and a repair
     /// starts there.
     pub warc_whole: HashMap<String, u64>,
+    /// Of each WARC file, the offset of the record the log's last line
+    /// pointing into it points at: a page's index line follows its
+    /// record, in the log's order, so the index lines of the file after
+    /// that one's stand for records the log does not hold.
+    pub warc_last: HashMap<String, u64>,
     /// What the repair of the log found and cut.
     pub repaired: Repaired<()>,
 }
@@ -86,6 +91,7 @@ impl Done {
             bytes: 0,
             interrupted: 0,
             warc_whole: HashMap::new(),
+            warc_last: HashMap::new(),
             repaired: Repaired {
                 was: 0,
                 len: 0,
@@ -154,6 +160,12 @@ pub fn read(
                 Some(at) => *at = (*at).max(offset),
                 None => {
                     done.warc_whole.insert(file.to_string(), offset);
+                }
+            }
+            match done.warc_last.get_mut(file.as_ref()) {
+                Some(at) => *at = offset,
+                None => {
+                    done.warc_last.insert(file.to_string(), offset);
                 }
             }
         }

@@ -31,7 +31,8 @@
 //! blocking write on an executor stalls the shard). It does not decide when
 //! to checkpoint nor what the shard folders hold, and it writes no output
 //! file: the outputs are appended to by the crawl and only ever cut at a
-//! tear by [`repair`].
+//! tear by [`repair`], or, for the CDXJ index, rewritten without the lines
+//! a resume drops ([`index`]).
 #![deny(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -43,6 +44,7 @@
 )]
 
 pub mod done;
+pub mod index;
 pub mod journal;
 pub mod manifest;
 pub mod repair;

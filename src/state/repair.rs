@@ -412,22 +412,6 @@ pub fn repair_warc_in_place(path: &Path, from: u64) -> Result<Repaired<RecordAt>
     walk_warc(path, from, false)
 }
 
-/// Repair the CDXJ file `path` from `from` on, as [`repair_cdxj`], keeping
-/// no list of its lines (`items` stays empty).
-pub fn repair_cdxj_in_place(
-    path: &Path,
-    from: u64,
-    discard: bool,
-) -> Result<Repaired<()>, StateError> {
-    let (was, len, torn) = scan_lines(path, from, discard, |_, line| cdxj_url(line).is_some())?;
-    Ok(Repaired {
-        was,
-        len,
-        torn,
-        items: Vec::new(),
-    })
-}
-
 fn walk_warc(path: &Path, from: u64, keep: bool) -> Result<Repaired<RecordAt>, StateError> {
     let (file, was) = open(path, from)?;
     let mut buffered = BufReader::with_capacity(1 << 18, &file);

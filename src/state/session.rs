@@ -12,8 +12,10 @@
 //! 1. the log of records (JSONL) is repaired and read ([`super::done`]):
 //!    the URLs with a record, into a file in the folder of their owning
 //!    shard, and the budgets they spent;
-//! 2. the CDXJ index and the last WARC file of each shard and run are cut
-//!    back to their last whole line or gzip member;
+//! 2. the last WARC file of each shard and run is cut back to its last
+//!    whole gzip member, then the CDXJ index keeps only the lines whose
+//!    WARC bytes are there and whose records the log holds
+//!    ([`super::index`]);
 //! 3. the journals of the earlier runs ([`super::journal`]) are checked
 //!    and named for the shards, which replay them minus what is done.
 //!
@@ -38,8 +40,8 @@ use crate::output::timestamp::rfc3339_millis;
 
 use super::done::{self, Done};
 use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
-use super::repair::{repair_cdxj_in_place, repair_warc_in_place, warc_files};
-use super::{io_err, journal, Checkpoint, Manifest, StateDir, StateError};
+use super::repair::{repair_warc_in_place, warc_files};
+use super::{index, io_err, journal, Checkpoint, Manifest, StateDir, StateError};
 
 /// The prefix of the spill directories (seen runs, spilled queues) a run
 /// makes in the state directory; a killed run's is removed by the next.
@@ -208,12 +210,6 @@ impl Session {
                 done.repaired.len
             ));
         }
-        if let Some(cdxj) = manifest.outputs.cdxj.as_ref().filter(|p| p.exists()) {
-            let repaired = repair_cdxj_in_place(cdxj, 0, discard)?;
-            if let Some(why) = &repaired.torn {
-                notes.push(format!("{}: cut {} bytes ({why})", cdxj.display(), repaired.cut()));
-            }
-        }
         if let Some(warc) = &manifest.outputs.warc {
             for file in last_warc_files(&warc.dir, &warc.prefix)? {
                 let len = fs::metadata(&file).map_err(io_err("reading", &file))?.len();
@@ -236,6 +232,23 @@ impl Session {
                 if let Some(why) = &repaired.torn {
                     notes.push(format!("{}: cut {} bytes ({why})", file.display(), repaired.cut()));
                 }
+            }
+        }
+        // After the WARC files' repair: a line must point at bytes still
+        // there.
+        if let Some(cdxj) = manifest.outputs.cdxj.as_ref().filter(|p| p.exists()) {
+            let warc_dir = manifest.outputs.warc.as_ref().map(|w| w.dir.as_path());
+            let kept = index::keep_written(cdxj, warc_dir, &done.warc_last, discard)?;
+            if kept.changed() {
+                notes.push(format!(
+                    "{}: kept {} lines; dropped {} whose WARC bytes are gone, {} of pages without a record (fetched again), {} damaged{}",
+                    cdxj.display(),
+                    kept.lines,
+                    kept.unwritten,
+                    kept.unlogged,
+                    kept.damaged,
+                    kept.torn.as_deref().map(|t| format!("; cut {t}")).unwrap_or_default()
+                ));
             }
         }
         let (elapsed_before, seq) = checkpoint

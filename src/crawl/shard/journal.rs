@@ -145,6 +145,7 @@ impl Shard {
     /// Write a record to the log (and keep it, for the library's report).
     fn log_record(&self, record: Record) {
         self.sink.write(&record);
+        self.index_logged(&record);
         if self.config.keep_records {
             self.records.borrow_mut().push(record);
         }
@@ -217,8 +218,11 @@ impl Shard {
                 }
             }
             self.release_records(journal, upto, warc_upto);
-            // To the log's writer now, not at the next watch: a kill then
-            // finds few fetched pages without their record.
+            // To the writers now, not at the next watch: a kill then
+            // finds few fetched pages without their record. The index
+            // first: a line a kill leaves without its record is dropped
+            // by the resume, a record without its line stays unindexed.
+            self.cdxj.hand_off();
             self.sink.hand_off();
         }
         if let Err(e) = file.close().await {
@@ -248,6 +252,7 @@ impl Shard {
     /// for the library's report, not written.
     fn unlogged(&self, journal: &Journal, record: Record) {
         journal.unlogged.set(journal.unlogged.get() + 1);
+        self.index_unlogged(&record);
         if self.config.keep_records {
             self.records.borrow_mut().push(record);
         }

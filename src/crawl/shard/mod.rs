@@ -11,7 +11,8 @@
 //! host's release, so one busy host can keep every core fetching. With a
 //! state directory it also journals the URLs it routes and holds each
 //! record until they are on disk (`journal.rs`), and a resume starts by
-//! replaying the earlier runs' journals.
+//! replaying the earlier runs' journals. An index line waits for its WARC
+//! bytes, and a page's for its record (`index.rs`).
 //! Everything here is `!Send` (`Rc`/`RefCell`) and no `RefCell` borrow is
 //! held across an `.await`.
 // Network data flows through here: a panic would take down a whole shard.
@@ -26,6 +27,7 @@
 mod archive;
 mod cluster;
 mod dispatch;
+mod index;
 mod journal;
 mod page;
 mod robots;
@@ -192,6 +194,8 @@ pub struct Shard {
     sink: RecordSink,
     /// This shard's lines of the CDXJ index (`--cdxj`).
     cdxj: RecordSink,
+    /// Index lines waiting for their WARC bytes (with `--warc --cdxj`).
+    index: Option<index::Index>,
     /// This shard's WARC files, if archiving.
     warc: Option<WarcFiles>,
     /// Payloads archived so far, crawl-wide (`--warc-dedup`).
@@ -300,6 +304,7 @@ impl Shard {
             stats: RefCell::new(Stats::default()),
             records: RefCell::new(Vec::new()),
             sink: RecordSink::new(shared.records),
+            index: (shared.cdxj.is_some() && warc.is_some()).then(index::Index::default),
             cdxj: RecordSink::new(shared.cdxj),
             warc,
             dedup: shared.dedup,
@@ -331,6 +336,7 @@ impl Shard {
         // is offered (the peers' batches wait in the channels).
         self.take_done().await;
         let journal = glommio::spawn_local(self.clone().keep_journal());
+        let index = glommio::spawn_local(self.clone().keep_index());
         let now = Instant::now();
         let duplicates = roots
             .into_iter()
@@ -465,6 +471,8 @@ impl Shard {
                 }
             }
         }
+        // The index lines whose bytes are in the files now, and only those.
+        self.finish_index(index);
         let hosts = self.frontier.borrow().host_memory();
         {
             let mut stats = self.stats.borrow_mut();
