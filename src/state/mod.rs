@@ -130,6 +130,17 @@ pub enum StateError {
     /// The fingerprint key could not be drawn.
     #[error("drawing the fingerprint key: {0}")]
     Random(#[source] io::Error),
+    /// A resume found the journals of earlier runs but not the log of
+    /// records (made before any journal): what was done is unknown.
+    #[error(
+        "{} is missing: it is the crawl's list of what is done, and the journals say pages were \
+         crawled (restore it, or start a new crawl)",
+        .path.display()
+    )]
+    LogMissing {
+        /// The log.
+        path: PathBuf,
+    },
     /// Damage before the end of a file a resume reads.
     #[error(transparent)]
     Damaged(#[from] Damaged),

@@ -199,6 +199,9 @@ impl Session {
                 &shard_dirs,
                 discard,
             )?
+        } else if last_run.is_some() {
+            // The log is made before any journal: gone, not yet written.
+            return Err(StateError::LogMissing { path: jsonl });
         } else {
             done::Done::empty(manifest.shards)
         };

@@ -781,3 +781,31 @@ fn a_crawl_killed_mid_warc_write_resumes_with_an_index_that_points_only_at_writt
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_resume_whose_log_is_gone_is_an_error_not_a_crawl_with_nothing_done() {
+    let site = Site::new(200, 2);
+    let dir = scratch("no-log");
+    let (state, _warc, log, args) = cli_crawl(&site, &dir, &["--max-pages", "50"]);
+    let (code, err) = wait(ringcrawl(&args));
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::remove_file(&log).unwrap();
+    let hits = site.page_hits().values().sum::<usize>();
+    let (code, err) = wait(ringcrawl(&[
+        "--resume".to_string(),
+        state.display().to_string(),
+        "-q".to_string(),
+    ]));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&log.display().to_string()) && err.contains("missing"),
+        "{err}"
+    );
+    assert_eq!(
+        site.page_hits().values().sum::<usize>(),
+        hits,
+        "nothing fetched again"
+    );
+    assert!(!log.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
