@@ -231,6 +231,7 @@ pub use output::record::Warning;
 pub use output::stats::{
     DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, MAX_FAILED_STARTS,
 };
+pub use state::Damaged as DamagedState;
 pub use url::Url;
 pub use web::scope::ScopeMode;
 

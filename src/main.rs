@@ -10,7 +10,9 @@
 //!   files, the `--wacz` package or a `--save` file could not be written,
 //!   `--demo` missed pages);
 //! - 2 bad usage: flags or roots, an output path that cannot be written, a
-//!   state directory in use, a resume's other scope (one line on stderr);
+//!   state directory in use, a resume's other scope (one line on stderr),
+//!   or damage before the end of a file a resume reads (nothing changed;
+//!   `--resume-discard-damaged` accepts the loss);
 //! - 4 nothing fetched, no server answered at all (every root failed on
 //!   DNS, connect, time-out, reset, or an unsupported scheme; robots.txt
 //!   unreachable);
@@ -49,6 +51,12 @@ fn main() -> ExitCode {
     logger::install(args.verbosity());
     match run(args, given) {
         Ok(code) => code,
+        // Damage a resume would not cut: nothing was changed, and the
+        // user decides (exit 2, as for a usage error).
+        Err(e) if e.downcast_ref::<ringcrawl::DamagedState>().is_some() => {
+            eprintln!("ringcrawl: {e:#}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("ringcrawl: {e:#}");
             ExitCode::from(1)

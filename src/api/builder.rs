@@ -73,6 +73,8 @@ pub struct CrawlerBuilder {
     /// The state directory, and whether to resume the crawl it holds.
     state: Option<(PathBuf, bool)>,
     checkpoint_interval: Duration,
+    /// A resume drops damaged data instead of stopping.
+    discard_damaged: bool,
     state_args: Vec<String>,
     /// With [`CrawlerBuilder::cluster`]: the node's settings, checked at
     /// build.
@@ -94,6 +96,7 @@ impl CrawlerBuilder {
             hooks: Hooks::default(),
             state: None,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
+            discard_damaged: false,
             state_args: Vec::new(),
             cluster: None,
         }
@@ -399,6 +402,17 @@ impl CrawlerBuilder {
         self
     }
 
+    /// A [`resume`](Self::resume) that finds damage before the end of the
+    /// log, the index or a journal (not a tail torn by a kill, which is
+    /// always cut) drops what is damaged and goes on: the damaged records
+    /// and index lines are lost (their pages are fetched again), and so
+    /// are the URLs of a damaged journal chunk. Without it such a resume
+    /// fails with an error naming the file and the place.
+    pub fn resume_discard_damaged(mut self, yes: bool) -> Self {
+        self.discard_damaged = yes;
+        self
+    }
+
     /// How often a crawl with a state directory writes its checkpoint
     /// (default 60 s; once more when it stops).
     pub fn checkpoint_interval(mut self, every: Duration) -> Self {
@@ -640,6 +654,7 @@ impl CrawlerBuilder {
             hooks,
             state,
             checkpoint_interval,
+            discard_damaged,
             state_args,
             cluster,
         } = self;
@@ -673,6 +688,9 @@ impl CrawlerBuilder {
         let state_given = state.is_some();
         if let Some((dir, resume)) = state {
             checks::state(&mut config, dir, resume, checkpoint_interval, state_args)?;
+            if let Some(state) = config.state.as_mut() {
+                state.discard_damaged = discard_damaged;
+            }
         }
         config.roots = roots
             .iter()

@@ -106,6 +106,7 @@ pub(super) fn state(
         dir,
         resume,
         checkpoint_interval,
+        discard_damaged: false,
         args,
     });
     Ok(())

@@ -362,6 +362,16 @@ pub struct Args {
     #[arg(long, value_name = "DIR", help_heading = STATE)]
     pub resume: Option<PathBuf>,
 
+    /// With --resume: drop damaged lines of the log or the index and damaged journal chunks instead of stopping
+    ///
+    /// A resume cuts a tail torn by a kill on its own. Damage before the
+    /// end (a bad disk block, an edit) stops it with exit code 2, naming
+    /// the file and the line or byte, and changes nothing; with this flag
+    /// the damaged records and index lines are dropped (their pages are
+    /// fetched again) and the URLs of a damaged journal chunk are lost.
+    #[arg(long = "resume-discard-damaged", requires = "resume", help_heading = STATE)]
+    pub resume_discard_damaged: bool,
+
     /// Time between checkpoints of a crawl with --state (a bare number is seconds)
     #[arg(
         long = "checkpoint-interval",

@@ -83,6 +83,7 @@ impl Args {
             (None, None) => {}
         }
         b = b.checkpoint_interval(self.checkpoint_interval);
+        b = b.resume_discard_damaged(self.resume_discard_damaged);
         if let (Some(url), Some(crawl)) = (&self.cluster, &self.crawl) {
             b = b.cluster(url, crawl).lease_ttl(self.lease_ttl);
             if let Some(node) = &self.node {

@@ -15,7 +15,7 @@ Durations take a unit (500ms, 2s, 5m, 1h) or are bare numbers in the flag's unit
 Exit codes:
   0    the crawl finished and some page answered 2xx (or a budget stopped it, or a resume found nothing left)
   1    it failed or was aborted (a shard died, an output could not be written, --demo missed pages)
-  2    bad flags or roots, an output path that cannot be written, a --state directory in use (one line on stderr)
+  2    bad flags or roots, an output path that cannot be written, a --state directory in use, or damage in the middle of a resumed crawl's log, index or journal (nothing changed; --resume-discard-damaged accepts the loss) (one line on stderr)
   4    nothing fetched: no server answered (DNS, connect, time-out, robots.txt unreachable)
   5    nothing fetched: a root's certificate is not trusted (--ca-cert FILE or --insecure helps)
   8    nothing fetched: servers answered with errors only (4xx/5xx, kept out by robots.txt)

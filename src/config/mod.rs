@@ -48,6 +48,9 @@ pub struct StateSettings {
     pub resume: bool,
     /// How often a checkpoint is written (and once more at the end).
     pub checkpoint_interval: Duration,
+    /// A resume drops damaged lines or journal chunks (with the
+    /// records, index lines or URLs they held) instead of stopping.
+    pub discard_damaged: bool,
     /// The command line's flags that made the crawl, kept in its manifest
     /// so that `--resume` applies them again (empty from the library).
     pub args: Vec<String>,

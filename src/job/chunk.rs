@@ -30,7 +30,8 @@ use std::sync::Arc;
 use super::Job;
 use crate::job::hops::Hops;
 
-const MAGIC: [u8; 4] = *b"RCQ1";
+/// The first bytes of every chunk (a reader resyncs on them).
+pub const MAGIC: [u8; 4] = *b"RCQ1";
 
 /// Bytes of a chunk's header.
 pub const HEADER: usize = 16;

@@ -72,6 +72,11 @@ pub struct Done {
     /// are in the file, so everything before it is whole, and a repair
     /// starts there.
     pub warc_whole: HashMap<String, u64>,
+    /// Of each WARC file, the offset of the record the log's last line
+    /// pointing into it points at: a page's index line follows its
+    /// record, in the log's order, so the index lines of the file after
+    /// that one's stand for records the log does not hold.
+    pub warc_last: HashMap<String, u64>,
     /// What the repair of the log found and cut.
     pub repaired: Repaired<()>,
 }
@@ -86,6 +91,7 @@ impl Done {
             bytes: 0,
             interrupted: 0,
             warc_whole: HashMap::new(),
+            warc_last: HashMap::new(),
             repaired: Repaired {
                 was: 0,
                 len: 0,
@@ -113,8 +119,15 @@ struct Line<'a> {
 
 /// Repair the log at `path` and read what it says was done, with the
 /// crawl's fingerprint `key`, for the shards whose folders are
-/// `shard_dirs`: each gets a file of its fingerprints there.
-pub fn read(path: &Path, key: [u64; 2], shard_dirs: &[PathBuf]) -> Result<Done, StateError> {
+/// `shard_dirs`: each gets a file of its fingerprints there. A damaged
+/// line before the end is an error, or with `discard` cut with all after
+/// it.
+pub fn read(
+    path: &Path,
+    key: [u64; 2],
+    shard_dirs: &[PathBuf],
+    discard: bool,
+) -> Result<Done, StateError> {
     let shards = shard_dirs.len().max(1);
     let mut done = Done::empty(shards);
     let fingerprinter = Fingerprinter::new(key);
@@ -125,7 +138,7 @@ pub fn read(path: &Path, key: [u64; 2], shard_dirs: &[PathBuf]) -> Result<Done, 
         files.push((path, BufWriter::with_capacity(1 << 16, file)));
     }
     let mut failed: Option<(PathBuf, io::Error)> = None;
-    let repaired = repair_jsonl_with(path, 0, |bytes| {
+    let repaired = repair_jsonl_with(path, 0, discard, |bytes| {
         let Ok(line) = serde_json::from_slice::<Line>(bytes) else {
             return false;
         };
@@ -147,6 +160,12 @@ pub fn read(path: &Path, key: [u64; 2], shard_dirs: &[PathBuf]) -> Result<Done, 
                 Some(at) => *at = (*at).max(offset),
                 None => {
                     done.warc_whole.insert(file.to_string(), offset);
+                }
+            }
+            match done.warc_last.get_mut(file.as_ref()) {
+                Some(at) => *at = offset,
+                None => {
+                    done.warc_last.insert(file.to_string(), offset);
                 }
             }
         }
@@ -232,7 +251,7 @@ mod tests {
                 dir
             })
             .collect();
-        let done = read(&path, key, &dirs).unwrap();
+        let done = read(&path, key, &dirs, false).unwrap();
         assert_eq!((done.records, done.pages, done.bytes, done.interrupted), (4, 2, 107, 1));
         assert_eq!(done.warc_whole.get("w.warc.gz"), Some(&900));
         let by_shard: Vec<Vec<u64>> = done

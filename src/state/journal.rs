@@ -6,7 +6,10 @@
 //! has its links here, on disk. The file is a sequence of the frontier's
 //! chunks ([`chunk`]: a header with a CRC32, then the jobs), one per
 //! flush; a run that was killed leaves at most its last chunk torn, and
-//! reading stops there.
+//! reading stops there. A bad chunk with whole chunks after it is damage,
+//! not a tear: the reader skips to the next whole chunk (found by its
+//! magic and checksum) and counts what it skipped, and a resume stops on
+//! it unless told to accept the loss ([`check`]).
 //!
 //! A resume replays every journal of every run, minus the URLs that have
 //! a record ([`super::done`]); the journals are never rewritten (a crawl
@@ -16,13 +19,14 @@
 //! not the decision of what is journaled.
 
 use std::fs::{self, File};
-use std::io::{self, Read};
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::job::chunk::{self, HEADER};
 use crate::job::Job;
 
-use super::{io_err, StateError};
+use super::{io_err, Damaged, StateError};
 
 /// The journal a shard writes in run `run`, in its folder `shard_dir`.
 pub fn path(shard_dir: &Path, run: u32) -> PathBuf {
@@ -61,6 +65,14 @@ pub struct JournalRead {
     /// Bytes after the last whole chunk (a chunk torn by a kill), left
     /// unread.
     pub torn: u64,
+    /// Damaged stretches skipped: bytes that are no whole chunk, with a
+    /// whole chunk after them (a kill tears only the end: this is damage,
+    /// and their URLs are lost).
+    pub damaged: u64,
+    /// Bytes in those stretches.
+    pub skipped: u64,
+    /// Where the first of them starts.
+    pub first_damage: Option<u64>,
 }
 
 /// A journal read a chunk at a time.
@@ -68,10 +80,10 @@ pub struct Reader {
     path: PathBuf,
     file: File,
     size: u64,
-    /// End of the last whole chunk read.
+    /// Where the next chunk starts.
     at: u64,
     read: JournalRead,
-    /// A chunk was cut short or failed its checksum: nothing more is read.
+    /// The end was reached, or a torn tail: nothing more is read.
     ended: bool,
     bytes: Vec<u8>,
 }
@@ -93,37 +105,94 @@ impl Reader {
         })
     }
 
-    /// The next whole chunk's jobs; None at the end, or at the first chunk
-    /// that is cut short or fails its checksum (all that follows a tear is
-    /// unreadable).
+    /// The next whole chunk's jobs; None at the end, or at a torn tail (a
+    /// chunk cut short or failing its checksum with no whole chunk after
+    /// it). A bad chunk with whole chunks after it is skipped: the reader
+    /// finds the next whole chunk and goes on from there, counting what
+    /// it skipped ([`JournalRead::damaged`]).
     pub fn next_chunk(&mut self) -> Result<Option<Vec<Job>>, StateError> {
         if self.ended {
             return Ok(None);
         }
+        if let Some((jobs, len)) = self.chunk_at(self.at)? {
+            self.take(jobs.len(), len);
+            return Ok(Some(jobs));
+        }
+        // Not a whole chunk here: the next one that is, if any.
+        let mut from = self.at.saturating_add(1);
+        while let Some(candidate) = self.find_magic(from)? {
+            if let Some((jobs, len)) = self.chunk_at(candidate)? {
+                let skipped = candidate.saturating_sub(self.at);
+                self.read.damaged += 1;
+                self.read.skipped = self.read.skipped.saturating_add(skipped);
+                self.read.first_damage.get_or_insert(self.at);
+                log::warn!(
+                    "{}: {skipped} damaged bytes at byte {} skipped (their URLs are lost)",
+                    self.path.display(),
+                    self.at
+                );
+                self.at = candidate;
+                self.take(jobs.len(), len);
+                return Ok(Some(jobs));
+            }
+            from = candidate.saturating_add(1);
+        }
         self.ended = true;
+        Ok(None)
+    }
+
+    /// Count a whole chunk of `jobs` jobs, `len` bytes long, at `at`.
+    fn take(&mut self, jobs: usize, len: u64) {
+        self.read.chunks += 1;
+        self.read.jobs += jobs as u64;
+        self.at = self.at.saturating_add(len);
+    }
+
+    /// The jobs and length of the whole chunk at `at`, if one is there. A
+    /// header is trusted no further than the file's end: a damaged length
+    /// allocates nothing past it.
+    fn chunk_at(&mut self, at: u64) -> Result<Option<(Vec<Job>, u64)>, StateError> {
         let path = &self.path;
         let mut header = [0u8; HEADER];
-        if read_full(&mut self.file, &mut header).map_err(io_err("reading", path))? < HEADER {
+        if read_at(&self.file, &mut header, at).map_err(io_err("reading", path))? < HEADER {
             return Ok(None);
         }
         let Some(len) = chunk::len(&header) else {
             return Ok(None);
         };
-        self.bytes.clear();
-        self.bytes.extend_from_slice(&header);
-        self.bytes.resize(len, 0);
-        let body = self.bytes.get_mut(HEADER..).unwrap_or_default();
-        if read_full(&mut self.file, body).map_err(io_err("reading", path))? < body.len() {
+        if len as u64 > self.size.saturating_sub(at) {
             return Ok(None);
         }
-        let Ok(jobs) = chunk::decode(&self.bytes) else {
+        self.bytes.clear();
+        self.bytes.resize(len, 0);
+        if read_at(&self.file, &mut self.bytes, at).map_err(io_err("reading", path))? < len {
             return Ok(None);
-        };
-        self.ended = false;
-        self.read.chunks += 1;
-        self.read.jobs += jobs.len() as u64;
-        self.at += len as u64;
-        Ok(Some(jobs))
+        }
+        Ok(chunk::decode(&self.bytes).ok().map(|jobs| (jobs, len as u64)))
+    }
+
+    /// The offset of the next chunk magic at or after `from`, if any.
+    fn find_magic(&self, from: u64) -> Result<Option<u64>, StateError> {
+        const BLOCK: usize = 1 << 16;
+        let magic = chunk::MAGIC;
+        let mut block = vec![0u8; BLOCK];
+        let mut at = from;
+        while at < self.size {
+            let n = read_at(&self.file, &mut block, at).map_err(io_err("reading", &self.path))?;
+            let Some(window) = block.get(..n) else {
+                return Ok(None);
+            };
+            if let Some(i) = window.windows(magic.len()).position(|w| w == magic) {
+                return Ok(Some(at.saturating_add(i as u64)));
+            }
+            if n < BLOCK {
+                return Ok(None);
+            }
+            // The next block overlaps this one's last bytes, so a magic
+            // across the boundary is found.
+            at = at.saturating_add((n - magic.len() + 1) as u64);
+        }
+        Ok(None)
     }
 
     /// What was read so far; `torn` counts the bytes after the last whole
@@ -140,11 +209,34 @@ impl Reader {
     }
 }
 
-/// Fill `buf` from `file`; fewer bytes only at the end of the file.
-fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+/// Read the journal at `path` through, checking every chunk: what a
+/// resume replays of it. Damage (a bad stretch with whole chunks after
+/// it) is an error naming the file and the byte, unless `discard`.
+pub fn check(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
+    let mut reader = Reader::open(path)?;
+    while reader.next_chunk()?.is_some() {}
+    let read = reader.read();
+    if let (Some(byte), false) = (read.first_damage, discard) {
+        return Err(Damaged {
+            path: path.to_path_buf(),
+            place: "a journal chunk".to_string(),
+            byte,
+            what: format!(
+                "{} stretches, {} bytes, that are no whole chunk, with whole chunks after them",
+                read.damaged, read.skipped
+            ),
+        }
+        .into());
+    }
+    Ok(read)
+}
+
+/// Fill `buf` from `file` at `at`; fewer bytes only at the end of the
+/// file.
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
     let mut filled = 0;
     while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
-        match file.read(rest) {
+        match file.read_at(rest, at.saturating_add(filled as u64)) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -155,7 +247,7 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 mod tests {
     use super::*;
     use std::io::Write;
@@ -223,6 +315,43 @@ mod tests {
         File::create(&path).unwrap().write_all(&bytes).unwrap();
         let read = read(&path, |_| {}).unwrap();
         assert_eq!((read.chunks, read.torn), (1, (bytes.len() - first) as u64));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_chunk_between_whole_ones_is_skipped_and_reported_not_the_end() {
+        let dir = scratch("damaged");
+        let path = path(&dir, 0);
+        let mut bytes = Vec::new();
+        chunk::encode(&jobs(&["http://a.test/1"]), &mut bytes);
+        let first = bytes.len();
+        chunk::encode(&jobs(&["http://a.test/2", "http://a.test/3"]), &mut bytes);
+        let second = bytes.len();
+        chunk::encode(&jobs(&["http://a.test/4"]), &mut bytes);
+        // A flipped bit in the second chunk's records; then a header with
+        // its magic intact and a length of 4 GiB.
+        let mut flipped = bytes.clone();
+        flipped[first + HEADER + 1] ^= 1;
+        let mut huge = bytes.clone();
+        huge[first + 8..first + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+        for damaged in [flipped, huge] {
+            File::create(&path).unwrap().write_all(&damaged).unwrap();
+            let mut urls = Vec::new();
+            let read = read(&path, |jobs| urls.extend(jobs.into_iter().map(|j| j.url))).unwrap();
+            assert_eq!(urls, ["http://a.test/1", "http://a.test/4"]);
+            assert_eq!((read.chunks, read.damaged, read.torn), (2, 1, 0));
+            assert_eq!(read.skipped, (second - first) as u64);
+            assert_eq!(read.first_damage, Some(first as u64));
+            match check(&path, false).unwrap_err() {
+                StateError::Damaged(d) => {
+                    assert_eq!(d.byte, first as u64);
+                    assert!(d.to_string().contains(&path.display().to_string()));
+                }
+                e => panic!("not damage: {e}"),
+            }
+            assert_eq!(check(&path, true).unwrap().chunks, 2);
+            assert_eq!(fs::read(&path).unwrap(), damaged, "nothing changed");
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -34,7 +34,8 @@
 //! blocking write on an executor stalls the shard). It does not decide when
 //! to checkpoint nor what the shard folders hold, and it writes no output
 //! file: the outputs are appended to by the crawl and only ever cut at a
-//! tear by [`repair`].
+//! tear by [`repair`], or, for the CDXJ index, rewritten without the lines
+//! a resume drops ([`index`]).
 #![deny(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -46,6 +47,7 @@
 )]
 
 pub mod done;
+pub mod index;
 pub mod journal;
 pub mod manifest;
 pub mod repair;
@@ -131,6 +133,43 @@ pub enum StateError {
     /// The fingerprint key could not be drawn.
     #[error("drawing the fingerprint key: {0}")]
     Random(#[source] io::Error),
+    /// A resume found the journals of earlier runs but not the log of
+    /// records (made before any journal): what was done is unknown.
+    #[error(
+        "{} is missing: it is the crawl's list of what is done, and the journals say pages were \
+         crawled (restore it, or start a new crawl)",
+        .path.display()
+    )]
+    LogMissing {
+        /// The log.
+        path: PathBuf,
+    },
+    /// Damage before the end of a file a resume reads.
+    #[error(transparent)]
+    Damaged(#[from] Damaged),
+}
+
+/// A line of the log or the index, or a chunk of a journal, that does not
+/// read, with whole data after it: not a tail a kill tore (a kill only
+/// tears the end), but damage a repair must not cut, since everything
+/// after it would go too. A resume stops on it unless told to accept the
+/// loss (`--resume-discard-damaged`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}: {} at byte {byte} is damaged ({what}) and whole data follows it; nothing was cut \
+     (resume with --resume-discard-damaged to drop what is damaged and go on)",
+    .path.display(),
+    .place
+)]
+pub struct Damaged {
+    /// The file.
+    pub path: PathBuf,
+    /// What is damaged: `line N`, or `the chunk`.
+    pub place: String,
+    /// Where it starts.
+    pub byte: u64,
+    /// Why it does not read.
+    pub what: String,
 }
 
 fn held_by(pid: &Option<u32>) -> String {

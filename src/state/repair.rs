@@ -13,10 +13,14 @@
 //! CDXJ, `SURT TIMESTAMP {JSON}` with a `url` in the JSON; for WARC, a
 //! gzip member that inflates whole (its CRC and length checked) to one or
 //! more whole WARC records (`WARC/` line, headers with `WARC-Type` and
-//! `Content-Length`, the block, CRLF CRLF). The first invalid line or
-//! member ends the valid part, wherever it is: the writers only append, so
-//! after a kill only the tail can be torn, and cutting at the first fault
-//! leaves a file every reader accepts.
+//! `Content-Length`, the block, CRLF CRLF). The writers only append, so a
+//! kill tears only the tail: the last line when it has no newline or is
+//! not a record, or the first WARC member that does not inflate whole,
+//! and what follows it. A line that does not read with whole lines after
+//! it is damage, not a tear: cutting there would throw the good lines
+//! after it away, so the repair cuts nothing and fails with
+//! [`super::Damaged`], naming the file and the line, unless the caller
+//! accepts the loss (`discard`: then it cuts there, as for a tear).
 //!
 //! A cluster node that comes back under its name has no checkpoint: it
 //! cuts a torn last line ([`cut_torn_line`]) and repairs its previous
@@ -38,10 +42,10 @@ use std::path::{Path, PathBuf};
 
 use flate2::bufread::GzDecoder;
 
-use super::{io_err, StateError};
+use super::{io_err, Damaged, StateError};
 
 /// Longest JSONL or CDXJ line accepted (records are a few KiB at most).
-const MAX_LINE: u64 = 16 << 20;
+pub(super) const MAX_LINE: u64 = 16 << 20;
 
 /// Longest WARC record header accepted.
 const MAX_WARC_HEAD: u64 = 1 << 20;
@@ -89,12 +93,12 @@ pub struct RecordAt {
 
 /// Repair the JSONL file `path` (records, one per line) from `from` on.
 pub fn repair_jsonl(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
-    repair_lines(path, from, jsonl_url)
+    repair_lines(path, from, false, jsonl_url)
 }
 
 /// Repair the CDXJ file `path` (one index line per record) from `from` on.
 pub fn repair_cdxj(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
-    repair_lines(path, from, cdxj_url)
+    repair_lines(path, from, false, cdxj_url)
 }
 
 /// The `url` of a JSONL line (without its newline), if it is a record.
@@ -258,10 +262,11 @@ fn cut(file: &File, path: &Path, was: u64, len: u64) -> Result<(), StateError> {
 fn repair_lines(
     path: &Path,
     from: u64,
+    discard: bool,
     url_of: fn(&[u8]) -> Option<String>,
 ) -> Result<Repaired<Line>, StateError> {
     let mut items = Vec::new();
-    let (was, len, torn) = scan_lines(path, from, |offset, line| match url_of(line) {
+    let (was, len, torn) = scan_lines(path, from, discard, |offset, line| match url_of(line) {
         Some(url) => {
             items.push(Line { offset, url });
             true
@@ -279,14 +284,16 @@ fn repair_lines(
 /// Repair the JSONL file `path` from `from` on, as [`repair_jsonl`] does,
 /// but hand each whole line (without its newline) to `visit` instead of
 /// keeping it: a crawl's whole log is read in bounded memory. `visit`
-/// says whether the line is a record; the first that is not ends the
-/// valid part. The result's `items` stay empty.
+/// says whether the line is a record; one that is not is a torn tail if
+/// it is the last line, else damage (an error, or with `discard` the end
+/// of the valid part). The result's `items` stay empty.
 pub fn repair_jsonl_with(
     path: &Path,
     from: u64,
+    discard: bool,
     mut visit: impl FnMut(&[u8]) -> bool,
 ) -> Result<Repaired<()>, StateError> {
-    let (was, len, torn) = scan_lines(path, from, |_, line| {
+    let (was, len, torn) = scan_lines(path, from, discard, |_, line| {
         line.starts_with(b"{") && visit(line)
     })?;
     Ok(Repaired {
@@ -298,12 +305,15 @@ pub fn repair_jsonl_with(
 }
 
 /// Walk the whole lines of `path` from `from`, handing each (offset, line
-/// without its newline) to `keep`, up to the first torn or rejected one;
-/// cut the file there. The length before, the length after, and why it
-/// was cut.
+/// without its newline) to `keep`, up to the torn tail (a last line
+/// without its newline, or rejected); cut the file there. A line rejected
+/// or too long with more bytes after it is damage: an error, and nothing
+/// is cut, unless `discard` (then the file is cut there too). The length
+/// before, the length after, and why it was cut.
 fn scan_lines(
     path: &Path,
     from: u64,
+    discard: bool,
     mut keep: impl FnMut(u64, &[u8]) -> bool,
 ) -> Result<(u64, u64, Option<String>), StateError> {
     let (file, was) = open(path, from)?;
@@ -313,6 +323,8 @@ fn scan_lines(
         .map_err(io_err("reading", path))?;
     let mut torn = None;
     let mut pos = from;
+    // Line numbers are known when the whole file is read.
+    let mut number = 0u64;
     let mut buf = Vec::new();
     loop {
         buf.clear();
@@ -323,12 +335,16 @@ fn scan_lines(
         if n == 0 {
             break;
         }
-        let kept = match buf.split_last() {
-            Some((b'\n', line)) => keep(pos, line),
-            _ if n as u64 >= MAX_LINE => {
-                torn = Some(format!("a line at byte {pos} over {MAX_LINE} bytes"));
-                break;
+        number = number.saturating_add(1);
+        let bad = match buf.split_last() {
+            Some((b'\n', line)) => {
+                if keep(pos, line) {
+                    None
+                } else {
+                    Some(format!("not a record: {}", preview(&buf)))
+                }
             }
+            _ if n as u64 >= MAX_LINE => Some(format!("a line over {MAX_LINE} bytes")),
             _ => {
                 torn = Some(format!(
                     "the last line, at byte {pos}, has no newline ({n} bytes)"
@@ -336,11 +352,29 @@ fn scan_lines(
                 break;
             }
         };
-        if !kept {
-            torn = Some(format!(
-                "the line at byte {pos} is not a record: {}",
-                preview(&buf)
-            ));
+        if let Some(what) = bad {
+            let last = reader
+                .fill_buf()
+                .map_err(io_err("reading", path))?
+                .is_empty();
+            if !last && !discard {
+                return Err(Damaged {
+                    path: path.to_path_buf(),
+                    place: if from == 0 {
+                        format!("line {number}")
+                    } else {
+                        format!("the line {number} after byte {from}")
+                    },
+                    byte: pos,
+                    what,
+                }
+                .into());
+            }
+            torn = Some(if last {
+                format!("the last line, at byte {pos}, is {what}")
+            } else {
+                format!("the damaged line {number}, at byte {pos}, and all after it ({what})")
+            });
             break;
         }
         pos = pos.saturating_add(n as u64);
@@ -350,7 +384,7 @@ fn scan_lines(
 }
 
 /// The start of `bytes` as text, for a message.
-fn preview(bytes: &[u8]) -> String {
+pub(super) fn preview(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes.get(..60).unwrap_or(bytes));
     let text: String = text
         .chars()
@@ -376,18 +410,6 @@ pub fn repair_warc(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateEr
 /// empty): a resume cuts a tear in files of any size in bounded memory.
 pub fn repair_warc_in_place(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateError> {
     walk_warc(path, from, false)
-}
-
-/// Repair the CDXJ file `path` from `from` on, as [`repair_cdxj`], keeping
-/// no list of its lines (`items` stays empty).
-pub fn repair_cdxj_in_place(path: &Path, from: u64) -> Result<Repaired<()>, StateError> {
-    let (was, len, torn) = scan_lines(path, from, |_, line| cdxj_url(line).is_some())?;
-    Ok(Repaired {
-        was,
-        len,
-        torn,
-        items: Vec::new(),
-    })
 }
 
 fn walk_warc(path: &Path, from: u64, keep: bool) -> Result<Repaired<RecordAt>, StateError> {

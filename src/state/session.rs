@@ -12,10 +12,16 @@
 //! 1. the log of records (JSONL) is repaired and read ([`super::done`]):
 //!    the URLs with a record, into a file in the folder of their owning
 //!    shard, and the budgets they spent;
-//! 2. the CDXJ index and the last WARC file of each shard and run are cut
-//!    back to their last whole line or gzip member;
-//! 3. the journals of the earlier runs ([`super::journal`]) are named for
-//!    the shards, which replay them minus what is done.
+//! 2. the last WARC file of each shard and run is cut back to its last
+//!    whole gzip member, then the CDXJ index keeps only the lines whose
+//!    WARC bytes are there and whose records the log holds
+//!    ([`super::index`]);
+//! 3. the journals of the earlier runs ([`super::journal`]) are checked
+//!    and named for the shards, which replay them minus what is done.
+//!
+//! Damage before the end of the log, the index or a journal (not a tail a
+//! kill tore) stops the resume with [`super::Damaged`] before anything is
+//! changed, unless the crawl accepts the loss (`--resume-discard-damaged`).
 //!
 //! The seen-sets and queues are not kept across runs: a resume rebuilds
 //! them from the journals (so a resume reads every URL discovered so far
@@ -34,8 +40,8 @@ use crate::output::timestamp::rfc3339_millis;
 
 use super::done::{self, Done};
 use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
-use super::repair::{repair_cdxj_in_place, repair_warc_in_place, warc_files};
-use super::{io_err, journal, Checkpoint, Manifest, StateDir, StateError};
+use super::repair::{repair_warc_in_place, warc_files};
+use super::{index, io_err, journal, Checkpoint, Manifest, StateDir, StateError};
 
 /// The prefix of the spill directories (seen runs, spilled queues) a run
 /// makes in the state directory; a killed run's is removed by the next.
@@ -80,7 +86,7 @@ impl Session {
             source,
         })?;
         let session = if settings.resume {
-            Session::resume(config, &settings.dir)?
+            Session::resume(config, &settings.dir, settings.discard_damaged)?
         } else {
             Session::create(config, &settings.dir, settings.args)?
         };
@@ -130,7 +136,7 @@ impl Session {
         })
     }
 
-    fn resume(config: &mut Config, path: &Path) -> Result<Session, StateError> {
+    fn resume(config: &mut Config, path: &Path, discard: bool) -> Result<Session, StateError> {
         let (dir, manifest, checkpoint) = StateDir::open(path)?;
         let mismatch = |what: String| StateError::Mismatch {
             path: path.to_path_buf(),
@@ -169,9 +175,37 @@ impl Session {
         config.cdxj = manifest.outputs.cdxj.clone();
 
         let mut notes = Vec::new();
+        let mut last_run = None;
+        for shard in 0..manifest.shards {
+            let shard_dir = dir.shard_dir(shard);
+            let runs = journal::runs(&shard_dir)?;
+            last_run = last_run.max(runs.last().copied());
+            // Damage stops the resume before anything is changed or
+            // fetched (the shards replay the journals once the crawl runs).
+            for run in runs {
+                let path = journal::path(&shard_dir, run);
+                let read = journal::check(&path, discard)?;
+                if read.damaged > 0 {
+                    notes.push(format!(
+                        "{}: {} damaged bytes in {} stretches skipped (their URLs are lost)",
+                        path.display(),
+                        read.skipped,
+                        read.damaged
+                    ));
+                }
+            }
+        }
         let done = if jsonl.exists() {
             let shard_dirs: Vec<PathBuf> = (0..manifest.shards).map(|i| dir.shard_dir(i)).collect();
-            done::read(&jsonl, manifest.fingerprint_key.halves().into(), &shard_dirs)?
+            done::read(
+                &jsonl,
+                manifest.fingerprint_key.halves().into(),
+                &shard_dirs,
+                discard,
+            )?
+        } else if last_run.is_some() {
+            // The log is made before any journal: gone, not yet written.
+            return Err(StateError::LogMissing { path: jsonl });
         } else {
             done::Done::empty(manifest.shards)
         };
@@ -182,12 +216,6 @@ impl Session {
                 done.repaired.cut(),
                 done.repaired.len
             ));
-        }
-        if let Some(cdxj) = manifest.outputs.cdxj.as_ref().filter(|p| p.exists()) {
-            let repaired = repair_cdxj_in_place(cdxj, 0)?;
-            if let Some(why) = &repaired.torn {
-                notes.push(format!("{}: cut {} bytes ({why})", cdxj.display(), repaired.cut()));
-            }
         }
         if let Some(warc) = &manifest.outputs.warc {
             for file in last_warc_files(&warc.dir, &warc.prefix)? {
@@ -213,10 +241,22 @@ impl Session {
                 }
             }
         }
-        let mut last_run = None;
-        for shard in 0..manifest.shards {
-            let runs = journal::runs(&dir.shard_dir(shard))?;
-            last_run = last_run.max(runs.last().copied());
+        // After the WARC files' repair: a line must point at bytes still
+        // there.
+        if let Some(cdxj) = manifest.outputs.cdxj.as_ref().filter(|p| p.exists()) {
+            let warc_dir = manifest.outputs.warc.as_ref().map(|w| w.dir.as_path());
+            let kept = index::keep_written(cdxj, warc_dir, &done.warc_last, discard)?;
+            if kept.changed() {
+                notes.push(format!(
+                    "{}: kept {} lines; dropped {} whose WARC bytes are gone, {} of pages without a record (fetched again), {} damaged{}",
+                    cdxj.display(),
+                    kept.lines,
+                    kept.unwritten,
+                    kept.unlogged,
+                    kept.damaged,
+                    kept.torn.as_deref().map(|t| format!("; cut {t}")).unwrap_or_default()
+                ));
+            }
         }
         let (elapsed_before, seq) = checkpoint
             .map(|c| (Duration::from_millis(c.elapsed_ms), c.seq))

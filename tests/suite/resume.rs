@@ -600,3 +600,213 @@ fn a_resumed_crawl_reports_the_whole_crawls_records_too() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `path` with its line `n` (from 1) replaced by bytes that are no
+/// record, the lines after it whole.
+fn damage_line(path: &Path, n: usize) {
+    let text = std::fs::read(path).unwrap();
+    let mut lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    assert!(
+        lines.len() > n + 2,
+        "{} has lines after line {n}",
+        path.display()
+    );
+    lines[n - 1] = b"{\"url\": \"http://damaged\x00\x00\x00 block\n";
+    std::fs::write(path, lines.concat()).unwrap();
+}
+
+#[test]
+fn damage_in_the_middle_of_the_log_or_the_index_stops_the_resume_until_the_loss_is_accepted() {
+    let site = Site::new(400, 2);
+    let dir = scratch("damaged");
+    let index = dir.join("index.cdxj");
+    let (state, _warc, log, args) = cli_crawl(
+        &site,
+        &dir,
+        &["--max-pages", "100", "--cdxj", &index.display().to_string()],
+    );
+    let (code, err) = wait(ringcrawl(&args));
+    assert_eq!(code, Some(0), "{err}");
+    let resume = |more: &[&str]| {
+        let mut args = vec!["--resume".to_string(), state.display().to_string()];
+        args.extend(["-q", "--max-pages", "200"].map(String::from));
+        args.extend(more.iter().map(|s| s.to_string()));
+        wait(ringcrawl(&args))
+    };
+    for file in [&log, &index] {
+        let whole = std::fs::read(file).unwrap();
+        damage_line(file, 5);
+        let damaged = std::fs::read(file).unwrap();
+        let (code, err) = resume(&[]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&file.display().to_string()) && err.contains("line 5"),
+            "names the file and the line: {err}"
+        );
+        assert!(err.contains("--resume-discard-damaged"), "{err}");
+        assert_eq!(std::fs::read(file).unwrap(), damaged, "nothing cut");
+        std::fs::write(file, whole).unwrap();
+    }
+    assert_eq!(lines(&log), 100, "the log is as it was");
+
+    // A journal chunk damaged between whole ones (its magic and length
+    // kept, a byte of its URLs flipped).
+    // The first run's larger journal (a shard whose hosts found no link
+    // may have written none).
+    let journal = (0..2)
+        .map(|shard| state.join(format!("shard-{shard}/journal-000000.bin")))
+        .max_by_key(|path| std::fs::metadata(path).map_or(0, |m| m.len()))
+        .unwrap();
+    let whole = std::fs::read(&journal).unwrap();
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while at + 16 <= whole.len() {
+        starts.push(at);
+        at += 16 + u32::from_le_bytes(whole[at + 8..at + 12].try_into().unwrap()) as usize;
+    }
+    assert!(starts.len() >= 3, "chunks: {starts:?}");
+    let mut damaged = whole.clone();
+    damaged[starts[1] + 17] ^= 0x55;
+    std::fs::write(&journal, &damaged).unwrap();
+    let (code, err) = resume(&[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&journal.display().to_string())
+            && err.contains(&format!("byte {}", starts[1])),
+        "names the journal and the byte: {err}"
+    );
+    assert_eq!(std::fs::read(&journal).unwrap(), damaged, "nothing changed");
+    assert_eq!(lines(&log), 100, "nothing fetched");
+    std::fs::write(&journal, &whole).unwrap();
+
+    // The loss accepted: the resume goes on.
+    damage_line(&log, 5);
+    std::fs::write(&journal, &damaged).unwrap();
+    let (code, err) = resume(&["--resume-discard-damaged"]);
+    assert_eq!(code, Some(0), "{err}");
+    let urls = logged(&log);
+    assert!(urls.values().all(|n| *n == 1), "no URL logged twice");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Wait until `log` holds at least `n` lines, or `child` ended; whether
+/// it is still running.
+fn running_until_logged(child: &mut Child, log: &Path, n: usize) -> bool {
+    let start = Instant::now();
+    while lines(log) < n {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        assert!(start.elapsed() < LIMIT, "no {n} records after {LIMIT:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
+}
+
+#[test]
+fn a_crawl_killed_mid_warc_write_resumes_with_an_index_that_points_only_at_written_bytes_once_a_url(
+) {
+    // Slow pages: the crawl is still running at each kill, whatever the
+    // machine.
+    let site = Site::with_delay(3_000, 4, 5);
+    let dir = scratch("index-kill");
+    let index = dir.join("index.cdxj");
+    let wacz = dir.join("crawl.wacz");
+    let (state, warc, log, args) = cli_crawl(
+        &site,
+        &dir,
+        &[
+            "--cdxj",
+            &index.display().to_string(),
+            "--wacz",
+            &wacz.display().to_string(),
+        ],
+    );
+    let resume = vec![
+        "--resume".to_string(),
+        state.display().to_string(),
+        "-q".into(),
+    ];
+    for kill in 0..3 {
+        let mut child = ringcrawl(if kill == 0 { &args } else { &resume });
+        // SIGKILL once this run has logged some pages (WARC bytes are in
+        // flight at any moment of a crawl this busy).
+        let target = lines(&log) + 100;
+        let alive = running_until_logged(&mut child, &log, target);
+        child.kill().unwrap();
+        let (code, err) = wait(child);
+        assert!(alive && code.is_none(), "killed mid-crawl: {code:?} {err}");
+    }
+    let (code, err) = wait(ringcrawl(&resume));
+    assert_eq!(code, Some(0), "{err}");
+    assert_one_record_each(&log, &site.expected());
+
+    // Every index line points inside its WARC file, at the record of its
+    // URL; no URL is indexed twice.
+    let text = std::fs::read_to_string(&index).unwrap();
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut indexed: BTreeMap<String, usize> = BTreeMap::new();
+    for line in text.lines() {
+        let json: serde_json::Value =
+            serde_json::from_str(line.splitn(3, ' ').nth(2).unwrap()).unwrap();
+        let url = json["url"].as_str().unwrap().to_string();
+        let name = json["filename"].as_str().unwrap();
+        let offset: usize = json["offset"].as_str().unwrap().parse().unwrap();
+        let length: usize = json["length"].as_str().unwrap().parse().unwrap();
+        let bytes = files
+            .entry(name.to_string())
+            .or_insert_with(|| std::fs::read(warc.join(name)).unwrap());
+        assert!(
+            offset + length <= bytes.len(),
+            "{url}: {name} bytes {offset}+{length} past its end ({})",
+            bytes.len()
+        );
+        let records = common::warc::read_records(&bytes[offset..offset + length])
+            .unwrap_or_else(|e| panic!("{url}: {name} at {offset}: {e}"));
+        assert_eq!(records.len(), 1, "{url}");
+        assert_eq!(records[0].header("WARC-Target-URI"), Some(url.as_str()));
+        *indexed.entry(url).or_insert(0) += 1;
+    }
+    let twice: Vec<_> = indexed.iter().filter(|(_, n)| **n > 1).take(5).collect();
+    assert!(twice.is_empty(), "indexed more than once: {twice:?}");
+    assert!(
+        indexed.len() * 10 >= site.expected().len() * 9,
+        "{} of {} pages indexed",
+        indexed.len(),
+        site.expected().len()
+    );
+    // The package built from them passes py-wacz's check.
+    if let Some(bin) = common::warcio::wacz_or_skip("resume: wacz validate") {
+        let out = common::warcio::tool(&bin, "wacz", &["validate", "-f"], &wacz);
+        assert!(out.contains("Validation succeeded"), "{out}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_resume_whose_log_is_gone_is_an_error_not_a_crawl_with_nothing_done() {
+    let site = Site::new(200, 2);
+    let dir = scratch("no-log");
+    let (state, _warc, log, args) = cli_crawl(&site, &dir, &["--max-pages", "50"]);
+    let (code, err) = wait(ringcrawl(&args));
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::remove_file(&log).unwrap();
+    let hits = site.page_hits().values().sum::<usize>();
+    let (code, err) = wait(ringcrawl(&[
+        "--resume".to_string(),
+        state.display().to_string(),
+        "-q".to_string(),
+    ]));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&log.display().to_string()) && err.contains("missing"),
+        "{err}"
+    );
+    assert_eq!(
+        site.page_hits().values().sum::<usize>(),
+        hits,
+        "nothing fetched again"
+    );
+    assert!(!log.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

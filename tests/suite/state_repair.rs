@@ -137,6 +137,31 @@ fn a_last_jsonl_line_that_is_not_a_record_is_cut_even_with_its_newline() {
 }
 
 #[test]
+fn a_line_that_is_no_record_with_whole_lines_after_it_is_damage_and_nothing_is_cut() {
+    let dir = temp_dir("jsonl-damaged");
+    let path = dir.join("pages.jsonl");
+    let lines = jsonl(6);
+    let mut bytes = lines.concat();
+    // A block of zeros over the third line, its newline kept.
+    let at: usize = lines[..2].iter().map(Vec::len).sum();
+    bytes[at..at + lines[2].len() - 1].fill(0);
+    fs::write(&path, &bytes).unwrap();
+    match repair_jsonl(&path, 0).unwrap_err() {
+        StateError::Damaged(d) => {
+            assert_eq!((d.place.as_str(), d.byte), ("line 3", at as u64));
+            let message = d.to_string();
+            assert!(message.contains(&path.display().to_string()), "{message}");
+        }
+        e => panic!("not damage: {e}"),
+    }
+    assert_eq!(fs::read(&path).unwrap(), bytes, "nothing cut");
+    let index = dir.join("index.cdxj");
+    fs::write(&index, b"com,a)/ 20260101000000 {\"url\": \"http://a.com/\"}\nnot an index line\ncom,a)/ 20260101000000 {\"url\": \"http://a.com/\"}\n").unwrap();
+    assert!(matches!(repair_cdxj(&index, 0), Err(StateError::Damaged(d)) if d.place == "line 2"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_jsonl_repair_from_the_checkpoint_reads_only_the_lines_after_it() {
     let dir = temp_dir("jsonl-from");
     let path = dir.join("pages.jsonl");

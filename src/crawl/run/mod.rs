@@ -139,7 +139,11 @@ pub fn run_with(
     config.frontier_memory -= intake_bytes;
     // --state / --resume: the directory is made or opened (and locked),
     // and a resumed crawl's outputs repaired, before anything is written.
-    let mut session = Session::begin(&mut config).context("state directory")?;
+    // Damage is its own error (the CLI exits 2 on it): it names the file.
+    let mut session = Session::begin(&mut config).map_err(|e| match e {
+        crate::state::StateError::Damaged(damaged) => anyhow::Error::new(damaged),
+        e => anyhow::Error::new(e).context("state directory"),
+    })?;
     for note in session.iter().flat_map(|s| &s.notes) {
         log::warn!("resume: {note}");
     }

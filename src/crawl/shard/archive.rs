@@ -112,14 +112,16 @@ impl Shard {
                 content_type: Some("text/dns".to_string()),
                 status: None,
                 revisit: false,
-            })
+            }, false)
             .await;
         }
     }
 
-    /// Queue `encoded` for this shard's WARC files and index it; where its
-    /// response (or revisit) record lies, unless the files failed.
-    pub(super) async fn store(&self, encoded: Encoded) -> Option<Stored> {
+    /// Queue `encoded` for this shard's WARC files and index it;
+    /// where its response (or revisit) record lies, unless the files
+    /// failed. The index line waits for the bytes (`index.rs`), and with
+    /// `for_record` (a page's exchange) for the page's record too.
+    pub(super) async fn store(&self, encoded: Encoded, for_record: bool) -> Option<Stored> {
         let warc = self.recording.warc.as_ref()?;
         let Encoded {
             bytes,
@@ -131,8 +133,11 @@ impl Shard {
             revisit,
         } = encoded;
         let placed = warc.write(bytes).await?;
+        // The end of these bytes in the writer's count of bytes queued.
+        let end = warc.placed();
         let offset = placed.offset.saturating_add(written.start as u64);
-        self.recording.cdxj.write_with(|out| {
+        if self.recording.index.is_some() {
+            let mut line = Vec::new();
             cdxj::write_line(
                 &Entry {
                     url: &uri,
@@ -148,9 +153,11 @@ impl Shard {
                     offset,
                     filename: &placed.file,
                 },
-                out,
-            )
-        });
+                &mut line,
+            );
+            let place = for_record.then(|| (placed.file.to_string(), offset));
+            self.hold_index_line(line, end, place);
+        }
         Some(Stored {
             file: placed.file,
             offset,

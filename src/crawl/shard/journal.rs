@@ -164,6 +164,7 @@ impl Shard {
     /// Write a record to the log (and keep it, for the library's report).
     fn log_record(&self, record: Record) {
         self.recording.sink.write(&record);
+        self.index_logged(&record);
         if self.config.keep_records {
             self.recording.records.borrow_mut().push(record);
         }
@@ -238,8 +239,11 @@ impl Shard {
                 }
             }
             self.release_records(journal, upto, warc_upto);
-            // To the log's writer now, not at the next watch: a kill then
-            // finds few fetched pages without their record.
+            // To the writers now, not at the next watch: a kill then
+            // finds few fetched pages without their record. The index
+            // first: a line a kill leaves without its record is dropped
+            // by the resume, a record without its line stays unindexed.
+            self.recording.cdxj.hand_off();
             self.recording.sink.hand_off();
             if let Some(seeds) = &mut seeds {
                 seeds.reached(seeds_taken).await;
@@ -278,6 +282,7 @@ impl Shard {
     /// for the library's report, not written.
     fn unlogged(&self, journal: &Journal, record: Record) {
         journal.unlogged.set(journal.unlogged.get() + 1);
+        self.index_unlogged(&record);
         if self.config.keep_records {
             self.recording.records.borrow_mut().push(record);
         }

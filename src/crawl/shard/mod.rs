@@ -1,18 +1,19 @@
 //! One shard: the state of one core and the tasks that run on it.
 //!
 //! A shard owns the hosts that [`shard_for`](crate::keys::shard_for)
-//! gives it: their seen-set and queue (the [`Frontier`]), their politeness
-//! and robots.txt, their DNS answers. It runs the chapter's loop — N
-//! workers take the next URL, fetch it, record it, extract links and hand
-//! each link to its owner — plus one receive task per peer (dedup +
-//! enqueue, never a send) and one flusher task for batches that met a full
-//! channel. When all of its own fetch slots are busy and a peer has one
-//! free, it lends the peer a ready page: the peer fetches, records and
-//! routes it like its own and sends back the host's release, so one busy
-//! host can keep every core fetching. With a state directory it also
-//! journals the URLs it routes and holds each record until they are on
-//! disk (`journal.rs`), and a resume starts by replaying the earlier runs'
-//! journals.
+//! gives it: their seen-set and
+//! queue (the [`Frontier`]), their politeness and robots.txt, their DNS
+//! answers. It runs the chapter's loop — N workers take the next URL, fetch
+//! it, record it, extract links and hand each link to its owner — plus one
+//! receive task per peer (dedup + enqueue, never a send) and one flusher
+//! task for batches that met a full channel. When all of its own fetch
+//! slots are busy and a peer has one free, it lends the peer a ready page:
+//! the peer fetches, records and routes it like its own and sends back the
+//! host's release, so one busy host can keep every core fetching. With a
+//! state directory it also journals the URLs it routes and holds each
+//! record until they are on disk (`journal.rs`), and a resume starts by
+//! replaying the earlier runs' journals. An index line waits for its WARC
+//! bytes, and a page's for its record (`index.rs`).
 //! Everything here is `!Send` (`Rc`/`RefCell`) and no `RefCell` borrow is
 //! held across an `.await`.
 // Network data flows through here: a panic would take down a whole shard.
@@ -29,6 +30,7 @@ mod cluster;
 mod decode;
 mod dispatch;
 mod failure;
+mod index;
 mod journal;
 mod receive;
 mod page;
@@ -238,6 +240,8 @@ struct Recording {
     sink: RecordSink,
     /// This shard's lines of the CDXJ index (`--cdxj`).
     cdxj: RecordSink,
+    /// Index lines waiting for their WARC bytes (with `--warc --cdxj`).
+    index: Option<index::Index>,
     /// This shard's WARC files, if archiving.
     warc: Option<WarcFiles>,
     /// Payloads archived so far, crawl-wide (`--warc-dedup`).
@@ -311,6 +315,7 @@ impl Shard {
                 stats: RefCell::new(Stats::default()),
                 records: RefCell::new(Vec::new()),
                 sink: RecordSink::new(shared.records),
+                index: (shared.cdxj.is_some() && warc.is_some()).then(index::Index::default),
                 cdxj: RecordSink::new(shared.cdxj),
                 warc,
                 dedup: shared.dedup,
@@ -372,6 +377,7 @@ impl Shard {
         // is offered (the peers' batches wait in the channels).
         self.take_done().await;
         let journal = glommio::spawn_local(self.clone().keep_journal());
+        let index = glommio::spawn_local(self.clone().keep_index());
         let now = Instant::now();
         let duplicates = roots
             .into_iter()
@@ -512,6 +518,8 @@ impl Shard {
                 }
             }
         }
+        // The index lines whose bytes are in the files now, and only those.
+        self.finish_index(index);
         let hosts = self.frontier.borrow().host_memory();
         {
             let mut stats = self.recording.stats.borrow_mut();

@@ -78,7 +78,7 @@ impl Shard {
                         self.budget.add_bytes(record.size);
                         self.expect_tallies(token, asked);
                         if let Some(stored) = match encoded {
-                            Some(e) => self.store(e).await,
+                            Some(e) => self.store(e, true).await,
                             None => None,
                         } {
                             record.warc_file = Some(stored.file.to_string());

@@ -62,7 +62,7 @@ impl Shard {
             // Archived like a page (Heritrix archives it as a prerequisite):
             // replay tools and auditors see what the crawl obeyed.
             if let Some(encoded) = self.encode_exchange(url.as_str(), &mut response) {
-                self.store(encoded).await;
+                self.store(encoded, false).await;
             }
             let status = response.head.status;
             if (300..400).contains(&status) {
