@@ -131,7 +131,7 @@ impl SeedHosts {
     /// Keys written by [`SeedHosts::write_keys`] with `check`; None if the
     /// check differs or the bytes are not sorted, distinct keys.
     pub fn read_keys(mode: ScopeMode, check: u64, bytes: &[u8]) -> Option<SeedHosts> {
-        if check != fingerprint("ringcrawl seed hosts") || bytes.len() % 8 != 0 {
+        if check != fingerprint("ringcrawl seed hosts") || !bytes.len().is_multiple_of(8) {
             return None;
         }
         let keys: Box<[u64]> = bytes
