@@ -102,17 +102,14 @@ pub fn split(
     mode: ScopeMode,
     dir: &Path,
 ) -> Result<Split, SplitError> {
-    let write_err = |source| SplitError::Write {
-        dir: dir.display().to_string(),
-        source,
-    };
-    std::fs::create_dir_all(dir).map_err(write_err)?;
-    let files: Vec<PathBuf> = (0..shards).map(|i| dir.join(format!("seeds-{i}"))).collect();
+    let write_err = write_error(dir);
+    std::fs::create_dir_all(dir).map_err(&write_err)?;
+    let files: Vec<PathBuf> = (0..shards).map(|i| part(dir, i)).collect();
     let mut out = files
         .iter()
         .map(|p| File::create(p).map(|f| BufWriter::with_capacity(64 << 10, f)))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(write_err)?;
+        .map_err(&write_err)?;
     let mut hosts = SeedHostsBuilder::new(mode);
     let (mut roots, mut bad) = (0u64, 0u64);
     for source in sources {
@@ -150,7 +147,7 @@ pub fn split(
                 }
             };
             if let Some(file) = out.get_mut(shard) {
-                file.write_all(entry.as_bytes()).map_err(write_err)?;
+                file.write_all(entry.as_bytes()).map_err(&write_err)?;
             }
         }
     }
@@ -158,7 +155,7 @@ pub fn split(
         file.into_inner()
             .map_err(|e| e.into_error())
             .and_then(|f| f.sync_data().map(|()| f))
-            .map_err(write_err)?;
+            .map_err(&write_err)?;
     }
     Ok(Split {
         files: files
@@ -181,10 +178,22 @@ pub fn split(
 /// disk.
 const COMPLETE: &str = "seeds-complete";
 
-/// The seeds' hosts, kept beside the split so a resume need not read it
-/// all again: [`HOSTS_MAGIC`], the check, then each key (little-endian).
+/// The seeds' hosts ([`SeedHosts::encode`]), kept beside the split so a
+/// resume need not read it all again.
 const HOSTS: &str = "seeds-hosts";
-const HOSTS_MAGIC: &[u8; 8] = b"RCSEEDH1";
+
+/// Shard `shard`'s part of the split in `dir`.
+fn part(dir: &Path, shard: usize) -> PathBuf {
+    dir.join(format!("seeds-{shard}"))
+}
+
+/// A write to the split's folder `dir` failed.
+fn write_error(dir: &Path) -> impl Fn(std::io::Error) -> SplitError + '_ {
+    move |source| SplitError::Write {
+        dir: dir.display().to_string(),
+        source,
+    }
+}
 
 /// The file where a shard keeps how many bytes of its seed file it has
 /// taken: 8 bytes, little-endian, never ahead of its journal.
@@ -209,10 +218,7 @@ pub fn split_kept(
     mode: ScopeMode,
     dir: &Path,
 ) -> Result<Split, SplitError> {
-    let write_err = |source| SplitError::Write {
-        dir: dir.display().to_string(),
-        source,
-    };
+    let write_err = write_error(dir);
     let complete = dir.join(COMPLETE);
     if complete.exists() {
         return open_kept(shards, mode, dir);
@@ -220,18 +226,14 @@ pub fn split_kept(
     let once = sources
         .iter()
         .find(|s| !matches!(s, SeedSource::File(_)))
-        .filter(|_| dir.join("seeds-0").exists());
+        .filter(|_| part(dir, 0).exists());
     if let Some(source) = once {
         return Err(SplitError::Lost(source.name()));
     }
     let mut split = split(sources, shards, mode, dir)?;
-    let mut bytes = Vec::with_capacity(16 + split.hosts.bytes());
-    bytes.extend_from_slice(HOSTS_MAGIC);
-    bytes.extend_from_slice(&split.hosts.check().to_le_bytes());
-    split.hosts.write_keys(&mut bytes);
-    write_synced(&dir.join(HOSTS), &bytes).map_err(write_err)?;
-    write_synced(&complete, format!("{} {}\n", split.roots, split.bad).as_bytes()).map_err(write_err)?;
-    File::open(dir).and_then(|d| d.sync_all()).map_err(write_err)?;
+    write_synced(&dir.join(HOSTS), &split.hosts.encode()).map_err(&write_err)?;
+    write_synced(&complete, format!("{} {}\n", split.roots, split.bad).as_bytes()).map_err(&write_err)?;
+    File::open(dir).and_then(|d| d.sync_all()).map_err(&write_err)?;
     for file in &mut split.files {
         file.position = Some(position_path(&file.path));
     }
@@ -256,7 +258,7 @@ fn open_kept(shards: usize, mode: ScopeMode, dir: &Path) -> Result<Split, SplitE
     };
     let mut files = Vec::with_capacity(shards);
     for i in 0..shards {
-        let path = dir.join(format!("seeds-{i}"));
+        let path = part(dir, i);
         let len = std::fs::metadata(&path).map_err(read_err(&path))?.len();
         let position = position_path(&path);
         let start = match std::fs::read(&position) {
@@ -276,12 +278,9 @@ fn open_kept(shards: usize, mode: ScopeMode, dir: &Path) -> Result<Split, SplitE
         });
     }
     let hosts_path = dir.join(HOSTS);
-    let kept = std::fs::read(&hosts_path).ok().and_then(|bytes| {
-        let rest = bytes.strip_prefix(HOSTS_MAGIC.as_slice())?;
-        let (check, keys) = rest.split_at_checked(8)?;
-        let check = u64::from_le_bytes(check.try_into().ok()?);
-        SeedHosts::read_keys(mode, check, keys)
-    });
+    let kept = std::fs::read(&hosts_path)
+        .ok()
+        .and_then(|bytes| SeedHosts::decode(mode, &bytes));
     let hosts = match kept {
         Some(hosts) => hosts,
         None => {

@@ -57,6 +57,14 @@ pub struct SeedHostsBuilder {
     keys: Vec<u64>,
 }
 
+/// The first bytes of [`SeedHosts::encode`]'s output.
+const ENCODED_MAGIC: &[u8; 8] = b"RCSEEDH1";
+
+/// What the fingerprint function makes of a fixed text.
+fn encoding_check() -> u64 {
+    fingerprint("ringcrawl seed hosts")
+}
+
 /// The fingerprint's hash: fixed seed, so every shard and every run agree.
 fn fingerprint(key: &str) -> u64 {
     foldhash::quality::FixedState::with_seed(0x5eed_1157_u64).hash_one(key)
@@ -115,26 +123,28 @@ impl SeedHosts {
         std::mem::size_of_val(&*self.keys)
     }
 
-    /// A value that changes if the fingerprint function does: kept with
-    /// the keys, so keys made by another build are not trusted.
-    pub fn check(&self) -> u64 {
-        fingerprint("ringcrawl seed hosts")
-    }
-
-    /// Append the keys, 8 bytes each, little-endian.
-    pub fn write_keys(&self, out: &mut Vec<u8>) {
+    /// The set as a file keeps it: [`ENCODED_MAGIC`], a check that changes
+    /// with the fingerprint function (so keys made by another build are
+    /// not trusted), then each key, 8 bytes little-endian.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + self.bytes());
+        out.extend_from_slice(ENCODED_MAGIC);
+        out.extend_from_slice(&encoding_check().to_le_bytes());
         for key in self.keys.iter() {
             out.extend_from_slice(&key.to_le_bytes());
         }
+        out
     }
 
-    /// Keys written by [`SeedHosts::write_keys`] with `check`; None if the
-    /// check differs or the bytes are not sorted, distinct keys.
-    pub fn read_keys(mode: ScopeMode, check: u64, bytes: &[u8]) -> Option<SeedHosts> {
-        if check != fingerprint("ringcrawl seed hosts") || !bytes.len().is_multiple_of(8) {
+    /// Read what [`SeedHosts::encode`] wrote; None if it is damaged (or
+    /// written by a build whose fingerprints differ).
+    pub fn decode(mode: ScopeMode, bytes: &[u8]) -> Option<SeedHosts> {
+        let rest = bytes.strip_prefix(ENCODED_MAGIC.as_slice())?;
+        let (check, keys) = rest.split_at_checked(8)?;
+        if check != encoding_check().to_le_bytes() || !keys.len().is_multiple_of(8) {
             return None;
         }
-        let keys: Box<[u64]> = bytes
+        let keys: Box<[u64]> = keys
             .chunks_exact(8)
             .filter_map(|c| <[u8; 8]>::try_from(c).ok())
             .map(u64::from_le_bytes)
