@@ -66,6 +66,26 @@ fn records(dir: &Path) -> BTreeMap<String, Vec<serde_json::Value>> {
     by_url
 }
 
+/// Run the binary with `args`, `input` on its standard input; it must
+/// exit 0.
+fn crawl_from_stdin(args: &[String], input: &str) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
 #[test]
 fn a_seed_file_with_comments_duplicates_bare_hosts_and_bad_lines() {
     let server = three_hosts();
@@ -127,23 +147,13 @@ fn seeds_from_standard_input_mix_with_roots() {
     let server = three_hosts();
     let port = server.addr().port();
     let dir = tmp("stdin");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
-        .args(flags(&server, &dir))
-        .args(["--seeds", "-"])
-        .arg(format!("http://a.test:{port}/"))
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("b.test:{port}\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let mut args = flags(&server, &dir);
+    args.extend([
+        "--seeds".into(),
+        "-".into(),
+        format!("http://a.test:{port}/"),
+    ]);
+    crawl_from_stdin(&args, &format!("b.test:{port}\n"));
     let by_url = records(&dir);
     assert!(
         by_url.contains_key(&format!("http://a.test:{port}/a2")),
@@ -194,23 +204,13 @@ fn a_seed_list_on_standard_input_is_kept_in_the_state_directory_for_the_resume()
     let port = server.addr().port();
     let dir = tmp("state");
     let state = dir.join("state");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
-        .args(flags(&server, &dir))
-        .args(["--seeds", "-", "--max-pages", "2", "--state"])
-        .arg(&state)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("a.test:{port}\nb.test:{port}\nc.test:{port}\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let mut args = flags(&server, &dir);
+    args.extend(["--seeds", "-", "--max-pages", "2", "--state"].map(String::from));
+    args.push(state.display().to_string());
+    crawl_from_stdin(
+        &args,
+        &format!("a.test:{port}\nb.test:{port}\nc.test:{port}\n"),
+    );
     let first = records(&dir).len();
     assert!(
         (1..7).contains(&first),
