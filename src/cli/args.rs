@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use ringcrawl::DEFAULT_USER_AGENT;
 
 use super::{help, units};
 
@@ -161,20 +162,16 @@ pub struct Args {
     )]
     pub robots_retries: String,
 
-    // The User-Agent's default names the version, which a doc comment cannot.
+    // The User-Agent's default is a constant, which a doc comment cannot name.
     #[arg(
         long = "user-agent",
         alias = "user_agent",
         value_name = "UA",
-        help = concat!(
-            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: ringcrawl/",
-            env!("CARGO_PKG_VERSION"),
-            "]"
+        help = format!(
+            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: {DEFAULT_USER_AGENT}]"
         ),
-        long_help = concat!(
-            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: ringcrawl/",
-            env!("CARGO_PKG_VERSION"),
-            "]\n\nIts product token (up to the first / or space) is the name robots.txt rules are matched with."
+        long_help = format!(
+            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: {DEFAULT_USER_AGENT}]\n\nIts product token (up to the first / or space) is the name robots.txt rules are matched with. The default's URL is a page telling site owners what ringcrawl is and how to block it."
         ),
         help_heading = POLITENESS
     )]

@@ -27,6 +27,18 @@ pub const DEFAULT_RETRY_SCHEDULE: [Duration; 4] = [
     Duration::from_secs(40),
 ];
 
+/// Default [`Config::user_agent`]: the product token robots.txt rules are
+/// matched with (`ringcrawl`), the version, and the page that tells a site
+/// owner what ringcrawl is and how to block it (docs/bot.md, under the
+/// package's `repository` in Cargo.toml).
+pub const DEFAULT_USER_AGENT: &str = concat!(
+    "ringcrawl/",
+    env!("CARGO_PKG_VERSION"),
+    " (+",
+    env!("CARGO_PKG_REPOSITORY"),
+    "/blob/main/docs/bot.md)"
+);
+
 /// Default [`Config::frontier_memory`]: 256 MiB for the whole crawl.
 pub const DEFAULT_FRONTIER_MEMORY: usize = 256 << 20;
 
@@ -294,7 +306,7 @@ impl Config {
             resolve: HashMap::new(),
             dns_servers: Vec::new(),
             families: Families::Both,
-            user_agent: concat!("ringcrawl/", env!("CARGO_PKG_VERSION")).to_string(),
+            user_agent: DEFAULT_USER_AGENT.to_string(),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
             timeout: Duration::from_secs(60),

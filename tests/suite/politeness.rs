@@ -62,6 +62,55 @@ fn robots_txt_is_fetched_once_first_and_obeyed() {
 }
 
 #[test]
+fn the_default_user_agent_names_a_page_for_site_owners_and_its_token_picks_the_robots_group() {
+    let agents = Arc::new(Mutex::new(BTreeSet::new()));
+    let seen = agents.clone();
+    let server = serve(move |req: &Request| {
+        let agent = req.headers.iter().find(|(n, _)| n == "user-agent");
+        seen.lock().unwrap().insert(agent.map(|(_, v)| v.clone()));
+        match req.path.as_str() {
+            "/robots.txt" => Some(Reply::with_type(
+                200,
+                "text/plain",
+                "User-agent: *\nDisallow: /\n\nUser-agent: ringcrawl\nDisallow: /private/\n",
+            )),
+            "/" => Some(page(&["/public", "/private/secret"])),
+            "/public" | "/private/secret" => Some(page(&[])),
+            _ => None,
+        }
+    });
+    let b = base(&server);
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    assert_eq!(cfg.user_agent, ringcrawl::DEFAULT_USER_AGENT);
+    let records = by_url(&crawl(cfg));
+
+    let agents = agents.lock().unwrap().clone();
+    assert_eq!(
+        agents,
+        BTreeSet::from([Some(ringcrawl::DEFAULT_USER_AGENT.to_string())]),
+        "every request carries the default"
+    );
+    let agent = ringcrawl::DEFAULT_USER_AGENT;
+    assert!(
+        agent.starts_with(concat!(
+            "ringcrawl/",
+            env!("CARGO_PKG_VERSION"),
+            " (+https://"
+        )) && agent.ends_with("/docs/bot.md)"),
+        "{agent}"
+    );
+    assert_eq!(records[&format!("{b}/public")].status, Some(200));
+    assert_eq!(
+        records[&format!("{b}/private/secret")]
+            .error_kind
+            .as_deref(),
+        Some("robots_disallowed"),
+        "the ringcrawl group applies, not the * group"
+    );
+}
+
+#[test]
 fn a_robots_txt_compressed_in_transit_is_obeyed() {
     use std::io::Write;
     let (server, b) = robots_site(|| {

@@ -686,7 +686,7 @@ fn help_is_grouped_and_completions_and_man_page_are_generated() {
         "[default: 16M]",
         "[default: 2; with --demo: --max-tasks]",
         "[default: every CPU",
-        concat!("[default: ringcrawl/", env!("CARGO_PKG_VERSION"), "]"),
+        &format!("[default: {}]", ringcrawl::DEFAULT_USER_AGENT),
         "  130 ",
     ] {
         assert!(help.contains(says), "--help says {says:?}: {help}");
