@@ -37,6 +37,13 @@
 # at its peak (host_memory_peak) and the URLs that waited for room.
 #   HOSTS=1000000 SEEDS=1 scripts/scale.sh 10000000
 #
+# TLS=1: the site is served over https (TLS 1.2 and 1.3) with a certificate
+# for *.endless.test from a CA made for the run, which the crawler trusts
+# (--ca-cert); roots and links are https, so every host costs a full
+# handshake and then resumes from the crawler's session cache. Reported
+# besides: the TLS session cache's size at the end.
+#   HOSTS=100000 SEEDS=1 TLS=1 scripts/scale.sh 1000000
+#
 # STATE=1: the crawl keeps a state directory in its work directory
 # (--state; records go to its records.jsonl instead of OUTPUT), whose size
 # counts in the peak disk; then it is resumed with a budget of
@@ -65,6 +72,7 @@ BIN_DIR=${BIN_DIR:-${CARGO_TARGET_DIR:-target}/release}
 EXTRA_ARGS=${EXTRA_ARGS:-}
 STATE=${STATE:-}
 SEEDS=${SEEDS:-}
+TLS=${TLS:-}
 DNS=${DNS:-dnsmasq}
 RESUME_PAGES=${RESUME_PAGES:-100}
 CORES_ARG=()
@@ -109,7 +117,7 @@ HARD_NOFILE=$(ulimit -Hn)
 [ "$HARD_NOFILE" = unlimited ] && HARD_NOFILE=1048576
 ulimit -n "$HARD_NOFILE"
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-echo "== commit $COMMIT, $(nproc) CPUs, $HOSTS hosts, site threads $SITE_THREADS, max-tasks $MAX_TASKS"
+echo "== commit $COMMIT, $(nproc) CPUs, $HOSTS hosts${TLS:+ over https}, site threads $SITE_THREADS, max-tasks $MAX_TASKS"
 
 # field FILE KEY[.KEY]: a number from the crawler's JSON report.
 field() {
@@ -154,12 +162,18 @@ FAILED=0
 for n in "${SIZES[@]}"; do
     run="$WORK/$n"
     mkdir -p "$run"
+    site_tls=()
+    crawl_tls=()
+    if [ -n "$TLS" ]; then
+        site_tls=(--tls --ca-file "$run/ca.pem")
+        crawl_tls=(--ca-cert "$run/ca.pem")
+    fi
     "$SITE_BIN" --endless --addr 127.0.0.1:0 --hosts "$HOSTS" --threads "$SITE_THREADS" \
-        2>"$run/site.log" &
+        "${site_tls[@]}" 2>"$run/site.log" &
     SITE_PID=$!
     port=""
     for _ in $(seq 100); do
-        port=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$run/site.log")
+        port=$(sed -n 's|^listening on https\{0,1\}://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$run/site.log")
         [ -n "$port" ] && break
         kill -0 "$SITE_PID" 2>/dev/null || break
         sleep 0.1
@@ -168,7 +182,7 @@ for n in "${SIZES[@]}"; do
     resolve=()
     roots=()
     if [ -n "$SEEDS" ]; then
-        "$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --roots >"$run/seeds.txt"
+        "$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" "${site_tls[@]:0:1}" --roots >"$run/seeds.txt"
         roots=(--seeds "$run/seeds.txt")
         if [ "$DNS" = pin ]; then
             resolve=(--resolve "*:$port:127.0.0.1")
@@ -179,7 +193,7 @@ for n in "${SIZES[@]}"; do
         echo "== $n pages: site on 127.0.0.1:$port, $(wc -l <"$run/seeds.txt") seeds, names by ${DNS}"
     else
         mapfile -t pins < <("$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --pins)
-        mapfile -t roots < <("$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" --roots)
+        mapfile -t roots < <("$SITE_BIN" --endless --hosts "$HOSTS" --addr "127.0.0.1:$port" "${site_tls[@]:0:1}" --roots)
         for p in "${pins[@]}"; do resolve+=(--resolve "$p"); done
         echo "== $n pages: site on 127.0.0.1:$port, ${#roots[@]} roots"
     fi
@@ -190,7 +204,7 @@ for n in "${SIZES[@]}"; do
     TMPDIR="$run/tmp" timeout -s KILL "$TIME_LIMIT" /usr/bin/time -f '%M %e' -o "$run/time" \
         "$CRAWL_BIN" --max-pages "$n" --ignore-robots --no-sitemaps -q "${out_args[@]}" \
         --max-tasks "$MAX_TASKS" "${CORES_ARG[@]}" --report-json "$run/report.json" \
-        $EXTRA_ARGS "${resolve[@]}" "${roots[@]}" &
+        $EXTRA_ARGS "${crawl_tls[@]}" "${resolve[@]}" "${roots[@]}" &
     CRAWL_PID=$!
     # The peak of the crawler's disk use, sampled each second.
     (
@@ -280,7 +294,7 @@ print(f"| {int(n):,} | {int(hosts):,} | {int(urls):,} | {int(urls) / max(float(e
 done
 
 echo
-echo "commit $COMMIT, $(nproc) CPUs, $HOSTS hosts, max-tasks $MAX_TASKS, site threads $SITE_THREADS"
+echo "commit $COMMIT, $(nproc) CPUs, $HOSTS hosts${TLS:+ over https}, max-tasks $MAX_TASKS, site threads $SITE_THREADS"
 echo
 echo "| --max-pages | pages | pages/s | seconds | peak RSS MiB (time) | peak RSS MiB (report) | URLs discovered | RSS bytes / URL | peak disk MiB | site: pages | duplicates | 404s |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -12,7 +12,8 @@
 //! * Page `n` links to `L` pages chosen by a seeded hash of `(n, i)` among
 //!   the non-root pages: even slots on `n`'s own host (relative links
 //!   `/p/{m}`), odd slots on any host (absolute links
-//!   `http://h{k}.endless.test:PORT/p/{m}`, the port taken from the
+//!   `http://h{k}.endless.test:PORT/p/{m}` (`https` with
+//!   [`EndlessSpec::tls`]), the port taken from the
 //!   request's `Host`). With `N` near a billion almost every link of a
 //!   crawl of millions of pages is to a page not yet seen: 10M fetched
 //!   pages discover about 100M URLs.
@@ -61,6 +62,9 @@ pub struct EndlessSpec {
     pub seed: u64,
     /// Latency before every answer (a page's is always the same).
     pub delay: Delay,
+    /// Served over https: roots and absolute links say `https://` (the
+    /// certificate is the caller's, valid for `*.endless.test`).
+    pub tls: bool,
 }
 
 impl Default for EndlessSpec {
@@ -72,6 +76,7 @@ impl Default for EndlessSpec {
             page_bytes: 2048,
             seed: 1,
             delay: Delay::None,
+            tls: false,
         }
     }
 }
@@ -202,7 +207,8 @@ impl EndlessSite {
             } else {
                 let _ = writeln!(
                     html,
-                    "<li><a href=\"http://h{k}.{DOMAIN}{port}/p/{m}\">page {m}</a></li>"
+                    "<li><a href=\"{scheme}://h{k}.{DOMAIN}{port}/p/{m}\">page {m}</a></li>",
+                    scheme = self.scheme()
                 );
             }
         }
@@ -258,10 +264,20 @@ impl EndlessSite {
         Arc::new(move |request: &Request| self.reply(request))
     }
 
+    /// `https` with [`EndlessSpec::tls`], else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.spec.tls {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
     /// The root URL of every host, `http://h{k}.endless.test:PORT/`.
     pub fn roots(&self, port: u16) -> Vec<String> {
+        let scheme = self.scheme();
         (0..self.spec.hosts)
-            .map(|k| format!("http://{}:{port}/", host_name(k)))
+            .map(|k| format!("{scheme}://{}:{port}/", host_name(k)))
             .collect()
     }
 
@@ -579,6 +595,20 @@ mod tests {
             delay_of(site(1000, 10).reply(&root)),
             std::time::Duration::ZERO
         );
+    }
+
+    #[test]
+    fn a_site_served_over_tls_lists_and_links_https_urls() {
+        let secure = EndlessSite::new(EndlessSpec {
+            hosts: 8,
+            tls: true,
+            ..EndlessSpec::default()
+        })
+        .unwrap();
+        assert_eq!(secure.roots(8443)[3], "https://h3.endless.test:8443/");
+        let html = secure.page_html(3, ":8443");
+        assert!(html.contains("href=\"https://h"), "{html}");
+        assert!(!html.contains("http://"), "{html}");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //!                 | --export DIR | --write-certs DIR]
 //! ringcrawl-site --endless [--addr 127.0.0.1:8080]... [--pages N] [--hosts N]
 //!                [--links N] [--seed N] [--page-bytes N] [--threads N]
-//!                [--roots | --pins]
+//!                [--tls [--ca-file FILE]] [--roots | --pins]
 //! ```
 //!
 //! With `--endless` it serves the endless site instead (see
@@ -21,8 +21,9 @@
 //! (`duplicates`: requests for a page served before), and the first
 //! duplicated URLs if any.
 //!
-//! With `--tls` the site is served over https with a certificate (for
-//! localhost, 127.0.0.1, ::1 and *.site.test) from a certificate authority
+//! With `--tls` the site (either one) is served over https with a
+//! certificate (for localhost, 127.0.0.1, ::1, *.site.test and
+//! *.endless.test) from a certificate authority
 //! made for the run, whose certificate is written to `--ca-file` for the
 //! client to trust (`ringcrawl --ca-cert FILE`); the listed URLs and the
 //! pages' absolute links are `https://`.
@@ -87,7 +88,7 @@ struct Args {
     /// hosts, with keep-alive; on SIGINT/SIGTERM it prints how many
     /// requests it served, for how many pages, and how many asked for a
     /// page served before.
-    #[arg(long, conflicts_with_all = ["faults", "tls", "list", "list_good",
+    #[arg(long, conflicts_with_all = ["faults", "list", "list_good",
         "list_faulty", "list_faults", "export", "write_certs"])]
     endless: bool,
     /// With --endless: print the crawler's --resolve value for every host
@@ -195,28 +196,33 @@ fn main() -> Result<()> {
         }
         return export(&site, &authority, dir);
     }
-    let tls = if args.tls {
-        let ca_file = args
-            .ca_file
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join("ringcrawl-site-ca.pem"));
-        let ca = TestCa::new("ringcrawl-site CA").map_err(|e| anyhow::anyhow!("{e}"))?;
-        std::fs::write(&ca_file, ca.pem())
-            .with_context(|| format!("writing {}", ca_file.display()))?;
-        eprintln!(
-            "CA certificate written to {} (trust it with: ringcrawl --ca-cert {})",
-            ca_file.display(),
-            ca_file.display()
-        );
-        let config = ca
-            .site_cert()
-            .and_then(|cert| cert.server_config(&[]))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        Some(config)
-    } else {
-        None
-    };
+    let tls = tls_config(&args)?;
     serve(site, &args.addr, args.threads as usize, tls)
+}
+
+/// With `--tls`: a CA made for this run, written to `--ca-file` for
+/// clients to trust, and a server configuration with the site's
+/// certificate signed by it.
+fn tls_config(args: &Args) -> Result<Option<Arc<rustls::ServerConfig>>> {
+    if !args.tls {
+        return Ok(None);
+    }
+    let ca_file = args
+        .ca_file
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("ringcrawl-site-ca.pem"));
+    let ca = TestCa::new("ringcrawl-site CA").map_err(|e| anyhow::anyhow!("{e}"))?;
+    std::fs::write(&ca_file, ca.pem()).with_context(|| format!("writing {}", ca_file.display()))?;
+    eprintln!(
+        "CA certificate written to {} (trust it with: ringcrawl --ca-cert {})",
+        ca_file.display(),
+        ca_file.display()
+    );
+    let config = ca
+        .site_cert()
+        .and_then(|cert| cert.server_config(&[]))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Some(config))
 }
 
 /// `--write-certs DIR`: a CA and the site's certificate, as PEM files.
@@ -256,6 +262,7 @@ fn endless(args: &Args) -> Result<()> {
         page_bytes: args.page_bytes.unwrap_or(defaults.page_bytes),
         seed: args.seed,
         delay: args.delay_ms,
+        tls: args.tls,
     })
     .map_err(anyhow::Error::msg)?;
     let first = args.addr[0];
@@ -277,7 +284,9 @@ fn endless(args: &Args) -> Result<()> {
         keep_alive: true,
         count_paths: false,
     };
-    let server = Server::start_with(&args.addr, site.clone().handler(), None, options)
+    // Made only to serve: listing roots needs no certificate.
+    let tls = tls_config(args)?;
+    let server = Server::start_with(&args.addr, site.clone().handler(), tls, options)
         .with_context(|| format!("cannot serve on {:?}", args.addr))?;
     let spec = site.spec();
     eprintln!(
@@ -285,7 +294,7 @@ fn endless(args: &Args) -> Result<()> {
         server
             .addrs()
             .iter()
-            .map(|a| format!("http://{a}/"))
+            .map(|a| format!("{}://{a}/", site.scheme()))
             .collect::<Vec<_>>()
             .join(" "),
         spec.pages,

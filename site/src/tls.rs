@@ -17,8 +17,16 @@ use rustls::server::ServerConfig;
 use rustls::SupportedProtocolVersion;
 
 /// The names the site's certificate is valid for: loopback by name and
-/// address, and the multi-host site's `h{k}.site.test`.
-pub const SITE_NAMES: &[&str] = &["localhost", "127.0.0.1", "::1", "site.test", "*.site.test"];
+/// address, the multi-host site's `h{k}.site.test` and the endless site's
+/// `h{k}.endless.test`.
+pub const SITE_NAMES: &[&str] = &[
+    "localhost",
+    "127.0.0.1",
+    "::1",
+    "site.test",
+    "*.site.test",
+    "*.endless.test",
+];
 
 /// Any failure of certificate generation or server configuration.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
