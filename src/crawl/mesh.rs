@@ -8,8 +8,9 @@
 //! - URLs go to the shard `shard_for` names, a fixed-key hash identical on
 //!   every thread and run, so a host belongs to exactly one shard for the
 //!   whole crawl. A shard may lend a page of its host to a peer to fetch
-//!   ([`Batch::leases`]); the host's queue, politeness and robots stay with
-//!   the owner, which learns from [`Batch::returns`] when the page is done.
+//!   ([`Batch::leases`]); the host's queue, politeness, robots and DNS
+//!   answers stay with the owner, which sends the host's addresses with
+//!   the page and learns from [`Batch::returns`] when the page is done.
 //! - [`FetchSlots`] never lets more fetches run than `--max-tasks`, however
 //!   they are spread over shards.
 //! - Senders never block the receive path: [`Outbox::flush`] only
@@ -29,6 +30,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -54,10 +56,20 @@ pub struct Batch {
     /// Pages of the sender's hosts for the receiver to fetch, record and
     /// route on the sender's behalf. The receiver's fetch slot for each was
     /// already taken by the sender ([`FetchSlots::take_other`]).
-    pub leases: Vec<Job>,
+    pub leases: Vec<Lease>,
     /// Leases of the receiver's hosts that the sender finished: the host,
     /// and whether it failed to answer usefully (for the owner's backoff).
     pub returns: Vec<(String, bool)>,
+}
+
+/// A page lent to a peer, and where its host is: the owner's DNS answer,
+/// in the order to try (empty if the owner had none, and the peer looks
+/// the host up itself). A host is owned by one shard, and so is its DNS
+/// answer: with many hosts a peer's own lookup would double the queries.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    pub job: Job,
+    pub addrs: Vec<SocketAddr>,
 }
 
 impl Batch {
@@ -218,9 +230,9 @@ impl Outbox {
 
     /// Lend `peer` a page of one of this shard's hosts, for which a slot of
     /// `peer` was taken; it leaves at the next [`Outbox::flush`].
-    pub fn lend(&self, peer: usize, job: Job) {
+    pub fn lend(&self, peer: usize, lease: Lease) {
         if let Some(batch) = self.pending.borrow_mut().get_mut(peer) {
-            batch.leases.push(job);
+            batch.leases.push(lease);
         }
     }
 

@@ -10,7 +10,10 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use crate::cluster::ledger::Outcome;
+use url::Url;
+
 use crate::crawl::frontier::Next;
+use crate::crawl::mesh::Lease;
 use crate::job::Job;
 use crate::web::urls;
 
@@ -48,7 +51,7 @@ impl Shard {
             match work {
                 // Leases leave with the next flush, when the dispatcher
                 // waits: pages lent in a row travel in one message.
-                Work::Page(job) if slot != self.id => self.outbox.lend(slot, job),
+                Work::Page(job) if slot != self.id => self.lend(slot, job),
                 // robots.txt is fetched by its host's owner, on whichever
                 // shard's slot it got: the crawl-wide count is what binds.
                 work => self.spawn_work(work, slot),
@@ -114,6 +117,40 @@ impl Shard {
     /// flush, and a replay adds no waiting page.
     fn tallies_behind(&self) -> bool {
         self.newness.awaiting.borrow().len() > AWAITING_LIMIT
+    }
+
+    /// Lend `job`, a page of one of this shard's hosts, to `peer`, whose
+    /// slot was taken, with the host's addresses from this shard's
+    /// resolver: at once when it knows them, else after its lookup, in a
+    /// task of its own so the dispatcher goes on (the peer's slot stays
+    /// taken meanwhile). Without an answer (a failed lookup, a URL that is
+    /// not http) the peer resolves the host itself.
+    fn lend(self: &Rc<Self>, peer: usize, job: Job) {
+        let target = Url::parse(&job.url)
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https"))
+            .map(|url| {
+                let port = url.port_or_known_default().unwrap_or(80);
+                (urls::host(&url).to_string(), port)
+            });
+        let Some((host, port)) = target else {
+            self.outbox.lend(peer, Lease { job, addrs: Vec::new() });
+            return;
+        };
+        if let Some(known) = self.fetching.resolver.resolve_now(&host, port) {
+            let addrs = known.map(|a| a.to_vec()).unwrap_or_default();
+            self.outbox.lend(peer, Lease { job, addrs });
+            return;
+        }
+        let shard = self.clone();
+        glommio::spawn_local(async move {
+            let resolved = shard.fetching.resolver.resolve(&host, port).await;
+            shard.archive_lookups().await;
+            let addrs = resolved.map(|a| a.to_vec()).unwrap_or_default();
+            shard.outbox.lend(peer, Lease { job, addrs });
+            shard.outbox.flush();
+        })
+        .detach();
     }
 
     /// Run `work` in a task of its own, holding a slot of shard `slot` until
@@ -213,7 +250,7 @@ impl Shard {
         match work {
             Work::Page(job) => {
                 let host = urls::host_of(&job.url).to_string();
-                let failed = self.process(job).await;
+                let failed = self.process(job, None).await;
                 self.frontier
                     .borrow_mut()
                     .release(&host, failed, Instant::now());
@@ -224,9 +261,9 @@ impl Shard {
                     .borrow_mut()
                     .set_robots(&example, rules, Instant::now());
             }
-            Work::Lent { job, owner } => {
+            Work::Lent { job, owner, addrs } => {
                 let host = urls::host_of(&job.url).to_string();
-                let failed = self.process(job).await;
+                let failed = self.process(job, addrs).await;
                 self.outbox.give_back(owner, host, failed);
                 return;
             }

@@ -63,7 +63,7 @@ use crate::crawl::seen::SeenSet;
 use crate::crawl::url_set::RecentUrls;
 use crate::job::Job;
 use crate::net::conn_pool::ConnPool;
-use crate::net::dns::{Resolver, ResolverOptions};
+use crate::net::dns::{Addresses, Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
 use crate::net::tls::{tickets_per_key, TlsClient};
 use crate::output::progress::{Progress, ShardCounters};
@@ -586,8 +586,13 @@ enum Work {
     /// robots.txt of the origin of `example`, a URL of one of this shard's
     /// hosts; with `sitemaps`, its `Sitemap:` lines are queued.
     Robots { example: String, sitemaps: bool },
-    /// A page a peer, the owner of its host, lent this shard to fetch.
-    Lent { job: Job, owner: usize },
+    /// A page a peer, the owner of its host, lent this shard to fetch,
+    /// with the host's addresses as the owner resolved them.
+    Lent {
+        job: Job,
+        owner: usize,
+        addrs: Option<Addresses>,
+    },
 }
 
 /// CPU time the calling thread has used.

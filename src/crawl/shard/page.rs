@@ -18,6 +18,7 @@ use crate::crawl::page::Page;
 use crate::job::hops::Hop;
 use crate::job::Job;
 use crate::keys::shard_for;
+use crate::net::dns::Addresses;
 use crate::net::fetch::{self, FetchError, Response};
 use crate::net::http::content::DecodeError;
 use crate::net::http::{self, content};
@@ -36,7 +37,7 @@ impl Shard {
     /// host failed to answer usefully (network error, 5xx, 429). The routed
     /// links wait in the outbox for the caller's flush (while they do, the
     /// outstanding count holds them, so the crawl cannot end without them).
-    pub(super) async fn process(&self, job: Job) -> bool {
+    pub(super) async fn process(&self, job: Job, addrs: Option<Addresses>) -> bool {
         let started = Instant::now();
         self.fetching.in_flight.borrow_mut().insert(job.url.clone());
         self.counters(|c| {
@@ -52,7 +53,7 @@ impl Shard {
                 fail(&mut record, "bad_url", &e.to_string());
             }
             Ok(url) => {
-                let (result, tries) = self.fetch_with_retries(&url).await;
+                let (result, tries) = self.fetch_with_retries(&url, addrs).await;
                 record.tries = tries;
                 match result {
                     Err(e) => {
@@ -98,17 +99,23 @@ impl Shard {
         failed
     }
 
-    /// Resolve, then fetch, retrying network errors up to `max_tries`.
+    /// Resolve (unless the host's owner lent the page with its `known`
+    /// addresses), then fetch, retrying network errors up to `max_tries`.
     pub(super) async fn fetch_with_retries(
         &self,
         url: &Url,
+        known: Option<Addresses>,
     ) -> (Result<Response, FetchError>, u32) {
         if !matches!(url.scheme(), "http" | "https") {
             return (Err(FetchError::Scheme(url.scheme().to_string())), 1);
         }
         let port = url.port_or_known_default().unwrap_or(80);
         let host = urls::host(url);
-        let resolved = self.fetching.resolver.resolve(host, port).await;
+        let lent = known.is_some();
+        let resolved = match known {
+            Some(addrs) => Ok(addrs),
+            None => self.fetching.resolver.resolve(host, port).await,
+        };
         self.archive_lookups().await;
         let mut addrs = match resolved {
             Ok(addrs) => addrs,
@@ -138,8 +145,11 @@ impl Shard {
                     // Resolved again (from the cache, as a rule): an A that
                     // came after the lookup answered with AAAA alone is
                     // there now, for a machine IPv6 does not work on.
-                    if let Ok(fresh) = self.fetching.resolver.resolve(host, port).await {
-                        addrs = fresh;
+                    // A lent page keeps its owner's answer.
+                    if !lent {
+                        if let Ok(fresh) = self.fetching.resolver.resolve(host, port).await {
+                            addrs = fresh;
+                        }
                     }
                     self.archive_lookups().await;
                 }

@@ -8,7 +8,8 @@ use std::time::Instant;
 use glommio::channels::shared_channel::ConnectedReceiver;
 
 use super::{Shard, Work};
-use crate::crawl::mesh::Batch;
+use crate::crawl::mesh::{Batch, Lease};
+use crate::net::dns::Addresses;
 
 impl Shard {
     /// Receive batches from one peer: dedup and enqueue its jobs (and tell
@@ -34,13 +35,14 @@ impl Shard {
             for (token, new) in tallies {
                 self.tallied(token, new);
             }
-            for job in leases {
+            for Lease { job, addrs } in leases {
                 if self.stopping.get() && !self.spending_budget() {
                     // Only when the crawl was interrupted: like a URL still
                     // queued, a page not started is not recorded.
                     self.slots.give(self.id);
                 } else {
-                    self.spawn_work(Work::Lent { job, owner: peer }, self.id);
+                    let addrs = Addresses::from_slice(&addrs);
+                    self.spawn_work(Work::Lent { job, owner: peer, addrs }, self.id);
                 }
             }
             if !returns.is_empty() {

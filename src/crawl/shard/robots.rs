@@ -39,7 +39,7 @@ impl Shard {
                 // Not fetchable here; its pages are recorded as such anyway.
                 return Rules::AllowAll;
             }
-            let (result, _) = self.fetch_with_retries(&url).await;
+            let (result, _) = self.fetch_with_retries(&url, None).await;
             self.recording.stats.borrow_mut().robots_fetches += 1;
             let mut response = match result {
                 Ok(response) => response,

@@ -96,6 +96,27 @@ impl Addresses {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The addresses in order, as a list that may go to another thread
+    /// (`Addresses` shares its list through an `Rc`).
+    pub fn to_vec(&self) -> Vec<SocketAddr> {
+        self.iter().collect()
+    }
+
+    /// The addresses of [`Addresses::to_vec`] again; None for an empty
+    /// list or one whose ports differ (never made by `to_vec`).
+    pub fn from_slice(list: &[SocketAddr]) -> Option<Addresses> {
+        match list {
+            [] => None,
+            [one] => Some(Addresses::One(*one)),
+            [first, ..] => {
+                let port = first.port();
+                list.iter()
+                    .all(|a| a.port() == port)
+                    .then(|| Addresses::Many(list.iter().map(|a| a.ip()).collect(), port))
+            }
+        }
+    }
 }
 
 /// The addresses, comma-separated (`[::1]:80, 127.0.0.1:80`).
@@ -126,6 +147,17 @@ mod tests {
         assert_eq!(&got[..], ips("::1 10.0.0.1 ::2 10.0.0.2 ::3"));
         let got = happy_order(&ips("10.0.0.1 10.0.0.1 ::1"), Families::Both).unwrap();
         assert_eq!(&got[..], ips("::1 10.0.0.1"), "duplicates go");
+    }
+
+    #[test]
+    fn addresses_go_to_a_list_and_back_in_order() {
+        let many = Addresses::Many(ips("::1 10.0.0.1").into(), 8080);
+        assert_eq!(Addresses::from_slice(&many.to_vec()), Some(many.clone()));
+        let one = Addresses::One("10.0.0.1:80".parse().unwrap());
+        assert_eq!(Addresses::from_slice(&one.to_vec()), Some(one));
+        assert_eq!(Addresses::from_slice(&[]), None);
+        let ports: Vec<SocketAddr> = vec!["[::1]:80".parse().unwrap(), "10.0.0.1:81".parse().unwrap()];
+        assert_eq!(Addresses::from_slice(&ports), None);
     }
 
     #[test]

@@ -314,31 +314,54 @@ impl Resolver {
     /// The addresses to connect to for `host:port` (any case, trailing dot
     /// or not), in the order to try.
     pub async fn resolve(&self, host: &str, port: u16) -> Result<Addresses, DnsError> {
-        let inner = &self.inner;
-        let fail = |reason: String| DnsError {
+        let name = canonical_host(host);
+        let answer = match self.answer_now(&name, port) {
+            Some(answer) => answer,
+            None => self
+                .lookup(&name)
+                .await
+                .map(|ips| self.winner_first(&name, addresses(ips, port))),
+        };
+        answer.map_err(|reason| DnsError {
             host: host.to_string(),
             reason,
-        };
+        })
+    }
+
+    /// What [`Resolver::resolve`] would answer without asking a
+    /// nameserver: from a pin, an IP literal, the hosts file, a special
+    /// name or the cache (a failure too); None if only a query can tell.
+    /// A shard that lends a page of its host to a peer sends these along,
+    /// so a host is looked up by its owner only.
+    pub fn resolve_now(&self, host: &str, port: u16) -> Option<Result<Addresses, DnsError>> {
         let name = canonical_host(host);
+        let answer = self.answer_now(&name, port)?;
+        Some(answer.map_err(|reason| DnsError {
+            host: host.to_string(),
+            reason,
+        }))
+    }
+
+    /// `name` (canonical) on `port` from what is known without a query.
+    fn answer_now(&self, name: &str, port: u16) -> Option<Result<Addresses, String>> {
+        let inner = &self.inner;
         if let Some(ips) = inner.pins.get(&(name.to_string(), port)) {
-            return Ok(self.winner_first(&name, addresses(ips.clone(), port)));
+            return Some(Ok(self.winner_first(name, addresses(ips.clone(), port))));
         }
         let bare = name.trim_start_matches('[').trim_end_matches(']');
         if let Ok(ip) = bare.parse::<IpAddr>() {
             if !inner.opts.families.allows(&ip) {
-                return Err(fail(WRONG_FAMILY.to_string()));
+                return Some(Err(WRONG_FAMILY.to_string()));
             }
-            return Ok(Addresses::One(SocketAddr::new(ip, port)));
+            return Some(Ok(Addresses::One(SocketAddr::new(ip, port))));
         }
         // `--resolve '*:PORT:ADDR'`: every name on PORT without a pin of
         // its own, as curl's wildcard.
         if let Some(ips) = inner.pins.get(&("*".to_string(), port)) {
-            return Ok(self.winner_first(&name, addresses(ips.clone(), port)));
+            return Some(Ok(self.winner_first(name, addresses(ips.clone(), port))));
         }
-        self.lookup(&name)
-            .await
-            .map(|ips| self.winner_first(&name, addresses(ips, port)))
-            .map_err(fail)
+        let answer = self.known(name)?;
+        Some(answer.map(|ips| self.winner_first(name, addresses(ips, port))))
     }
 
     /// `ip` connected to `host` when an address before it in the answer
@@ -380,29 +403,39 @@ impl Resolver {
     }
 
     /// `name` (lower-cased, no trailing dot) from the hosts file, the
-    /// special names, the cache, or a shared lookup.
-    async fn lookup(&self, name: &str) -> Answer {
+    /// special names or the cache; None if it takes a lookup.
+    fn known(&self, name: &str) -> Option<Answer> {
         let inner = &self.inner;
         if let Some(ips) = inner.hosts.get(name) {
-            return Ok(ips.clone());
+            return Some(Ok(ips.clone()));
         }
         if name == "localhost" || name.ends_with(".localhost") {
             let loopback = [
                 IpAddr::V6(Ipv6Addr::LOCALHOST),
                 IpAddr::V4(Ipv4Addr::LOCALHOST),
             ];
-            return happy_order(&loopback, inner.opts.families).ok_or_else(|| WRONG_FAMILY.into());
+            return Some(
+                happy_order(&loopback, inner.opts.families).ok_or_else(|| WRONG_FAMILY.into()),
+            );
         }
         if name == "invalid" || name.ends_with(".invalid") {
-            return Err(Rcode::NxDomain.to_string());
+            return Some(Err(Rcode::NxDomain.to_string()));
         }
-        if let Some(answer) = inner.cached(name) {
-            match answer {
-                Ok(_) => inner.count(|s| s.cache_hits += 1),
-                Err(_) => inner.count(|s| s.negative_hits += 1),
-            }
+        let answer = inner.cached(name)?;
+        match answer {
+            Ok(_) => inner.count(|s| s.cache_hits += 1),
+            Err(_) => inner.count(|s| s.negative_hits += 1),
+        }
+        Some(answer)
+    }
+
+    /// `name` (lower-cased, no trailing dot): [`Self::known`], else from a
+    /// lookup shared with every caller that asks meanwhile.
+    async fn lookup(&self, name: &str) -> Answer {
+        if let Some(answer) = self.known(name) {
             return answer;
         }
+        let inner = &self.inner;
         let existing = inner.inflight.borrow().get(name).cloned();
         let pending = match existing {
             Some(pending) => {
