@@ -378,7 +378,8 @@ impl CrawlerBuilder {
     }
 
     /// Stop starting fetches this long after the crawl started (the running
-    /// ones finish, within their own timeouts).
+    /// ones finish, within their own timeouts; one still waiting for its
+    /// name's DNS answer has not started, and stays queued).
     pub fn max_time(mut self, time: Duration) -> Self {
         self.config.budget.time = Some(time);
         self

@@ -96,6 +96,11 @@ impl Budget {
         budget
     }
 
+    /// When `--max-time` is up, if it is set.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
     /// Page fetches granted so far (earlier runs' included).
     pub fn pages(&self) -> u64 {
         self.pages.load(Ordering::Relaxed)

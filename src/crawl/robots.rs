@@ -18,6 +18,7 @@
     clippy::unreachable
 )]
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use texting_robots::Robot;
@@ -70,7 +71,7 @@ impl Rules {
         match status {
             Some(200..=299) => {
                 let body = body.get(..MAX_ROBOTS_BYTES).unwrap_or(body);
-                match Robot::new(token, body) {
+                match Robot::new(token, &canonical_escapes(body)) {
                     Ok(robot) => Rules::Parsed {
                         robot: Box::new(robot),
                         bytes: body.len()
@@ -107,7 +108,7 @@ impl Rules {
         match self {
             Rules::AllowAll => Verdict::Allowed,
             Rules::Unavailable(_) => Verdict::Unavailable,
-            Rules::Parsed { robot, .. } if robot.allowed(url) => Verdict::Allowed,
+            Rules::Parsed { robot, .. } if robot.allowed(&match_target(url)) => Verdict::Allowed,
             Rules::Parsed { .. } => Verdict::Disallowed,
         }
     }
@@ -148,6 +149,63 @@ impl Rules {
             _ => None,
         }
     }
+}
+
+/// The path and query of `url` (absolute, or a path alone) as rules are
+/// matched against them (RFC 9309, 2.2.2 and 2.2.3): its escapes made
+/// canonical as the rules' are, and its `*` and `$` escaped, so that a
+/// rule's `%2A` and `%24` match them and its wildcards stay wildcards.
+fn match_target(url: &str) -> String {
+    let path = match url.split_once("://") {
+        Some((_, rest)) => rest.find('/').and_then(|at| rest.get(at..)).unwrap_or("/"),
+        None => url,
+    };
+    let canonical = canonical_escapes(path.as_bytes());
+    let mut target = Vec::with_capacity(canonical.len());
+    for &b in canonical.iter() {
+        match b {
+            b'*' => target.extend_from_slice(b"%2A"),
+            b'$' => target.extend_from_slice(b"%24"),
+            _ => target.push(b),
+        }
+    }
+    // Only ASCII was put in or taken out: still UTF-8.
+    String::from_utf8(target).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// `text` with its percent-encoding made canonical (RFC 3986, 6.2.2): an
+/// escaped unreserved character is the character (`%7E` is `~`), other
+/// escapes are upper-case (`%2f` is `%2F`). A rule and a URL that differ
+/// only in how they escape then compare equal, as RFC 9309 asks; an
+/// escaped reserved character (`%2F`) stays unlike the character (`/`).
+fn canonical_escapes(text: &[u8]) -> Cow<'_, [u8]> {
+    if !text.contains(&b'%') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((&b, tail)) = rest.split_first() {
+        rest = tail;
+        if let (b'%', [high, low, after @ ..]) = (b, rest) {
+            if let (Some(h), Some(l)) = (hex_value(*high), hex_value(*low)) {
+                let byte = (h << 4) | l;
+                if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+                    out.push(byte);
+                } else {
+                    out.extend_from_slice(&[b'%', high.to_ascii_uppercase(), low.to_ascii_uppercase()]);
+                }
+                rest = after;
+                continue;
+            }
+        }
+        out.push(b);
+    }
+    Cow::Owned(out)
+}
+
+/// The value of a hexadecimal digit.
+fn hex_value(digit: u8) -> Option<u8> {
+    char::from(digit).to_digit(16).and_then(|d| u8::try_from(d).ok())
 }
 
 /// The product token robots groups are matched against: the User-Agent up
@@ -235,6 +293,134 @@ mod tests {
             .collect();
         let rules = Rules::from_answer(Some(200), &junk, "ringcrawl");
         let _ = rules.verdict("http://a.test/x");
+    }
+
+    /// `rules` (a whole robots.txt) as read by the agent `ringcrawl`.
+    fn read(rules: &str) -> Rules {
+        Rules::from_answer(Some(200), rules.as_bytes(), "ringcrawl")
+    }
+
+    /// Whether `rules` let `ringcrawl` fetch `url`.
+    fn allows(rules: &Rules, url: &str) -> bool {
+        rules.verdict(url) == Verdict::Allowed
+    }
+
+    #[test]
+    fn rules_match_the_path_and_query_not_the_whole_url() {
+        let rules = read("User-agent: *\nDisallow: /a.test\nDisallow: http\nDisallow: /q?x=1\n");
+        assert!(allows(&rules, "http://a.test/"), "not the host");
+        assert!(allows(&rules, "http://a.test/page"), "not the scheme");
+        assert!(!allows(&rules, "http://b.test/a.test/x"));
+        assert!(!allows(&rules, "http://b.test/q?x=1&y=2"), "the query counts");
+        assert!(allows(&rules, "http://b.test/q?y=2"));
+    }
+
+    #[test]
+    fn paths_are_compared_in_their_own_letter_case() {
+        let rules = read("User-agent: *\nDisallow: /Private/\n");
+        assert!(!allows(&rules, "http://a.test/Private/x"));
+        assert!(allows(&rules, "http://a.test/private/x"));
+        assert!(allows(&rules, "http://a.test/PRIVATE/x"));
+    }
+
+    #[test]
+    fn the_longest_match_wins_and_a_tie_goes_to_allow() {
+        let rules = read(
+            "User-agent: *\nAllow: /p\nDisallow: /p/q\nDisallow: /r\nAllow: /r/s\n\
+             Disallow: /tie\nAllow: /tie\nAllow: /page\nDisallow: /*.html\n",
+        );
+        assert!(allows(&rules, "http://a.test/p/x"));
+        assert!(!allows(&rules, "http://a.test/p/q/x"), "the longer Disallow");
+        assert!(!allows(&rules, "http://a.test/r/x"));
+        assert!(allows(&rules, "http://a.test/r/s/x"), "the longer Allow");
+        assert!(allows(&rules, "http://a.test/tie/x"), "equal length: Allow");
+        // RFC 9309's example: the rule, wildcards and all, is measured.
+        assert!(!allows(&rules, "http://a.test/page.html"));
+        assert!(allows(&rules, "http://a.test/page"));
+    }
+
+    #[test]
+    fn star_and_dollar_wildcards() {
+        let rules = read(
+            "User-agent: *\nDisallow: /*.php$\nDisallow: /fish*\nDisallow: /*/private/\n\
+             Allow: /$\nDisallow: /\n",
+        );
+        assert!(allows(&rules, "http://a.test/"), "Allow: /$ is the root alone");
+        let rules_no_root = read("User-agent: *\nDisallow: /*.php$\nDisallow: /fish*\nDisallow: /*/private/\n");
+        for (url, allowed) in [
+            ("http://a.test/index.php", false),
+            ("http://a.test/a/b/c.php", false),
+            ("http://a.test/index.php?x=1", true),
+            ("http://a.test/index.php5", true),
+            ("http://a.test/fish", false),
+            ("http://a.test/fishheads/x", false),
+            ("http://a.test/Fish", true),
+            ("http://a.test/a/private/x", false),
+            ("http://a.test/private/x", true),
+        ] {
+            assert_eq!(allows(&rules_no_root, url), allowed, "{url}");
+        }
+        assert!(!allows(&rules, "http://a.test/page"), "Disallow: / for the rest");
+    }
+
+    #[test]
+    fn the_user_agent_group_is_matched_without_regard_to_case() {
+        let txt = "User-agent: *\nDisallow: /\n\nUser-agent: RingCrawl\nDisallow: /ours\n";
+        for token in ["ringcrawl", "RINGCRAWL", agent_token("RingCrawl/0.1")] {
+            let rules = Rules::from_answer(Some(200), txt.as_bytes(), token);
+            assert!(allows(&rules, "http://a.test/x"), "{token}: our group, not *");
+            assert!(!allows(&rules, "http://a.test/ours"), "{token}");
+        }
+    }
+
+    #[test]
+    fn a_group_has_several_user_agent_lines_and_our_groups_are_merged() {
+        let rules = read(
+            "User-agent: otherbot\nUser-agent: ringcrawl\nDisallow: /x\n\n\
+             User-agent: *\nDisallow: /star\n\n\
+             User-agent: ringcrawl\nDisallow: /y\n",
+        );
+        assert!(!allows(&rules, "http://a.test/x"), "the shared group");
+        assert!(!allows(&rules, "http://a.test/y"), "our second group");
+        assert!(allows(&rules, "http://a.test/star"), "not the * group");
+        assert!(allows(&rules, "http://a.test/z"));
+    }
+
+    #[test]
+    fn percent_encoding_is_normalised_before_comparing() {
+        // RFC 9309, 2.2.2 and 2.2.3. URLs come normalised by the url crate.
+        let rules = read(
+            "User-agent: *\nDisallow: /foo/bar/ツ\nDisallow: /enc/%E3%83%84\n\
+             Disallow: /un/%62%61%7A\nDisallow: /hex/%2fx\n\
+             Disallow: /path/file-with-a-%2A.html\nDisallow: /path/foo-%24\n",
+        );
+        for url in [
+            "http://a.test/foo/bar/%E3%83%84",
+            "http://a.test/enc/%E3%83%84",
+            "http://a.test/enc/%e3%83%84",
+            "http://a.test/un/baz",
+            "http://a.test/un/%62az",
+            "http://a.test/hex/%2Fx",
+            "http://a.test/path/file-with-a-*.html",
+            "http://a.test/path/foo-$",
+        ] {
+            assert!(!allows(&rules, url), "{url}");
+        }
+        assert!(allows(&rules, "http://a.test/hex/x"), "a reserved %2F is not /");
+        assert!(allows(&rules, "http://a.test/path/file-with-a-x.html"), "%2A is not a wildcard");
+    }
+
+    #[test]
+    fn a_robots_txt_is_read_up_to_500_kib() {
+        let mut txt = b"User-agent: *\nDisallow: /early\n".to_vec();
+        while txt.len() < MAX_ROBOTS_BYTES {
+            txt.extend_from_slice(b"# filler of a very long robots.txt\n");
+        }
+        txt.truncate(MAX_ROBOTS_BYTES);
+        txt.extend_from_slice(b"\nDisallow: /late\n");
+        let rules = Rules::from_answer(Some(200), &txt, "ringcrawl");
+        assert!(!allows(&rules, "http://a.test/early"));
+        assert!(allows(&rules, "http://a.test/late"), "past 500 KiB: not read");
     }
 
     #[test]

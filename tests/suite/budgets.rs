@@ -87,3 +87,34 @@ fn max_time_stops_starting_fetches_when_the_time_is_up() {
     // Two at a time, 50 ms each: about 20 in 500 ms.
     assert!((5..=40).contains(&n), "{n} records");
 }
+
+/// A nameserver that takes every question and never answers: the hosts
+/// it is asked about wait for the resolver's time-outs (3 s a try), the
+/// pinned host is crawled, and `--max-time` ends the crawl on time all
+/// the same.
+#[test]
+fn a_silent_nameserver_does_not_hold_the_crawl_past_max_time() {
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let server = serve(|_: &Request| Some(page(&[])));
+    let port = server.addr().port();
+    let mut roots = vec![format!("http://pinned.test:{port}/")];
+    roots.extend((0..4).map(|i| format!("http://silent{i}.test:{port}/")));
+    let mut cfg = config(&roots);
+    cfg.resolve.insert(
+        ("pinned.test".into(), port),
+        vec![std::net::Ipv4Addr::LOCALHOST.into()],
+    );
+    cfg.dns_servers = vec![silent.local_addr().unwrap()];
+    cfg.budget.time = Some(Duration::from_millis(300));
+    let started = Instant::now();
+    let outcome = crawl(cfg);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert_eq!(outcome.spent, Some(Spent::Time));
+    let records = by_url(&outcome);
+    assert_eq!(
+        records[&format!("http://pinned.test:{port}/")].status,
+        Some(200)
+    );
+    drop(silent);
+}

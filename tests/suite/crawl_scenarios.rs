@@ -97,6 +97,48 @@ fn redirect_chain_longer_than_the_limit_is_cut() {
 }
 
 #[test]
+fn links_of_a_redirect_target_resolve_against_its_own_url() {
+    let server = serve(|req| {
+        Some(match req.path.as_str() {
+            "/old/dir/" => redirect(301, "/new/dir/"),
+            "/new/dir/" => {
+                let authority = &req.authority;
+                html(&format!(
+                    "<a href=\"page\">a</a><a href=\"../Up\">b</a>\
+                     <a href=\"q?a=1&amp;b=2\">c</a><a href=\"//{authority}/Abs/Path\">d</a>"
+                ))
+            }
+            "/new/dir/page" | "/new/Up" | "/new/dir/q?a=1&b=2" | "/Abs/Path" => page(&[]),
+            _ => return None,
+        })
+    });
+    let b = base(&server);
+    let records = by_url(&crawl(config(&[format!("{b}/old/dir/")])));
+    let fetched: BTreeSet<String> = records.keys().cloned().collect();
+    let expected: BTreeSet<String> = [
+        "/old/dir/",
+        "/new/dir/",
+        "/new/dir/page",
+        "/new/Up",
+        "/new/dir/q?a=1&b=2",
+        "/Abs/Path",
+    ]
+    .iter()
+    .map(|p| format!("{b}{p}"))
+    .collect();
+    assert_eq!(fetched, expected);
+    assert!(
+        records.values().all(|r| r.status.is_some_and(|s| s < 400)),
+        "{records:?}"
+    );
+    assert_eq!(
+        server.hits("127.0.0.1", "/old/dir/page"),
+        0,
+        "not the first URL's"
+    );
+}
+
+#[test]
 fn redirect_to_an_already_seen_page_fetches_it_once() {
     let server = site(&[
         ("/", || page(&["/target", "/go", "/go2"])),

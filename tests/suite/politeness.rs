@@ -269,6 +269,88 @@ fn robots_txt_redirect_is_followed() {
     assert_eq!(records.len(), 3);
 }
 
+/// A site whose robots.txt is at the end of `hops` redirects
+/// (`/robots.txt` → `/robots/1` → … → `/robots/{hops}`) and keeps
+/// `/private/` out.
+fn redirected_robots_site(hops: u32) -> (Server, String) {
+    let server = serve(move |req| {
+        let at = match req.path.as_str() {
+            "/robots.txt" => 0,
+            "/" => return Some(page(&["/public", "/private/secret"])),
+            "/public" | "/private/secret" => return Some(page(&[])),
+            path => path.strip_prefix("/robots/")?.parse::<u32>().ok()?,
+        };
+        Some(if at < hops {
+            redirect(301, &format!("/robots/{}", at + 1))
+        } else {
+            Reply::with_type(200, "text/plain", "User-agent: *\nDisallow: /private/\n")
+        })
+    });
+    let b = base(&server);
+    (server, b)
+}
+
+#[test]
+fn a_robots_txt_five_redirects_away_is_obeyed() {
+    let (server, b) = redirected_robots_site(5);
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    let outcome = crawl(cfg);
+    let records = by_url(&outcome);
+    assert_eq!(
+        server.hits("127.0.0.1", "/robots/5"),
+        1,
+        "the fifth hop was followed"
+    );
+    assert_eq!(
+        records[&format!("{b}/private/secret")]
+            .error_kind
+            .as_deref(),
+        Some("robots_disallowed")
+    );
+    assert_eq!(server.hits("127.0.0.1", "/private/secret"), 0);
+    assert_eq!(records[&format!("{b}/public")].status, Some(200));
+    assert_eq!(
+        outcome.stats.robots_fetches, 6,
+        "robots.txt and five redirects"
+    );
+}
+
+#[test]
+fn a_robots_txt_six_redirects_away_is_not_asked_for_and_allows_all() {
+    let (server, b) = redirected_robots_site(6);
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    let outcome = crawl(cfg);
+    let records = by_url(&outcome);
+    assert_eq!(server.hits("127.0.0.1", "/robots/5"), 1);
+    assert_eq!(
+        server.hits("127.0.0.1", "/robots/6"),
+        0,
+        "a sixth hop is not taken"
+    );
+    assert_eq!(records[&format!("{b}/private/secret")].status, Some(200));
+    assert_eq!(outcome.stats.robots_fetches, 6);
+}
+
+#[test]
+fn a_crawl_delay_shorter_than_delay_does_not_shorten_it() {
+    let (server, b) =
+        robots_site(|| Reply::with_type(200, "text/plain", "User-agent: *\nCrawl-delay: 0.01\n"));
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    cfg.delay = Duration::from_millis(300);
+    let started = Instant::now();
+    let outcome = crawl(cfg);
+    assert_eq!(outcome.records.len(), 4);
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "4 pages at least --delay 0.3 s apart, not Crawl-delay's 0.01 s: {:?}",
+        started.elapsed()
+    );
+    drop(server);
+}
+
 #[test]
 fn crawl_delay_spaces_requests() {
     let (server, b) =

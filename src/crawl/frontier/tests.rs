@@ -88,6 +88,40 @@ fn delay_spaces_requests_to_one_host_and_says_when_to_come_back() {
 }
 
 #[test]
+fn a_crawl_delay_lengthens_the_delay_and_never_shortens_it() {
+    let now = Instant::now();
+    let ms = Duration::from_millis;
+    let mut f = Frontier::new(Politeness {
+        per_host: 5,
+        delay: ms(300),
+        ..Politeness::default()
+    });
+    for u in ["http://a.test/1", "http://a.test/2", "http://b.test/1", "http://b.test/2"] {
+        f.offer(job(u), now);
+    }
+    for (host, crawl_delay) in [("a", "0.05"), ("b", "0.5")] {
+        let example = robots_first(&mut f, now);
+        assert!(example.starts_with(&format!("http://{host}.test/")));
+        let txt = format!("User-agent: *\nCrawl-delay: {crawl_delay}\n");
+        f.set_robots(&example, Rules::from_answer(Some(200), txt.as_bytes(), "x"), now);
+    }
+    assert_eq!(fetch(&mut f, now), "http://a.test/1");
+    assert_eq!(fetch(&mut f, now), "http://b.test/1");
+    assert_eq!(
+        f.next(now),
+        Next::Wait(now + ms(300)),
+        "a waits --delay, not its 50 ms Crawl-delay"
+    );
+    assert_eq!(fetch(&mut f, now + ms(300)), "http://a.test/2");
+    assert_eq!(
+        f.next(now + ms(300)),
+        Next::Wait(now + ms(500)),
+        "b waits its longer Crawl-delay"
+    );
+    assert_eq!(fetch(&mut f, now + ms(500)), "http://b.test/2");
+}
+
+#[test]
 fn repeated_failures_back_a_host_off_and_success_resets_it() {
     let now = Instant::now();
     let mut f = open(1);

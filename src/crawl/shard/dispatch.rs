@@ -123,8 +123,8 @@ impl Shard {
     /// slot was taken, with the host's addresses from this shard's
     /// resolver: at once when it knows them, else after its lookup, in a
     /// task of its own so the dispatcher goes on (the peer's slot stays
-    /// taken meanwhile). Without an answer (a failed lookup, a URL that is
-    /// not http) the peer resolves the host itself.
+    /// taken meanwhile). Without an answer (a failed lookup, `--max-time`
+    /// up first, a URL that is not http) the peer resolves the host itself.
     fn lend(self: &Rc<Self>, peer: usize, job: Job) {
         let target = Url::parse(&job.url)
             .ok()
@@ -144,9 +144,12 @@ impl Shard {
         }
         let shard = self.clone();
         glommio::spawn_local(async move {
-            let resolved = shard.fetching.resolver.resolve(&host, port).await;
+            let resolved = shard.resolve_in_time(&host, port).await;
             shard.archive_lookups().await;
-            let addrs = resolved.map(|a| a.to_vec()).unwrap_or_default();
+            let addrs = match resolved {
+                Some(Ok(addrs)) => addrs.to_vec(),
+                _ => Vec::new(),
+            };
             shard.outbox.lend(peer, Lease { job, addrs });
             shard.outbox.flush();
         })

@@ -18,7 +18,7 @@ use crate::crawl::page::Page;
 use crate::job::hops::Hop;
 use crate::job::Job;
 use crate::keys::shard_for;
-use crate::net::dns::Addresses;
+use crate::net::dns::{Addresses, DnsError};
 use crate::net::fetch::{self, FetchError, Response};
 use crate::net::http::content::DecodeError;
 use crate::net::http::{self, content};
@@ -53,7 +53,15 @@ impl Shard {
                 fail(&mut record, "bad_url", &e.to_string());
             }
             Ok(url) => {
-                let (result, tries) = self.fetch_with_retries(&url, addrs).await;
+                let Some((result, tries)) = self.fetch_with_retries(&url, addrs).await else {
+                    // Not started: no record, as for a page still queued
+                    // (a resume fetches it; a cluster's next owner too).
+                    self.fetching.in_flight.borrow_mut().remove(&job.url);
+                    self.counters(|c| {
+                        c.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    });
+                    return false;
+                };
                 record.tries = tries;
                 match result {
                     Err(e) => {
@@ -101,25 +109,27 @@ impl Shard {
 
     /// Resolve (unless the host's owner lent the page with its `known`
     /// addresses), then fetch, retrying network errors up to `max_tries`.
+    /// None: `--max-time` was up before the name was known, and the fetch
+    /// did not start.
     pub(super) async fn fetch_with_retries(
         &self,
         url: &Url,
         known: Option<Addresses>,
-    ) -> (Result<Response, FetchError>, u32) {
+    ) -> Option<(Result<Response, FetchError>, u32)> {
         if !matches!(url.scheme(), "http" | "https") {
-            return (Err(FetchError::Scheme(url.scheme().to_string())), 1);
+            return Some((Err(FetchError::Scheme(url.scheme().to_string())), 1));
         }
         let port = url.port_or_known_default().unwrap_or(80);
         let host = urls::host(url);
         let lent = known.is_some();
         let resolved = match known {
-            Some(addrs) => Ok(addrs),
-            None => self.fetching.resolver.resolve(host, port).await,
+            Some(addrs) => Some(Ok(addrs)),
+            None => self.resolve_in_time(host, port).await,
         };
         self.archive_lookups().await;
-        let mut addrs = match resolved {
+        let mut addrs = match resolved? {
             Ok(addrs) => addrs,
-            Err(e) => return (Err(e.into()), 1),
+            Err(e) => return Some((Err(e.into()), 1)),
         };
         let mut tries = 0;
         loop {
@@ -147,15 +157,34 @@ impl Shard {
                     // there now, for a machine IPv6 does not work on.
                     // A lent page keeps its owner's answer.
                     if !lent {
-                        if let Ok(fresh) = self.fetching.resolver.resolve(host, port).await {
+                        if let Some(Ok(fresh)) = self.resolve_in_time(host, port).await {
                             addrs = fresh;
                         }
                     }
                     self.archive_lookups().await;
                 }
-                result => return (result, tries),
+                result => return Some((result, tries)),
             }
         }
+    }
+
+    /// The addresses of `host`, or None if `--max-time` is up before its
+    /// lookup answers. A fetch still waiting for its name then has not
+    /// started, and does not: a slow or silent nameserver (seconds a
+    /// question) would otherwise hold the crawl past the time, which only
+    /// the running exchanges, bounded by their own time-outs, may outlast.
+    pub(super) async fn resolve_in_time(&self, host: &str, port: u16) -> Option<Result<Addresses, DnsError>> {
+        let lookup = self.fetching.resolver.resolve(host, port);
+        let Some(deadline) = self.budget.deadline() else {
+            return Some(lookup.await);
+        };
+        // Dropping the wait is safe: the lookup runs in a task of its own
+        // and caches its answer for whoever asks next.
+        futures_lite::future::or(async { Some(lookup.await) }, async {
+            glommio::timer::sleep(deadline.saturating_duration_since(Instant::now())).await;
+            None
+        })
+        .await
     }
 
     /// Fill the record from a response and route what it points to. The

@@ -39,7 +39,10 @@ impl Shard {
                 // Not fetchable here; its pages are recorded as such anyway.
                 return Rules::AllowAll;
             }
-            let (result, _) = self.fetch_with_retries(&url, None).await;
+            let Some((result, _)) = self.fetch_with_retries(&url, None).await else {
+                // The crawl is ending; its pages stay queued.
+                return Rules::unavailable("--max-time was up before its name was known");
+            };
             self.recording.stats.borrow_mut().robots_fetches += 1;
             let mut response = match result {
                 Ok(response) => response,
