@@ -33,6 +33,7 @@ mod scale;
 mod seeds;
 mod sitemaps;
 mod spill;
+mod spill_dirs;
 mod state_repair;
 mod synthetic_site;
 mod tls;

@@ -36,13 +36,15 @@ use crate::output::wacz;
 use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
-use crate::state::session::{Session, SEEDS_DIR, SPILL_PREFIX};
+use crate::state::session::{Session, SEEDS_DIR};
 use crate::sync::Outstanding;
 use crate::web::urls;
 
 mod executors;
+mod spill_dir;
 
 use executors::{executor_hint, placement, DeathWatch, IO_MEMORY};
+use spill_dir::SpillDir;
 
 /// The result of a finished crawl.
 #[derive(Debug)]
@@ -152,7 +154,8 @@ pub fn run_with(
     // directory (kept in the state directory with --state, where a resume
     // takes them up), their hosts added to the scope (before the scope is
     // shared); the shards read their files as the crawl goes.
-    let spill_dir = spill_dir(&config);
+    let spill = SpillDir::make(&config)?;
+    let spill_dir = spill.path().to_path_buf();
     let kept_seeds = session.as_ref().map(|s| s.path().join(SEEDS_DIR));
     let seeds_kept = kept_seeds.as_ref().is_some_and(|dir| seeds::split::is_kept(dir));
     let seed_files = if config.seeds.is_empty() && !seeds_kept {
@@ -470,11 +473,7 @@ pub fn run_with(
         package_wacz(&config, out, index, &warc_files, shard_failed, &mut outcome);
     }
     // The shards' spilled queues: nothing a later crawl could use (yet).
-    if shared.spill_dir.exists() {
-        if let Err(e) = std::fs::remove_dir_all(&shared.spill_dir) {
-            log::warn!("removing {}: {e}", shared.spill_dir.display());
-        }
-    }
+    drop(spill);
     outcome.stats.peak_rss_kib = peak_rss_kib().unwrap_or(0);
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
     outcome.spent = budget.reached();
@@ -563,22 +562,6 @@ fn package_wacz(
     if config.cdxj.is_none() {
         let _ = std::fs::remove_file(index);
     }
-}
-
-/// A spill directory of this crawl's own in `config.spill_dir` (default:
-/// the system's temporary directory), not made yet: shards make it on
-/// their first spill.
-fn spill_dir(config: &Config) -> PathBuf {
-    static CRAWLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let parent = config.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    parent.join(format!(
-        "{SPILL_PREFIX}{}-{}-{nanos}",
-        std::process::id(),
-        CRAWLS.fetch_add(1, Ordering::Relaxed)
-    ))
 }
 
 /// The process's peak resident memory (`VmHWM` of /proc/self/status), in
