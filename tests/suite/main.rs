@@ -29,6 +29,7 @@ mod output;
 mod politeness;
 mod requisites;
 mod resume;
+mod resume_runs;
 mod scale;
 mod seeds;
 mod sitemaps;

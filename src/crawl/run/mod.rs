@@ -141,9 +141,12 @@ pub fn run_with(
     config.frontier_memory -= intake_bytes;
     // --state / --resume: the directory is made or opened (and locked),
     // and a resumed crawl's outputs repaired, before anything is written.
-    // Damage is its own error (the CLI exits 2 on it): it names the file.
+    // Damage, and a resume that asks for what the crawl cannot change,
+    // are errors of their own (the CLI exits 2 on them): they name the
+    // file or the directory.
     let mut session = Session::begin(&mut config).map_err(|e| match e {
         crate::state::StateError::Damaged(damaged) => anyhow::Error::new(damaged),
+        crate::state::StateError::Mismatch(refused) => anyhow::Error::new(refused),
         e => anyhow::Error::new(e).context("state directory"),
     })?;
     for note in session.iter().flat_map(|s| &s.notes) {
