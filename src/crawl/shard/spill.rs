@@ -72,8 +72,6 @@ struct Files {
     /// Retries of failed writes in a row so far, and when the next is due.
     retries: Cell<u32>,
     retry_at: Cell<Option<Instant>>,
-    /// The last write error, for the message if the retries run out.
-    last_error: RefCell<String>,
 }
 
 impl Shard {
@@ -87,7 +85,6 @@ impl Shard {
             done: Notify::new(),
             retries: Cell::new(0),
             retry_at: Cell::new(None),
-            last_error: RefCell::new(String::new()),
         });
         loop {
             if self.stopping.get() {
@@ -239,7 +236,6 @@ impl Shard {
         self.frontier
             .borrow_mut()
             .spill_written(segment, offset, Err(bytes));
-        *files.last_error.borrow_mut() = error.clone();
         if files.retry_at.get().is_none() {
             let tries = files.retries.get();
             if tries >= RETRIES {
