@@ -233,6 +233,7 @@ pub use output::stats::{
     DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, MAX_FAILED_STARTS,
 };
 pub use state::Damaged as DamagedState;
+pub use state::Refused as ResumeRefused;
 pub use url::Url;
 pub use web::scope::ScopeMode;
 

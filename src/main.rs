@@ -51,9 +51,13 @@ fn main() -> ExitCode {
     logger::install(args.verbosity());
     match run(args, given) {
         Ok(code) => code,
-        // Damage a resume would not cut: nothing was changed, and the
-        // user decides (exit 2, as for a usage error).
-        Err(e) if e.downcast_ref::<ringcrawl::DamagedState>().is_some() => {
+        // Damage a resume would not cut, or a resume that asks for what
+        // the crawl cannot change: nothing was changed, and the user
+        // decides (exit 2, as for a usage error).
+        Err(e)
+            if e.downcast_ref::<ringcrawl::DamagedState>().is_some()
+                || e.downcast_ref::<ringcrawl::ResumeRefused>().is_some() =>
+        {
             eprintln!("ringcrawl: {e:#}");
             ExitCode::from(2)
         }

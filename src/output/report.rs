@@ -69,6 +69,13 @@ impl Stats {
                 r.skipped_depth, r.skipped_url_length, r.skipped_host_full
             );
         }
+        if r.spill_lost > 0 {
+            let _ = writeln!(
+                out,
+                "  lost: {} queued URLs the spill could not read back (not fetched)",
+                r.spill_lost
+            );
+        }
         let d = &r.dns;
         if d.lookups + d.cache_hits + d.negative_hits > 0 {
             let per_s = if r.elapsed_s > 0.0 {

@@ -123,13 +123,8 @@ pub enum StateError {
         from: u64,
     },
     /// A resume asked for what the crawl cannot change.
-    #[error("{}: {what}", .path.display())]
-    Mismatch {
-        /// The state directory.
-        path: PathBuf,
-        /// What differs, and what to do.
-        what: String,
-    },
+    #[error(transparent)]
+    Mismatch(#[from] Refused),
     /// The fingerprint key could not be drawn.
     #[error("drawing the fingerprint key: {0}")]
     Random(#[source] io::Error),
@@ -147,6 +142,18 @@ pub enum StateError {
     /// Damage before the end of a file a resume reads.
     #[error(transparent)]
     Damaged(#[from] Damaged),
+}
+
+/// A resume that asks for what the crawl cannot change (its roots, its
+/// scope, its number of shards): refused before anything is touched, so
+/// the crawl stays resumable as it was.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {what}", .path.display())]
+pub struct Refused {
+    /// The state directory.
+    pub path: PathBuf,
+    /// What differs, and what to do.
+    pub what: String,
 }
 
 /// A line of the log or the index, or a chunk of a journal, that does not

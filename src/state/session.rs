@@ -41,7 +41,7 @@ use crate::output::timestamp::rfc3339_millis;
 use super::done::{self, Done};
 use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
 use super::repair::{repair_warc_in_place, warc_files};
-use super::{index, io_err, journal, Checkpoint, Manifest, StateDir, StateError};
+use super::{index, io_err, journal, Checkpoint, Manifest, Refused, StateDir, StateError};
 
 /// The prefix of the spill directories (seen runs, spilled queues) a run
 /// makes in the state directory; a killed run's is removed by the next.
@@ -138,9 +138,11 @@ impl Session {
 
     fn resume(config: &mut Config, path: &Path, discard: bool) -> Result<Session, StateError> {
         let (dir, manifest, checkpoint) = StateDir::open(path)?;
-        let mismatch = |what: String| StateError::Mismatch {
-            path: path.to_path_buf(),
-            what,
+        let mismatch = |what: String| {
+            StateError::Mismatch(Refused {
+                path: path.to_path_buf(),
+                what,
+            })
         };
         if manifest.shards != config.cores {
             return Err(mismatch(format!(

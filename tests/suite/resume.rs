@@ -18,10 +18,10 @@ use crate::common::synth::Site;
 use ringcrawl::{Crawler, Spent};
 
 /// A crawl that runs longer than this has hung.
-const LIMIT: Duration = Duration::from_secs(120);
+pub(crate) const LIMIT: Duration = Duration::from_secs(120);
 
 /// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ringcrawl-resume-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -76,7 +76,11 @@ fn hit_key(url: &str) -> String {
 /// The command line of a crawl of `site` on two cores with a state
 /// directory and WARC files in `dir`, plus `flags`: the state directory,
 /// the WARC directory, the log, the arguments.
-fn cli_crawl(site: &Site, dir: &Path, flags: &[&str]) -> (PathBuf, PathBuf, PathBuf, Vec<String>) {
+pub(crate) fn cli_crawl(
+    site: &Site,
+    dir: &Path,
+    flags: &[&str],
+) -> (PathBuf, PathBuf, PathBuf, Vec<String>) {
     let (state, warc) = (dir.join("state"), dir.join("warc"));
     let mut args: Vec<String> = site.roots();
     args.extend(site.resolve_args());
@@ -88,7 +92,7 @@ fn cli_crawl(site: &Site, dir: &Path, flags: &[&str]) -> (PathBuf, PathBuf, Path
     (state, warc, log, args)
 }
 
-fn ringcrawl(args: &[String]) -> Child {
+pub(crate) fn ringcrawl(args: &[String]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
         .args(args)
         .stdout(Stdio::null())
@@ -98,7 +102,7 @@ fn ringcrawl(args: &[String]) -> Child {
 }
 
 /// Wait for `child` to exit within [`LIMIT`]; its exit code and stderr.
-fn wait(mut child: Child) -> (Option<i32>, String) {
+pub(crate) fn wait(mut child: Child) -> (Option<i32>, String) {
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -118,7 +122,7 @@ fn wait(mut child: Child) -> (Option<i32>, String) {
 }
 
 /// Lines in `log` (0 if it is not there yet).
-fn lines(log: &Path) -> usize {
+pub(crate) fn lines(log: &Path) -> usize {
     std::fs::read(log)
         .map(|b| b.iter().filter(|&&c| c == b'\n').count())
         .unwrap_or(0)
@@ -691,7 +695,7 @@ fn damage_in_the_middle_of_the_log_or_the_index_stops_the_resume_until_the_loss_
 
 /// Wait until `log` holds at least `n` lines, or `child` ended; whether
 /// it is still running.
-fn running_until_logged(child: &mut Child, log: &Path, n: usize) -> bool {
+pub(crate) fn running_until_logged(child: &mut Child, log: &Path, n: usize) -> bool {
     let start = Instant::now();
     while lines(log) < n {
         if child.try_wait().unwrap().is_some() {

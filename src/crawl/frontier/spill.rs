@@ -22,6 +22,11 @@
 //! flight it is not ready, and not done either: the read's completion
 //! gives it its turn back.
 //!
+//! While a write fails the spill is held back: tails stay in RAM, and
+//! past the bound [`Frontier::spill_held_back`] tells the shard to start
+//! no fetch until a retry writes again (or the shard gives up and stops
+//! the crawl).
+//!
 //! So the RAM of queued URLs is the bound, plus a sixteenth for tails,
 //! plus what reads bring up (at most [`READ_AHEAD`] + a chunk per host
 //! being served), plus the ledger's block buffer (256 KiB); and while the
@@ -302,7 +307,8 @@ impl Frontier {
     }
 
     /// A [`SpillIo::Write`] is done; `Err` gives its bytes back (they stay
-    /// in RAM, and tails are no longer spilled).
+    /// in RAM, and tails are not spilled until a [`Frontier::retry_spill`]
+    /// succeeds).
     pub fn spill_written(&mut self, segment: u32, offset: u64, result: Result<(), Vec<u8>>) {
         self.spill.store.written(segment, offset, result);
         let waiting = std::mem::take(&mut self.spill.awaiting_write);
@@ -353,6 +359,24 @@ impl Frontier {
                 self.spill.store.read(next, chunk.at);
             }
         }
+    }
+
+    /// Whether a write of the spill failed and none has succeeded since:
+    /// tails stay in RAM.
+    pub fn spill_failing(&self) -> bool {
+        !self.spill.store.can_spill()
+    }
+
+    /// Whether the spill is failing and the queued URLs in RAM are past
+    /// the bound: the shard starts no fetch (whose links would add more)
+    /// until the spill writes again.
+    pub fn spill_held_back(&self) -> bool {
+        self.spill_failing() && self.spill.ram > self.politeness.memory
+    }
+
+    /// Write again the blocks whose write failed.
+    pub fn retry_spill(&mut self) {
+        self.spill.store.retry();
     }
 
     /// Whether jobs were lost since [`Frontier::take_lost`] was called.

@@ -15,7 +15,10 @@
 //! spills are read back soon never writes at all.
 //!
 //! A write that failed keeps its block in RAM (its chunks are read from
-//! there) and stops the spilling: from then on queues stay in RAM.
+//! there) and holds the spilling back: no chunk is sealed (queues stay in
+//! RAM) until [`Store::retry`] has written the kept blocks again. How
+//! often and how soon to retry, and when to give up, is the shard's
+//! (`crawl::shard::spill`).
 
 #![deny(
     clippy::indexing_slicing,
@@ -109,7 +112,8 @@ pub struct Store {
     writing: Vec<(u32, u32, u32)>,
     /// Blocks whose write failed, kept: segment, start, bytes.
     rescued: Vec<(u32, u32, Vec<u8>)>,
-    failed: bool,
+    /// A write failed and no write succeeded since with no block kept.
+    failing: bool,
     io: VecDeque<SpillIo>,
     stats: SpillStats,
 }
@@ -134,15 +138,30 @@ impl Store {
             segments: BTreeMap::new(),
             writing: Vec::new(),
             rescued: Vec::new(),
-            failed: false,
+            failing: false,
             io: VecDeque::new(),
             stats: SpillStats::default(),
         }
     }
 
-    /// Whether chunks may be appended (no write failed).
+    /// Whether chunks may be appended: no write is failing.
     pub fn can_spill(&self) -> bool {
-        !self.failed
+        !self.failing
+    }
+
+    /// Hand the blocks whose write failed out to be written again (they
+    /// stay readable: from RAM until then, as being written after).
+    pub fn retry(&mut self) {
+        for (segment, start, bytes) in std::mem::take(&mut self.rescued) {
+            let end = start.saturating_add(bytes.len() as u32);
+            self.writing.push((segment, start, end));
+            self.segments.entry(segment).or_default().in_flight += 1;
+            self.io.push_back(SpillIo::Write {
+                segment,
+                offset: u64::from(start),
+                bytes,
+            });
+        }
     }
 
     /// Append one encoded chunk; where it went.
@@ -250,7 +269,8 @@ impl Store {
     }
 
     /// The write of the block at `offset` of `segment` is over; `Err`
-    /// gives its bytes back, kept in RAM from now on (and no more spills).
+    /// gives its bytes back, kept in RAM until [`Store::retry`] (and no
+    /// chunk is appended until a write succeeds again with none kept).
     pub fn written(&mut self, segment: u32, offset: u64, result: Result<(), Vec<u8>>) {
         let start = u32::try_from(offset).unwrap_or(u32::MAX);
         self.writing
@@ -258,9 +278,13 @@ impl Store {
         if let Some(seg) = self.segments.get_mut(&segment) {
             seg.in_flight = seg.in_flight.saturating_sub(1);
         }
-        if let Err(bytes) = result {
-            self.failed = true;
-            self.rescued.push((segment, start, bytes));
+        match result {
+            Err(bytes) => {
+                self.failing = true;
+                self.rescued.push((segment, start, bytes));
+            }
+            Ok(()) if self.rescued.is_empty() => self.failing = false,
+            Ok(()) => {}
         }
         self.maybe_remove(segment);
     }
@@ -390,7 +414,38 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_keeps_its_block_in_ram_and_stops_the_spill() {
+    fn a_failed_write_is_retried_and_the_spill_resumes_once_it_succeeds() {
+        let mut s = Store::new(64 << 10, 4096);
+        let a = s.append(&[7; 5000]);
+        let Some(SpillIo::Write { bytes, .. }) = s.next_io() else {
+            panic!("written")
+        };
+        s.written(0, 0, Err(bytes));
+        assert!(!s.can_spill());
+        s.retry();
+        assert!(matches!(s.place(a), Place::Writing));
+        let Some(SpillIo::Write {
+            segment: 0,
+            offset: 0,
+            bytes,
+        }) = s.next_io()
+        else {
+            panic!("the kept block is written again")
+        };
+        s.written(0, 0, Err(bytes));
+        assert!(!s.can_spill(), "still failing");
+        assert_eq!(ram(&s, a).unwrap(), vec![7; 5000]);
+        s.retry();
+        let Some(SpillIo::Write { .. }) = s.next_io() else {
+            panic!("written again")
+        };
+        s.written(0, 0, Ok(()));
+        assert!(s.can_spill(), "the disk took it: spilling again");
+        assert!(matches!(s.place(a), Place::Disk));
+    }
+
+    #[test]
+    fn a_failed_write_keeps_its_block_in_ram_and_holds_the_spill_back() {
         let mut s = Store::new(64 << 10, 4096);
         let a = s.append(&[7; 5000]);
         let Some(SpillIo::Write {

@@ -36,13 +36,15 @@ use crate::output::wacz;
 use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
-use crate::state::session::{Session, SEEDS_DIR, SPILL_PREFIX};
+use crate::state::session::{Session, SEEDS_DIR};
 use crate::sync::Outstanding;
 use crate::web::urls;
 
 mod executors;
+mod spill_dir;
 
 use executors::{executor_hint, placement, DeathWatch, IO_MEMORY};
+use spill_dir::SpillDir;
 
 /// The result of a finished crawl.
 #[derive(Debug)]
@@ -139,9 +141,12 @@ pub fn run_with(
     config.frontier_memory -= intake_bytes;
     // --state / --resume: the directory is made or opened (and locked),
     // and a resumed crawl's outputs repaired, before anything is written.
-    // Damage is its own error (the CLI exits 2 on it): it names the file.
+    // Damage, and a resume that asks for what the crawl cannot change,
+    // are errors of their own (the CLI exits 2 on them): they name the
+    // file or the directory.
     let mut session = Session::begin(&mut config).map_err(|e| match e {
         crate::state::StateError::Damaged(damaged) => anyhow::Error::new(damaged),
+        crate::state::StateError::Mismatch(refused) => anyhow::Error::new(refused),
         e => anyhow::Error::new(e).context("state directory"),
     })?;
     for note in session.iter().flat_map(|s| &s.notes) {
@@ -152,7 +157,8 @@ pub fn run_with(
     // directory (kept in the state directory with --state, where a resume
     // takes them up), their hosts added to the scope (before the scope is
     // shared); the shards read their files as the crawl goes.
-    let spill_dir = spill_dir(&config);
+    let spill = SpillDir::make(&config)?;
+    let spill_dir = spill.path().to_path_buf();
     let kept_seeds = session.as_ref().map(|s| s.path().join(SEEDS_DIR));
     let seeds_kept = kept_seeds.as_ref().is_some_and(|dir| seeds::split::is_kept(dir));
     let seed_files = if config.seeds.is_empty() && !seeds_kept {
@@ -470,11 +476,7 @@ pub fn run_with(
         package_wacz(&config, out, index, &warc_files, shard_failed, &mut outcome);
     }
     // The shards' spilled queues: nothing a later crawl could use (yet).
-    if shared.spill_dir.exists() {
-        if let Err(e) = std::fs::remove_dir_all(&shared.spill_dir) {
-            log::warn!("removing {}: {e}", shared.spill_dir.display());
-        }
-    }
+    drop(spill);
     outcome.stats.peak_rss_kib = peak_rss_kib().unwrap_or(0);
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
     outcome.spent = budget.reached();
@@ -563,22 +565,6 @@ fn package_wacz(
     if config.cdxj.is_none() {
         let _ = std::fs::remove_file(index);
     }
-}
-
-/// A spill directory of this crawl's own in `config.spill_dir` (default:
-/// the system's temporary directory), not made yet: shards make it on
-/// their first spill.
-fn spill_dir(config: &Config) -> PathBuf {
-    static CRAWLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let parent = config.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    parent.join(format!(
-        "{SPILL_PREFIX}{}-{}-{nanos}",
-        std::process::id(),
-        CRAWLS.fetch_add(1, Ordering::Relaxed)
-    ))
 }
 
 /// The process's peak resident memory (`VmHWM` of /proc/self/status), in

@@ -62,7 +62,9 @@ impl Shard {
     /// A fetch slot: one of this shard's own, else one of a peer's; the
     /// shard whose slot it is. None once stopping. While the records'
     /// writer or the caller's page stream is behind, or the seen-set's
-    /// disk is (see [`Self::seen_behind`]), none is
+    /// disk is (see [`Self::seen_behind`]), or the journal's `fdatasync`
+    /// is (`journal.rs`), or the frontier is past its bound with its spill
+    /// failing (`spill.rs`), none is
     /// taken: no fetch starts (the running ones go on), so a slow output
     /// or disk holds the crawl back instead of filling memory.
     pub(super) async fn take_slot(&self) -> Option<usize> {
@@ -75,6 +77,8 @@ impl Shard {
                 || self.hooks.stream.as_ref().is_some_and(|s| s.behind())
                 || self.seen_behind()
                 || self.tallies_behind()
+                || self.frontier.borrow().spill_held_back()
+                || self.journal_behind()
                 || self.cluster.as_ref().is_some_and(|c| c.link.behind());
             self.slots.set_paused(self.id, behind);
             if behind {

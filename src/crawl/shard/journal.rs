@@ -117,6 +117,26 @@ impl Journal {
 
 }
 
+/// Records that may wait for the journal (each holds its record, some 800
+/// bytes) before no new fetch starts: they pile up while `fdatasync` is
+/// slow, a page's record behind each sync.
+const HELD_LIMIT: usize = 16 << 10;
+
+/// Jobs routed and not yet handed to a write (each some 250 bytes) before
+/// no new fetch starts: a page routes its links whatever the disk does.
+const JOBS_LIMIT: usize = 64 << 10;
+
+impl Journal {
+    /// Whether the journal is behind the pages: more than [`HELD_LIMIT`]
+    /// records wait for it, or more than [`JOBS_LIMIT`] jobs for a write.
+    /// The dispatcher starts no fetch meanwhile (`dispatch.rs`), so a slow
+    /// disk holds the crawl back instead of filling memory; the journal
+    /// task catches up whatever the dispatcher does.
+    pub(super) fn behind(&self) -> bool {
+        self.held.borrow().len() > HELD_LIMIT || self.jobs.borrow().len() > JOBS_LIMIT
+    }
+}
+
 /// How long the journal task lets jobs gather before it writes them.
 const GATHER: Duration = Duration::from_millis(2);
 
@@ -127,6 +147,18 @@ const REPLAY_WAIT: Duration = Duration::from_millis(1);
 const REPLAY_SLICE: usize = 4096;
 
 impl Shard {
+    /// Whether the spill has writes to do, or is failing with the queues
+    /// past their bound: the replay waits.
+    fn spill_behind(&self) -> bool {
+        let frontier = self.frontier.borrow();
+        frontier.has_spill_io() || frontier.spill_held_back()
+    }
+
+    /// Whether this shard's journal is behind ([`Journal::behind`]).
+    pub(super) fn journal_behind(&self) -> bool {
+        self.journal.as_ref().is_some_and(Journal::behind)
+    }
+
     /// Journal a job this shard sends on (with `--state`).
     pub(super) fn journal_job(&self, job: &Job) {
         if let Some(journal) = &self.journal {
@@ -426,13 +458,12 @@ impl Shard {
                 }
                 // As fast as the disk takes it: the seen-set's merges and
                 // lookups, and the spill's writes of the queues past
-                // --frontier-memory (else they would wait in RAM).
-                while (self.seen_behind() || self.frontier.borrow().has_spill_io())
-                    && !self.replay_cut()
-                {
+                // --frontier-memory (else they would wait in RAM; and
+                // while those writes fail and are retried, not at all).
+                while (self.seen_behind() || self.spill_behind()) && !self.replay_cut() {
                     self.changed.notify_all();
                     futures_lite::future::yield_now().await;
-                    if self.seen_behind() || self.frontier.borrow().has_spill_io() {
+                    if self.seen_behind() || self.spill_behind() {
                         glommio::timer::sleep(REPLAY_WAIT).await;
                     }
                 }
@@ -546,3 +577,7 @@ async fn write_all(file: &BufferedFile, bytes: &[u8], mut at: u64) -> std::io::R
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

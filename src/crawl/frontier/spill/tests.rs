@@ -272,6 +272,43 @@ fn a_failed_write_keeps_its_chunks_in_ram_and_nothing_is_lost() {
 }
 
 #[test]
+fn a_failing_spill_holds_the_frontier_back_past_its_bound_until_a_retry_writes() {
+    let now = Instant::now();
+    let bound = 16 << 10;
+    let mut f = spilling(bound, 1);
+    let mut i = 0;
+    let failed = loop {
+        f.offer(job(&format!("http://a.test/{i}")), now);
+        i += 1;
+        if let Some(SpillIo::Write {
+            segment,
+            offset,
+            bytes,
+        }) = f.spill_io()
+        {
+            f.spill_written(segment, offset, Err(bytes));
+            break segment;
+        }
+    };
+    assert!(f.spill_failing());
+    while !f.spill_held_back() {
+        f.offer(job(&format!("http://a.test/{i}")), now);
+        i += 1;
+        assert!(f.spill_io().is_none(), "nothing sealed while failing");
+    }
+    f.retry_spill();
+    let mut disk = Disk::default();
+    disk.pump(&mut f, false);
+    assert_eq!(disk.writes, 1, "the kept block is written again");
+    assert!(disk.files.contains_key(&failed));
+    assert!(!f.spill_failing() && !f.spill_held_back());
+    let order = drain(&mut f, &mut disk, now);
+    let want: Vec<String> = (0..i).map(|i| format!("http://a.test/{i}")).collect();
+    assert_eq!(order.len(), want.len(), "every URL, once");
+    assert!(f.take_lost().is_empty());
+}
+
+#[test]
 fn a_frontier_under_its_bound_never_spills() {
     let now = Instant::now();
     let mut f = Frontier::new(Politeness {

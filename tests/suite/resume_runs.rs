@@ -1,0 +1,86 @@
+//! What a resume keeps across runs, through the binary: a `--wacz` made at
+//! the end of a resume packages every run's WARC files, a killed run's
+//! among them, and indexes every page; a resume on another number of cores
+//! is refused in one line (exit 2) before anything is touched.
+
+use std::collections::BTreeSet;
+
+use crate::common::synth::Site;
+use crate::resume::{cli_crawl, ringcrawl, running_until_logged, scratch, wait};
+
+/// A crawl with `--wacz`, killed (SIGKILL) a third of the way, then
+/// resumed: the package holds both runs' WARC files and its index every
+/// page of the site.
+#[test]
+fn a_wacz_made_at_a_resume_after_a_kill_holds_every_runs_warcs_and_indexes_every_page() {
+    let site = Site::with_delay(3_000, 4, 5);
+    let expected = site.expected();
+    let dir = scratch("wacz-kill");
+    let wacz = dir.join("crawl.wacz");
+    let wacz_arg = wacz.display().to_string();
+    let (state, _warc, log, args) = cli_crawl(&site, &dir, &["--wacz", &wacz_arg]);
+    let mut child = ringcrawl(&args);
+    if running_until_logged(&mut child, &log, 500) {
+        child.kill().unwrap();
+    }
+    let (code, err) = wait(child);
+    assert_ne!(code, Some(0), "killed before the end: {err}");
+    assert!(!wacz.exists(), "no package from a killed run");
+    let resume = vec![
+        "--resume".to_string(),
+        state.display().to_string(),
+        "-q".into(),
+    ];
+    let (code, err) = wait(ringcrawl(&resume));
+    assert_eq!(code, Some(0), "{err}");
+
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&wacz).unwrap()).unwrap();
+    let names: Vec<String> = (0..zip.len())
+        .map(|i| zip.by_index(i).unwrap().name().unwrap().to_string())
+        .collect();
+    let warcs: Vec<&String> = names.iter().filter(|n| n.ends_with(".warc.gz")).collect();
+    let resumed_run = warcs.iter().any(|n| n.contains("-r1-"));
+    let first_run = warcs.iter().any(|n| !n.contains("-r1-"));
+    assert!(first_run && resumed_run, "both runs' WARC files: {warcs:?}");
+    let mut index = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("indexes/index.cdxj").unwrap(), &mut index)
+        .unwrap();
+    let mut indexed = BTreeSet::new();
+    for line in index.lines() {
+        let json: serde_json::Value = serde_json::from_str(line.splitn(3, ' ').nth(2).unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {line}"));
+        let file = json["filename"].as_str().unwrap();
+        assert!(
+            warcs.iter().any(|w| w.ends_with(file)),
+            "indexed in a WARC file the package does not hold: {line}"
+        );
+        indexed.insert(json["url"].as_str().unwrap().to_string());
+    }
+    let missing: Vec<_> = expected.difference(&indexed).take(5).collect();
+    assert!(
+        missing.is_empty(),
+        "not in the package's index: {missing:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A crawl made on two cores, resumed with `--cores 1`: refused with one
+/// line naming the cores to use, exit code 2; the crawl stays resumable.
+#[test]
+fn a_resume_on_another_number_of_cores_is_refused_in_one_line_with_exit_code_2() {
+    let site = Site::new(50, 1);
+    let dir = scratch("cores");
+    let (state, _warc, _log, args) = cli_crawl(&site, &dir, &[]);
+    let (code, err) = wait(ringcrawl(&args));
+    assert_eq!(code, Some(0), "{err}");
+    let state = state.display().to_string();
+    let other = ["--resume", &state, "--cores", "1"].map(String::from);
+    let (code, err) = wait(ringcrawl(&other));
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("--cores 2"), "{err}");
+    let again = ["--resume", &state].map(String::from);
+    let (code, err) = wait(ringcrawl(&again));
+    assert_eq!(code, Some(0), "the crawl is intact: {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
