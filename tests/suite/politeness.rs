@@ -352,6 +352,47 @@ fn a_crawl_delay_shorter_than_delay_does_not_shorten_it() {
 }
 
 #[test]
+fn the_delay_counts_from_the_robots_txt_request_too() {
+    let arrivals: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let seen = arrivals.clone();
+    let server = serve(move |req: &Request| {
+        seen.lock()
+            .unwrap()
+            .push((req.path.clone(), Instant::now()));
+        match req.path.as_str() {
+            "/robots.txt" => Some(Reply::with_type(
+                200,
+                "text/plain",
+                "User-agent: *\nAllow: /\n",
+            )),
+            "/" => Some(page(&[])),
+            _ => None,
+        }
+    });
+    let b = base(&server);
+    let mut cfg = config(&[&b]);
+    polite(&mut cfg);
+    let delay = Duration::from_millis(400);
+    cfg.delay = delay;
+    assert_eq!(crawl(cfg).records.len(), 1);
+    let arrivals = arrivals.lock().unwrap().clone();
+    let at = |path: &str| {
+        arrivals
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, t)| *t)
+            .unwrap()
+    };
+    let gap = at("/").duration_since(at("/robots.txt"));
+    // The page's request may find a connection open where robots.txt's
+    // made one: a little less than the delay between arrivals.
+    assert!(
+        gap >= delay - Duration::from_millis(100),
+        "the first page came {gap:?} after robots.txt"
+    );
+}
+
+#[test]
 fn crawl_delay_spaces_requests() {
     let (server, b) =
         robots_site(|| Reply::with_type(200, "text/plain", "User-agent: *\nCrawl-delay: 0.2\n"));

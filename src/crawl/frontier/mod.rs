@@ -346,6 +346,8 @@ impl Frontier {
                     };
                     *robots = Robots::Fetching { failed };
                     host.active += 1;
+                    // A request to the host like any: --delay counts from it.
+                    host.ready_at = later(now, host.delay);
                     let example = front.url.clone();
                     let root = front.depth == 0;
                     // It keeps its turns: its other origins' URLs may go
@@ -467,7 +469,12 @@ impl Frontier {
         };
         entry.active = entry.active.saturating_sub(1);
         if let Some(crawl_delay) = rules.crawl_delay(cap) {
-            entry.delay = entry.delay.max(crawl_delay);
+            if crawl_delay > entry.delay {
+                // The next request waits the longer delay from the last
+                // one's start (this robots.txt's, as a rule).
+                entry.ready_at = later(entry.ready_at, crawl_delay - entry.delay);
+                entry.delay = crawl_delay;
+            }
         }
         if let Some(found) = entry.origins.iter_mut().find(|o| *o.name == *origin) {
             let failed = match found.robots {

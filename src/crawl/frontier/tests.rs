@@ -105,20 +105,24 @@ fn a_crawl_delay_lengthens_the_delay_and_never_shortens_it() {
         let txt = format!("User-agent: *\nCrawl-delay: {crawl_delay}\n");
         f.set_robots(&example, Rules::from_answer(Some(200), txt.as_bytes(), "x"), now);
     }
-    assert_eq!(fetch(&mut f, now), "http://a.test/1");
-    assert_eq!(fetch(&mut f, now), "http://b.test/1");
+    // --delay counts from each robots.txt request; b's Crawl-delay,
+    // longer, from its own.
+    assert_eq!(f.next(now), Next::Wait(now + ms(300)));
+    assert_eq!(fetch(&mut f, now + ms(300)), "http://a.test/1");
+    assert_eq!(f.next(now + ms(300)), Next::Wait(now + ms(500)));
+    assert_eq!(fetch(&mut f, now + ms(500)), "http://b.test/1");
     assert_eq!(
-        f.next(now),
-        Next::Wait(now + ms(300)),
+        f.next(now + ms(500)),
+        Next::Wait(now + ms(600)),
         "a waits --delay, not its 50 ms Crawl-delay"
     );
-    assert_eq!(fetch(&mut f, now + ms(300)), "http://a.test/2");
+    assert_eq!(fetch(&mut f, now + ms(600)), "http://a.test/2");
     assert_eq!(
-        f.next(now + ms(300)),
-        Next::Wait(now + ms(500)),
+        f.next(now + ms(600)),
+        Next::Wait(now + ms(1000)),
         "b waits its longer Crawl-delay"
     );
-    assert_eq!(fetch(&mut f, now + ms(500)), "http://b.test/2");
+    assert_eq!(fetch(&mut f, now + ms(1000)), "http://b.test/2");
 }
 
 #[test]
@@ -352,6 +356,8 @@ fn a_finished_host_rests_with_its_rules_and_politeness_and_comes_back_without_ro
     f.offer(job("http://a.test/1"), now);
     let example = robots_first(&mut f, now);
     f.set_robots(&example, Rules::from_answer(Some(200), b"User-agent: *\nDisallow: /no\n", "x"), now);
+    assert_eq!(f.next(now), Next::Wait(now + Duration::from_millis(100)), "--delay after robots.txt");
+    let now = now + Duration::from_millis(100);
     assert_eq!(fetch(&mut f, now), "http://a.test/1");
     f.release("a.test", false, now);
     assert_eq!(f.next(now), Next::Idle, "its turn comes up empty");
