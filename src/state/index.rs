@@ -28,6 +28,8 @@ use std::fs::{self, File};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::output::cdxj;
+
 use super::repair::{preview, MAX_LINE};
 use super::{io_err, Damaged, StateError};
 
@@ -64,17 +66,7 @@ struct Fields {
 
 /// An index line's URL, WARC file, offset and length, if it is one.
 fn fields(line: &[u8]) -> Option<(String, String, u64, u64)> {
-    let mut parts = line.splitn(3, |&b| b == b' ');
-    let surt = parts.next()?;
-    let timestamp = parts.next()?;
-    let json = parts.next()?;
-    if surt.is_empty() || timestamp.is_empty() || !timestamp.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    if !json.starts_with(b"{") {
-        return None;
-    }
-    let f: Fields = serde_json::from_slice(json).ok()?;
+    let f: Fields = serde_json::from_slice(cdxj::line_json(line)?).ok()?;
     Some((f.url, f.filename, f.offset.parse().ok()?, f.length.parse().ok()?))
 }
 

@@ -42,6 +42,8 @@ use std::path::{Path, PathBuf};
 
 use flate2::bufread::GzDecoder;
 
+use crate::output::cdxj;
+
 use super::{io_err, Damaged, StateError};
 
 /// Longest JSONL or CDXJ line accepted (records are a few KiB at most).
@@ -116,14 +118,7 @@ fn jsonl_url(line: &[u8]) -> Option<String> {
 
 /// The `url` of a CDXJ line: `SURT TIMESTAMP {JSON}`.
 fn cdxj_url(line: &[u8]) -> Option<String> {
-    let mut parts = line.splitn(3, |&b| b == b' ');
-    let surt = parts.next()?;
-    let timestamp = parts.next()?;
-    let json = parts.next()?;
-    if surt.is_empty() || timestamp.is_empty() || !timestamp.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    jsonl_url(json)
+    jsonl_url(cdxj::line_json(line)?)
 }
 
 /// Open `path` for a repair: the file, its length, checked against `from`.

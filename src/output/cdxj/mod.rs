@@ -87,6 +87,21 @@ pub fn write_line(entry: &Entry, out: &mut Vec<u8>) {
     out.extend_from_slice(line.as_bytes());
 }
 
+/// The JSON part of a line as [`write_line`] writes it, if the line reads
+/// so: a SURT, a space, a timestamp of digits, a space, a JSON object (not
+/// parsed here).
+pub fn line_json(line: &[u8]) -> Option<&[u8]> {
+    let mut parts = line.splitn(3, |&b| b == b' ');
+    let surt = parts.next()?;
+    let timestamp = parts.next()?;
+    let json = parts.next()?;
+    let shaped = !surt.is_empty()
+        && !timestamp.is_empty()
+        && timestamp.iter().all(u8::is_ascii_digit)
+        && json.starts_with(b"{");
+    shaped.then_some(json)
+}
+
 /// `s` as Python's `json.dumps` writes a string (ASCII only).
 fn json_string(s: &str, out: &mut String) {
     out.push('"');
@@ -140,6 +155,21 @@ mod tests {
              \"sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ\", \"length\": \"345\", \
              \"offset\": \"1200\", \"filename\": \"x-s0-00000.warc.gz\"}\n"
         );
+    }
+
+    #[test]
+    fn the_json_of_a_line_is_found_only_in_a_line_of_that_shape() {
+        let line = b"test,a)/ 20231114221320 {\"url\": \"http://a.test/\"}";
+        assert_eq!(line_json(line), Some(&b"{\"url\": \"http://a.test/\"}"[..]));
+        for bad in [
+            &b" 20231114221320 {}"[..],
+            b"test,a)/  {}",
+            b"test,a)/ 2023x {}",
+            b"test,a)/ 20231114221320 []",
+            b"test,a)/ 20231114221320",
+        ] {
+            assert_eq!(line_json(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]
