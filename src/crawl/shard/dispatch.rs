@@ -17,6 +17,7 @@ use crate::crawl::mesh::Lease;
 use crate::job::Job;
 use crate::web::urls;
 
+use super::page::fetch_target;
 use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};
 
 /// URLs the seen-set may hold beyond its buckets while a merge runs (some
@@ -130,13 +131,11 @@ impl Shard {
     /// taken meanwhile). Without an answer (a failed lookup, `--max-time`
     /// up first, a URL that is not http) the peer resolves the host itself.
     fn lend(self: &Rc<Self>, peer: usize, job: Job) {
-        let target = Url::parse(&job.url)
-            .ok()
-            .filter(|url| matches!(url.scheme(), "http" | "https"))
-            .map(|url| {
-                let port = url.port_or_known_default().unwrap_or(80);
-                (urls::host(&url).to_string(), port)
-            });
+        let url = Url::parse(&job.url).ok();
+        let target = url
+            .as_ref()
+            .and_then(fetch_target)
+            .map(|(host, port)| (host.to_string(), port));
         let Some((host, port)) = target else {
             self.outbox.lend(peer, Lease { job, addrs: Vec::new() });
             return;

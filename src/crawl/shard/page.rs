@@ -31,6 +31,13 @@ use super::decode::decode_body;
 use super::failure::{fail, host_failed};
 use super::{Routed, Shard};
 
+/// Where a fetch of `url` goes: its host and port; None for a scheme
+/// other than http and https.
+pub(super) fn fetch_target(url: &Url) -> Option<(&str, u16)> {
+    matches!(url.scheme(), "http" | "https")
+        .then(|| (urls::host(url), url.port_or_known_default().unwrap_or(80)))
+}
+
 impl Shard {
     /// Fetch one URL, record it, route its links or its redirect target,
     /// then count it out (after its children were counted in). True if the
@@ -116,11 +123,9 @@ impl Shard {
         url: &Url,
         known: Option<Addresses>,
     ) -> Option<(Result<Response, FetchError>, u32)> {
-        if !matches!(url.scheme(), "http" | "https") {
+        let Some((host, port)) = fetch_target(url) else {
             return Some((Err(FetchError::Scheme(url.scheme().to_string())), 1));
-        }
-        let port = url.port_or_known_default().unwrap_or(80);
-        let host = urls::host(url);
+        };
         let lent = known.is_some();
         let resolved = match known {
             Some(addrs) => Some(Ok(addrs)),
