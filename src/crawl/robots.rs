@@ -155,11 +155,17 @@ impl Rules {
 /// matched against them (RFC 9309, 2.2.2 and 2.2.3): its escapes made
 /// canonical as the rules' are, and its `*` and `$` escaped, so that a
 /// rule's `%2A` and `%24` match them and its wildcards stay wildcards.
-fn match_target(url: &str) -> String {
+///
+/// Most paths have nothing to change, and are matched as they are (this
+/// runs for every URL a crawl that obeys robots.txt hands out).
+fn match_target(url: &str) -> Cow<'_, str> {
     let path = match url.split_once("://") {
         Some((_, rest)) => rest.find('/').and_then(|at| rest.get(at..)).unwrap_or("/"),
         None => url,
     };
+    if !path.bytes().any(|b| matches!(b, b'%' | b'*' | b'$')) {
+        return Cow::Borrowed(path);
+    }
     let canonical = canonical_escapes(path.as_bytes());
     let mut target = Vec::with_capacity(canonical.len());
     for &b in canonical.iter() {
@@ -170,7 +176,10 @@ fn match_target(url: &str) -> String {
         }
     }
     // Only ASCII was put in or taken out: still UTF-8.
-    String::from_utf8(target).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    Cow::Owned(
+        String::from_utf8(target)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
 }
 
 /// `text` with its percent-encoding made canonical (RFC 3986, 6.2.2): an
