@@ -17,11 +17,22 @@ fn polite(cfg: &mut Config) {
 }
 
 fn robots_site(robots: fn() -> Reply) -> (Server, String) {
-    let server = serve(move |req| match req.path.as_str() {
-        "/robots.txt" => Some(robots()),
-        "/" => Some(page(&["/public", "/private/secret", "/private/open"])),
-        "/public" | "/private/secret" | "/private/open" => Some(page(&[])),
-        _ => None,
+    observed_robots_site(robots, |_| {})
+}
+
+/// [`robots_site`], whose every request is shown to `observe` first.
+fn observed_robots_site(
+    robots: fn() -> Reply,
+    observe: impl Fn(&Request) + Send + Sync + 'static,
+) -> (Server, String) {
+    let server = serve(move |req| {
+        observe(req);
+        match req.path.as_str() {
+            "/robots.txt" => Some(robots()),
+            "/" => Some(page(&["/public", "/private/secret", "/private/open"])),
+            "/public" | "/private/secret" | "/private/open" => Some(page(&[])),
+            _ => None,
+        }
     });
     let b = base(&server);
     (server, b)
@@ -65,21 +76,19 @@ fn robots_txt_is_fetched_once_first_and_obeyed() {
 fn the_default_user_agent_names_a_page_for_site_owners_and_its_token_picks_the_robots_group() {
     let agents = Arc::new(Mutex::new(BTreeSet::new()));
     let seen = agents.clone();
-    let server = serve(move |req: &Request| {
-        let agent = req.headers.iter().find(|(n, _)| n == "user-agent");
-        seen.lock().unwrap().insert(agent.map(|(_, v)| v.clone()));
-        match req.path.as_str() {
-            "/robots.txt" => Some(Reply::with_type(
+    let (_server, b) = observed_robots_site(
+        || {
+            Reply::with_type(
                 200,
                 "text/plain",
                 "User-agent: *\nDisallow: /\n\nUser-agent: ringcrawl\nDisallow: /private/\n",
-            )),
-            "/" => Some(page(&["/public", "/private/secret"])),
-            "/public" | "/private/secret" => Some(page(&[])),
-            _ => None,
-        }
-    });
-    let b = base(&server);
+            )
+        },
+        move |req| {
+            let agent = req.headers.iter().find(|(n, _)| n == "user-agent");
+            seen.lock().unwrap().insert(agent.map(|(_, v)| v.clone()));
+        },
+    );
     let mut cfg = config(&[&b]);
     polite(&mut cfg);
     assert_eq!(cfg.user_agent, ringcrawl::DEFAULT_USER_AGENT);

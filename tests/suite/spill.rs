@@ -14,30 +14,13 @@ use ringcrawl_site::synth::{SiteSpec, SynthSite};
 #[test]
 fn a_twenty_thousand_page_crawl_through_a_64_kib_frontier_fetches_each_page_once_and_leaves_no_file(
 ) {
-    let site = Arc::new(SynthSite::new(SiteSpec {
-        pages: 20_000,
-        hosts: 16,
-        page_bytes: 2000,
-        ..SiteSpec::default()
-    }));
-    let server = Server::start(site.clone().handler()).expect("site starts");
-    let port = server.port();
-    let authority = format!("127.0.0.1:{port}");
-    let mut cfg = config(&site.roots(&authority));
-    for k in 0..16 {
-        cfg.resolve.insert(
-            (SynthSite::host_name(k), port),
-            vec!["127.0.0.1".parse().unwrap()],
-        );
-    }
-    cfg.max_tasks = 64;
-    cfg.per_host = 4;
-    cfg.frontier_memory = 64 << 10;
-    let spill_parent =
-        std::env::temp_dir().join(format!("ringcrawl-test-spill-{}", std::process::id()));
-    std::fs::create_dir_all(&spill_parent).unwrap();
-    cfg.spill_dir = Some(spill_parent.clone());
-
+    let Spilling {
+        site,
+        authority,
+        server,
+        cfg,
+        parent: spill_parent,
+    } = spilling_crawl(20_000, "spill");
     let outcome = crawl(cfg);
 
     let fetched = urls_of(&outcome);
@@ -83,9 +66,22 @@ fn a_twenty_thousand_page_crawl_through_a_64_kib_frontier_fetches_each_page_once
     std::fs::remove_dir(&spill_parent).unwrap();
 }
 
-/// A crawl of `pages` pages on 16 hosts through a 64 KiB frontier, spilling
-/// into a fresh folder of its own (returned, with the server to keep).
-fn spilling_crawl(pages: usize, test: &str) -> (Server, Config, std::path::PathBuf) {
+/// A crawl of 16 hosts through a 64 KiB frontier, ready to run, that
+/// spills into a folder of its own, and what a test checks it by.
+struct Spilling {
+    site: Arc<SynthSite>,
+    /// The site's `127.0.0.1:PORT`.
+    authority: String,
+    /// Kept running while the crawl runs.
+    server: Server,
+    cfg: Config,
+    /// The (fresh) folder the crawl's spill directory goes in.
+    parent: std::path::PathBuf,
+}
+
+/// A [`Spilling`] crawl of a site of `pages` pages, spilling into a fresh
+/// folder named after `test`.
+fn spilling_crawl(pages: usize, test: &str) -> Spilling {
     let site = Arc::new(SynthSite::new(SiteSpec {
         pages,
         hosts: 16,
@@ -110,7 +106,13 @@ fn spilling_crawl(pages: usize, test: &str) -> (Server, Config, std::path::PathB
     let _ = std::fs::remove_dir_all(&spill_parent);
     std::fs::create_dir_all(&spill_parent).unwrap();
     cfg.spill_dir = Some(spill_parent.clone());
-    (server, cfg, spill_parent)
+    Spilling {
+        site,
+        authority,
+        server,
+        cfg,
+        parent: spill_parent,
+    }
 }
 
 /// Runs `damage` on every crawl spill directory in `parent` (`ringcrawl-spill-*`)
@@ -146,7 +148,12 @@ fn meddle(
 /// back, and the crawl says so in its error, not only in a counter.
 #[test]
 fn spill_chunks_that_cannot_be_read_back_are_an_error_of_the_crawl() {
-    let (_server, cfg, parent) = spilling_crawl(20_000, "spill-damaged");
+    let Spilling {
+        server: _server,
+        cfg,
+        parent,
+        ..
+    } = spilling_crawl(20_000, "spill-damaged");
     let (stop, thread) = meddle(parent.clone(), |dir| {
         for shard in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             for seg in std::fs::read_dir(shard.path())
@@ -181,7 +188,12 @@ fn spill_chunks_that_cannot_be_read_back_are_an_error_of_the_crawl() {
 /// waits for room rather than growing past its bound.
 #[test]
 fn a_spill_that_cannot_write_stops_the_crawl_with_an_error_and_loses_nothing_fetched() {
-    let (_server, cfg, parent) = spilling_crawl(20_000, "spill-unwritable");
+    let Spilling {
+        server: _server,
+        cfg,
+        parent,
+        ..
+    } = spilling_crawl(20_000, "spill-unwritable");
     let memory = cfg.frontier_memory as u64;
     let (stop, thread) = meddle(parent.clone(), |dir| {
         for k in 0..64 {
