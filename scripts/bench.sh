@@ -6,7 +6,7 @@
 #   RUNS=1 TOOLS="ringcrawl wget" CORES= scripts/bench.sh /tmp/quick.md
 #
 # What it does, every step bounded by `timeout`:
-#  1. builds ringcrawl and ringcrawl-site in release (cargo build --release);
+#  1. builds ringcrawl and ringcrawl-site in release (cargo build --release --workspace --bins);
 #  2. exports the synthetic site (PAGES pages, LINKS links each, ~PAGE_BYTES
 #     bytes per page) as static files with `ringcrawl-site --export`, and
 #     lists the URLs a complete crawl must fetch with `ringcrawl-site --list`
@@ -228,7 +228,7 @@ has_tool() { case " $TOOLS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 if [ "$BUILD" = 1 ]; then
     log "building ringcrawl (release)"
-    (cd "$REPO" && timeout "$BUILD_TIMEOUT" cargo build --release --bins -q) \
+    (cd "$REPO" && timeout "$BUILD_TIMEOUT" cargo build --release --workspace --bins -q) \
         || die "cargo build --release failed"
 fi
 TARGET_DIR=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps 2>/dev/null \

@@ -73,7 +73,7 @@ echo "== fd limit $(ulimit -n), memlock $(ulimit -l) KiB, ephemeral ports $(tr '
 
 if [ -z "${SKIP_BUILD:-}" ]; then
     echo "== building (release)"
-    timeout "$BUILD_LIMIT" cargo build --release --bins --quiet
+    timeout "$BUILD_LIMIT" cargo build --release --workspace --bins --quiet
 fi
 SITE_BIN="$BIN_DIR/ringcrawl-site"
 CRAWL_BIN="$BIN_DIR/ringcrawl"

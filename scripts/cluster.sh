@@ -70,7 +70,7 @@ trap 'exit 130' INT TERM
 
 if [ -z "${SKIP_BUILD:-}" ]; then
     echo "== building (release)"
-    cargo build --release --bins --quiet
+    cargo build --release --workspace --bins --quiet
 fi
 SITE_BIN="$BIN_DIR/ringcrawl-site"
 CRAWL_BIN="$BIN_DIR/ringcrawl"

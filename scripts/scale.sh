@@ -107,7 +107,7 @@ trap 'exit 130' INT TERM
 
 if [ -z "${SKIP_BUILD:-}" ]; then
     echo "== building (release)"
-    timeout "$BUILD_LIMIT" cargo build --release --bins --quiet
+    timeout "$BUILD_LIMIT" cargo build --release --workspace --bins --quiet
 fi
 SITE_BIN="$BIN_DIR/ringcrawl-site"
 CRAWL_BIN="$BIN_DIR/ringcrawl"

@@ -66,10 +66,10 @@
 //!   the engine the pages and the page stream (`crawl::page`,
 //!   `crawl::stream`: the engine never imports `api`); it turns settings
 //!   into a `config::Config`, the validated settings every shard reads
-//!   (the binary's `cli` module goes through the same builder). Pages reach
-//!   the caller's hooks on the shard that fetched them (`crawl::shard`'s
-//!   page path), before their links are routed, so a follow rule decides
-//!   what is routed.
+//!   (the `ringcrawl` command, a crate of its own in `cli/`, goes through
+//!   the same builder). Pages reach the caller's hooks on the shard that
+//!   fetched them (`crawl::shard`'s page path), before their links are
+//!   routed, so a follow rule decides what is routed.
 //! - [`process`] what a binary does to its process before a crawl (the
 //!   open-file limit, `membarrier` registration); the library never does.
 //!   A leaf.

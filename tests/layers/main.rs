@@ -18,9 +18,8 @@
 //!   share it), and apart from test code.
 //!
 //! A failure names the file and line of every import against the rule.
-//! The binary's own modules (declared in `src/main.rs`) are not the
-//! library's and are not read; `src/lib.rs` (the root that re-exports the
-//! public API) is above every layer.
+//! `src/lib.rs` (the root that re-exports the public API) is above every
+//! layer. The binary is a crate of its own (`cli/`), above the library.
 
 mod source;
 

@@ -32,8 +32,6 @@ pub struct Crate {
 impl Crate {
     pub fn read() -> Crate {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let main = fs::read_to_string(src.join("main.rs")).expect("src/main.rs");
-        let binary: BTreeSet<String> = declared_modules(&clean(&main)).into_iter().collect();
         let mut paths = Vec::new();
         walk(&src, &mut paths);
         let mut modules = BTreeMap::new();
@@ -47,10 +45,7 @@ impl Crate {
             if module.last().is_some_and(|m| m == "mod") {
                 module.pop();
             }
-            if module == ["lib"] || module == ["main"] {
-                continue;
-            }
-            if module.first().is_some_and(|top| binary.contains(top)) {
+            if module == ["lib"] {
                 continue;
             }
             modules.insert(Path::new("src").join(rel), module);

@@ -12,7 +12,7 @@
 //! - [`dns_resource`]: a DNS answer as a `resource` record (`dns:` URI).
 //!
 //! Not a reader: only the tests parse WARC files back
-//! (`tests/suite/common/warc.rs`).
+//! (`cli/tests/suite/common/warc.rs`).
 //!
 //! Every record is its own gzip member ("record-at-time" compression, as the
 //! WARC spec's annex recommends), so concatenating the outputs of these

@@ -1,10 +1,14 @@
-//! The integration tests, one binary: a module per area, each a file
+//! The end-to-end suite: the `ringcrawl` command and the library it is
+//! built on, against real servers. It sits in the command's package
+//! because Cargo gives a test the path of its own package's binaries only
+//! (`CARGO_BIN_EXE_ringcrawl`). One binary: a module per area, each a file
 //! named for what it covers, and `common` the helpers they share (scripted
 //! sites, real servers started on loopback: dnsmasq, redis-server, a TCP
 //! proxy, warcio and pywb in a venv). One binary, not one per file, because
 //! each test binary links the whole crate with LTO: thirty of them were
-//! most of the suite's time. The two tests that measure the process itself
-//! (its allocator, its peak memory) stay apart in `tests/`.
+//! most of the suite's time. The tests that measure the process itself (its
+//! allocator, its peak memory) and `tests/layers` are the library's, in
+//! its own `tests/`.
 //!
 //! Run one area with `cargo test --release --test suite cluster::`.
 
