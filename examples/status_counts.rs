@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .on_page(move |page| {
             let key = match (page.status(), page.error_kind()) {
                 (Some(status), _) => status.to_string(),
-                (None, kind) => kind.unwrap_or("error").to_string(),
+                (None, kind) => kind.map_or("error".to_string(), |k| k.to_string()),
             };
             *tally.lock().unwrap().entry(key).or_default() += 1;
         })

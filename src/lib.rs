@@ -37,7 +37,9 @@
 //! [`CrawlerBuilder`], run by [`Crawler::run`]), [`Page`] (each URL as it
 //! arrives, to a handler on the shard that fetched it, or as an
 //! [`OwnedPage`] through a bounded [`PageStream`]), [`Interrupt`] and
-//! [`Report`]; [`process::prepare`] for a binary. The library prints
+//! [`Report`]; [`process::prepare`] for a binary. Errors are types to
+//! match: [`BuildError`] names the refused [`Setting`], [`CrawlError`] why
+//! a crawl could not run, [`ErrorKind`] why a page has no whole answer. The library prints
 //! nothing: diagnostics go to the [`log`] facade.
 //!
 //! # Map
@@ -218,7 +220,8 @@ pub mod process;
 internal!(cluster, config, crawl, job, keys, net, output, state, sync, web);
 
 pub use api::{
-    BuildError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream, Report,
+    BuildError, Cause, CrawlError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream,
+    Report, Setting,
 };
 pub use cluster::status as cluster_status;
 pub use cluster::store::{
@@ -226,6 +229,7 @@ pub use cluster::store::{
 };
 pub use config::DEFAULT_USER_AGENT;
 pub use crawl::budget::Spent;
+pub use job::ErrorKind;
 pub use net::dns::Families;
 pub use output::record::Record;
 pub use output::record::Warning;

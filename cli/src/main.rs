@@ -51,12 +51,18 @@ fn main() -> ExitCode {
     logger::install(args.verbosity());
     match run(args, given) {
         Ok(code) => code,
-        // Damage a resume would not cut, or a resume that asks for what
-        // the crawl cannot change: nothing was changed, and the user
-        // decides (exit 2, as for a usage error).
+        // Damage a resume would not cut, a resume that asks for what the
+        // crawl cannot change, a state directory in use: nothing was
+        // changed, and the user decides (exit 2, as for a usage error).
         Err(e)
-            if e.downcast_ref::<ringcrawl::DamagedState>().is_some()
-                || e.downcast_ref::<ringcrawl::ResumeRefused>().is_some() =>
+            if matches!(
+                e.downcast_ref::<ringcrawl::CrawlError>(),
+                Some(
+                    ringcrawl::CrawlError::Damaged(_)
+                        | ringcrawl::CrawlError::ResumeRefused(_)
+                        | ringcrawl::CrawlError::StateLocked { .. }
+                )
+            ) =>
         {
             eprintln!("ringcrawl: {e:#}");
             ExitCode::from(2)
@@ -368,13 +374,18 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
                     cli::failed_starts(&summary)
                 );
                 // A refused certificate among origins the line had no room for.
-                if summary.errors_by_kind.contains_key("tls_certificate") {
+                if summary
+                    .errors_by_kind
+                    .contains_key(&ringcrawl::ErrorKind::TlsCertificate)
+                {
                     ExitCode::from(CERTIFICATE_REFUSED)
                 } else {
                     ExitCode::from(NO_ANSWER)
                 }
             }
         },
+        // A case a later library adds: the crawl ran.
+        _ => ExitCode::SUCCESS,
     })
 }
 

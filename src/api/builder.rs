@@ -10,10 +10,10 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use thiserror::Error;
 use url::Url;
 
 use super::checks;
+use super::error::{BuildError, Setting};
 use super::Crawler;
 use crate::config::{Config, Output, SeedReader, SeedSource, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::hooks::{Handler, Hooks};
@@ -22,25 +22,6 @@ use crate::net::dns::Families;
 use crate::net::tls::{self, TlsOptions};
 use crate::web::scope::{Scope, ScopeMode};
 use crate::web::urls::{self, UrlError};
-
-/// A setting that cannot be used: which one, and why (one line).
-#[derive(Debug, Error)]
-#[error("{setting}: {problem}")]
-pub struct BuildError {
-    /// The setting, named as its command-line flag (`max-tasks`).
-    pub setting: &'static str,
-    /// What is wrong with its value.
-    pub problem: String,
-}
-
-impl BuildError {
-    pub(crate) fn new(setting: &'static str, problem: impl Into<String>) -> Self {
-        BuildError {
-            setting,
-            problem: problem.into(),
-        }
-    }
-}
 
 /// Builds a [`Crawler`]: roots first, then any setting that differs from
 /// the chapter's defaults (100 fetches at once, 10 redirects, 4 tries,
@@ -664,7 +645,7 @@ impl CrawlerBuilder {
             // its manifest's.
             Some((dir, true)) if roots.is_empty() => {
                 let manifest = crate::state::read_manifest(dir)
-                    .map_err(|e| BuildError::new("resume", e.to_string()))?;
+                    .map_err(|e| BuildError::new(Setting::Resume, e.to_string()))?;
                 let scope = manifest.scope;
                 (
                     manifest.roots,
@@ -680,7 +661,7 @@ impl CrawlerBuilder {
         // resume takes its roots and seeds from its state directory.
         let resume = matches!(state, Some((_, true)));
         if roots.is_empty() && config.seeds.is_empty() && cluster.is_none() && !resume {
-            return Err(BuildError::new("root", "no roots given"));
+            return Err(BuildError::new(Setting::Root, "no roots given"));
         }
         checks::seeds(&config, resume, cluster.is_some())?;
         // Before the state directory puts the records in itself (it is
@@ -697,23 +678,23 @@ impl CrawlerBuilder {
             .iter()
             .map(|r| urls::parse_root(r))
             .collect::<Result<Vec<_>, UrlError>>()
-            .map_err(|e| BuildError::new("root", e.to_string()))?;
+            .map_err(|e| BuildError::new(Setting::Root, e.to_string()))?;
         let exclude = exclude
             .as_deref()
             .map(regex::Regex::new)
             .transpose()
-            .map_err(|e| BuildError::new("exclude", checks::one_line(&e.to_string())))?;
+            .map_err(|e| BuildError::new(Setting::Exclude, checks::one_line(&e.to_string())))?;
         let include = include
             .iter()
             .map(|re| regex::Regex::new(re))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| BuildError::new("include", checks::one_line(&e.to_string())))?;
+            .map_err(|e| BuildError::new(Setting::Include, checks::one_line(&e.to_string())))?;
         config.scope = Scope::new(&config.roots, mode, exclude)
             .with_include(include)
             .with_no_parent(no_parent);
         if let Some(root) = config.roots.iter().find(|r| !config.scope.allows_start(r)) {
             return Err(BuildError::new(
-                "exclude",
+                Setting::Exclude,
                 format!("excludes the root {root}"),
             ));
         }
@@ -729,11 +710,12 @@ impl CrawlerBuilder {
                 .collect();
             for path in &ca_files {
                 extra.extend(
-                    tls::read_pem_certificates(path).map_err(|e| BuildError::new("ca-cert", e))?,
+                    tls::read_pem_certificates(path)
+                        .map_err(|e| BuildError::new(Setting::CaCert, e))?,
                 );
             }
             config.tls = TlsOptions::new(&extra, insecure)
-                .map_err(|e| BuildError::new("ca-cert", checks::one_line(&e.to_string())))?;
+                .map_err(|e| BuildError::new(Setting::CaCert, checks::one_line(&e.to_string())))?;
         }
         Ok(Crawler::new(config, hooks))
     }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::BuildError;
+use super::{BuildError, Setting};
 use crate::config::{Config, Output, SeedSource, StateSettings};
 
 /// Longest duration any setting takes (a day): longer is a mistake, and
@@ -38,7 +38,7 @@ pub(super) fn seeds(config: &Config, resume: bool, cluster: bool) -> Result<(), 
     }
     if cluster {
         return Err(BuildError::new(
-            "seeds",
+            Setting::Seeds,
             "a cluster crawl takes its roots as arguments; seed lists are not supported there yet",
         ));
     }
@@ -48,11 +48,14 @@ pub(super) fn seeds(config: &Config, resume: bool, cluster: bool) -> Result<(), 
     for source in &config.seeds {
         if let SeedSource::File(path) = source {
             if let Err(e) = std::fs::File::open(path) {
-                return Err(BuildError::new("seeds", format!("{}: {e}", path.display())));
+                return Err(BuildError::new(
+                    Setting::Seeds,
+                    format!("{}: {e}", path.display()),
+                ));
             }
             if path.is_dir() {
                 return Err(BuildError::new(
-                    "seeds",
+                    Setting::Seeds,
                     format!("{}: is a directory", path.display()),
                 ));
             }
@@ -73,11 +76,15 @@ pub(super) fn state(
 ) -> Result<(), BuildError> {
     if checkpoint_interval < MIN_CHECKPOINT_INTERVAL || checkpoint_interval > MAX_DURATION {
         return Err(BuildError::new(
-            "checkpoint-interval",
+            Setting::CheckpointInterval,
             format!("{checkpoint_interval:?} is out of range (0.1 s to a day)"),
         ));
     }
-    let flag = if resume { "resume" } else { "state" };
+    let flag = if resume {
+        Setting::Resume
+    } else {
+        Setting::State
+    };
     crate::state::check_not_in_use(&dir).map_err(|e| BuildError::new(flag, e.to_string()))?;
     match &config.output {
         Output::Stdout => {
@@ -118,18 +125,18 @@ pub(super) fn state(
 /// permission.)
 pub(super) fn outputs(config: &Config) -> Result<(), BuildError> {
     if let Output::File(path) = &config.output {
-        file_target("output", path)?;
+        file_target(Setting::Output, path)?;
     }
     if let Some(path) = &config.cdxj {
-        file_target("cdxj", path)?;
+        file_target(Setting::Cdxj, path)?;
     }
     if let Some(path) = &config.wacz {
-        file_target("wacz", path)?;
+        file_target(Setting::Wacz, path)?;
     }
     if let Some(dir) = &config.warc_dir {
         if dir.exists() && !dir.is_dir() {
             return Err(BuildError::new(
-                "warc",
+                Setting::Warc,
                 format!("{}: not a directory", dir.display()),
             ));
         }
@@ -138,7 +145,7 @@ pub(super) fn outputs(config: &Config) -> Result<(), BuildError> {
 }
 
 /// A file `path` can be made: it is no directory and its directory is one.
-fn file_target(setting: &'static str, path: &Path) -> Result<(), BuildError> {
+fn file_target(setting: Setting, path: &Path) -> Result<(), BuildError> {
     if path.is_dir() {
         return Err(BuildError::new(
             setting,
@@ -181,7 +188,7 @@ pub(super) fn resumed_scope(config: &Config) -> Result<(), BuildError> {
         return Ok(());
     }
     Err(BuildError::new(
-        "resume",
+        Setting::Resume,
         format!(
             "a resumed crawl keeps its scope: {}",
             differences.join("; ")
@@ -191,23 +198,28 @@ pub(super) fn resumed_scope(config: &Config) -> Result<(), BuildError> {
 
 /// Every number and duration of `config` within its range.
 pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
-    within("cores", config.cores, 1, MAX_CORES)?;
-    within("max-tasks", config.max_tasks, 1, usize::MAX)?;
-    within("max-tries", config.max_tries as usize, 1, usize::MAX)?;
-    within("per-host", config.per_host, 1, usize::MAX)?;
-    within("max-url-length", config.max_url_length, 1, MAX_URL_LENGTH)?;
+    within(Setting::Cores, config.cores, 1, MAX_CORES)?;
+    within(Setting::MaxTasks, config.max_tasks, 1, usize::MAX)?;
+    within(Setting::MaxTries, config.max_tries as usize, 1, usize::MAX)?;
+    within(Setting::PerHost, config.per_host, 1, usize::MAX)?;
     within(
-        "max-pages-per-host",
+        Setting::MaxUrlLength,
+        config.max_url_length,
+        1,
+        MAX_URL_LENGTH,
+    )?;
+    within(
+        Setting::MaxPagesPerHost,
         config.max_pages_per_host,
         1,
         usize::MAX,
     )?;
-    within("max-body", config.max_body, 0, MAX_BODY)?;
-    within("jsonl-backlog", config.output_backlog, 1, usize::MAX)?;
-    within("seen-memory", config.seen_memory, 1, MAX_SEEN_MEMORY)?;
+    within(Setting::MaxBody, config.max_body, 0, MAX_BODY)?;
+    within(Setting::JsonlBacklog, config.output_backlog, 1, usize::MAX)?;
+    within(Setting::SeenMemory, config.seen_memory, 1, MAX_SEEN_MEMORY)?;
     if config.seen_memory / config.cores.max(1) < MIN_SEEN_MEMORY {
         return Err(BuildError::new(
-            "seen-memory",
+            Setting::SeenMemory,
             format!(
                 "{} bytes over {} shards: at least {MIN_SEEN_MEMORY} a shard",
                 config.seen_memory, config.cores
@@ -216,10 +228,10 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
     }
     if config.warc_dir.is_none() {
         for (set, setting) in [
-            (config.warc_dedup, "warc-dedup"),
-            (config.warc_dns, "warc-dns"),
-            (config.cdxj.is_some(), "cdxj"),
-            (config.wacz.is_some(), "wacz"),
+            (config.warc_dedup, Setting::WarcDedup),
+            (config.warc_dns, Setting::WarcDns),
+            (config.cdxj.is_some(), Setting::Cdxj),
+            (config.wacz.is_some(), Setting::Wacz),
         ] {
             if set {
                 return Err(BuildError::new(setting, "needs a WARC directory (--warc)"));
@@ -227,36 +239,36 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
         }
     }
     if config.warc_max_size == 0 {
-        return Err(BuildError::new("warc-max-size", "must be at least 1"));
+        return Err(BuildError::new(Setting::WarcMaxSize, "must be at least 1"));
     }
-    positive_duration("timeout", config.timeout)?;
-    positive_duration("connect-timeout", config.connect_timeout)?;
-    positive_duration("read-timeout", config.read_timeout)?;
-    positive_duration("max-crawl-delay", config.max_crawl_delay)?;
+    positive_duration(Setting::Timeout, config.timeout)?;
+    positive_duration(Setting::ConnectTimeout, config.connect_timeout)?;
+    positive_duration(Setting::ReadTimeout, config.read_timeout)?;
+    positive_duration(Setting::MaxCrawlDelay, config.max_crawl_delay)?;
     if let Some(time) = config.budget.time {
-        positive_duration("max-time", time)?;
+        positive_duration(Setting::MaxTime, time)?;
     }
     if config.budget.pages == Some(0) {
-        return Err(BuildError::new("max-pages", "must be at least 1"));
+        return Err(BuildError::new(Setting::MaxPages, "must be at least 1"));
     }
     if config.budget.bytes == Some(0) {
-        return Err(BuildError::new("max-bytes", "must be at least 1"));
+        return Err(BuildError::new(Setting::MaxBytes, "must be at least 1"));
     }
     if let Some(interval) = config.progress {
-        positive_duration("progress-interval", interval)?;
+        positive_duration(Setting::ProgressInterval, interval)?;
     }
     within(
-        "robots-retries",
+        Setting::RobotsRetries,
         config.robots_retries.len(),
         0,
         MAX_ROBOTS_RETRIES,
     )?;
     for wait in &config.robots_retries {
-        positive_duration("robots-retries", *wait)?;
+        positive_duration(Setting::RobotsRetries, *wait)?;
     }
     if config.delay > MAX_DURATION {
         return Err(BuildError::new(
-            "delay",
+            Setting::Delay,
             format!("{:?} is more than a day", config.delay),
         ));
     }
@@ -265,7 +277,7 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
 
 /// `value` within `min..=max`, named `setting` if not.
 pub(super) fn within(
-    setting: &'static str,
+    setting: Setting,
     value: usize,
     min: usize,
     max: usize,
@@ -283,7 +295,7 @@ pub(super) fn within(
 }
 
 /// A duration above zero and at most a day.
-pub(super) fn positive_duration(setting: &'static str, value: Duration) -> Result<(), BuildError> {
+pub(super) fn positive_duration(setting: Setting, value: Duration) -> Result<(), BuildError> {
     if value.is_zero() || value > MAX_DURATION {
         Err(BuildError::new(
             setting,

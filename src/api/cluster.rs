@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use redis::IntoConnectionInfo;
 
-use super::BuildError;
+use super::{BuildError, Setting};
 use crate::cluster::partition::MAX_PARTITIONS;
 use crate::config::{ClusterSettings, Config, Output, DEFAULT_LEASE_TTL};
 
@@ -39,29 +39,29 @@ pub(super) fn check(
 ) -> Result<ClusterSettings, BuildError> {
     if state {
         return Err(BuildError::new(
-            "cluster",
+            Setting::Cluster,
             "a cluster crawl keeps its state in Redis: --state and --resume do not apply",
         ));
     }
     if draft.url.is_empty() {
-        return Err(BuildError::new("cluster", "no Redis URL given"));
+        return Err(BuildError::new(Setting::Cluster, "no Redis URL given"));
     }
     if let Err(e) = draft.url.as_str().into_connection_info() {
         return Err(BuildError::new(
-            "cluster",
+            Setting::Cluster,
             format!(
                 "{:?} is not a Redis URL (redis://HOST:PORT/): {e}",
                 draft.url
             ),
         ));
     }
-    name("crawl", &draft.crawl)?;
+    name(Setting::Crawl, &draft.crawl)?;
     let node = draft.node.unwrap_or_else(default_node_name);
-    name("node", &node)?;
+    name(Setting::Node, &node)?;
     if let Some(n) = draft.partitions {
         if n == 0 || n > MAX_PARTITIONS {
             return Err(BuildError::new(
-                "partitions",
+                Setting::Partitions,
                 format!("{n} is not within 1..={MAX_PARTITIONS}"),
             ));
         }
@@ -69,7 +69,7 @@ pub(super) fn check(
     let lease_ttl = draft.lease_ttl.unwrap_or(DEFAULT_LEASE_TTL);
     if !(MIN_LEASE_TTL..=MAX_LEASE_TTL).contains(&lease_ttl) {
         return Err(BuildError::new(
-            "lease-ttl",
+            Setting::LeaseTtl,
             format!("{lease_ttl:?} is not within 1 s to an hour"),
         ));
     }
@@ -88,7 +88,7 @@ pub(super) fn check(
 }
 
 /// A crawl's or node's name: what a Redis key and a file name can hold.
-fn name(setting: &'static str, value: &str) -> Result<(), BuildError> {
+fn name(setting: Setting, value: &str) -> Result<(), BuildError> {
     let ok = !value.is_empty()
         && value.len() <= MAX_NAME
         && value
@@ -153,11 +153,11 @@ mod tests {
 
     #[test]
     fn names_are_checked_and_the_default_node_name_passes() {
-        assert!(name("crawl", "weekly-2026.11_a").is_ok());
+        assert!(name(Setting::Crawl, "weekly-2026.11_a").is_ok());
         for bad in ["", "a b", "a:b", ".x", "é", &"x".repeat(65)] {
-            assert!(name("crawl", bad).is_err(), "{bad:?}");
+            assert!(name(Setting::Crawl, bad).is_err(), "{bad:?}");
         }
-        assert!(name("node", &default_node_name()).is_ok());
+        assert!(name(Setting::Node, &default_node_name()).is_ok());
     }
 
     #[test]

@@ -12,14 +12,17 @@
 mod builder;
 mod checks;
 mod cluster;
+mod error;
 mod report;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+pub use crate::crawl::error::{Cause, CrawlError};
 pub use crate::crawl::page::{OwnedPage, Page};
 pub use crate::crawl::stream::PageStream;
-pub use builder::{BuildError, CrawlerBuilder};
+pub use builder::CrawlerBuilder;
+pub use error::{BuildError, Setting};
 pub use report::Report;
 
 pub(crate) use crate::crawl::hooks::Hooks;
@@ -46,7 +49,7 @@ impl Crawler {
     pub fn stored_args(dir: &std::path::Path) -> Result<Vec<String>, BuildError> {
         crate::state::read_manifest(dir)
             .map(|m| m.args)
-            .map_err(|e| BuildError::new("resume", e.to_string()))
+            .map_err(|e| BuildError::new(Setting::Resume, e.to_string()))
     }
 
     pub(crate) fn new(config: Config, hooks: Hooks) -> Self {
@@ -76,13 +79,13 @@ impl Crawler {
     /// Crawl until every in-scope URL reachable from the roots was taken
     /// up, or until interrupted; blocks the calling thread (the shards run
     /// on threads of their own).
-    pub fn run(self) -> anyhow::Result<Report> {
+    pub fn run(self) -> Result<Report, CrawlError> {
         let outcome = crate::crawl::run::run_with(self.config, self.interrupt.flag, self.hooks)?;
         Ok(Report::new(outcome))
     }
 
     /// [`run`](Self::run) on a thread of its own.
-    pub fn spawn(self) -> std::thread::JoinHandle<anyhow::Result<Report>> {
+    pub fn spawn(self) -> std::thread::JoinHandle<Result<Report, CrawlError>> {
         std::thread::spawn(move || self.run())
     }
 

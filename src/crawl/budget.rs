@@ -13,6 +13,7 @@ use crate::config::budget::Limits;
 
 /// Which budget stopped a crawl.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Spent {
     /// `--max-pages`: that many fetches were started.
     Pages,

@@ -9,6 +9,7 @@
 
 pub mod budget;
 pub mod checkpoints;
+pub mod error;
 pub mod frontier;
 pub mod hooks;
 pub mod links;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use url::Url;
 
+use crate::job::ErrorKind;
 use crate::output::record::Record;
 
 /// One fetched URL as it arrives: the answer (status, headers, body with
@@ -44,11 +45,10 @@ impl<'a> Page<'a> {
         self.record.error.as_deref()
     }
 
-    /// The kind of [`Page::error`], a stable word (`connect`, `deadline`,
-    /// `tls_certificate`, `truncated`, `robots_disallowed`, ...), as the
-    /// JSONL record's `error_kind`.
-    pub fn error_kind(&self) -> Option<&'a str> {
-        self.record.error_kind.as_deref()
+    /// The kind of [`Page::error`] (`Dns`, `Deadline`, `TlsCertificate`,
+    /// `RobotsDisallowed`, ...), shown as the JSONL record's `error_kind`.
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        self.record.error_kind
     }
 
     /// What is worth knowing about the fetch that did not fail it (a

@@ -1,6 +1,7 @@
 //! A URL on its way through the crawl, in the words every layer uses: the
 //! queued [`Job`], the path that reached it ([`hops`]), why one is kept
-//! out ([`Limit`], [`Verdict`]) and jobs as bytes ([`chunk`], the format of
+//! out ([`Limit`], [`Verdict`]), why its record has no whole answer
+//! ([`ErrorKind`]) and jobs as bytes ([`chunk`], the format of
 //! the frontier's spilled queues and of the state directory's journals).
 //!
 //! A leaf: it imports no other module of the crate. The frontier queues
@@ -10,6 +11,7 @@
 
 pub mod chunk;
 pub mod hops;
+mod kind;
 mod refused;
 
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use hops::Hops;
 
 pub use chunk::ChunkError;
+pub use kind::ErrorKind;
 pub use refused::{Limit, Verdict};
 
 /// A URL waiting to be fetched, with what it may still do.

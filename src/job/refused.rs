@@ -1,7 +1,9 @@
 //! Why a URL is kept out without a fetch: a crawl limit ([`Limit`]) or
-//! robots.txt ([`Verdict`]). Each names its record's `error_kind`, so the
-//! engine that decides and the state directory that reads records back
-//! agree on the words.
+//! robots.txt ([`Verdict`]). Each names its record's [`ErrorKind`], so
+//! the engine that decides and the state directory that reads records
+//! back agree on the kinds.
+
+use super::ErrorKind;
 
 /// The crawl limit that keeps a URL out of the frontier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,12 +29,12 @@ impl Limit {
     ];
 
     /// The record's `error_kind`.
-    pub fn kind(self) -> &'static str {
+    pub fn kind(self) -> ErrorKind {
         match self {
-            Limit::UrlTooLong => "url_too_long",
-            Limit::TooDeep => "too_deep",
-            Limit::HostBudget => "host_budget",
-            Limit::SitemapBudget => "sitemap_budget",
+            Limit::UrlTooLong => ErrorKind::UrlTooLong,
+            Limit::TooDeep => ErrorKind::TooDeep,
+            Limit::HostBudget => ErrorKind::HostBudget,
+            Limit::SitemapBudget => ErrorKind::SitemapBudget,
         }
     }
 
@@ -58,10 +60,10 @@ pub enum Verdict {
 impl Verdict {
     /// The `error_kind` of the record of a URL kept out (`Allowed` has
     /// none: it reads as disallowed).
-    pub fn kind(self) -> &'static str {
+    pub fn kind(self) -> ErrorKind {
         match self {
-            Verdict::Unavailable => "robots_unavailable",
-            _ => "robots_disallowed",
+            Verdict::Unavailable => ErrorKind::RobotsUnavailable,
+            _ => ErrorKind::RobotsDisallowed,
         }
     }
 }

@@ -11,6 +11,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::job::ErrorKind;
 use crate::output::timestamp::rfc3339_millis;
 
 /// What became of one URL. Field names are the chapter's, so tools written
@@ -26,12 +27,12 @@ pub struct Record {
     pub status: Option<u16>,
     /// One-line error message, if the URL failed.
     pub error: Option<String>,
-    /// Machine-readable error class (`connect`, `timeout`, `redirect_limit`...).
+    /// Why there is no whole answer (`connect_refused`, `dns`, ...).
     /// Some come with a page that was read all the same: a certificate let
     /// through by `--insecure`, a compressed stream that breaks off (what
     /// decoded before is used), an unknown content coding (the body as sent
     /// is used).
-    pub error_kind: Option<String>,
+    pub error_kind: Option<ErrorKind>,
     /// Bytes of the body as a page: after de-chunking and after undoing its
     /// content codings, up to the body cap. A compressed body the crawl
     /// does not read (not a page, stylesheet or sitemap, and no page hook
@@ -125,6 +126,7 @@ pub struct Record {
 /// Something about a fetch that did not make it fail: a stable `kind`
 /// (`tls_certificate_untrusted`) and a one-line `message`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Warning {
     /// A stable word, as an `error_kind` is.
     pub kind: String,

@@ -131,7 +131,7 @@ impl Stats {
 }
 
 /// `kind n, kind n`.
-fn counts(map: &std::collections::BTreeMap<String, u64>) -> String {
+fn counts<K: std::fmt::Display>(map: &std::collections::BTreeMap<K, u64>) -> String {
     let kinds: Vec<String> = map.iter().map(|(k, v)| format!("{k} {v}")).collect();
     kinds.join(", ")
 }

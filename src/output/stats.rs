@@ -11,6 +11,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::job::ErrorKind;
 use crate::output::record::{Kind, Record, CUT_AT_LIMIT};
 
 /// Counters of one shard, or of the whole crawl after [`Stats::merge`].
@@ -23,7 +24,7 @@ pub struct Stats {
     pub redirects: u64,
     pub errors: u64,
     /// Errors by `error_kind`.
-    pub errors_by_kind: BTreeMap<String, u64>,
+    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
     /// Warnings by kind (records not counted as errors).
     pub warnings_by_kind: BTreeMap<String, u64>,
     /// Why roots and seeds (and their redirects' targets) got no page:
@@ -151,7 +152,7 @@ pub struct StartFailure {
     /// The URL, as its record has it.
     pub url: String,
     /// Its record's `error_kind`, if it failed.
-    pub error_kind: Option<String>,
+    pub error_kind: Option<ErrorKind>,
     /// Its record's `error` (the message), if it failed.
     pub error: Option<String>,
     /// The status it was answered with, if it was.
@@ -174,7 +175,7 @@ impl StartFailure {
         };
         failed.then(|| StartFailure {
             url: record.url.clone(),
-            error_kind: record.error_kind.clone(),
+            error_kind: record.error_kind,
             error: record.error.clone(),
             status: record.status,
         })
@@ -199,6 +200,7 @@ impl StartFailure {
 
 /// What a crawl got back, as a whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Fetched {
     /// At least one page was answered with a 2xx.
     Some,
@@ -291,7 +293,7 @@ pub struct Summary {
     pub other: u64,
     pub redirects: u64,
     pub errors: u64,
-    pub errors_by_kind: BTreeMap<String, u64>,
+    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
     /// Warnings by kind: pages fetched, with something to know
     /// (`tls_certificate_untrusted`: accepted only because of
     /// `--insecure`).
@@ -355,12 +357,12 @@ impl Stats {
             Kind::Redirect => self.redirects += 1,
             Kind::Error => self.errors += 1,
         }
-        if let Some(kind) = &record.error_kind {
-            *self.errors_by_kind.entry(kind.clone()).or_default() += 1;
-            match kind.as_str() {
-                "too_deep" => self.skipped_depth += 1,
-                "url_too_long" => self.skipped_url_length += 1,
-                "host_budget" => self.skipped_host_full += 1,
+        if let Some(kind) = record.error_kind {
+            *self.errors_by_kind.entry(kind).or_default() += 1;
+            match kind {
+                ErrorKind::TooDeep => self.skipped_depth += 1,
+                ErrorKind::UrlTooLong => self.skipped_url_length += 1,
+                ErrorKind::HostBudget => self.skipped_host_full += 1,
                 _ => {}
             }
         }
@@ -401,7 +403,7 @@ impl Stats {
         self.redirects += other.redirects;
         self.errors += other.errors;
         for (k, v) in &other.errors_by_kind {
-            *self.errors_by_kind.entry(k.clone()).or_default() += v;
+            *self.errors_by_kind.entry(*k).or_default() += v;
         }
         for (k, v) in &other.warnings_by_kind {
             *self.warnings_by_kind.entry(k.clone()).or_default() += v;
@@ -515,7 +517,7 @@ mod tests {
         let mut r = Record::new("http://a.test/".into(), 0);
         r.status = status;
         r.error = error.map(str::to_string);
-        r.error_kind = error.map(|_| "connect".to_string());
+        r.error_kind = error.map(|_| ErrorKind::Connect);
         r.size = 100;
         r.content_type = Some("text/html".into());
         r.num_urls = 2;
@@ -551,7 +553,7 @@ mod tests {
         );
         assert_eq!(total.urls, 3);
         assert_eq!(total.errors, 1);
-        assert_eq!(total.errors_by_kind["connect"], 1);
+        assert_eq!(total.errors_by_kind[&ErrorKind::Connect], 1);
         assert_eq!(total.statuses[&404], 1);
         assert_eq!(total.bytes, 300);
         assert_eq!(

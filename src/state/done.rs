@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::job::Limit;
+use crate::job::{ErrorKind, Limit};
 use crate::job::Verdict;
 use crate::keys::shard_for;
 use crate::keys::Fingerprinter;
@@ -42,15 +42,14 @@ const FILE: &str = "done.fp";
 
 /// Whether a record of this error kind was written without a fetch (a
 /// limit or robots.txt kept its URL out).
+/// Read from the log's words, so a log of a later version with kinds
+/// this one does not know still reads (as fetches).
 fn refused(kind: &str) -> bool {
-    Limit::ALL.iter().any(|l| l.kind() == kind)
+    Limit::ALL.iter().any(|l| l.kind().name() == kind)
         || [Verdict::Disallowed, Verdict::Unavailable]
             .iter()
-            .any(|v| v.kind() == kind)
+            .any(|v| v.kind().name() == kind)
 }
-
-/// The error kind of a fetch cut short by an interrupt.
-const INTERRUPTED: &str = "interrupted";
 
 /// What the log of a crawl says it has done.
 #[derive(Debug)]
@@ -143,7 +142,7 @@ pub fn read(
             return false;
         };
         let kind = line.error_kind.as_deref();
-        if kind == Some(INTERRUPTED) {
+        if kind == Some(ErrorKind::Interrupted.name()) {
             done.interrupted += 1;
             return true;
         }

@@ -149,6 +149,7 @@ pub enum StateError {
 /// the crawl stays resumable as it was.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {what}", .path.display())]
+#[non_exhaustive]
 pub struct Refused {
     /// The state directory.
     pub path: PathBuf,
@@ -168,6 +169,7 @@ pub struct Refused {
     .path.display(),
     .place
 )]
+#[non_exhaustive]
 pub struct Damaged {
     /// The file.
     pub path: PathBuf,

@@ -29,7 +29,7 @@ mod tests;
 
 use thiserror::Error;
 
-use ringcrawl::BuildError;
+use ringcrawl::{BuildError, Setting};
 
 pub use args::{Args, ClusterCommand, Command, StatusArgs};
 pub use help::{completions, man};
@@ -56,9 +56,9 @@ pub enum ArgsError {
 }
 
 fn build_message(e: &BuildError) -> String {
-    match e.setting {
-        "root" => e.problem.clone(),
-        flag => format!("--{flag}: {}", e.problem),
+    match e.setting() {
+        Setting::Root => e.problem().to_string(),
+        setting => format!("--{setting}: {}", e.problem()),
     }
 }
 

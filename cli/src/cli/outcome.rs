@@ -37,7 +37,7 @@ pub fn untrusted_certificate(summary: &Summary) -> Option<String> {
     let refused = summary
         .failed_starts
         .iter()
-        .find(|f| f.error_kind.as_deref() == Some("tls_certificate"))?;
+        .find(|f| f.error_kind == Some(ringcrawl::ErrorKind::TlsCertificate))?;
     Some(format!(
         "the server of {} answered with a certificate that is not trusted ({}): \
          trust its CA with --ca-cert FILE, or fetch anyway with --insecure",
@@ -53,7 +53,9 @@ fn describe(failure: &StartFailure) -> String {
         (None, None) => format!(
             "{}: {}",
             failure.url,
-            failure.error_kind.as_deref().unwrap_or("failed")
+            failure
+                .error_kind
+                .map_or("failed".to_string(), |k| k.to_string())
         ),
     }
 }

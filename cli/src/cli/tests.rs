@@ -256,6 +256,25 @@ fn flag_definitions_are_consistent() {
     Args::command().debug_assert();
 }
 
+/// A refused setting's message names `--FLAG`: every setting the library
+/// can refuse is a flag of the command, but the roots (arguments) and
+/// what only the library sets.
+#[test]
+fn every_setting_the_builder_can_refuse_is_a_flag() {
+    use clap::CommandFactory;
+    use ringcrawl::Setting;
+    let command = Args::command();
+    let not_flags = [Setting::Root, Setting::JsonlBacklog];
+    for setting in Setting::all().filter(|s| !not_flags.contains(s)) {
+        assert!(
+            command
+                .get_arguments()
+                .any(|a| a.get_long() == Some(setting.flag())),
+            "--{setting} is no flag"
+        );
+    }
+}
+
 /// curl's wildcard `*` is a host of its own; forms that would be kept and
 /// never match are refused.
 #[test]

@@ -1,6 +1,7 @@
 //! End-to-end crawls of small scripted sites on 127.0.0.1: the chapter's
 //! behaviour (links, cycles, redirects, retries, scope) on one and two cores.
 
+use ringcrawl::ErrorKind;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
@@ -92,7 +93,7 @@ fn redirect_chain_longer_than_the_limit_is_cut() {
     let expected: BTreeSet<String> = (0..=3).map(|n| format!("{b}/r/{n}")).collect();
     assert_eq!(fetched, expected);
     let last = &records[&format!("{b}/r/3")];
-    assert_eq!(last.error_kind.as_deref(), Some("redirect_limit"));
+    assert_eq!(last.error_kind, Some(ErrorKind::RedirectLimit));
     assert_eq!(last.next_url.as_deref(), Some(format!("{b}/r/4").as_str()));
 }
 
@@ -179,8 +180,8 @@ fn network_errors_are_retried_until_max_tries() {
     let records = by_url(&crawl(cfg));
     let r = &records[&format!("{b}/flaky")];
     assert_eq!(
-        (r.status, r.tries, r.error_kind.as_deref()),
-        (None, 2, Some("empty_response"))
+        (r.status, r.tries, r.error_kind),
+        (None, 2, Some(ErrorKind::EmptyResponse))
     );
 }
 
@@ -350,8 +351,8 @@ fn empty_site_and_dead_root_end_the_crawl() {
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 1);
     assert_eq!(
-        outcome.records[0].error_kind.as_deref(),
-        Some("connect_refused")
+        outcome.records[0].error_kind,
+        Some(ErrorKind::ConnectRefused)
     );
     assert_eq!(outcome.records[0].tries, 2);
 }
@@ -377,12 +378,12 @@ fn roots_that_fail_at_once_end_the_crawl() {
             .collect();
         cfg.cores = cores;
         let outcome = crawl(cfg);
-        let kinds: Vec<_> = outcome
-            .records
-            .iter()
-            .map(|r| r.error_kind.as_deref())
-            .collect();
-        assert_eq!(kinds, [Some("unsupported_scheme"); 2], "{cores} cores");
+        let kinds: Vec<_> = outcome.records.iter().map(|r| r.error_kind).collect();
+        assert_eq!(
+            kinds,
+            [Some(ErrorKind::UnsupportedScheme); 2],
+            "{cores} cores"
+        );
     }
 }
 

@@ -2,6 +2,7 @@
 //! kind, and the crawl goes on to the end. Nothing panics, nothing hangs,
 //! nothing already received is lost.
 
+use ringcrawl::ErrorKind;
 use std::time::Duration;
 
 use crate::common::*;
@@ -39,8 +40,9 @@ fn crawl_fault(bad: fn() -> Reply, tweak: impl FnOnce(&mut Config)) -> Record {
     records[&format!("{b}/bad")].clone()
 }
 
-fn kind(r: &Record) -> &str {
-    r.error_kind.as_deref().unwrap_or("-")
+/// The record's error kind's word, `-` for none.
+fn kind(r: &Record) -> &'static str {
+    r.error_kind.map_or("-", ErrorKind::name)
 }
 
 #[test]
@@ -239,11 +241,7 @@ fn interim_1xx_responses_are_skipped() {
         },
         |_| {},
     );
-    assert_eq!(
-        (r.status, r.error_kind.as_deref()),
-        (Some(200), None),
-        "{r:?}"
-    );
+    assert_eq!((r.status, r.error_kind), (Some(200), None), "{r:?}");
     assert_eq!(r.size, 28);
     assert_eq!(r.num_urls, 1, "the links of the final answer are used");
 }
@@ -374,7 +372,7 @@ fn calendar_with_endless_next_links_ends_by_itself() {
         "default --max-depth 100 ends the trap"
     );
     let last = &by_url(&outcome)[&format!("{b}/cal/101")];
-    assert_eq!(last.error_kind.as_deref(), Some("too_deep"));
+    assert_eq!(last.error_kind, Some(ErrorKind::TooDeep));
 }
 
 /// Links a limit keeps out are recorded once each, with the limit's name,
@@ -396,18 +394,12 @@ fn urls_refused_by_depth_or_length_get_one_record_each_and_no_fetch() {
     let records = by_url(&outcome);
     assert_eq!(records.len(), 5, "{:?}", records.keys());
     let c = &records[&format!("{b}/c")];
-    assert_eq!(
-        (c.error_kind.as_deref(), c.status),
-        (Some("too_deep"), None)
-    );
+    assert_eq!((c.error_kind, c.status), (Some(ErrorKind::TooDeep), None));
     let long_url = records
         .keys()
         .find(|u| u.len() > 100)
         .expect("the long URL has a record");
-    assert_eq!(
-        records[long_url].error_kind.as_deref(),
-        Some("url_too_long")
-    );
+    assert_eq!(records[long_url].error_kind, Some(ErrorKind::UrlTooLong));
     assert_eq!(server.hits("127.0.0.1", "/c"), 0, "never requested");
     assert_eq!(outcome.stats.skipped_depth, 1);
     assert_eq!(outcome.stats.skipped_url_length, 1);
@@ -426,7 +418,7 @@ fn urls_over_the_host_budget_get_one_record_each() {
     let records = by_url(&outcome);
     let refused: Vec<&str> = records
         .values()
-        .filter(|r| r.error_kind.as_deref() == Some("host_budget"))
+        .filter(|r| r.error_kind == Some(ErrorKind::HostBudget))
         .map(|r| r.url.as_str())
         .collect();
     assert_eq!(records.len(), 7, "{:?}", records.keys());
@@ -451,7 +443,7 @@ fn urls_longer_than_the_limit_are_not_queued() {
     let outcome = crawl(cfg);
     for r in &outcome.records {
         if r.url.len() > 100 {
-            assert_eq!(r.error_kind.as_deref(), Some("url_too_long"), "{r:?}");
+            assert_eq!(r.error_kind, Some(ErrorKind::UrlTooLong), "{r:?}");
             assert_eq!(r.status, None, "not fetched");
         }
     }

@@ -196,8 +196,8 @@ fn a_black_holed_ipv6_costs_the_happy_eyeballs_delay_once() {
     let outcome = crawl(v6);
     let root = &by_url(&outcome)[&format!("{b}/")];
     assert_eq!(
-        root.error_kind.as_deref(),
-        Some("connect_timeout"),
+        root.error_kind,
+        Some(ringcrawl::ErrorKind::ConnectTimeout),
         "{root:?}"
     );
 }

@@ -284,14 +284,14 @@ fn a_reused_connection_that_goes_silent_is_a_read_timeout_not_a_reconnect() {
     config.read_timeout = Duration::from_millis(300);
     let outcome = crawl(config);
     let records = by_url(&outcome);
-    let kinds: Vec<_> = records.values().map(|r| r.error_kind.clone()).collect();
+    let kinds: Vec<_> = records.values().map(|r| r.error_kind).collect();
     // One root is answered; the other goes out on the same connection and
     // waits in vain: the server's silence is recorded, not hidden by a new
     // connection that it would answer.
     assert_eq!(records.len(), 2, "{records:?}");
     assert!(kinds.contains(&None), "{kinds:?}");
     assert!(
-        kinds.contains(&Some("read_timeout".to_string())),
+        kinds.contains(&Some(ringcrawl::ErrorKind::ReadTimeout)),
         "{kinds:?}"
     );
 }

@@ -185,22 +185,22 @@ fn bad_settings_name_the_setting() {
         .max_tasks(0)
         .build()
         .unwrap_err();
-    assert_eq!(e.setting, "max-tasks");
+    assert_eq!(e.setting(), ringcrawl::Setting::MaxTasks);
     let e = Crawler::builder().root("ftp://x/").build().unwrap_err();
-    assert_eq!(e.setting, "root");
+    assert_eq!(e.setting(), ringcrawl::Setting::Root);
     let e = Crawler::builder()
         .root("http://x/")
         .exclude("(")
         .build()
         .unwrap_err();
-    assert_eq!(e.setting, "exclude");
+    assert_eq!(e.setting(), ringcrawl::Setting::Exclude);
     assert!(!e.to_string().contains('\n'));
     let e = Crawler::builder()
         .root("http://x/")
         .timeout(Duration::ZERO)
         .build()
         .unwrap_err();
-    assert_eq!(e.setting, "timeout");
+    assert_eq!(e.setting(), ringcrawl::Setting::Timeout);
     // Less than 1 MiB a shard: each bucket would be merged to disk every
     // few thousand URLs.
     let e = Crawler::builder()
@@ -209,7 +209,7 @@ fn bad_settings_name_the_setting() {
         .seen_memory(3 << 20)
         .build()
         .unwrap_err();
-    assert_eq!(e.setting, "seen-memory");
+    assert_eq!(e.setting(), ringcrawl::Setting::SeenMemory);
     assert!(Crawler::builder()
         .root("http://x/")
         .cores(4)

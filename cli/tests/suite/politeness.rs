@@ -2,6 +2,7 @@
 //! Crawl-delay, 4xx, 5xx), at most `--per-host` connections per host, a
 //! delay between requests, and fair turns over many hosts.
 
+use ringcrawl::ErrorKind;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -53,10 +54,8 @@ fn robots_txt_is_fetched_once_first_and_obeyed() {
     let records = by_url(&outcome);
     assert_eq!(server.hits("127.0.0.1", "/robots.txt"), 1);
     assert_eq!(
-        records[&format!("{b}/private/secret")]
-            .error_kind
-            .as_deref(),
-        Some("robots_disallowed")
+        records[&format!("{b}/private/secret")].error_kind,
+        Some(ErrorKind::RobotsDisallowed)
     );
     assert_eq!(
         server.hits("127.0.0.1", "/private/secret"),
@@ -111,10 +110,8 @@ fn the_default_user_agent_names_a_page_for_site_owners_and_its_token_picks_the_r
     );
     assert_eq!(records[&format!("{b}/public")].status, Some(200));
     assert_eq!(
-        records[&format!("{b}/private/secret")]
-            .error_kind
-            .as_deref(),
-        Some("robots_disallowed"),
+        records[&format!("{b}/private/secret")].error_kind,
+        Some(ErrorKind::RobotsDisallowed),
         "the ringcrawl group applies, not the * group"
     );
 }
@@ -146,10 +143,8 @@ fn a_robots_txt_compressed_in_transit_is_obeyed() {
     polite(&mut cfg);
     let records = by_url(&crawl(cfg));
     assert_eq!(
-        records[&format!("{b}/private/secret")]
-            .error_kind
-            .as_deref(),
-        Some("robots_disallowed")
+        records[&format!("{b}/private/secret")].error_kind,
+        Some(ErrorKind::RobotsDisallowed)
     );
     assert_eq!(server.hits("127.0.0.1", "/private/secret"), 0);
     assert_eq!(records[&format!("{b}/public")].status, Some(200));
@@ -179,8 +174,8 @@ fn robots_txt_5xx_keeps_the_host_out() {
         "only the root, recorded as refused"
     );
     assert_eq!(
-        outcome.records[0].error_kind.as_deref(),
-        Some("robots_unavailable")
+        outcome.records[0].error_kind,
+        Some(ErrorKind::RobotsUnavailable)
     );
     assert_eq!(
         server.total_hits(),
@@ -229,10 +224,8 @@ fn a_robots_txt_that_answers_5xx_twice_is_asked_again_and_then_obeyed() {
     );
     assert_eq!(records[&format!("{b}/public")].status, Some(200));
     assert_eq!(
-        records[&format!("{b}/private/secret")]
-            .error_kind
-            .as_deref(),
-        Some("robots_disallowed")
+        records[&format!("{b}/private/secret")].error_kind,
+        Some(ErrorKind::RobotsDisallowed)
     );
     assert_eq!(server.hits("127.0.0.1", "/private/secret"), 0);
 }
@@ -250,10 +243,8 @@ fn a_robots_txt_that_times_out_once_does_not_lose_the_host() {
     assert_eq!(server.hits("127.0.0.1", "/robots.txt"), 2);
     assert_eq!(records[&format!("{b}/public")].status, Some(200));
     assert_eq!(
-        records[&format!("{b}/private/secret")]
-            .error_kind
-            .as_deref(),
-        Some("robots_disallowed"),
+        records[&format!("{b}/private/secret")].error_kind,
+        Some(ErrorKind::RobotsDisallowed),
         "the rules of the second try"
     );
 }
@@ -312,10 +303,8 @@ fn a_robots_txt_five_redirects_away_is_obeyed() {
         "the fifth hop was followed"
     );
     assert_eq!(
-        records[&format!("{b}/private/secret")]
-            .error_kind
-            .as_deref(),
-        Some("robots_disallowed")
+        records[&format!("{b}/private/secret")].error_kind,
+        Some(ErrorKind::RobotsDisallowed)
     );
     assert_eq!(server.hits("127.0.0.1", "/private/secret"), 0);
     assert_eq!(records[&format!("{b}/public")].status, Some(200));
@@ -652,7 +641,7 @@ fn dns_failures_are_recorded_per_url() {
         format!("http://lost.crawl.test:{port}/"),
     ] {
         let r = &records[&url];
-        assert_eq!(r.error_kind.as_deref(), Some("dns"), "{url}: {r:?}");
+        assert_eq!(r.error_kind, Some(ErrorKind::Dns), "{url}: {r:?}");
         let host = url.split('/').nth(2).unwrap().split(':').next().unwrap();
         assert!(
             r.error.as_deref().unwrap_or("").contains(host),
@@ -844,8 +833,8 @@ fn a_stalled_origin_does_not_hold_up_its_hosts_other_origin() {
         .find(|r| r.url.ends_with("/never"))
         .expect("the stalled origin's URL is recorded");
     assert_eq!(
-        never.error_kind.as_deref(),
-        Some("robots_unavailable"),
+        never.error_kind,
+        Some(ErrorKind::RobotsUnavailable),
         "{never:?}"
     );
 }

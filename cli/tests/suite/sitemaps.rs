@@ -4,6 +4,7 @@
 //! sitemaps per host are bounded, each with a record that says so; a
 //! sitemap names only its own host's URLs; `--no-sitemaps` reads none.
 
+use ringcrawl::ErrorKind;
 use std::io::Write;
 use std::net::IpAddr;
 
@@ -87,10 +88,7 @@ fn pages_no_link_reaches_are_found_in_the_sitemap_and_the_robots_txt_sitemaps() 
     let records = by_url(&outcome);
 
     let guessed = record(&records, &format!("{b}/sitemap.xml"));
-    assert_eq!(
-        (guessed.status, guessed.error_kind.as_deref()),
-        (Some(200), None)
-    );
+    assert_eq!((guessed.status, guessed.error_kind), (Some(200), None));
     assert_eq!(guessed.hops, "M", "a sitemap is an M hop from the root");
     assert_eq!(guessed.depth, 0);
     assert_eq!(guessed.via.as_deref(), Some(format!("{b}/").as_str()));
@@ -126,10 +124,8 @@ fn pages_no_link_reaches_are_found_in_the_sitemap_and_the_robots_txt_sitemaps() 
     );
     for path in ["/private/page", "/private/hidden.xml"] {
         assert_eq!(
-            record(&records, &format!("{b}{path}"))
-                .error_kind
-                .as_deref(),
-            Some("robots_disallowed"),
+            record(&records, &format!("{b}{path}")).error_kind,
+            Some(ErrorKind::RobotsDisallowed),
             "{path}: sitemaps and their pages obey robots.txt"
         );
         assert_eq!(server.hits("127.0.0.1", path), 0);
@@ -207,7 +203,7 @@ fn a_looping_index_is_fetched_once_and_nesting_stops_two_levels_down() {
     }
     let level_3 = record(&records, &format!("{b}/nested-2.xml"));
     assert_eq!(level_3.hops, "MMM");
-    assert_eq!(level_3.error_kind.as_deref(), Some("sitemap_too_deep"));
+    assert_eq!(level_3.error_kind, Some(ErrorKind::SitemapTooDeep));
     assert!(
         level_3.error.as_deref().unwrap().contains("not followed"),
         "{:?}",
@@ -236,7 +232,7 @@ fn a_sitemap_with_too_many_urls_is_cut_with_a_clear_record() {
     let records = by_url(&crawl(cfg));
     let sitemap = record(&records, &format!("{b}/sitemap.xml"));
     assert_eq!(sitemap.status, Some(200));
-    assert_eq!(sitemap.error_kind.as_deref(), Some("sitemap_too_large"));
+    assert_eq!(sitemap.error_kind, Some(ErrorKind::SitemapTooLarge));
     assert_eq!(
         sitemap.error.as_deref(),
         Some("urlset more than 50 URLs: the first 50 used")
@@ -266,7 +262,7 @@ fn a_100_mb_gzip_bomb_sitemap_is_read_to_50_mb_only() {
     let b = base(&server);
     let records = by_url(&crawl(with_sitemaps(&[&b])));
     let sitemap = record(&records, &format!("{b}/sitemap.xml"));
-    assert_eq!(sitemap.error_kind.as_deref(), Some("sitemap_too_large"));
+    assert_eq!(sitemap.error_kind, Some(ErrorKind::SitemapTooLarge));
     assert_eq!(
         sitemap.error.as_deref(),
         Some("urlset larger than 52428800 bytes inflated: read that far")
@@ -298,7 +294,7 @@ fn sitemaps_past_a_hosts_cap_are_refused_with_a_record() {
     let budget: Vec<&Record> = outcome
         .records
         .iter()
-        .filter(|r| r.error_kind.as_deref() == Some("sitemap_budget"))
+        .filter(|r| r.error_kind == Some(ErrorKind::SitemapBudget))
         .collect();
     assert_eq!(budget.len(), 4, "/sitemap.xml and two of its six: three");
     assert!(budget.iter().all(|r| r.status.is_none() && r.hops == "MM"));
@@ -399,10 +395,8 @@ fn listed_pages_keep_to_the_crawls_depth_limit_and_no_sitemap_is_no_error() {
     cfg.max_depth = 0;
     let records = by_url(&crawl(cfg));
     assert_eq!(
-        record(&records, &format!("{b}/listed"))
-            .error_kind
-            .as_deref(),
-        Some("too_deep")
+        record(&records, &format!("{b}/listed")).error_kind,
+        Some(ErrorKind::TooDeep)
     );
     assert_eq!(server.hits("127.0.0.1", "/listed"), 0);
 
@@ -411,10 +405,7 @@ fn listed_pages_keep_to_the_crawls_depth_limit_and_no_sitemap_is_no_error() {
     let b = base(&bare);
     let records = by_url(&crawl(with_sitemaps(&[&b])));
     let missing = record(&records, &format!("{b}/sitemap.xml"));
-    assert_eq!(
-        (missing.status, missing.error_kind.as_deref()),
-        (Some(404), None)
-    );
+    assert_eq!((missing.status, missing.error_kind), (Some(404), None));
     assert_eq!(records.len(), 2);
 }
 
@@ -429,7 +420,7 @@ fn an_html_page_where_a_sitemap_should_be_is_recorded_as_none() {
     let b = base(&server);
     let records = by_url(&crawl(with_sitemaps(&[&b])));
     let soft = record(&records, &format!("{b}/sitemap.xml"));
-    assert_eq!(soft.error_kind.as_deref(), Some("sitemap_invalid"));
+    assert_eq!(soft.error_kind, Some(ErrorKind::SitemapInvalid));
     assert_eq!(
         soft.error.as_deref(),
         Some("not a sitemap: the root element is <html>")

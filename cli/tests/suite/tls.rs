@@ -6,6 +6,7 @@
 //! URL's record; the crawl goes on.
 //! Sessions kept by name and port, within their bound: `tls_sessions`.
 
+use ringcrawl::ErrorKind;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -78,7 +79,7 @@ fn a_chain_to_a_ca_given_with_ca_cert_verifies_and_the_site_is_crawled() {
     // Without the CA, the same site is an unknown issuer.
     let outcome = crawl(config(&[root(&server)]));
     let r = record(&outcome, &root(&server));
-    assert_eq!(r.error_kind.as_deref(), Some("tls_certificate"), "{r:?}");
+    assert_eq!(r.error_kind, Some(ErrorKind::TlsCertificate), "{r:?}");
     assert!(
         r.error.as_deref().unwrap().contains("unknown issuer"),
         "{r:?}"
@@ -123,8 +124,8 @@ fn bad_certificates_are_recorded_with_their_reason_and_fetched_under_insecure() 
     for ((case, _, reason), url) in cases.iter().zip(&roots) {
         let r = record(&outcome, url);
         assert_eq!(
-            r.error_kind.as_deref(),
-            Some("tls_certificate"),
+            r.error_kind,
+            Some(ErrorKind::TlsCertificate),
             "{case}: {r:?}"
         );
         let message = r.error.as_deref().unwrap();
@@ -171,7 +172,7 @@ fn a_server_that_speaks_only_tls_1_0_is_a_tls_version_error() {
     let url = format!("https://127.0.0.1:{}/", server.port());
     let outcome = crawl(trusting(std::slice::from_ref(&url), &ca, false));
     let r = record(&outcome, &url);
-    assert_eq!(r.error_kind.as_deref(), Some("tls_version"), "{r:?}");
+    assert_eq!(r.error_kind, Some(ErrorKind::TlsVersion), "{r:?}");
     assert_eq!(r.tries, 1, "not retried: {r:?}");
 }
 
@@ -212,7 +213,7 @@ fn a_reset_mid_handshake_is_tls_closed_after_the_retries() {
     config.max_tries = 3;
     let outcome = crawl(config);
     let r = record(&outcome, &url);
-    assert_eq!(r.error_kind.as_deref(), Some("tls_closed"), "{r:?}");
+    assert_eq!(r.error_kind, Some(ErrorKind::TlsClosed), "{r:?}");
     assert!(r.error.as_deref().unwrap().contains("reset"), "{r:?}");
     assert_eq!(r.tries, 3, "a network error: retried");
 }
@@ -228,7 +229,7 @@ fn a_stall_mid_handshake_times_out_instead_of_hanging() {
     let outcome = crawl(config);
     let took = started.elapsed();
     let r = record(&outcome, &url);
-    assert_eq!(r.error_kind.as_deref(), Some("read_timeout"), "{r:?}");
+    assert_eq!(r.error_kind, Some(ErrorKind::ReadTimeout), "{r:?}");
     assert!(took < Duration::from_secs(3), "{took:?}");
 
     // The deadline binds the handshake too, not only each read.
@@ -239,7 +240,7 @@ fn a_stall_mid_handshake_times_out_instead_of_hanging() {
     let outcome = crawl(config);
     let took = started.elapsed();
     let r = record(&outcome, &url);
-    assert_eq!(r.error_kind.as_deref(), Some("deadline"), "{r:?}");
+    assert_eq!(r.error_kind, Some(ErrorKind::Deadline), "{r:?}");
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
 
@@ -276,7 +277,7 @@ fn a_server_that_never_answers_the_client_hello_is_given_up_at_the_connect_timeo
     let outcome = crawl(config);
     let took = started.elapsed();
     let r = record(&outcome, &url);
-    assert_eq!(r.error_kind.as_deref(), Some("tls_timeout"), "{r:?}");
+    assert_eq!(r.error_kind, Some(ErrorKind::TlsTimeout), "{r:?}");
     assert_eq!(r.tries, 1, "a time-out is not retried: {r:?}");
     assert!(
         took < Duration::from_secs(15),
@@ -312,7 +313,7 @@ fn a_body_read_until_a_close_without_close_notify_is_truncated() {
     let b = root(&server);
     let outcome = crawl(trusting(std::slice::from_ref(&b), &ca, false));
     let cut = record(&outcome, &format!("{b}cut"));
-    assert_eq!(cut.error_kind.as_deref(), Some("truncated"), "{cut:?}");
+    assert_eq!(cut.error_kind, Some(ErrorKind::Truncated), "{cut:?}");
     assert!(
         cut.error.as_deref().unwrap().contains("close_notify"),
         "{cut:?}"
@@ -486,7 +487,7 @@ fn robots_txt_belongs_to_each_origin() {
     config.obey_robots = true;
     let outcome = crawl(config);
     let denied = record(&outcome, &format!("{}/private/x", base(&plain)));
-    assert_eq!(denied.error_kind.as_deref(), Some("robots_disallowed"));
+    assert_eq!(denied.error_kind, Some(ErrorKind::RobotsDisallowed));
     let allowed = record(&outcome, &format!("{}private/x", root(&secure)));
     assert_eq!((allowed.status, &allowed.error), (Some(200), &None));
     assert_eq!(plain.hits("127.0.0.1", "/robots.txt"), 1);

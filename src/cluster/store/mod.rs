@@ -52,6 +52,7 @@ pub const DONE_ITEM: usize = 16;
 
 /// What can go wrong with a cluster crawl's Redis.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// The server or the connection failed, or refused a command.
     #[error("redis: {0}")]

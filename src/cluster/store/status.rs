@@ -11,6 +11,7 @@ use super::{Store, StoreError, GROUP};
 
 /// A node of a cluster crawl as it last reported itself.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct NodeStatus {
     /// Its name (`--node`).
     pub name: String,
@@ -26,6 +27,7 @@ pub struct NodeStatus {
 
 /// A cluster crawl as `ringcrawl cluster status` shows it.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Status {
     /// Its host partitions (0: no such crawl).
     pub partitions: u32,

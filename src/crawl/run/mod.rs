@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
 
 use glommio::channels::channel_mesh::MeshBuilder;
 use glommio::LocalExecutorPoolBuilder;
@@ -23,6 +22,7 @@ use crate::cluster::node::{self, NodeReport};
 use crate::config::{Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::budget::{Budget, Spent};
 use crate::crawl::checkpoints::Checkpoints;
+use crate::crawl::error::{Cause, CrawlError};
 use crate::crawl::hooks::Hooks;
 use crate::crawl::mesh::{channel_capacity, Batch, FetchSlots, Outbox};
 use crate::crawl::seeds;
@@ -37,6 +37,7 @@ use crate::output::warc::dedup::{self, Dedup};
 use crate::output::warc::file::WarcTarget;
 use crate::output::writer::{Stopped, Writer};
 use crate::state::session::{Session, SEEDS_DIR};
+use crate::state::StateError;
 use crate::sync::Outstanding;
 use crate::web::urls;
 
@@ -76,7 +77,7 @@ pub struct Outcome {
 
 /// Prepare the process ([`crate::process::prepare`]), then crawl with no
 /// hooks (the tests' and benchmarks' entry).
-pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> anyhow::Result<Outcome> {
+pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> Result<Outcome, CrawlError> {
     crate::process::prepare();
     run_with(config, interrupt, Hooks::default())
 }
@@ -88,7 +89,7 @@ pub fn run_with(
     mut config: Config,
     interrupt: Arc<AtomicBool>,
     hooks: Hooks,
-) -> anyhow::Result<Outcome> {
+) -> Result<Outcome, CrawlError> {
     let fds = crate::process::open_file_limit();
     let budget = usize::try_from(fds)
         .unwrap_or(usize::MAX)
@@ -113,7 +114,7 @@ pub fn run_with(
     let mut roots: Vec<Job> = Vec::new();
     for root in &config.roots {
         if !config.scope.allows_start(root) {
-            bail!("root {root} is excluded by --exclude");
+            return Err(CrawlError::RootExcluded(root.to_string()));
         }
         roots.push(Job::root(root.as_str().to_string(), config.max_redirect));
         if let Some(sitemap) = config
@@ -128,8 +129,9 @@ pub fn run_with(
     // anything is written; the roots go to their partitions' streams.
     let joined = match &config.cluster {
         Some(cluster) => {
-            let what = format!("joining crawl {} on {}", cluster.crawl, cluster.url);
-            let joined = crate::cluster::join::join(&mut config, &roots).context(what)?;
+            let crawl = cluster.crawl.clone();
+            let joined = crate::cluster::join::join(&mut config, &roots)
+                .map_err(|error| CrawlError::Cluster { crawl, error })?;
             roots.clear();
             Some(joined)
         }
@@ -144,11 +146,7 @@ pub fn run_with(
     // Damage, and a resume that asks for what the crawl cannot change,
     // are errors of their own (the CLI exits 2 on them): they name the
     // file or the directory.
-    let mut session = Session::begin(&mut config).map_err(|e| match e {
-        crate::state::StateError::Damaged(damaged) => anyhow::Error::new(damaged),
-        crate::state::StateError::Mismatch(refused) => anyhow::Error::new(refused),
-        e => anyhow::Error::new(e).context("state directory"),
-    })?;
+    let mut session = Session::begin(&mut config).map_err(CrawlError::state)?;
     for note in session.iter().flat_map(|s| &s.notes) {
         log::warn!("resume: {note}");
     }
@@ -167,9 +165,10 @@ pub fn run_with(
         let started = Instant::now();
         let (cores, mode) = (config.cores, config.scope.mode());
         let split = match &kept_seeds {
-            Some(dir) => seeds::split::split_kept(&config.seeds, cores, mode, dir)?,
-            None => seeds::split::split(&config.seeds, cores, mode, &spill_dir)?,
-        };
+            Some(dir) => seeds::split::split_kept(&config.seeds, cores, mode, dir),
+            None => seeds::split::split(&config.seeds, cores, mode, &spill_dir),
+        }
+        .map_err(|e| CrawlError::Seeds(Cause::new(e)))?;
         if split.kept && resuming {
             let left: u64 = split
                 .files
@@ -202,11 +201,13 @@ pub fn run_with(
     }
     let config = Arc::new(config);
     let shards = config.cores;
-    let writer = Writer::open(&config.output, config.output_backlog, appending)
-        .with_context(|| match &config.output {
+    let writer = Writer::open(&config.output, config.output_backlog, appending).map_err(|e| {
+        let what = match &config.output {
             Output::File(path) => format!("opening --output {}", path.display()),
             _ => "opening --output".to_string(),
-        })?;
+        };
+        CrawlError::output(what, e)
+    })?;
     // A WACZ needs the index: the --cdxj file, else one beside the package
     // (so a package that could not be written there fails now, not after
     // the crawl).
@@ -220,9 +221,12 @@ pub fn run_with(
             config.output_backlog,
             appending && config.cdxj.is_some(),
         )
-            .with_context(|| match config.cdxj {
-                Some(_) => format!("opening --cdxj {}", path.display()),
-                None => format!("opening the index for --wacz, {}", path.display()),
+            .map_err(|e| {
+                let what = match config.cdxj {
+                    Some(_) => format!("opening --cdxj {}", path.display()),
+                    None => format!("opening the index for --wacz, {}", path.display()),
+                };
+                CrawlError::output(what, e)
             })?,
         None => None,
     };
@@ -244,7 +248,7 @@ pub fn run_with(
     let outstanding = Arc::new(Outstanding::new(seeded + held));
     let mut resumed = None;
     let earlier_warc_files = match &session {
-        Some(session) => session.earlier_warc_files().context("state directory")?,
+        Some(session) => session.earlier_warc_files().map_err(CrawlError::state)?,
         None => Vec::new(),
     };
     let durability = match &mut session {
@@ -258,7 +262,7 @@ pub fn run_with(
             Some((
                 Arc::new(Durability {
                     journals: (0..shards).map(|i| session.journal(i)).collect(),
-                    replay: session.earlier_journals().context("state directory")?,
+                    replay: session.earlier_journals().map_err(CrawlError::state)?,
                     done: std::sync::Mutex::new(done),
                     resuming,
                 }),
@@ -292,7 +296,10 @@ pub fn run_with(
                 writer.iter().chain(&cdxj).map(Writer::handle).collect(),
                 joined.roots,
             )
-            .context("starting the cluster thread")?;
+            .map_err(|error| CrawlError::Thread {
+                what: "cluster",
+                error,
+            })?;
             Some((link, running))
         }
         _ => None,
@@ -302,7 +309,7 @@ pub fn run_with(
     let warc = match &config.warc_dir {
         Some(dir) => {
             std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating --warc {}", dir.display()))?;
+                .map_err(|e| CrawlError::output(format!("creating --warc {}", dir.display()), e))?;
             let secs = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
@@ -400,7 +407,7 @@ pub fn run_with(
                 result
             }
         })
-        .map_err(|e| anyhow::anyhow!("starting the shard executors: {e}"))?;
+        .map_err(|e| CrawlError::Executors(e.to_string()))?;
 
     let mut outcome = Outcome {
         stats: Stats::default(),
@@ -417,6 +424,8 @@ pub fn run_with(
     // A resumed crawl's archive is every run's files.
     let mut warc_files = earlier_warc_files;
     let mut shard_failed = false;
+    let mut shard_ran = false;
+    let mut unavailable = None;
     for joined in handles.join_all() {
         match joined {
             Ok(ShardResult {
@@ -426,6 +435,7 @@ pub fn run_with(
                 output_error,
                 warc_files: files,
             }) => {
+                shard_ran = true;
                 warc_files.extend(files);
                 let balance = ShardBalance {
                     urls: stats.urls,
@@ -438,7 +448,11 @@ pub fn run_with(
             Err(e) => {
                 shard_failed = true;
                 outcome.aborted = true;
-                log::error!("a shard failed: {e}{}", executor_hint(&e.to_string()));
+                let hint = executor_hint(&e.to_string());
+                if !hint.is_empty() {
+                    unavailable = Some(format!("{e}{hint}"));
+                }
+                log::error!("a shard failed: {e}{hint}");
             }
         }
     }
@@ -483,7 +497,11 @@ pub fn run_with(
     // A spent budget leaves work queued on purpose: not an abort.
     outcome.aborted |=
         outcome.interrupted || (outstanding.count() != 0 && outcome.spent.is_none());
-    Ok(outcome)
+    // No shard could start for want of io_uring: the crawl never ran.
+    match unavailable {
+        Some(why) if !shard_ran => Err(CrawlError::IoUringUnavailable(why)),
+        _ => Ok(outcome),
+    }
 }
 
 /// The start of a cluster node's WARC file names (the process's time and
@@ -495,20 +513,31 @@ fn node_warc_prefix(node: &str) -> String {
 /// Before a cluster node that comes back appends to its files: cut the
 /// JSONL or CDXJ line a `kill -9` of its last process tore, and repair
 /// that process's last WARC file of each shard.
-fn repair_for_return(config: &Config) -> anyhow::Result<()> {
+fn repair_for_return(config: &Config) -> Result<(), CrawlError> {
+    // What a repair fails on is a file of the crawl's outputs, not of a
+    // state directory (a cluster node has none).
+    let failed = |flag: &str, e: StateError| match e {
+        StateError::Io { what, path, source } => {
+            CrawlError::output(format!("{flag}: {what} {}", path.display()), source)
+        }
+        e => CrawlError::state(e),
+    };
     let records = match &config.output {
         Output::File(path) => Some(path.as_path()),
         _ => None,
     };
     for path in records.into_iter().chain(config.cdxj.as_deref()) {
-        let cut = crate::state::repair::cut_torn_line(path).context("appending to an output")?;
+        let cut = crate::state::repair::cut_torn_line(path)
+            .map_err(|e| failed("appending to an output", e))?;
         if cut > 0 {
             log::warn!("{}: cut a torn last line ({cut} bytes)", path.display());
         }
     }
     if let (Some(dir), Some(cluster)) = (&config.warc_dir, &config.cluster) {
         let prefix = node_warc_prefix(&cluster.node);
-        for note in crate::state::repair::repair_latest_warcs(dir, &prefix).context("--warc")? {
+        for note in crate::state::repair::repair_latest_warcs(dir, &prefix)
+            .map_err(|e| failed("--warc", e))?
+        {
             log::warn!("{note}");
         }
     }

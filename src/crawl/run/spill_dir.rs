@@ -22,10 +22,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::Context;
 use rustix::fs::{flock, FlockOperation};
 
 use crate::config::Config;
+use crate::crawl::error::CrawlError;
 use crate::state::session::SPILL_PREFIX;
 
 /// The lock file in a spill directory.
@@ -42,7 +42,7 @@ pub(super) struct SpillDir {
 impl SpillDir {
     /// Remove the spill directories of crawls that are gone from
     /// `config.spill_dir`, then make and lock one of this crawl's own.
-    pub(super) fn make(config: &Config) -> anyhow::Result<SpillDir> {
+    pub(super) fn make(config: &Config) -> Result<SpillDir, CrawlError> {
         static CRAWLS: AtomicU64 = AtomicU64::new(0);
         let parent = config.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
         remove_stale(&parent);
@@ -67,7 +67,7 @@ impl SpillDir {
             Ok(lock) => Ok(SpillDir { path, _lock: lock }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&hidden);
-                Err(e).with_context(|| format!("making the spill directory {}", path.display()))
+                Err(CrawlError::output(format!("making the spill directory {}", path.display()), e))
             }
         }
     }

@@ -2,6 +2,7 @@
 //! fetch an interrupt cancelled, and whether a failure counts against the
 //! host (for its backoff).
 
+use crate::job::ErrorKind;
 use crate::output::record::Record;
 
 /// Whether a record says its host failed to answer usefully (a network
@@ -11,8 +12,8 @@ pub(super) fn host_failed(record: &Record) -> bool {
     match record.status {
         Some(status) => status >= 500 || status == 429,
         None => !matches!(
-            record.error_kind.as_deref(),
-            None | Some("tls_certificate" | "tls_version")
+            record.error_kind,
+            None | Some(ErrorKind::TlsCertificate | ErrorKind::TlsVersion)
         ),
     }
 }
@@ -22,15 +23,15 @@ pub(super) fn interrupted_record(url: String, shard: usize) -> Record {
     let mut record = Record::new(url, shard);
     fail(
         &mut record,
-        "interrupted",
+        ErrorKind::Interrupted,
         "interrupted before the fetch finished",
     );
     record
 }
 
 /// Mark a record failed with a class and a one-line message.
-pub(super) fn fail(record: &mut Record, kind: &str, message: &str) {
-    record.error_kind = Some(kind.to_string());
+pub(super) fn fail(record: &mut Record, kind: ErrorKind, message: &str) {
+    record.error_kind = Some(kind);
     record.error = Some(message.to_string());
 }
 
@@ -38,7 +39,7 @@ pub(super) fn fail(record: &mut Record, kind: &str, message: &str) {
 mod tests {
     use super::*;
 
-    fn record(status: Option<u16>, kind: Option<&str>) -> Record {
+    fn record(status: Option<u16>, kind: Option<ErrorKind>) -> Record {
         let mut record = Record::new("https://a.test/".into(), 0);
         record.status = status;
         if let Some(kind) = kind {
@@ -51,11 +52,11 @@ mod tests {
     fn server_errors_and_network_errors_count_against_the_host_certificates_do_not() {
         assert!(host_failed(&record(Some(503), None)));
         assert!(host_failed(&record(Some(429), None)));
-        assert!(!host_failed(&record(Some(200), Some("tls_certificate"))));
+        assert!(!host_failed(&record(Some(200), Some(ErrorKind::TlsCertificate))));
         assert!(!host_failed(&record(Some(404), None)));
-        assert!(host_failed(&record(None, Some("connect_refused"))));
-        assert!(host_failed(&record(None, Some("tls_closed"))));
-        assert!(!host_failed(&record(None, Some("tls_certificate"))));
-        assert!(!host_failed(&record(None, Some("tls_version"))));
+        assert!(host_failed(&record(None, Some(ErrorKind::ConnectRefused))));
+        assert!(host_failed(&record(None, Some(ErrorKind::TlsClosed))));
+        assert!(!host_failed(&record(None, Some(ErrorKind::TlsCertificate))));
+        assert!(!host_failed(&record(None, Some(ErrorKind::TlsVersion))));
     }
 }

@@ -16,7 +16,7 @@ use url::Url;
 use crate::crawl::links::{self, Extract};
 use crate::crawl::page::Page;
 use crate::job::hops::Hop;
-use crate::job::Job;
+use crate::job::{ErrorKind, Job};
 use crate::keys::shard_for;
 use crate::net::dns::{Addresses, DnsError};
 use crate::net::fetch::{self, FetchError, Response};
@@ -57,7 +57,7 @@ impl Shard {
         match Url::parse(&job.url) {
             Err(e) => {
                 refused = true;
-                fail(&mut record, "bad_url", &e.to_string());
+                fail(&mut record, ErrorKind::BadUrl, &e.to_string());
             }
             Ok(url) => {
                 let Some((result, tries)) = self.fetch_with_retries(&url, addrs).await else {
@@ -444,7 +444,7 @@ impl Shard {
             Some(DecodeError::Corrupt { .. }) if record.truncated => {}
             // An unknown coding: the body as sent is read all the same, a
             // page fetched (as with --insecure), not an error.
-            Some(e @ DecodeError::Unsupported(_)) => record.warn(e.kind(), e.to_string()),
+            Some(e @ DecodeError::Unsupported(_)) => record.warn(e.kind().name(), e.to_string()),
             Some(e) => fail(record, e.kind(), &e.to_string()),
             None => {}
         }
@@ -464,7 +464,7 @@ impl Shard {
         let Some(location) = location else {
             fail(
                 record,
-                "redirect_no_location",
+                ErrorKind::RedirectNoLocation,
                 "redirect without a Location header",
             );
             return 0;
@@ -472,7 +472,7 @@ impl Shard {
         let Some(target) = urls::join_redirect(url, location) else {
             fail(
                 record,
-                "redirect_bad_location",
+                ErrorKind::RedirectBadLocation,
                 &format!("unusable redirect Location {location:?}"),
             );
             return 0;
@@ -504,7 +504,7 @@ impl Shard {
         if job.redirects_left == 0 {
             fail(
                 record,
-                "redirect_limit",
+                ErrorKind::RedirectLimit,
                 &format!("redirect limit reached at {}", next.url),
             );
             return 0;

@@ -11,7 +11,7 @@ use url::Url;
 use crate::crawl::robots::{
     agent_token, Rules, Unreachable, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS,
 };
-use crate::job::{Job, Verdict};
+use crate::job::{ErrorKind, Job, Verdict};
 use crate::net::fetch::FetchError;
 use crate::output::record::Record;
 use crate::web::urls;
@@ -57,7 +57,7 @@ impl Shard {
                 Err(e) => {
                     return Rules::Unavailable(Unreachable {
                         cause: format!("{}: {e}", e.kind()).into(),
-                        refused: e.kind() == "connect_refused",
+                        refused: e.kind() == ErrorKind::ConnectRefused,
                     })
                 }
             };

@@ -25,7 +25,7 @@ use url::Url;
 
 use crate::crawl::seeds::guessed_sitemap;
 use crate::crawl::seeds::split::Entry;
-use crate::job::Job;
+use crate::job::{ErrorKind, Job};
 use crate::output::record::Record;
 
 use super::failure::fail;
@@ -86,7 +86,7 @@ impl Shard {
                 Some(Entry::Root(url)) => self.take_seed(url),
                 Some(Entry::Bad { at, text }) => {
                     let mut record = Record::new(text.to_string(), self.id);
-                    fail(&mut record, "bad_root", at);
+                    fail(&mut record, ErrorKind::BadRoot, at);
                     self.emit(record);
                 }
                 None => {}

@@ -22,7 +22,7 @@ use url::Url;
 
 use crate::crawl::sitemap::{self, Cut, Kind};
 use crate::job::hops::{Hop, Hops};
-use crate::job::Job;
+use crate::job::{ErrorKind, Job};
 use crate::net::fetch::Response;
 use crate::output::record::Record;
 use crate::web::scope::Scope;
@@ -85,7 +85,7 @@ impl Shard {
         let sitemap = match sitemap::parse(body, limits) {
             Ok(sitemap) => sitemap,
             Err(e) => {
-                note(record, "sitemap_invalid", &e.to_string());
+                note(record, ErrorKind::SitemapInvalid, &e.to_string());
                 if wants_pages {
                     self.deliver(record, response, body, &[]);
                 }
@@ -97,11 +97,11 @@ impl Shard {
             Some(cut @ (Cut::TooManyUrls(_) | Cut::TooLarge { .. })) => {
                 record.cut(crate::output::record::CUT_AT_LIMIT);
                 let message = format!("{} {cut}", sitemap.kind.name());
-                note(record, "sitemap_too_large", &message);
+                note(record, ErrorKind::SitemapTooLarge, &message);
             }
             Some(cut @ Cut::Broken(_)) => {
                 let message = format!("{} {cut}", sitemap.kind.name());
-                note(record, "sitemap_invalid", &message);
+                note(record, ErrorKind::SitemapInvalid, &message);
             }
         }
         let level = job.hops.sitemap_level();
@@ -113,7 +113,7 @@ impl Shard {
                 listed.urls.len(),
                 limits.max_levels
             );
-            note(record, "sitemap_too_deep", &message);
+            note(record, ErrorKind::SitemapTooDeep, &message);
             if wants_pages {
                 self.deliver(record, response, body, &[]);
             }
@@ -145,7 +145,7 @@ impl Shard {
 
 /// Put a sitemap's fault on its record, unless the record has one already
 /// (the body's own: cut in transit, a certificate let through).
-fn note(record: &mut Record, kind: &str, message: &str) {
+fn note(record: &mut Record, kind: ErrorKind, message: &str) {
     if record.error.is_none() {
         fail(record, kind, message);
     }

@@ -13,6 +13,7 @@ use std::rc::Rc;
 
 /// The address families a crawl connects over.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Families {
     /// IPv6 and IPv4, IPv6 preferred.
     #[default]

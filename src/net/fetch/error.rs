@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use crate::net::http::{BodyError, HeadError};
+use crate::job::ErrorKind;
 use crate::net::tls::TlsError;
 
 /// Why a fetch produced no (complete) response.
@@ -61,30 +62,30 @@ pub enum FetchError {
 
 impl FetchError {
     /// Short machine-readable class, used in records and the report.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            FetchError::Dns(_) => "dns",
-            FetchError::Scheme(_) => "unsupported_scheme",
+            FetchError::Dns(_) => ErrorKind::Dns,
+            FetchError::Scheme(_) => ErrorKind::UnsupportedScheme,
             FetchError::Connect(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                "connect_refused"
+                ErrorKind::ConnectRefused
             }
-            FetchError::Connect(_) => "connect",
-            FetchError::ConnectTimeout => "connect_timeout",
-            FetchError::HandshakeTimeout => "tls_timeout",
-            FetchError::ReadTimeout => "read_timeout",
-            FetchError::Deadline => "deadline",
-            FetchError::Io(e) if e.kind() == io::ErrorKind::ConnectionReset => "reset",
-            FetchError::Io(_) => "io",
-            FetchError::Empty => "empty_response",
-            FetchError::Stale => "stale_connection",
-            FetchError::HeadCut => "head_cut",
-            FetchError::Head(HeadError::TooLarge(_)) => "head_too_large",
-            FetchError::Head(HeadError::ConflictingLength) => "conflicting_length",
-            FetchError::Head(HeadError::BadLength) => "bad_length",
-            FetchError::Head(HeadError::Invalid(_)) => "bad_head",
-            FetchError::Body(BodyError::Truncated) | FetchError::NoCloseNotify => "truncated",
+            FetchError::Connect(_) => ErrorKind::Connect,
+            FetchError::ConnectTimeout => ErrorKind::ConnectTimeout,
+            FetchError::HandshakeTimeout => ErrorKind::TlsTimeout,
+            FetchError::ReadTimeout => ErrorKind::ReadTimeout,
+            FetchError::Deadline => ErrorKind::Deadline,
+            FetchError::Io(e) if e.kind() == io::ErrorKind::ConnectionReset => ErrorKind::Reset,
+            FetchError::Io(_) => ErrorKind::Io,
+            FetchError::Empty => ErrorKind::EmptyResponse,
+            FetchError::Stale => ErrorKind::StaleConnection,
+            FetchError::HeadCut => ErrorKind::HeadCut,
+            FetchError::Head(HeadError::TooLarge(_)) => ErrorKind::HeadTooLarge,
+            FetchError::Head(HeadError::ConflictingLength) => ErrorKind::ConflictingLength,
+            FetchError::Head(HeadError::BadLength) => ErrorKind::BadLength,
+            FetchError::Head(HeadError::Invalid(_)) => ErrorKind::BadHead,
+            FetchError::Body(BodyError::Truncated) | FetchError::NoCloseNotify => ErrorKind::Truncated,
             FetchError::Tls(e) => e.kind(),
-            FetchError::Body(BodyError::BadChunk(_)) => "bad_chunk",
+            FetchError::Body(BodyError::BadChunk(_)) => ErrorKind::BadChunk,
         }
     }
 

@@ -9,6 +9,8 @@ use std::io;
 use rustls::{AlertDescription, CertificateError, Error, PeerIncompatible};
 use thiserror::Error;
 
+use crate::job::ErrorKind;
+
 /// Why a TLS connection failed, as a record shows it.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum TlsError {
@@ -30,12 +32,12 @@ pub enum TlsError {
 
 impl TlsError {
     /// Record error kind.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            TlsError::Certificate(_) => "tls_certificate",
-            TlsError::Version(_) => "tls_version",
-            TlsError::Handshake(_) => "tls_handshake",
-            TlsError::Closed(_) => "tls_closed",
+            TlsError::Certificate(_) => ErrorKind::TlsCertificate,
+            TlsError::Version(_) => ErrorKind::TlsVersion,
+            TlsError::Handshake(_) => ErrorKind::TlsHandshake,
+            TlsError::Closed(_) => ErrorKind::TlsClosed,
         }
     }
 
@@ -150,23 +152,23 @@ mod tests {
             matches!(&mismatch, TlsError::Certificate(r) if r.starts_with("name mismatch: a.test")),
             "{mismatch:?}"
         );
-        assert_eq!(mismatch.kind(), "tls_certificate");
+        assert_eq!(mismatch.kind(), ErrorKind::TlsCertificate);
     }
 
     #[test]
     fn old_protocol_versions_are_tls_version() {
         let e = Error::PeerIncompatible(PeerIncompatible::ServerDoesNotSupportTls12Or13);
-        assert_eq!(classify(&e, true).kind(), "tls_version");
+        assert_eq!(classify(&e, true).kind(), ErrorKind::TlsVersion);
         let other = Error::AlertReceived(AlertDescription::HandshakeFailure);
-        assert_eq!(classify(&other, true).kind(), "tls_handshake");
-        assert_eq!(classify(&other, false).kind(), "tls_closed");
+        assert_eq!(classify(&other, true).kind(), ErrorKind::TlsHandshake);
+        assert_eq!(classify(&other, false).kind(), ErrorKind::TlsClosed);
     }
 
     #[test]
     fn io_errors_during_the_handshake_are_tls_closed_and_retryable() {
         let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "tls handshake eof");
         let closed = TlsError::from_io(eof, true).unwrap();
-        assert_eq!(closed.kind(), "tls_closed");
+        assert_eq!(closed.kind(), ErrorKind::TlsClosed);
         assert!(closed.is_retryable());
         let timeout = io::Error::new(io::ErrorKind::TimedOut, "timed out");
         assert!(
@@ -179,7 +181,7 @@ mod tests {
         );
         assert_eq!(
             TlsError::from_io(alert, true).unwrap().kind(),
-            "tls_version"
+            ErrorKind::TlsVersion
         );
     }
 }

@@ -276,7 +276,7 @@ mod tests {
         let bad = CertificateDer::from(b"not DER".to_vec());
         assert_eq!(
             TlsOptions::new(&[bad], false).unwrap_err().kind(),
-            "tls_certificate"
+            crate::job::ErrorKind::TlsCertificate
         );
     }
 

@@ -60,6 +60,7 @@ pub use seed_hosts::{SeedHosts, SeedHostsBuilder};
 
 /// How far from the roots' hosts a crawl may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ScopeMode {
     /// Only the roots' hosts, with or without a leading `www.`.
     Strict,

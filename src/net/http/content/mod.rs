@@ -46,6 +46,7 @@ mod zstd;
 
 use thiserror::Error;
 
+use crate::job::ErrorKind;
 use stage::Stage;
 
 pub use zstd::MAX_WINDOW as MAX_ZSTD_WINDOW;
@@ -138,12 +139,12 @@ pub enum DecodeError {
 
 impl DecodeError {
     /// Short machine-readable class, for records and the report.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            DecodeError::TooMany => "too_many_content_encodings",
-            DecodeError::Unsupported(_) => "unsupported_content_encoding",
-            DecodeError::WindowTooLarge { .. } => "content_encoding_window_too_large",
-            DecodeError::Corrupt { .. } => "bad_content_encoding",
+            DecodeError::TooMany => ErrorKind::TooManyContentEncodings,
+            DecodeError::Unsupported(_) => ErrorKind::UnsupportedContentEncoding,
+            DecodeError::WindowTooLarge { .. } => ErrorKind::ContentEncodingWindowTooLarge,
+            DecodeError::Corrupt { .. } => ErrorKind::BadContentEncoding,
         }
     }
 }

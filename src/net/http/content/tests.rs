@@ -133,7 +133,7 @@ fn a_broken_stream_keeps_what_decoded_before_the_fault() {
     ));
     assert!(!got.body.is_empty() && long.starts_with(&got.body));
     let got = decode(&[Coding::Zstd], b"not zstd at all", 100);
-    assert_eq!(got.error.unwrap().kind(), "bad_content_encoding");
+    assert_eq!(got.error.unwrap().kind(), crate::job::ErrorKind::BadContentEncoding);
 }
 
 /// `none`, `UTF-8`, `text/html`, `binary`: misconfigured servers name
@@ -146,7 +146,7 @@ fn an_unknown_coding_leaves_the_body_as_sent_and_is_named() {
         assert_eq!(got.body, PAGE, "{header}");
         let lower = header.to_ascii_lowercase();
         assert_eq!(got.error, Some(DecodeError::Unsupported(lower)), "{header}");
-        assert_eq!(got.error.unwrap().kind(), "unsupported_content_encoding");
+        assert_eq!(got.error.unwrap().kind(), crate::job::ErrorKind::UnsupportedContentEncoding);
     }
     // In a stack, as in Chromium, none of the codings is undone.
     let body = gzip(PAGE);
@@ -184,7 +184,7 @@ fn a_zstd_frame_asking_for_a_window_over_8_mib_is_refused() {
         max: 8 << 20,
     };
     assert_eq!(got.error, Some(refused.clone()));
-    assert_eq!(refused.kind(), "content_encoding_window_too_large");
+    assert_eq!(refused.kind(), crate::job::ErrorKind::ContentEncodingWindowTooLarge);
     assert!(got.body.is_empty());
     // 8 MiB is allowed, 9 MiB (exponent 13, mantissa 1) is not.
     let got = decode(&[Coding::Zstd], &zstd_frame_with_window(13 << 3, 100_000), 1 << 20);
