@@ -14,7 +14,7 @@ use url::Url;
 
 use super::checks;
 use super::error::{BuildError, Setting};
-use super::Crawler;
+use super::{Crawler, Interrupt};
 use crate::config::{Config, Output, SeedReader, SeedSource, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::hooks::{Handler, Hooks};
 use crate::crawl::page::Page;
@@ -51,6 +51,7 @@ pub struct CrawlerBuilder {
     insecure: bool,
     config: Config,
     hooks: Hooks,
+    interrupt: Interrupt,
     /// The state directory, and whether to resume the crawl it holds.
     state: Option<(PathBuf, bool)>,
     checkpoint_interval: Duration,
@@ -75,6 +76,7 @@ impl CrawlerBuilder {
             insecure: false,
             config: Config::new(Vec::new()),
             hooks: Hooks::default(),
+            interrupt: Interrupt::default(),
             state: None,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
             discard_damaged: false,
@@ -621,6 +623,35 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Stop the crawl when `handle` is interrupted: made before the
+    /// crawler, so a page handler or a follow rule can hold a clone and
+    /// end the crawl from inside it (the same as
+    /// [`Crawler::interrupt_handle`] from outside). Fetches running then
+    /// get their grace period; what is left is recorded as interrupted.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringcrawl::{Crawler, Interrupt};
+    /// let stop = Interrupt::new();
+    /// let handle = stop.clone();
+    /// let report = Crawler::builder()
+    ///     .root("https://example.com/")
+    ///     .interrupt(stop)
+    ///     .on_page(move |page| {
+    ///         if page.body().windows(6).any(|w| w == b"needle") {
+    ///             handle.interrupt();
+    ///         }
+    ///     })
+    ///     .build()?
+    ///     .run()?;
+    /// assert!(report.interrupted() || report.errors() <= report.urls());
+    /// # Ok(()) }
+    /// ```
+    pub fn interrupt(mut self, handle: Interrupt) -> Self {
+        self.interrupt = handle;
+        self
+    }
+
     /// Check every setting and make the crawler.
     pub fn build(self) -> Result<Crawler, BuildError> {
         let CrawlerBuilder {
@@ -634,6 +665,7 @@ impl CrawlerBuilder {
             insecure,
             mut config,
             hooks,
+            interrupt,
             state,
             checkpoint_interval,
             discard_damaged,
@@ -717,7 +749,7 @@ impl CrawlerBuilder {
             config.tls = TlsOptions::new(&extra, insecure)
                 .map_err(|e| BuildError::new(Setting::CaCert, checks::one_line(&e.to_string())))?;
         }
-        Ok(Crawler::new(config, hooks))
+        Ok(Crawler::new(config, hooks, interrupt))
     }
 }
 

@@ -52,11 +52,11 @@ impl Crawler {
             .map_err(|e| BuildError::new(Setting::Resume, e.to_string()))
     }
 
-    pub(crate) fn new(config: Config, hooks: Hooks) -> Self {
+    pub(crate) fn new(config: Config, hooks: Hooks, interrupt: Interrupt) -> Self {
         Crawler {
             config,
             hooks,
-            interrupt: Interrupt::default(),
+            interrupt,
         }
     }
 
@@ -71,7 +71,8 @@ impl Crawler {
         stream
     }
 
-    /// A handle that stops this crawl from any thread.
+    /// A handle that stops this crawl from any thread (the one given to
+    /// [`CrawlerBuilder::interrupt`], if one was).
     pub fn interrupt_handle(&self) -> Interrupt {
         self.interrupt.clone()
     }
@@ -107,6 +108,13 @@ pub struct Interrupt {
 }
 
 impl Interrupt {
+    /// A handle of a crawl not built yet: give it to
+    /// [`CrawlerBuilder::interrupt`], and a clone to whatever may stop the
+    /// crawl (a page handler, a follow rule).
+    pub fn new() -> Interrupt {
+        Interrupt::default()
+    }
+
     /// Ask the crawl to stop.
     pub fn interrupt(&self) {
         self.flag.store(true, Ordering::Relaxed);

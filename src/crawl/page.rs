@@ -75,6 +75,18 @@ impl<'a> Page<'a> {
         self.body
     }
 
+    /// The body as text: decoded with the encoding the page was read
+    /// with ([`Page::encoding`]; a byte order mark wins, as in browsers),
+    /// else as UTF-8; bytes that do not decode become U+FFFD. Borrowed
+    /// when nothing had to change.
+    pub fn text(&self) -> std::borrow::Cow<'a, str> {
+        let encoding = self
+            .encoding()
+            .and_then(|label| encoding_rs::Encoding::for_label(label.as_bytes()))
+            .unwrap_or(encoding_rs::UTF_8);
+        encoding.decode(self.body).0
+    }
+
     /// Whether the body was cut: by the body cap, or by a connection or
     /// deadline that ended first.
     pub fn truncated(&self) -> bool {

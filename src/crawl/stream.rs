@@ -10,23 +10,43 @@
 //! crawl; no page is dropped and the queue stays under the budget plus a
 //! page per running fetch.
 //!
+//! Read it as an [`Iterator`] on a thread of its own (each `next` waits),
+//! or, turned [`into_stream`](PageStream::into_stream), as a [`Stream`] in
+//! an async runtime (tokio, smol: the task waits, not the thread). The
+//! channel is flume's, already in the tree through glommio: std's channel
+//! has no async side.
+//!
 //! Not the pages themselves (`super::page`).
 
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use flume::r#async::RecvStream;
+use flume::{Receiver, Sender};
+use futures_lite::Stream;
 
 use super::page::OwnedPage;
 
-/// The pages of a crawl as they arrive, for another thread; the iterator
+/// The pages of a crawl as they arrive, for another thread (an
+/// [`Iterator`]) or an async task ([`PageStream::into_stream`]); either
 /// ends when the crawl has ended and every page was taken. Made by
 /// [`Crawler::pages`](crate::Crawler::pages).
 ///
 /// Dropping it stops the delivery, not the crawl.
-#[derive(Debug)]
 pub struct PageStream {
     pages: Receiver<OwnedPage>,
     queued: Arc<AtomicUsize>,
+}
+
+impl std::fmt::Debug for PageStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageStream")
+            .field("pages", &self.pages.len())
+            .field("queued_bytes", &self.queued_bytes())
+            .finish()
+    }
 }
 
 /// The shards' end of a [`PageStream`].
@@ -40,7 +60,7 @@ pub struct PageSender {
 /// A stream and its sender, `budget` bytes of pages queued at most before
 /// the crawl is held back.
 pub(crate) fn page_stream(budget: usize) -> (PageSender, PageStream) {
-    let (tx, rx) = mpsc::channel();
+    let (tx, rx) = flume::unbounded();
     let queued = Arc::new(AtomicUsize::new(0));
     (
         PageSender {
@@ -84,5 +104,40 @@ impl Iterator for PageStream {
         let page = self.pages.recv().ok()?;
         self.queued.fetch_sub(page.weight(), Ordering::Relaxed);
         Some(page)
+    }
+}
+
+impl PageStream {
+    /// The same pages as a [`Stream`] (`futures::Stream`), for a task of
+    /// an async runtime: waiting for a page suspends the task, not its
+    /// thread. `Send`, so it can move into a spawned task.
+    pub fn into_stream(self) -> impl Stream<Item = OwnedPage> + Send + Unpin + 'static {
+        AsyncPages {
+            stream: self.pages.into_stream(),
+            queued: self.queued,
+        }
+    }
+}
+
+/// [`PageStream::into_stream`].
+struct AsyncPages {
+    stream: RecvStream<'static, OwnedPage>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl Stream for AsyncPages {
+    type Item = OwnedPage;
+
+    /// The next page, or a wake-up when one comes; `None` once the crawl
+    /// has ended.
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<OwnedPage>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.stream).poll_next(cx) {
+            Poll::Ready(Some(page)) => {
+                this.queued.fetch_sub(page.weight(), Ordering::Relaxed);
+                Poll::Ready(Some(page))
+            }
+            other => other,
+        }
     }
 }

@@ -132,3 +132,41 @@ fn a_page_whose_only_declaration_is_an_xml_one_is_read_in_its_encoding() {
         (Some("shift_jis"), Some("xml"))
     );
 }
+
+/// A library user reads a page's text as the crawl read it: in its own
+/// encoding, not as UTF-8 with replacement characters.
+#[test]
+fn page_text_is_decoded_with_the_encoding_the_page_was_read_with() {
+    let server = serve(|req: &Request| {
+        Some(match req.path.as_str() {
+            "/" => page(&["/sjis", "/latin1"]),
+            "/sjis" => html(
+                "text/html; charset=shift_jis",
+                encode("<p>日本語</p>", "shift_jis"),
+            ),
+            "/latin1" => html(
+                "text/html",
+                encode("<meta charset=latin1><p>café</p>", "latin1"),
+            ),
+            _ => page(&[]),
+        })
+    });
+    let texts = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::new()));
+    let seen = texts.clone();
+    ringcrawl::Crawler::builder()
+        .root(format!("{}/", base(&server)))
+        .obey_robots(false)
+        .sitemaps(false)
+        .progress(None)
+        .on_page(move |page| {
+            let path = page.url().rsplit('/').next().unwrap_or("").to_string();
+            seen.lock().unwrap().insert(path, page.text().into_owned());
+        })
+        .build()
+        .unwrap()
+        .run()
+        .unwrap();
+    let texts = texts.lock().unwrap();
+    assert_eq!(texts["sjis"], "<p>日本語</p>");
+    assert_eq!(texts["latin1"], "<meta charset=latin1><p>café</p>");
+}

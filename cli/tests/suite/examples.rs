@@ -20,7 +20,7 @@ fn run(name: &str, root: &str, dir: &std::path::Path) -> String {
         .arg(root)
         .current_dir(dir)
         .output()
-        .unwrap_or_else(|e| panic!("{name}: {e} (a plain `cargo test` builds the examples; `--test suite` alone does not)"));
+        .unwrap_or_else(|e| panic!("{name}: {e} (`cargo test --workspace` builds the examples; `--test suite` alone does not)"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -63,5 +63,17 @@ fn the_examples_crawl_the_synthetic_site() {
     assert!(docs.contains(&format!("200 {root}\n")), "{docs}");
     assert!(docs.contains(&format!("404 {root}sitemap.xml\n")), "{docs}");
     assert!(docs.contains("2 URLs in"), "{docs}");
+
+    // The same count as status_counts, from pages read as a Stream in a
+    // tokio runtime and handed on through a tokio channel.
+    let tokio = run("tokio_stream", &root, &dir);
+    assert!(tokio.contains(&format!("{urls} URLs in")), "{tokio}");
+    let statuses = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| !l.contains("URLs in"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(statuses(&tokio), statuses(&counts), "{tokio}");
     std::fs::remove_dir_all(&dir).ok();
 }
