@@ -247,3 +247,37 @@ fn a_handler_that_panics_ends_the_crawl_instead_of_hanging_it() {
         "a crawl that lost a shard is aborted ({urls} URLs)"
     );
 }
+
+/// A handler that has seen enough stops the crawl from inside: the
+/// handle is made before the crawler and a clone moves into the handler.
+#[test]
+fn a_handler_stops_the_crawl_with_an_interrupt_made_before_it() {
+    let (site, _server, base) = site(SiteSpec {
+        pages: 2_000,
+        ..SiteSpec::default()
+    });
+    let stop = ringcrawl::Interrupt::new();
+    let handle = stop.clone();
+    let pages = Arc::new(AtomicU64::new(0));
+    let counted = pages.clone();
+    let report = Crawler::builder()
+        .root(format!("{base}/"))
+        .max_tasks(4)
+        .interrupt(stop)
+        .on_page(move |_page| {
+            if counted.fetch_add(1, Ordering::Relaxed) + 1 == 20 {
+                handle.interrupt();
+            }
+        })
+        .build()
+        .unwrap()
+        .run()
+        .unwrap();
+    assert!(report.interrupted(), "{report:?}");
+    assert!(
+        report.urls() < site.expected_paths().len() as u64,
+        "stopped before the end: {} URLs",
+        report.urls()
+    );
+    assert!(report.urls() >= 20, "{} URLs", report.urls());
+}
