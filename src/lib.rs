@@ -223,12 +223,13 @@ pub use api::{
     BuildError, Cause, CrawlError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream,
     Report, Setting,
 };
+pub use cluster::node::NodeReport as ClusterNodeReport;
 pub use cluster::status as cluster_status;
 pub use cluster::store::{
     NodeStatus as ClusterNode, Status as ClusterStatus, StoreError as ClusterError,
 };
+pub use config::budget::Spent;
 pub use config::DEFAULT_USER_AGENT;
-pub use crawl::budget::Spent;
 pub use job::ErrorKind;
 pub use net::dns::Families;
 pub use output::record::Record;

@@ -248,14 +248,14 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         (saved, dir)
     });
     if !quiet {
-        eprint!("{}", report.text());
+        eprint!("{}", end_report(&report));
         if let Some(earlier) = report.resumed() {
             // The report counts this run; a resumed crawl's user also wants
             // where the whole crawl stands.
             eprintln!(
                 "  the whole crawl: {} records ({earlier} from earlier runs, {} from this one)",
-                earlier + report.records_written(),
-                report.records_written()
+                earlier + report.urls(),
+                report.urls()
             );
         }
         if let Some((saved, dir)) = &saved {
@@ -341,7 +341,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         // A node of a cluster crawl that ended: done, whatever its share.
         return Ok(ExitCode::SUCCESS);
     }
-    if let (Some(earlier), 0) = (report.resumed(), report.records_written()) {
+    if let (Some(earlier), 0) = (report.resumed(), report.urls()) {
         // A resume with nothing left to fetch, or a budget already spent:
         // done, not a failure to fetch.
         match report.budget_spent() {
@@ -387,6 +387,31 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         // A case a later library adds: the crawl ran.
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// The end report: the library's summary, then why the crawl stopped
+/// early and what a cluster node did, if either applies.
+fn end_report(report: &ringcrawl::Report) -> String {
+    let summary = report.summary();
+    let mut text = summary.to_string();
+    if let Some(spent) = summary.budget_spent {
+        text.push_str(&format!(
+            "  stopped: {} reached, {} URLs left queued\n",
+            spent.flag(),
+            summary.queued_left
+        ));
+    }
+    if let Some(node) = report.cluster() {
+        text.push_str(&format!(
+            "  cluster: {} records acknowledged, partitions taken {} and given up {}, {} lost connections{}\n",
+            node.records,
+            node.taken,
+            node.released,
+            node.disconnects,
+            if node.over { "; the crawl is over" } else { "; this node left before the end" },
+        ));
+    }
+    text
 }
 
 /// Exit code: nothing fetched, no server answered (wget's "network failure").

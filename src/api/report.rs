@@ -1,11 +1,13 @@
 //! [`Report`]: what a finished crawl hands back to its caller.
 //!
 //! Not the counting (`crate::output::stats`) nor any printing: the caller
-//! decides what to show ([`Report::text`] is the command line's report).
+//! decides what to show (the [`Summary`]'s `Display` is the end report
+//! as text).
 
 use std::time::Duration;
 
-use crate::crawl::budget::Spent;
+use crate::config::budget::Spent;
+use crate::cluster::node::NodeReport;
 use crate::crawl::run::Outcome;
 use crate::output::record::Record;
 use crate::output::stats::{Fetched, Summary};
@@ -44,34 +46,8 @@ impl Report {
             .outcome
             .stats
             .report_data(self.outcome.elapsed, self.outcome.interrupted);
-        summary.budget_spent = self.outcome.spent.map(Spent::flag);
+        summary.budget_spent = self.outcome.spent;
         summary
-    }
-
-    /// The command line's end report: a few lines of text.
-    pub fn text(&self) -> String {
-        let mut text = self
-            .outcome
-            .stats
-            .report(self.outcome.elapsed, self.outcome.interrupted);
-        if let Some(spent) = self.outcome.spent {
-            text.push_str(&format!(
-                "  stopped: {} reached, {} URLs left queued\n",
-                spent.flag(),
-                self.outcome.stats.queued_left
-            ));
-        }
-        if let Some(node) = &self.outcome.cluster {
-            text.push_str(&format!(
-                "  cluster: {} records acknowledged, partitions taken {} and given up {}, {} lost connections{}\n",
-                node.records,
-                node.taken,
-                node.released,
-                node.disconnects,
-                if node.over { "; the crawl is over" } else { "; this node left before the end" },
-            ));
-        }
-        text
     }
 
     /// For a node of a cluster crawl ([`super::CrawlerBuilder::cluster`]):
@@ -79,6 +55,11 @@ impl Report {
     /// own part of it.
     pub fn cluster_over(&self) -> Option<bool> {
         self.outcome.cluster.as_ref().map(|n| n.over)
+    }
+
+    /// For a node of a cluster crawl: what its cluster thread did.
+    pub fn cluster(&self) -> Option<&NodeReport> {
+        self.outcome.cluster.as_ref()
     }
 
     /// The budget (`--max-pages`, `--max-bytes`, `--max-time`) that
@@ -91,11 +72,6 @@ impl Report {
     /// records its earlier runs wrote.
     pub fn resumed(&self) -> Option<u64> {
         self.outcome.resumed
-    }
-
-    /// Records written by this run.
-    pub fn records_written(&self) -> u64 {
-        self.outcome.stats.urls
     }
 
     /// Whether anything was fetched, and if not, whether servers answered.

@@ -1,8 +1,10 @@
 //! The crawl's budgets as settings ([`Limits`], `Config::budget`):
-//! `--max-pages`, `--max-bytes`, `--max-time`. Spent by the engine
-//! (`crate::crawl::budget`).
+//! `--max-pages`, `--max-bytes`, `--max-time`, and which one stopped a
+//! crawl ([`Spent`]). Spent by the engine (`crate::crawl::budget`).
 
 use std::time::Duration;
+
+use serde::{Serialize, Serializer};
 
 /// The limits of one crawl; `None` is unlimited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -14,4 +16,50 @@ pub struct Limits {
     pub bytes: Option<u64>,
     /// Wall time from the start; the fetches running then still finish.
     pub time: Option<Duration>,
+}
+
+/// Which budget stopped a crawl (in JSON, the flag that set it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Spent {
+    /// `--max-pages`: that many fetches were started.
+    Pages,
+    /// `--max-bytes`: that many body bytes were received.
+    Bytes,
+    /// `--max-time`: the time was up.
+    Time,
+}
+
+impl Spent {
+    /// The flag that set it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Spent::Pages => "--max-pages",
+            Spent::Bytes => "--max-bytes",
+            Spent::Time => "--max-time",
+        }
+    }
+
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Spent::Pages => 1,
+            Spent::Bytes => 2,
+            Spent::Time => 3,
+        }
+    }
+
+    pub(crate) fn from_code(code: u8) -> Option<Spent> {
+        match code {
+            1 => Some(Spent::Pages),
+            2 => Some(Spent::Bytes),
+            3 => Some(Spent::Time),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for Spent {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.flag())
+    }
 }

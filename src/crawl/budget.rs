@@ -9,47 +9,7 @@
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::config::budget::Limits;
-
-/// Which budget stopped a crawl.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Spent {
-    /// `--max-pages`: that many fetches were started.
-    Pages,
-    /// `--max-bytes`: that many body bytes were received.
-    Bytes,
-    /// `--max-time`: the time was up.
-    Time,
-}
-
-impl Spent {
-    /// The flag that set it.
-    pub fn flag(self) -> &'static str {
-        match self {
-            Spent::Pages => "--max-pages",
-            Spent::Bytes => "--max-bytes",
-            Spent::Time => "--max-time",
-        }
-    }
-
-    fn code(self) -> u8 {
-        match self {
-            Spent::Pages => 1,
-            Spent::Bytes => 2,
-            Spent::Time => 3,
-        }
-    }
-
-    fn from_code(code: u8) -> Option<Spent> {
-        match code {
-            1 => Some(Spent::Pages),
-            2 => Some(Spent::Bytes),
-            3 => Some(Spent::Time),
-            _ => None,
-        }
-    }
-}
+use crate::config::budget::{Limits, Spent};
 
 /// A crawl's budgets as they are spent.
 #[derive(Debug)]

@@ -8,126 +8,138 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::output::stats::Stats;
+use crate::output::stats::{Stats, Summary};
+
+/// The end report as people read it: the chapter's line, then bytes,
+/// latencies, DNS, shard balance and memory. Its first line says
+/// `Finished`, or `Interrupted` when a signal (or an `Interrupt`) stopped
+/// the crawl.
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&text(self))
+    }
+}
 
 impl Stats {
-    /// The chapter's end report, plus bytes, latencies and shard balance.
-    /// Its first line says `Finished`, or `Interrupted` when a signal (or
-    /// an [`crate::Interrupt`]) stopped the crawl.
+    /// [`Summary`]'s text, of these numbers.
     pub fn report(&self, elapsed: Duration, interrupted: bool) -> String {
-        let r = self.report_data(elapsed, interrupted);
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{} {} urls in {:.3} secs ({:.1} urls/sec)",
-            if interrupted { "Interrupted after" } else { "Finished" },
-            r.urls,
-            r.elapsed_s,
-            r.urls_per_s
-        );
-        let _ = writeln!(
-            out,
-            "  html {}  other {}  redirect {}  error {}  cut at a limit {}  incomplete {}",
-            r.html, r.other, r.redirects, r.errors, r.truncated_by_limit, r.truncated_in_transfer
-        );
-        if !r.errors_by_kind.is_empty() {
-            let _ = writeln!(out, "  errors: {}", counts(&r.errors_by_kind));
+        self.report_data(elapsed, interrupted).to_string()
+    }
+}
+
+fn text(r: &Summary) -> String {
+    let interrupted = r.interrupted;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} urls in {:.3} secs ({:.1} urls/sec)",
+        if interrupted { "Interrupted after" } else { "Finished" },
+        r.urls,
+        r.elapsed_s,
+        r.urls_per_s
+    );
+    let _ = writeln!(
+        out,
+        "  html {}  other {}  redirect {}  error {}  cut at a limit {}  incomplete {}",
+        r.html, r.other, r.redirects, r.errors, r.truncated_by_limit, r.truncated_in_transfer
+    );
+    if !r.errors_by_kind.is_empty() {
+        let _ = writeln!(out, "  errors: {}", counts(&r.errors_by_kind));
+    }
+    if !r.warnings_by_kind.is_empty() {
+        let _ = writeln!(out, "  warnings: {}", counts(&r.warnings_by_kind));
+    }
+    let statuses: Vec<String> = r
+        .statuses
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  status: {}",
+        if statuses.is_empty() {
+            "-".into()
+        } else {
+            statuses.join(", ")
         }
-        if !r.warnings_by_kind.is_empty() {
-            let _ = writeln!(out, "  warnings: {}", counts(&r.warnings_by_kind));
-        }
-        let statuses: Vec<String> = r
-            .statuses
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}"))
-            .collect();
+    );
+    let per_s = if r.elapsed_s > 0.0 {
+        r.bytes as f64 / r.elapsed_s
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "  {} received ({}/s), {} links",
+        binary_size(r.bytes as f64),
+        binary_size(per_s),
+        r.links
+    );
+    if r.skipped_depth + r.skipped_url_length + r.skipped_host_full > 0 {
         let _ = writeln!(
             out,
-            "  status: {}",
-            if statuses.is_empty() {
-                "-".into()
-            } else {
-                statuses.join(", ")
-            }
+            "  not queued: {} past --max-depth, {} past --max-url-length, {} past --max-pages-per-host",
+            r.skipped_depth, r.skipped_url_length, r.skipped_host_full
         );
+    }
+    if r.spill_lost > 0 {
+        let _ = writeln!(
+            out,
+            "  lost: {} queued URLs the spill could not read back (not fetched)",
+            r.spill_lost
+        );
+    }
+    let d = &r.dns;
+    if d.lookups + d.cache_hits + d.negative_hits > 0 {
         let per_s = if r.elapsed_s > 0.0 {
-            r.bytes as f64 / r.elapsed_s
+            d.queries as f64 / r.elapsed_s
         } else {
             0.0
         };
         let _ = writeln!(
             out,
-            "  {} received ({}/s), {} links",
-            binary_size(r.bytes as f64),
-            binary_size(per_s),
-            r.links
+            "  dns: {} lookups, {} queries ({per_s:.1}/s), {} answers, {} time-outs, \
+             {} cache hits, {} negative hits, {} waited for a slot, {} answered on one family",
+            d.lookups,
+            d.queries,
+            d.answers,
+            d.timeouts,
+            d.cache_hits,
+            d.negative_hits,
+            d.waited,
+            d.early
         );
-        if r.skipped_depth + r.skipped_url_length + r.skipped_host_full > 0 {
-            let _ = writeln!(
-                out,
-                "  not queued: {} past --max-depth, {} past --max-url-length, {} past --max-pages-per-host",
-                r.skipped_depth, r.skipped_url_length, r.skipped_host_full
-            );
-        }
-        if r.spill_lost > 0 {
-            let _ = writeln!(
-                out,
-                "  lost: {} queued URLs the spill could not read back (not fetched)",
-                r.spill_lost
-            );
-        }
-        let d = &r.dns;
-        if d.lookups + d.cache_hits + d.negative_hits > 0 {
-            let per_s = if r.elapsed_s > 0.0 {
-                d.queries as f64 / r.elapsed_s
-            } else {
-                0.0
-            };
-            let _ = writeln!(
-                out,
-                "  dns: {} lookups, {} queries ({per_s:.1}/s), {} answers, {} time-outs, \
-                 {} cache hits, {} negative hits, {} waited for a slot, {} answered on one family",
-                d.lookups,
-                d.queries,
-                d.answers,
-                d.timeouts,
-                d.cache_hits,
-                d.negative_hits,
-                d.waited,
-                d.early
-            );
-        }
-        for (name, p) in [
-            ("connect", &r.connect),
-            ("first byte", &r.first_byte),
-            ("total", &r.total),
-        ] {
-            if p.count > 0 {
-                let _ = writeln!(
-                    out,
-                    "  {name:<10} ms  p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
-                    p.p50_ms, p.p90_ms, p.p99_ms, p.max_ms
-                );
-            }
-        }
-        if r.shards.len() > 1 {
-            let shards: Vec<String> = r
-                .shards
-                .iter()
-                .enumerate()
-                .map(|(i, s)| format!("#{i} {} urls {:.0} ms cpu", s.urls, s.cpu_ms))
-                .collect();
-            let _ = writeln!(out, "  shards: {}", shards.join(" | "));
-        }
-        if r.peak_rss_kib > 0 {
-            let _ = writeln!(
-                out,
-                "  peak RSS {}",
-                binary_size(r.peak_rss_kib as f64 * 1024.0)
-            );
-        }
-        out
     }
+    for (name, p) in [
+        ("connect", &r.connect),
+        ("first byte", &r.first_byte),
+        ("total", &r.total),
+    ] {
+        if p.count > 0 {
+            let _ = writeln!(
+                out,
+                "  {name:<10} ms  p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
+                p.p50_ms, p.p90_ms, p.p99_ms, p.max_ms
+            );
+        }
+    }
+    if r.shards.len() > 1 {
+        let shards: Vec<String> = r
+            .shards
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("#{i} {} urls {:.0} ms cpu", s.urls, s.cpu_ms))
+            .collect();
+        let _ = writeln!(out, "  shards: {}", shards.join(" | "));
+    }
+    if r.peak_rss_kib > 0 {
+        let _ = writeln!(
+            out,
+            "  peak RSS {}",
+            binary_size(r.peak_rss_kib as f64 * 1024.0)
+        );
+    }
+    out
 }
 
 /// `kind n, kind n`.

@@ -11,6 +11,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::config::budget::Spent;
 use crate::job::ErrorKind;
 use crate::output::record::{Kind, Record, CUT_AT_LIMIT};
 
@@ -320,7 +321,7 @@ pub struct Summary {
     pub interrupted: bool,
     /// The flag of the budget that stopped the crawl (`--max-pages`,
     /// `--max-bytes`, `--max-time`), if one did.
-    pub budget_spent: Option<&'static str>,
+    pub budget_spent: Option<Spent>,
     /// URLs still queued when the crawl ended.
     pub queued_left: u64,
     /// Of those, the ones spilled to disk.

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-use ringcrawl::crawl::budget::Spent;
+use ringcrawl::Spent;
 use ringcrawl_site::server::{Request, Server};
 
 /// A site without end: page N links to pages 10N+1 ..= 10N+10, each page

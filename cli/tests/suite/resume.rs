@@ -205,7 +205,7 @@ fn a_crawl_stopped_by_max_pages_resumes_with_a_larger_budget_and_fetches_no_url_
         assert!(!done.exists(), "{} is read and removed", done.display());
     }
     assert_eq!(
-        second.records_written(),
+        second.urls(),
         1000,
         "the budget counts the first run's pages"
     );
@@ -447,7 +447,7 @@ fn a_state_directory_is_never_taken_over_nor_resumed_with_other_roots() {
     assert!(format!("{shards:#}").contains("--cores 2"), "{shards:#}");
     // The crawl itself is intact: a resume finds nothing left to do.
     let done = builder().resume(&state).build().unwrap().run().unwrap();
-    assert_eq!(done.records_written(), 0);
+    assert_eq!(done.urls(), 0);
     assert_eq!(done.resumed(), Some(site.expected().len() as u64));
     std::fs::remove_dir_all(&dir).unwrap();
 }

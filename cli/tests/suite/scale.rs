@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::common::*;
-use ringcrawl::crawl::budget::Spent;
+use ringcrawl::Spent;
 use ringcrawl_site::endless::{Counts, EndlessSite, EndlessSpec};
 use ringcrawl_site::server::{Options, Server};
 

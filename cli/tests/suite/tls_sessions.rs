@@ -134,7 +134,7 @@ fn crawl_bodies(urls: &[String], port: u16, ca: &TestCa, per_host: usize) -> Vec
         builder = builder.resolve(&name, port, [LOOPBACK]);
     }
     let report = builder.build().unwrap().run().unwrap();
-    assert_eq!(report.errors(), 0, "{}", report.text());
+    assert_eq!(report.errors(), 0, "{}", report.summary());
     let mut bodies = std::mem::take(&mut *bodies.lock().unwrap());
     bodies.sort();
     bodies

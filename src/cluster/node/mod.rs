@@ -89,13 +89,15 @@ pub fn intake_limit(bytes: usize, shards: usize) -> usize {
 
 /// What the thread did, for the node's report.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct NodeReport {
     /// Every stream was drained: the crawl is over.
     pub over: bool,
     /// Records this node reported done.
     pub records: u64,
-    /// Partitions taken, and lost or given up.
+    /// Partitions taken.
     pub taken: u64,
+    /// Partitions lost or given up.
     pub released: u64,
     /// Connections to Redis lost.
     pub disconnects: u64,
