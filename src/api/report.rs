@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use crate::config::budget::Spent;
 use crate::cluster::node::NodeReport;
+use crate::config::budget::Spent;
 use crate::crawl::run::Outcome;
 use crate::output::record::Record;
 use crate::output::stats::{Fetched, Summary};

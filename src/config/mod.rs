@@ -27,10 +27,12 @@ pub const DEFAULT_RETRY_SCHEDULE: [Duration; 4] = [
     Duration::from_secs(40),
 ];
 
-/// Default [`Config::user_agent`]: the product token robots.txt rules are
-/// matched with (`ringcrawl`), the version, and the page that tells a site
-/// owner what ringcrawl is and how to block it (docs/bot.md, under the
-/// package's `repository` in Cargo.toml).
+/// The default User-Agent
+/// ([`CrawlerBuilder::user_agent`](crate::CrawlerBuilder::user_agent)):
+/// the product token robots.txt rules are matched with (`ringcrawl`), the
+/// version, and the page that tells a site owner what ringcrawl is and how
+/// to block it (docs/bot.md, under the package's `repository` in
+/// Cargo.toml).
 pub const DEFAULT_USER_AGENT: &str = concat!(
     "ringcrawl/",
     env!("CARGO_PKG_VERSION"),

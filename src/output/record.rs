@@ -64,9 +64,9 @@ pub struct Record {
     pub num_new_urls: usize,
     /// The body is not whole, for either reason `truncated_by` names.
     pub truncated: bool,
-    /// Why it is not: [`CUT_AT_LIMIT`] (`limit`: cut at a bound of the
+    /// Why it is not: `limit` ( cut at a bound of the
     /// crawl's own, `--max-body`, the decoded-size bound or a sitemap's
-    /// bounds; the part kept is used) or [`CUT_IN_TRANSFER`] (`transfer`:
+    /// bounds; the part kept is used) or `transfer` (
     /// the connection or a deadline ended it early; `error_kind` says
     /// how). Left out of the JSON line when the body is whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,7 +191,7 @@ impl Record {
         }
     }
 
-    /// Mark the body cut, `by` [`CUT_AT_LIMIT`] or [`CUT_IN_TRANSFER`];
+    /// Mark the body cut, `by` `CUT_AT_LIMIT` or `CUT_IN_TRANSFER`;
     /// the first reason given stays.
     pub fn cut(&mut self, by: &'static str) {
         self.truncated = true;

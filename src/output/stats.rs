@@ -141,7 +141,7 @@ impl DnsCounts {
     }
 }
 
-/// Origins whose failures [`Stats`] keeps for the report (one line of
+/// Origins whose failures the report keeps (`Summary::failed_starts`) (one line of
 /// stderr names them).
 pub const MAX_FAILED_STARTS: usize = 8;
 

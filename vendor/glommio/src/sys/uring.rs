@@ -937,7 +937,9 @@ impl SleepableRing {
     fn task_work_pending(&self) -> bool {
         // Safety: kflags points into the SQ ring's mapping, which lives as
         // long as the ring; the kernel updates it concurrently, hence volatile.
-        unsafe { std::ptr::read_volatile(self.ring.raw().sq.kflags) & uring_sys::IORING_SQ_TASKRUN != 0 }
+        unsafe {
+            std::ptr::read_volatile(self.ring.raw().sq.kflags) & uring_sys::IORING_SQ_TASKRUN != 0
+        }
     }
 
     fn ring_fd(&self) -> RawFd {
