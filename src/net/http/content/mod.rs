@@ -127,10 +127,19 @@ pub enum DecodeError {
         window: Option<u64>,
         max: u64,
     },
-    /// The stream is broken (or ends early) for this coding; what decoded
-    /// before the fault is kept.
+    /// The stream is broken for this coding (bad data, a check that
+    /// fails); what decoded before the fault is kept.
     #[error("bad {coding} body: {reason}")]
     Corrupt {
+        coding: &'static str,
+        reason: String,
+    },
+    /// The body ends before its coded stream does (the connection closed,
+    /// or `Content-Length` ran out, before a gzip trailer or the end of a
+    /// deflate, brotli or zstd stream): a body cut short in transfer, not
+    /// bad data. What decoded is kept.
+    #[error("{coding} body cut short: {reason}")]
+    Truncated {
         coding: &'static str,
         reason: String,
     },
@@ -144,6 +153,7 @@ impl DecodeError {
             DecodeError::Unsupported(_) => "unsupported_content_encoding",
             DecodeError::WindowTooLarge { .. } => "content_encoding_window_too_large",
             DecodeError::Corrupt { .. } => "bad_content_encoding",
+            DecodeError::Truncated { .. } => "truncated_content_encoding",
         }
     }
 }
@@ -271,14 +281,18 @@ impl<'b> Decoding<'b> {
             Ok(run) => {
                 self.at = self.at.saturating_add(run.consumed);
                 if run.consumed == 0 && produced == 0 {
-                    let reason = if rest.is_empty() {
-                        "the stream ends early"
+                    // With input left, the decoder is stuck on it; with
+                    // none, the body ended before the stream did.
+                    self.fail(if rest.is_empty() {
+                        DecodeError::Truncated {
+                            coding,
+                            reason: "the body ends before the stream does".to_string(),
+                        }
                     } else {
-                        "the stream makes no progress"
-                    };
-                    self.fail(DecodeError::Corrupt {
-                        coding,
-                        reason: reason.to_string(),
+                        DecodeError::Corrupt {
+                            coding,
+                            reason: "the stream makes no progress".to_string(),
+                        }
                     });
                     self.end_stage();
                 }

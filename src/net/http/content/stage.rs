@@ -78,7 +78,7 @@ impl Stage {
             reason,
         };
         match self {
-            Stage::Gzip(gzip) => gzip.run(input, out, room).map_err(corrupt),
+            Stage::Gzip(gzip) => gzip.run(input, out, room),
             Stage::Deflate(inflate) => {
                 let (consumed, status) =
                     inflate_into(inflate, step_of(input), out, room).map_err(corrupt)?;
