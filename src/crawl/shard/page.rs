@@ -208,6 +208,10 @@ impl Shard {
         record.status = Some(head.status);
         record.connect_ms = Some(millis(response.connect));
         record.first_byte_ms = Some(millis(response.first_byte));
+        if let Some(tls) = response.tls {
+            record.tls_version = Some(Cow::Borrowed(tls.version));
+            record.tls_cipher = Some(Cow::Borrowed(tls.cipher));
+        }
         let charset = head.content_type.as_deref().and_then(|ct| {
             let (media, charset) = http::media_type(ct);
             record.content_type = Some(media);
