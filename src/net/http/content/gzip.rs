@@ -8,7 +8,7 @@
 
 use flate2::{Decompress, Status};
 
-use super::step::{inflate_into, step_of, Run};
+use super::step::{inflate_into, step_of, Out, Run};
 use super::DecodeError;
 
 /// The coding's name, for errors.
@@ -59,7 +59,7 @@ impl Gzip {
     pub(crate) fn run(
         &mut self,
         input: &[u8],
-        out: &mut Vec<u8>,
+        out: &mut Out,
         room: usize,
     ) -> Result<Run, DecodeError> {
         match self.part {
@@ -80,7 +80,7 @@ impl Gzip {
             Part::Deflate => {
                 let start = out.len();
                 let (consumed, status) = inflate_into(&mut self.inflate, step_of(input), out, room).map_err(corrupt)?;
-                let new = out.get(start..).unwrap_or_default();
+                let new = out.since(start);
                 self.crc.update(new);
                 // ISIZE is the length mod 2^32.
                 self.size = self.size.wrapping_add(new.len() as u32);
@@ -122,6 +122,18 @@ impl Gzip {
             ended: false,
         })
     }
+}
+
+/// The length a gzip body says it has once decoded: the ISIZE of its last
+/// member (mod 2^32), in its last four bytes; None if too short to be a
+/// member. A hint (the members before it, or bytes after it, are not
+/// counted), never a bound.
+pub(super) fn stated_len(input: &[u8]) -> Option<usize> {
+    if input.len() < 18 {
+        return None;
+    }
+    let isize = input.get(input.len().saturating_sub(4)..)?;
+    usize::try_from(u32::from_le_bytes(isize.try_into().ok()?)).ok()
 }
 
 /// The length of the member header at the front of `input` (the rest of

@@ -47,6 +47,7 @@ mod zstd;
 use thiserror::Error;
 
 use stage::Stage;
+use step::Out;
 
 pub use zstd::MAX_WINDOW as MAX_ZSTD_WINDOW;
 
@@ -57,6 +58,9 @@ pub const MAX_CODINGS: usize = 5;
 /// Most bytes a [`Decoding::step`] gives a decoder, and most it lets it
 /// write: 64 KiB of inflate or brotli is well under a millisecond.
 pub const STEP: usize = 64 * 1024;
+
+/// Least room a stage's first step gives its decoder.
+const MIN_ROOM: usize = 4 * 1024;
 
 /// One coding named in `Content-Encoding`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,6 +162,22 @@ impl DecodeError {
     }
 }
 
+/// Room for the first step of the stage that undoes `coding` on `input`,
+/// and what its output allocates at first: for gzip the length its
+/// trailer states, and a byte more, so the call that writes the last byte
+/// sees the end too; else four times the input (HTML compresses three to
+/// six times). At least [`MIN_ROOM`], at most [`STEP`]: a hint, never a
+/// bound (the room doubles from there, and the cap holds).
+fn first_room(coding: &Coding, input: &[u8]) -> usize {
+    let stated = match coding {
+        Coding::Gzip => gzip::stated_len(input).map(|n| n.saturating_add(1)),
+        _ => None,
+    };
+    stated
+        .unwrap_or_else(|| input.len().saturating_mul(4))
+        .clamp(MIN_ROOM, STEP)
+}
+
 /// A window asked for, for [`DecodeError::WindowTooLarge`].
 fn asked(window: Option<u64>) -> String {
     window.map_or_else(|| "more".to_string(), |w| format!("{w} bytes"))
@@ -205,7 +225,10 @@ pub struct Decoding<'b> {
     /// Bytes of its input used.
     at: usize,
     /// Its output so far.
-    out: Vec<u8>,
+    out: Out,
+    /// Room for its first step (see [`first_room`]); each step after gives
+    /// as much as the output holds, so the room doubles up to [`STEP`].
+    first: usize,
     cap: usize,
     capped: bool,
     /// An earlier stage stopped before the end of its stream.
@@ -224,7 +247,8 @@ impl<'b> Decoding<'b> {
             stage: None,
             input: None,
             at: 0,
-            out: Vec::new(),
+            out: Out::default(),
+            first: MIN_ROOM,
             cap,
             capped: false,
             cut: false,
@@ -260,7 +284,8 @@ impl<'b> Decoding<'b> {
             .cap
             .saturating_add(1)
             .saturating_sub(self.out.len())
-            .min(STEP);
+            .min(STEP)
+            .min(self.out.len().max(self.first));
         let before = self.out.len();
         let run = stage.run(rest, &mut self.out, room);
         let coding = stage.name();
@@ -319,6 +344,8 @@ impl<'b> Decoding<'b> {
             Ok(stage) => {
                 self.stage = Some(stage);
                 self.at = 0;
+                self.first = first_room(coding, input);
+                self.out = Out::with_capacity(self.first.min(self.cap.saturating_add(1)));
             }
             Err(error) => {
                 // No decoder: nothing of this coding is undone.
@@ -363,7 +390,7 @@ impl<'b> Decoding<'b> {
     fn end_stage(&mut self) {
         self.stage = None;
         self.cut |= self.capped || self.error.is_some();
-        self.input = Some(std::mem::take(&mut self.out));
+        self.input = Some(std::mem::take(&mut self.out).into_vec());
         self.at = 0;
         self.done = self.done.saturating_add(1);
     }

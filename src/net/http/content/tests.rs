@@ -343,6 +343,25 @@ fn stepped(mut decoding: Decoding<'_>) -> (Decoded, usize) {
     }
 }
 
+/// A small page costs about its own size: its output is not grown (and
+/// zero-filled) a whole step at a time. A gzip body states its length.
+#[test]
+fn a_small_page_is_decoded_into_about_its_own_size() {
+    let page: Vec<u8> = PAGE.iter().copied().cycle().take(6000).collect();
+    let got = decode(&[Coding::Gzip], &gzip(&page), 1 << 20);
+    assert_eq!(got.body, page);
+    assert!(got.body.capacity() <= page.len() + 1, "{}", got.body.capacity());
+    for (coding, body) in [
+        (Coding::Deflate, zlib(PAGE)),
+        (Coding::Brotli, brotli(PAGE)),
+        (Coding::Zstd, zstd(PAGE)),
+    ] {
+        let got = decode(std::slice::from_ref(&coding), &body, 1 << 20);
+        assert_eq!(got.body, PAGE, "{coding:?}");
+        assert!(got.body.capacity() <= 4096, "{coding:?}: {}", got.body.capacity());
+    }
+}
+
 #[test]
 fn more_than_five_codings_are_refused_undecoded() {
     let mut body = PAGE.to_vec();
