@@ -71,7 +71,8 @@ impl Rules {
         match status {
             Some(200..=299) => {
                 let body = body.get(..MAX_ROBOTS_BYTES).unwrap_or(body);
-                match Robot::new(token, &canonical_escapes(body)) {
+                let text = canonical_escapes(body);
+                match Robot::new(token, &product_tokens(&text)) {
                     Ok(robot) => Rules::Parsed {
                         robot: Box::new(robot),
                         bytes: body.len()
@@ -215,6 +216,80 @@ fn canonical_escapes(text: &[u8]) -> Cow<'_, [u8]> {
 /// The value of a hexadecimal digit.
 fn hex_value(digit: u8) -> Option<u8> {
     char::from(digit).to_digit(16).and_then(|d| u8::try_from(d).ok())
+}
+
+/// `text` with the value of each `User-agent` line cut to its product
+/// token (RFC 9309 §2.2.1: letters, `-` and `_`), as Google's parser
+/// reads it: `ringcrawl/1.0`, `ringcrawl/*` and `ringcrawl 1.0 (+url)`
+/// are `ringcrawl`; `ringcrawlerX` stays itself; `*` stays `*`.
+/// texting_robots compares a line's whole value with the agent, so a
+/// group written with a version would otherwise not be ours. A line is a
+/// `User-agent` line by texting_robots' own grammar (the same spellings,
+/// spaces, and `:` or a space before the value).
+fn product_tokens(text: &[u8]) -> Cow<'_, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut at = 0;
+    // Lines end at CR or LF, as texting_robots reads them.
+    for line in text.split_inclusive(|&b| matches!(b, b'\n' | b'\r')) {
+        if let Some((start, end)) = agent_value(line) {
+            let value = line.get(start..end).unwrap_or_default();
+            let token_len = value
+                .iter()
+                .take_while(|b| b.is_ascii_alphabetic() || matches!(b, b'-' | b'_'))
+                .count();
+            if token_len > 0 && token_len < value.len() {
+                let out = out.get_or_insert_with(|| {
+                    let mut out = Vec::with_capacity(text.len());
+                    out.extend_from_slice(text.get(..at).unwrap_or_default());
+                    out
+                });
+                out.extend_from_slice(line.get(..start).unwrap_or_default());
+                out.extend_from_slice(value.get(..token_len).unwrap_or_default());
+                out.extend_from_slice(line.get(end..).unwrap_or_default());
+                at = at.saturating_add(line.len());
+                continue;
+            }
+        }
+        if let Some(out) = out.as_mut() {
+            out.extend_from_slice(line);
+        }
+        at = at.saturating_add(line.len());
+    }
+    out.map_or(Cow::Borrowed(text), Cow::Owned)
+}
+
+/// Where the value of a `User-agent` line is (trimmed, before any `#`
+/// comment), or None if `line` is no such line: `User-agent`,
+/// `User agent` or `Useragent` in any case, after spaces or tabs, then
+/// `:` (after optional blanks) or a blank.
+fn agent_value(line: &[u8]) -> Option<(usize, usize)> {
+    let is_blank = |b: &u8| matches!(b, b' ' | b'\t');
+    let mut at = line.iter().take_while(|b| is_blank(b)).count();
+    let rest = line.get(at..)?;
+    let name = [&b"user-agent"[..], b"user agent", b"useragent"]
+        .into_iter()
+        .find(|name| rest.get(..name.len()).is_some_and(|r| r.eq_ignore_ascii_case(name)))?;
+    at = at.saturating_add(name.len());
+    let rest = line.get(at..)?;
+    let blanks = rest.iter().take_while(|b| is_blank(b)).count();
+    if rest.get(blanks) == Some(&b':') {
+        at = at.saturating_add(blanks).saturating_add(1);
+    } else if blanks > 0 {
+        at = at.saturating_add(blanks);
+    } else {
+        return None;
+    }
+    let rest = line.get(at..)?;
+    let len = rest
+        .iter()
+        .position(|&b| matches!(b, b'#' | b'\r' | b'\n'))
+        .unwrap_or(rest.len());
+    let value = rest.get(..len)?;
+    let lead = value.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    let trail = value.iter().rev().take_while(|b| b.is_ascii_whitespace()).count();
+    let start = at.saturating_add(lead);
+    let end = at.saturating_add(len.saturating_sub(trail)).max(start);
+    Some((start, end))
 }
 
 /// The product token robots groups are matched against: the User-Agent up
@@ -380,6 +455,34 @@ mod tests {
             assert!(allows(&rules, "http://a.test/x"), "{token}: our group, not *");
             assert!(!allows(&rules, "http://a.test/ours"), "{token}");
         }
+    }
+
+    /// RFC 9309 §2.2.1: the product token is matched, case-insensitively;
+    /// a version or anything after it on the line is not part of it.
+    #[test]
+    fn a_user_agent_line_with_a_version_matches_our_product_token() {
+        for ours in [
+            "ringcrawl/1.0",
+            "RingCrawl",
+            "ringcrawl/*",
+            "RINGCRAWL/2.3 (+https://example.test/bot)",
+            "ringcrawl 1.0",
+            "  ringcrawl/1.0   # our crawler",
+        ] {
+            let txt = format!("User-agent: *\nDisallow: /\n\nUser-agent: {ours}\r\nDisallow: /ours\n");
+            let rules = read(&txt);
+            assert!(allows(&rules, "http://a.test/x"), "{ours:?}: our group, not *");
+            assert!(!allows(&rules, "http://a.test/ours"), "{ours:?}");
+        }
+        for other in ["ringcrawlerX", "ringcrawler/1.0", "xringcrawl", "ring-crawl/1.0"] {
+            let txt = format!("User-agent: *\nDisallow: /\n\nUser-agent: {other}\nDisallow: /ours\n");
+            let rules = read(&txt);
+            assert!(!allows(&rules, "http://a.test/x"), "{other:?} is not us: the * group");
+        }
+        // Groups written both ways are one group.
+        let rules = read("User-agent: ringcrawl/1.0\nDisallow: /a\n\nuser-agent: RingCrawl\nDisallow: /b\n");
+        assert!(!allows(&rules, "http://a.test/a") && !allows(&rules, "http://a.test/b"));
+        assert!(allows(&rules, "http://a.test/c"));
     }
 
     #[test]

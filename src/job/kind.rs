@@ -105,6 +105,9 @@ kinds! {
     ContentEncodingWindowTooLarge => "content_encoding_window_too_large",
     /// A compressed body that does not decode.
     BadContentEncoding => "bad_content_encoding",
+    /// A compressed body that ends before its stream does: a warning on a
+    /// page cut in transfer (what decoded is used), not an error.
+    TruncatedContentEncoding => "truncated_content_encoding",
     // Kept out without a fetch.
     /// A link that is no URL the crawler can fetch.
     BadUrl => "bad_url",

@@ -32,6 +32,7 @@ use glommio::net::TcpStream;
 
 use crate::net::socket;
 use crate::net::tls::error::TlsError;
+use crate::net::tls::negotiated::Negotiated;
 
 /// Shortest time an operation is started with; less left means the
 /// deadline has passed.
@@ -187,6 +188,15 @@ impl Stream {
         match self {
             Stream::Plain(_) => true,
             Stream::Tls(conn) => !conn.unclean_close,
+        }
+    }
+
+    /// The TLS version and cipher suite of this connection; None for
+    /// plain TCP.
+    pub fn negotiated(&self) -> Option<Negotiated> {
+        match self {
+            Stream::Plain(_) => None,
+            Stream::Tls(conn) => Negotiated::of(conn.tls.get_ref().1),
         }
     }
 

@@ -104,6 +104,15 @@ pub struct Record {
     /// The server address the answer came from.
     #[serde(default)]
     pub ip: Option<String>,
+    /// The TLS version an https exchange used: `TLSv1.2` or `TLSv1.3`.
+    /// Left out of the JSON line for http.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_version: Option<Cow<'static, str>>,
+    /// The cipher suite it used, by its IANA name
+    /// (`TLS_AES_128_GCM_SHA256`, `TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256`).
+    /// Left out of the JSON line for http.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_cipher: Option<Cow<'static, str>>,
     /// With `--warc`: the response record's `WARC-Payload-Digest` (`sha1:`
     /// and the base32 SHA-1 of the bytes after the head as received, a
     /// chunked body with its framing, as warcio digests it). None without
@@ -184,6 +193,8 @@ impl Record {
             hops: String::new(),
             via: None,
             ip: None,
+            tls_version: None,
+            tls_cipher: None,
             payload_digest: None,
             warc_file: None,
             warc_offset: None,
@@ -298,6 +309,8 @@ mod tests {
             hops: "LR".into(),
             via: Some("http://a.test/from".into()),
             ip: Some("127.0.0.1".into()),
+            tls_version: Some(Cow::Borrowed("TLSv1.3")),
+            tls_cipher: Some(Cow::Borrowed("TLS_AES_128_GCM_SHA256")),
             payload_digest: Some("sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ".into()),
             warc_file: Some("x-s0-00000.warc.gz".into()),
             warc_offset: Some(1234),
@@ -325,6 +338,25 @@ mod tests {
         r.write_jsonl(&mut out);
         let text = String::from_utf8(out).unwrap();
         assert!(!text.contains("warnings"), "{text}");
+        let back: Record = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn an_https_record_names_its_tls_version_and_an_http_one_leaves_it_out() {
+        let mut out = Vec::new();
+        record().write_jsonl(&mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("\"tls_version\":\"TLSv1.3\",\"tls_cipher\":\"TLS_AES_128_GCM_SHA256\""),
+            "{text}"
+        );
+        let mut r = record();
+        (r.tls_version, r.tls_cipher) = (None, None);
+        let mut out = Vec::new();
+        r.write_jsonl(&mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("tls_version") && !text.contains("tls_cipher"), "{text}");
         let back: Record = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
     }

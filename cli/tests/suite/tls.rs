@@ -86,6 +86,58 @@ fn a_chain_to_a_ca_given_with_ca_cert_verifies_and_the_site_is_crawled() {
     );
 }
 
+/// Every https record names the TLS version and cipher suite its exchange
+/// used (IANA's names); an http record names none.
+#[test]
+fn records_name_the_tls_version_and_cipher_suite_their_exchange_used() {
+    let ca = TestCa::new("test CA").unwrap();
+    let cert = ca.site_cert().unwrap();
+    let tls13 = [
+        "TLS_AES_128_GCM_SHA256",
+        "TLS_AES_256_GCM_SHA384",
+        "TLS_CHACHA20_POLY1305_SHA256",
+    ];
+    for (version, name) in [
+        (&rustls::version::TLS12, "TLSv1.2"),
+        (&rustls::version::TLS13, "TLSv1.3"),
+    ] {
+        let route = pages(2);
+        let server = Server::start_tls(
+            Arc::new(move |req: &Request| route(req).unwrap_or_else(|| status(404))),
+            cert.server_config(&[version]).unwrap(),
+        )
+        .unwrap();
+        let outcome = crawl(trusting(&[root(&server)], &ca, false));
+        assert_eq!(outcome.records.len(), 3, "{name}");
+        for r in &outcome.records {
+            assert_eq!(
+                (r.status, r.tls_version.as_deref()),
+                (Some(200), Some(name)),
+                "{r:?}"
+            );
+            let cipher = r.tls_cipher.as_deref().unwrap_or_default();
+            if name == "TLSv1.3" {
+                assert!(tls13.contains(&cipher), "{r:?}");
+            } else {
+                assert!(
+                    cipher.starts_with("TLS_ECDHE_") && cipher.contains("_WITH_"),
+                    "{r:?}"
+                );
+            }
+        }
+    }
+    let plain = serve(pages(1));
+    let outcome = crawl(config(&[format!("http://{}/", plain.addr())]));
+    assert_eq!(outcome.records.len(), 2);
+    for r in &outcome.records {
+        assert_eq!(
+            (r.tls_version.as_deref(), r.tls_cipher.as_deref()),
+            (None, None),
+            "{r:?}"
+        );
+    }
+}
+
 #[test]
 fn bad_certificates_are_recorded_with_their_reason_and_fetched_under_insecure() {
     let ca = TestCa::new("trusted CA").unwrap();

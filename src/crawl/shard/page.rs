@@ -208,6 +208,10 @@ impl Shard {
         record.status = Some(head.status);
         record.connect_ms = Some(millis(response.connect));
         record.first_byte_ms = Some(millis(response.first_byte));
+        if let Some(tls) = response.tls {
+            record.tls_version = Some(Cow::Borrowed(tls.version));
+            record.tls_cipher = Some(Cow::Borrowed(tls.cipher));
+        }
         let charset = head.content_type.as_deref().and_then(|ct| {
             let (media, charset) = http::media_type(ct);
             record.content_type = Some(media);
@@ -410,7 +414,9 @@ impl Shard {
     /// `--max-body` bytes), and its sizes on the record. Only a body that
     /// is read (a page, a stylesheet, a sitemap, or any body a page hook
     /// gets) is decoded; any other keeps its size as sent. A body cut or
-    /// broken in transit ends its decoding early without a second error.
+    /// broken in transit ends its decoding early without a second error;
+    /// a body whose coded stream ends before its framing does is cut in
+    /// transfer, with a `truncated_content_encoding` warning.
     /// A body under a coding this crawler does not know is read as sent,
     /// with an `unsupported_content_encoding` warning on its record.
     async fn payload<'r>(
@@ -441,7 +447,14 @@ impl Shard {
         }
         match &decoded.error {
             // A fault in a body cut in transit is that cut, seen again.
-            Some(DecodeError::Corrupt { .. }) if record.truncated => {}
+            Some(DecodeError::Corrupt { .. } | DecodeError::Truncated { .. }) if record.truncated => {}
+            // The body as framed is whole, but its stream ends early: cut
+            // in transfer all the same (a server or proxy that stopped
+            // sending), what decoded read as any cut body is.
+            Some(e @ DecodeError::Truncated { .. }) => {
+                record.cut(CUT_IN_TRANSFER);
+                record.warn(e.kind().name(), e.to_string());
+            }
             // An unknown coding: the body as sent is read all the same, a
             // page fetched (as with --insecure), not an error.
             Some(e @ DecodeError::Unsupported(_)) => record.warn(e.kind().name(), e.to_string()),

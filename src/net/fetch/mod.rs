@@ -52,6 +52,7 @@ use crate::net::connect::{self, ConnectError};
 use crate::net::dns::Addresses;
 use crate::net::http::{self, BodyDecoder, HeadError, Progress, ResponseHead};
 use crate::net::stream::{Stream, Timed};
+use crate::net::tls::negotiated::Negotiated;
 use crate::net::tls::{HandshakeError, SessionKey, TlsClient, TlsError};
 
 /// Limits of one fetch.
@@ -104,6 +105,9 @@ pub struct Response {
     pub head_bytes: Option<Vec<u8>>,
     /// The certificate error `--insecure` let through on this connection.
     pub tls_warning: Option<TlsError>,
+    /// The TLS version and cipher suite of the exchange; None over plain
+    /// TCP.
+    pub tls: Option<Negotiated>,
 }
 
 /// One exchange exactly as it crossed the wire (the response up to where
@@ -407,6 +411,7 @@ async fn exchange(
         && body_error.is_none()
         && decoder.ended_exactly();
     let tls_warning = conn.stream.tls_warning().cloned();
+    let tls = conn.stream.negotiated();
     if reusable {
         pool.borrow_mut()
             .put(endpoint.clone(), conn.stream, Instant::now());
@@ -422,6 +427,7 @@ async fn exchange(
         raw,
         head_bytes,
         tls_warning,
+        tls,
     })
 }
 

@@ -7,7 +7,8 @@
 //! keyed by name and port and bounded by bytes; a copy of the options'
 //! `ClientConfig` per port, each resuming from that port's sessions), the
 //! handshake, and the mapping of what can go wrong to the record's error
-//! kinds ([`TlsError`]). The client offers TLS 1.2 and 1.3, SNI for host
+//! kinds ([`TlsError`]), and what a session agreed on in a record's words
+//! (`negotiated`). The client offers TLS 1.2 and 1.3, SNI for host
 //! names (none for IP addresses, as RFC 6066 says), and ALPN `http/1.1`
 //! only.
 //!
@@ -38,6 +39,7 @@
 mod sessions;
 mod store;
 pub mod error;
+pub mod negotiated;
 mod verify;
 
 use std::cell::RefCell;

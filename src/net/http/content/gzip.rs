@@ -8,7 +8,11 @@
 
 use flate2::{Decompress, Status};
 
-use super::step::{inflate_into, step_of, Run};
+use super::step::{inflate_into, step_of, Out, Run};
+use super::DecodeError;
+
+/// The coding's name, for errors.
+const NAME: &str = "gzip";
 
 /// The magic bytes that start a gzip member.
 const MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -55,9 +59,9 @@ impl Gzip {
     pub(crate) fn run(
         &mut self,
         input: &[u8],
-        out: &mut Vec<u8>,
+        out: &mut Out,
         room: usize,
-    ) -> Result<Run, String> {
+    ) -> Result<Run, DecodeError> {
         match self.part {
             Part::First => self.header(input),
             // Bytes that start no member (a stray newline, NUL padding)
@@ -75,8 +79,8 @@ impl Gzip {
             }
             Part::Deflate => {
                 let start = out.len();
-                let (consumed, status) = inflate_into(&mut self.inflate, step_of(input), out, room)?;
-                let new = out.get(start..).unwrap_or_default();
+                let (consumed, status) = inflate_into(&mut self.inflate, step_of(input), out, room).map_err(corrupt)?;
+                let new = out.since(start);
                 self.crc.update(new);
                 // ISIZE is the length mod 2^32.
                 self.size = self.size.wrapping_add(new.len() as u32);
@@ -96,21 +100,21 @@ impl Gzip {
     }
 
     /// A member's trailer at the front of `input`, checked: its length.
-    fn trailer(&mut self, input: &[u8]) -> Result<usize, String> {
+    fn trailer(&mut self, input: &[u8]) -> Result<usize, DecodeError> {
         let (Some(crc), Some(size)) = (input.get(..4), input.get(4..8)) else {
-            return Err("the stream ends inside a member's trailer".into());
+            return Err(cut("the body ends inside a member's trailer"));
         };
         let crc = u32::from_le_bytes(crc.try_into().unwrap_or_default());
         let size = u32::from_le_bytes(size.try_into().unwrap_or_default());
         if crc != self.crc.clone().finalize() || size != self.size {
-            return Err("a member's CRC-32 or length does not match its data".into());
+            return Err(corrupt("a member's CRC-32 or length does not match its data".into()));
         }
         self.part = Part::Between;
         Ok(8)
     }
 
     /// A member's header at the front of `input`: skipped.
-    fn header(&mut self, input: &[u8]) -> Result<Run, String> {
+    fn header(&mut self, input: &[u8]) -> Result<Run, DecodeError> {
         let consumed = header_len(input)?;
         self.part = Part::Deflate;
         Ok(Run {
@@ -120,19 +124,37 @@ impl Gzip {
     }
 }
 
-/// The length of the member header at the front of `input`.
-fn header_len(input: &[u8]) -> Result<usize, String> {
-    let short = || "the stream ends inside a member's header".to_string();
-    let fixed = input.get(..10).ok_or_else(short)?;
-    if fixed.get(..2) != Some(&MAGIC[..]) {
-        return Err("not a gzip member (bad magic bytes)".into());
+/// The length a gzip body says it has once decoded: the ISIZE of its last
+/// member (mod 2^32), in its last four bytes; None if too short to be a
+/// member. A hint (the members before it, or bytes after it, are not
+/// counted), never a bound.
+pub(super) fn stated_len(input: &[u8]) -> Option<usize> {
+    if input.len() < 18 {
+        return None;
     }
-    if fixed.get(2) != Some(&8) {
-        return Err("unknown compression method".into());
+    let isize = input.get(input.len().saturating_sub(4)..)?;
+    usize::try_from(u32::from_le_bytes(isize.try_into().ok()?)).ok()
+}
+
+/// The length of the member header at the front of `input` (the rest of
+/// the body: a header it does not hold whole is cut short).
+fn header_len(input: &[u8]) -> Result<usize, DecodeError> {
+    let short = || cut("the body ends inside a member's header");
+    // What there is of the fixed part is checked first: a body that ends
+    // in it is cut short only if what came is a gzip header's start.
+    let fixed = input.get(..10).unwrap_or(input);
+    if !MAGIC.starts_with(fixed.get(..2).unwrap_or(fixed)) {
+        return Err(corrupt("not a gzip member (bad magic bytes)".into()));
+    }
+    if fixed.get(2).is_some_and(|&method| method != 8) {
+        return Err(corrupt("unknown compression method".into()));
     }
     let flags = fixed.get(3).copied().unwrap_or_default();
     if flags & RESERVED != 0 {
-        return Err("reserved header flags set".into());
+        return Err(corrupt("reserved header flags set".into()));
+    }
+    if fixed.len() < 10 {
+        return Err(short());
     }
     let mut at = 10usize;
     if flags & FEXTRA != 0 {
@@ -156,4 +178,20 @@ fn header_len(input: &[u8]) -> Result<usize, String> {
         return Err(short());
     }
     Ok(at)
+}
+
+/// A broken gzip stream.
+fn corrupt(reason: String) -> DecodeError {
+    DecodeError::Corrupt {
+        coding: NAME,
+        reason,
+    }
+}
+
+/// A gzip stream the body ends inside.
+fn cut(reason: &str) -> DecodeError {
+    DecodeError::Truncated {
+        coding: NAME,
+        reason: reason.to_string(),
+    }
 }

@@ -48,6 +48,7 @@ use thiserror::Error;
 
 use crate::job::ErrorKind;
 use stage::Stage;
+use step::Out;
 
 pub use zstd::MAX_WINDOW as MAX_ZSTD_WINDOW;
 
@@ -58,6 +59,9 @@ pub const MAX_CODINGS: usize = 5;
 /// Most bytes a [`Decoding::step`] gives a decoder, and most it lets it
 /// write: 64 KiB of inflate or brotli is well under a millisecond.
 pub const STEP: usize = 64 * 1024;
+
+/// Least room a stage's first step gives its decoder.
+const MIN_ROOM: usize = 4 * 1024;
 
 /// One coding named in `Content-Encoding`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,10 +132,19 @@ pub enum DecodeError {
         window: Option<u64>,
         max: u64,
     },
-    /// The stream is broken (or ends early) for this coding; what decoded
-    /// before the fault is kept.
+    /// The stream is broken for this coding (bad data, a check that
+    /// fails); what decoded before the fault is kept.
     #[error("bad {coding} body: {reason}")]
     Corrupt {
+        coding: &'static str,
+        reason: String,
+    },
+    /// The body ends before its coded stream does (the connection closed,
+    /// or `Content-Length` ran out, before a gzip trailer or the end of a
+    /// deflate, brotli or zstd stream): a body cut short in transfer, not
+    /// bad data. What decoded is kept.
+    #[error("{coding} body cut short: {reason}")]
+    Truncated {
         coding: &'static str,
         reason: String,
     },
@@ -145,8 +158,25 @@ impl DecodeError {
             DecodeError::Unsupported(_) => ErrorKind::UnsupportedContentEncoding,
             DecodeError::WindowTooLarge { .. } => ErrorKind::ContentEncodingWindowTooLarge,
             DecodeError::Corrupt { .. } => ErrorKind::BadContentEncoding,
+            DecodeError::Truncated { .. } => ErrorKind::TruncatedContentEncoding,
         }
     }
+}
+
+/// Room for the first step of the stage that undoes `coding` on `input`,
+/// and what its output allocates at first: for gzip the length its
+/// trailer states, and a byte more, so the call that writes the last byte
+/// sees the end too; else four times the input (HTML compresses three to
+/// six times). At least [`MIN_ROOM`], at most [`STEP`]: a hint, never a
+/// bound (the room doubles from there, and the cap holds).
+fn first_room(coding: &Coding, input: &[u8]) -> usize {
+    let stated = match coding {
+        Coding::Gzip => gzip::stated_len(input).map(|n| n.saturating_add(1)),
+        _ => None,
+    };
+    stated
+        .unwrap_or_else(|| input.len().saturating_mul(4))
+        .clamp(MIN_ROOM, STEP)
 }
 
 /// A window asked for, for [`DecodeError::WindowTooLarge`].
@@ -196,7 +226,10 @@ pub struct Decoding<'b> {
     /// Bytes of its input used.
     at: usize,
     /// Its output so far.
-    out: Vec<u8>,
+    out: Out,
+    /// Room for its first step (see [`first_room`]); each step after gives
+    /// as much as the output holds, so the room doubles up to [`STEP`].
+    first: usize,
     cap: usize,
     capped: bool,
     /// An earlier stage stopped before the end of its stream.
@@ -215,7 +248,8 @@ impl<'b> Decoding<'b> {
             stage: None,
             input: None,
             at: 0,
-            out: Vec::new(),
+            out: Out::default(),
+            first: MIN_ROOM,
             cap,
             capped: false,
             cut: false,
@@ -251,7 +285,8 @@ impl<'b> Decoding<'b> {
             .cap
             .saturating_add(1)
             .saturating_sub(self.out.len())
-            .min(STEP);
+            .min(STEP)
+            .min(self.out.len().max(self.first));
         let before = self.out.len();
         let run = stage.run(rest, &mut self.out, room);
         let coding = stage.name();
@@ -272,14 +307,18 @@ impl<'b> Decoding<'b> {
             Ok(run) => {
                 self.at = self.at.saturating_add(run.consumed);
                 if run.consumed == 0 && produced == 0 {
-                    let reason = if rest.is_empty() {
-                        "the stream ends early"
+                    // With input left, the decoder is stuck on it; with
+                    // none, the body ended before the stream did.
+                    self.fail(if rest.is_empty() {
+                        DecodeError::Truncated {
+                            coding,
+                            reason: "the body ends before the stream does".to_string(),
+                        }
                     } else {
-                        "the stream makes no progress"
-                    };
-                    self.fail(DecodeError::Corrupt {
-                        coding,
-                        reason: reason.to_string(),
+                        DecodeError::Corrupt {
+                            coding,
+                            reason: "the stream makes no progress".to_string(),
+                        }
                     });
                     self.end_stage();
                 }
@@ -306,6 +345,8 @@ impl<'b> Decoding<'b> {
             Ok(stage) => {
                 self.stage = Some(stage);
                 self.at = 0;
+                self.first = first_room(coding, input);
+                self.out = Out::with_capacity(self.first.min(self.cap.saturating_add(1)));
             }
             Err(error) => {
                 // No decoder: nothing of this coding is undone.
@@ -350,7 +391,7 @@ impl<'b> Decoding<'b> {
     fn end_stage(&mut self) {
         self.stage = None;
         self.cut |= self.capped || self.error.is_some();
-        self.input = Some(std::mem::take(&mut self.out));
+        self.input = Some(std::mem::take(&mut self.out).into_vec());
         self.at = 0;
         self.done = self.done.saturating_add(1);
     }

@@ -15,7 +15,7 @@ use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, Sta
 use flate2::{Decompress, Status};
 
 use super::gzip::Gzip;
-use super::step::{append, inflate_into, step_of, Run};
+use super::step::{append, inflate_into, step_of, Out, Run};
 use super::zstd::Zstd;
 use super::{Coding, DecodeError};
 
@@ -69,7 +69,7 @@ impl Stage {
     pub fn run(
         &mut self,
         input: &[u8],
-        out: &mut Vec<u8>,
+        out: &mut Out,
         room: usize,
     ) -> Result<Run, DecodeError> {
         let name = self.name();
@@ -78,7 +78,7 @@ impl Stage {
             reason,
         };
         match self {
-            Stage::Gzip(gzip) => gzip.run(input, out, room).map_err(corrupt),
+            Stage::Gzip(gzip) => gzip.run(input, out, room),
             Stage::Deflate(inflate) => {
                 let (consumed, status) =
                     inflate_into(inflate, step_of(input), out, room).map_err(corrupt)?;
@@ -97,7 +97,7 @@ impl Stage {
 fn brotli_into(
     state: &mut BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>,
     input: &[u8],
-    out: &mut Vec<u8>,
+    out: &mut Out,
     room: usize,
 ) -> Result<Run, String> {
     let mut available_in = input.len();

@@ -111,29 +111,76 @@ fn a_body_exactly_at_the_cap_is_not_cut() {
     assert_eq!(got.body, PAGE);
 }
 
+/// A page long enough to take several deflate blocks and steps.
+fn long_page() -> Vec<u8> {
+    (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect()
+}
+
+/// Whether `got` ended early for `coding` because its stream did, with a
+/// front of `plain` decoded.
+fn cut_short(got: &Decoded, coding: &str, plain: &[u8]) -> bool {
+    matches!(&got.error, Some(DecodeError::Truncated { coding: c, .. }) if *c == coding)
+        && plain.starts_with(&got.body)
+}
+
 #[test]
-fn a_broken_stream_keeps_what_decoded_before_the_fault() {
-    let long: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect();
+fn a_gzip_body_cut_inside_its_trailer_is_whole_page_but_truncated() {
+    let body = gzip(PAGE);
+    for cut in [1, 4, 7, 8] {
+        let got = decode(&[Coding::Gzip], &body[..body.len() - cut], usize::MAX);
+        assert!(cut_short(&got, "gzip", PAGE), "cut {cut}: {:?}", got.error);
+        assert_eq!(got.body, PAGE, "cut {cut}: every byte of the page decoded");
+        assert_eq!(got.error.unwrap().kind(), ErrorKind::TruncatedContentEncoding);
+    }
+}
+
+#[test]
+fn a_body_cut_mid_stream_keeps_what_decoded_under_every_coding() {
+    let long = long_page();
+    for (coding, body) in [
+        (Coding::Gzip, gzip(&long)),
+        (Coding::Deflate, zlib(&long)),
+        (Coding::Deflate, raw_deflate(&long)),
+        (Coding::Brotli, brotli(&long)),
+        (Coding::Zstd, zstd(&long)),
+    ] {
+        let got = decode(std::slice::from_ref(&coding), &body[..body.len() / 2], usize::MAX);
+        assert!(cut_short(&got, coding.name(), &long), "{coding:?}: {:?}", got.error);
+        assert!(!got.body.is_empty(), "{coding:?}");
+    }
+}
+
+#[test]
+fn a_gzip_body_cut_inside_its_header_is_truncated() {
+    let got = decode(&[Coding::Gzip], &gzip(PAGE)[..6], usize::MAX);
+    assert!(cut_short(&got, "gzip", PAGE), "{:?}", got.error);
+    assert!(got.body.is_empty());
+}
+
+#[test]
+fn corrupt_data_in_the_middle_is_a_bad_stream_not_a_cut() {
+    let long = long_page();
     let mut body = gzip(&long);
-    body.truncate(body.len() / 2);
+    let middle = body.len() / 2;
+    body[middle..middle + 64].fill(0xff);
     let got = decode(&[Coding::Gzip], &body, usize::MAX);
-    assert!(matches!(
-        got.error,
-        Some(DecodeError::Corrupt { coding: "gzip", .. })
-    ));
-    assert!(!got.body.is_empty() && long.starts_with(&got.body));
+    assert!(
+        matches!(got.error, Some(DecodeError::Corrupt { coding: "gzip", .. })),
+        "{:?}",
+        got.error
+    );
+    assert_eq!(got.error.unwrap().kind(), ErrorKind::BadContentEncoding);
+    // A member whose data decodes but whose CRC-32 does not match is
+    // corrupt too.
+    let mut body = gzip(PAGE);
+    let crc = body.len() - 8;
+    body[crc] ^= 1;
+    let got = decode(&[Coding::Gzip], &body, usize::MAX);
+    assert!(matches!(got.error, Some(DecodeError::Corrupt { coding: "gzip", .. })));
     let got = decode(&[Coding::Brotli], b"not brotli at all", 100);
-    assert!(got.error.is_some());
-    let mut body = zstd(&long);
-    body.truncate(body.len() / 2);
-    let got = decode(&[Coding::Zstd], &body, usize::MAX);
-    assert!(matches!(
-        got.error,
-        Some(DecodeError::Corrupt { coding: "zstd", .. })
-    ));
-    assert!(!got.body.is_empty() && long.starts_with(&got.body));
+    assert!(matches!(got.error, Some(DecodeError::Corrupt { coding: "br", .. })));
     let got = decode(&[Coding::Zstd], b"not zstd at all", 100);
-    assert_eq!(got.error.unwrap().kind(), crate::job::ErrorKind::BadContentEncoding);
+    assert_eq!(got.error.unwrap().kind(), ErrorKind::BadContentEncoding);
 }
 
 /// `none`, `UTF-8`, `text/html`, `binary`: misconfigured servers name
@@ -146,7 +193,7 @@ fn an_unknown_coding_leaves_the_body_as_sent_and_is_named() {
         assert_eq!(got.body, PAGE, "{header}");
         let lower = header.to_ascii_lowercase();
         assert_eq!(got.error, Some(DecodeError::Unsupported(lower)), "{header}");
-        assert_eq!(got.error.unwrap().kind(), crate::job::ErrorKind::UnsupportedContentEncoding);
+        assert_eq!(got.error.unwrap().kind(), ErrorKind::UnsupportedContentEncoding);
     }
     // In a stack, as in Chromium, none of the codings is undone.
     let body = gzip(PAGE);
@@ -184,7 +231,7 @@ fn a_zstd_frame_asking_for_a_window_over_8_mib_is_refused() {
         max: 8 << 20,
     };
     assert_eq!(got.error, Some(refused.clone()));
-    assert_eq!(refused.kind(), crate::job::ErrorKind::ContentEncodingWindowTooLarge);
+    assert_eq!(refused.kind(), ErrorKind::ContentEncodingWindowTooLarge);
     assert!(got.body.is_empty());
     // 8 MiB is allowed, 9 MiB (exponent 13, mantissa 1) is not.
     let got = decode(&[Coding::Zstd], &zstd_frame_with_window(13 << 3, 100_000), 1 << 20);
@@ -260,14 +307,14 @@ fn bytes_after_the_last_gzip_member_that_start_no_member_are_ignored() {
 }
 
 /// What starts another member is decoded as one: a member cut short after
-/// a good one is a fault still.
+/// a good one is a body cut short still.
 #[test]
-fn a_second_gzip_member_cut_short_is_still_a_fault() {
+fn a_second_gzip_member_cut_short_is_still_truncated() {
     let mut body = gzip(PAGE);
     let second = gzip(b"more");
     body.extend_from_slice(&second[..second.len() - 3]);
     let got = decode(&[Coding::Gzip], &body, 1 << 20);
-    assert!(matches!(got.error, Some(DecodeError::Corrupt { coding: "gzip", .. })), "{:?}", got.error);
+    assert!(matches!(got.error, Some(DecodeError::Truncated { coding: "gzip", .. })), "{:?}", got.error);
     assert!(got.body.starts_with(PAGE));
 }
 
@@ -293,6 +340,25 @@ fn stepped(mut decoding: Decoding<'_>) -> (Decoded, usize) {
             assert!(decoding.out.len() - out <= STEP, "step {steps} wrote more");
             assert!(decoding.at - at <= STEP + 64, "step {steps} read more");
         }
+    }
+}
+
+/// A small page costs about its own size: its output is not grown (and
+/// zero-filled) a whole step at a time. A gzip body states its length.
+#[test]
+fn a_small_page_is_decoded_into_about_its_own_size() {
+    let page: Vec<u8> = PAGE.iter().copied().cycle().take(6000).collect();
+    let got = decode(&[Coding::Gzip], &gzip(&page), 1 << 20);
+    assert_eq!(got.body, page);
+    assert!(got.body.capacity() <= page.len() + 1, "{}", got.body.capacity());
+    for (coding, body) in [
+        (Coding::Deflate, zlib(PAGE)),
+        (Coding::Brotli, brotli(PAGE)),
+        (Coding::Zstd, zstd(PAGE)),
+    ] {
+        let got = decode(std::slice::from_ref(&coding), &body, 1 << 20);
+        assert_eq!(got.body, PAGE, "{coding:?}");
+        assert!(got.body.capacity() <= 4096, "{coding:?}: {}", got.body.capacity());
     }
 }
 

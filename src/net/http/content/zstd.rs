@@ -30,7 +30,7 @@
 use zstd_safe::zstd_sys::ZSTD_ErrorCode;
 use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
 
-use super::step::{append, step_of, Run};
+use super::step::{append, step_of, Out, Run};
 use super::DecodeError;
 
 /// The largest window a frame may ask for: 8 MiB. RFC 9659 (window sizing
@@ -77,7 +77,7 @@ impl Zstd {
     pub(crate) fn run(
         &mut self,
         input: &[u8],
-        out: &mut Vec<u8>,
+        out: &mut Out,
         room: usize,
     ) -> Result<Run, DecodeError> {
         if self.at_frame {
