@@ -194,6 +194,20 @@
 //!    may have lost, and Redis refuses its reports for it.
 
 #![warn(missing_docs)]
+// Panic-free outside the tests: a panic takes down a shard (and every
+// fetch on it), and most of this code reads what servers send. Where an
+// index, unwrap or expect cannot fail, it says why in an `allow` with a
+// `reason`; clippy.toml lets the tests unwrap, index and panic. Modules
+// that parse numbers off the wire also deny unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::todo,
+    clippy::unimplemented
+)]
 // Without `internals` the layers are crate-private, and what only the
 // tests, benchmarks and fuzz targets use (the WARC reader, counters, the
 // plain `crawl::run`) would warn as dead; with it, they are public, so

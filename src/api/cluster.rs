@@ -137,7 +137,6 @@ pub(crate) fn by_node(path: &Path, node: &str) -> PathBuf {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -168,7 +168,6 @@ impl Ledger {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use Outcome::*;

@@ -243,7 +243,6 @@ fn mix(mut z: u64) -> u64 {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::web::scope::ScopeMode;

@@ -60,6 +60,10 @@ fn weight(node: &str, partition: u32) -> u64 {
 /// The owner of each partition (`result[p]` an index into `nodes`) when
 /// `nodes` are the live nodes: at most ⌈partitions / n⌉ each. Depends only
 /// on the set of nodes, not their order. Empty if there is no node.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "every index is below nodes.len(), the length of order and held"
+)]
 pub fn assign<S: AsRef<str>>(nodes: &[S], partitions: u32) -> Vec<usize> {
     if nodes.is_empty() {
         return Vec::new();

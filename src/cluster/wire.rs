@@ -14,15 +14,6 @@
 //!
 //! Pure; not the streams themselves (`store`).
 
-// Lines come from the network: no panics on them.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -96,7 +87,6 @@ fn decode_line(line: &str, previous: Option<&Arc<str>>) -> Option<Job> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::job::hops::Hop;

@@ -9,15 +9,6 @@
 //! wait, and only then keeps the origin out for the rest of the crawl,
 //! recording each URL as `robots_unavailable`.
 
-// Network data flows through here: a panic would take down a whole shard.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::borrow::Cow;
 use std::time::Duration;
 

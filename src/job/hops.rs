@@ -18,13 +18,7 @@
 //! shown as Heritrix shows it, `N+` and the last letters (`5+LLLE` read
 //! "5 more hops, then LLLE"). Pure, no allocation but the text it
 //! renders.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
+#![deny(clippy::arithmetic_side_effects)]
 
 use std::fmt;
 

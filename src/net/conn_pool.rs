@@ -96,7 +96,6 @@ impl<K: Hash + Eq, C> ConnPool<K, C> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::net::SocketAddr;

@@ -12,15 +12,6 @@
 //! end of stream, noted ([`Stream::closed_cleanly`]) so a body read until
 //! the close can be marked truncated. Not here: what the bytes mean
 //! (`crate::net::fetch`), the handshake (`crate::net::tls`).
-// Network data flows through here: a panic would take down a whole shard.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};

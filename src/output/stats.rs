@@ -234,6 +234,7 @@ pub struct Latencies {
 
 impl Default for Latencies {
     fn default() -> Self {
+        #[allow(clippy::expect_used, reason = "the bounds are constants, and valid")]
         let new =
             || Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("constant bounds are valid");
         Latencies {

@@ -274,7 +274,6 @@ fn write_all(out: &mut dyn Write, mut bytes: &[u8]) -> io::Result<()> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::output::record::Record;

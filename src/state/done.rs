@@ -222,7 +222,6 @@ impl Iterator for Fingerprints {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use std::io::Write;

@@ -247,7 +247,6 @@ fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 mod tests {
     use super::*;
     use std::io::Write;

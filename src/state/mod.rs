@@ -36,16 +36,6 @@
 //! file: the outputs are appended to by the crawl and only ever cut at a
 //! tear by [`repair`], or, for the CDXJ index, rewritten without the lines
 //! a resume drops ([`index`]).
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::todo,
-    clippy::unimplemented
-)]
-
 pub mod done;
 pub mod index;
 pub mod journal;
@@ -442,5 +432,4 @@ fn sync_dir(dir: &Path) -> Result<(), StateError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests;

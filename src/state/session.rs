@@ -385,7 +385,6 @@ fn remove_stale_spills(dir: &Path) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -14,15 +14,6 @@
 //! fine on one Redis server, not on Redis Cluster, which ringcrawl does not
 //! support.
 
-// Redis replies are network data: no panics on them.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::time::Duration;
 
 use redis::io::tcp::TcpSettings;

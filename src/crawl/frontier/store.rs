@@ -20,14 +20,6 @@
 //! often and how soon to retry, and when to give up, is the shard's
 //! (`crawl::shard::spill`).
 
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::collections::{BTreeMap, VecDeque};
 
 /// Alignment of every write (offset and length): direct I/O's.
@@ -341,12 +333,6 @@ fn align_up(n: usize) -> usize {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 mod tests {
     use super::*;
 

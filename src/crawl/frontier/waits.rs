@@ -43,7 +43,6 @@ impl Frontier {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use std::time::{Duration, Instant};
 

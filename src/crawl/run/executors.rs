@@ -82,7 +82,6 @@ pub(super) fn placement(shards: usize, pin: bool) -> PoolPlacement {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

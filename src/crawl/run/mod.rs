@@ -237,7 +237,9 @@ pub fn run_with(
     let mut seeds: Vec<Vec<Job>> = vec![Vec::new(); shards];
     let seeded = roots.len();
     for job in roots {
-        seeds[shard_for(urls::host_of(&job.url), shards)].push(job);
+        if let Some(owner) = seeds.get_mut(shard_for(urls::host_of(&job.url), shards)) {
+            owner.push(job);
+        }
     }
     // A resume holds the count up by one per shard until that shard has
     // replayed the journals: the crawl cannot end before they are read. A
@@ -391,6 +393,10 @@ pub fn run_with(
                 let watch = DeathWatch::arm(shared.shard_died.clone());
                 let (senders, receivers, id) = match mesh {
                     Some(mesh) => {
+                        #[allow(
+                            clippy::expect_used,
+                            reason = "a shard outside the mesh cannot crawl; its death watch stops the others"
+                        )]
                         let (senders, receivers) = mesh.join().await.expect("mesh join");
                         let id = senders.peer_id();
                         (Some(senders), Some(receivers), id)
@@ -399,7 +405,7 @@ pub fn run_with(
                 };
                 let roots = seeds
                     .lock()
-                    .map(|mut s| std::mem::take(&mut s[id]))
+                    .map(|mut s| s.get_mut(id).map(std::mem::take).unwrap_or_default())
                     .unwrap_or_default();
                 let outbox = Outbox::new(senders, config.cores);
                 let shard = Shard::new(id, config, shared, outbox);

@@ -370,7 +370,6 @@ impl<R: BufRead> Lines<R> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -10,14 +10,6 @@
 //! fingerprint (a multiply-shift range reduction) and the 7 bit positions
 //! (9 bits each) come from a bijective mix of the whole fingerprint.
 
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 /// Filter bits per key it is built for.
 pub const BITS_PER_KEY: u64 = 10;
 /// Bits set (and tested) per key, all in one line.

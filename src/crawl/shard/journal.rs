@@ -579,5 +579,4 @@ async fn write_all(file: &BufferedFile, bytes: &[u8], mut at: u64) -> std::io::R
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests;

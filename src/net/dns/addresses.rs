@@ -134,7 +134,6 @@ impl fmt::Display for Addresses {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -154,7 +154,6 @@ pub(super) fn cost(name: &str, answer: &Answer) -> usize {
 }
 
 #[cfg(test)]
-#[allow(clippy::indexing_slicing, clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::time::Duration;

@@ -173,7 +173,6 @@ pub(super) fn keep(family: &Family, opts: &ResolverOptions) -> Duration {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use State::{Done, Out};

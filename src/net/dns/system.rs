@@ -57,7 +57,6 @@ pub(super) fn system_lookup(host: &str) -> Result<Vec<IpAddr>, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::indexing_slicing, clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -16,14 +16,6 @@
 //! before every position the name has visited (so a chain of pointers always
 //! ends), names are capped at 255 octets and CNAME chains at
 //! [`MAX_CHAIN`] links. A property test feeds arbitrary bytes.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -567,12 +559,6 @@ fn read_name(msg: &[u8], start: usize) -> Result<(Vec<u8>, usize), WireError> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -23,15 +23,6 @@
 //! body cut short by a timeout, a reset, a short Content-Length or a TLS
 //! close without `close_notify` is still returned, marked, so nothing
 //! received is lost. Name resolution and retries are the caller's.
-// Network data flows through here: a panic would take down a whole shard.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::cell::RefCell;
 use std::io;
 use std::net::SocketAddr;

@@ -127,7 +127,6 @@ pub fn certificate_reason(e: &CertificateError) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use rustls_pki_types::ServerName;
 

@@ -147,7 +147,6 @@ impl Drop for Admission<'_> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use std::cell::Cell;
 

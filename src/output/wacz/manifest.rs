@@ -106,7 +106,6 @@ pub fn digest(datapackage: &[u8]) -> Vec<u8> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use std::time::{Duration, UNIX_EPOCH};

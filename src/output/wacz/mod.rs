@@ -312,7 +312,6 @@ fn zip_time(t: SystemTime) -> zip::DateTime {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use std::time::{Duration, UNIX_EPOCH};

@@ -24,14 +24,6 @@
 //! `wacz/manifest.rs`). The index is the crawl's own file, but is parsed
 //! as untrusted all the same: a line that does not read is left out of
 //! the pages (and kept in the index as it is).
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
@@ -192,7 +184,6 @@ pub fn pages_jsonl(pages: &[Page]) -> Vec<u8> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -120,7 +120,6 @@ impl Dedup {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use std::time::UNIX_EPOCH;

@@ -37,15 +37,6 @@
 //! What it is not: no robots.txt, no per-host politeness or limits, no URL
 //! normalisation (see `crate::web::urls`), and no I/O or DNS: `example.com` and
 //! an IP it resolves to are different hosts here.
-// Network data flows through here: a panic would take down a whole shard.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
-
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

@@ -1,12 +1,5 @@
 //! The scope's rules, by example: hosts, `--exclude`, `--include`,
 //! `--no-parent`, and what starts a crawl versus what it follows.
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
-
 use super::*;
 
 fn u(s: &str) -> Url {

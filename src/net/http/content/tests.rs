@@ -2,14 +2,7 @@
 //! stacks, bombs cut at the cap, broken streams, empty bodies and bytes
 //! after a stream, unknown codings, zstd's window bound, and the bound on
 //! one step's work.
-#![allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::arithmetic_side_effects
-)]
-
+#![allow(clippy::arithmetic_side_effects)]
 use super::*;
 use proptest::prelude::*;
 use std::io::Write;
