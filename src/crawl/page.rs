@@ -121,19 +121,29 @@ impl<'a> Page<'a> {
     /// are UTF-8.
     pub fn header(&self, name: &str) -> Option<&'a str> {
         self.headers()
-            .into_iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .and_then(|(_, v)| std::str::from_utf8(v).ok())
     }
 
-    /// Every response header as received, name and value, in order.
-    pub fn headers(&self) -> Vec<(&'a str, &'a [u8])> {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut response = httparse::Response::new(&mut headers);
-        if response.parse(self.head).is_err() {
-            return Vec::new();
-        }
-        response.headers.iter().map(|h| (h.name, h.value)).collect()
+    /// Every response header as received, name and value (without the
+    /// whitespace around it), in order. Read off the head as it is, with
+    /// no allocation: the fetch has parsed and checked it already. A
+    /// folded continuation line (obsolete since RFC 7230) is left out.
+    pub fn headers(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
+        let mut lines = self.head.split(|&b| b == b'\n');
+        lines.next();
+        lines
+            .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+            .take_while(|line| !line.is_empty())
+            .filter_map(|line| {
+                let colon = memchr::memchr(b':', line)?;
+                let (name, value) = line.split_at(colon);
+                let name = std::str::from_utf8(name).ok()?;
+                if name.is_empty() || name.contains([' ', '\t']) {
+                    return None;
+                }
+                Some((name, value.get(1..).unwrap_or_default().trim_ascii()))
+            })
     }
 
     /// Time of the TCP connect (zero on a reused connection), if one was
@@ -205,9 +215,49 @@ impl OwnedPage {
     }
 }
 
-/// Headers parsed out of a kept head at most (the head parser's own bound).
-const MAX_HEADERS: usize = 256;
-
 fn millis(ms: f64) -> Duration {
     Duration::try_from_secs_f64(ms / 1e3).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page<'a>(record: &'a Record, head: &'a [u8]) -> Page<'a> {
+        Page {
+            record,
+            head,
+            body: &[],
+            links: &[],
+        }
+    }
+
+    #[test]
+    fn headers_are_read_off_the_head_in_order_trimmed_in_any_case() {
+        let record = Record::new("http://a.test/".into(), 0);
+        let head = b"HTTP/1.1 200 OK\r\nContent-Type:  text/html \r\nSet-Cookie: a=1\r\n\
+                     X-Folded: one\r\n  two\r\nset-cookie: b=2\r\n\r\n";
+        let page = page(&record, head);
+        let headers: Vec<_> = page.headers().collect();
+        assert_eq!(
+            headers,
+            [
+                ("Content-Type", &b"text/html"[..]),
+                ("Set-Cookie", b"a=1"),
+                ("X-Folded", b"one"),
+                ("set-cookie", b"b=2"),
+            ]
+        );
+        assert_eq!(page.header("content-type"), Some("text/html"));
+        assert_eq!(page.header("SET-COOKIE"), Some("a=1"));
+        assert_eq!(page.header("missing"), None);
+    }
+
+    #[test]
+    fn a_bare_newline_head_and_no_head_read_too() {
+        let record = Record::new("http://a.test/".into(), 0);
+        let bare = page(&record, b"HTTP/1.0 200 OK\nServer: x\n\n");
+        assert_eq!(bare.header("server"), Some("x"));
+        assert_eq!(page(&record, b"").headers().count(), 0);
+    }
 }
