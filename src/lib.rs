@@ -224,6 +224,7 @@ pub use cluster::status as cluster_status;
 pub use cluster::store::{
     NodeStatus as ClusterNode, Status as ClusterStatus, StoreError as ClusterError,
 };
+pub use config::secret::redacted as redacted_url;
 pub use config::DEFAULT_USER_AGENT;
 pub use crawl::budget::Spent;
 pub use net::dns::Families;

@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use crate::job::Job;
 use crate::keys::shard_for;
 use crate::keys::Fingerprinter;
+use crate::config::secret::redacted;
 use crate::output::writer::{Written, WriterHandle};
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
@@ -46,10 +47,12 @@ use super::wire;
 
 mod tenure;
 
-/// How the node reaches the crawl, and its timings.
-#[derive(Debug, Clone)]
+/// How the node reaches the crawl, and its timings. Not `Debug`: the
+/// URL may hold a password.
+#[derive(Clone)]
 pub struct Settings {
-    /// `redis://host:port/`.
+    /// `redis://host:port/`, perhaps with a password: printed only
+    /// through [`redacted`].
     pub url: String,
     pub crawl: String,
     /// This node's name (`--node`).
@@ -396,13 +399,13 @@ impl Node {
         let s = &self.settings;
         match Store::connect(&s.url, &s.crawl, &s.node, command_timeout(s.lease_ttl)) {
             Ok(store) => {
-                log::info!("cluster: reconnected to {}", s.url);
+                log::info!("cluster: reconnected to {}", redacted(&s.url));
                 self.store = Some(store);
                 self.next_renew = Instant::now();
             }
             Err(e) => {
-                log::debug!("cluster: reconnecting to {}: {e}", s.url);
                 self.next_connect = Instant::now() + RECONNECT_EVERY;
+                log::debug!("cluster: reconnecting to {}: {e}", redacted(&s.url));
             }
         }
     }

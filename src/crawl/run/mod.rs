@@ -128,7 +128,11 @@ pub fn run_with(
     // anything is written; the roots go to their partitions' streams.
     let joined = match &config.cluster {
         Some(cluster) => {
-            let what = format!("joining crawl {} on {}", cluster.crawl, cluster.url);
+            let what = format!(
+                "joining crawl {} on {}",
+                cluster.crawl,
+                crate::config::secret::redacted(&cluster.url)
+            );
             let joined = crate::cluster::join::join(&mut config, &roots).context(what)?;
             roots.clear();
             Some(joined)

@@ -55,6 +55,10 @@ impl Proxy {
         proxy
     }
 
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
     /// `redis://` URL of the proxy.
     pub fn redis_url(&self) -> String {
         format!("redis://{}/", self.addr)
