@@ -137,3 +137,81 @@ fn a_redis_password_is_never_printed_in_errors_logs_reconnections_or_status() {
     assert_eq!(code, Some(0), "{err}");
     assert_hidden("status", &(out + &err));
 }
+
+/// Appends `jobs` to their partitions' streams of crawl `crawl` (of the
+/// default partition count), as anyone who can write to Redis could.
+fn inject(redis: &str, crawl: &str, jobs: &[ringcrawl::job::Job]) {
+    use ringcrawl::cluster::partition::{partition_of, DEFAULT_PARTITIONS};
+    let mut con = redis::Client::open(redis)
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    for job in jobs {
+        let p = partition_of(ringcrawl::web::urls::host_of(&job.url), DEFAULT_PARTITIONS);
+        let _: String = redis::cmd("XADD")
+            .arg(format!("ringcrawl:{crawl}:stream:{p}"))
+            .arg("*")
+            .arg("u")
+            .arg(ringcrawl::cluster::wire::encode(std::slice::from_ref(job)))
+            .query(&mut con)
+            .unwrap();
+    }
+}
+
+#[test]
+fn urls_appended_to_a_stream_by_others_are_checked_again_before_they_are_fetched() {
+    use ringcrawl::job::hops::{Hop, Hops};
+    use ringcrawl::job::Job;
+    let Some(redis) = crate::common::redis::redis_or_skip("injected") else {
+        return;
+    };
+    let dir = scratch("injected");
+    let site = Site::with_delay(3_000, 16, 2);
+    let start = Instant::now();
+    let mut node = Node::start("n1", &redis.url(), "inj", &site, &dir, true, "2");
+    while node.records() < 100 {
+        assert!(start.elapsed() < crate::cluster::LIMIT, "no progress");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let via: std::sync::Arc<str> = std::sync::Arc::from(site.roots()[0].as_str());
+    let job = |url: &str, hops: Hops| Job {
+        url: url.to_string(),
+        redirects_left: 5,
+        depth: 1,
+        hops,
+        via: Some(via.clone()),
+    };
+    let injected = [
+        // Out of the crawl's scope, as a link and as a root would be.
+        job("http://outside.test/x", Hops::root().then(Hop::Link)),
+        job("http://outside.test/", Hops::root()),
+        // Cloud metadata and link-local addresses, even as page
+        // requisites (which may come from any host).
+        job(
+            "http://169.254.169.254/latest/meta-data/",
+            Hops::root().then(Hop::Embed),
+        ),
+        job("http://169.254.170.2/v2/credentials", Hops::root()),
+        job("http://[fe80::1]/", Hops::root().then(Hop::Embed)),
+        job(
+            "http://metadata.google.internal/computeMetadata/v1/",
+            Hops::root().then(Hop::Embed),
+        ),
+    ];
+    inject(&redis.url(), "inj", &injected);
+    node.finish(start);
+    let urls = urls_of(&node.log);
+    for job in &injected {
+        assert!(!urls.contains(&job.url), "{} was fetched", job.url);
+    }
+    assert_eq!(
+        urls.len(),
+        site.expected().len(),
+        "the crawl went on to its end"
+    );
+    let err = std::fs::read_to_string(&node.stderr).unwrap();
+    assert!(
+        err.contains("refused"),
+        "the node says what it refused: {err}"
+    );
+}

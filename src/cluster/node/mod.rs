@@ -31,7 +31,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::job::Job;
-use crate::keys::shard_for;
 use crate::keys::Fingerprinter;
 use crate::config::secret::redacted;
 use crate::output::writer::{Written, WriterHandle};
@@ -41,10 +40,11 @@ use crate::web::urls;
 
 use super::lease::Leases;
 use super::ledger::{Ledger, Outcome};
-use super::link::{Done, Intake, Link, ToNode};
-use super::store::{Entry, Finished, Store, StoreError};
+use super::link::{Done, Link, ToNode};
+use super::store::{Finished, Store, StoreError};
 use super::wire;
 
+mod intake;
 mod tenure;
 
 /// How the node reaches the crawl, and its timings. Not `Debug`: the
@@ -69,6 +69,9 @@ pub struct Settings {
     /// URLs the node may have handed to its shards and not had answered
     /// ([`intake_limit`]).
     pub intake: usize,
+    /// The link-local and metadata hosts this node's own roots name
+    /// ([`super::admit::named_reserved`]): the only ones it fetches.
+    pub named: Vec<String>,
 }
 
 /// What the node's ledger holds, at most, for a URL handed to the shards
@@ -104,6 +107,8 @@ pub struct NodeReport {
     pub disconnects: u64,
     /// Lines of stream entries that were not URLs (skipped).
     pub bad_lines: u64,
+    /// URLs of stream entries refused ([`super::admit`]): not fetched.
+    pub refused: u64,
     /// The last error, if the node left with work not written.
     pub error: Option<String>,
 }
@@ -526,77 +531,6 @@ impl Node {
     fn settle_unrecorded(&mut self) {
         for done in std::mem::take(&mut self.answered) {
             let _ = self.ledger.answer(done.fingerprint, Outcome::Dropped);
-        }
-    }
-
-    /// Read new entries of the partitions this node fetches for, while the
-    /// shards have room.
-    fn read(&mut self, now: Instant) {
-        if now < self.next_read
-            || self.link.over()
-            || self.outstanding.is_done()
-            || self.ledger.open_urls() >= self.settings.intake
-        {
-            return;
-        }
-        let partitions: Vec<u32> = self
-            .leases
-            .held()
-            .into_iter()
-            .filter(|&p| self.link.fetches(p, now))
-            .collect();
-        let Some((entries, roots)) =
-            self.with_store("reading streams", |s| s.read(&partitions, READ_COUNT))
-        else {
-            // Redis may have handed out entries whose answer was lost: they
-            // are pending for this node, and only a new tenure's claim
-            // brings them back.
-            for p in partitions {
-                self.forget(p);
-            }
-            return;
-        };
-        self.widen_scope_to(roots);
-        if entries.is_empty() {
-            self.idle_reads = self.idle_reads.saturating_add(1);
-            let backoff = TICK * 2u32.saturating_pow(self.idle_reads.min(8));
-            self.next_read = now + backoff.min(IDLE_READ);
-        } else {
-            self.idle_reads = 0;
-            self.next_read = now;
-            self.deliver(entries);
-        }
-    }
-
-    /// Open the entries in the ledger and hand their URLs to the shards
-    /// that own their hosts (counted in first).
-    fn deliver(&mut self, entries: Vec<Entry>) {
-        let shards = self.settings.shards.max(1);
-        let mut by_shard: Vec<Vec<Job>> = vec![Vec::new(); shards];
-        let mut total = 0;
-        for entry in entries {
-            let (jobs, bad) = wire::decode(&entry.text);
-            if bad > 0 {
-                log::warn!("cluster: {bad} lines of entry {} of partition {} are not URLs", entry.id, entry.partition);
-                self.report.bad_lines += bad as u64;
-            }
-            let fps: Vec<u64> = jobs.iter().map(|j| self.fingerprints.fingerprint(&j.url)).collect();
-            if let Some((p, id)) = self.ledger.open(entry.partition, entry.id, &fps) {
-                finished_in(&mut self.finished, p).acks.push(id);
-            }
-            total += jobs.len();
-            for job in jobs {
-                let shard = shard_for(urls::host_of(&job.url), shards);
-                if let Some(list) = by_shard.get_mut(shard) {
-                    list.push(job);
-                }
-            }
-        }
-        self.outstanding.add(total);
-        for (shard, jobs) in by_shard.into_iter().enumerate() {
-            if !jobs.is_empty() {
-                self.link.deliver(shard, Intake::Jobs(jobs));
-            }
         }
     }
 

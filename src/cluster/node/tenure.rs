@@ -207,6 +207,12 @@ impl Node {
             return false;
         };
         self.widen_scope();
+        if self.store.is_none() {
+            // Not checked against a scope that may be narrower than the
+            // crawl's: a new tenure claims them again.
+            self.forget(p);
+            return false;
+        }
         let n = claimed.len();
         self.deliver(claimed);
         self.report.taken += 1;

@@ -286,6 +286,7 @@ pub fn run_with(
                 key: joined.meta.key,
                 scope: config.scope.clone(),
                 intake: node::intake_limit(intake_bytes, shards),
+                named: crate::cluster::admit::named_reserved(&config.roots),
             };
             let running = node::spawn(
                 node,
