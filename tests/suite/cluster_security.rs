@@ -215,3 +215,21 @@ fn urls_appended_to_a_stream_by_others_are_checked_again_before_they_are_fetched
         "the node says what it refused: {err}"
     );
 }
+
+#[test]
+fn a_node_warns_when_redis_may_evict_the_crawls_keys() {
+    let Some(redis) = redis_with_or_skip("evicting", &["--maxmemory-policy", "allkeys-lru"], None)
+    else {
+        return;
+    };
+    let dir = scratch("evicting");
+    let site = Site::new(50, 2);
+    let start = Instant::now();
+    let mut node = Node::start("n1", &redis.url(), "ev", &site, &dir, true, "2");
+    node.finish(start);
+    let err = std::fs::read_to_string(&node.stderr).unwrap();
+    assert!(
+        err.contains("maxmemory-policy is allkeys-lru"),
+        "a warning names the policy: {err}"
+    );
+}

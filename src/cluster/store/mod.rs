@@ -512,6 +512,16 @@ impl Store {
         Ok(u64::try_from(n).ok())
     }
 
+    /// The server's `maxmemory-policy`; None where `CONFIG GET` is not
+    /// allowed (a managed Redis may rename or forbid it).
+    pub fn eviction_policy(&mut self) -> Option<String> {
+        let reply: Result<Vec<String>, _> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("maxmemory-policy")
+            .query(&mut self.con);
+        reply.ok()?.into_iter().nth(1)
+    }
+
     /// Records counted by [`Store::finish`], crawl-wide.
     pub fn records(&mut self) -> Result<u64, StoreError> {
         let n: Option<u64> = redis::cmd("GET").arg(self.keys.records()).query(&mut self.con)?;
@@ -519,6 +529,27 @@ impl Store {
     }
 }
 
+/// Whether Redis may evict keys under `policy` when full: anything but
+/// `noeviction`. An evicted lease, stream or done log loses or repeats
+/// work silently; with `noeviction` a full Redis refuses writes, which
+/// the nodes see as errors.
+pub fn may_evict(policy: &str) -> bool {
+    !policy.eq_ignore_ascii_case("noeviction")
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_noeviction_keeps_every_key_of_the_crawl() {
+        assert!(!may_evict("noeviction"));
+        for policy in ["allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-ttl", "allkeys-random"] {
+            assert!(may_evict(policy), "{policy}");
+        }
+    }
 }
