@@ -233,3 +233,87 @@ fn a_node_warns_when_redis_may_evict_the_crawls_keys() {
         "a warning names the policy: {err}"
     );
 }
+
+/// A free loopback port (bound, read, closed: another process may take
+/// it meanwhile, as for the servers' own ports).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_node_crawls_through_redis_over_tls_and_checks_its_certificate() {
+    use ringcrawl_site::tls::{TestCa, Validity};
+    let dir = scratch("tls");
+    let ca = TestCa::new("redis test CA").unwrap();
+    let cert = ca.issue(&["127.0.0.1"], Validity::Current).unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let (chain, key, ca_pem) = (
+        file("cert.pem", cert.chain_pem()),
+        file("key.pem", cert.key_pem()),
+        file("ca.pem", ca.pem()),
+    );
+    let tls_port = free_port().to_string();
+    let args = [
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &chain,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca_pem,
+        "--tls-auth-clients",
+        "no",
+    ];
+    let Some(_redis) = redis_with_or_skip("tls", &args, None) else {
+        return;
+    };
+    let site = Site::new(200, 4);
+    let run = |node: &str, trust: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringcrawl"));
+        cmd.args(site.roots())
+            .args(site.resolve_args())
+            .args(["--cluster", &format!("rediss://127.0.0.1:{tls_port}/")])
+            .args([
+                "--crawl",
+                "tls",
+                "--node",
+                node,
+                "--ignore-robots",
+                "--no-sitemaps",
+                "-q",
+            ])
+            .arg("-o")
+            .arg(dir.join("records.jsonl"))
+            .env_remove("SSL_CERT_DIR");
+        match trust {
+            // rustls-native-certs reads the roots from here when set.
+            Some(ca) => cmd.env("SSL_CERT_FILE", ca),
+            None => cmd.env("SSL_CERT_FILE", dir.join("none.pem")),
+        };
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // A server whose certificate no trusted authority signed: refused.
+    std::fs::write(dir.join("none.pem"), "").unwrap();
+    let (code, err) = run("untrusting", None);
+    assert_eq!(code, Some(1), "{err}");
+    // Trusted: the crawl runs over TLS to its end.
+    let (code, err) = run("n1", Some(&ca_pem));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        urls_of(&dir.join("records.n1.jsonl")).len(),
+        site.expected().len()
+    );
+}
