@@ -1,5 +1,6 @@
 //! The node's intake: reading new entries of its partitions' streams
-//! while its shards have room, and handing the URLs that pass
+//! while its shards have room, making good a read whose reply was lost
+//! (from the node's own pending list), and handing the URLs that pass
 //! [`admit`](super::super::admit) to the shards that own their hosts.
 //!
 //! Not the loop (`mod.rs`), nor the tenures (`tenure.rs`).
@@ -21,6 +22,7 @@ impl Node {
     /// shards have room.
     pub(super) fn read(&mut self, now: Instant) {
         if now < self.next_read
+            || self.store.is_none()
             || self.link.over()
             || self.outstanding.is_done()
             || self.ledger.open_urls() >= self.settings.intake
@@ -33,25 +35,24 @@ impl Node {
             .into_iter()
             .filter(|&p| self.link.fetches(p, now))
             .collect();
+        if !self.unsure.is_empty() && !self.recover(now) {
+            return;
+        }
         let Some((entries, roots)) =
             self.with_store("reading streams", |s| s.read(&partitions, READ_COUNT))
         else {
             // Redis may have handed out entries whose answer was lost: they
-            // are pending for this node, and only a new tenure's claim
-            // brings them back.
-            for p in partitions {
-                self.forget(p);
-            }
+            // are pending for this node, read again once it reconnects.
+            self.unsure.extend(partitions);
             return;
         };
         self.widen_scope_to(roots);
         if self.store.is_none() {
             // The roots could not be read: the scope the entries are
             // checked against may be narrower than the crawl's, and a URL
-            // refused is not fetched. As after a failed read.
-            for p in partitions {
-                self.forget(p);
-            }
+            // refused is not fetched. They are pending here, delivered
+            // once the node reconnects (see `recover`).
+            self.unsure.extend(partitions);
             return;
         }
         if entries.is_empty() {
@@ -63,6 +64,43 @@ impl Node {
             self.next_read = now;
             self.deliver(entries);
         }
+    }
+
+    /// Deliver what a read or sweep whose reply was lost may have left
+    /// pending here: the node's pending list of those partitions, less
+    /// the entries its ledger has or has done. False if the connection
+    /// failed (tried again next turn).
+    fn recover(&mut self, now: Instant) -> bool {
+        let partitions: Vec<u32> = self
+            .unsure
+            .iter()
+            .copied()
+            .filter(|&p| self.leases.holds(p, now))
+            .collect();
+        let Some(pending) =
+            self.with_store("reading entries pending here", |s| s.pending_here(&partitions))
+        else {
+            return false;
+        };
+        // The roots the lost entries' URLs descend from were added before
+        // them: the scope they are checked against must know them.
+        self.widen_scope();
+        if self.store.is_none() {
+            return false;
+        }
+        self.unsure.clear();
+        let lost: Vec<Entry> = pending
+            .into_iter()
+            .filter(|e| {
+                !self.ledger.knows(e.partition, &e.id)
+                    && !self.finished.get(&e.partition).is_some_and(|f| f.acks.contains(&e.id))
+            })
+            .collect();
+        if !lost.is_empty() {
+            log::info!("cluster: {} entries of a read cut off delivered", lost.len());
+            self.deliver(lost);
+        }
+        true
     }
 
     /// Open the entries in the ledger and hand their URLs to the shards

@@ -17,14 +17,19 @@
 //! 5. when it has nothing to do: is every stream empty? Then the crawl is
 //!    over, for every node at once.
 //!
-//! A command that fails drops the connection: what was not written is
-//! kept and written after the reconnection; meanwhile the leases run out
-//! here ([`Leases`], earlier than in Redis) and the shards stop fetching
-//! for those partitions, which other nodes then take over.
+//! A command that fails (an error, a reply later than the command
+//! timeout, a dropped connection) drops the connection, and the node
+//! reconnects, backing off, while its leases hold: what was not written
+//! is kept and written after the reconnection; no new fetch starts until
+//! a renewal gets through; a read whose reply was lost is made good from
+//! this node's own pending list (the entries Redis delivered and its
+//! ledger never saw). Only when the leases run out here ([`Leases`],
+//! earlier than in Redis) does the node give its partitions up, and the
+//! shards stop fetching for them; other nodes then take them over.
 //!
 //! Not the protocol (`store`), nor the shards' side (`crawl::shard`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
@@ -180,6 +185,11 @@ struct Node {
     next_read: Instant,
     next_backlog: Instant,
     next_connect: Instant,
+    /// Tries to reconnect since the connection was lost (the backoff).
+    reconnects: u32,
+    /// Partitions whose pending list here may hold entries the ledger
+    /// never saw: a read or sweep of them failed after it was sent.
+    unsure: BTreeSet<u32>,
     idle_reads: u32,
     roots_seen: u64,
     report: NodeReport,
@@ -223,8 +233,16 @@ const IDLE_READ: Duration = Duration::from_millis(50);
 /// How often an idle node asks whether the crawl is over.
 const BACKLOG_EVERY: Duration = Duration::from_millis(100);
 
-/// Between tries to reconnect.
+/// Between tries to reconnect, at first; doubled each try, up to an
+/// eighth of the lease TTL (many tries while the leases hold).
 const RECONNECT_EVERY: Duration = Duration::from_millis(250);
+
+/// How long to wait before try `n` (from 0) to reconnect, with leases of
+/// `ttl`.
+fn reconnect_wait(n: u32, ttl: Duration) -> Duration {
+    let cap = (ttl / 8).max(RECONNECT_EVERY);
+    RECONNECT_EVERY.saturating_mul(1u32 << n.min(8)).min(cap)
+}
 
 /// How long each writer may take to confirm a barrier before the
 /// turn goes on (the answers wait for the next turn).
@@ -305,6 +323,8 @@ impl Node {
             next_read: now,
             next_backlog: now,
             next_connect: now,
+            reconnects: 0,
+            unsure: BTreeSet::new(),
             idle_reads: 0,
             roots_seen,
             report: NodeReport::default(),
@@ -406,11 +426,13 @@ impl Node {
             Ok(store) => {
                 log::info!("cluster: reconnected to {}", redacted(&s.url));
                 self.store = Some(store);
+                self.reconnects = 0;
                 self.next_renew = Instant::now();
             }
             Err(e) => {
-                self.next_connect = Instant::now() + RECONNECT_EVERY;
                 log::debug!("cluster: reconnecting to {}: {e}", redacted(&s.url));
+                self.reconnects = self.reconnects.saturating_add(1);
+                self.next_connect = Instant::now() + reconnect_wait(self.reconnects, s.lease_ttl);
             }
         }
     }
@@ -429,13 +451,13 @@ impl Node {
                 self.report.error = Some(format!("{what}: {e}"));
                 self.report.disconnects += 1;
                 self.store = None;
-                self.next_connect = Instant::now() + RECONNECT_EVERY;
+                self.reconnects = 0;
+                self.next_connect = Instant::now() + reconnect_wait(0, self.settings.lease_ttl);
                 // Cut off: no new fetch until a renewal gets through (what
                 // is fetched meanwhile could not be reported; the fetches
-                // in flight finish and record while the leases last).
-                for p in self.leases.held() {
-                    self.link.set_draining(p, true);
-                }
+                // in flight finish and record while the leases last). The
+                // URLs stay queued: a blip within the leases costs nothing.
+                self.link.set_cut_off(true);
                 None
             }
         }

@@ -389,6 +389,27 @@ impl Store {
         Ok((reply::parse_read(&self.keys, reply)?, roots))
     }
 
+    /// Every entry of `partitions` delivered to this node and not
+    /// acknowledged (its own pending list, read again from the start:
+    /// nothing changes in Redis, so a lost reply costs nothing). After a
+    /// read or sweep whose reply was lost, the entries it may have
+    /// delivered are among these.
+    pub fn pending_here(&mut self, partitions: &[u32]) -> Result<Vec<Entry>, StoreError> {
+        if partitions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut cmd = redis::cmd("XREADGROUP");
+        cmd.arg("GROUP").arg(GROUP).arg(&self.node).arg("STREAMS");
+        for &p in partitions {
+            cmd.arg(self.keys.stream(p));
+        }
+        for _ in partitions {
+            cmd.arg("0");
+        }
+        let reply: Value = cmd.query(&mut self.con)?;
+        reply::parse_read(&self.keys, reply)
+    }
+
     /// The entries of `partitions` (those whose lease this node holds)
     /// pending for other nodes and idle for `idle`, claimed for this one:
     /// left there by a read that came too late (see [`Store::read`]).
