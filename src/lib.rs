@@ -126,10 +126,11 @@
 //! - `cluster` many machines on one Redis (`--cluster`): hosts fall
 //!   into partitions, each owned by one node at a time through a lease;
 //!   every URL found goes to its partition's stream, read by the owner.
-//!   `cluster::partition`, `cluster::lease`, `cluster::wire` and
-//!   `cluster::ledger` are pure (which partition, which node, how long a
-//!   lease holds here, a URL as a line, which entries may be
-//!   acknowledged); `cluster::store` is the protocol (keys, commands,
+//!   `cluster::partition`, `cluster::lease`, `cluster::wire`,
+//!   `cluster::ledger` and `cluster::admit` are pure (which partition,
+//!   which node, how long a lease holds here, a URL as a line, which
+//!   entries may be acknowledged, whether a URL read from a stream may be
+//!   queued: stream entries are untrusted input); `cluster::store` is the protocol (keys, commands,
 //!   fenced scripts); `cluster::join` joins a crawl before the shards
 //!   start; `cluster::node` is the node's cluster thread, the only code
 //!   that talks to Redis while the shards crawl, and `cluster::link` what
@@ -243,6 +244,7 @@ pub use cluster::store::{
     NodeStatus as ClusterNode, Status as ClusterStatus, StoreError as ClusterError,
 };
 pub use config::budget::Spent;
+pub use config::secret::redacted as redacted_url;
 pub use config::DEFAULT_USER_AGENT;
 pub use job::ErrorKind;
 pub use net::dns::Families;

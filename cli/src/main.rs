@@ -403,11 +403,15 @@ fn end_report(report: &ringcrawl::Report) -> String {
     }
     if let Some(node) = report.cluster() {
         text.push_str(&format!(
-            "  cluster: {} records acknowledged, partitions taken {} and given up {}, {} lost connections{}\n",
+            "  cluster: {} records acknowledged, partitions taken {} and given up {}, {} lost connections{}{}\n",
             node.records,
             node.taken,
             node.released,
             node.disconnects,
+            match node.refused {
+                0 => String::new(),
+                n => format!(", {n} URLs from the streams refused"),
+            },
             if node.over { "; the crawl is over" } else { "; this node left before the end" },
         ));
     }

@@ -20,7 +20,8 @@ pub fn main(args: StatusArgs) -> ExitCode {
     if status.partitions == 0 {
         eprintln!(
             "ringcrawl cluster status: no crawl {:?} on {}",
-            args.crawl, args.cluster
+            args.crawl,
+            ringcrawl::redacted_url(&args.cluster)
         );
         return ExitCode::from(1);
     }

@@ -12,6 +12,7 @@ use redis::IntoConnectionInfo;
 
 use super::{BuildError, Setting};
 use crate::cluster::partition::MAX_PARTITIONS;
+use crate::config::secret::redacted;
 use crate::config::{ClusterSettings, Config, Output, DEFAULT_LEASE_TTL};
 
 /// The settings as given, before the checks.
@@ -51,7 +52,7 @@ pub(super) fn check(
             Setting::Cluster,
             format!(
                 "{:?} is not a Redis URL (redis://HOST:PORT/): {e}",
-                draft.url
+                redacted(&draft.url)
             ),
         ));
     }

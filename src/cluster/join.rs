@@ -13,7 +13,7 @@ use crate::job::Job;
 use crate::web::urls;
 
 use super::partition::partition_of;
-use super::store::{Meta, Store, StoreError};
+use super::store::{may_evict, Meta, Store, StoreError};
 use super::wire;
 
 /// A node that joined: its connection and the crawl's settings.
@@ -40,6 +40,13 @@ pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
     let identity = super::incarnation(&settings.node);
     let mut store = Store::connect(&settings.url, &settings.crawl, &identity, timeout)?;
     let meta = store.create_or_join(settings.partitions, config.fingerprint_key)?;
+    match store.eviction_policy() {
+        Some(policy) if may_evict(&policy) => log::warn!(
+            "cluster: Redis's maxmemory-policy is {policy}: when it is full it may evict this crawl's leases, streams or done logs, losing or repeating work; run it with maxmemory-policy noeviction (docs/cluster.md)"
+        ),
+        Some(_) => {}
+        None => log::debug!("cluster: Redis's maxmemory-policy could not be read (CONFIG GET refused)"),
+    }
     // One live process per name: a node started again at once after a
     // `kill -9` waits for the dead one's heartbeat to run out (a lease
     // TTL at most); one whose namesake still beats is refused.

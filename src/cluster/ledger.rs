@@ -156,6 +156,15 @@ impl Ledger {
         }
     }
 
+    /// Whether entry `id` of `partition` is open here: read, its URLs
+    /// with the shards, not yet done nor abandoned. (A scan: for the rare
+    /// recovery after a lost reply, not for every entry.)
+    pub fn knows(&self, partition: u32, id: &str) -> bool {
+        self.slots
+            .iter()
+            .any(|s| s.left > 0 && !s.abandoned && s.partition == partition && s.id == id)
+    }
+
     /// URLs of `partition` given to the shards and not answered.
     pub fn open_in(&self, partition: u32) -> usize {
         self.open.get(&partition).copied().unwrap_or(0)
@@ -201,6 +210,19 @@ mod tests {
         acked.extend(ledger.answer(7, Recorded));
         acked.sort();
         assert_eq!(acked, [(0, "a".into()), (0, "b".into())]);
+    }
+
+    #[test]
+    fn an_entry_is_known_while_its_urls_are_with_the_shards() {
+        let mut ledger = Ledger::new();
+        ledger.open(1, "a".into(), &[1]);
+        ledger.open(2, "b".into(), &[2]);
+        assert!(ledger.knows(1, "a") && ledger.knows(2, "b"));
+        assert!(!ledger.knows(2, "a") && !ledger.knows(1, "c"));
+        ledger.answer(1, Recorded);
+        assert!(!ledger.knows(1, "a"), "done");
+        ledger.abandon(2);
+        assert!(!ledger.knows(2, "b"), "abandoned: the next tenure claims it");
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub struct Link {
     unsent: AtomicUsize,
     /// The crawl is over (every stream empty): the shards stop.
     over: AtomicBool,
+    /// The thread lost its connection to Redis: no fetch starts (URLs
+    /// stay queued) until a renewal gets through.
+    cut_off: AtomicBool,
     /// The crawl's scope, widened when roots are added by other nodes.
     scope: Mutex<Arc<Scope>>,
     scope_version: AtomicU64,
@@ -96,6 +99,7 @@ impl Link {
             to_node: tx,
             unsent: AtomicUsize::new(0),
             over: AtomicBool::new(false),
+            cut_off: AtomicBool::new(false),
             scope: Mutex::new(Arc::new(scope)),
             scope_version: AtomicU64::new(0),
         };
@@ -203,9 +207,16 @@ impl Link {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| Some(u.saturating_sub(n)));
     }
 
-    /// Too many links wait for Redis: start no fetch.
+    /// Too many links wait for Redis, or the node is cut off from it:
+    /// start no fetch (the URLs stay queued; the fetches running go on).
     pub fn behind(&self) -> bool {
-        self.unsent.load(Ordering::Acquire) > UNSENT_LIMIT
+        self.unsent.load(Ordering::Acquire) > UNSENT_LIMIT || self.cut_off.load(Ordering::Acquire)
+    }
+
+    /// The thread lost its connection (true) or a renewal got through
+    /// again (false).
+    pub fn set_cut_off(&self, cut_off: bool) {
+        self.cut_off.store(cut_off, Ordering::Release);
     }
 
     /// The crawl is over: every stream is drained and nothing is in flight.

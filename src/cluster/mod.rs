@@ -17,6 +17,9 @@
 //! - [`lease`] (pure): a node's own clock on its leases, which gives a
 //!   partition up before Redis can hand it to another node.
 //! - [`wire`] (pure): a queued URL as a line of a stream entry.
+//! - [`admit`] (pure): whether a URL read from a stream may be queued
+//!   (stream entries are untrusted input: scope, partition, and no
+//!   link-local or metadata host).
 //! - [`ledger`] (pure): which entries a node may acknowledge, from what
 //!   its shards say became of each URL.
 //! - [`store`]: the keys, commands and fenced scripts, one round trip
@@ -84,6 +87,7 @@
 //!
 //! Not here: the crawl engine (`crate::crawl`), the CLI.
 
+pub mod admit;
 pub mod join;
 pub mod lease;
 pub mod ledger;

@@ -16,6 +16,7 @@ use crate::net::tls::TlsOptions;
 use crate::web::scope::{Scope, ScopeMode};
 
 pub mod budget;
+pub mod secret;
 pub mod sitemap;
 
 /// Waits before each new try of a robots.txt that was unreachable or 5xx:
@@ -74,9 +75,11 @@ pub struct StateSettings {
 pub const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
 
 /// A node of a crawl on many machines (`--cluster`, `crate::cluster`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Its `Debug` hides the Redis password ([`secret::redacted`]).
+#[derive(Clone, PartialEq, Eq)]
 pub struct ClusterSettings {
-    /// The Redis server, `redis://HOST:PORT/`.
+    /// The Redis server, `redis://HOST:PORT/` (`redis://:PASSWORD@…`,
+    /// `rediss://` for TLS): never printed as it is.
     pub url: String,
     /// The crawl's name: nodes that give the same one crawl together.
     pub crawl: String,
@@ -87,6 +90,18 @@ pub struct ClusterSettings {
     pub partitions: Option<u32>,
     /// How long a lease lasts without renewal.
     pub lease_ttl: Duration,
+}
+
+impl std::fmt::Debug for ClusterSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterSettings")
+            .field("url", &secret::redacted(&self.url))
+            .field("crawl", &self.crawl)
+            .field("node", &self.node)
+            .field("partitions", &self.partitions)
+            .field("lease_ttl", &self.lease_ttl)
+            .finish()
+    }
 }
 
 /// A cluster lease's life unless `--lease-ttl` says otherwise.

@@ -28,10 +28,12 @@ pub enum CrawlError {
     RootExcluded(String),
     /// Joining the cluster crawl failed: Redis unreachable or refusing,
     /// the crawl made with other settings, the node's name in use.
-    #[error("joining crawl {crawl}: {error}")]
+    #[error("joining crawl {crawl} on {redis}: {error}")]
     Cluster {
         /// The crawl's name.
         crawl: String,
+        /// The Redis URL, its password hidden.
+        redis: String,
         /// What failed.
         error: StoreError,
     },

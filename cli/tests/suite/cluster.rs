@@ -18,7 +18,7 @@ use crate::common::redis::redis_or_skip;
 use crate::common::synth::Site;
 
 /// A crawl that runs longer than this has hung.
-const LIMIT: Duration = Duration::from_secs(150);
+pub(crate) const LIMIT: Duration = Duration::from_secs(150);
 
 /// Fetches in flight per node.
 const TASKS: usize = 16;
@@ -30,11 +30,11 @@ const TASKS: usize = 16;
 const UNACKED: Duration = Duration::from_secs(2);
 
 /// A node's process, killed if the test ends before it does.
-struct Node {
-    name: String,
+pub(crate) struct Node {
+    pub(crate) name: String,
     child: Option<Child>,
-    log: PathBuf,
-    stderr: PathBuf,
+    pub(crate) log: PathBuf,
+    pub(crate) stderr: PathBuf,
 }
 
 impl Drop for Node {
@@ -49,7 +49,7 @@ impl Drop for Node {
 impl Node {
     /// Start node `name` of crawl `crawl` at `redis`, writing into `dir`;
     /// with the site's roots if `roots`.
-    fn start(
+    pub(crate) fn start(
         name: &str,
         redis: &str,
         crawl: &str,
@@ -65,7 +65,7 @@ impl Node {
     }
 
     /// Start node `name` with `args` beside the cluster's own flags.
-    fn spawn(
+    pub(crate) fn spawn(
         name: &str,
         redis: &str,
         crawl: &str,
@@ -110,14 +110,14 @@ impl Node {
     }
 
     /// Records in its log so far.
-    fn records(&self) -> usize {
+    pub(crate) fn records(&self) -> usize {
         std::fs::read(&self.log)
             .map(|b| b.iter().filter(|&&c| c == b'\n').count())
             .unwrap_or(0)
     }
 
     /// Wait for it to exit within [`LIMIT`] of `start`; must exit 0.
-    fn finish(&mut self, start: Instant) {
+    pub(crate) fn finish(&mut self, start: Instant) {
         let Some(child) = &mut self.child else {
             return;
         };
@@ -145,7 +145,7 @@ impl Node {
 }
 
 /// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ringcrawl-cluster-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -153,7 +153,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Records per URL over the nodes' logs.
-fn records(nodes: &[Node]) -> BTreeMap<String, usize> {
+pub(crate) fn records(nodes: &[Node]) -> BTreeMap<String, usize> {
     let mut urls = BTreeMap::new();
     for node in nodes {
         for url in urls_of(&node.log) {
@@ -164,7 +164,7 @@ fn records(nodes: &[Node]) -> BTreeMap<String, usize> {
 }
 
 /// The URLs of a node's records (a killed node's torn last line is none).
-fn urls_of(log: &Path) -> Vec<String> {
+pub(crate) fn urls_of(log: &Path) -> Vec<String> {
     common::whole_lines(log)
         .lines()
         .map(|line| {
@@ -177,7 +177,7 @@ fn urls_of(log: &Path) -> Vec<String> {
 
 /// Every expected URL has a record, nothing else; the URLs with more than
 /// one.
-fn assert_complete(
+pub(crate) fn assert_complete(
     urls: &BTreeMap<String, usize>,
     expected: &BTreeSet<String>,
 ) -> BTreeMap<String, usize> {

@@ -19,6 +19,8 @@ mod budgets;
 mod charsets;
 mod cli;
 mod cluster;
+mod cluster_faults;
+mod cluster_security;
 mod cluster_store;
 mod compression;
 mod crawl_scenarios;

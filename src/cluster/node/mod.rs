@@ -17,22 +17,27 @@
 //! 5. when it has nothing to do: is every stream empty? Then the crawl is
 //!    over, for every node at once.
 //!
-//! A command that fails drops the connection: what was not written is
-//! kept and written after the reconnection; meanwhile the leases run out
-//! here ([`Leases`], earlier than in Redis) and the shards stop fetching
-//! for those partitions, which other nodes then take over.
+//! A command that fails (an error, a reply later than the command
+//! timeout, a dropped connection) drops the connection, and the node
+//! reconnects, backing off, while its leases hold: what was not written
+//! is kept and written after the reconnection; no new fetch starts until
+//! a renewal gets through; a read whose reply was lost is made good from
+//! this node's own pending list (the entries Redis delivered and its
+//! ledger never saw). Only when the leases run out here ([`Leases`],
+//! earlier than in Redis) does the node give its partitions up, and the
+//! shards stop fetching for them; other nodes then take them over.
 //!
 //! Not the protocol (`store`), nor the shards' side (`crawl::shard`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::job::Job;
-use crate::keys::shard_for;
 use crate::keys::Fingerprinter;
+use crate::config::secret::redacted;
 use crate::output::writer::{Written, WriterHandle};
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
@@ -40,16 +45,19 @@ use crate::web::urls;
 
 use super::lease::Leases;
 use super::ledger::{Ledger, Outcome};
-use super::link::{Done, Intake, Link, ToNode};
-use super::store::{Entry, Finished, Store, StoreError};
+use super::link::{Done, Link, ToNode};
+use super::store::{Finished, Store, StoreError};
 use super::wire;
 
+mod intake;
 mod tenure;
 
-/// How the node reaches the crawl, and its timings.
-#[derive(Debug, Clone)]
+/// How the node reaches the crawl, and its timings. Not `Debug`: the
+/// URL may hold a password.
+#[derive(Clone)]
 pub struct Settings {
-    /// `redis://host:port/`.
+    /// `redis://host:port/`, perhaps with a password: printed only
+    /// through [`redacted`].
     pub url: String,
     pub crawl: String,
     /// This node's name (`--node`).
@@ -66,6 +74,9 @@ pub struct Settings {
     /// URLs the node may have handed to its shards and not had answered
     /// ([`intake_limit`]).
     pub intake: usize,
+    /// The link-local and metadata hosts this node's own roots name
+    /// ([`super::admit::named_reserved`]): the only ones it fetches.
+    pub named: Vec<String>,
 }
 
 /// What the node's ledger holds, at most, for a URL handed to the shards
@@ -103,6 +114,8 @@ pub struct NodeReport {
     pub disconnects: u64,
     /// Lines of stream entries that were not URLs (skipped).
     pub bad_lines: u64,
+    /// URLs of stream entries refused ([`super::admit`]): not fetched.
+    pub refused: u64,
     /// The last error, if the node left with work not written.
     pub error: Option<String>,
 }
@@ -174,6 +187,11 @@ struct Node {
     next_read: Instant,
     next_backlog: Instant,
     next_connect: Instant,
+    /// Tries to reconnect since the connection was lost (the backoff).
+    reconnects: u32,
+    /// Partitions whose pending list here may hold entries the ledger
+    /// never saw: a read or sweep of them failed after it was sent.
+    unsure: BTreeSet<u32>,
     idle_reads: u32,
     roots_seen: u64,
     report: NodeReport,
@@ -217,8 +235,16 @@ const IDLE_READ: Duration = Duration::from_millis(50);
 /// How often an idle node asks whether the crawl is over.
 const BACKLOG_EVERY: Duration = Duration::from_millis(100);
 
-/// Between tries to reconnect.
+/// Between tries to reconnect, at first; doubled each try, up to an
+/// eighth of the lease TTL (many tries while the leases hold).
 const RECONNECT_EVERY: Duration = Duration::from_millis(250);
+
+/// How long to wait before try `n` (from 0) to reconnect, with leases of
+/// `ttl`.
+fn reconnect_wait(n: u32, ttl: Duration) -> Duration {
+    let cap = (ttl / 8).max(RECONNECT_EVERY);
+    RECONNECT_EVERY.saturating_mul(1u32 << n.min(8)).min(cap)
+}
 
 /// How long each writer may take to confirm a barrier before the
 /// turn goes on (the answers wait for the next turn).
@@ -299,6 +325,8 @@ impl Node {
             next_read: now,
             next_backlog: now,
             next_connect: now,
+            reconnects: 0,
+            unsure: BTreeSet::new(),
             idle_reads: 0,
             roots_seen,
             report: NodeReport::default(),
@@ -398,13 +426,15 @@ impl Node {
         let s = &self.settings;
         match Store::connect(&s.url, &s.crawl, &s.node, command_timeout(s.lease_ttl)) {
             Ok(store) => {
-                log::info!("cluster: reconnected to {}", s.url);
+                log::info!("cluster: reconnected to {}", redacted(&s.url));
                 self.store = Some(store);
+                self.reconnects = 0;
                 self.next_renew = Instant::now();
             }
             Err(e) => {
-                log::debug!("cluster: reconnecting to {}: {e}", s.url);
-                self.next_connect = Instant::now() + RECONNECT_EVERY;
+                log::debug!("cluster: reconnecting to {}: {e}", redacted(&s.url));
+                self.reconnects = self.reconnects.saturating_add(1);
+                self.next_connect = Instant::now() + reconnect_wait(self.reconnects, s.lease_ttl);
             }
         }
     }
@@ -423,13 +453,13 @@ impl Node {
                 self.report.error = Some(format!("{what}: {e}"));
                 self.report.disconnects += 1;
                 self.store = None;
-                self.next_connect = Instant::now() + RECONNECT_EVERY;
+                self.reconnects = 0;
+                self.next_connect = Instant::now() + reconnect_wait(0, self.settings.lease_ttl);
                 // Cut off: no new fetch until a renewal gets through (what
                 // is fetched meanwhile could not be reported; the fetches
-                // in flight finish and record while the leases last).
-                for p in self.leases.held() {
-                    self.link.set_draining(p, true);
-                }
+                // in flight finish and record while the leases last). The
+                // URLs stay queued: a blip within the leases costs nothing.
+                self.link.set_cut_off(true);
                 None
             }
         }
@@ -525,77 +555,6 @@ impl Node {
     fn settle_unrecorded(&mut self) {
         for done in std::mem::take(&mut self.answered) {
             let _ = self.ledger.answer(done.fingerprint, Outcome::Dropped);
-        }
-    }
-
-    /// Read new entries of the partitions this node fetches for, while the
-    /// shards have room.
-    fn read(&mut self, now: Instant) {
-        if now < self.next_read
-            || self.link.over()
-            || self.outstanding.is_done()
-            || self.ledger.open_urls() >= self.settings.intake
-        {
-            return;
-        }
-        let partitions: Vec<u32> = self
-            .leases
-            .held()
-            .into_iter()
-            .filter(|&p| self.link.fetches(p, now))
-            .collect();
-        let Some((entries, roots)) =
-            self.with_store("reading streams", |s| s.read(&partitions, READ_COUNT))
-        else {
-            // Redis may have handed out entries whose answer was lost: they
-            // are pending for this node, and only a new tenure's claim
-            // brings them back.
-            for p in partitions {
-                self.forget(p);
-            }
-            return;
-        };
-        self.widen_scope_to(roots);
-        if entries.is_empty() {
-            self.idle_reads = self.idle_reads.saturating_add(1);
-            let backoff = TICK * 2u32.saturating_pow(self.idle_reads.min(8));
-            self.next_read = now + backoff.min(IDLE_READ);
-        } else {
-            self.idle_reads = 0;
-            self.next_read = now;
-            self.deliver(entries);
-        }
-    }
-
-    /// Open the entries in the ledger and hand their URLs to the shards
-    /// that own their hosts (counted in first).
-    fn deliver(&mut self, entries: Vec<Entry>) {
-        let shards = self.settings.shards.max(1);
-        let mut by_shard: Vec<Vec<Job>> = vec![Vec::new(); shards];
-        let mut total = 0;
-        for entry in entries {
-            let (jobs, bad) = wire::decode(&entry.text);
-            if bad > 0 {
-                log::warn!("cluster: {bad} lines of entry {} of partition {} are not URLs", entry.id, entry.partition);
-                self.report.bad_lines += bad as u64;
-            }
-            let fps: Vec<u64> = jobs.iter().map(|j| self.fingerprints.fingerprint(&j.url)).collect();
-            if let Some((p, id)) = self.ledger.open(entry.partition, entry.id, &fps) {
-                finished_in(&mut self.finished, p).acks.push(id);
-            }
-            total += jobs.len();
-            for job in jobs {
-                let shard = shard_for(urls::host_of(&job.url), shards);
-                if let Some(list) = by_shard.get_mut(shard) {
-                    list.push(job);
-                }
-            }
-        }
-        self.outstanding.add(total);
-        for (shard, jobs) in by_shard.into_iter().enumerate() {
-            if !jobs.is_empty() {
-                self.link.deliver(shard, Intake::Jobs(jobs));
-            }
         }
     }
 

@@ -32,6 +32,8 @@ impl Node {
         self.link.set_held(p, None);
         self.ledger.abandon(p);
         self.leaving.remove(&p);
+        // A new tenure claims every entry pending here anyway.
+        self.unsure.remove(&p);
         // Fenced in Redis anyway; what was recorded stays in the log.
         self.finished.remove(&p);
         self.report.released += 1;
@@ -49,6 +51,7 @@ impl Node {
         let Some(renewed) = self.with_store("renewing leases", |s| s.renew(&held, ttl)) else {
             return;
         };
+        self.link.set_cut_off(false);
         for (&p, ok) in held.iter().zip(renewed) {
             if ok {
                 self.leases.granted(p, sent);
@@ -88,11 +91,8 @@ impl Node {
             .collect();
         let Some(orphans) = self.with_store("sweeping streams", |s| s.sweep(&held, ttl)) else {
             // Its claims may have been made and the answer lost: entries
-            // pending for this node that no read or sweep returns again.
-            // A new tenure's claim brings them back, as after a failed read.
-            for p in held {
-                self.forget(p);
-            }
+            // pending for this node, read again once it reconnects.
+            self.unsure.extend(held);
             return;
         };
         if !orphans.is_empty() {
@@ -207,6 +207,12 @@ impl Node {
             return false;
         };
         self.widen_scope();
+        if self.store.is_none() {
+            // Not checked against a scope that may be narrower than the
+            // crawl's: a new tenure claims them again.
+            self.forget(p);
+            return false;
+        }
         let n = claimed.len();
         self.deliver(claimed);
         self.report.taken += 1;

@@ -381,6 +381,27 @@ impl Store {
         Ok((reply::parse_read(&self.keys, reply)?, roots))
     }
 
+    /// Every entry of `partitions` delivered to this node and not
+    /// acknowledged (its own pending list, read again from the start:
+    /// nothing changes in Redis, so a lost reply costs nothing). After a
+    /// read or sweep whose reply was lost, the entries it may have
+    /// delivered are among these.
+    pub fn pending_here(&mut self, partitions: &[u32]) -> Result<Vec<Entry>, StoreError> {
+        if partitions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut cmd = redis::cmd("XREADGROUP");
+        cmd.arg("GROUP").arg(GROUP).arg(&self.node).arg("STREAMS");
+        for &p in partitions {
+            cmd.arg(self.keys.stream(p));
+        }
+        for _ in partitions {
+            cmd.arg("0");
+        }
+        let reply: Value = cmd.query(&mut self.con)?;
+        reply::parse_read(&self.keys, reply)
+    }
+
     /// The entries of `partitions` (those whose lease this node holds)
     /// pending for other nodes and idle for `idle`, claimed for this one:
     /// left there by a read that came too late (see [`Store::read`]).
@@ -504,6 +525,16 @@ impl Store {
         Ok(u64::try_from(n).ok())
     }
 
+    /// The server's `maxmemory-policy`; None where `CONFIG GET` is not
+    /// allowed (a managed Redis may rename or forbid it).
+    pub fn eviction_policy(&mut self) -> Option<String> {
+        let reply: Result<Vec<String>, _> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("maxmemory-policy")
+            .query(&mut self.con);
+        reply.ok()?.into_iter().nth(1)
+    }
+
     /// Records counted by [`Store::finish`], crawl-wide.
     pub fn records(&mut self) -> Result<u64, StoreError> {
         let n: Option<u64> = redis::cmd("GET").arg(self.keys.records()).query(&mut self.con)?;
@@ -511,6 +542,27 @@ impl Store {
     }
 }
 
+/// Whether Redis may evict keys under `policy` when full: anything but
+/// `noeviction`. An evicted lease, stream or done log loses or repeats
+/// work silently; with `noeviction` a full Redis refuses writes, which
+/// the nodes see as errors.
+pub fn may_evict(policy: &str) -> bool {
+    !policy.eq_ignore_ascii_case("noeviction")
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_noeviction_keeps_every_key_of_the_crawl() {
+        assert!(!may_evict("noeviction"));
+        for policy in ["allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-ttl", "allkeys-random"] {
+            assert!(may_evict(policy), "{policy}");
+        }
+    }
 }

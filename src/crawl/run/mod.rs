@@ -131,8 +131,9 @@ pub fn run_with(
     let joined = match &config.cluster {
         Some(cluster) => {
             let crawl = cluster.crawl.clone();
+            let redis = crate::config::secret::redacted(&cluster.url).into_owned();
             let joined = crate::cluster::join::join(&mut config, &roots)
-                .map_err(|error| CrawlError::Cluster { crawl, error })?;
+                .map_err(|error| CrawlError::Cluster { crawl, redis, error })?;
             roots.clear();
             Some(joined)
         }
@@ -289,6 +290,7 @@ pub fn run_with(
                 key: joined.meta.key,
                 scope: config.scope.clone(),
                 intake: node::intake_limit(intake_bytes, shards),
+                named: crate::cluster::admit::named_reserved(&config.roots),
             };
             let running = node::spawn(
                 node,

@@ -34,6 +34,12 @@
 //!   and a page needs its images wherever they are (wget's `-p` with
 //!   `--no-parent` does the same).
 //!
+//! * Link-local hosts (169.254.0.0/16, fe80::/10) and cloud metadata
+//!   endpoints ([`reserved`]) are out of scope, even as page requisites
+//!   or redirect targets, unless a root or a seed list names the host:
+//!   from a crawler in a cloud, a fetch of one can hand out the
+//!   machine's credentials.
+//!
 //! What it is not: no robots.txt, no per-host politeness or limits, no URL
 //! normalisation (see `crate::web::urls`), and no I/O or DNS: `example.com` and
 //! an IP it resolves to are different hosts here.
@@ -45,6 +51,7 @@ use url::Url;
 
 use crate::web::urls;
 
+pub mod reserved;
 mod seed_hosts;
 
 pub use seed_hosts::{SeedHosts, SeedHostsBuilder};
@@ -207,7 +214,7 @@ impl Scope {
     /// URLs without a host are never allowed.
     pub fn allows_start(&self, url: &Url) -> bool {
         let host = urls::host(url);
-        if host.is_empty() || !self.allows_host(host) {
+        if host.is_empty() || !self.allows_host(host) || !self.reaches(host) {
             return false;
         }
         match &self.exclude {
@@ -237,6 +244,7 @@ impl Scope {
     /// not if the exclude regex matches it.
     pub fn allows_embed(&self, url: &Url) -> bool {
         !urls::host(url).is_empty()
+            && self.reaches(urls::host(url))
             && self
                 .exclude
                 .as_ref()
@@ -261,6 +269,17 @@ impl Scope {
         self.mode == ScopeMode::Lenient
             && !is_ip_like(&host)
             && psl::domain_str(&host).is_some_and(|d| self.domains.contains(d))
+    }
+}
+
+impl Scope {
+    /// Whether the crawl may reach `host` at all: not a link-local or
+    /// metadata host ([`reserved`]), unless a root or a seed list names it.
+    fn reaches(&self, host: &str) -> bool {
+        let host = urls::canonical_host(host);
+        !reserved::is_reserved(&host)
+            || self.hosts.contains(host.as_ref())
+            || self.seeds.as_ref().is_some_and(|s| s.contains(&host))
     }
 }
 

@@ -340,3 +340,23 @@ fn a_scope_over_other_roots_keeps_its_rules() {
     assert!(!wider.allows(&u("http://other.test/docs/")));
     assert!(!wider.allows(&u("http://other.test/a/x")));
 }
+
+#[test]
+fn a_link_local_or_metadata_host_is_out_of_scope_unless_a_root_names_it() {
+    let s = scope(&["http://example.com/"], ScopeMode::Lenient);
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fe80::1]/",
+        "http://metadata.google.internal/computeMetadata/v1/",
+    ] {
+        // A page requisite may come from any host, a redirect may go
+        // anywhere the rule allows: never to these.
+        assert!(!s.allows_embed(&u(url)), "{url}");
+        assert!(!s.allows_start(&u(url)), "{url}");
+    }
+    assert!(s.allows_embed(&u("http://cdn.test/i.png")));
+    let named = scope(&["http://169.254.169.254/"], ScopeMode::Strict);
+    assert!(named.allows(&u("http://169.254.169.254/latest/")));
+    assert!(named.allows_embed(&u("http://169.254.169.254/x.png")));
+    assert!(!named.allows_embed(&u("http://169.254.170.2/")));
+}

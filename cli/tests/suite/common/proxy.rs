@@ -1,19 +1,23 @@
 //! A TCP proxy on 127.0.0.1:0 that a test can cut: every connection
 //! through it is shut down at once and new ones are closed as they come,
 //! until it is restored. Stands for a network cut between a node and its
-//! Redis (the node sees its connection drop and cannot reconnect).
+//! Redis (the node sees its connection drop and cannot reconnect). It can
+//! also hold the server's replies back for a while (a slow or stalled
+//! Redis).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub struct Proxy {
     addr: SocketAddr,
     cut: Arc<AtomicBool>,
     open: Arc<Mutex<Vec<TcpStream>>>,
     stop: Arc<AtomicBool>,
+    /// Until when the server's replies are held back.
+    hold: Arc<Mutex<Option<Instant>>>,
 }
 
 impl Proxy {
@@ -26,8 +30,10 @@ impl Proxy {
             cut: Arc::default(),
             open: Arc::default(),
             stop: Arc::default(),
+            hold: Arc::default(),
         };
         let (cut, open, stop) = (proxy.cut.clone(), proxy.open.clone(), proxy.stop.clone());
+        let hold = proxy.hold.clone();
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 match listener.accept() {
@@ -41,9 +47,12 @@ impl Proxy {
                         let _ = client.set_nodelay(true);
                         let _ = server.set_nodelay(true);
                         let mut open = open.lock().unwrap();
-                        for (from, to) in [(&client, &server), (&server, &client)] {
+                        for (from, to, held) in [
+                            (&client, &server, None),
+                            (&server, &client, Some(hold.clone())),
+                        ] {
                             let (from, to) = (from.try_clone().unwrap(), to.try_clone().unwrap());
-                            std::thread::spawn(move || pump(from, to));
+                            std::thread::spawn(move || pump(from, to, held));
                         }
                         open.push(client);
                         open.push(server);
@@ -53,6 +62,10 @@ impl Proxy {
             }
         });
         proxy
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// `redis://` URL of the proxy.
@@ -68,6 +81,12 @@ impl Proxy {
         }
     }
 
+    /// Hold every reply of the server back for `d` from now (those that
+    /// come meanwhile go on at the end of it).
+    pub fn hold_replies(&self, d: Duration) {
+        *self.hold.lock().unwrap() = Some(Instant::now() + d);
+    }
+
     pub fn restore(&self) {
         self.cut.store(false, Ordering::Relaxed);
     }
@@ -80,12 +99,16 @@ impl Drop for Proxy {
     }
 }
 
-fn pump(mut from: TcpStream, mut to: TcpStream) {
+fn pump(mut from: TcpStream, mut to: TcpStream, hold: Option<Arc<Mutex<Option<Instant>>>>) {
     let mut buf = [0u8; 16 * 1024];
     loop {
         match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                let until = hold.as_ref().and_then(|h| *h.lock().unwrap());
+                if let Some(wait) = until.and_then(|u| u.checked_duration_since(Instant::now())) {
+                    std::thread::sleep(wait);
+                }
                 if to.write_all(&buf[..n]).is_err() {
                     break;
                 }

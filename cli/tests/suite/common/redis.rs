@@ -40,6 +40,17 @@ fn binary() -> Option<PathBuf> {
 /// A fresh server, or None (and a line on stderr saying so) where
 /// `redis-server` is not installed.
 pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
+    redis_with_or_skip(test, &[], None)
+}
+
+/// A fresh server started with `args` beside the usual ones, asking for
+/// `password` if given (`--requirepass`), or None where `redis-server` is
+/// not installed.
+pub fn redis_with_or_skip(
+    test: &str,
+    args: &[&str],
+    password: Option<&str>,
+) -> Option<RedisServer> {
     let Some(bin) = binary() else {
         assert!(
             std::env::var_os(super::tools::REQUIRE_TOOLS).is_none(),
@@ -67,6 +78,8 @@ pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .arg("--dir")
             .arg(&dir)
+            .args(args)
+            .args(password.map(|p| ["--requirepass", p]).into_iter().flatten())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -81,7 +94,7 @@ pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
             if let Ok(Some(_)) = server.child.try_wait() {
                 break;
             }
-            match server_pid(port) {
+            match server_pid(port, password) {
                 Some(pid) if pid == server.child.id() => return Some(server),
                 Some(_) => break, // another test's server: try another port
                 None => {}
@@ -97,9 +110,12 @@ pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
 
 /// The process id of the redis-server answering on `port` (from `INFO
 /// server`), or None if nothing answers yet.
-fn server_pid(port: u16) -> Option<u32> {
+fn server_pid(port: u16, password: Option<&str>) -> Option<u32> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+    if let Some(p) = password {
+        stream.write_all(format!("AUTH {p}\r\n").as_bytes()).ok()?;
+    }
     stream.write_all(b"INFO server\r\n").ok()?;
     let mut reply = Vec::new();
     let mut buf = [0u8; 4096];

@@ -1,0 +1,71 @@
+//! A cluster node against a flaky Redis: replies held back past the
+//! command timeout, connections dropped. Within its leases a node rides
+//! them out: it reconnects and goes on, keeps its partitions, and fetches
+//! no page twice.
+//!
+//! Same harness as `cluster.rs`, with the test's proxy between the node
+//! and its `redis-server`.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::cluster::{assert_complete, records, Node, LIMIT};
+use crate::common::proxy::Proxy;
+use crate::common::redis::redis_or_skip;
+use crate::common::synth::Site;
+
+fn wait_for_records(node: &Node, n: usize, start: Instant) {
+    while node.records() < n {
+        assert!(
+            start.elapsed() < LIMIT,
+            "no progress: {} records",
+            node.records()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_node_keeps_its_partitions_through_a_late_reply_and_a_dropped_connection() {
+    let Some(redis) = redis_or_skip("flaky") else {
+        return;
+    };
+    let dir = crate::cluster::scratch("flaky");
+    let site = Site::with_delay(8_000, 32, 10);
+    let proxy = Proxy::start(SocketAddr::from(([127, 0, 0, 1], redis.port)));
+    let start = Instant::now();
+    // Leases of 12 s: a command may take 3 s, a lease is renewed every
+    // 4 s and counted valid here for 9.6 s after its renewal was sent.
+    let mut node = Node::start("n1", &proxy.redis_url(), "flaky", &site, &dir, true, "12");
+    wait_for_records(&node, 300, start);
+    // Replies 3.5 s late: the command in flight times out, the connection
+    // is dropped, reconnections fail until the replies come again.
+    proxy.hold_replies(Duration::from_millis(3_500));
+    std::thread::sleep(Duration::from_millis(3_500));
+    let then = node.records();
+    wait_for_records(&node, then + 300, start);
+    // A dropped connection.
+    proxy.cut();
+    std::thread::sleep(Duration::from_millis(50));
+    proxy.restore();
+    node.finish(start);
+    let urls = records(std::slice::from_ref(&node));
+    let twice = assert_complete(&urls, &site.expected());
+    assert!(
+        twice.is_empty(),
+        "URLs recorded twice: {:?}",
+        twice.iter().take(5).collect::<Vec<_>>()
+    );
+    let hits = site.page_hits();
+    let fetched_twice: Vec<_> = hits.iter().filter(|(_, &n)| n > 1).take(5).collect();
+    assert!(
+        fetched_twice.is_empty(),
+        "pages fetched twice: {fetched_twice:?}"
+    );
+    let err = std::fs::read_to_string(&node.stderr).unwrap();
+    assert!(
+        err.contains("reconnecting"),
+        "the faults reached the node: {err}"
+    );
+    assert!(!err.contains("ran out here"), "no lease ran out: {err}");
+}

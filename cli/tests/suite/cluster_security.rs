@@ -1,0 +1,319 @@
+//! A cluster crawl's Redis as a boundary: its password is never printed,
+//! and what its streams hold is untrusted input (anyone who can write to
+//! Redis can append a URL), checked again before it is fetched.
+//!
+//! Same harness as `cluster.rs`: a real `redis-server` on loopback, the
+//! `ringcrawl` binary as nodes, the synthetic site served by the test.
+
+use std::net::SocketAddr;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::cluster::{scratch, urls_of, Node};
+use crate::common::proxy::Proxy;
+use crate::common::redis::redis_with_or_skip;
+use crate::common::synth::Site;
+
+/// The server's password: must appear in no output.
+const SECRET: &str = "pw-7f3a9c41";
+
+/// A wrong password: must appear in no output either.
+const WRONG: &str = "wrong-5e1d2b77";
+
+/// `ringcrawl` with `args`: exit code, stdout and stderr.
+fn ringcrawl(args: &[String]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_hidden(what: &str, text: &str) {
+    for secret in [SECRET, WRONG] {
+        assert!(!text.contains(secret), "{what} shows a password: {text}");
+    }
+}
+
+#[test]
+fn a_redis_password_is_never_printed_in_errors_logs_reconnections_or_status() {
+    let Some(redis) = redis_with_or_skip("password", &[], Some(SECRET)) else {
+        return;
+    };
+    let dir = scratch("password");
+    let site = Site::with_delay(3_000, 16, 2);
+    let url = |at: SocketAddr, pw: &str| format!("redis://:{pw}@{at}/");
+    let server = SocketAddr::from(([127, 0, 0, 1], redis.port));
+    let crawl_args = |redis: &str, node: &str| -> Vec<String> {
+        let mut args = site.roots();
+        args.extend(site.resolve_args());
+        args.extend(
+            [
+                "--cluster",
+                redis,
+                "--crawl",
+                "pw",
+                "--node",
+                node,
+                "--ignore-robots",
+                "-v",
+            ]
+            .map(String::from),
+        );
+        args.extend(["-o".into(), dir.join("records.jsonl").display().to_string()]);
+        args
+    };
+
+    // A wrong password: refused, the server named with the password hidden.
+    let (code, out, err) = ringcrawl(&crawl_args(&url(server, WRONG), "w"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("redis://:***@127.0.0.1"), "{err}");
+    assert_hidden("a refused node", &(out + &err));
+    let (code, out, err) = ringcrawl(
+        &[
+            "cluster",
+            "status",
+            "--cluster",
+            &url(server, WRONG),
+            "--crawl",
+            "pw",
+        ]
+        .map(String::from),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert_hidden("status with a wrong password", &(out + &err));
+    // A URL that does not parse is named in the error, its password hidden.
+    let bad = format!("redis://:{SECRET}@127.0.0.1:notaport/");
+    let (code, out, err) = ringcrawl(&crawl_args(&bad, "b"));
+    assert_eq!(code, Some(2), "{err}");
+    assert_hidden("a bad URL", &(out + &err));
+
+    // The right password, through a proxy cut for a moment: the node
+    // reconnects (and says so, at -v) and finishes the crawl.
+    let proxy = Proxy::start(server);
+    let start = Instant::now();
+    let mut node = Node::spawn("n1", &url(proxy.addr(), SECRET), "pw", &dir, "2", {
+        let mut args = site.roots();
+        args.extend(site.resolve_args());
+        args.extend(["--ignore-robots".into(), "-v".into()]);
+        args
+    });
+    while node.records() < 200 {
+        assert!(start.elapsed() < crate::cluster::LIMIT, "no progress");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    proxy.cut();
+    std::thread::sleep(Duration::from_millis(400));
+    proxy.restore();
+    node.finish(start);
+    let err = std::fs::read_to_string(&node.stderr).unwrap();
+    assert!(
+        err.contains("reconnected to redis://:***@127.0.0.1"),
+        "{err}"
+    );
+    assert_hidden("the node's log", &err);
+    assert_hidden("the records", &std::fs::read_to_string(&node.log).unwrap());
+    // Every page has a record (how many a cut repeats is not this test's).
+    crate::cluster::assert_complete(
+        &crate::cluster::records(std::slice::from_ref(&node)),
+        &site.expected(),
+    );
+    let (code, out, err) = ringcrawl(
+        &[
+            "cluster",
+            "status",
+            "--cluster",
+            &url(server, SECRET),
+            "--crawl",
+            "pw",
+            "--json",
+        ]
+        .map(String::from),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_hidden("status", &(out + &err));
+}
+
+/// Appends `jobs` to their partitions' streams of crawl `crawl` (of the
+/// default partition count), as anyone who can write to Redis could.
+fn inject(redis: &str, crawl: &str, jobs: &[ringcrawl::job::Job]) {
+    use ringcrawl::cluster::partition::{partition_of, DEFAULT_PARTITIONS};
+    let mut con = redis::Client::open(redis)
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    for job in jobs {
+        let p = partition_of(ringcrawl::web::urls::host_of(&job.url), DEFAULT_PARTITIONS);
+        let _: String = redis::cmd("XADD")
+            .arg(format!("ringcrawl:{crawl}:stream:{p}"))
+            .arg("*")
+            .arg("u")
+            .arg(ringcrawl::cluster::wire::encode(std::slice::from_ref(job)))
+            .query(&mut con)
+            .unwrap();
+    }
+}
+
+#[test]
+fn urls_appended_to_a_stream_by_others_are_checked_again_before_they_are_fetched() {
+    use ringcrawl::job::hops::{Hop, Hops};
+    use ringcrawl::job::Job;
+    let Some(redis) = crate::common::redis::redis_or_skip("injected") else {
+        return;
+    };
+    let dir = scratch("injected");
+    let site = Site::with_delay(3_000, 16, 2);
+    let start = Instant::now();
+    let mut node = Node::start("n1", &redis.url(), "inj", &site, &dir, true, "2");
+    while node.records() < 100 {
+        assert!(start.elapsed() < crate::cluster::LIMIT, "no progress");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let via: std::sync::Arc<str> = std::sync::Arc::from(site.roots()[0].as_str());
+    let job = |url: &str, hops: Hops| Job {
+        url: url.to_string(),
+        redirects_left: 5,
+        depth: 1,
+        hops,
+        via: Some(via.clone()),
+    };
+    let injected = [
+        // Out of the crawl's scope, as a link and as a root would be.
+        job("http://outside.test/x", Hops::root().then(Hop::Link)),
+        job("http://outside.test/", Hops::root()),
+        // Cloud metadata and link-local addresses, even as page
+        // requisites (which may come from any host).
+        job(
+            "http://169.254.169.254/latest/meta-data/",
+            Hops::root().then(Hop::Embed),
+        ),
+        job("http://169.254.170.2/v2/credentials", Hops::root()),
+        job("http://[fe80::1]/", Hops::root().then(Hop::Embed)),
+        job(
+            "http://metadata.google.internal/computeMetadata/v1/",
+            Hops::root().then(Hop::Embed),
+        ),
+    ];
+    inject(&redis.url(), "inj", &injected);
+    node.finish(start);
+    let urls = urls_of(&node.log);
+    for job in &injected {
+        assert!(!urls.contains(&job.url), "{} was fetched", job.url);
+    }
+    assert_eq!(
+        urls.len(),
+        site.expected().len(),
+        "the crawl went on to its end"
+    );
+    let err = std::fs::read_to_string(&node.stderr).unwrap();
+    assert!(
+        err.contains("refused"),
+        "the node says what it refused: {err}"
+    );
+}
+
+#[test]
+fn a_node_warns_when_redis_may_evict_the_crawls_keys() {
+    let Some(redis) = redis_with_or_skip("evicting", &["--maxmemory-policy", "allkeys-lru"], None)
+    else {
+        return;
+    };
+    let dir = scratch("evicting");
+    let site = Site::new(50, 2);
+    let start = Instant::now();
+    let mut node = Node::start("n1", &redis.url(), "ev", &site, &dir, true, "2");
+    node.finish(start);
+    let err = std::fs::read_to_string(&node.stderr).unwrap();
+    assert!(
+        err.contains("maxmemory-policy is allkeys-lru"),
+        "a warning names the policy: {err}"
+    );
+}
+
+/// A free loopback port (bound, read, closed: another process may take
+/// it meanwhile, as for the servers' own ports).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_node_crawls_through_redis_over_tls_and_checks_its_certificate() {
+    use ringcrawl_site::tls::{TestCa, Validity};
+    let dir = scratch("tls");
+    let ca = TestCa::new("redis test CA").unwrap();
+    let cert = ca.issue(&["127.0.0.1"], Validity::Current).unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let (chain, key, ca_pem) = (
+        file("cert.pem", cert.chain_pem()),
+        file("key.pem", cert.key_pem()),
+        file("ca.pem", ca.pem()),
+    );
+    let tls_port = free_port().to_string();
+    let args = [
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &chain,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca_pem,
+        "--tls-auth-clients",
+        "no",
+    ];
+    let Some(_redis) = redis_with_or_skip("tls", &args, None) else {
+        return;
+    };
+    let site = Site::new(200, 4);
+    let run = |node: &str, trust: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringcrawl"));
+        cmd.args(site.roots())
+            .args(site.resolve_args())
+            .args(["--cluster", &format!("rediss://127.0.0.1:{tls_port}/")])
+            .args([
+                "--crawl",
+                "tls",
+                "--node",
+                node,
+                "--ignore-robots",
+                "--no-sitemaps",
+                "-q",
+            ])
+            .arg("-o")
+            .arg(dir.join("records.jsonl"))
+            .env_remove("SSL_CERT_DIR");
+        match trust {
+            // rustls-native-certs reads the roots from here when set.
+            Some(ca) => cmd.env("SSL_CERT_FILE", ca),
+            None => cmd.env("SSL_CERT_FILE", dir.join("none.pem")),
+        };
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // A server whose certificate no trusted authority signed: refused.
+    std::fs::write(dir.join("none.pem"), "").unwrap();
+    let (code, err) = run("untrusting", None);
+    assert_eq!(code, Some(1), "{err}");
+    // Trusted: the crawl runs over TLS to its end.
+    let (code, err) = run("n1", Some(&ca_pem));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        urls_of(&dir.join("records.n1.jsonl")).len(),
+        site.expected().len()
+    );
+}
