@@ -216,23 +216,73 @@
 // layers were hidden.
 #![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
 
-/// Declares the crate's internal layers: `pub(crate)`, or public but
-/// hidden with the `internals` feature (for the tests, benchmarks and fuzz
-/// targets, which enable it; not part of the API).
-macro_rules! internal {
-    ($($name:ident),*) => {$(
-        #[cfg(feature = "internals")]
-        #[doc(hidden)]
-        #[allow(missing_docs)]
-        pub mod $name;
-        #[cfg(not(feature = "internals"))]
-        pub(crate) mod $name;
-    )*};
-}
-
 mod api;
 pub mod process;
-internal!(cluster, config, crawl, job, keys, net, output, state, sync, web);
+
+// The internal layers: crate-private, or public but hidden with the
+// `internals` feature (for the tests, benchmarks and fuzz targets, which
+// enable it; not part of the API). Declared one by one, not by a macro, so
+// that rustfmt (which does not look inside macros) formats their files.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod cluster;
+#[cfg(not(feature = "internals"))]
+mod cluster;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod config;
+#[cfg(not(feature = "internals"))]
+mod config;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod crawl;
+#[cfg(not(feature = "internals"))]
+mod crawl;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod job;
+#[cfg(not(feature = "internals"))]
+mod job;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod keys;
+#[cfg(not(feature = "internals"))]
+mod keys;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod net;
+#[cfg(not(feature = "internals"))]
+mod net;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod output;
+#[cfg(not(feature = "internals"))]
+mod output;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod state;
+#[cfg(not(feature = "internals"))]
+mod state;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod sync;
+#[cfg(not(feature = "internals"))]
+mod sync;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod web;
+#[cfg(not(feature = "internals"))]
+mod web;
 
 pub use api::{
     BuildError, Cause, CrawlError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream,

@@ -140,16 +140,29 @@ mod tests {
     #[test]
     fn a_url_in_scope_in_its_partition_is_admitted() {
         let link = Hops::root().then(Hop::Link);
-        assert_eq!(check(&["http://a.test/"], &[], "http://a.test/x", link), Ok(()));
-        assert_eq!(check(&["http://a.test/"], &[], "http://a.test/", Hops::root()), Ok(()));
+        assert_eq!(
+            check(&["http://a.test/"], &[], "http://a.test/x", link),
+            Ok(())
+        );
+        assert_eq!(
+            check(&["http://a.test/"], &[], "http://a.test/", Hops::root()),
+            Ok(())
+        );
         let embed = Hops::root().then(Hop::Embed);
-        assert_eq!(check(&["http://a.test/"], &[], "http://cdn.test/i.png", embed), Ok(()), "requisites come from anywhere");
+        assert_eq!(
+            check(&["http://a.test/"], &[], "http://cdn.test/i.png", embed),
+            Ok(()),
+            "requisites come from anywhere"
+        );
     }
 
     #[test]
     fn a_url_out_of_scope_is_refused_whatever_its_hops_say() {
         for hops in [Hops::root(), Hops::root().then(Hop::Link)] {
-            assert_eq!(check(&["http://a.test/"], &[], "http://b.test/", hops), Err(Refusal::OutOfScope));
+            assert_eq!(
+                check(&["http://a.test/"], &[], "http://b.test/", hops),
+                Err(Refusal::OutOfScope)
+            );
         }
     }
 
@@ -163,18 +176,38 @@ mod tests {
         ] {
             // Even a root of the crawl (another node's, or one written
             // into Redis) does not let it through: only this node's own.
-            assert_eq!(check(&[url], &[], url, Hops::root()), Err(Refusal::Reserved), "{url}");
-            assert_eq!(check(&["http://a.test/"], &[], url, embed), Err(Refusal::Reserved), "{url}");
+            assert_eq!(
+                check(&[url], &[], url, Hops::root()),
+                Err(Refusal::Reserved),
+                "{url}"
+            );
+            assert_eq!(
+                check(&["http://a.test/"], &[], url, embed),
+                Err(Refusal::Reserved),
+                "{url}"
+            );
         }
         let named = named_reserved(&[url::Url::parse("http://169.254.169.254/").unwrap()]);
         assert_eq!(named, ["169.254.169.254"]);
-        assert_eq!(check(&["http://169.254.169.254/"], &named, "http://169.254.169.254/x", Hops::root().then(Hop::Link)), Ok(()));
+        assert_eq!(
+            check(
+                &["http://169.254.169.254/"],
+                &named,
+                "http://169.254.169.254/x",
+                Hops::root().then(Hop::Link)
+            ),
+            Ok(())
+        );
     }
 
     #[test]
     fn a_url_of_another_partition_or_not_in_normal_form_is_refused() {
         let roots = ["http://a.test/", "http://b.test/"];
-        let scope = Scope::new(&roots.map(|r| url::Url::parse(r).unwrap()), ScopeMode::Strict, None);
+        let scope = Scope::new(
+            &roots.map(|r| url::Url::parse(r).unwrap()),
+            ScopeMode::Strict,
+            None,
+        );
         let admission = Admission {
             scope: &scope,
             partitions: PARTITIONS,
@@ -182,9 +215,23 @@ mod tests {
         };
         let p = partition_of("a.test", PARTITIONS);
         let other = (p + 1) % PARTITIONS;
-        assert_eq!(admission.check(&job("http://a.test/", Hops::root()), other), Err(Refusal::OtherPartition));
-        for bad in ["HTTP://A.TEST/", "http://a.test/#f", "ftp://a.test/", "http://a.test", "garbage", ""] {
-            assert_eq!(admission.check(&job(bad, Hops::root()), p), Err(Refusal::Malformed), "{bad}");
+        assert_eq!(
+            admission.check(&job("http://a.test/", Hops::root()), other),
+            Err(Refusal::OtherPartition)
+        );
+        for bad in [
+            "HTTP://A.TEST/",
+            "http://a.test/#f",
+            "ftp://a.test/",
+            "http://a.test",
+            "garbage",
+            "",
+        ] {
+            assert_eq!(
+                admission.check(&job(bad, Hops::root()), p),
+                Err(Refusal::Malformed),
+                "{bad}"
+            );
         }
     }
 }

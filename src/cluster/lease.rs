@@ -48,7 +48,9 @@ impl Leases {
 
     /// Whether the node may still fetch and record for `partition` at `now`.
     pub fn holds(&self, partition: u32, now: Instant) -> bool {
-        self.valid_until.get(&partition).is_some_and(|&until| now < until)
+        self.valid_until
+            .get(&partition)
+            .is_some_and(|&until| now < until)
     }
 
     /// Until when the node may act for `partition` (None: not held).
@@ -88,7 +90,10 @@ mod tests {
         let mut leases = Leases::new(TTL);
         leases.granted(7, t0);
         assert!(leases.holds(7, t0 + Duration::from_millis(7_999)));
-        assert!(!leases.holds(7, t0 + Duration::from_secs(8)), "Redis keeps it 2 s longer");
+        assert!(
+            !leases.holds(7, t0 + Duration::from_secs(8)),
+            "Redis keeps it 2 s longer"
+        );
         assert!(!leases.holds(8, t0));
         assert_eq!(leases.held(), [7]);
     }

@@ -222,7 +222,10 @@ mod tests {
         ledger.answer(1, Recorded);
         assert!(!ledger.knows(1, "a"), "done");
         ledger.abandon(2);
-        assert!(!ledger.knows(2, "b"), "abandoned: the next tenure claims it");
+        assert!(
+            !ledger.knows(2, "b"),
+            "abandoned: the next tenure claims it"
+        );
     }
 
     #[test]

@@ -204,7 +204,9 @@ impl Link {
     pub fn sent(&self, n: usize) {
         let _ = self
             .unsent
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| Some(u.saturating_sub(n)));
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                Some(u.saturating_sub(n))
+            });
     }
 
     /// Too many links wait for Redis, or the node is cut off from it:
@@ -270,7 +272,10 @@ mod tests {
         assert!(!link.holds(3, now));
         link.set_held(3, Some(now + Duration::from_secs(1)));
         assert!(link.holds(3, now) && link.fetches(3, now));
-        assert!(!link.holds(3, now + Duration::from_secs(1)), "the deadline is the end");
+        assert!(
+            !link.holds(3, now + Duration::from_secs(1)),
+            "the deadline is the end"
+        );
         link.set_draining(3, true);
         assert!(link.holds(3, now) && !link.fetches(3, now));
         link.set_held(3, None);

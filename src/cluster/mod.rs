@@ -201,7 +201,10 @@ mod tests {
     fn an_incarnation_is_its_name_and_a_token_of_its_own() {
         let (a, b) = (incarnation("n1"), incarnation("n1"));
         assert_ne!(a, b);
-        assert_eq!((name_of(&a), name_of(&b), name_of("n1")), ("n1", "n1", "n1"));
+        assert_eq!(
+            (name_of(&a), name_of(&b), name_of("n1")),
+            ("n1", "n1", "n1")
+        );
     }
 
     #[test]

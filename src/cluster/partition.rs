@@ -132,7 +132,10 @@ mod tests {
             count[partition_of(&format!("h{i}.endless.test"), 256) as usize] += 1;
         }
         let (min, max) = (count.iter().min().unwrap(), count.iter().max().unwrap());
-        assert!(*min > 850 && *max < 1150, "{min}..{max} hosts a partition, 1000 expected");
+        assert!(
+            *min > 850 && *max < 1150,
+            "{min}..{max} hosts a partition, 1000 expected"
+        );
     }
 
     #[test]
@@ -161,7 +164,10 @@ mod tests {
                 held[o] += 1;
             }
             let cap = 256usize.div_ceil(n);
-            assert!(held.iter().all(|&h| h <= cap && h + n >= cap), "{n} nodes: {held:?}");
+            assert!(
+                held.iter().all(|&h| h <= cap && h + n >= cap),
+                "{n} nodes: {held:?}"
+            );
             let shares: usize = (0..n).map(|i| share(&nodes, i, 256).len()).sum();
             assert_eq!(shares, 256);
         }
@@ -173,7 +179,10 @@ mod tests {
         let a = ["n-a", "n-b", "n-c"];
         let b = ["n-c", "n-a", "n-b"];
         let by_name = |nodes: &[&str]| -> Vec<String> {
-            assign(nodes, 256).into_iter().map(|i| nodes[i].to_string()).collect()
+            assign(nodes, 256)
+                .into_iter()
+                .map(|i| nodes[i].to_string())
+                .collect()
         };
         assert_eq!(by_name(&a), by_name(&b));
     }
@@ -191,6 +200,9 @@ mod tests {
             .count();
         let to_new = after.iter().filter(|&&a| a == 3).count();
         assert_eq!(to_new, 64);
-        assert!(moved_between_old < 40, "{moved_between_old} moved between old nodes");
+        assert!(
+            moved_between_old < 40,
+            "{moved_between_old} moved between old nodes"
+        );
     }
 }

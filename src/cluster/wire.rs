@@ -114,7 +114,10 @@ mod tests {
         ];
         let text = encode(&jobs);
         assert_eq!(text.lines().count(), 5);
-        assert!(text.contains("\t=\n"), "a repeated referrer is written once: {text}");
+        assert!(
+            text.contains("\t=\n"),
+            "a repeated referrer is written once: {text}"
+        );
         let (back, bad) = decode(&text);
         assert_eq!(bad, 0);
         assert_eq!(back.len(), jobs.len());
@@ -124,7 +127,10 @@ mod tests {
                 (&b.url, b.depth, b.redirects_left, b.hops, &b.via)
             );
         }
-        assert!(Arc::ptr_eq(back[1].via.as_ref().unwrap(), back[2].via.as_ref().unwrap()));
+        assert!(Arc::ptr_eq(
+            back[1].via.as_ref().unwrap(),
+            back[2].via.as_ref().unwrap()
+        ));
     }
 
     #[test]
@@ -145,7 +151,14 @@ mod tests {
 
     #[test]
     fn any_bytes_decode_without_panic() {
-        for text in ["", "\n\n", "\t\t\t\t", "=\t=\t=\t=\t=", "a\t1\t1\t1\t=\n", "\u{0}\t9999999999999999999999\t1\t1\t"] {
+        for text in [
+            "",
+            "\n\n",
+            "\t\t\t\t",
+            "=\t=\t=\t=\t=",
+            "a\t1\t1\t1\t=\n",
+            "\u{0}\t9999999999999999999999\t1\t1\t",
+        ] {
             let _ = decode(text);
         }
     }

@@ -57,7 +57,9 @@ fn hide_query_passwords(url: &str) -> Option<String> {
     let pairs: Vec<Cow<'_, str>> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if name.eq_ignore_ascii_case("pass") || name.eq_ignore_ascii_case("password") => {
+            Some((name, _))
+                if name.eq_ignore_ascii_case("pass") || name.eq_ignore_ascii_case("password") =>
+            {
                 hid = true;
                 Cow::Owned(format!("{name}={HIDDEN}"))
             }
@@ -81,15 +83,30 @@ mod tests {
 
     #[test]
     fn a_password_alone_or_with_a_user_is_hidden() {
-        assert_eq!(redacted("redis://:s3cret@10.0.0.5:6379/"), "redis://:***@10.0.0.5:6379/");
-        assert_eq!(redacted("redis://crawler:s3cret@db:6379/0"), "redis://crawler:***@db:6379/0");
+        assert_eq!(
+            redacted("redis://:s3cret@10.0.0.5:6379/"),
+            "redis://:***@10.0.0.5:6379/"
+        );
+        assert_eq!(
+            redacted("redis://crawler:s3cret@db:6379/0"),
+            "redis://crawler:***@db:6379/0"
+        );
         assert_eq!(redacted("rediss://u:p@h/"), "rediss://u:***@h/");
     }
 
     #[test]
     fn a_url_without_a_secret_is_borrowed_as_it_is() {
-        for url in ["redis://127.0.0.1:6379/", "redis://db/", "not a url", "", "redis+unix:///run/redis.sock"] {
-            assert!(matches!(redacted(url), Cow::Borrowed(u) if u == url), "{url}");
+        for url in [
+            "redis://127.0.0.1:6379/",
+            "redis://db/",
+            "not a url",
+            "",
+            "redis+unix:///run/redis.sock",
+        ] {
+            assert!(
+                matches!(redacted(url), Cow::Borrowed(u) if u == url),
+                "{url}"
+            );
         }
     }
 
@@ -113,6 +130,9 @@ mod tests {
             redacted("redis+unix:///run/redis.sock?db=1&pass=s3cret#x"),
             "redis+unix:///run/redis.sock?db=1&pass=***#x"
         );
-        assert_eq!(redacted("redis+unix:///s?password=s3cret"), "redis+unix:///s?password=***");
+        assert_eq!(
+            redacted("redis+unix:///s?password=s3cret"),
+            "redis+unix:///s?password=***"
+        );
     }
 }

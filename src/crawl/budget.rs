@@ -39,7 +39,13 @@ impl Budget {
     /// Budgets of a resumed crawl: earlier runs fetched `pages` pages,
     /// received `bytes` bytes and took `elapsed` of the time; this run
     /// starts at `start`. A budget already spent stops it at once.
-    pub fn resumed(limits: Limits, start: Instant, pages: u64, bytes: u64, elapsed: Duration) -> Self {
+    pub fn resumed(
+        limits: Limits,
+        start: Instant,
+        pages: u64,
+        bytes: u64,
+        elapsed: Duration,
+    ) -> Self {
         let budget = Budget {
             limits,
             deadline: limits

@@ -154,7 +154,10 @@ mod tests {
             pid: Some(42),
         });
         assert!(matches!(e, CrawlError::StateLocked { pid: Some(42), .. }));
-        assert_eq!(e.to_string(), "state directory: /tmp/s is in use by another process (PID 42)");
+        assert_eq!(
+            e.to_string(),
+            "state directory: /tmp/s is in use by another process (PID 42)"
+        );
     }
 
     #[test]
@@ -164,7 +167,10 @@ mod tests {
         });
         assert!(matches!(e, CrawlError::State(_)));
         let shown = e.to_string();
-        assert!(shown.starts_with("state directory: /tmp/s already holds a crawl"), "{shown}");
+        assert!(
+            shown.starts_with("state directory: /tmp/s already holds a crawl"),
+            "{shown}"
+        );
         assert_eq!(shown.matches("already holds").count(), 1, "{shown}");
     }
 

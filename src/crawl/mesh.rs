@@ -334,7 +334,10 @@ mod tests {
         assert_eq!(channel_capacity(9), 1_024);
         for shards in [10, 16, 17, 32, 64, 128, 512] {
             let capacity = channel_capacity(shards);
-            assert!(capacity.is_power_of_two(), "glommio would round {capacity} up");
+            assert!(
+                capacity.is_power_of_two(),
+                "glommio would round {capacity} up"
+            );
             let into_each = (shards - 1) * capacity;
             assert!(into_each <= 8_192, "{shards} shards: {into_each} slots");
         }
@@ -352,6 +355,9 @@ mod tests {
         assert_eq!(slots.take_other(0), None, "2 is full, 1 paused");
         slots.set_paused(1, false);
         assert_eq!(slots.take_other(0), Some(1));
-        assert!(slots.try_take(1), "a paused shard's own take is its own choice");
+        assert!(
+            slots.try_take(1),
+            "a paused shard's own take is its own choice"
+        );
     }
 }

@@ -193,7 +193,11 @@ fn canonical_escapes(text: &[u8]) -> Cow<'_, [u8]> {
                 if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
                     out.push(byte);
                 } else {
-                    out.extend_from_slice(&[b'%', high.to_ascii_uppercase(), low.to_ascii_uppercase()]);
+                    out.extend_from_slice(&[
+                        b'%',
+                        high.to_ascii_uppercase(),
+                        low.to_ascii_uppercase(),
+                    ]);
                 }
                 rest = after;
                 continue;
@@ -206,7 +210,9 @@ fn canonical_escapes(text: &[u8]) -> Cow<'_, [u8]> {
 
 /// The value of a hexadecimal digit.
 fn hex_value(digit: u8) -> Option<u8> {
-    char::from(digit).to_digit(16).and_then(|d| u8::try_from(d).ok())
+    char::from(digit)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
 }
 
 /// `text` with the value of each `User-agent` line cut to its product
@@ -259,7 +265,10 @@ fn agent_value(line: &[u8]) -> Option<(usize, usize)> {
     let rest = line.get(at..)?;
     let name = [&b"user-agent"[..], b"user agent", b"useragent"]
         .into_iter()
-        .find(|name| rest.get(..name.len()).is_some_and(|r| r.eq_ignore_ascii_case(name)))?;
+        .find(|name| {
+            rest.get(..name.len())
+                .is_some_and(|r| r.eq_ignore_ascii_case(name))
+        })?;
     at = at.saturating_add(name.len());
     let rest = line.get(at..)?;
     let blanks = rest.iter().take_while(|b| is_blank(b)).count();
@@ -277,7 +286,11 @@ fn agent_value(line: &[u8]) -> Option<(usize, usize)> {
         .unwrap_or(rest.len());
     let value = rest.get(..len)?;
     let lead = value.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    let trail = value.iter().rev().take_while(|b| b.is_ascii_whitespace()).count();
+    let trail = value
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
     let start = at.saturating_add(lead);
     let end = at.saturating_add(len.saturating_sub(trail)).max(start);
     Some((start, end))
@@ -324,7 +337,9 @@ mod tests {
             ["https://a.test/s1.xml", "/relative.xml"]
         );
         assert!(rules.take_sitemaps().is_empty());
-        assert!(Rules::from_answer(Some(404), txt, "x").take_sitemaps().is_empty());
+        assert!(Rules::from_answer(Some(404), txt, "x")
+            .take_sitemaps()
+            .is_empty());
     }
 
     #[test]
@@ -386,7 +401,10 @@ mod tests {
         assert!(allows(&rules, "http://a.test/"), "not the host");
         assert!(allows(&rules, "http://a.test/page"), "not the scheme");
         assert!(!allows(&rules, "http://b.test/a.test/x"));
-        assert!(!allows(&rules, "http://b.test/q?x=1&y=2"), "the query counts");
+        assert!(
+            !allows(&rules, "http://b.test/q?x=1&y=2"),
+            "the query counts"
+        );
         assert!(allows(&rules, "http://b.test/q?y=2"));
     }
 
@@ -405,7 +423,10 @@ mod tests {
              Disallow: /tie\nAllow: /tie\nAllow: /page\nDisallow: /*.html\n",
         );
         assert!(allows(&rules, "http://a.test/p/x"));
-        assert!(!allows(&rules, "http://a.test/p/q/x"), "the longer Disallow");
+        assert!(
+            !allows(&rules, "http://a.test/p/q/x"),
+            "the longer Disallow"
+        );
         assert!(!allows(&rules, "http://a.test/r/x"));
         assert!(allows(&rules, "http://a.test/r/s/x"), "the longer Allow");
         assert!(allows(&rules, "http://a.test/tie/x"), "equal length: Allow");
@@ -420,8 +441,12 @@ mod tests {
             "User-agent: *\nDisallow: /*.php$\nDisallow: /fish*\nDisallow: /*/private/\n\
              Allow: /$\nDisallow: /\n",
         );
-        assert!(allows(&rules, "http://a.test/"), "Allow: /$ is the root alone");
-        let rules_no_root = read("User-agent: *\nDisallow: /*.php$\nDisallow: /fish*\nDisallow: /*/private/\n");
+        assert!(
+            allows(&rules, "http://a.test/"),
+            "Allow: /$ is the root alone"
+        );
+        let rules_no_root =
+            read("User-agent: *\nDisallow: /*.php$\nDisallow: /fish*\nDisallow: /*/private/\n");
         for (url, allowed) in [
             ("http://a.test/index.php", false),
             ("http://a.test/a/b/c.php", false),
@@ -435,7 +460,10 @@ mod tests {
         ] {
             assert_eq!(allows(&rules_no_root, url), allowed, "{url}");
         }
-        assert!(!allows(&rules, "http://a.test/page"), "Disallow: / for the rest");
+        assert!(
+            !allows(&rules, "http://a.test/page"),
+            "Disallow: / for the rest"
+        );
     }
 
     #[test]
@@ -443,7 +471,10 @@ mod tests {
         let txt = "User-agent: *\nDisallow: /\n\nUser-agent: RingCrawl\nDisallow: /ours\n";
         for token in ["ringcrawl", "RINGCRAWL", agent_token("RingCrawl/0.1")] {
             let rules = Rules::from_answer(Some(200), txt.as_bytes(), token);
-            assert!(allows(&rules, "http://a.test/x"), "{token}: our group, not *");
+            assert!(
+                allows(&rules, "http://a.test/x"),
+                "{token}: our group, not *"
+            );
             assert!(!allows(&rules, "http://a.test/ours"), "{token}");
         }
     }
@@ -460,18 +491,33 @@ mod tests {
             "ringcrawl 1.0",
             "  ringcrawl/1.0   # our crawler",
         ] {
-            let txt = format!("User-agent: *\nDisallow: /\n\nUser-agent: {ours}\r\nDisallow: /ours\n");
+            let txt =
+                format!("User-agent: *\nDisallow: /\n\nUser-agent: {ours}\r\nDisallow: /ours\n");
             let rules = read(&txt);
-            assert!(allows(&rules, "http://a.test/x"), "{ours:?}: our group, not *");
+            assert!(
+                allows(&rules, "http://a.test/x"),
+                "{ours:?}: our group, not *"
+            );
             assert!(!allows(&rules, "http://a.test/ours"), "{ours:?}");
         }
-        for other in ["ringcrawlerX", "ringcrawler/1.0", "xringcrawl", "ring-crawl/1.0"] {
-            let txt = format!("User-agent: *\nDisallow: /\n\nUser-agent: {other}\nDisallow: /ours\n");
+        for other in [
+            "ringcrawlerX",
+            "ringcrawler/1.0",
+            "xringcrawl",
+            "ring-crawl/1.0",
+        ] {
+            let txt =
+                format!("User-agent: *\nDisallow: /\n\nUser-agent: {other}\nDisallow: /ours\n");
             let rules = read(&txt);
-            assert!(!allows(&rules, "http://a.test/x"), "{other:?} is not us: the * group");
+            assert!(
+                !allows(&rules, "http://a.test/x"),
+                "{other:?} is not us: the * group"
+            );
         }
         // Groups written both ways are one group.
-        let rules = read("User-agent: ringcrawl/1.0\nDisallow: /a\n\nuser-agent: RingCrawl\nDisallow: /b\n");
+        let rules = read(
+            "User-agent: ringcrawl/1.0\nDisallow: /a\n\nuser-agent: RingCrawl\nDisallow: /b\n",
+        );
         assert!(!allows(&rules, "http://a.test/a") && !allows(&rules, "http://a.test/b"));
         assert!(allows(&rules, "http://a.test/c"));
     }
@@ -509,8 +555,14 @@ mod tests {
         ] {
             assert!(!allows(&rules, url), "{url}");
         }
-        assert!(allows(&rules, "http://a.test/hex/x"), "a reserved %2F is not /");
-        assert!(allows(&rules, "http://a.test/path/file-with-a-x.html"), "%2A is not a wildcard");
+        assert!(
+            allows(&rules, "http://a.test/hex/x"),
+            "a reserved %2F is not /"
+        );
+        assert!(
+            allows(&rules, "http://a.test/path/file-with-a-x.html"),
+            "%2A is not a wildcard"
+        );
     }
 
     #[test]
@@ -523,7 +575,10 @@ mod tests {
         txt.extend_from_slice(b"\nDisallow: /late\n");
         let rules = Rules::from_answer(Some(200), &txt, "ringcrawl");
         assert!(!allows(&rules, "http://a.test/early"));
-        assert!(allows(&rules, "http://a.test/late"), "past 500 KiB: not read");
+        assert!(
+            allows(&rules, "http://a.test/late"),
+            "past 500 KiB: not read"
+        );
     }
 
     #[test]

@@ -420,7 +420,11 @@ mod tests {
     fn urlset(locs: &[&str]) -> String {
         let entries: String = locs
             .iter()
-            .map(|l| format!("  <url>\n    <loc>{l}</loc>\n    <lastmod>2024-01-01</lastmod>\n  </url>\n"))
+            .map(|l| {
+                format!(
+                    "  <url>\n    <loc>{l}</loc>\n    <lastmod>2024-01-01</lastmod>\n  </url>\n"
+                )
+            })
             .collect();
         format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset {NS}>\n{entries}</urlset>\n")
     }
@@ -464,7 +468,10 @@ mod tests {
         );
         let sitemap = read(body.as_bytes());
         assert_eq!(sitemap.kind, Kind::Index);
-        assert_eq!(sitemap.locs, ["http://a.test/s1.xml.gz", "http://a.test/s2.xml"]);
+        assert_eq!(
+            sitemap.locs,
+            ["http://a.test/s1.xml.gz", "http://a.test/s2.xml"]
+        );
     }
 
     #[test]
@@ -476,7 +483,11 @@ mod tests {
         let (head, tail) = body.split_at(body.len() / 2);
         let mut two = gzip(head.as_bytes());
         two.extend(gzip(tail.as_bytes()));
-        assert_eq!(read(&two).locs, ["http://a.test/gz"], "concatenated members");
+        assert_eq!(
+            read(&two).locs,
+            ["http://a.test/gz"],
+            "concatenated members"
+        );
     }
 
     #[test]
@@ -561,8 +572,13 @@ mod tests {
         let cut = &body.as_bytes()[..body.find("</url>\n  <url>").unwrap() + 30];
         let sitemap = read(cut);
         assert_eq!(sitemap.locs, ["http://a.test/1"]);
-        assert!(matches!(sitemap.cut, Some(Cut::Broken(_))), "{:?}", sitemap.cut);
-        let bad = format!("<urlset {NS}><url><loc>http://a.test/ok</loc></url><url><loc x=\"</urlset>");
+        assert!(
+            matches!(sitemap.cut, Some(Cut::Broken(_))),
+            "{:?}",
+            sitemap.cut
+        );
+        let bad =
+            format!("<urlset {NS}><url><loc>http://a.test/ok</loc></url><url><loc x=\"</urlset>");
         let sitemap = read(bad.as_bytes());
         assert_eq!(sitemap.locs, ["http://a.test/ok"]);
         assert!(matches!(sitemap.cut, Some(Cut::Broken(_))));
@@ -570,11 +586,16 @@ mod tests {
 
     #[test]
     fn more_urls_than_the_cap_keep_the_first_ones_and_say_so() {
-        let locs: Vec<String> = (0..MAX_URLS + 10).map(|i| format!("http://a.test/{i}")).collect();
+        let locs: Vec<String> = (0..MAX_URLS + 10)
+            .map(|i| format!("http://a.test/{i}"))
+            .collect();
         let refs: Vec<&str> = locs.iter().map(String::as_str).collect();
         let sitemap = read(urlset(&refs).as_bytes());
         assert_eq!(sitemap.locs.len(), MAX_URLS);
-        assert_eq!(sitemap.locs.last().map(String::as_str), Some("http://a.test/49999"));
+        assert_eq!(
+            sitemap.locs.last().map(String::as_str),
+            Some("http://a.test/49999")
+        );
         assert_eq!(sitemap.cut, Some(Cut::TooManyUrls(MAX_URLS)));
         let text = locs.join("\n");
         let sitemap = parse(text.as_bytes(), &small(MAX_BYTES, 3)).unwrap();
@@ -585,7 +606,8 @@ mod tests {
     #[test]
     fn a_gzip_bomb_is_read_up_to_the_byte_cap_only() {
         // 60 MB of whitespace inside a urlset: 60 KB gzipped.
-        let mut xml = format!("<urlset {NS}><url><loc>http://a.test/first</loc></url>").into_bytes();
+        let mut xml =
+            format!("<urlset {NS}><url><loc>http://a.test/first</loc></url>").into_bytes();
         xml.resize(xml.len() + 60_000_000, b' ');
         xml.extend_from_slice(b"<url><loc>http://a.test/after-the-cap</loc></url></urlset>");
         let bomb = gzip(&xml);
@@ -611,7 +633,11 @@ mod tests {
             })
         );
         let exact = parse(plain.as_bytes(), &small(plain.len(), MAX_URLS)).unwrap();
-        assert_eq!((exact.locs.len(), exact.cut), (2, None), "a body at the cap is whole");
+        assert_eq!(
+            (exact.locs.len(), exact.cut),
+            (2, None),
+            "a body at the cap is whole"
+        );
     }
 
     #[test]

@@ -197,7 +197,10 @@ mod tests {
         for i in 0..1_000 {
             assert!(recent.insert(&format!("http://b.test/{i}")));
         }
-        assert!(recent.contains("http://a.test/999"), "the older generation is still asked");
+        assert!(
+            recent.contains("http://a.test/999"),
+            "the older generation is still asked"
+        );
         assert!(recent.contains("http://b.test/999"));
         assert_eq!(recent.len(), 2_000);
         for i in 0..1_000 {
@@ -216,11 +219,18 @@ mod tests {
             recent.insert(&format!("http://a.test/{i}"));
         }
         let room = recent.room();
-        assert!(room >= 2_000, "both tables grown in their first generation: {room}");
+        assert!(
+            room >= 2_000,
+            "both tables grown in their first generation: {room}"
+        );
         for i in 2_001..20_000 {
             recent.insert(&format!("http://a.test/{i}"));
         }
-        assert_eq!(recent.room(), room, "eighteen generations more, no new table");
+        assert_eq!(
+            recent.room(),
+            room,
+            "eighteen generations more, no new table"
+        );
         assert!(recent.contains("http://a.test/19999"));
         assert!(recent.len() <= 2_000);
     }

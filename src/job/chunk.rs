@@ -257,7 +257,10 @@ mod tests {
             back[3].via.as_ref().unwrap()
         ));
         // The referrer is written once for the run of one page's links.
-        assert!(len < HEADER + 5 * 40 + page.len() + other.len() + 10, "{len}");
+        assert!(
+            len < HEADER + 5 * 40 + page.len() + other.len() + 10,
+            "{len}"
+        );
     }
 
     #[test]

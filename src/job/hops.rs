@@ -245,9 +245,17 @@ mod tests {
         assert_eq!(robots.to_string(), "PM");
         assert_eq!(robots.sitemap_level(), 1);
         let moved = robots.then(Hop::Redirect).then(Hop::Redirect);
-        assert_eq!(moved.sitemap_level(), 1, "a sitemap's redirect target is one");
+        assert_eq!(
+            moved.sitemap_level(),
+            1,
+            "a sitemap's redirect target is one"
+        );
         let child = moved.then(Hop::Manifest);
-        assert_eq!(child.sitemap_level(), 2, "an index's entry is one level down");
+        assert_eq!(
+            child.sitemap_level(),
+            2,
+            "an index's entry is one level down"
+        );
         assert_eq!(child.then(Hop::Manifest).sitemap_level(), 3);
         let page = child.then(Hop::Link);
         assert_eq!(page.sitemap_level(), 0, "a page a sitemap lists is none");

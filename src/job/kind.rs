@@ -187,7 +187,10 @@ mod tests {
         for &kind in ErrorKind::ALL {
             assert_eq!(ErrorKind::from_name(kind.name()), Some(kind));
             assert!(names.insert(kind.name()), "{kind} twice");
-            assert!(kind.name().bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+            assert!(kind
+                .name()
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_'));
         }
         assert_eq!(ErrorKind::from_name("no_such_kind"), None);
     }

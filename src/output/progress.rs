@@ -80,14 +80,22 @@ impl Waiting {
         if self.robots_retrying > 0 {
             let when = self
                 .next_retry
-                .map(|at| format!(" in {:.0}s", at.saturating_duration_since(now).as_secs_f64().ceil()))
+                .map(|at| {
+                    format!(
+                        " in {:.0}s",
+                        at.saturating_duration_since(now).as_secs_f64().ceil()
+                    )
+                })
                 .unwrap_or_default();
             let why = self
                 .retry_cause
                 .as_deref()
                 .map(|c| format!(" ({c})"))
                 .unwrap_or_default();
-            parts.push(format!("robots.txt of {} to retry{when}{why}", self.robots_retrying));
+            parts.push(format!(
+                "robots.txt of {} to retry{when}{why}",
+                self.robots_retrying
+            ));
         }
         if self.backing_off > 0 {
             parts.push(format!("{} hosts backing off", self.backing_off));
@@ -96,7 +104,10 @@ impl Waiting {
             parts.push(format!("{} hosts at --per-host", self.full_hosts));
         }
         if self.waiting_for_room > 0 {
-            parts.push(format!("{} URLs wait for --host-memory", self.waiting_for_room));
+            parts.push(format!(
+                "{} URLs wait for --host-memory",
+                self.waiting_for_room
+            ));
         }
         if parts.is_empty() {
             String::new()

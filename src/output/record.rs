@@ -356,7 +356,10 @@ mod tests {
         let mut out = Vec::new();
         r.write_jsonl(&mut out);
         let text = String::from_utf8(out).unwrap();
-        assert!(!text.contains("tls_version") && !text.contains("tls_cipher"), "{text}");
+        assert!(
+            !text.contains("tls_version") && !text.contains("tls_cipher"),
+            "{text}"
+        );
         let back: Record = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
     }
@@ -377,10 +380,19 @@ mod tests {
     fn verbose_lines_name_the_shard_and_very_verbose_ones_say_more() {
         let r = record();
         let line = r.verbose_line(false);
-        assert!(line.starts_with("[shard 0] http://a.test/ 200 (3 links)"), "{line}");
-        assert!(line.contains("warning tls_certificate_untrusted: unknown issuer"), "{line}");
+        assert!(
+            line.starts_with("[shard 0] http://a.test/ 200 (3 links)"),
+            "{line}"
+        );
+        assert!(
+            line.contains("warning tls_certificate_untrusted: unknown issuer"),
+            "{line}"
+        );
         let more = r.verbose_line(true);
-        assert!(more.starts_with(&line) && more.contains("hops \"LR\" via http://a.test/from"), "{more}");
+        assert!(
+            more.starts_with(&line) && more.contains("hops \"LR\" via http://a.test/from"),
+            "{more}"
+        );
     }
 
     #[test]

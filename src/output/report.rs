@@ -33,7 +33,11 @@ fn text(r: &Summary) -> String {
     let _ = writeln!(
         out,
         "{} {} urls in {:.3} secs ({:.1} urls/sec)",
-        if interrupted { "Interrupted after" } else { "Finished" },
+        if interrupted {
+            "Interrupted after"
+        } else {
+            "Finished"
+        },
         r.urls,
         r.elapsed_s,
         r.urls_per_s
@@ -196,7 +200,10 @@ mod tests {
         let mut s = Stats::default();
         s.add(&page());
         let text = s.report(Duration::from_secs(1), true);
-        assert!(text.starts_with("Interrupted after 1 urls in 1.000 secs"), "{text}");
+        assert!(
+            text.starts_with("Interrupted after 1 urls in 1.000 secs"),
+            "{text}"
+        );
         let text = s.report(Duration::from_secs(1), false);
         assert!(text.starts_with("Finished 1 urls"), "{text}");
     }
@@ -206,7 +213,10 @@ mod tests {
         let mut s = Stats::default();
         s.add(&page());
         let text = s.report(Duration::from_secs(2), false);
-        assert!(text.contains("  3.0 MiB received (1.5 MiB/s), 0 links"), "{text}");
+        assert!(
+            text.contains("  3.0 MiB received (1.5 MiB/s), 0 links"),
+            "{text}"
+        );
         assert!(!text.contains(" MB"), "{text}");
         assert!(!text.contains("bytes"), "{text}");
     }
@@ -228,10 +238,18 @@ mod tests {
         assert!(!text.contains("truncated"), "{text}");
         let data = s.report_data(Duration::from_secs(1), false);
         assert_eq!(
-            (data.truncated, data.truncated_by_limit, data.truncated_in_transfer),
+            (
+                data.truncated,
+                data.truncated_by_limit,
+                data.truncated_in_transfer
+            ),
             (2, 1, 1)
         );
-        assert_eq!(short.truncated_by.as_deref(), Some(CUT_IN_TRANSFER), "the first reason stays");
+        assert_eq!(
+            short.truncated_by.as_deref(),
+            Some(CUT_IN_TRANSFER),
+            "the first reason stays"
+        );
     }
 
     #[test]
@@ -243,6 +261,9 @@ mod tests {
         let text = s.report(Duration::from_secs(1), false);
         assert!(text.contains("error 0"), "{text}");
         assert!(!text.contains("errors:"), "{text}");
-        assert!(text.contains("  warnings: tls_certificate_untrusted 1\n"), "{text}");
+        assert!(
+            text.contains("  warnings: tls_certificate_untrusted 1\n"),
+            "{text}"
+        );
     }
 }

@@ -369,7 +369,10 @@ impl Stats {
             }
         }
         for warning in &record.warnings {
-            *self.warnings_by_kind.entry(warning.kind.clone()).or_default() += 1;
+            *self
+                .warnings_by_kind
+                .entry(warning.kind.clone())
+                .or_default() += 1;
         }
         if self.failed_starts.len() < MAX_FAILED_STARTS {
             if let Some(failure) = StartFailure::of(record) {

@@ -515,9 +515,17 @@ mod tests {
         *open.0.lock().unwrap() = true;
         open.1.notify_all();
         assert_eq!(handle.barrier(Duration::from_secs(10)), Written::All);
-        assert_eq!(*written.lock().unwrap(), lines(10), "all there at the barrier");
+        assert_eq!(
+            *written.lock().unwrap(),
+            lines(10),
+            "all there at the barrier"
+        );
         assert_eq!(writer.finish(), None);
-        assert_eq!(handle.barrier(Duration::from_secs(1)), Written::All, "finished: all written");
+        assert_eq!(
+            handle.barrier(Duration::from_secs(1)),
+            Written::All,
+            "finished: all written"
+        );
         let failing = flaky(0, 1, false);
         let handle = failing.writer.handle();
         handle.send(lines(1));

@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::job::{ErrorKind, Limit};
 use crate::job::Verdict;
+use crate::job::{ErrorKind, Limit};
 use crate::keys::shard_for;
 use crate::keys::Fingerprinter;
 use crate::web::urls;
@@ -228,7 +228,8 @@ mod tests {
 
     #[test]
     fn the_log_gives_done_urls_by_owner_and_the_budgets_spent() {
-        let path = std::env::temp_dir().join(format!("ringcrawl-done-{}.jsonl", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("ringcrawl-done-{}.jsonl", std::process::id()));
         let mut file = std::fs::File::create(&path).unwrap();
         for line in [
             r#"{"url":"http://a.test/","status":200,"size":100}"#,
@@ -250,23 +251,34 @@ mod tests {
             })
             .collect();
         let done = read(&path, key, &dirs, false).unwrap();
-        assert_eq!((done.records, done.pages, done.bytes, done.interrupted), (4, 2, 107, 1));
+        assert_eq!(
+            (done.records, done.pages, done.bytes, done.interrupted),
+            (4, 2, 107, 1)
+        );
         assert_eq!(done.warc_whole.get("w.warc.gz"), Some(&900));
         let by_shard: Vec<Vec<u64>> = done
             .by_shard
             .iter()
             .map(|file| {
                 let file = file.as_ref().unwrap();
-                Fingerprints::open(file).unwrap().map(Result::unwrap).collect()
+                Fingerprints::open(file)
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect()
             })
             .collect();
         let mut all: Vec<u64> = by_shard.concat();
         all.sort_unstable();
         let f = Fingerprinter::new(key);
-        let mut expected: Vec<u64> = ["http://a.test/", "http://b.test/x", "http://b.test/z", "http://b.test/w"]
-            .iter()
-            .map(|u| f.fingerprint(u))
-            .collect();
+        let mut expected: Vec<u64> = [
+            "http://a.test/",
+            "http://b.test/x",
+            "http://b.test/z",
+            "http://b.test/w",
+        ]
+        .iter()
+        .map(|u| f.fingerprint(u))
+        .collect();
         expected.sort_unstable();
         assert_eq!(all, expected);
         let a = shard_for("a.test", 2);

@@ -67,7 +67,12 @@ struct Fields {
 /// An index line's URL, WARC file, offset and length, if it is one.
 fn fields(line: &[u8]) -> Option<(String, String, u64, u64)> {
     let f: Fields = serde_json::from_slice(cdxj::line_json(line)?).ok()?;
-    Some((f.url, f.filename, f.offset.parse().ok()?, f.length.parse().ok()?))
+    Some((
+        f.url,
+        f.filename,
+        f.offset.parse().ok()?,
+        f.length.parse().ok()?,
+    ))
 }
 
 /// Whether `url` is of a record no page's log line stands for.
@@ -115,10 +120,14 @@ pub fn keep_written(
         }
         number = number.saturating_add(1);
         let parsed = match buf.split_last() {
-            Some((b'\n', line)) => fields(line).ok_or_else(|| format!("not an index line: {}", preview(&buf))),
+            Some((b'\n', line)) => {
+                fields(line).ok_or_else(|| format!("not an index line: {}", preview(&buf)))
+            }
             _ if n as u64 >= MAX_LINE => Err(format!("a line over {MAX_LINE} bytes")),
             _ => {
-                kept.torn = Some(format!("the last line, at byte {pos}, has no newline ({n} bytes)"));
+                kept.torn = Some(format!(
+                    "the last line, at byte {pos}, has no newline ({n} bytes)"
+                ));
                 break Ok(());
             }
         };

@@ -168,7 +168,9 @@ impl Reader {
         if read_at(&self.file, &mut self.bytes, at).map_err(io_err("reading", path))? < len {
             return Ok(None);
         }
-        Ok(chunk::decode(&self.bytes).ok().map(|jobs| (jobs, len as u64)))
+        Ok(chunk::decode(&self.bytes)
+            .ok()
+            .map(|jobs| (jobs, len as u64)))
     }
 
     /// The offset of the next chunk magic at or after `from`, if any.
@@ -263,7 +265,8 @@ mod tests {
 
     /// A fresh, empty directory for one test.
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("ringcrawl-journal-{}-{name}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("ringcrawl-journal-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
@@ -291,7 +294,10 @@ mod tests {
                 .unwrap();
             let mut urls = Vec::new();
             let read = read(&path, |jobs| urls.extend(jobs.into_iter().map(|j| j.url))).unwrap();
-            assert_eq!(urls, ["http://a.test/1", "http://a.test/2", "http://b.test/3"]);
+            assert_eq!(
+                urls,
+                ["http://a.test/1", "http://a.test/2", "http://b.test/3"]
+            );
             assert_eq!((read.chunks, read.jobs), (2, 3));
             assert_eq!(read.torn, (cut - whole) as u64, "cut at {cut}");
         }
@@ -357,7 +363,12 @@ mod tests {
     #[test]
     fn runs_ignore_other_files_and_sort_numerically() {
         let dir = scratch("runs");
-        for name in ["journal-000010.bin", "journal-000002.bin", "notes", "journal-x.bin"] {
+        for name in [
+            "journal-000010.bin",
+            "journal-000002.bin",
+            "notes",
+            "journal-x.bin",
+        ] {
             File::create(dir.join(name)).unwrap();
         }
         assert_eq!(runs(&dir).unwrap(), [2, 10]);

@@ -91,7 +91,11 @@ impl ScopeSettings {
         };
         let list = |l: &[String]| match l {
             [] => "none".to_string(),
-            l => l.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>().join(", "),
+            l => l
+                .iter()
+                .map(|r| format!("{r:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
         };
         let on = |b: bool| if b { "on" } else { "off" };
         let mut out = Vec::new();

@@ -243,12 +243,14 @@ impl StateDir {
         };
         let checkpoint_path = path.join(CHECKPOINT);
         let checkpoint = match read(&checkpoint_path)? {
-            Some(bytes) => Some(
-                serde_json::from_slice(&bytes).map_err(|source| StateError::Corrupt {
-                    path: checkpoint_path,
-                    source,
-                })?,
-            ),
+            Some(bytes) => {
+                Some(
+                    serde_json::from_slice(&bytes).map_err(|source| StateError::Corrupt {
+                        path: checkpoint_path,
+                        source,
+                    })?,
+                )
+            }
             None => None,
         };
         let tmp = path.join(format!("{CHECKPOINT}.tmp"));

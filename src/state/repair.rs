@@ -229,7 +229,11 @@ pub fn repair_latest_warcs(dir: &Path, prefix: &str) -> Result<Vec<String>, Stat
     for (_, path) in last.into_values() {
         let repaired = repair_warc_in_place(path, 0)?;
         if let Some(why) = &repaired.torn {
-            notes.push(format!("{}: cut {} bytes ({why})", path.display(), repaired.cut()));
+            notes.push(format!(
+                "{}: cut {} bytes ({why})",
+                path.display(),
+                repaired.cut()
+            ));
         }
     }
     Ok(notes)
@@ -242,7 +246,10 @@ fn warc_name_parts(rest: &str) -> Option<((u64, u64), u64, u64)> {
     let pid = parts.next()?.parse().ok()?;
     let shard = parts.next()?.strip_prefix('s')?.parse().ok()?;
     let serial = parts.next()?.parse().ok()?;
-    parts.next().is_none().then_some(((secs, pid), shard, serial))
+    parts
+        .next()
+        .is_none()
+        .then_some(((secs, pid), shard, serial))
 }
 
 /// Cut `file` to `len` if it is longer, and make the cut durable.
@@ -536,7 +543,10 @@ fn parse_head(head: &[u8]) -> Result<(RecordAt, u64), String> {
     let mut length = None;
     for line in lines.filter(|l| !l.is_empty() && !l.starts_with([' ', '\t'])) {
         let Some((name, value)) = line.split_once(':') else {
-            return Err(format!("a header line without ':': {}", preview(line.as_bytes())));
+            return Err(format!(
+                "a header line without ':': {}",
+                preview(line.as_bytes())
+            ));
         };
         let value = value.trim();
         if name.eq_ignore_ascii_case("WARC-Type") {

@@ -118,7 +118,11 @@ impl Session {
             cdxj: config.cdxj.clone(),
         };
         let mut manifest = Manifest::new(
-            config.roots.iter().map(|r| r.as_str().to_string()).collect(),
+            config
+                .roots
+                .iter()
+                .map(|r| r.as_str().to_string())
+                .collect(),
             ScopeSettings::of(&config.scope),
             config.cores,
             outputs,
@@ -150,7 +154,11 @@ impl Session {
                 manifest.shards, config.cores
             )));
         }
-        let roots: Vec<String> = config.roots.iter().map(|r| r.as_str().to_string()).collect();
+        let roots: Vec<String> = config
+            .roots
+            .iter()
+            .map(|r| r.as_str().to_string())
+            .collect();
         if roots != manifest.roots {
             return Err(mismatch(format!(
                 "a resumed crawl keeps its roots ({}); give none",
@@ -159,7 +167,9 @@ impl Session {
         }
         // Queued URLs were admitted under the crawl's scope, and are
         // replayed without another look: it may not change.
-        let differences = manifest.scope.differences(&ScopeSettings::of(&config.scope));
+        let differences = manifest
+            .scope
+            .differences(&ScopeSettings::of(&config.scope));
         if !differences.is_empty() {
             return Err(mismatch(format!(
                 "a resumed crawl keeps its scope: {}; give the crawl's own (or none of these flags)",
@@ -239,7 +249,11 @@ impl Session {
                 }
                 let repaired = repair_warc_in_place(&file, whole)?;
                 if let Some(why) = &repaired.torn {
-                    notes.push(format!("{}: cut {} bytes ({why})", file.display(), repaired.cut()));
+                    notes.push(format!(
+                        "{}: cut {} bytes ({why})",
+                        file.display(),
+                        repaired.cut()
+                    ));
                 }
             }
         }
@@ -412,10 +426,13 @@ mod tests {
         last.sort();
         assert_eq!(
             last,
-            ["P-r1-s0-00002.warc.gz", "P-s0-00001.warc.gz", "P-s1-00000.warc.gz"]
+            [
+                "P-r1-s0-00002.warc.gz",
+                "P-s0-00001.warc.gz",
+                "P-s1-00000.warc.gz"
+            ]
         );
         assert!(last_warc_files(&dir.join("none"), "P").unwrap().is_empty());
         fs::remove_dir_all(&dir).unwrap();
     }
 }
-

@@ -50,7 +50,10 @@ fn a_created_directory_opens_again_with_its_manifest_and_no_checkpoint_yet() {
     let text = fs::read_to_string(path.join("manifest.json")).unwrap();
     assert!(text.contains("\"mode\": \"lenient\""), "{text}");
     let key = serde_json::to_string(&made.fingerprint_key).unwrap();
-    assert!(text.contains(&format!("\"fingerprint_key\": {key}")), "{text}");
+    assert!(
+        text.contains(&format!("\"fingerprint_key\": {key}")),
+        "{text}"
+    );
     fs::remove_dir_all(&path).unwrap();
 }
 
@@ -154,10 +157,7 @@ fn a_directory_of_another_format_is_refused_by_its_version() {
     )
     .unwrap();
     let err = StateDir::open(&path).unwrap_err();
-    assert!(
-        matches!(err, StateError::Format { found: 2, .. }),
-        "{err}"
-    );
+    assert!(matches!(err, StateError::Format { found: 2, .. }), "{err}");
     fs::write(path.join("manifest.json"), "{\"format\": 1, \"roo").unwrap();
     let err = StateDir::open(&path).unwrap_err();
     assert!(matches!(err, StateError::Corrupt { .. }), "{err}");
@@ -200,7 +200,10 @@ fn a_checkpoint_torn_while_it_was_written_leaves_the_one_before() {
     fs::write(path.join("checkpoint.json.tmp"), "{\"seq\": 2, \"ta").unwrap();
     let (_dir, _, read) = StateDir::open(&path).unwrap();
     assert_eq!(read, Some(checkpoint(1)));
-    assert!(!path.join("checkpoint.json.tmp").exists(), "the torn one goes");
+    assert!(
+        !path.join("checkpoint.json.tmp").exists(),
+        "the torn one goes"
+    );
     fs::remove_dir_all(&path).unwrap();
 }
 
@@ -225,7 +228,10 @@ fn a_scope_mismatch_is_said_in_words_one_difference_at_a_time() {
         ]
     );
     for phrase in &words {
-        assert!(!phrase.contains("Some(") && !phrase.contains("Strict"), "{phrase}");
+        assert!(
+            !phrase.contains("Some(") && !phrase.contains("Strict"),
+            "{phrase}"
+        );
     }
 }
 

@@ -77,9 +77,9 @@ impl Node {
             .copied()
             .filter(|&p| self.leases.holds(p, now))
             .collect();
-        let Some(pending) =
-            self.with_store("reading entries pending here", |s| s.pending_here(&partitions))
-        else {
+        let Some(pending) = self.with_store("reading entries pending here", |s| {
+            s.pending_here(&partitions)
+        }) else {
             return false;
         };
         // The roots the lost entries' URLs descend from were added before
@@ -93,11 +93,17 @@ impl Node {
             .into_iter()
             .filter(|e| {
                 !self.ledger.knows(e.partition, &e.id)
-                    && !self.finished.get(&e.partition).is_some_and(|f| f.acks.contains(&e.id))
+                    && !self
+                        .finished
+                        .get(&e.partition)
+                        .is_some_and(|f| f.acks.contains(&e.id))
             })
             .collect();
         if !lost.is_empty() {
-            log::info!("cluster: {} entries of a read cut off delivered", lost.len());
+            log::info!(
+                "cluster: {} entries of a read cut off delivered",
+                lost.len()
+            );
             self.deliver(lost);
         }
         true
@@ -118,7 +124,11 @@ impl Node {
         for entry in entries {
             let (mut jobs, bad) = wire::decode(&entry.text);
             if bad > 0 {
-                log::warn!("cluster: {bad} lines of entry {} of partition {} are not URLs", entry.id, entry.partition);
+                log::warn!(
+                    "cluster: {bad} lines of entry {} of partition {} are not URLs",
+                    entry.id,
+                    entry.partition
+                );
                 self.report.bad_lines += bad as u64;
             }
             let before = jobs.len();
@@ -139,7 +149,10 @@ impl Node {
                 );
                 self.report.refused += n as u64;
             }
-            let fps: Vec<u64> = jobs.iter().map(|j| self.fingerprints.fingerprint(&j.url)).collect();
+            let fps: Vec<u64> = jobs
+                .iter()
+                .map(|j| self.fingerprints.fingerprint(&j.url))
+                .collect();
             if let Some((p, id)) = self.ledger.open(entry.partition, entry.id, &fps) {
                 finished_in(&mut self.finished, p).acks.push(id);
             }

@@ -35,10 +35,10 @@ use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::config::secret::redacted;
 use crate::job::Job;
 use crate::keys::Fingerprinter;
-use crate::config::secret::redacted;
-use crate::output::writer::{Written, WriterHandle};
+use crate::output::writer::{WriterHandle, Written};
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
 use crate::web::urls;
@@ -154,7 +154,16 @@ pub fn spawn(
     roots_seen: u64,
 ) -> std::io::Result<Running> {
     let finishing = Arc::new(AtomicBool::new(false));
-    let node = Node::new(settings, store, link, rx, outstanding, writers, finishing.clone(), roots_seen);
+    let node = Node::new(
+        settings,
+        store,
+        link,
+        rx,
+        outstanding,
+        writers,
+        finishing.clone(),
+        roots_seen,
+    );
     let thread = std::thread::Builder::new()
         .name("ringcrawl-cluster".into())
         .spawn(move || node.run())?;
@@ -470,10 +479,15 @@ impl Node {
     fn flush(&mut self) -> bool {
         if !self.adds.is_empty() {
             let adds = std::mem::take(&mut self.adds);
-            let batches: Vec<(u32, String)> =
-                adds.iter().map(|(&p, jobs)| (p, wire::encode(jobs))).collect();
+            let batches: Vec<(u32, String)> = adds
+                .iter()
+                .map(|(&p, jobs)| (p, wire::encode(jobs)))
+                .collect();
             let n: usize = adds.values().map(Vec::len).sum();
-            if self.with_store("appending links", |s| s.add(&batches)).is_none() {
+            if self
+                .with_store("appending links", |s| s.add(&batches))
+                .is_none()
+            {
                 // Kept for the next try; no acknowledgement may go before.
                 self.adds = adds;
                 return false;
@@ -490,7 +504,8 @@ impl Node {
             }
         }
         if !self.finished.is_empty() {
-            let finished: Vec<Finished> = std::mem::take(&mut self.finished).into_values().collect();
+            let finished: Vec<Finished> =
+                std::mem::take(&mut self.finished).into_values().collect();
             match self.with_store("reporting URLs done", |s| s.finish(&finished)) {
                 Some(written) => {
                     for (f, ok) in finished.iter().zip(written) {
@@ -532,7 +547,8 @@ impl Node {
                 finished_in(&mut self.finished, p).acks.push(id);
             }
         }
-        self.finished.retain(|_, f| !f.done.is_empty() || !f.acks.is_empty());
+        self.finished
+            .retain(|_, f| !f.done.is_empty() || !f.acks.is_empty());
         // A URL dropped while the partition is still held: its shard saw
         // the lease lapse (this thread was late to renew it) and stopped.
         // Its entry is abandoned, and only a new tenure claims it: the
@@ -595,5 +611,4 @@ impl Node {
         }
         true
     }
-
 }

@@ -10,7 +10,6 @@
 
 use std::time::{Duration, Instant};
 
-
 use super::super::link::Intake;
 use super::super::partition;
 use super::super::store::{NodeStatus, Store};
@@ -76,7 +75,10 @@ impl Node {
             partitions: self.leases.held().len() as u64,
         };
         self.rate_mark = (self.report.records, sent);
-        if self.with_store("reporting", |s| s.report(&status, ttl)).is_none() {
+        if self
+            .with_store("reporting", |s| s.report(&status, ttl))
+            .is_none()
+        {
             return;
         }
         self.widen_scope();
@@ -96,7 +98,10 @@ impl Node {
             return;
         };
         if !orphans.is_empty() {
-            log::warn!("cluster: {} entries left pending for other nodes claimed", orphans.len());
+            log::warn!(
+                "cluster: {} entries left pending for other nodes claimed",
+                orphans.len()
+            );
             self.deliver(orphans);
         }
         let Some(me) = nodes.iter().position(|n| *n == self.settings.node) else {
@@ -162,7 +167,10 @@ impl Node {
             return;
         };
         self.roots_seen = count;
-        let roots: Vec<url::Url> = roots.iter().filter_map(|r| url::Url::parse(r).ok()).collect();
+        let roots: Vec<url::Url> = roots
+            .iter()
+            .filter_map(|r| url::Url::parse(r).ok())
+            .collect();
         let scope = self.settings.scope.with_roots(&roots);
         self.link.set_scope(scope);
         log::info!("cluster: the crawl has {count} roots now; scope widened");
@@ -233,7 +241,10 @@ impl Node {
             return;
         }
         for p in ready {
-            if self.with_store("releasing a lease", |s| s.release(p)).is_none() {
+            if self
+                .with_store("releasing a lease", |s| s.release(p))
+                .is_none()
+            {
                 return;
             }
             self.forget(p);
@@ -244,7 +255,10 @@ impl Node {
     /// others take the partitions at once instead of after the TTL.
     pub(super) fn leave(&mut self) {
         for p in self.leases.held() {
-            if self.with_store("releasing a lease", |s| s.release(p)).is_none() {
+            if self
+                .with_store("releasing a lease", |s| s.release(p))
+                .is_none()
+            {
                 break;
             }
             self.forget(p);

@@ -185,7 +185,11 @@ impl Store {
     /// Adds `roots` to the crawl's roots and their URLs (`super::wire`
     /// text per partition) to the streams, and marks the crawl started,
     /// all at once (MULTI/EXEC).
-    pub fn add_roots(&mut self, roots: &[String], batches: &[(u32, String)]) -> Result<(), StoreError> {
+    pub fn add_roots(
+        &mut self,
+        roots: &[String],
+        batches: &[(u32, String)],
+    ) -> Result<(), StoreError> {
         if roots.is_empty() {
             return Ok(());
         }
@@ -193,21 +197,29 @@ impl Store {
         pipe.atomic();
         pipe.cmd("SADD").arg(self.keys.roots()).arg(roots).ignore();
         self.append_adds(&mut pipe, batches);
-        pipe.cmd("HSET").arg(self.keys.meta()).arg("started").arg(1).ignore();
+        pipe.cmd("HSET")
+            .arg(self.keys.meta())
+            .arg("started")
+            .arg(1)
+            .ignore();
         let _: () = pipe.query(&mut self.con)?;
         Ok(())
     }
 
     /// Every root of the crawl so far, sorted.
     pub fn roots(&mut self) -> Result<Vec<String>, StoreError> {
-        let mut roots: Vec<String> = redis::cmd("SMEMBERS").arg(self.keys.roots()).query(&mut self.con)?;
+        let mut roots: Vec<String> = redis::cmd("SMEMBERS")
+            .arg(self.keys.roots())
+            .query(&mut self.con)?;
         roots.sort();
         Ok(roots)
     }
 
     /// How many roots the crawl has (cheap: to see whether they changed).
     pub fn root_count(&mut self) -> Result<u64, StoreError> {
-        Ok(redis::cmd("SCARD").arg(self.keys.roots()).query(&mut self.con)?)
+        Ok(redis::cmd("SCARD")
+            .arg(self.keys.roots())
+            .query(&mut self.con)?)
     }
 
     /// Says this node is alive for `ttl` more; the live nodes, sorted.
@@ -246,7 +258,10 @@ impl Store {
     /// Enrolls node `name` in the crawl's members: whether it was there
     /// already (a node coming back under its name).
     pub fn enroll(&mut self, name: &str) -> Result<bool, StoreError> {
-        let added: u64 = redis::cmd("SADD").arg(self.keys.members()).arg(name).query(&mut self.con)?;
+        let added: u64 = redis::cmd("SADD")
+            .arg(self.keys.members())
+            .arg(name)
+            .query(&mut self.con)?;
         Ok(added == 0)
     }
 
@@ -274,7 +289,10 @@ impl Store {
 
     /// This node leaves the crawl: no longer among the live nodes.
     pub fn leave(&mut self) -> Result<(), StoreError> {
-        let _: () = redis::cmd("ZREM").arg(self.keys.nodes()).arg(&self.node).query(&mut self.con)?;
+        let _: () = redis::cmd("ZREM")
+            .arg(self.keys.nodes())
+            .arg(&self.node)
+            .query(&mut self.con)?;
         Ok(())
     }
 
@@ -301,7 +319,10 @@ impl Store {
         for &p in partitions {
             call.key(self.keys.lease(p));
         }
-        let held: Vec<i64> = call.arg(&self.node).arg(millis(ttl)).invoke(&mut self.con)?;
+        let held: Vec<i64> = call
+            .arg(&self.node)
+            .arg(millis(ttl))
+            .invoke(&mut self.con)?;
         if held.len() != partitions.len() {
             return Err(StoreError::Reply("renew"));
         }
@@ -360,12 +381,20 @@ impl Store {
     /// entry). Not fenced: a read that reaches Redis after this node's
     /// lease ran out leaves its entries pending here, and the partition's
     /// owner takes them back ([`Store::sweep`]).
-    pub fn read(&mut self, partitions: &[u32], count: usize) -> Result<(Vec<Entry>, u64), StoreError> {
+    pub fn read(
+        &mut self,
+        partitions: &[u32],
+        count: usize,
+    ) -> Result<(Vec<Entry>, u64), StoreError> {
         if partitions.is_empty() {
             return Ok((Vec::new(), self.root_count()?));
         }
         let mut cmd = redis::cmd("XREADGROUP");
-        cmd.arg("GROUP").arg(GROUP).arg(&self.node).arg("COUNT").arg(count);
+        cmd.arg("GROUP")
+            .arg(GROUP)
+            .arg(&self.node)
+            .arg("COUNT")
+            .arg(count);
         cmd.arg("STREAMS");
         for &p in partitions {
             cmd.arg(self.keys.stream(p));
@@ -413,7 +442,11 @@ impl Store {
         for &p in partitions {
             call.key(self.keys.lease(p)).key(self.keys.stream(p));
         }
-        let reply: Value = call.arg(&self.node).arg(GROUP).arg(millis(idle)).invoke(&mut self.con)?;
+        let reply: Value = call
+            .arg(&self.node)
+            .arg(GROUP)
+            .arg(millis(idle))
+            .invoke(&mut self.con)?;
         reply::parse_read(&self.keys, reply)
     }
 
@@ -476,7 +509,10 @@ impl Store {
                 .iter()
                 .flat_map(|&(fp, host)| fp.to_le_bytes().into_iter().chain(host.to_le_bytes()))
                 .collect();
-            call.arg(bytes).arg(f.done.len()).arg(f.acks.len()).arg(&f.acks);
+            call.arg(bytes)
+                .arg(f.done.len())
+                .arg(f.acks.len())
+                .arg(&f.acks);
         }
         let held: Vec<i64> = call.invoke(&mut self.con)?;
         if held.len() != finished.len() {
@@ -537,7 +573,9 @@ impl Store {
 
     /// Records counted by [`Store::finish`], crawl-wide.
     pub fn records(&mut self) -> Result<u64, StoreError> {
-        let n: Option<u64> = redis::cmd("GET").arg(self.keys.records()).query(&mut self.con)?;
+        let n: Option<u64> = redis::cmd("GET")
+            .arg(self.keys.records())
+            .query(&mut self.con)?;
         Ok(n.unwrap_or(0))
     }
 }
@@ -561,7 +599,13 @@ mod tests {
     #[test]
     fn only_noeviction_keeps_every_key_of_the_crawl() {
         assert!(!may_evict("noeviction"));
-        for policy in ["allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-ttl", "allkeys-random"] {
+        for policy in [
+            "allkeys-lru",
+            "volatile-lru",
+            "allkeys-lfu",
+            "volatile-ttl",
+            "allkeys-random",
+        ] {
             assert!(may_evict(policy), "{policy}");
         }
     }

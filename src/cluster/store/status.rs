@@ -76,9 +76,15 @@ impl Store {
         };
         for (identity, expires) in nodes {
             let name = crate::cluster::name_of(&identity).to_string();
-            let fields: BTreeMap<String, String> =
-                redis::cmd("HGETALL").arg(self.keys.node(&name)).query(&mut self.con)?;
-            let number = |f: &str| fields.get(f).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            let fields: BTreeMap<String, String> = redis::cmd("HGETALL")
+                .arg(self.keys.node(&name))
+                .query(&mut self.con)?;
+            let number = |f: &str| {
+                fields
+                    .get(f)
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
             status.nodes.push(NodeStatus {
                 alive: expires >= now_ms as f64,
                 records: number("records") as u64,

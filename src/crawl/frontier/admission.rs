@@ -72,7 +72,9 @@ impl Frontier {
     /// than `Politeness::memory`).
     fn fits(&self, host: &str) -> bool {
         self.hosts.is_empty()
-            || (self.live_bytes.saturating_add(Host::new_weight(host, self.politeness.robots))
+            || (self
+                .live_bytes
+                .saturating_add(Host::new_weight(host, self.politeness.robots))
                 <= self.politeness.host_memory
                 && self.spill.heads_ram() <= self.politeness.memory)
     }

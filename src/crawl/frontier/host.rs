@@ -31,8 +31,13 @@ pub(super) const ROBOTS_RESERVE: usize = 8 << 10;
 /// rules (unreachable, 5xx).
 pub(super) enum Robots {
     /// To be asked for, not before `retry_at`.
-    Unknown { failed: u32, retry_at: Instant },
-    Fetching { failed: u32 },
+    Unknown {
+        failed: u32,
+        retry_at: Instant,
+    },
+    Fetching {
+        failed: u32,
+    },
     Known(Rules),
 }
 

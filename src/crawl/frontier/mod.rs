@@ -50,7 +50,6 @@ use foldhash::{HashMap, HashMapExt};
 use lru::LruCache;
 use std::time::{Duration, Instant};
 
-
 use crate::config::DEFAULT_RETRY_SCHEDULE;
 use crate::crawl::robots::Rules;
 use crate::job::{Job, Limit, Verdict};
@@ -64,14 +63,14 @@ mod store;
 mod types;
 mod waits;
 
-pub use admission::HostMemory;
-pub use types::{Next, Offer};
 use admission::recount;
+pub use admission::HostMemory;
 use host::{Host, Origin, Robots};
 use queue::Queue;
 pub use spill::Lost;
 use spill::{weight, Spill, READ_AHEAD};
 pub use store::{Extent, SpillIo, SpillStats};
+pub use types::{Next, Offer};
 
 /// Politeness settings.
 #[derive(Debug, Clone)]
@@ -553,7 +552,6 @@ impl Frontier {
     pub fn active(&self, host: &str) -> usize {
         self.hosts.get(host).map_or(0, |h| h.active)
     }
-
 }
 
 /// `now + wait`, or a year from `now` if that overflows the clock (a

@@ -214,7 +214,8 @@ impl Store {
             let to = end.saturating_sub(self.block_start as usize);
             return self.block.get(from..to).map_or(Place::Disk, Place::Ram);
         }
-        let inside = |seg: u32, s: u32, e: u32| seg == at.segment && s <= at.offset && end <= e as usize;
+        let inside =
+            |seg: u32, s: u32, e: u32| seg == at.segment && s <= at.offset && end <= e as usize;
         if let Some((_, s, bytes)) = self
             .rescued
             .iter()
@@ -386,7 +387,10 @@ mod tests {
     fn a_sealed_segment_with_nothing_live_is_removed_once_its_io_is_over() {
         let mut s = Store::new(8192, 8192);
         let a = s.append(&[1; 8192]);
-        assert!(matches!(s.next_io(), Some(SpillIo::Write { segment: 0, .. })));
+        assert!(matches!(
+            s.next_io(),
+            Some(SpillIo::Write { segment: 0, .. })
+        ));
         let b = s.append(&[2; 10]);
         assert_eq!(b.segment, 1, "segment 0 is full");
         s.written(0, 0, Ok(()));

@@ -96,14 +96,23 @@ fn a_crawl_delay_lengthens_the_delay_and_never_shortens_it() {
         delay: ms(300),
         ..Politeness::default()
     });
-    for u in ["http://a.test/1", "http://a.test/2", "http://b.test/1", "http://b.test/2"] {
+    for u in [
+        "http://a.test/1",
+        "http://a.test/2",
+        "http://b.test/1",
+        "http://b.test/2",
+    ] {
         f.offer(job(u), now);
     }
     for (host, crawl_delay) in [("a", "0.05"), ("b", "0.5")] {
         let example = robots_first(&mut f, now);
         assert!(example.starts_with(&format!("http://{host}.test/")));
         let txt = format!("User-agent: *\nCrawl-delay: {crawl_delay}\n");
-        f.set_robots(&example, Rules::from_answer(Some(200), txt.as_bytes(), "x"), now);
+        f.set_robots(
+            &example,
+            Rules::from_answer(Some(200), txt.as_bytes(), "x"),
+            now,
+        );
     }
     // --delay counts from each robots.txt request; b's Crawl-delay,
     // longer, from its own.
@@ -281,10 +290,17 @@ fn an_origin_waiting_for_robots_txt_does_not_hold_up_its_hosts_other_origins() {
     f.release("a.test", false, now);
     assert_eq!(fetch(&mut f, now), "https://a.test/2");
     f.release("a.test", false, now);
-    assert_eq!(f.next(now), Next::Wait(now + ms(1000)), "only the waiting origin is left");
+    assert_eq!(
+        f.next(now),
+        Next::Wait(now + ms(1000)),
+        "only the waiting origin is left"
+    );
     assert_eq!(f.hosts().0, 1, "its URL keeps the host live");
     let t = now + ms(1000);
-    assert!(robots_first(&mut f, t).ends_with(":81/stalled"), "tried again when due");
+    assert!(
+        robots_first(&mut f, t).ends_with(":81/stalled"),
+        "tried again when due"
+    );
     f.set_robots(&stalled, Rules::unavailable("HTTP 503"), t);
     assert!(matches!(
         f.next(t),
@@ -310,7 +326,10 @@ fn a_refused_robots_txt_is_tried_again_quickly_and_then_gives_its_cause() {
         f.set_robots(&example, refused(), t);
         match f.next(t) {
             Next::Wait(at) => {
-                assert!(at <= t + Duration::from_secs(1), "a short wait, not the 5xx schedule");
+                assert!(
+                    at <= t + Duration::from_secs(1),
+                    "a short wait, not the 5xx schedule"
+                );
                 t = at;
             }
             Next::Refused(j, Verdict::Unavailable) => {
@@ -339,10 +358,7 @@ fn a_robots_txt_unavailable_past_the_schedule_keeps_its_origin_out() {
     let t = now + Duration::from_millis(10);
     let example = robots_first(&mut f, t);
     f.set_robots(&example, Rules::unavailable("HTTP 503"), t);
-    assert!(matches!(
-        f.next(t),
-        Next::Refused(_, Verdict::Unavailable)
-    ));
+    assert!(matches!(f.next(t), Next::Refused(_, Verdict::Unavailable)));
     assert_eq!(f.next(t), Next::Idle);
 }
 
@@ -355,8 +371,16 @@ fn a_finished_host_rests_with_its_rules_and_politeness_and_comes_back_without_ro
     });
     f.offer(job("http://a.test/1"), now);
     let example = robots_first(&mut f, now);
-    f.set_robots(&example, Rules::from_answer(Some(200), b"User-agent: *\nDisallow: /no\n", "x"), now);
-    assert_eq!(f.next(now), Next::Wait(now + Duration::from_millis(100)), "--delay after robots.txt");
+    f.set_robots(
+        &example,
+        Rules::from_answer(Some(200), b"User-agent: *\nDisallow: /no\n", "x"),
+        now,
+    );
+    assert_eq!(
+        f.next(now),
+        Next::Wait(now + Duration::from_millis(100)),
+        "--delay after robots.txt"
+    );
     let now = now + Duration::from_millis(100);
     assert_eq!(fetch(&mut f, now), "http://a.test/1");
     f.release("a.test", false, now);
@@ -394,7 +418,11 @@ fn a_host_rests_at_its_last_release_without_waiting_for_its_turn() {
     }
     assert_eq!(fetch(&mut f, now), "http://a.test/1");
     assert!(matches!(f.next(now), Next::Refused(_, Verdict::Disallowed)));
-    assert_eq!(f.hosts().0, 1, "b.test rests on its refusal; a.test is in flight");
+    assert_eq!(
+        f.hosts().0,
+        1,
+        "b.test rests on its refusal; a.test is in flight"
+    );
     f.release("a.test", false, now);
     assert_eq!(f.hosts().0, 0, "a.test rests on its release");
     assert_eq!(f.hosts().1, 2);
@@ -478,7 +506,11 @@ fn a_host_past_its_sitemap_cap_is_refused_sitemaps_but_not_pages() {
         hops: Hops::root().then(Hop::Manifest).then(Hop::Link),
         ..job("http://a.test/page")
     };
-    assert_eq!(f.offer(listed, now), Offer::New, "a listed page is no sitemap");
+    assert_eq!(
+        f.offer(listed, now),
+        Offer::New,
+        "a listed page is no sitemap"
+    );
     assert_eq!(f.offer(sitemap("http://b.test/s1.xml"), now), Offer::New);
 }
 

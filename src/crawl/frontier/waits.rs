@@ -47,8 +47,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::super::{Frontier, Next, Politeness};
-use crate::job::Job;
     use crate::crawl::robots::Rules;
+    use crate::job::Job;
 
     #[test]
     fn an_origin_whose_robots_txt_failed_says_why_and_when_it_is_tried_again() {
@@ -79,7 +79,12 @@ use crate::job::Job;
             robots: false,
             ..Politeness::default()
         });
-        for url in ["http://a.test/1", "http://a.test/2", "http://b.test/1", "http://b.test/2"] {
+        for url in [
+            "http://a.test/1",
+            "http://a.test/2",
+            "http://b.test/1",
+            "http://b.test/2",
+        ] {
             f.offer(Job::root(url.into(), 10), now);
         }
         assert!(matches!(f.next(now), Next::Fetch(_)));

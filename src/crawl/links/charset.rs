@@ -445,8 +445,14 @@ mod tests {
     fn an_xml_declaration_names_the_encoding_when_no_meta_does() {
         let xml = |s: &str| xml_encoding(s.as_bytes()).map(Encoding::name);
         for (bytes, want) in [
-            ("<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>", Some("Shift_JIS")),
-            ("<?xml encoding='windows-1251'?><html>", Some("windows-1251")),
+            (
+                "<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>",
+                Some("Shift_JIS"),
+            ),
+            (
+                "<?xml encoding='windows-1251'?><html>",
+                Some("windows-1251"),
+            ),
             ("<?xml encoding \x00= \t'koi8-r'>", Some("KOI8-R")),
             ("<?xml encoding='utf-16le'?>", Some("UTF-8")),
             // Not at the very start, not in the declaration, unquoted,

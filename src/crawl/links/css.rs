@@ -66,7 +66,9 @@ fn import(css: &[u8], mut pos: usize, found: &mut impl FnMut(&[u8])) -> usize {
 fn is_url_function(css: &[u8], pos: usize) -> bool {
     let name = css.get(pos..pos + 4).unwrap_or_default();
     name.len() == 4
-        && name.get(..3).is_some_and(|n| n.eq_ignore_ascii_case(b"url"))
+        && name
+            .get(..3)
+            .is_some_and(|n| n.eq_ignore_ascii_case(b"url"))
         && name.get(3) == Some(&b'(')
         && !pos
             .checked_sub(1)
@@ -259,7 +261,9 @@ mod tests {
     #[test]
     fn comments_and_strings_load_nothing() {
         assert_eq!(
-            urls(r#"/* url(no.png) @import "no.css"; */ a{content:"url(no2.png)"} b{x:url(yes.png)}"#),
+            urls(
+                r#"/* url(no.png) @import "no.css"; */ a{content:"url(no2.png)"} b{x:url(yes.png)}"#
+            ),
             ["yes.png"]
         );
     }
@@ -300,7 +304,10 @@ mod tests {
 
     #[test]
     fn data_urls_are_returned_raw_for_the_caller_to_skip() {
-        assert_eq!(urls("a{x:url(data:image/png;base64,AAAA)}"), ["data:image/png;base64,AAAA"]);
+        assert_eq!(
+            urls("a{x:url(data:image/png;base64,AAAA)}"),
+            ["data:image/png;base64,AAAA"]
+        );
     }
 
     proptest! {

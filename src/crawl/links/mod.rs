@@ -39,9 +39,9 @@
 //! robots/nofollow interpreter, and it does no I/O and makes no scope
 //! decision (see `crate::web::scope`). It never panics, whatever the bytes.
 pub mod charset;
+mod css;
 #[cfg(test)]
 mod encoding_tests;
-mod css;
 mod requisites;
 mod scanner;
 mod tokenizer;

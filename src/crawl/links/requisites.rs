@@ -255,9 +255,20 @@ mod tests {
             ]
         );
         let expected: Vec<String> = [
-            "/s.css", "/favicon.ico", "/dir/app.js", "/dir/a.png", "/dir/b.png", "/dir/c.png",
-            "/dir/d.webp", "/dir/v.mp4", "/dir/p.jpg", "/dir/t.vtt", "/a.ogg", "/dir/o.swf",
-            "/dir/e.svg", "/dir/i.png",
+            "/s.css",
+            "/favicon.ico",
+            "/dir/app.js",
+            "/dir/a.png",
+            "/dir/b.png",
+            "/dir/c.png",
+            "/dir/d.webp",
+            "/dir/v.mp4",
+            "/dir/p.jpg",
+            "/dir/t.vtt",
+            "/a.ogg",
+            "/dir/o.swf",
+            "/dir/e.svg",
+            "/dir/i.png",
         ]
         .iter()
         .map(|p| format!("http://example.com{p}"))
@@ -290,9 +301,13 @@ mod tests {
 
     #[test]
     fn a_late_base_applies_to_requisites_before_it() {
-        let (links, embeds) = found(r#"<img src=a.png><base href="/b/"><a href=x></a><img src=c.png>"#);
+        let (links, embeds) =
+            found(r#"<img src=a.png><base href="/b/"><a href=x></a><img src=c.png>"#);
         assert_eq!(links, ["http://example.com/b/x"]);
-        assert_eq!(embeds, ["http://example.com/b/a.png", "http://example.com/b/c.png"]);
+        assert_eq!(
+            embeds,
+            ["http://example.com/b/a.png", "http://example.com/b/c.png"]
+        );
     }
 
     #[test]
@@ -305,7 +320,8 @@ mod tests {
 
     #[test]
     fn requisites_are_not_taken_without_the_flag() {
-        let page_links = page_links_with(b"<img src=a.png><a href=b>", &page(), None, Extract::Links);
+        let page_links =
+            page_links_with(b"<img src=a.png><a href=b>", &page(), None, Extract::Links);
         assert!(page_links.embeds.is_empty());
         assert_eq!(page_links.links.len(), 1);
     }

@@ -13,14 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-
 use glommio::channels::channel_mesh::MeshBuilder;
 use glommio::LocalExecutorPoolBuilder;
 
 use crate::cluster::link::Link;
 use crate::cluster::node::{self, NodeReport};
-use crate::config::{Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::config::budget::Spent;
+use crate::config::{Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::budget::Budget;
 use crate::crawl::checkpoints::Checkpoints;
 use crate::crawl::error::{Cause, CrawlError};
@@ -132,8 +131,13 @@ pub fn run_with(
         Some(cluster) => {
             let crawl = cluster.crawl.clone();
             let redis = crate::config::secret::redacted(&cluster.url).into_owned();
-            let joined = crate::cluster::join::join(&mut config, &roots)
-                .map_err(|error| CrawlError::Cluster { crawl, redis, error })?;
+            let joined = crate::cluster::join::join(&mut config, &roots).map_err(|error| {
+                CrawlError::Cluster {
+                    crawl,
+                    redis,
+                    error,
+                }
+            })?;
             roots.clear();
             Some(joined)
         }
@@ -141,7 +145,11 @@ pub fn run_with(
     };
     // A node's ledger of the URLs it read from the streams and has not
     // had answered takes its share of --frontier-memory from the shards'.
-    let intake_bytes = if joined.is_some() { config.frontier_memory / INTAKE_SHARE } else { 0 };
+    let intake_bytes = if joined.is_some() {
+        config.frontier_memory / INTAKE_SHARE
+    } else {
+        0
+    };
     config.frontier_memory -= intake_bytes;
     // --state / --resume: the directory is made or opened (and locked),
     // and a resumed crawl's outputs repaired, before anything is written.
@@ -160,7 +168,9 @@ pub fn run_with(
     let spill = SpillDir::make(&config)?;
     let spill_dir = spill.path().to_path_buf();
     let kept_seeds = session.as_ref().map(|s| s.path().join(SEEDS_DIR));
-    let seeds_kept = kept_seeds.as_ref().is_some_and(|dir| seeds::split::is_kept(dir));
+    let seeds_kept = kept_seeds
+        .as_ref()
+        .is_some_and(|dir| seeds::split::is_kept(dir));
     let seed_files = if config.seeds.is_empty() && !seeds_kept {
         None
     } else {
@@ -175,7 +185,11 @@ pub fn run_with(
             let left: u64 = split
                 .files
                 .iter()
-                .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()).saturating_sub(f.start))
+                .map(|f| {
+                    std::fs::metadata(&f.path)
+                        .map_or(0, |m| m.len())
+                        .saturating_sub(f.start)
+                })
                 .sum();
             log::info!(
                 "seeds: {} roots on {} hosts kept in the state directory; {left} bytes of them not yet taken",
@@ -223,13 +237,13 @@ pub fn run_with(
             config.output_backlog,
             appending && config.cdxj.is_some(),
         )
-            .map_err(|e| {
-                let what = match config.cdxj {
-                    Some(_) => format!("opening --cdxj {}", path.display()),
-                    None => format!("opening the index for --wacz, {}", path.display()),
-                };
-                CrawlError::output(what, e)
-            })?,
+        .map_err(|e| {
+            let what = match config.cdxj {
+                Some(_) => format!("opening --cdxj {}", path.display()),
+                None => format!("opening the index for --wacz, {}", path.display()),
+            };
+            CrawlError::output(what, e)
+        })?,
         None => None,
     };
 
@@ -246,7 +260,11 @@ pub fn run_with(
     // replayed the journals: the crawl cannot end before they are read. A
     // cluster's node holds it by one until every node's streams are
     // drained.
-    let held = if resuming { shards } else { usize::from(joined.is_some()) };
+    let held = if resuming {
+        shards
+    } else {
+        usize::from(joined.is_some())
+    };
     // Each shard holds it by one until it has read its seeds.
     let held = held + if seed_files.is_some() { shards } else { 0 };
     let outstanding = Arc::new(Outstanding::new(seeded + held));
@@ -309,7 +327,8 @@ pub fn run_with(
         }
         _ => None,
     };
-    let mesh = (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, channel_capacity(shards)));
+    let mesh =
+        (shards > 1).then(|| MeshBuilder::<Batch, _>::full(shards, channel_capacity(shards)));
 
     let warc = match &config.warc_dir {
         Some(dir) => {
@@ -324,7 +343,9 @@ pub fn run_with(
                     .as_ref()
                     .and_then(Session::warc_prefix)
                     .unwrap_or_else(|| match &config.cluster {
-                        Some(c) => format!("{}{secs}-{}", node_warc_prefix(&c.node), std::process::id()),
+                        Some(c) => {
+                            format!("{}{secs}-{}", node_warc_prefix(&c.node), std::process::id())
+                        }
                         None => format!("ringcrawl-{secs}-{}", std::process::id()),
                     }),
                 shard: 0,
@@ -373,7 +394,10 @@ pub fn run_with(
     let checkpoints = session.map(|session| {
         Checkpoints::start(
             session,
-            config.state.as_ref().map_or(DEFAULT_CHECKPOINT_INTERVAL, |s| s.checkpoint_interval),
+            config
+                .state
+                .as_ref()
+                .map_or(DEFAULT_CHECKPOINT_INTERVAL, |s| s.checkpoint_interval),
             budget.clone(),
             progress.clone(),
             started,
@@ -487,7 +511,9 @@ pub fn run_with(
     // The last checkpoint, once every record is written.
     if let Some(checkpoints) = checkpoints {
         if let Err(e) = checkpoints.finish() {
-            outcome.output_error.get_or_insert(format!("writing the checkpoint: {e}"));
+            outcome
+                .output_error
+                .get_or_insert(format!("writing the checkpoint: {e}"));
         }
     }
     reporting.store(true, Ordering::Relaxed);
@@ -504,8 +530,7 @@ pub fn run_with(
     outcome.interrupted = interrupt.load(Ordering::Relaxed);
     outcome.spent = budget.reached();
     // A spent budget leaves work queued on purpose: not an abort.
-    outcome.aborted |=
-        outcome.interrupted || (outstanding.count() != 0 && outcome.spent.is_none());
+    outcome.aborted |= outcome.interrupted || (outstanding.count() != 0 && outcome.spent.is_none());
     // No shard could start for want of io_uring: the crawl never ran.
     match unavailable {
         Some(why) if !shard_ran => Err(CrawlError::IoUringUnavailable(why)),
@@ -552,7 +577,6 @@ fn repair_for_return(config: &Config) -> Result<(), CrawlError> {
     }
     Ok(())
 }
-
 
 /// `--wacz`: package the WARC files the shards closed with the index, on
 /// this thread now that the executors are gone, unless the archive is

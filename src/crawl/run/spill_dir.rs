@@ -67,7 +67,10 @@ impl SpillDir {
             Ok(lock) => Ok(SpillDir { path, _lock: lock }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&hidden);
-                Err(CrawlError::output(format!("making the spill directory {}", path.display()), e))
+                Err(CrawlError::output(
+                    format!("making the spill directory {}", path.display()),
+                    e,
+                ))
             }
         }
     }
@@ -119,7 +122,10 @@ fn remove_stale(parent: &Path) {
         };
         match std::fs::remove_dir_all(&path) {
             Ok(()) => log::info!("removed {}, left by a crawl that is gone", path.display()),
-            Err(e) => log::warn!("removing {}, left by a crawl that is gone: {e}", path.display()),
+            Err(e) => log::warn!(
+                "removing {}, left by a crawl that is gone: {e}",
+                path.display()
+            ),
         }
         drop(lock);
     }

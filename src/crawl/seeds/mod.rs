@@ -114,9 +114,15 @@ mod tests {
     fn bare_hosts_become_http_roots_and_urls_keep_their_scheme() {
         assert_eq!(root("example.com").as_str(), "http://example.com/");
         assert_eq!(root("Example.COM\r").as_str(), "http://example.com/");
-        assert_eq!(root("https://a.test/x?q=1").as_str(), "https://a.test/x?q=1");
+        assert_eq!(
+            root("https://a.test/x?q=1").as_str(),
+            "https://a.test/x?q=1"
+        );
         assert_eq!(root("b.test:8080/path").as_str(), "http://b.test:8080/path");
-        assert_eq!(root("  c.test  # trailing comment").as_str(), "http://c.test/");
+        assert_eq!(
+            root("  c.test  # trailing comment").as_str(),
+            "http://c.test/"
+        );
     }
 
     #[test]

@@ -84,10 +84,7 @@ pub enum SplitError {
         source: std::io::Error,
     },
     #[error("writing the seeds for the shards in {dir}: {source}")]
-    Write {
-        dir: String,
-        source: std::io::Error,
-    },
+    Write { dir: String, source: std::io::Error },
     /// A list that can be read only once (standard input, a reader) was
     /// being split into the state directory when the crawl stopped.
     #[error("the seeds from {0} were not all kept in the state directory before the crawl stopped: start the crawl again")]
@@ -142,8 +139,12 @@ pub fn split(
                     bad += 1;
                     let text = String::from_utf8_lossy(line);
                     let text = shorten(text.trim()).replace(['\t', '\n', '\r'], " ");
-                    let at = format!("{name} line {number}: {why}").replace(['\t', '\n', '\r'], " ");
-                    ((number % shards.max(1) as u64) as usize, format!("B\t{at}\t{text}\n"))
+                    let at =
+                        format!("{name} line {number}: {why}").replace(['\t', '\n', '\r'], " ");
+                    (
+                        (number % shards.max(1) as u64) as usize,
+                        format!("B\t{at}\t{text}\n"),
+                    )
                 }
             };
             if let Some(file) = out.get_mut(shard) {
@@ -232,8 +233,14 @@ pub fn split_kept(
     }
     let mut split = split(sources, shards, mode, dir)?;
     write_synced(&dir.join(HOSTS), &split.hosts.encode()).map_err(&write_err)?;
-    write_synced(&complete, format!("{} {}\n", split.roots, split.bad).as_bytes()).map_err(&write_err)?;
-    File::open(dir).and_then(|d| d.sync_all()).map_err(&write_err)?;
+    write_synced(
+        &complete,
+        format!("{} {}\n", split.roots, split.bad).as_bytes(),
+    )
+    .map_err(&write_err)?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(&write_err)?;
     for file in &mut split.files {
         file.position = Some(position_path(&file.path));
     }
@@ -284,7 +291,10 @@ fn open_kept(shards: usize, mode: ScopeMode, dir: &Path) -> Result<Split, SplitE
     let hosts = match kept {
         Some(hosts) => hosts,
         None => {
-            log::warn!("{}: damaged; the seeds' hosts are gathered again from the split", hosts_path.display());
+            log::warn!(
+                "{}: damaged; the seeds' hosts are gathered again from the split",
+                hosts_path.display()
+            );
             let mut hosts = SeedHostsBuilder::new(mode);
             for file in &files {
                 let reader = File::open(&file.path).map_err(read_err(&file.path))?;
@@ -353,7 +363,8 @@ impl<R: BufRead> Lines<R> {
             // One byte past the cap is kept, so that the line is known to
             // be too long.
             let room = (MAX_LINE + 1).saturating_sub(self.line.len());
-            self.line.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or(chunk));
+            self.line
+                .extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or(chunk));
             self.reader.consume(used);
             if end {
                 break;
@@ -386,7 +397,12 @@ mod tests {
     fn lines_split_on_newlines_with_or_without_carriage_returns() {
         assert_eq!(
             lines(b"a\r\nbb\n\nlast"),
-            vec![b"a".to_vec(), b"bb".to_vec(), b"".to_vec(), b"last".to_vec()]
+            vec![
+                b"a".to_vec(),
+                b"bb".to_vec(),
+                b"".to_vec(),
+                b"last".to_vec()
+            ]
         );
         assert!(lines(b"").is_empty());
     }
@@ -403,7 +419,10 @@ mod tests {
 
     #[test]
     fn entries_read_back_what_was_written() {
-        assert_eq!(Entry::parse("U\thttp://a.test/"), Some(Entry::Root("http://a.test/")));
+        assert_eq!(
+            Entry::parse("U\thttp://a.test/"),
+            Some(Entry::Root("http://a.test/"))
+        );
         assert_eq!(
             Entry::parse("B\tf line 3: bad\tftp://x"),
             Some(Entry::Bad {
@@ -426,9 +445,16 @@ mod tests {
         let first = split_kept(&sources, 2, ScopeMode::Strict, &kept).unwrap();
         assert!(is_kept(&kept) && first.kept);
         assert_eq!((first.roots, first.bad), (3, 1));
-        assert!(first.files.iter().all(|f| f.start == 0 && f.position.is_some()));
+        assert!(first
+            .files
+            .iter()
+            .all(|f| f.start == 0 && f.position.is_some()));
         // Shard 1 took 5 bytes; the list itself is gone: not read again.
-        std::fs::write(first.files[1].position.as_ref().unwrap(), 5u64.to_le_bytes()).unwrap();
+        std::fs::write(
+            first.files[1].position.as_ref().unwrap(),
+            5u64.to_le_bytes(),
+        )
+        .unwrap();
         std::fs::remove_file(&list).unwrap();
         let again = split_kept(&sources, 2, ScopeMode::Strict, &kept).unwrap();
         assert_eq!((again.roots, again.bad), (3, 1));
@@ -439,14 +465,22 @@ mod tests {
             f[1].start = 5;
             f
         });
-        assert!(["a.test", "b.test", "c.test"].iter().all(|h| again.hosts.contains(h)));
+        assert!(["a.test", "b.test", "c.test"]
+            .iter()
+            .all(|h| again.hosts.contains(h)));
         assert!(!again.hosts.contains("d.test"));
         // Damaged hosts are gathered again from the split; a position past
         // the end of its file reads the file again.
         std::fs::write(kept.join(HOSTS), b"RCSEEDH1short").unwrap();
-        std::fs::write(first.files[0].position.as_ref().unwrap(), u64::MAX.to_le_bytes()).unwrap();
+        std::fs::write(
+            first.files[0].position.as_ref().unwrap(),
+            u64::MAX.to_le_bytes(),
+        )
+        .unwrap();
         let mended = split_kept(&sources, 2, ScopeMode::Strict, &kept).unwrap();
-        assert!(["a.test", "b.test", "c.test"].iter().all(|h| mended.hosts.contains(h)));
+        assert!(["a.test", "b.test", "c.test"]
+            .iter()
+            .all(|h| mended.hosts.contains(h)));
         assert_eq!(mended.files[0].start, 0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -469,9 +503,19 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ringcrawl-split-{}", std::process::id()));
         let list = dir.join("list.txt");
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(&list, "# top\na.test\nhttps://b.test/x\n\nftp://c.test/\na.test\n").unwrap();
+        std::fs::write(
+            &list,
+            "# top\na.test\nhttps://b.test/x\n\nftp://c.test/\na.test\n",
+        )
+        .unwrap();
         let out = dir.join("out");
-        let s = split(&[SeedSource::File(list.clone())], 3, ScopeMode::Strict, &out).unwrap();
+        let s = split(
+            &[SeedSource::File(list.clone())],
+            3,
+            ScopeMode::Strict,
+            &out,
+        )
+        .unwrap();
         assert_eq!((s.roots, s.bad), (3, 1));
         assert!(s.hosts.contains("a.test") && s.hosts.contains("www.b.test"));
         let mut all = Vec::new();
@@ -490,7 +534,10 @@ mod tests {
             }
         }
         all.sort();
-        assert_eq!(all, ["http://a.test/", "http://a.test/", "https://b.test/x"]);
+        assert_eq!(
+            all,
+            ["http://a.test/", "http://a.test/", "https://b.test/x"]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -120,16 +120,26 @@ mod tests {
     fn the_false_positive_rate_is_about_one_percent() {
         let n = 1_000_000;
         let mut b = Bloom::for_keys(n);
-        assert_eq!(b.bytes() as u64, (n * 10).div_ceil(512) * 64, "1.25 B a key");
+        assert_eq!(
+            b.bytes() as u64,
+            (n * 10).div_ceil(512) * 64,
+            "1.25 B a key"
+        );
         for k in keys(2, n as usize) {
             b.insert(k);
         }
         let probes = 1_000_000;
         let fp = keys(3, probes).filter(|&k| b.may_contain(k)).count();
         let rate = fp as f64 / probes as f64;
-        println!("blocked Bloom, 10 bits/key, 7 probes: false positives {:.3}%", rate * 100.0);
+        println!(
+            "blocked Bloom, 10 bits/key, 7 probes: false positives {:.3}%",
+            rate * 100.0
+        );
         assert!(rate < 0.02, "{rate}");
-        assert!(rate > 0.002, "{rate}: suspiciously low, is it testing anything?");
+        assert!(
+            rate > 0.002,
+            "{rate}: suspiciously low, is it testing anything?"
+        );
     }
 
     #[test]

@@ -302,7 +302,10 @@ mod tests {
             assert!(b.insert(k));
         }
         let got: Vec<u64> = b.freeze().iter().collect();
-        assert_eq!(got, vec![1, 2, u64::MAX / 2, u64::MAX - 2, u64::MAX - 1, u64::MAX]);
+        assert_eq!(
+            got,
+            vec![1, 2, u64::MAX / 2, u64::MAX - 2, u64::MAX - 1, u64::MAX]
+        );
     }
 
     #[test]
@@ -340,7 +343,10 @@ mod tests {
         }
         let f = b.freeze();
         let want: BTreeSet<u64> = ks.iter().copied().collect();
-        assert_eq!(f.iter().collect::<Vec<_>>(), want.into_iter().collect::<Vec<_>>());
+        assert_eq!(
+            f.iter().collect::<Vec<_>>(),
+            want.into_iter().collect::<Vec<_>>()
+        );
         assert_eq!(f.len(), 20_000);
         assert!(ks.iter().all(|&k| f.contains(k)));
         assert!(keys(6, 1000).iter().all(|&k| !f.contains(k)));

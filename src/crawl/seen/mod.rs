@@ -301,7 +301,8 @@ impl SeenSet {
     /// [`SeenSet::insert`] that is also on disk counts twice until the next
     /// merge; pending keys are not counted.
     pub fn len(&self) -> u64 {
-        let ram = self.active.len() + self.overflow.len() + self.frozen.as_ref().map_or(0, |f| f.len());
+        let ram =
+            self.active.len() + self.overflow.len() + self.frozen.as_ref().map_or(0, |f| f.len());
         self.run.as_ref().map_or(0, |r| r.keys()) + ram as u64
     }
 
@@ -331,7 +332,10 @@ impl SeenSet {
     /// pending and overflow sets (estimated at ~10 B an entry).
     pub fn memory(&self) -> usize {
         let tables = self.active.bytes()
-            + self.frozen.as_ref().map_or(0, |f| f.bucket.bytes() + f.extra.capacity() * 8)
+            + self
+                .frozen
+                .as_ref()
+                .map_or(0, |f| f.bucket.bytes() + f.extra.capacity() * 8)
             + self.spare.as_ref().map_or(0, |_| self.table_bytes);
         let sets = (self.pending.capacity() + self.overflow.capacity()) * 10;
         tables + sets + self.run.as_ref().map_or(0, |r| r.memory())
@@ -425,7 +429,10 @@ pub async fn resolve(set: &RefCell<SeenSet>, pending: Vec<u64>) -> io::Result<Ve
 /// left frozen. Nothing to do: Ok. Waits for a merge already running.
 pub async fn merge(set: &RefCell<SeenSet>) -> io::Result<()> {
     let lock = set.borrow().merging.clone();
-    let _permit = lock.acquire_static_permit(1).await.map_err(io::Error::from)?;
+    let _permit = lock
+        .acquire_static_permit(1)
+        .await
+        .map_err(io::Error::from)?;
     merge_once(set, false).await?;
     loop {
         let again = {
@@ -445,7 +452,10 @@ pub async fn merge(set: &RefCell<SeenSet>) -> io::Result<()> {
 /// are not included (resolve them first), nor keys added while it runs.
 pub async fn checkpoint(set: &RefCell<SeenSet>) -> io::Result<PathBuf> {
     let lock = set.borrow().merging.clone();
-    let _permit = lock.acquire_static_permit(1).await.map_err(io::Error::from)?;
+    let _permit = lock
+        .acquire_static_permit(1)
+        .await
+        .map_err(io::Error::from)?;
     if set.borrow().frozen.is_some() {
         merge_once(set, false).await?;
     }
@@ -523,7 +533,14 @@ async fn merge_once(set: &RefCell<SeenSet>, force: bool) -> io::Result<bool> {
         run::create_dir_all(&dir).await?;
         set.borrow_mut().dir.created = true;
     }
-    let new = run::write(&dir, generation, old.as_deref(), frozen.iter(), frozen.len() as u64).await?;
+    let new = run::write(
+        &dir,
+        generation,
+        old.as_deref(),
+        frozen.iter(),
+        frozen.len() as u64,
+    )
+    .await?;
     let new_path = new.path().to_owned();
     {
         let mut s = set.borrow_mut();

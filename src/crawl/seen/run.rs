@@ -24,8 +24,8 @@ use std::rc::Rc;
 
 use futures_lite::{AsyncWriteExt, StreamExt};
 use glommio::io::{
-    DmaFile, DmaStreamReader, DmaStreamReaderBuilder, DmaStreamWriter, DmaStreamWriterBuilder,
-    Directory, MergedBufferLimit, ReadAmplificationLimit,
+    Directory, DmaFile, DmaStreamReader, DmaStreamReaderBuilder, DmaStreamWriter,
+    DmaStreamWriterBuilder, MergedBufferLimit, ReadAmplificationLimit,
 };
 
 use super::bloom::Bloom;
@@ -118,7 +118,11 @@ impl Run {
             if !self.bloom.may_contain(k) {
                 continue;
             }
-            if let Some(block) = self.index.partition_point(|&first| first <= k).checked_sub(1) {
+            if let Some(block) = self
+                .index
+                .partition_point(|&first| first <= k)
+                .checked_sub(1)
+            {
                 wanted.push((block as u64, i));
             }
         }
@@ -145,10 +149,7 @@ impl Run {
         while let Some(result) = results.next().await {
             let ((pos, _), data) = result.map_err(io::Error::from)?;
             let block = pos / BLOCK_BYTES as u64;
-            let in_block = self
-                .keys
-                .saturating_sub(block * BLOCK_KEYS)
-                .min(BLOCK_KEYS) as usize;
+            let in_block = self.keys.saturating_sub(block * BLOCK_KEYS).min(BLOCK_KEYS) as usize;
             let Some(data) = data.get(..in_block * 8) else {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
@@ -173,8 +174,12 @@ impl Run {
     pub async fn open(path: PathBuf, generation: u64) -> io::Result<Run> {
         let file = Rc::new(DmaFile::open(&path).await?);
         let size = file.file_size().await?;
-        let invalid =
-            |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {what}", path.display()));
+        let invalid = |what: &str| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {what}", path.display()),
+            )
+        };
         if size % BLOCK_BYTES as u64 != 0 {
             return Err(invalid("not whole 4 KiB blocks"));
         }
@@ -503,7 +508,15 @@ mod tests {
     fn names_parse_back() {
         assert_eq!(parse_name(&file_name(7)), Some(Name::Run(7)));
         assert_eq!(parse_name(&tmp_name(12)), Some(Name::Tmp(12)));
-        for other in ["run-", "run-.tmp", "run-1x", "run-+1", "runs-1", "run-1.tmp.tmp", "x"] {
+        for other in [
+            "run-",
+            "run-.tmp",
+            "run-1x",
+            "run-+1",
+            "runs-1",
+            "run-1.tmp.tmp",
+            "x",
+        ] {
             assert_eq!(parse_name(other), None, "{other}");
         }
     }

@@ -95,7 +95,12 @@ fn fingerprints_are_stable_for_a_key() {
     // Pinned: the same in every process and build of this crawler. If this
     // changes (a foldhash release that hashes differently), runs written
     // before cannot be resumed.
-    assert_eq!(a.fingerprint(url), 0xd76a_d9b7_4b80_05cd, "got {:#x}", a.fingerprint(url));
+    assert_eq!(
+        a.fingerprint(url),
+        0xd76a_d9b7_4b80_05cd,
+        "got {:#x}",
+        a.fingerprint(url)
+    );
     assert_eq!(
         super::Fingerprinter::new([1, 2]).fingerprint(url),
         a.fingerprint(url),
@@ -139,8 +144,13 @@ fn millions_of_keys_through_small_buckets_are_each_new_once() {
             let keys = fps(1, from..from + batch);
             assert!(ask(&set, &keys).await.iter().all(|&n| n), "batch at {from}");
             // A sample of earlier keys, wherever they are now: never New again.
-            let earlier: Vec<u64> = (0..50).map(|_| fp(1, fastrand::u64(..from + batch))).collect();
-            assert!(!ask(&set, &earlier).await.iter().any(|&n| n), "an earlier key came back New");
+            let earlier: Vec<u64> = (0..50)
+                .map(|_| fp(1, fastrand::u64(..from + batch)))
+                .collect();
+            assert!(
+                !ask(&set, &earlier).await.iter().any(|&n| n),
+                "an earlier key came back New"
+            );
             if merging.get() {
                 checked_during_merges += batch + 50;
             }
@@ -176,8 +186,15 @@ fn millions_of_keys_through_small_buckets_are_each_new_once() {
         }
         let rechecked = started.elapsed();
         let fresh = fps(2, 0..1_000_000);
-        let maybes = fresh.iter().filter(|&&k| set.borrow_mut().check(k) == Check::Maybe).count();
-        let pending: Vec<u64> = fresh.iter().copied().filter(|k| set.borrow().pending.contains(k)).collect();
+        let maybes = fresh
+            .iter()
+            .filter(|&&k| set.borrow_mut().check(k) == Check::Maybe)
+            .count();
+        let pending: Vec<u64> = fresh
+            .iter()
+            .copied()
+            .filter(|k| set.borrow().pending.contains(k))
+            .collect();
         assert_eq!(pending.len(), maybes);
         assert!(resolve(&set, pending).await.unwrap().iter().all(|&n| n));
         assert!(!ask(&set, &fresh).await.iter().any(|&n| n));
@@ -201,13 +218,27 @@ fn a_key_pending_resolution_is_seen_by_a_second_check() {
         ask(&set, &old).await;
         merge(&set).await.unwrap();
         // A fresh key the filter cannot rule out (about 1 in 100).
-        let k = (0..).map(|i| fp(2, i)).find(|&k| set.borrow_mut().check(k) == Check::Maybe).unwrap();
-        assert_eq!(set.borrow_mut().check(k), Check::Seen, "pending counts as seen");
-        assert!(!set.borrow_mut().insert(k), "and insert leaves it to its resolution");
+        let k = (0..)
+            .map(|i| fp(2, i))
+            .find(|&k| set.borrow_mut().check(k) == Check::Maybe)
+            .unwrap();
+        assert_eq!(
+            set.borrow_mut().check(k),
+            Check::Seen,
+            "pending counts as seen"
+        );
+        assert!(
+            !set.borrow_mut().insert(k),
+            "and insert leaves it to its resolution"
+        );
         assert_eq!(set.borrow().pending_len(), 1);
         assert_eq!(resolve(&set, vec![k, k]).await.unwrap(), vec![true, false]);
         assert_eq!(set.borrow_mut().check(k), Check::Seen);
-        assert_eq!(resolve(&set, vec![k]).await.unwrap(), vec![false], "settled once");
+        assert_eq!(
+            resolve(&set, vec![k]).await.unwrap(),
+            vec![false],
+            "settled once"
+        );
         // A key on disk: Maybe, then resolved as not new, then Maybe again
         // (it is on disk, not in RAM), never New.
         assert_eq!(set.borrow_mut().check(old[7]), Check::Maybe);
@@ -233,7 +264,10 @@ fn a_merge_published_while_keys_are_pending_does_not_make_them_new_twice() {
         ask(&set, &old).await;
         merge(&set).await.unwrap();
         let r1 = run_path(&set);
-        let fresh = (0..).map(|i| fp(2, i)).find(|&k| set.borrow_mut().check(k) == Check::Maybe).unwrap();
+        let fresh = (0..)
+            .map(|i| fp(2, i))
+            .find(|&k| set.borrow_mut().check(k) == Check::Maybe)
+            .unwrap();
         let on_disk = old[123];
         assert_eq!(set.borrow_mut().check(on_disk), Check::Maybe);
         // More keys, so the merge has a bucket to freeze.
@@ -269,7 +303,10 @@ fn keys_in_the_frozen_bucket_are_seen_while_it_merges() {
         assert!(poll_once(merging.as_mut()).await.is_none());
         assert!(set.borrow().frozen.is_some(), "frozen, merging");
         assert!(!set.borrow().wants_merge(), "one merge at a time");
-        assert!(!ask(&set, &in_bucket).await.iter().any(|&n| n), "frozen keys are seen");
+        assert!(
+            !ask(&set, &in_bucket).await.iter().any(|&n| n),
+            "frozen keys are seen"
+        );
         // New keys go to the fresh bucket meanwhile, found by resolve too.
         let during = fps(3, 0..5000);
         assert!(ask(&set, &during).await.iter().all(|&n| n));
@@ -301,9 +338,19 @@ fn a_merge_dropped_halfway_leaves_the_old_run_valid() {
             }
         } // dropped mid-merge
         assert_eq!(run_path(&set), r1);
-        assert!(set.borrow().frozen.is_some(), "the bucket stays frozen and consulted");
-        assert!(dir.files().contains(&"run-2.tmp".to_string()), "{:?}", dir.files());
-        assert!(!ask(&set, &old).await.iter().any(|&n| n), "the old run answers");
+        assert!(
+            set.borrow().frozen.is_some(),
+            "the bucket stays frozen and consulted"
+        );
+        assert!(
+            dir.files().contains(&"run-2.tmp".to_string()),
+            "{:?}",
+            dir.files()
+        );
+        assert!(
+            !ask(&set, &old).await.iter().any(|&n| n),
+            "the old run answers"
+        );
         assert!(!ask(&set, &newer).await.iter().any(|&n| n));
         assert!(ask(&set, &fps(3, 0..1000)).await.iter().all(|&n| n));
 
@@ -328,7 +375,10 @@ fn a_merge_that_fails_returns_the_error_and_loses_nothing() {
         // The merge's temporary file cannot be created: a directory is there.
         std::fs::create_dir(dir.0.join("run-2.tmp")).unwrap();
         assert!(merge(&set).await.is_err());
-        assert_eq!(dir.files(), vec!["run-1".to_string(), "run-2.tmp".to_string()]);
+        assert_eq!(
+            dir.files(),
+            vec!["run-1".to_string(), "run-2.tmp".to_string()]
+        );
         assert!(set.borrow().frozen.is_some());
         assert!(!ask(&set, &first).await.iter().any(|&n| n));
         assert!(!ask(&set, &second).await.iter().any(|&n| n));
@@ -369,10 +419,16 @@ fn checkpoint_then_open_in_a_new_set_gives_the_same_answers() {
         std::fs::write(dir.0.join("run-99.tmp"), b"partial").unwrap();
 
         let set = RefCell::new(open(dir.0.clone(), memory, KEY).await.unwrap());
-        assert_eq!(dir.files(), vec![path.file_name().unwrap().to_str().unwrap().to_string()]);
+        assert_eq!(
+            dir.files(),
+            vec![path.file_name().unwrap().to_str().unwrap().to_string()]
+        );
         assert_eq!(set.borrow().len(), len);
         assert_eq!(set.borrow().fingerprint("http://a.test/x"), url_fp);
-        assert!(!ask(&set, &keys).await.iter().any(|&n| n), "every key seen after reopening");
+        assert!(
+            !ask(&set, &keys).await.iter().any(|&n| n),
+            "every key seen after reopening"
+        );
         let fresh = fps(2, 0..10_000);
         assert!(ask(&set, &fresh).await.iter().all(|&n| n));
         // And it goes on merging from there.
@@ -455,7 +511,13 @@ fn check_throughput_in_ram_against_url_set() {
     use crate::crawl::url_set::UrlSet;
     let n = 1_000_000u64;
     let urls: Vec<String> = (0..n)
-        .map(|i| format!("http://site{}.example.test/section/{}/page-{i}.html", i % 997, i % 31))
+        .map(|i| {
+            format!(
+                "http://site{}.example.test/section/{}/page-{i}.html",
+                i % 997,
+                i % 31
+            )
+        })
         .collect();
     let rate = |d: Duration| format!("{:.1} M/s", n as f64 / d.as_secs_f64() / 1e6);
 
@@ -469,17 +531,24 @@ fn check_throughput_in_ram_against_url_set() {
 
     let mut set = SeenSet::new(None, 64 << 20, KEY);
     let t = Instant::now();
-    assert!(urls.iter().all(|u| set.check(set.fingerprint(u)) == Check::New));
+    assert!(urls
+        .iter()
+        .all(|u| set.check(set.fingerprint(u)) == Check::New));
     let new_new = t.elapsed();
     let t = Instant::now();
-    assert!(urls.iter().all(|u| set.check(set.fingerprint(u)) == Check::Seen));
+    assert!(urls
+        .iter()
+        .all(|u| set.check(set.fingerprint(u)) == Check::Seen));
     let new_seen = t.elapsed();
     let prints: Vec<u64> = urls.iter().map(|u| set.fingerprint(u)).collect();
     let t = Instant::now();
     assert!(prints.iter().all(|&f| set.check(f) == Check::Seen));
     let fp_seen = t.elapsed();
     let t = Instant::now();
-    let _ = urls.iter().map(|u| set.fingerprint(u)).fold(0u64, |a, f| a ^ f);
+    let _ = urls
+        .iter()
+        .map(|u| set.fingerprint(u))
+        .fold(0u64, |a, f| a ^ f);
     let hashing = t.elapsed();
     assert!(!set.wants_merge(), "all in RAM");
     // With a run on disk, a new key also costs a Bloom probe (one cache
@@ -493,7 +562,10 @@ fn check_throughput_in_ram_against_url_set() {
         let fresh = fps(9, 0..n);
         let t = Instant::now();
         let mut set = set.borrow_mut();
-        let new = fresh.iter().filter(|&&f| set.check(f) == Check::New).count();
+        let new = fresh
+            .iter()
+            .filter(|&&f| set.check(f) == Check::New)
+            .count();
         (t.elapsed(), new)
     });
     println!(
@@ -526,7 +598,11 @@ fn a_budget_that_is_not_whole_slots_still_grows_to_full_size_and_asks_to_merge()
             break;
         }
     }
-    assert!(asked, "a full table of {} bytes asks for a merge", set.table_bytes);
+    assert!(
+        asked,
+        "a full table of {} bytes asks for a merge",
+        set.table_bytes
+    );
     assert!(set.at_full_size());
     assert_eq!(set.overflow_len(), 0);
 }

@@ -104,15 +104,18 @@ impl Shard {
                 &lookup.answers,
                 &mut bytes,
             );
-            self.store(Encoded {
-                bytes,
-                written,
-                uri: format!("dns:{}", lookup.name),
-                date: lookup.at,
-                content_type: Some("text/dns".to_string()),
-                status: None,
-                revisit: false,
-            }, false)
+            self.store(
+                Encoded {
+                    bytes,
+                    written,
+                    uri: format!("dns:{}", lookup.name),
+                    date: lookup.at,
+                    content_type: Some("text/dns".to_string()),
+                    status: None,
+                    revisit: false,
+                },
+                false,
+            )
             .await;
         }
     }

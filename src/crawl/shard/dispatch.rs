@@ -137,7 +137,13 @@ impl Shard {
             .and_then(fetch_target)
             .map(|(host, port)| (host.to_string(), port));
         let Some((host, port)) = target else {
-            self.outbox.lend(peer, Lease { job, addrs: Vec::new() });
+            self.outbox.lend(
+                peer,
+                Lease {
+                    job,
+                    addrs: Vec::new(),
+                },
+            );
             return;
         };
         if let Some(known) = self.fetching.resolver.resolve_now(&host, port) {
@@ -163,7 +169,8 @@ impl Shard {
     /// it ends.
     pub(super) fn spawn_work(self: &Rc<Self>, work: Work, slot: usize) {
         let id = self
-            .fetching.next_fetch
+            .fetching
+            .next_fetch
             .replace(self.fetching.next_fetch.get().wrapping_add(1));
         // Registered before the spawn: a task that fails at once (bad
         // scheme, cached DNS failure) was seen to end before spawn_local

@@ -52,7 +52,10 @@ mod tests {
     fn server_errors_and_network_errors_count_against_the_host_certificates_do_not() {
         assert!(host_failed(&record(Some(503), None)));
         assert!(host_failed(&record(Some(429), None)));
-        assert!(!host_failed(&record(Some(200), Some(ErrorKind::TlsCertificate))));
+        assert!(!host_failed(&record(
+            Some(200),
+            Some(ErrorKind::TlsCertificate)
+        )));
         assert!(!host_failed(&record(Some(404), None)));
         assert!(host_failed(&record(None, Some(ErrorKind::ConnectRefused))));
         assert!(host_failed(&record(None, Some(ErrorKind::TlsClosed))));

@@ -21,8 +21,8 @@ use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::sync::Notify;
 use crate::output::record::Record;
+use crate::sync::Notify;
 
 use super::Shard;
 
@@ -117,7 +117,9 @@ impl Shard {
         if lines.is_empty() {
             return false;
         }
-        self.recording.cdxj.write_with(|out| out.extend_from_slice(&lines));
+        self.recording
+            .cdxj
+            .write_with(|out| out.extend_from_slice(&lines));
         true
     }
 

@@ -114,7 +114,6 @@ impl Journal {
             unlogged: Cell::new(0),
         }
     }
-
 }
 
 /// Records that may wait for the journal (each holds its record, some 800
@@ -207,7 +206,11 @@ impl Shard {
     fn journal_clear(&self, journal: &Journal) -> bool {
         journal.durable.get() == journal.appended.get()
             && journal.held.borrow().is_empty()
-            && self.recording.warc.as_ref().is_none_or(|w| w.is_flushed_past(w.placed()))
+            && self
+                .recording
+                .warc
+                .as_ref()
+                .is_none_or(|w| w.is_flushed_past(w.placed()))
     }
 
     /// The journal task: write the jobs that gathered as one chunk,
@@ -221,7 +224,13 @@ impl Shard {
         let file = match BufferedFile::create(&journal.path).await {
             Ok(file) => file,
             Err(e) => {
-                self.journal_failed(journal, &format!("the journal failed: creating {}: {e}", journal.path.display()));
+                self.journal_failed(
+                    journal,
+                    &format!(
+                        "the journal failed: creating {}: {e}",
+                        journal.path.display()
+                    ),
+                );
                 return;
             }
         };
@@ -254,12 +263,24 @@ impl Shard {
                 chunk::encode(&jobs, &mut bytes);
                 drop(jobs);
                 if let Err(e) = write_all(&file, &bytes, at).await {
-                    self.journal_failed(journal, &format!("the journal failed: writing {}: {e}", journal.path.display()));
+                    self.journal_failed(
+                        journal,
+                        &format!(
+                            "the journal failed: writing {}: {e}",
+                            journal.path.display()
+                        ),
+                    );
                     break;
                 }
                 at += bytes.len() as u64;
                 if let Err(e) = file.fdatasync().await {
-                    self.journal_failed(journal, &format!("the journal failed: syncing {}: {e}", journal.path.display()));
+                    self.journal_failed(
+                        journal,
+                        &format!(
+                            "the journal failed: syncing {}: {e}",
+                            journal.path.display()
+                        ),
+                    );
                     break;
                 }
             }
@@ -351,7 +372,10 @@ impl Shard {
         journal.failed.set(true);
         let message = format!("shard {}: {what}", self.id);
         log::error!("{message}");
-        self.recording.output_error.borrow_mut().get_or_insert(message);
+        self.recording
+            .output_error
+            .borrow_mut()
+            .get_or_insert(message);
         self.outstanding.abort();
         self.stop();
     }
@@ -434,7 +458,10 @@ impl Shard {
                 }
             }
         }
-        log::info!("shard {}: {queued} URLs queued again from the journals", self.id);
+        log::info!(
+            "shard {}: {queued} URLs queued again from the journals",
+            self.id
+        );
         if self.outstanding.finish(1) {
             self.stop();
         }
@@ -529,7 +556,10 @@ impl SeedPosition {
                 written: start,
             }),
             Err(e) => {
-                log::warn!("{}: {e} (a resume reads this shard's seeds again)", path.display());
+                log::warn!(
+                    "{}: {e} (a resume reads this shard's seeds again)",
+                    path.display()
+                );
                 None
             }
         }
@@ -559,7 +589,10 @@ impl SeedPosition {
         }
         match write_all(&self.file, &at.to_le_bytes(), 0).await {
             Ok(()) => self.written = at,
-            Err(e) => log::warn!("{}: {e} (a resume reads more of this shard's seeds again)", self.path.display()),
+            Err(e) => log::warn!(
+                "{}: {e} (a resume reads more of this shard's seeds again)",
+                self.path.display()
+            ),
         }
     }
 }
@@ -570,7 +603,10 @@ async fn write_all(file: &BufferedFile, bytes: &[u8], mut at: u64) -> std::io::R
     while !rest.is_empty() {
         let n = file.write_at(rest.to_vec(), at).await?;
         if n == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::WriteZero, "wrote nothing"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::WriteZero,
+                "wrote nothing",
+            ));
         }
         rest = rest.get(n..).unwrap_or_default();
         at += n as u64;

@@ -23,8 +23,8 @@ mod dispatch;
 mod failure;
 mod index;
 mod journal;
-mod receive;
 mod page;
+mod receive;
 mod robots;
 mod seeds;
 mod seen;
@@ -67,12 +67,12 @@ use crate::output::writer::WriterHandle;
 use crate::sync::notify::Notify;
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
-use failure::interrupted_record;
-use journal::Journal;
-use watch::Halt;
-pub use journal::Durability;
 use cluster::ShardCluster;
+use failure::interrupted_record;
+pub use journal::Durability;
+use journal::Journal;
 use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};
+use watch::Halt;
 
 /// What a shard hands back when the crawl is over.
 #[derive(Debug, Default)]
@@ -266,7 +266,10 @@ impl Shard {
                 ..target
             })
         });
-        let seed_file = shared.seed_files.as_ref().and_then(|files| files.get(id).cloned());
+        let seed_file = shared
+            .seed_files
+            .as_ref()
+            .and_then(|files| files.get(id).cloned());
         Rc::new(Shard {
             fetching: Fetching {
                 tls,
@@ -347,7 +350,11 @@ impl Shard {
                 .and_then(|d| d.journals.get(id).cloned())
                 .map(|path| {
                     let seeds = seed_file.as_ref();
-                    Journal::new(path, seeds.and_then(|f| f.position.clone()), seeds.map_or(0, |f| f.start))
+                    Journal::new(
+                        path,
+                        seeds.and_then(|f| f.position.clone()),
+                        seeds.map_or(0, |f| f.start),
+                    )
                 }),
             seed_file,
             durability: shared.durability,
@@ -432,7 +439,8 @@ impl Shard {
             };
             if !graceful {
                 let cut: Vec<JoinHandle<()>> = self
-                    .fetching.fetches
+                    .fetching
+                    .fetches
                     .borrow_mut()
                     .drain()
                     .filter_map(|(_, h)| h)

@@ -178,7 +178,11 @@ impl Shard {
     /// started, and does not: a slow or silent nameserver (seconds a
     /// question) would otherwise hold the crawl past the time, which only
     /// the running exchanges, bounded by their own time-outs, may outlast.
-    pub(super) async fn resolve_in_time(&self, host: &str, port: u16) -> Option<Result<Addresses, DnsError>> {
+    pub(super) async fn resolve_in_time(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Option<Result<Addresses, DnsError>> {
         let lookup = self.fetching.resolver.resolve(host, port);
         let Some(deadline) = self.budget.deadline() else {
             return Some(lookup.await);
@@ -316,7 +320,10 @@ impl Shard {
         token: u64,
     ) -> usize {
         let scope = self.scope();
-        let embeds: Vec<Url> = embeds.into_iter().filter(|e| scope.allows_embed(e)).collect();
+        let embeds: Vec<Url> = embeds
+            .into_iter()
+            .filter(|e| scope.allows_embed(e))
+            .collect();
         record.num_urls = links.len() + embeds.len();
         let found = embeds
             .into_iter()
@@ -447,7 +454,8 @@ impl Shard {
         }
         match &decoded.error {
             // A fault in a body cut in transit is that cut, seen again.
-            Some(DecodeError::Corrupt { .. } | DecodeError::Truncated { .. }) if record.truncated => {}
+            Some(DecodeError::Corrupt { .. } | DecodeError::Truncated { .. })
+                if record.truncated => {}
             // The body as framed is whole, but its stream ends early: cut
             // in transfer all the same (a server or proxy that stopped
             // sending), what decoded read as any cut body is.
@@ -566,7 +574,10 @@ impl Shard {
             });
         }
         if log::log_enabled!(log::Level::Info) {
-            log::info!("{}", record.verbose_line(log::log_enabled!(log::Level::Debug)));
+            log::info!(
+                "{}",
+                record.verbose_line(log::log_enabled!(log::Level::Debug))
+            );
         }
         self.recording.stats.borrow_mut().add(&record);
         let queued = self.frontier.borrow().queued() as u64;

@@ -42,7 +42,14 @@ impl Shard {
                     self.slots.give(self.id);
                 } else {
                     let addrs = Addresses::from_slice(&addrs);
-                    self.spawn_work(Work::Lent { job, owner: peer, addrs }, self.id);
+                    self.spawn_work(
+                        Work::Lent {
+                            job,
+                            owner: peer,
+                            addrs,
+                        },
+                        self.id,
+                    );
                 }
             }
             if !returns.is_empty() {

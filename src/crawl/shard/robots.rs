@@ -110,7 +110,9 @@ impl Shard {
     pub(super) fn refuse(&self, job: Job, verdict: Verdict) {
         let message = match verdict {
             Verdict::Unavailable => match self.frontier.borrow().robots_cause(&job.url) {
-                Some(cause) => format!("robots.txt unavailable ({cause}): its origin is not crawled"),
+                Some(cause) => {
+                    format!("robots.txt unavailable ({cause}): its origin is not crawled")
+                }
                 None => "robots.txt unavailable: its origin is not crawled".to_string(),
             },
             _ => "disallowed by robots.txt".to_string(),

@@ -51,9 +51,16 @@ impl Shard {
         if let Err(e) = self.read_seeds(path, file.start).await {
             // The first pass wrote the file: failing to read it back is the
             // disk's fault, and the seeds after the fault are lost.
-            let message = format!("reading the seeds of shard {} ({}): {e}", self.id, path.display());
+            let message = format!(
+                "reading the seeds of shard {} ({}): {e}",
+                self.id,
+                path.display()
+            );
             log::error!("{message}");
-            self.recording.output_error.borrow_mut().get_or_insert(message);
+            self.recording
+                .output_error
+                .borrow_mut()
+                .get_or_insert(message);
         }
         if self.outstanding.finish(1) {
             self.stop();
@@ -112,7 +119,11 @@ impl Shard {
         };
         let mut jobs = vec![Job::root(url.to_string(), self.config.max_redirect)];
         if self.config.sitemaps {
-            jobs.extend(guessed_sitemap(&parsed, &self.scope, self.config.max_redirect));
+            jobs.extend(guessed_sitemap(
+                &parsed,
+                &self.scope,
+                self.config.max_redirect,
+            ));
         }
         // Counted in before it is offered (invariant 3).
         self.outstanding.add(jobs.len());

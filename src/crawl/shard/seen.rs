@@ -266,7 +266,9 @@ impl Shard {
 
     /// A token for a page about to route its links.
     pub(super) fn page_token(&self) -> u64 {
-        self.newness.next_page.replace(self.newness.next_page.get().wrapping_add(1))
+        self.newness
+            .next_page
+            .replace(self.newness.next_page.get().wrapping_add(1))
     }
 
     /// Page `token` sent `asked` shards some of its links (this one among
@@ -415,7 +417,10 @@ impl Shard {
             match seen::resolve(&self.newness.seen, fingerprints.clone()).await {
                 Ok(answers) => return Some(answers),
                 Err(e) if tries < DISK_TRIES => {
-                    log::warn!("shard {}: seen-set lookup failed (try {tries}): {e}", self.id);
+                    log::warn!(
+                        "shard {}: seen-set lookup failed (try {tries}): {e}",
+                        self.id
+                    );
                     glommio::timer::sleep(DISK_RETRY * tries).await;
                     if self.stopping.get() {
                         return None;
@@ -434,7 +439,10 @@ impl Shard {
     pub(super) fn seen_failed(&self, what: &str) {
         let message = format!("shard {}: the seen-set failed {what}", self.id);
         log::error!("{message}");
-        self.recording.output_error.borrow_mut().get_or_insert(message);
+        self.recording
+            .output_error
+            .borrow_mut()
+            .get_or_insert(message);
         self.outstanding.abort();
         self.stop();
     }
@@ -483,7 +491,10 @@ impl Shard {
                 Ok(()) => failures = 0,
                 Err(e) if failures + 1 < DISK_TRIES => {
                     failures += 1;
-                    log::warn!("shard {}: merging the seen-set failed (try {failures}): {e}", self.id);
+                    log::warn!(
+                        "shard {}: merging the seen-set failed (try {failures}): {e}",
+                        self.id
+                    );
                     glommio::timer::sleep(DISK_RETRY * failures).await;
                 }
                 Err(e) => {
@@ -538,8 +549,15 @@ mod tests {
             shrink_map(&mut map);
         }
         assert_eq!(map.len(), 100);
-        assert!(map.capacity() <= SHRINK_FLOOR, "{} of {burst}", map.capacity());
-        assert!((99_900..100_000).all(|k| map.contains_key(&k)), "nothing lost");
+        assert!(
+            map.capacity() <= SHRINK_FLOOR,
+            "{} of {burst}",
+            map.capacity()
+        );
+        assert!(
+            (99_900..100_000).all(|k| map.contains_key(&k)),
+            "nothing lost"
+        );
     }
 
     #[test]

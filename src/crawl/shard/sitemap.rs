@@ -130,7 +130,11 @@ impl Shard {
             self.deliver_with(record, response, body, &listed.urls, rule)
         } else {
             let scope = self.scope();
-            listed.urls.into_iter().filter(|l| rule(&scope, l)).collect()
+            listed
+                .urls
+                .into_iter()
+                .filter(|l| rule(&scope, l))
+                .collect()
         };
         record.num_urls = links.len();
         let (depth, hop) = if index {

@@ -103,10 +103,12 @@ impl Shard {
             }
             let io = self.frontier.borrow_mut().spill_io();
             let Some(io) = io else {
-                let woken = futures_lite::future::or(self.changed.notified(), files.done.notified());
+                let woken =
+                    futures_lite::future::or(self.changed.notified(), files.done.notified());
                 match files.retry_at.get() {
                     Some(at) => {
-                        let nap = glommio::timer::sleep(at.saturating_duration_since(Instant::now()));
+                        let nap =
+                            glommio::timer::sleep(at.saturating_duration_since(Instant::now()));
                         futures_lite::future::or(woken, nap).await;
                     }
                     None => woken.await,
@@ -120,7 +122,9 @@ impl Shard {
                     bytes,
                 } => match self.segment(&files, segment).await {
                     Ok(file) => {
-                        let write = self.clone().write(files.clone(), file, segment, offset, bytes);
+                        let write = self
+                            .clone()
+                            .write(files.clone(), file, segment, offset, bytes);
                         self.start(&files, write);
                     }
                     Err(e) => {
@@ -232,7 +236,14 @@ impl Shard {
     /// A write of the spill failed: its bytes go back to the frontier (in
     /// RAM), and a retry is due after a back-off; past [`RETRIES`] in a
     /// row, the crawl stops (see the module docs).
-    fn write_failed(&self, files: &Files, segment: u32, offset: u64, bytes: Vec<u8>, error: String) {
+    fn write_failed(
+        &self,
+        files: &Files,
+        segment: u32,
+        offset: u64,
+        bytes: Vec<u8>,
+        error: String,
+    ) {
         self.frontier
             .borrow_mut()
             .spill_written(segment, offset, Err(bytes));
@@ -247,7 +258,10 @@ impl Shard {
                     self.spill_dir.display()
                 );
                 log::error!("{message}");
-                self.recording.output_error.borrow_mut().get_or_insert(message);
+                self.recording
+                    .output_error
+                    .borrow_mut()
+                    .get_or_insert(message);
                 self.outstanding.abort();
                 self.stop();
             } else {
@@ -302,7 +316,10 @@ impl Shard {
                 self.stop();
                 continue;
             }
-            self.recording.output_error.borrow_mut().get_or_insert(message);
+            self.recording
+                .output_error
+                .borrow_mut()
+                .get_or_insert(message);
             if self.outstanding.finish(lost.jobs) {
                 self.stop();
             }

@@ -19,7 +19,9 @@ impl Shard {
         let halt = loop {
             self.recording.sink.hand_off();
             self.recording.cdxj.hand_off();
-            if self.config.progress.is_some() && said.is_none_or(|at| at.elapsed() >= WAITS_INTERVAL) {
+            if self.config.progress.is_some()
+                && said.is_none_or(|at| at.elapsed() >= WAITS_INTERVAL)
+            {
                 self.say_waiting();
                 said = Some(Instant::now());
             }

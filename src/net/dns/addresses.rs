@@ -156,7 +156,8 @@ mod tests {
         let one = Addresses::One("10.0.0.1:80".parse().unwrap());
         assert_eq!(Addresses::from_slice(&one.to_vec()), Some(one));
         assert_eq!(Addresses::from_slice(&[]), None);
-        let ports: Vec<SocketAddr> = vec!["[::1]:80".parse().unwrap(), "10.0.0.1:81".parse().unwrap()];
+        let ports: Vec<SocketAddr> =
+            vec!["[::1]:80".parse().unwrap(), "10.0.0.1:81".parse().unwrap()];
         assert_eq!(Addresses::from_slice(&ports), None);
     }
 

@@ -68,8 +68,7 @@ impl Cache {
             self.evict(size, now);
         }
         self.bytes += size;
-        self.map
-            .insert(name.to_string(), Entry { answer, expires });
+        self.map.insert(name.to_string(), Entry { answer, expires });
     }
 
     /// Adds `ips` (addresses of the family that answered late, never
@@ -175,10 +174,7 @@ mod tests {
         c.insert("gone.test", Err("NXDOMAIN".into()), now + secs(1), now);
         assert_eq!(c.get("a.test", now + secs(4)), Some(ips("127.0.0.1")));
         assert_eq!(c.get("a.test", now + secs(5)), None, "expired");
-        assert_eq!(
-            c.get("gone.test", now),
-            Some(Err("NXDOMAIN".to_string()))
-        );
+        assert_eq!(c.get("gone.test", now), Some(Err("NXDOMAIN".to_string())));
         assert_eq!(c.get("b.test", now), None);
         assert_eq!(
             c.bytes(),
@@ -200,10 +196,19 @@ mod tests {
         let bound = 50 * per_name;
         let mut c = Cache::new(1_000_000, bound);
         for i in 0..1000 {
-            c.insert(&format!("h{i:04}.test"), ips("127.0.0.1"), now + secs(60), now);
+            c.insert(
+                &format!("h{i:04}.test"),
+                ips("127.0.0.1"),
+                now + secs(60),
+                now,
+            );
             assert!(c.bytes() <= bound, "{} > {bound}", c.bytes());
         }
-        assert!(c.len() >= 40, "eviction frees a tenth, not all: {}", c.len());
+        assert!(
+            c.len() >= 40,
+            "eviction frees a tenth, not all: {}",
+            c.len()
+        );
         assert!(c.get("h0999.test", now).is_some(), "the newest is kept");
         // The byte count stays the sum of what is there.
         let sum: usize = c.map.iter().map(|(n, e)| cost(n, &e.answer)).sum();
@@ -233,7 +238,12 @@ mod tests {
             assert!(c.get(&format!("new{i}"), later).is_some());
         }
         for i in 0..100 {
-            c.insert(&format!("more{i}"), ips("127.0.0.3"), later + secs(60), later);
+            c.insert(
+                &format!("more{i}"),
+                ips("127.0.0.3"),
+                later + secs(60),
+                later,
+            );
             assert!(c.len() <= 10);
         }
     }
@@ -250,7 +260,11 @@ mod tests {
             Some(ips("::1 127.0.0.1 ::2")),
             "families alternate again"
         );
-        assert_eq!(c.get("both.test", now + secs(61)), None, "the sooner expiry");
+        assert_eq!(
+            c.get("both.test", now + secs(61)),
+            None,
+            "the sooner expiry"
+        );
         c.insert("nx6.test", Err("NXDOMAIN".into()), now + secs(300), now);
         c.merge("nx6.test", &late, now + secs(60), now);
         assert_eq!(c.get("nx6.test", now), Some(ips("127.0.0.1")));

@@ -65,12 +65,12 @@ mod system;
 pub mod wire;
 
 pub use addresses::{Addresses, Families};
-pub use journal::Lookup;
-pub use resolution::RESOLUTION_DELAY;
-pub use system::{parse_hosts, parse_resolv_conf};
 use cache::Cache;
 use journal::Journal;
+pub use journal::Lookup;
 use pending::{Completion, Pending, Wait};
+pub use resolution::RESOLUTION_DELAY;
+pub use system::{parse_hosts, parse_resolv_conf};
 
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::RandomState;

@@ -249,7 +249,10 @@ mod tests {
     #[test]
     fn without_addresses_nxdomain_then_a_failure_then_no_address() {
         assert_eq!(combine(Some(&nx(Some(30))), Some(&timeout())), nx(Some(30)));
-        assert_eq!(combine(Some(&nodata(Some(9))), Some(&nx(None))), nx(Some(9)));
+        assert_eq!(
+            combine(Some(&nodata(Some(9))), Some(&nx(None))),
+            nx(Some(9))
+        );
         assert_eq!(combine(Some(&nodata(None)), Some(&timeout())), timeout());
         assert_eq!(
             combine(Some(&nodata(Some(90))), Some(&nodata(Some(60)))),
@@ -263,7 +266,10 @@ mod tests {
         let mixed = found("127.0.0.1 ::1", 1);
         assert_eq!(
             answer(&mixed, both).unwrap().to_vec(),
-            vec!["::1".parse::<IpAddr>().unwrap(), "127.0.0.1".parse().unwrap()]
+            vec![
+                "::1".parse::<IpAddr>().unwrap(),
+                "127.0.0.1".parse().unwrap()
+            ]
         );
     }
 
@@ -277,7 +283,11 @@ mod tests {
         };
         let s = Duration::from_secs;
         assert_eq!(keep(&nx(Some(30)), &opts), s(30), "the SOA's");
-        assert_eq!(keep(&nx(Some(86_400)), &opts), s(60), "capped by negative_ttl");
+        assert_eq!(
+            keep(&nx(Some(86_400)), &opts),
+            s(60),
+            "capped by negative_ttl"
+        );
         assert_eq!(keep(&nodata(Some(0)), &opts), s(5), "at least min_ttl");
         assert_eq!(keep(&nx(None), &opts), s(60), "no SOA: negative_ttl");
         assert_eq!(keep(&timeout(), &opts), s(60));

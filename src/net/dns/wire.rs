@@ -772,7 +772,12 @@ mod tests {
         let nx = response(5, 3, "gone.test", QType::A, &[]);
         let m = with_authority(
             nx.clone(),
-            &[rr(&zone, TYPE_SOA, 900, &soa(b"\x02ns\xC0\x11", b"\x04host\xC0\x11", 300))],
+            &[rr(
+                &zone,
+                TYPE_SOA,
+                900,
+                &soa(b"\x02ns\xC0\x11", b"\x04host\xC0\x11", 300),
+            )],
         );
         let r = parse_response(&m, 5, "gone.test", QType::A).unwrap();
         assert_eq!(r.rcode, Rcode::NxDomain);
@@ -805,7 +810,13 @@ mod tests {
     #[test]
     fn a_bad_authority_section_leaves_the_answer_usable() {
         let zone = [0xC0, 12 + 2];
-        let ok = response(7, 0, "h.test", QType::A, &[rr(&QPTR, TYPE_A, 30, &[127, 0, 0, 9])]);
+        let ok = response(
+            7,
+            0,
+            "h.test",
+            QType::A,
+            &[rr(&QPTR, TYPE_A, 30, &[127, 0, 0, 9])],
+        );
         // An SOA whose fixed fields are cut short, a forward pointer, and a
         // section that ends early (NSCOUNT 3, one record there).
         let short = rr(&zone, TYPE_SOA, 60, &soa(&zone, &zone, 60)[..14]);

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use crate::net::http::{BodyError, HeadError};
 use crate::job::ErrorKind;
+use crate::net::http::{BodyError, HeadError};
 use crate::net::tls::TlsError;
 
 /// Why a fetch produced no (complete) response.
@@ -74,7 +74,9 @@ impl FetchError {
             FetchError::Head(HeadError::ConflictingLength) => ErrorKind::ConflictingLength,
             FetchError::Head(HeadError::BadLength) => ErrorKind::BadLength,
             FetchError::Head(HeadError::Invalid(_)) => ErrorKind::BadHead,
-            FetchError::Body(BodyError::Truncated) | FetchError::NoCloseNotify => ErrorKind::Truncated,
+            FetchError::Body(BodyError::Truncated) | FetchError::NoCloseNotify => {
+                ErrorKind::Truncated
+            }
             FetchError::Tls(e) => e.kind(),
             FetchError::Body(BodyError::BadChunk(_)) => ErrorKind::BadChunk,
         }
@@ -117,7 +119,11 @@ pub(super) fn io_error(e: io::Error, left: Duration) -> FetchError {
 /// end by `connected_by`: a time-out is the fetch's deadline's if that
 /// has passed, else the connect time-out's if `connected_by` has, else a
 /// read time-out.
-pub(super) fn handshake_error(e: io::Error, deadline: Instant, connected_by: Instant) -> FetchError {
+pub(super) fn handshake_error(
+    e: io::Error,
+    deadline: Instant,
+    connected_by: Instant,
+) -> FetchError {
     let now = Instant::now();
     let left = deadline.saturating_duration_since(now);
     if e.kind() == io::ErrorKind::TimedOut

@@ -242,7 +242,8 @@ fn parse_complete_head<'b>(
             .take(MAX_CODINGS.saturating_add(1))
             .collect(),
         framing: framing(status, resp.headers).map_err(ParseFail::Head)?,
-        keep_alive: keeps_alive(resp.version, resp.headers) && !suspect_framing(resp.version, resp.headers),
+        keep_alive: keeps_alive(resp.version, resp.headers)
+            && !suspect_framing(resp.version, resp.headers),
     })
 }
 

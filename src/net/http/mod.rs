@@ -230,7 +230,10 @@ mod tests {
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
                 false,
             ),
-            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", true),
+            (
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                true,
+            ),
         ];
         for (raw, keeps) in cases {
             assert_eq!(head(raw).keep_alive, keeps, "{raw:?}");

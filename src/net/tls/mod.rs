@@ -27,10 +27,10 @@
 //! deadline of each read and write and so of the handshake
 //! (`crate::net::stream`, set by `crate::net::fetch`), the session cache
 //! (`store`), whether to wait for a session to resume (`sessions`).
-mod sessions;
-mod store;
 pub mod error;
 pub mod negotiated;
+mod sessions;
+mod store;
 mod verify;
 
 use std::cell::RefCell;
@@ -49,11 +49,11 @@ use url::{Host, Url};
 
 use crate::net::stream::{Timed, TlsConn};
 use crate::web::urls::canonical_host;
+pub use error::{certificate_reason, TlsError};
 pub use sessions::Admission;
 use sessions::Contacts;
 use store::{PortSessions, SessionStore};
 pub use store::{SessionKey, StoreCounts};
-pub use error::{certificate_reason, TlsError};
 
 /// Default bytes of a shard's TLS session cache
 /// (`Config::tls_session_memory`): some 1,000 hosts' sessions at two

@@ -58,7 +58,10 @@ mod tests {
     fn versions_and_suites_have_the_names_openssl_and_iana_give_them() {
         assert_eq!(version_name(ProtocolVersion::TLSv1_3), "TLSv1.3");
         assert_eq!(version_name(ProtocolVersion::TLSv1_2), "TLSv1.2");
-        assert_eq!(cipher_name(CipherSuite::TLS13_AES_256_GCM_SHA384), "TLS_AES_256_GCM_SHA384");
+        assert_eq!(
+            cipher_name(CipherSuite::TLS13_AES_256_GCM_SHA384),
+            "TLS_AES_256_GCM_SHA384"
+        );
         assert_eq!(
             cipher_name(CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256),
             "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"

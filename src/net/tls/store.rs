@@ -249,7 +249,12 @@ impl<T13, T12: Clone> Cache<T13, T12> {
 
     /// Apply `f` to `key`'s entry (made if `create`), mark it the most
     /// recently used, count its bytes again, and evict past the limit.
-    pub(super) fn edit(&mut self, key: &SessionKey, create: bool, f: impl FnOnce(&mut Entry<T13, T12>)) {
+    pub(super) fn edit(
+        &mut self,
+        key: &SessionKey,
+        create: bool,
+        f: impl FnOnce(&mut Entry<T13, T12>),
+    ) {
         let entry = if create {
             self.entries.get_or_insert_mut(key.clone(), Entry::new)
         } else {
@@ -377,7 +382,10 @@ mod tests {
         assert!(peak <= limit && peak > limit - per_host, "{peak}");
         println!("20,000 hosts: {counts:?}, peak {peak} bytes, {per_host} bytes a host");
         // The most recent hosts are the ones held.
-        assert!(cache.entries.peek(&key("h19999.example.com", 443)).is_some());
+        assert!(cache
+            .entries
+            .peek(&key("h19999.example.com", 443))
+            .is_some());
         assert!(cache.entries.peek(&key("h0.example.com", 443)).is_none());
     }
 
@@ -426,7 +434,10 @@ mod tests {
         let k = key("a.test", 443);
         cache.insert_ticket(&k, 1);
         let first = cache.counts().bytes;
-        assert_eq!(first, KEY_BYTES + 6 + VALUE_BYTES + chain_bytes(&[]) + FIRST_CHAIN);
+        assert_eq!(
+            first,
+            KEY_BYTES + 6 + VALUE_BYTES + chain_bytes(&[]) + FIRST_CHAIN
+        );
         cache.note_chain(&k, chain(10_000));
         assert_eq!(
             cache.counts().bytes,
@@ -444,7 +455,14 @@ mod tests {
     fn one_entry_larger_than_the_bound_is_not_kept() {
         let mut cache = Fake::new(1000, 2);
         cache.insert_ticket(&key("a.test", 443), 1);
-        assert_eq!(cache.counts(), StoreCounts { keys: 0, bytes: 0, evictions: 1 });
+        assert_eq!(
+            cache.counts(),
+            StoreCounts {
+                keys: 0,
+                bytes: 0,
+                evictions: 1
+            }
+        );
         assert_eq!(cache.take_ticket(&key("a.test", 443)), None);
     }
 

@@ -112,11 +112,7 @@ mod tests {
 
     #[test]
     fn a_resource_is_named_by_its_file_and_hashed_in_lower_case_hex() {
-        let r = Resource::new(
-            "archive/Crawl-S0.warc.gz",
-            &Sha256::digest(b"abc"),
-            3,
-        );
+        let r = Resource::new("archive/Crawl-S0.warc.gz", &Sha256::digest(b"abc"), 3);
         assert_eq!(r.name, "crawl-s0.warc.gz");
         assert_eq!(r.path, "archive/Crawl-S0.warc.gz");
         assert_eq!(

@@ -85,7 +85,10 @@ pub enum WaczError {
     Zip { path: PathBuf, error: ZipError },
     /// A WARC file whose name is not UTF-8, or two with one name.
     #[error("cannot put {} into archive/: {problem}", path.display())]
-    WarcName { path: PathBuf, problem: &'static str },
+    WarcName {
+        path: PathBuf,
+        problem: &'static str,
+    },
 }
 
 /// `path` with `suffix` appended to its file name.
@@ -144,13 +147,13 @@ fn write_to(package: &Package, tmp: &Path) -> Result<Written, WaczError> {
     let mut names = HashSet::new();
     let mut buffer = vec![0; BUFFER];
     for warc in warcs {
-        let name = warc
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| WaczError::WarcName {
-                path: warc.clone(),
-                problem: "no UTF-8 file name",
-            })?;
+        let name =
+            warc.file_name()
+                .and_then(|n| n.to_str())
+                .ok_or_else(|| WaczError::WarcName {
+                    path: warc.clone(),
+                    problem: "no UTF-8 file name",
+                })?;
         if !names.insert(name) {
             return Err(WaczError::WarcName {
                 path: warc.clone(),
@@ -158,10 +161,7 @@ fn write_to(package: &Package, tmp: &Path) -> Result<Written, WaczError> {
             });
         }
         let mut source = File::open(warc).map_err(io_err("opening", warc))?;
-        let len = source
-            .metadata()
-            .map_err(io_err("reading", warc))?
-            .len();
+        let len = source.metadata().map_err(io_err("reading", warc))?.len();
         resources.push(zip.entry(&format!("archive/{name}"), len, |out| {
             copy(&mut source, out, &mut buffer).map_err(io_err("copying", warc))
         })?);
@@ -318,7 +318,8 @@ mod tests {
 
     /// A fresh directory for one test.
     fn dir(test: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("ringcrawl-wacz-{test}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("ringcrawl-wacz-{test}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -335,7 +336,14 @@ mod tests {
     fn entries_keep_their_time_to_the_second_and_fall_back_to_1980() {
         let t = zip_time(UNIX_EPOCH + Duration::from_secs(1_700_000_000));
         assert_eq!(
-            (t.year(), t.month(), t.day(), t.hour(), t.minute(), t.second()),
+            (
+                t.year(),
+                t.month(),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second()
+            ),
             (2023, 11, 14, 22, 13, 20)
         );
         assert_eq!(zip_time(UNIX_EPOCH), zip::DateTime::default());
@@ -387,7 +395,10 @@ mod tests {
         assert_eq!(manifest["mainPageUrl"], "http://a.test/");
         assert_eq!(manifest["title"], "a test");
         let resources = manifest["resources"].as_array().unwrap();
-        let paths: Vec<&str> = resources.iter().map(|r| r["path"].as_str().unwrap()).collect();
+        let paths: Vec<&str> = resources
+            .iter()
+            .map(|r| r["path"].as_str().unwrap())
+            .collect();
         assert_eq!(
             paths,
             [

@@ -30,7 +30,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The header line of `pages/pages.jsonl`.
-pub const PAGES_HEADER: &str = r#"{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}"#;
+pub const PAGES_HEADER: &str =
+    r#"{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}"#;
 
 /// One entry of the page list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -223,23 +224,83 @@ mod tests {
     #[test]
     fn pages_are_the_2xx_html_captures_and_revisits_of_their_payloads() {
         let index = [
-            line("test,a)/", "20240101000000", "http://a.test/", "text/html", "200", "sha1:A"),
-            line("test,a)/robots.txt", "20240101000000", "http://a.test/robots.txt", "text/plain", "200", "sha1:R"),
-            line("test,a)/x.css", "20240101000001", "http://a.test/x.css", "text/css", "200", "sha1:C"),
-            line("test,a)/gone", "20240101000002", "http://a.test/gone", "text/html", "404", "sha1:G"),
-            line("test,a)/moved", "20240101000003", "http://a.test/moved", "text/html", "301", "sha1:M"),
-            line("test,a)/xhtml", "20240101000004", "http://a.test/xhtml", "application/xhtml+xml", "203", "sha1:X"),
+            line(
+                "test,a)/",
+                "20240101000000",
+                "http://a.test/",
+                "text/html",
+                "200",
+                "sha1:A",
+            ),
+            line(
+                "test,a)/robots.txt",
+                "20240101000000",
+                "http://a.test/robots.txt",
+                "text/plain",
+                "200",
+                "sha1:R",
+            ),
+            line(
+                "test,a)/x.css",
+                "20240101000001",
+                "http://a.test/x.css",
+                "text/css",
+                "200",
+                "sha1:C",
+            ),
+            line(
+                "test,a)/gone",
+                "20240101000002",
+                "http://a.test/gone",
+                "text/html",
+                "404",
+                "sha1:G",
+            ),
+            line(
+                "test,a)/moved",
+                "20240101000003",
+                "http://a.test/moved",
+                "text/html",
+                "301",
+                "sha1:M",
+            ),
+            line(
+                "test,a)/xhtml",
+                "20240101000004",
+                "http://a.test/xhtml",
+                "application/xhtml+xml",
+                "203",
+                "sha1:X",
+            ),
             // The same HTML bytes as `/`, archived as a revisit.
-            line("test,a)/copy", "20240101000005", "http://a.test/copy", "warc/revisit", "200", "sha1:A"),
+            line(
+                "test,a)/copy",
+                "20240101000005",
+                "http://a.test/copy",
+                "warc/revisit",
+                "200",
+                "sha1:A",
+            ),
             // A revisit of the stylesheet: not a page.
-            line("test,a)/y.css", "20240101000006", "http://a.test/y.css", "warc/revisit", "200", "sha1:C"),
+            line(
+                "test,a)/y.css",
+                "20240101000006",
+                "http://a.test/y.css",
+                "warc/revisit",
+                "200",
+                "sha1:C",
+            ),
         ]
         .concat();
         let pages = pages(&sorted_lines(index.as_bytes()));
         let urls: Vec<&str> = pages.iter().map(|p| p.url.as_str()).collect();
         assert_eq!(
             urls,
-            ["http://a.test/", "http://a.test/copy", "http://a.test/xhtml"]
+            [
+                "http://a.test/",
+                "http://a.test/copy",
+                "http://a.test/xhtml"
+            ]
         );
         assert_eq!(pages[0].ts, "2024-01-01T00:00:00Z");
         assert_eq!(pages[1].ts, "2024-01-01T00:00:05Z");
@@ -248,12 +309,40 @@ mod tests {
     #[test]
     fn a_url_is_one_page_and_lines_that_do_not_read_are_skipped() {
         let index = [
-            line("test,a)/", "20240101000009", "http://a.test/", "text/html", "200", "sha1:B"),
-            line("test,a)/", "20240101000000", "http://a.test/", "text/html", "200", "sha1:A"),
+            line(
+                "test,a)/",
+                "20240101000009",
+                "http://a.test/",
+                "text/html",
+                "200",
+                "sha1:B",
+            ),
+            line(
+                "test,a)/",
+                "20240101000000",
+                "http://a.test/",
+                "text/html",
+                "200",
+                "sha1:A",
+            ),
             "test,a)/bad 20240101000000 {not json\n".to_string(),
             "no-fields-at-all\n".to_string(),
-            line("test,a)/t", "2024", "http://a.test/t", "text/html", "200", "sha1:T"),
-            line("test,a)/s", "20240101000000", "http://a.test/s", "text/html", "two hundred", "sha1:S"),
+            line(
+                "test,a)/t",
+                "2024",
+                "http://a.test/t",
+                "text/html",
+                "200",
+                "sha1:T",
+            ),
+            line(
+                "test,a)/s",
+                "20240101000000",
+                "http://a.test/s",
+                "text/html",
+                "two hundred",
+                "sha1:S",
+            ),
         ]
         .concat();
         let pages = pages(&sorted_lines(index.as_bytes()));

@@ -39,7 +39,6 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::net::IpAddr;
 
-
 use std::time::SystemTime;
 
 pub use crate::output::timestamp::format_date;
@@ -434,5 +433,4 @@ mod tests {
             assert!(seen.insert(id));
         }
     }
-
 }

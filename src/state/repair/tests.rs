@@ -30,7 +30,11 @@ fn a_torn_last_line_is_cut_back_to_the_last_newline_wherever_it_tore() {
     assert_eq!(fs::metadata(&path).unwrap().len(), 0);
     assert_eq!(cut_torn_line(&path).unwrap(), 0, "an empty file is whole");
     fs::remove_file(&path).unwrap();
-    assert_eq!(cut_torn_line(&path).unwrap(), 0, "a missing file is no error");
+    assert_eq!(
+        cut_torn_line(&path).unwrap(),
+        0,
+        "a missing file is no error"
+    );
 }
 
 #[test]
@@ -46,7 +50,10 @@ fn a_node_warc_name_gives_its_process_shard_and_serial_and_no_other_nodes() {
 
 #[test]
 fn a_jsonl_line_is_a_record_when_it_is_an_object_with_a_url() {
-    assert_eq!(jsonl_url(br#"{"url":"http://a/","status":200}"#).as_deref(), Some("http://a/"));
+    assert_eq!(
+        jsonl_url(br#"{"url":"http://a/","status":200}"#).as_deref(),
+        Some("http://a/")
+    );
     for bad in [
         &br#"{"url":"http://a/","status":2"#[..],
         br#"{"status":200}"#,
@@ -63,8 +70,7 @@ fn a_jsonl_line_is_a_record_when_it_is_an_object_with_a_url() {
 #[test]
 fn a_cdxj_line_is_surt_timestamp_and_json_with_a_url() {
     assert_eq!(
-        cdxj_url(br#"test,a)/ 20250101000000 {"url": "http://a.test/", "length": "3"}"#)
-            .as_deref(),
+        cdxj_url(br#"test,a)/ 20250101000000 {"url": "http://a.test/", "length": "3"}"#).as_deref(),
         Some("http://a.test/")
     );
     for bad in [
@@ -82,7 +88,11 @@ fn a_warc_header_without_type_or_length_is_no_record() {
     let ok = b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://a/\r\nContent-Length: 5\r\n\r\n";
     let (record, length) = parse_head(ok).unwrap();
     assert_eq!(
-        (record.warc_type.as_str(), record.target_uri.as_deref(), length),
+        (
+            record.warc_type.as_str(),
+            record.target_uri.as_deref(),
+            length
+        ),
         ("response", Some("http://a/"), 5)
     );
     for bad in [
@@ -93,7 +103,11 @@ fn a_warc_header_without_type_or_length_is_no_record() {
         b"WARC/1.1\r\nWARC-Type response\r\nContent-Length: 1\r\n\r\n",
         b"WARC/1.1\r\nWARC-Type: \xff\r\n\r\n",
     ] {
-        assert!(parse_head(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        assert!(
+            parse_head(bad).is_err(),
+            "{:?}",
+            String::from_utf8_lossy(bad)
+        );
     }
 }
 
@@ -155,9 +169,16 @@ fn a_warc_repair_starts_at_the_checkpoint_and_lists_only_what_follows() {
     let from = members[3];
     let repaired = repair_warc(&path, from).unwrap();
     assert_eq!(repaired.items.first().map(|r| r.offset), Some(from));
-    assert_eq!(repaired.items.len(), members.len() - 4, "the last one is torn");
+    assert_eq!(
+        repaired.items.len(),
+        members.len() - 4,
+        "the last one is torn"
+    );
     assert_eq!(repaired.len, *members.last().unwrap());
-    assert!(repaired.torn.as_deref().unwrap().contains("ends early"), "{repaired:?}");
+    assert!(
+        repaired.torn.as_deref().unwrap().contains("ends early"),
+        "{repaired:?}"
+    );
     let err = repair_warc(&path, whole.len() as u64 + 1).unwrap_err();
     assert!(matches!(err, StateError::Shorter { .. }), "{err}");
     fs::remove_file(&path).unwrap();

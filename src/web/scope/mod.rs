@@ -106,7 +106,9 @@ impl Scope {
                 continue;
             }
             let path = root.path();
-            let dir = path.rfind('/').map_or("/", |end| path.get(..=end).unwrap_or("/"));
+            let dir = path
+                .rfind('/')
+                .map_or("/", |end| path.get(..=end).unwrap_or("/"));
             for name in std::iter::once(host.to_string()).chain(www_twin(&host)) {
                 let list = dirs.entry(name).or_default();
                 if !list.iter().any(|d| d == dir) {

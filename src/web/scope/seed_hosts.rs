@@ -200,7 +200,13 @@ mod tests {
         }
         let set = b.finish();
         assert_eq!(set.len(), 3);
-        for host in ["example.com", "www.example.com", "other.test", "www.other.test", "10.0.0.1"] {
+        for host in [
+            "example.com",
+            "www.example.com",
+            "other.test",
+            "www.other.test",
+            "10.0.0.1",
+        ] {
             assert!(set.contains(host), "{host}");
         }
         for host in ["sub.example.com", "example.org", "10.0.0.2", "com"] {
@@ -227,11 +233,21 @@ mod tests {
             let set = b.finish();
             assert_eq!(set.len(), n);
             assert!((0..n).all(|i| set.contains(&format!("h{i}.test"))), "{n}");
-            assert!(!(n..n + 1000).any(|i| set.contains(&format!("h{i}.test"))), "{n}");
+            assert!(
+                !(n..n + 1000).any(|i| set.contains(&format!("h{i}.test"))),
+                "{n}"
+            );
             let decoded = SeedHosts::decode(ScopeMode::Strict, &set.encode()).unwrap();
-            assert!((0..n).all(|i| decoded.contains(&format!("h{i}.test"))), "{n}");
+            assert!(
+                (0..n).all(|i| decoded.contains(&format!("h{i}.test"))),
+                "{n}"
+            );
             // About four keys a bucket: the table costs ~1 byte a key.
-            assert!(set.bytes() <= 8 * n + 4 * (n / 4).max(2) + 8, "{n}: {}", set.bytes());
+            assert!(
+                set.bytes() <= 8 * n + 4 * (n / 4).max(2) + 8,
+                "{n}: {}",
+                set.bytes()
+            );
         }
     }
 

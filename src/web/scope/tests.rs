@@ -295,7 +295,11 @@ fn roots_seeds_and_sitemaps_start_whatever_include_and_no_parent_say() {
     assert!(s.allows_start(&u("http://example.com/sitemap.xml")));
     // --exclude still applies to starts.
     let roots = [u("http://example.com/")];
-    let s = Scope::new(&roots, ScopeMode::Strict, Some(Regex::new("sitemap").unwrap()));
+    let s = Scope::new(
+        &roots,
+        ScopeMode::Strict,
+        Some(Regex::new("sitemap").unwrap()),
+    );
     assert!(!s.allows_start(&u("http://example.com/sitemap.xml")));
 }
 
@@ -316,10 +320,14 @@ fn no_parent_keeps_links_under_the_roots_directory_on_its_host() {
 
 #[test]
 fn no_parent_takes_each_root_of_a_host_and_leaves_other_hosts_alone() {
-    let roots: Vec<Url> = ["http://a.example.com/x/", "http://a.example.com/y/z", "http://b.example.com/q/"]
-        .iter()
-        .map(|r| u(r))
-        .collect();
+    let roots: Vec<Url> = [
+        "http://a.example.com/x/",
+        "http://a.example.com/y/z",
+        "http://b.example.com/q/",
+    ]
+    .iter()
+    .map(|r| u(r))
+    .collect();
     let s = Scope::new(&roots, ScopeMode::Lenient, None).with_no_parent(true);
     assert!(s.allows(&u("http://a.example.com/x/1")));
     assert!(s.allows(&u("http://a.example.com/y/2")));

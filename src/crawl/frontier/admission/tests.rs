@@ -59,7 +59,10 @@ fn urls_of_hosts_past_the_bound_wait_in_order_and_come_in_as_live_hosts_finish()
     let bound = 3 * Host::new_weight("h0.test", false);
     for i in 0..10 {
         for page in 0..2 {
-            assert_eq!(f.offer(job(&format!("http://h{i}.test/{page}")), now), Offer::New);
+            assert_eq!(
+                f.offer(job(&format!("http://h{i}.test/{page}")), now),
+                Offer::New
+            );
         }
     }
     let memory = f.host_memory();
@@ -73,15 +76,15 @@ fn urls_of_hosts_past_the_bound_wait_in_order_and_come_in_as_live_hosts_finish()
     assert_eq!(urls.len(), 20, "each URL fetched: {urls:?}");
     assert_eq!(urls.iter().collect::<HashSet<_>>().len(), 20, "once");
     // Hosts became live in the order their first URLs came.
-    let first_seen: Vec<&str> = urls
-        .iter()
-        .map(|u| urls::host_of(u))
-        .fold(Vec::new(), |mut seen, h| {
-            if !seen.contains(&h) {
-                seen.push(h);
-            }
-            seen
-        });
+    let first_seen: Vec<&str> =
+        urls.iter()
+            .map(|u| urls::host_of(u))
+            .fold(Vec::new(), |mut seen, h| {
+                if !seen.contains(&h) {
+                    seen.push(h);
+                }
+                seen
+            });
     let want: Vec<String> = (0..10).map(|i| format!("h{i}.test")).collect();
     assert_eq!(first_seen, want);
     assert_eq!(f.host_memory().waiting, 0);
@@ -97,12 +100,15 @@ fn a_url_of_a_live_host_goes_to_it_at_once_whatever_waits() {
     f.offer(job("http://h1.test/a"), now);
     assert_eq!(f.host_memory().waiting, 1);
     f.offer(job("http://h0.test/b"), now);
-    assert_eq!(f.host_memory().waiting, 1, "h0.test is live: not behind h1.test");
-    assert_eq!(fetched(&drain(&mut f, now, usize::MAX)), [
-        "http://h0.test/a",
-        "http://h0.test/b",
-        "http://h1.test/a"
-    ]);
+    assert_eq!(
+        f.host_memory().waiting,
+        1,
+        "h0.test is live: not behind h1.test"
+    );
+    assert_eq!(
+        fetched(&drain(&mut f, now, usize::MAX)),
+        ["http://h0.test/a", "http://h0.test/b", "http://h1.test/a"]
+    );
 }
 
 #[test]
@@ -221,5 +227,9 @@ fn rules_larger_than_their_reserve_let_no_new_host_in_until_made_up() {
     // bytes), and no more while their rules weigh more.
     assert!(most_live <= 4, "{most_live} live at once");
     assert!(over.get() > 0, "the rules did weigh more");
-    assert!(f.host_memory().peak_bytes <= 4 * 37_000, "{:?}", f.host_memory());
+    assert!(
+        f.host_memory().peak_bytes <= 4 * 37_000,
+        "{:?}",
+        f.host_memory()
+    );
 }

@@ -156,7 +156,11 @@ fn a_host_with_only_spilled_urls_is_fetched_once_its_read_is_done() {
     assert_eq!(f.next(now), Next::Idle, "not ready: its URLs are on disk");
     disk.pump(&mut f, true);
     assert_eq!(disk.held.len(), 1, "one read for the host");
-    assert_eq!(f.next(now), Next::Idle, "still not ready, and no second read");
+    assert_eq!(
+        f.next(now),
+        Next::Idle,
+        "still not ready, and no second read"
+    );
     disk.pump(&mut f, true);
     assert_eq!(disk.held.len(), 1);
     disk.release_held(&mut f);
@@ -232,7 +236,11 @@ fn a_corrupt_chunk_loses_its_jobs_for_the_shard_to_count_out_and_the_host_goes_o
     assert_eq!(lost.len(), 1);
     assert_eq!(lost[0].host, "a.test");
     assert!(lost[0].jobs >= 1);
-    assert_eq!(f.queued(), 200 - lost[0].jobs, "lost jobs are no longer queued");
+    assert_eq!(
+        f.queued(),
+        200 - lost[0].jobs,
+        "lost jobs are no longer queued"
+    );
     // An I/O error loses the next chunk the same way.
     disk.pump(&mut f, true);
     f.next(now);

@@ -23,7 +23,10 @@ fn a_journal_with_too_many_held_records_or_unwritten_jobs_is_behind() {
     assert!(journal.behind(), "past the limit of held records");
     journal.held.borrow_mut().clear();
     let job = Job::root("http://a.test/x".into(), 0);
-    journal.jobs.borrow_mut().extend(std::iter::repeat_n(job, JOBS_LIMIT + 1));
+    journal
+        .jobs
+        .borrow_mut()
+        .extend(std::iter::repeat_n(job, JOBS_LIMIT + 1));
     assert!(journal.behind(), "past the limit of unwritten jobs");
     journal.jobs.borrow_mut().clear();
     assert!(!journal.behind(), "caught up");

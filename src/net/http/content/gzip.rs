@@ -79,7 +79,8 @@ impl Gzip {
             }
             Part::Deflate => {
                 let start = out.len();
-                let (consumed, status) = inflate_into(&mut self.inflate, step_of(input), out, room).map_err(corrupt)?;
+                let (consumed, status) =
+                    inflate_into(&mut self.inflate, step_of(input), out, room).map_err(corrupt)?;
                 let new = out.since(start);
                 self.crc.update(new);
                 // ISIZE is the length mod 2^32.
@@ -107,7 +108,9 @@ impl Gzip {
         let crc = u32::from_le_bytes(crc.try_into().unwrap_or_default());
         let size = u32::from_le_bytes(size.try_into().unwrap_or_default());
         if crc != self.crc.clone().finalize() || size != self.size {
-            return Err(corrupt("a member's CRC-32 or length does not match its data".into()));
+            return Err(corrupt(
+                "a member's CRC-32 or length does not match its data".into(),
+            ));
         }
         self.part = Part::Between;
         Ok(8)
@@ -158,9 +161,7 @@ fn header_len(input: &[u8]) -> Result<usize, DecodeError> {
     }
     let mut at = 10usize;
     if flags & FEXTRA != 0 {
-        let xlen = input
-            .get(at..at.saturating_add(2))
-            .ok_or_else(short)?;
+        let xlen = input.get(at..at.saturating_add(2)).ok_or_else(short)?;
         let xlen = u16::from_le_bytes(xlen.try_into().unwrap_or_default());
         at = at.saturating_add(2).saturating_add(usize::from(xlen));
     }

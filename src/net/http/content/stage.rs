@@ -66,12 +66,7 @@ impl Stage {
     /// Decode from the front of `input` (the rest of the stream: at most
     /// [`STEP`](super::STEP) bytes of it are used), appending at most
     /// `room` bytes to `out`. An error says what is wrong with the stream.
-    pub fn run(
-        &mut self,
-        input: &[u8],
-        out: &mut Out,
-        room: usize,
-    ) -> Result<Run, DecodeError> {
+    pub fn run(&mut self, input: &[u8], out: &mut Out, room: usize) -> Result<Run, DecodeError> {
         let name = self.name();
         let corrupt = |reason| DecodeError::Corrupt {
             coding: name,

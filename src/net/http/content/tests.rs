@@ -123,7 +123,10 @@ fn a_gzip_body_cut_inside_its_trailer_is_whole_page_but_truncated() {
         let got = decode(&[Coding::Gzip], &body[..body.len() - cut], usize::MAX);
         assert!(cut_short(&got, "gzip", PAGE), "cut {cut}: {:?}", got.error);
         assert_eq!(got.body, PAGE, "cut {cut}: every byte of the page decoded");
-        assert_eq!(got.error.unwrap().kind(), ErrorKind::TruncatedContentEncoding);
+        assert_eq!(
+            got.error.unwrap().kind(),
+            ErrorKind::TruncatedContentEncoding
+        );
     }
 }
 
@@ -137,8 +140,16 @@ fn a_body_cut_mid_stream_keeps_what_decoded_under_every_coding() {
         (Coding::Brotli, brotli(&long)),
         (Coding::Zstd, zstd(&long)),
     ] {
-        let got = decode(std::slice::from_ref(&coding), &body[..body.len() / 2], usize::MAX);
-        assert!(cut_short(&got, coding.name(), &long), "{coding:?}: {:?}", got.error);
+        let got = decode(
+            std::slice::from_ref(&coding),
+            &body[..body.len() / 2],
+            usize::MAX,
+        );
+        assert!(
+            cut_short(&got, coding.name(), &long),
+            "{coding:?}: {:?}",
+            got.error
+        );
         assert!(!got.body.is_empty(), "{coding:?}");
     }
 }
@@ -169,9 +180,15 @@ fn corrupt_data_in_the_middle_is_a_bad_stream_not_a_cut() {
     let crc = body.len() - 8;
     body[crc] ^= 1;
     let got = decode(&[Coding::Gzip], &body, usize::MAX);
-    assert!(matches!(got.error, Some(DecodeError::Corrupt { coding: "gzip", .. })));
+    assert!(matches!(
+        got.error,
+        Some(DecodeError::Corrupt { coding: "gzip", .. })
+    ));
     let got = decode(&[Coding::Brotli], b"not brotli at all", 100);
-    assert!(matches!(got.error, Some(DecodeError::Corrupt { coding: "br", .. })));
+    assert!(matches!(
+        got.error,
+        Some(DecodeError::Corrupt { coding: "br", .. })
+    ));
     let got = decode(&[Coding::Zstd], b"not zstd at all", 100);
     assert_eq!(got.error.unwrap().kind(), ErrorKind::BadContentEncoding);
 }
@@ -186,13 +203,19 @@ fn an_unknown_coding_leaves_the_body_as_sent_and_is_named() {
         assert_eq!(got.body, PAGE, "{header}");
         let lower = header.to_ascii_lowercase();
         assert_eq!(got.error, Some(DecodeError::Unsupported(lower)), "{header}");
-        assert_eq!(got.error.unwrap().kind(), ErrorKind::UnsupportedContentEncoding);
+        assert_eq!(
+            got.error.unwrap().kind(),
+            ErrorKind::UnsupportedContentEncoding
+        );
     }
     // In a stack, as in Chromium, none of the codings is undone.
     let body = gzip(PAGE);
     let got = decode(&codings("gzip, none, utf-8"), &body, 1 << 20);
     assert_eq!(got.body, body);
-    assert_eq!(got.error, Some(DecodeError::Unsupported("none, utf-8".into())));
+    assert_eq!(
+        got.error,
+        Some(DecodeError::Unsupported("none, utf-8".into()))
+    );
     // Cut at the cap like any body.
     let got = decode(&codings("none"), PAGE, 10);
     assert!(got.capped);
@@ -227,16 +250,28 @@ fn a_zstd_frame_asking_for_a_window_over_8_mib_is_refused() {
     assert_eq!(refused.kind(), ErrorKind::ContentEncodingWindowTooLarge);
     assert!(got.body.is_empty());
     // 8 MiB is allowed, 9 MiB (exponent 13, mantissa 1) is not.
-    let got = decode(&[Coding::Zstd], &zstd_frame_with_window(13 << 3, 100_000), 1 << 20);
+    let got = decode(
+        &[Coding::Zstd],
+        &zstd_frame_with_window(13 << 3, 100_000),
+        1 << 20,
+    );
     assert_eq!((got.error, got.body), (None, vec![b'a'; 100_000]));
-    let got = decode(&[Coding::Zstd], &zstd_frame_with_window(13 << 3 | 1, 100_000), 1 << 20);
-    assert!(matches!(got.error, Some(DecodeError::WindowTooLarge { window: Some(w), .. }) if w == 9 << 20));
+    let got = decode(
+        &[Coding::Zstd],
+        &zstd_frame_with_window(13 << 3 | 1, 100_000),
+        1 << 20,
+    );
+    assert!(
+        matches!(got.error, Some(DecodeError::WindowTooLarge { window: Some(w), .. }) if w == 9 << 20)
+    );
     // A single-segment frame's window is its content size: 16 MiB.
     let mut single = vec![0x28, 0xb5, 0x2f, 0xfd, 0xa0];
     single.extend_from_slice(&(16u32 << 20).to_le_bytes());
     single.extend_from_slice(&zstd_frame_with_window(0, 1000)[6..]);
     let got = decode(&[Coding::Zstd], &single, 1 << 20);
-    assert!(matches!(got.error, Some(DecodeError::WindowTooLarge { window: Some(w), .. }) if w == 16 << 20));
+    assert!(
+        matches!(got.error, Some(DecodeError::WindowTooLarge { window: Some(w), .. }) if w == 16 << 20)
+    );
     // A later frame that asks too much: the frames before it are kept.
     let mut body = zstd(PAGE);
     body.extend(&two_gib);
@@ -268,7 +303,15 @@ fn zstd_frames_in_a_row_are_one_body_and_what_follows_the_last_is_not_read() {
 /// coding and send no bytes: that is an empty body, as browsers take it.
 #[test]
 fn an_empty_body_is_empty_under_every_coding() {
-    for header in ["gzip", "x-gzip", "deflate", "br", "zstd", "gzip, br", "deflate, gzip, br, zstd"] {
+    for header in [
+        "gzip",
+        "x-gzip",
+        "deflate",
+        "br",
+        "zstd",
+        "gzip, br",
+        "deflate, gzip, br, zstd",
+    ] {
         let (got, _) = stepped(Decoding::new(&codings(header), b"", 1 << 20));
         assert_eq!(got, Decoded::default(), "{header}");
     }
@@ -289,10 +332,18 @@ fn bytes_after_the_last_gzip_member_that_start_no_member_are_ignored() {
         two.extend(gzip(b"second"));
         two.extend_from_slice(tail);
         let got = decode(&[Coding::Gzip], &two, 1 << 20);
-        assert_eq!((got.error, got.body), (None, b"first second".to_vec()), "{tail:?}");
+        assert_eq!(
+            (got.error, got.body),
+            (None, b"first second".to_vec()),
+            "{tail:?}"
+        );
     }
     // Past a deflate or brotli stream's end, too.
-    for (coding, mut body) in [(Coding::Deflate, zlib(PAGE)), (Coding::Deflate, raw_deflate(PAGE)), (Coding::Brotli, brotli(PAGE))] {
+    for (coding, mut body) in [
+        (Coding::Deflate, zlib(PAGE)),
+        (Coding::Deflate, raw_deflate(PAGE)),
+        (Coding::Brotli, brotli(PAGE)),
+    ] {
         body.extend_from_slice(b"\n\0\0");
         let got = decode(std::slice::from_ref(&coding), &body, 1 << 20);
         assert_eq!((got.error, got.body), (None, PAGE.to_vec()), "{coding:?}");
@@ -307,7 +358,14 @@ fn a_second_gzip_member_cut_short_is_still_truncated() {
     let second = gzip(b"more");
     body.extend_from_slice(&second[..second.len() - 3]);
     let got = decode(&[Coding::Gzip], &body, 1 << 20);
-    assert!(matches!(got.error, Some(DecodeError::Truncated { coding: "gzip", .. })), "{:?}", got.error);
+    assert!(
+        matches!(
+            got.error,
+            Some(DecodeError::Truncated { coding: "gzip", .. })
+        ),
+        "{:?}",
+        got.error
+    );
     assert!(got.body.starts_with(PAGE));
 }
 
@@ -343,7 +401,11 @@ fn a_small_page_is_decoded_into_about_its_own_size() {
     let page: Vec<u8> = PAGE.iter().copied().cycle().take(6000).collect();
     let got = decode(&[Coding::Gzip], &gzip(&page), 1 << 20);
     assert_eq!(got.body, page);
-    assert!(got.body.capacity() <= page.len() + 1, "{}", got.body.capacity());
+    assert!(
+        got.body.capacity() <= page.len() + 1,
+        "{}",
+        got.body.capacity()
+    );
     for (coding, body) in [
         (Coding::Deflate, zlib(PAGE)),
         (Coding::Brotli, brotli(PAGE)),
@@ -351,7 +413,11 @@ fn a_small_page_is_decoded_into_about_its_own_size() {
     ] {
         let got = decode(std::slice::from_ref(&coding), &body, 1 << 20);
         assert_eq!(got.body, PAGE, "{coding:?}");
-        assert!(got.body.capacity() <= 4096, "{coding:?}: {}", got.body.capacity());
+        assert!(
+            got.body.capacity() <= 4096,
+            "{coding:?}: {}",
+            got.body.capacity()
+        );
     }
 }
 
@@ -444,4 +510,3 @@ proptest! {
         }
     }
 }
-

@@ -203,16 +203,25 @@ mod tests {
     #[test]
     fn the_window_is_read_from_either_form_of_header() {
         // Window_Descriptor: exponent 21, mantissa 0: 2 GiB.
-        assert_eq!(window_of(&[0x28, 0xb5, 0x2f, 0xfd, 0x00, 21 << 3]), Some(2 << 30));
+        assert_eq!(
+            window_of(&[0x28, 0xb5, 0x2f, 0xfd, 0x00, 21 << 3]),
+            Some(2 << 30)
+        );
         // Exponent 13, mantissa 1: 8 MiB + 1 MiB.
-        assert_eq!(window_of(&[0x28, 0xb5, 0x2f, 0xfd, 0x00, 13 << 3 | 1]), Some(9 << 20));
+        assert_eq!(
+            window_of(&[0x28, 0xb5, 0x2f, 0xfd, 0x00, 13 << 3 | 1]),
+            Some(9 << 20)
+        );
         // Single segment, 4-byte content size (16 MiB), no dictionary.
         let header = [0x28, 0xb5, 0x2f, 0xfd, 0xa0, 0, 0, 0, 1];
         assert_eq!(window_of(&header), Some(16 << 20));
         // Single segment, 2-byte content size: counts from 256.
         assert_eq!(window_of(&[0x28, 0xb5, 0x2f, 0xfd, 0x60, 0, 1]), Some(512));
         // Single segment, 1-byte size after a 1-byte dictionary id.
-        assert_eq!(window_of(&[0x28, 0xb5, 0x2f, 0xfd, 0x21, 9, 200]), Some(200));
+        assert_eq!(
+            window_of(&[0x28, 0xb5, 0x2f, 0xfd, 0x21, 9, 200]),
+            Some(200)
+        );
         assert_eq!(window_of(&[0x28, 0xb5, 0x2f, 0xfd, 0x00]), None);
         assert_eq!(window_of(&[0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0]), None);
         assert!(starts_frame(&[0x5f, 0x2a, 0x4d, 0x18]));
