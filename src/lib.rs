@@ -291,7 +291,7 @@ pub use api::{
 pub use cluster::node::NodeReport as ClusterNodeReport;
 pub use cluster::status as cluster_status;
 pub use cluster::store::{
-    NodeStatus as ClusterNode, Status as ClusterStatus, StoreError as ClusterError,
+    NodeStatus as ClusterNode, RedisFailure, Status as ClusterStatus, StoreError as ClusterError,
 };
 pub use config::budget::Spent;
 pub use config::secret::redacted as redacted_url;

@@ -47,7 +47,7 @@ pub const DONE_ITEM: usize = 16;
 pub enum StoreError {
     /// The server or the connection failed, or refused a command.
     #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
+    Redis(RedisFailure),
     /// A reply that is not what the command answers.
     #[error("redis sent an unexpected reply to {0}")]
     Reply(&'static str),
@@ -70,6 +70,31 @@ pub enum StoreError {
         /// The crawl.
         crawl: String,
     },
+}
+
+/// A failure of Redis or of the connection to it, as the client library
+/// said it: its message, and its cause through `source()`. The client's own
+/// error type stays out of ringcrawl's API (a new redis crate is not a new
+/// ringcrawl).
+#[derive(Debug)]
+pub struct RedisFailure(redis::RedisError);
+
+impl std::fmt::Display for RedisFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for RedisFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.0)
+    }
+}
+
+impl From<redis::RedisError> for StoreError {
+    fn from(e: redis::RedisError) -> StoreError {
+        StoreError::Redis(RedisFailure(e))
+    }
 }
 
 /// A crawl's settings, fixed when it is created.
