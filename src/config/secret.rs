@@ -21,7 +21,7 @@ use std::borrow::Cow;
 pub const HIDDEN: &str = "***";
 
 /// `url` without its password: the userinfo's password (after the first
-/// `:`) becomes [`HIDDEN`]; a userinfo without `:` is hidden whole (some
+/// `:`) becomes `***`; a userinfo without `:` is hidden whole (some
 /// write the password alone there); the values of `pass=` and
 /// `password=` query parameters are hidden too. Borrowed when there is
 /// nothing to hide.

@@ -114,7 +114,7 @@ pub struct NodeReport {
     pub disconnects: u64,
     /// Lines of stream entries that were not URLs (skipped).
     pub bad_lines: u64,
-    /// URLs of stream entries refused ([`super::admit`]): not fetched.
+    /// URLs of stream entries refused (`cluster::admit`): not fetched.
     pub refused: u64,
     /// The last error, if the node left with work not written.
     pub error: Option<String>,
