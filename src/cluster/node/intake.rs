@@ -61,6 +61,7 @@ impl Node {
             self.next_read = now + backoff.min(IDLE_READ);
         } else {
             self.idle_reads = 0;
+            self.backlog_busy = 0;
             self.next_read = now;
             self.deliver(entries);
         }
