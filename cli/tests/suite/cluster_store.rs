@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::common::redis::redis_or_skip;
-use ringcrawl::cluster::store::{Finished, Store, StoreError};
+use ringcrawl::cluster::store::{Finished, Store, StoreError, DONE_ITEM};
 use ringcrawl::cluster::wire;
 use ringcrawl::job::Job;
 
@@ -346,4 +346,42 @@ fn the_done_log_holds_many_items_and_ignores_a_torn_one() {
         all.len(),
         "a torn last item is left out"
     );
+}
+
+/// A partition's done log is a run of Redis strings, each under a chunk
+/// size (a string stops at 512 MB): what is written across chunks reads
+/// back whole and in order, by a node with the usual chunk size too.
+#[test]
+fn the_done_log_runs_over_chunks_and_reads_back_whole() {
+    let Some(redis) = redis_or_skip("done_log_chunks") else {
+        return;
+    };
+    // 100 items a chunk.
+    let mut a = node(&redis.url(), "c", "a").with_done_chunk(100 * DONE_ITEM);
+    a.create_or_join(Some(1), [1, 2]).unwrap();
+    assert!(a.acquire(0, Duration::from_secs(30)).unwrap());
+    let all: Vec<(u64, u64)> = (0..1_000u64).map(|i| (i * 31, i % 5)).collect();
+    for batch in all.chunks(30) {
+        assert_eq!(a.finish(&[finished(0, batch, &[])]).unwrap(), [true]);
+    }
+    let mut raw = redis::Client::open(redis.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let first: usize = redis::cmd("STRLEN")
+        .arg(a.keys().done(0))
+        .query(&mut raw)
+        .unwrap();
+    assert!(
+        (100 * DONE_ITEM..130 * DONE_ITEM).contains(&first),
+        "the first chunk stops past its size by a batch at most: {first}"
+    );
+    let second: usize = redis::cmd("STRLEN")
+        .arg(format!("{}:1", a.keys().done(0)))
+        .query(&mut raw)
+        .unwrap();
+    assert!(second > 0, "the log went on in a second chunk");
+    assert_eq!(a.load_done(0).unwrap(), all);
+    let mut b = node(&redis.url(), "c", "b");
+    assert_eq!(b.load_done(0).unwrap(), all);
 }

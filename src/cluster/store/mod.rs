@@ -130,7 +130,15 @@ pub struct Store {
     keys: Keys,
     node: String,
     scripts: Scripts,
+    /// Bytes of a partition's done log per Redis string, at most (plus
+    /// one batch): [`DONE_CHUNK`] but in tests.
+    done_chunk: usize,
 }
+
+/// A partition's done log is split into strings of this many bytes (4M
+/// URLs each): a Redis string stops at 512 MB (33.5M URLs), and a
+/// partition may finish more.
+pub const DONE_CHUNK: usize = 64 << 20;
 
 impl Store {
     /// Connects `node` to crawl `crawl` on the server at `url`
@@ -155,7 +163,15 @@ impl Store {
             keys: Keys::new(crawl),
             node: node.to_string(),
             scripts: Scripts::new(),
+            done_chunk: DONE_CHUNK,
         })
+    }
+
+    /// A smaller chunk of the done log than [`DONE_CHUNK`] (tests: a run
+    /// of chunks without writing 64 MiB).
+    pub fn with_done_chunk(mut self, bytes: usize) -> Store {
+        self.done_chunk = bytes.max(DONE_ITEM);
+        self
     }
 
     pub fn node(&self) -> &str {
@@ -524,7 +540,7 @@ impl Store {
         }
         let mut call = self.scripts.finish.prepare_invoke();
         call.key(self.keys.records());
-        call.arg(&self.node).arg(GROUP);
+        call.arg(&self.node).arg(GROUP).arg(self.done_chunk);
         for f in finished {
             call.key(self.keys.lease(f.partition))
                 .key(self.keys.done(f.partition))
@@ -547,14 +563,31 @@ impl Store {
     }
 
     /// The (fingerprint, host key) of every URL of `partition` with a
-    /// record (a torn last item, from a write cut short, is ignored).
+    /// record, from every chunk of its done log (a torn last item of a
+    /// chunk, from a write cut short, is ignored).
     pub fn load_done(&mut self, partition: u32) -> Result<Vec<(u64, u64)>, StoreError> {
-        let key = self.keys.done(partition);
+        let base = self.keys.done(partition);
         let mut done = Vec::new();
+        let mut chunk = 0u64;
+        loop {
+            let key = match chunk {
+                0 => base.clone(),
+                i => format!("{base}:{i}"),
+            };
+            if !self.load_chunk(&key, &mut done)? {
+                return Ok(done);
+            }
+            chunk += 1;
+        }
+    }
+
+    /// Add the items of the done log's chunk `key` to `done`; false if it
+    /// is empty (or missing): the chunks end there.
+    fn load_chunk(&mut self, key: &str, done: &mut Vec<(u64, u64)>) -> Result<bool, StoreError> {
         let mut at = 0usize;
         loop {
             let chunk: Vec<u8> = redis::cmd("GETRANGE")
-                .arg(&key)
+                .arg(key)
                 .arg(at)
                 .arg(at + LOAD_CHUNK - 1)
                 .query(&mut self.con)?;
@@ -566,7 +599,7 @@ impl Store {
                 ))
             }));
             if chunk.len() < LOAD_CHUNK {
-                return Ok(done);
+                return Ok(at > 0 || !chunk.is_empty());
             }
             at += LOAD_CHUNK;
         }

@@ -80,20 +80,30 @@ impl Scripts {
                 return 0",
             ),
             // KEYS: records, then (lease, done log, stream) per partition.
-            // ARGV: node, group, then per partition: done items (bytes),
-            // how many, ids to acknowledge (n), the n ids. Fenced per
-            // partition: 1 where the node holds the lease (and all was
-            // written), 0 where it does not (nothing written).
+            // ARGV: node, group, the done log's chunk size, then per
+            // partition: done items (bytes), how many, ids to acknowledge
+            // (n), the n ids. Fenced per partition: 1 where the node holds
+            // the lease (and all was written), 0 where it does not
+            // (nothing written). A partition's done log is a run of
+            // strings, the key then KEY:1, KEY:2, ...: items go to the
+            // first one under the chunk size (a Redis string stops at
+            // 512 MB). The chunks' names are made here, not passed in
+            // KEYS: ringcrawl runs on one Redis, not a Redis Cluster.
             finish: Script::new(
                 r"
-                local node, group = ARGV[1], ARGV[2]
-                local a, records, held = 3, 0, {}
+                local node, group, chunk = ARGV[1], ARGV[2], tonumber(ARGV[3])
+                local a, records, held = 4, 0, {}
                 for k = 2, #KEYS, 3 do
                   local count, n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
                   local ok = redis.call('GET', KEYS[k]) == node
                   if ok then
                     if count > 0 then
-                      redis.call('APPEND', KEYS[k + 1], ARGV[a])
+                      local key, i = KEYS[k + 1], 0
+                      while redis.call('STRLEN', key) >= chunk do
+                        i = i + 1
+                        key = KEYS[k + 1] .. ':' .. i
+                      end
+                      redis.call('APPEND', key, ARGV[a])
                       records = records + count
                     end
                     local i = 1
