@@ -109,10 +109,12 @@ impl Node {
         };
         let share = partition::share(&nodes, me, self.link.partitions());
         let mut taken = 0;
+        let turn = Instant::now();
         for &p in &share {
-            // A few at a time: a turn that takes many (each a done log and
-            // a claim) would come late to renew the others.
-            if taken == TAKES_PER_TURN {
+            // A few at a time, and for half a renewal period at most: a
+            // turn that takes many (each a done log and a claim) would
+            // come late to renew the others.
+            if taken == TAKES_PER_TURN || turn.elapsed() >= self.leases.renew_every() / 2 {
                 self.next_renew = Instant::now();
                 break;
             }
@@ -198,6 +200,16 @@ impl Node {
             self.forget(p);
             return false;
         };
+        // A log so long that loading it outlasted the lease: nothing of
+        // the partition may be acted on; it is taken again later.
+        if !self.leases.holds(p, Instant::now()) {
+            log::warn!(
+                "cluster: partition {p}: its done log ({} URLs) took longer to load than its lease; taking it again later",
+                done.len()
+            );
+            self.forget(p);
+            return true;
+        }
         let shards = self.settings.shards.max(1);
         let mut keys = vec![Vec::new(); shards];
         for (fp, host) in done {
