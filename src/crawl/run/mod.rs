@@ -129,7 +129,7 @@ pub fn run_with(
         started,
     );
     let handles = executors::start(&config, &built.shared, built.seeds)?;
-
+    // The shards run until the global join; each is waited for and merged.
     let mut collected = finish::collect(handles, built.earlier_warc_files, built.resumed);
     let outcome = &mut collected.outcome;
     // Every shard is done: the writers write what they left (a dead one's
@@ -151,7 +151,8 @@ pub fn run_with(
             outcome,
         );
     }
-    // The shards' spilled queues: nothing a later crawl could use (yet).
+    // The spill directory (`begun` holds it) and the shards' spilled
+    // queues in it: nothing a later crawl could use (yet).
     drop(begun);
     collected.settle(&built.shared)
 }
