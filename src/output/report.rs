@@ -6,9 +6,8 @@
 //! code's line).
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
-use crate::output::stats::{Stats, Summary};
+use crate::output::stats::Summary;
 
 /// The end report as people read it: the chapter's line, then bytes,
 /// latencies, DNS, shard balance and memory. Its first line says
@@ -17,13 +16,6 @@ use crate::output::stats::{Stats, Summary};
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&text(self))
-    }
-}
-
-impl Stats {
-    /// [`Summary`]'s text, of these numbers.
-    pub fn report(&self, elapsed: Duration, interrupted: bool) -> String {
-        self.report_data(elapsed, interrupted).to_string()
     }
 }
 
@@ -175,6 +167,8 @@ pub fn binary_size(bytes: f64) -> String {
 mod tests {
     use super::*;
     use crate::output::record::Record;
+    use crate::output::stats::Stats;
+    use std::time::Duration;
 
     #[test]
     fn sizes_are_shown_in_binary_units_only() {
@@ -199,12 +193,12 @@ mod tests {
     fn an_interrupted_crawl_does_not_say_it_finished() {
         let mut s = Stats::default();
         s.add(&page());
-        let text = s.report(Duration::from_secs(1), true);
+        let text = s.report_data(Duration::from_secs(1), true).to_string();
         assert!(
             text.starts_with("Interrupted after 1 urls in 1.000 secs"),
             "{text}"
         );
-        let text = s.report(Duration::from_secs(1), false);
+        let text = s.report_data(Duration::from_secs(1), false).to_string();
         assert!(text.starts_with("Finished 1 urls"), "{text}");
     }
 
@@ -212,7 +206,7 @@ mod tests {
     fn bytes_have_one_unit_system_and_no_raw_count() {
         let mut s = Stats::default();
         s.add(&page());
-        let text = s.report(Duration::from_secs(2), false);
+        let text = s.report_data(Duration::from_secs(2), false).to_string();
         assert!(
             text.contains("  3.0 MiB received (1.5 MiB/s), 0 links"),
             "{text}"
@@ -233,7 +227,7 @@ mod tests {
         s.add(&capped);
         s.add(&short);
         s.add(&page());
-        let text = s.report(Duration::from_secs(1), false);
+        let text = s.report_data(Duration::from_secs(1), false).to_string();
         assert!(text.contains("cut at a limit 1  incomplete 1"), "{text}");
         assert!(!text.contains("truncated"), "{text}");
         let data = s.report_data(Duration::from_secs(1), false);
@@ -258,7 +252,7 @@ mod tests {
         let mut r = page();
         r.warn("tls_certificate_untrusted", "unknown issuer");
         s.add(&r);
-        let text = s.report(Duration::from_secs(1), false);
+        let text = s.report_data(Duration::from_secs(1), false).to_string();
         assert!(text.contains("error 0"), "{text}");
         assert!(!text.contains("errors:"), "{text}");
         assert!(

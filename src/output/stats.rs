@@ -576,7 +576,7 @@ mod tests {
     fn dns_counts_add_up_and_show_only_when_names_were_resolved() {
         let mut a = Stats::default();
         a.add(&record(Some(200), None));
-        let text = a.report(Duration::from_secs(1), false);
+        let text = a.report_data(Duration::from_secs(1), false).to_string();
         assert!(!text.contains("dns:"), "{text}");
         a.dns = DnsCounts {
             lookups: 3,
@@ -594,7 +594,7 @@ mod tests {
         total.merge(&a, None);
         total.merge(&a, None);
         assert_eq!((total.dns.queries, total.dns.cache_bytes), (12, 800));
-        let text = total.report(Duration::from_secs(2), false);
+        let text = total.report_data(Duration::from_secs(2), false).to_string();
         assert!(
             text.contains(
                 "dns: 6 lookups, 12 queries (6.0/s), 10 answers, 2 time-outs, 20 cache hits, \
@@ -615,7 +615,7 @@ mod tests {
             r.elapsed_ms = ms as f64;
             s.add(&r);
         }
-        let text = s.report(Duration::from_secs(2), false);
+        let text = s.report_data(Duration::from_secs(2), false).to_string();
         assert!(
             text.starts_with("Finished 100 urls in 2.000 secs (50.0 urls/sec)"),
             "{text}"
