@@ -14,7 +14,7 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::cluster::store::StoreError;
-use crate::state::{Damaged, Refused, StateError};
+use crate::state::{held_by, Damaged, Refused, StateError};
 
 /// Why [`Crawler::run`](crate::Crawler::run) could not crawl. Nothing
 /// was fetched when it is returned, except by
@@ -137,10 +137,6 @@ impl std::error::Error for Cause {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.0.source()
     }
-}
-
-fn held_by(pid: &Option<u32>) -> String {
-    pid.map(|pid| format!(" (PID {pid})")).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -171,7 +171,8 @@ pub struct Damaged {
     pub what: String,
 }
 
-fn held_by(pid: &Option<u32>) -> String {
+/// ` (PID n)` of a lock's holder, if it wrote its PID.
+pub(crate) fn held_by(pid: &Option<u32>) -> String {
     pid.map(|pid| format!(" (PID {pid})")).unwrap_or_default()
 }
 
