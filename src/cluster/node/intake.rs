@@ -15,7 +15,7 @@ use super::super::admit::{Admission, Refusal};
 use super::super::link::Intake;
 use super::super::store::Entry;
 use super::super::wire;
-use super::{finished_in, Node, IDLE_READ, READ_COUNT, TICK};
+use super::{doubled, finished_in, Node, IDLE_READ, READ_COUNT, TICK};
 
 impl Node {
     /// Read new entries of the partitions this node fetches for, while the
@@ -57,8 +57,7 @@ impl Node {
         }
         if entries.is_empty() {
             self.idle_reads = self.idle_reads.saturating_add(1);
-            let backoff = TICK * 2u32.saturating_pow(self.idle_reads.min(8));
-            self.next_read = now + backoff.min(IDLE_READ);
+            self.next_read = now + doubled(TICK, self.idle_reads, IDLE_READ);
         } else {
             self.idle_reads = 0;
             self.backlog_busy = 0;

@@ -259,9 +259,14 @@ const BACKLOG_MAX: Duration = Duration::from_secs(2);
 /// The wait before the next question, after `busy` answers in a row that
 /// the streams still hold entries.
 fn backlog_wait(busy: u32) -> Duration {
-    BACKLOG_EVERY
-        .saturating_mul(1u32 << busy.min(8))
-        .min(BACKLOG_MAX)
+    doubled(BACKLOG_EVERY, busy, BACKLOG_MAX)
+}
+
+/// `base` doubled `n` times (8 at most), and at most `cap`: the waits of
+/// the cluster thread's retries (reads that found nothing, the backlog
+/// question, reconnects).
+fn doubled(base: Duration, n: u32, cap: Duration) -> Duration {
+    base.saturating_mul(1u32 << n.min(8)).min(cap)
 }
 
 /// Between tries to reconnect, at first; doubled each try, up to an
@@ -271,8 +276,7 @@ const RECONNECT_EVERY: Duration = Duration::from_millis(250);
 /// How long to wait before try `n` (from 0) to reconnect, with leases of
 /// `ttl`.
 fn reconnect_wait(n: u32, ttl: Duration) -> Duration {
-    let cap = (ttl / 8).max(RECONNECT_EVERY);
-    RECONNECT_EVERY.saturating_mul(1u32 << n.min(8)).min(cap)
+    doubled(RECONNECT_EVERY, n, (ttl / 8).max(RECONNECT_EVERY))
 }
 
 /// How long each writer may take to confirm a barrier before the
