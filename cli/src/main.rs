@@ -238,6 +238,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     };
 
     let report = crawler.run()?;
+    let summary = report.summary();
     // The stream ends with the crawl: the writer is done once it drains.
     let saved = saver.map(|(thread, dir)| {
         let saved = thread.join().unwrap_or_else(|_| save::Saved {
@@ -248,7 +249,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         (saved, dir)
     });
     if !quiet {
-        eprint!("{}", end_report(&report));
+        eprint!("{}", end_report(&report, &summary));
         if let Some(earlier) = report.resumed() {
             // The report counts this run; a resumed crawl's user also wants
             // where the whole crawl stands.
@@ -275,7 +276,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(path) = report_json {
-        let json = serde_json::to_vec_pretty(&report.summary())?;
+        let json = serde_json::to_vec_pretty(&summary)?;
         std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
     }
     if report.output_closed() {
@@ -353,7 +354,6 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let summary = report.summary();
     Ok(match report.fetched() {
         Fetched::Some => ExitCode::SUCCESS,
         Fetched::OnlyErrors => {
@@ -391,8 +391,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
 
 /// The end report: the library's summary, then why the crawl stopped
 /// early and what a cluster node did, if either applies.
-fn end_report(report: &ringcrawl::Report) -> String {
-    let summary = report.summary();
+fn end_report(report: &ringcrawl::Report, summary: &ringcrawl::Summary) -> String {
     let mut text = summary.to_string();
     if let Some(spent) = summary.budget_spent {
         text.push_str(&format!(
