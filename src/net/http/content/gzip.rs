@@ -15,7 +15,7 @@ use super::DecodeError;
 const NAME: &str = "gzip";
 
 /// The magic bytes that start a gzip member.
-const MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(super) const MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Header flags (RFC 1952 §2.3.1).
 const FHCRC: u8 = 0x02;

@@ -130,7 +130,7 @@ fn brotli_into(
 /// window at most 32 KiB, header check a multiple of 31) rather than a raw
 /// deflate block. A raw stream can look like one by chance only if its
 /// first block is of a type that does not exist.
-fn is_zlib(input: &[u8]) -> bool {
+pub(super) fn is_zlib(input: &[u8]) -> bool {
     match input {
         [cmf, flg, ..] => {
             cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0

@@ -46,6 +46,14 @@ impl Out {
         }
     }
 
+    /// `body` as the whole output.
+    pub(super) fn from_vec(body: Vec<u8>) -> Out {
+        Out {
+            len: body.len(),
+            buf: body,
+        }
+    }
+
     /// Bytes of output.
     pub(super) fn len(&self) -> usize {
         self.len

@@ -510,3 +510,73 @@ proptest! {
         }
     }
 }
+
+/// `body` decoded with every stage streamed (`whole.rs` not tried).
+fn streamed(codings: &[Coding], body: &[u8], cap: usize) -> Decoded {
+    stepped(Decoding::streamed(codings, body, cap)).0
+}
+
+#[test]
+fn a_typical_page_is_inflated_whole_and_a_second_member_is_left_to_the_stream() {
+    // Links to numbered pages: it deflates about as well as HTML does.
+    let page: Vec<u8> = (0..300u32)
+        .flat_map(|i| format!("<a href=\"/p/{}\">{}</a>\n", i * 7919 % 20000, i).into_bytes())
+        .collect();
+    for (coding, body) in [(Coding::Gzip, gzip(&page)), (Coding::Deflate, zlib(&page))] {
+        let got = whole::inflate(&coding, &body, 1 << 20);
+        assert!(got.as_deref() == Some(&page[..]), "{coding:?}");
+    }
+    // Raw deflate has no check: always streamed.
+    assert!(whole::inflate(&Coding::Deflate, &raw_deflate(&page), 1 << 20).is_none());
+    let mut newline = gzip(&page);
+    newline.push(b'\n');
+    // A byte that starts no member is not read, either way.
+    let got = whole::inflate(&Coding::Gzip, &newline, 1 << 20);
+    assert!(got.as_deref() == Some(&page[..]));
+    let mut two = gzip(b"first ");
+    two.extend(gzip(b"second"));
+    assert!(whole::inflate(&Coding::Gzip, &two, 1 << 20).is_none());
+    assert_eq!(decode(&[Coding::Gzip], &two, 100).body, b"first second");
+    // Over the room (the cap), over a step: streamed.
+    let under = page.len() - 1;
+    assert!(whole::inflate(&Coding::Gzip, &gzip(&page), under).is_none());
+    let big: Vec<u8> = (0..40_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    assert!(whole::inflate(&Coding::Gzip, &gzip(&big), 1 << 20).is_none());
+}
+
+proptest! {
+    /// Whole or streamed, a gzip or deflate body gives the same body, cap
+    /// and error, however it is cut, damaged or followed.
+    #[test]
+    fn a_stream_inflated_whole_decodes_as_when_streamed(
+        text in any::<bool>(),
+        len in 0usize..3000,
+        seed in any::<u8>(),
+        form in 0u8..3,
+        damage in 0u8..5,
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+        cap in prop_oneof![0usize..4000, Just(1 << 20)],
+    ) {
+        let page: Vec<u8> = if text {
+            PAGE.iter().copied().cycle().skip(usize::from(seed)).take(len).collect()
+        } else {
+            (0..len).map(|i| (i as u8).wrapping_mul(seed) ^ (i >> 3) as u8).collect()
+        };
+        let (coding, mut body) = match form {
+            0 => (Coding::Gzip, gzip(&page)),
+            1 => (Coding::Deflate, zlib(&page)),
+            _ => (Coding::Deflate, raw_deflate(&page)),
+        };
+        let i = at.index(body.len());
+        match damage {
+            1 => body.truncate(i),
+            2 => body[i] ^= byte | 1,
+            3 => body.push(byte),
+            4 => body.extend(gzip(&page[..page.len() / 2])),
+            _ => {}
+        }
+        let codings = [coding];
+        prop_assert_eq!(decode(&codings, &body, cap), streamed(&codings, &body, cap));
+    }
+}
