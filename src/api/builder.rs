@@ -19,6 +19,7 @@ use crate::config::{Config, Output, SeedReader, SeedSource, DEFAULT_CHECKPOINT_I
 use crate::crawl::hooks::{Handler, Hooks};
 use crate::crawl::page::Page;
 use crate::net::dns::Families;
+use crate::net::http::Credential;
 use crate::net::tls::{self, TlsOptions};
 use crate::web::scope::{Scope, ScopeMode};
 use crate::web::urls::{self, UrlError};
@@ -61,6 +62,8 @@ pub struct CrawlerBuilder {
     /// With [`CrawlerBuilder::cluster`]: the node's settings, checked at
     /// build.
     cluster: Option<super::cluster::Draft>,
+    /// The first header or credentials refused, returned by `build`.
+    refused: Option<BuildError>,
 }
 
 impl CrawlerBuilder {
@@ -82,6 +85,7 @@ impl CrawlerBuilder {
             discard_damaged: false,
             state_args: Vec::new(),
             cluster: None,
+            refused: None,
         }
     }
 
@@ -456,6 +460,40 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Add `name: value` to every request (as `-H 'Name: value'`); an
+    /// `Accept` replaces the crawler's `*/*`. [`build`](Self::build)
+    /// refuses a header the crawler writes itself (`Host`, `Connection`,
+    /// `Content-Length`, `Transfer-Encoding`, the other hop-by-hop ones,
+    /// `User-Agent`: [`user_agent`](Self::user_agent), `Accept-Encoding`:
+    /// [`compression`](Self::compression)), a name that is not a token
+    /// and a value with a line break. Every host gets it, redirects
+    /// included: credentials for one host go with
+    /// [`auth`](Self::auth).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        if let Err(e) = self.config.headers.add(name, value) {
+            self.refuse(Setting::Header, e.to_string());
+        }
+        self
+    }
+
+    /// HTTP Basic credentials sent to URLs of `host` only (a name, an IPv4
+    /// address or a bracketed IPv6 one), on `port` only if given: never to
+    /// another host, a redirect's target included. They are written in
+    /// the WARC request records as sent.
+    pub fn auth(mut self, host: &str, port: Option<u16>, user: &str, password: &str) -> Self {
+        match Credential::basic(host, port, user, password) {
+            Ok(c) => self.config.credentials.push(c),
+            Err(e) => self.refuse(Setting::Auth, e.to_string()),
+        }
+        self
+    }
+
+    /// Keep the first setting refused, for [`build`](Self::build).
+    fn refuse(&mut self, setting: Setting, problem: String) {
+        self.refused
+            .get_or_insert_with(|| BuildError::new(setting, problem));
+    }
+
     /// Overall deadline of one fetch (connect, request, whole answer).
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.config.timeout = limit;
@@ -671,7 +709,11 @@ impl CrawlerBuilder {
             discard_damaged,
             state_args,
             cluster,
+            refused,
         } = self;
+        if let Some(refused) = refused {
+            return Err(refused);
+        }
         let (roots, mode, exclude, include, no_parent) = match &state {
             // A crawl resumed from the library: its roots and scope are
             // its manifest's.

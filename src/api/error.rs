@@ -106,6 +106,8 @@ settings! {
     MaxBytes => "max-bytes",
     ProgressInterval => "progress-interval",
     CaCert => "ca-cert",
+    Header => "header",
+    Auth => "auth",
 }
 
 impl fmt::Display for Setting {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use url::Url;
 
 use crate::net::dns::Families;
+use crate::net::http::{Credential, Headers};
 use crate::net::tls::TlsOptions;
 use crate::web::scope::{Scope, ScopeMode};
 
@@ -192,6 +193,11 @@ pub struct Config {
     pub families: Families,
     /// Sent as `User-Agent`.
     pub user_agent: String,
+    /// Headers added to every request (`-H`), checked.
+    pub headers: Headers,
+    /// Basic credentials, each sent only to URLs of its own host (and
+    /// port, if it names one), never on a redirect elsewhere (`--auth`).
+    pub credentials: Vec<Credential>,
     /// Limit for the TCP connect and the TLS handshake together.
     pub connect_timeout: Duration,
     /// Limit for each single read from the socket.
@@ -324,6 +330,8 @@ impl Config {
             dns_servers: Vec::new(),
             families: Families::Both,
             user_agent: DEFAULT_USER_AGENT.to_string(),
+            headers: Headers::default(),
+            credentials: Vec::new(),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
             timeout: Duration::from_secs(60),

@@ -224,6 +224,27 @@ pub struct Args {
     #[arg(long = "no-compression", help_heading = NETWORK)]
     pub no_compression: bool,
 
+    /// Add this header to every request (repeatable), e.g. -H 'Accept-Language: fr'
+    ///
+    /// Sent to every host, redirects included (credentials for one host
+    /// go with --auth). An Accept replaces the crawler's Accept: */*.
+    /// Refused: the headers the crawler writes itself (Host, Connection,
+    /// Content-Length, Transfer-Encoding and the other hop-by-hop ones,
+    /// User-Agent: see --user-agent, Accept-Encoding: see
+    /// --no-compression).
+    #[arg(short = 'H', long, value_name = "'NAME: VALUE'", help_heading = NETWORK)]
+    pub header: Vec<String>,
+
+    /// HTTP Basic credentials for one host (repeatable): HOST[:PORT]:USER:PASSWORD
+    ///
+    /// Sent only to URLs of HOST (on PORT, if given), never to another
+    /// host, a redirect's target included. The password may hold ':';
+    /// an IPv6 HOST is in brackets. The WARC request records keep the
+    /// Authorization header as it was sent, and a crawl with --state
+    /// keeps its flags (this one too) in the state directory.
+    #[arg(long, value_name = "HOST[:PORT]:USER:PASSWORD", help_heading = NETWORK)]
+    pub auth: Vec<String>,
+
     /// Trust the CA certificates in this PEM file for https too (repeatable)
     ///
     /// The compiled-in Mozilla roots stay trusted.

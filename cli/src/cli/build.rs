@@ -3,7 +3,7 @@
 
 use ringcrawl::{Crawler, CrawlerBuilder, Families, ScopeMode};
 
-use super::values::{parse_dns_server, parse_resolves, parse_retries};
+use super::values::{parse_auth, parse_dns_server, parse_header, parse_resolves, parse_retries};
 use super::{Args, ArgsError};
 
 impl Args {
@@ -111,6 +111,14 @@ impl Args {
         }
         if let Some(agent) = self.user_agent {
             b = b.user_agent(agent);
+        }
+        for line in &self.header {
+            let (name, value) = parse_header(line)?;
+            b = b.header(name, value);
+        }
+        for spec in &self.auth {
+            let auth = parse_auth(spec)?;
+            b = b.auth(auth.host, auth.port, auth.user, auth.password);
         }
         // The synthetic site has no sitemap, and the demo's check counts
         // every URL recorded: it reads none unless asked.

@@ -49,6 +49,10 @@ pub enum ArgsError {
     ResolveHost(String),
     #[error("--dns-server {0:?}: expected an IP address, optionally with :PORT")]
     DnsServer(String),
+    #[error("--header {0:?}: expected 'Name: value'")]
+    Header(String),
+    #[error("--auth: expected HOST[:PORT]:USER:PASSWORD (the password hidden here)")]
+    Auth,
     /// A value the crawl's builder refused (the root's own message, or the
     /// flag named after the setting).
     #[error("{}", build_message(.0))]

@@ -295,3 +295,46 @@ fn resolve_takes_a_wildcard_host_and_refuses_what_never_matches() {
         );
     }
 }
+
+#[test]
+fn auth_takes_a_port_an_ipv6_host_and_a_password_with_colons() {
+    use super::values::{parse_auth, Auth};
+    let auth = |host, port, user, password| Auth {
+        host,
+        port,
+        user,
+        password,
+    };
+    for (spec, want) in [
+        ("a.test:ann:pw", auth("a.test", None, "ann", "pw")),
+        (
+            "a.test:8080:ann:pw",
+            auth("a.test", Some(8080), "ann", "pw"),
+        ),
+        ("a.test:ann:p:w:", auth("a.test", None, "ann", "p:w:")),
+        ("a.test:ann:", auth("a.test", None, "ann", "")),
+        ("[::1]:ann:pw", auth("[::1]", None, "ann", "pw")),
+        ("[::1]:443:ann:pw", auth("[::1]", Some(443), "ann", "pw")),
+    ] {
+        assert_eq!(parse_auth(spec).unwrap(), want, "{spec}");
+    }
+    for spec in [
+        "a.test",
+        "a.test:ann",
+        ":ann:pw",
+        "a.test::pw",
+        "a.test:99999:ann:pw",
+        "[::1:ann:pw",
+        "[::1]ann:pw",
+    ] {
+        assert!(parse_auth(spec).is_err(), "{spec}");
+    }
+}
+
+#[test]
+fn headers_and_credentials_reach_the_config() {
+    let c = config(&["-H", "X-Team: crawl", "--auth", "a.test:ann:pw", "a.test"]).unwrap();
+    assert!(!c.headers.is_empty());
+    assert_eq!(c.credentials.len(), 1);
+    assert!(c.credentials[0].applies_to("a.test", 80));
+}

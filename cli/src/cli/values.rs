@@ -1,5 +1,5 @@
 //! The syntax of the flags whose values are more than a number:
-//! `--resolve`, `--dns-server`, `--robots-retries`.
+//! `--resolve`, `--dns-server`, `--robots-retries`, `-H`, `--auth`.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -46,6 +46,53 @@ pub(super) fn parse_resolves(
             Ok(((host.to_string(), port), addrs))
         })
         .collect()
+}
+
+/// `Name: value` (what the name and value may hold is the builder's to
+/// check).
+pub(super) fn parse_header(line: &str) -> Result<(&str, &str), ArgsError> {
+    line.split_once(':')
+        .ok_or_else(|| ArgsError::Header(line.to_string()))
+}
+
+/// Credentials for `--auth`: host, port if given, user, password.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Auth<'a> {
+    pub host: &'a str,
+    pub port: Option<u16>,
+    pub user: &'a str,
+    pub password: &'a str,
+}
+
+/// `HOST[:PORT]:USER:PASSWORD`, HOST a name, an IPv4 address or a
+/// bracketed IPv6 one; the password is the rest (it may hold `:`), the
+/// user may not (RFC 7617). Errors never repeat the value: it holds a
+/// password.
+pub(super) fn parse_auth(spec: &str) -> Result<Auth<'_>, ArgsError> {
+    let (host, rest) = match spec.strip_prefix('[') {
+        Some(v6) => {
+            let (addr, rest) = v6.split_once(']').ok_or(ArgsError::Auth)?;
+            let host = spec.get(..addr.len() + 2).ok_or(ArgsError::Auth)?;
+            (host, rest.strip_prefix(':').ok_or(ArgsError::Auth)?)
+        }
+        None => spec.split_once(':').ok_or(ArgsError::Auth)?,
+    };
+    let (port, rest) = match rest.split_once(':') {
+        Some((port, after)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            (Some(port.parse().map_err(|_| ArgsError::Auth)?), after)
+        }
+        _ => (None, rest),
+    };
+    let (user, password) = rest.split_once(':').ok_or(ArgsError::Auth)?;
+    if host.is_empty() || user.is_empty() {
+        return Err(ArgsError::Auth);
+    }
+    Ok(Auth {
+        host,
+        port,
+        user,
+        password,
+    })
 }
 
 /// `ADDR` (port 53) or `ADDR:PORT`, an IPv6 ADDR in brackets with a port.

@@ -33,6 +33,7 @@ mod library;
 mod nginx;
 mod output;
 mod politeness;
+mod request_headers;
 mod requisites;
 mod resume;
 mod resume_runs;

@@ -258,6 +258,8 @@ impl Shard {
             keep_head: shared.hooks.wants_pages(),
             keep_alive: config.keep_alive,
             compressed: config.compression,
+            headers: config.headers.clone(),
+            credentials: config.credentials.clone(),
         };
         let config_scope = config.scope.clone();
         let warc = shared.warc.map(|target| {

@@ -64,6 +64,10 @@ pub struct Limits {
     pub keep_alive: bool,
     /// Offer gzip, deflate, br and zstd (`Accept-Encoding`); else `identity`.
     pub compressed: bool,
+    /// Headers added to every request (`-H`).
+    pub headers: http::Headers,
+    /// Basic credentials, each sent only to its own host (`--auth`).
+    pub credentials: Vec<http::Credential>,
 }
 
 /// Where a connection leads: the server's address and, over TLS, the name
@@ -275,13 +279,26 @@ async fn exchange(
     };
     let target = &url[Position::BeforePath..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
-    let request = http::request(
+    let authorization = url
+        .host_str()
+        .zip(url.port_or_known_default())
+        .and_then(|(h, p)| {
+            limits
+                .credentials
+                .iter()
+                .find(|c| c.applies_to(h, p))
+                .map(http::Credential::authorization)
+        });
+    let request = http::Request {
         target,
         host,
-        &limits.user_agent,
-        limits.keep_alive,
-        limits.compressed,
-    );
+        user_agent: &limits.user_agent,
+        keep_alive: limits.keep_alive,
+        compressed: limits.compressed,
+        headers: &limits.headers,
+        authorization,
+    }
+    .to_bytes();
     let sent_at = std::time::SystemTime::now();
     // Flushed: a TLS record could otherwise wait in rustls' buffer.
     conn.write_all(&request).await.map_err(stale)?;

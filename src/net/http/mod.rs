@@ -15,13 +15,13 @@
 mod body;
 pub mod content;
 mod head;
+mod request;
 
 pub use body::{BodyDecoder, BodyError, Progress};
 pub use head::{
     framing, is_css, is_html, media_type, parse_head, Framing, HeadError, HeadScan, ResponseHead,
 };
-
-use std::borrow::Cow;
+pub use request::{Credential, CredentialError, HeaderError, Headers, Request};
 
 /// Default cap on the size of a response head (status line + headers + blank line).
 pub const DEFAULT_MAX_HEAD: usize = 64 * 1024;
@@ -29,51 +29,6 @@ pub const DEFAULT_MAX_HEAD: usize = 64 * 1024;
 /// The content codings a request offers when compression is on (all of
 /// them undone by [`content::decode`]).
 pub const ACCEPT_COMPRESSED: &str = "gzip, deflate, br, zstd";
-
-/// Bytes of `GET {target} HTTP/1.1` with Host, User-Agent, Accept: */*,
-/// `Accept-Encoding` ([`ACCEPT_COMPRESSED`] if `compressed`, else
-/// `identity`), `Connection: keep-alive` (or `close`), blank line.
-///
-/// CR, LF and NUL are removed from the three arguments so that a hostile URL
-/// or configuration value cannot inject headers; an empty `target` becomes `/`.
-pub fn request(
-    target: &str,
-    host_header: &str,
-    user_agent: &str,
-    keep_alive: bool,
-    compressed: bool,
-) -> Vec<u8> {
-    let target = clean(target);
-    let target: &str = if target.is_empty() { "/" } else { &target };
-    format!(
-        "GET {target} HTTP/1.1\r\n\
-         Host: {}\r\n\
-         User-Agent: {}\r\n\
-         Accept: */*\r\n\
-         Accept-Encoding: {}\r\n\
-         Connection: {}\r\n\
-         \r\n",
-        clean(host_header),
-        clean(user_agent),
-        if compressed {
-            ACCEPT_COMPRESSED
-        } else {
-            "identity"
-        },
-        if keep_alive { "keep-alive" } else { "close" },
-    )
-    .into_bytes()
-}
-
-/// `s` without CR, LF and NUL (borrowed when it has none).
-fn clean(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| matches!(c, '\r' | '\n' | '\0');
-    if s.contains(bad) {
-        Cow::Owned(s.chars().filter(|&c| !bad(c)).collect())
-    } else {
-        Cow::Borrowed(s)
-    }
-}
 
 #[cfg(test)]
 #[allow(clippy::arithmetic_side_effects)]
@@ -150,36 +105,29 @@ mod tests {
         }
     }
 
-    #[test]
-    fn request_bytes_are_exact() {
-        let req = request(
-            "/a/b?c=d",
-            "example.com:8080",
-            "ringcrawl/0.1",
-            false,
-            false,
-        );
-        assert_eq!(
-            String::from_utf8(req).unwrap(),
-            "GET /a/b?c=d HTTP/1.1\r\n\
-             Host: example.com:8080\r\n\
-             User-Agent: ringcrawl/0.1\r\n\
-             Accept: */*\r\n\
-             Accept-Encoding: identity\r\n\
-             Connection: close\r\n\
-             \r\n"
-        );
+    /// A request to `a.test` for `/`, without headers of the user's.
+    fn get(keep_alive: bool, compressed: bool) -> String {
+        let headers = Headers::default();
+        let request = Request {
+            target: "/",
+            host: "a.test",
+            user_agent: "ua",
+            keep_alive,
+            compressed,
+            headers: &headers,
+            authorization: None,
+        };
+        String::from_utf8(request.to_bytes()).unwrap()
     }
 
     #[test]
     fn keep_alive_request_asks_for_it() {
-        let req = String::from_utf8(request("/", "a.test", "ua", true, false)).unwrap();
-        assert!(req.ends_with("Connection: keep-alive\r\n\r\n"));
+        assert!(get(true, false).ends_with("Connection: keep-alive\r\n\r\n"));
     }
 
     #[test]
     fn compressed_request_offers_every_coding_it_can_undo() {
-        let req = String::from_utf8(request("/", "a.test", "ua", true, true)).unwrap();
+        let req = get(true, true);
         assert!(
             req.contains("\r\nAccept-Encoding: gzip, deflate, br, zstd\r\n"),
             "{req}"
@@ -242,14 +190,17 @@ mod tests {
 
     #[test]
     fn request_strips_crlf_injection_and_defaults_empty_target() {
-        let req = String::from_utf8(request(
-            "",
-            "evil.com\r\nX-Injected: 1",
-            "ua\n",
-            true,
-            false,
-        ))
-        .unwrap();
+        let headers = Headers::default();
+        let request = Request {
+            target: "",
+            host: "evil.com\r\nX-Injected: 1",
+            user_agent: "ua\n",
+            keep_alive: true,
+            compressed: false,
+            headers: &headers,
+            authorization: None,
+        };
+        let req = String::from_utf8(request.to_bytes()).unwrap();
         assert!(
             req.starts_with("GET / HTTP/1.1\r\nHost: evil.comX-Injected: 1\r\nUser-Agent: ua\r\n")
         );
