@@ -209,12 +209,12 @@
     clippy::todo,
     clippy::unimplemented
 )]
-// Without `internals` the layers are crate-private, and what only the
-// tests, benchmarks and fuzz targets use (the WARC reader, counters, the
-// plain `crawl::run`) would warn as dead; with it, they are public, so
-// nothing would. Dead code is looked for in neither build, as before the
-// layers were hidden.
-#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
+// Without `internals` the layers are crate-private and dead code warns:
+// what only the tests, benchmarks, fuzz targets and the suite use (the
+// WARC writer's one-call forms, counters, the plain `crawl::run`) is
+// marked `#[cfg(any(test, feature = "internals"))]`, so the library
+// build holds none of it. With `internals` the layers are public (nothing
+// warns), for those users only.
 
 mod api;
 pub mod process;

@@ -24,4 +24,5 @@ pub mod sitemap;
 pub mod stream;
 pub mod url_set;
 
+#[cfg(any(test, feature = "internals"))]
 pub use run::{run, Outcome};

@@ -115,12 +115,6 @@ impl Rules {
         }
     }
 
-    /// The origin could not be asked (unreachable or 5xx): worth asking
-    /// again later.
-    pub fn is_unavailable(&self) -> bool {
-        matches!(self, Rules::Unavailable(_))
-    }
-
     /// The `Sitemap:` lines (for every agent, as RFC 9309 leaves them
     /// outside the groups), taken out: the rules kept for the rest of the
     /// crawl need not hold them.

@@ -58,6 +58,7 @@ impl UrlSet {
         self.fingerprints.len()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.fingerprints.is_empty()
     }
@@ -118,10 +119,12 @@ impl RecentUrls {
     }
 
     /// URLs remembered now.
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         self.current.len() + self.previous.len()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -114,11 +114,13 @@ impl Hops {
         self.0.wrapping_shr(Hops::LETTER_BITS) as u32
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(self) -> bool {
         self.len() == 0
     }
 
     /// The last hop, if any.
+    #[cfg(any(test, feature = "internals"))]
     pub fn last(self) -> Option<Hop> {
         Hop::from_code(self.0 & 7)
     }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use hops::Hops;
 
+#[cfg(any(test, feature = "internals"))]
 pub use chunk::ChunkError;
 pub use kind::ErrorKind;
 pub use refused::{Limit, Verdict};

@@ -42,6 +42,7 @@ use std::path::{Path, PathBuf};
 
 use flate2::bufread::GzDecoder;
 
+#[cfg(any(test, feature = "internals"))]
 use crate::output::cdxj;
 
 use super::{io_err, Damaged, StateError};
@@ -74,6 +75,7 @@ impl<T> Repaired<T> {
 
 /// A whole JSONL or CDXJ line.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg(any(test, feature = "internals"))]
 pub struct Line {
     /// Offset of its first byte in the file.
     pub offset: u64,
@@ -94,16 +96,19 @@ pub struct RecordAt {
 }
 
 /// Repair the JSONL file `path` (records, one per line) from `from` on.
+#[cfg(any(test, feature = "internals"))]
 pub fn repair_jsonl(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
     repair_lines(path, from, false, jsonl_url)
 }
 
 /// Repair the CDXJ file `path` (one index line per record) from `from` on.
+#[cfg(any(test, feature = "internals"))]
 pub fn repair_cdxj(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
     repair_lines(path, from, false, cdxj_url)
 }
 
 /// The `url` of a JSONL line (without its newline), if it is a record.
+#[cfg(any(test, feature = "internals"))]
 fn jsonl_url(line: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Url {
@@ -117,6 +122,7 @@ fn jsonl_url(line: &[u8]) -> Option<String> {
 }
 
 /// The `url` of a CDXJ line: `SURT TIMESTAMP {JSON}`.
+#[cfg(any(test, feature = "internals"))]
 fn cdxj_url(line: &[u8]) -> Option<String> {
     jsonl_url(cdxj::line_json(line)?)
 }
@@ -261,6 +267,7 @@ fn cut(file: &File, path: &Path, was: u64, len: u64) -> Result<(), StateError> {
     Ok(())
 }
 
+#[cfg(any(test, feature = "internals"))]
 fn repair_lines(
     path: &Path,
     from: u64,
@@ -404,6 +411,7 @@ pub(super) fn preview(bytes: &[u8]) -> String {
 /// that does not inflate whole into whole WARC records, and everything
 /// after it, is cut off. An I/O error reading the file is an error, never
 /// taken for a tear (nothing is cut then).
+#[cfg(any(test, feature = "internals"))]
 pub fn repair_warc(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateError> {
     walk_warc(path, from, true)
 }

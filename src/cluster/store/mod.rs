@@ -169,15 +169,18 @@ impl Store {
 
     /// A smaller chunk of the done log than [`DONE_CHUNK`] (tests: a run
     /// of chunks without writing 64 MiB).
+    #[cfg(any(test, feature = "internals"))]
     pub fn with_done_chunk(mut self, bytes: usize) -> Store {
         self.done_chunk = bytes.max(DONE_ITEM);
         self
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn node(&self) -> &str {
         &self.node
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn keys(&self) -> &Keys {
         &self.keys
     }
@@ -630,6 +633,7 @@ impl Store {
     }
 
     /// Records counted by [`Store::finish`], crawl-wide.
+    #[cfg(any(test, feature = "internals"))]
     pub fn records(&mut self) -> Result<u64, StoreError> {
         let n: Option<u64> = redis::cmd("GET")
             .arg(self.keys.records())

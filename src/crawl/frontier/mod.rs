@@ -64,12 +64,16 @@ mod types;
 mod waits;
 
 use admission::recount;
+#[cfg(any(test, feature = "internals"))]
 pub use admission::HostMemory;
 use host::{Host, Origin, Robots};
 use queue::Queue;
+#[cfg(any(test, feature = "internals"))]
 pub use spill::Lost;
 use spill::{weight, Spill, READ_AHEAD};
-pub use store::{Extent, SpillIo, SpillStats};
+#[cfg(any(test, feature = "internals"))]
+pub use store::SpillStats;
+pub use store::{Extent, SpillIo};
 pub use types::{Next, Offer};
 
 /// Politeness settings.
@@ -544,11 +548,13 @@ impl Frontier {
 
     /// Bytes the queued URLs in RAM take, as counted against
     /// [`Politeness::memory`].
+    #[cfg(any(test, feature = "internals"))]
     pub fn queued_ram(&self) -> usize {
         self.spill.ram
     }
 
     /// Fetches in flight for `host`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn active(&self, host: &str) -> usize {
         self.hosts.get(host).map_or(0, |h| h.active)
     }

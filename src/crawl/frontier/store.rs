@@ -303,21 +303,6 @@ impl Store {
         !self.io.is_empty()
     }
 
-    /// Bytes this ledger holds in RAM: the block buffer, rescued blocks
-    /// and writes not yet taken by the spill task.
-    pub fn ram(&self) -> usize {
-        self.block.capacity()
-            + self.rescued.iter().map(|(_, _, b)| b.len()).sum::<usize>()
-            + self
-                .io
-                .iter()
-                .map(|io| match io {
-                    SpillIo::Write { bytes, .. } => bytes.len(),
-                    _ => 0,
-                })
-                .sum::<usize>()
-    }
-
     pub fn stats(&self) -> SpillStats {
         self.stats
     }

@@ -131,6 +131,7 @@ pub enum Extract {
 /// links are resolved as the HTML standard says: paths and hosts as UTF-8,
 /// the query in the page's own encoding (`?q=caf%E9` on a windows-1252
 /// page; characters it cannot write become `&#NNNN;` first, as browsers do).
+#[cfg(any(test, feature = "internals"))]
 pub fn page_links(body: &[u8], page_url: &Url, header_charset: Option<&str>) -> PageLinks {
     page_links_with(body, page_url, header_charset, Extract::Links)
 }

@@ -79,6 +79,7 @@ pub struct Outcome {
 
 /// Prepare the process ([`crate::process::prepare`]), then crawl with no
 /// hooks (the tests' and benchmarks' entry).
+#[cfg(any(test, feature = "internals"))]
 pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> Result<Outcome, CrawlError> {
     crate::process::prepare();
     run_with(config, interrupt, Hooks::default())

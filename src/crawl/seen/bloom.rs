@@ -38,6 +38,7 @@ impl Bloom {
     }
 
     /// Bytes allocated.
+    #[cfg(any(test, feature = "internals"))]
     pub fn bytes(&self) -> usize {
         self.lines.len() * 64
     }

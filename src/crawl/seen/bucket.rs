@@ -61,6 +61,7 @@ impl Bucket {
         }
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -70,6 +71,7 @@ impl Bucket {
     }
 
     /// Keys the table is meant for (its home slots).
+    #[cfg(any(test, feature = "internals"))]
     pub fn capacity(&self) -> usize {
         self.homes
     }
@@ -175,10 +177,12 @@ impl FrozenBucket {
         self.len
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn bytes(&self) -> usize {
         self.slots.len() * 8
     }

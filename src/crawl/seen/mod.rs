@@ -114,7 +114,9 @@ pub mod run;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::io;
-use std::path::{Path, PathBuf};
+#[cfg(any(test, feature = "internals"))]
+use std::path::Path;
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -123,7 +125,9 @@ use glommio::sync::Semaphore;
 
 use crate::keys::{nonzero, Fingerprinter};
 use bucket::{Bucket, FrozenBucket, Table};
-use run::{Name, Run};
+#[cfg(any(test, feature = "internals"))]
+use run::Name;
+use run::Run;
 
 /// Bytes of a shard's first active table: it doubles as keys arrive, up
 /// to half the budget, so a small crawl does not touch the whole budget
@@ -300,17 +304,20 @@ impl SeenSet {
     /// Keys known: on the run plus in RAM. Approximate: a key inserted with
     /// [`SeenSet::insert`] that is also on disk counts twice until the next
     /// merge; pending keys are not counted.
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> u64 {
         let ram =
             self.active.len() + self.overflow.len() + self.frozen.as_ref().map_or(0, |f| f.len());
         self.run.as_ref().map_or(0, |r| r.keys()) + ram as u64
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Keys answered Maybe and not resolved yet.
+    #[cfg(any(test, feature = "internals"))]
     pub fn pending_len(&self) -> usize {
         self.pending.len()
     }
@@ -324,12 +331,14 @@ impl SeenSet {
     }
 
     /// Where runs live (maybe not created yet).
+    #[cfg(any(test, feature = "internals"))]
     pub fn dir(&self) -> &Path {
         &self.dir.path
     }
 
     /// Bytes held in RAM: the tables, the run's index and Bloom filter, the
     /// pending and overflow sets (estimated at ~10 B an entry).
+    #[cfg(any(test, feature = "internals"))]
     pub fn memory(&self) -> usize {
         let tables = self.active.bytes()
             + self
@@ -450,6 +459,7 @@ pub async fn merge(set: &RefCell<SeenSet>) -> io::Result<()> {
 /// what is in RAM now, even if little; an empty run if the set is empty)
 /// and returns the run file that holds them all. Keys pending at the time
 /// are not included (resolve them first), nor keys added while it runs.
+#[cfg(any(test, feature = "internals"))]
 pub async fn checkpoint(set: &RefCell<SeenSet>) -> io::Result<PathBuf> {
     let lock = set.borrow().merging.clone();
     let _permit = lock
@@ -471,6 +481,7 @@ pub async fn checkpoint(set: &RefCell<SeenSet>) -> io::Result<PathBuf> {
 /// (streamed once to rebuild the index and Bloom filter); older runs and
 /// `.tmp` files there are removed. No run: `NotFound`. `key` must be the
 /// crawl's, as given to [`SeenSet::new`].
+#[cfg(any(test, feature = "internals"))]
 pub async fn open(dir: PathBuf, memory: usize, key: [u64; 2]) -> io::Result<SeenSet> {
     let mut runs = Vec::new();
     let mut stale = Vec::new();

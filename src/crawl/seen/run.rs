@@ -68,11 +68,13 @@ pub fn tmp_name(generation: u64) -> String {
 
 /// What a file in a seen-set directory is.
 #[derive(Debug, PartialEq, Eq)]
+#[cfg(any(test, feature = "internals"))]
 pub enum Name {
     Run(u64),
     Tmp(u64),
 }
 
+#[cfg(any(test, feature = "internals"))]
 pub fn parse_name(name: &str) -> Option<Name> {
     let rest = name.strip_prefix("run-")?;
     let digits_only = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
@@ -97,6 +99,7 @@ impl Run {
     }
 
     /// RAM held: the sparse index and the Bloom filter.
+    #[cfg(any(test, feature = "internals"))]
     pub fn memory(&self) -> usize {
         self.index.capacity() * 8 + self.bloom.bytes()
     }
@@ -171,6 +174,7 @@ impl Run {
 
     /// Reopens the run at `path`: streams it once to check it (ascending,
     /// padding only at the end) and rebuild the index and Bloom filter.
+    #[cfg(any(test, feature = "internals"))]
     pub async fn open(path: PathBuf, generation: u64) -> io::Result<Run> {
         let file = Rc::new(DmaFile::open(&path).await?);
         let size = file.file_size().await?;

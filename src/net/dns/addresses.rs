@@ -87,6 +87,7 @@ impl Addresses {
         self.iter().next()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         match self {
             Addresses::One(_) => 1,
@@ -94,6 +95,7 @@ impl Addresses {
         }
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -69,6 +69,7 @@ use cache::Cache;
 use journal::Journal;
 pub use journal::Lookup;
 use pending::{Completion, Pending, Wait};
+#[cfg(any(test, feature = "internals"))]
 pub use resolution::RESOLUTION_DELAY;
 pub use system::{parse_hosts, parse_resolv_conf};
 
@@ -229,6 +230,7 @@ struct Inner {
 
 impl Resolver {
     /// The system's setup ([`ResolverOptions::default`]) with `pins`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn new(pins: HashMap<(String, u16), Vec<IpAddr>>) -> Self {
         Resolver::with_options(pins, ResolverOptions::default())
     }
@@ -281,6 +283,7 @@ impl Resolver {
     }
 
     /// The nameservers asked on a miss (empty: the system resolver).
+    #[cfg(any(test, feature = "internals"))]
     pub fn nameservers(&self) -> &[SocketAddr] {
         &self.inner.nameservers
     }

@@ -155,6 +155,7 @@ impl HeadScan {
 ///
 /// Each call searches `buf` from its start; a fetch that calls again after
 /// every read uses a [`HeadScan`] instead.
+#[cfg(any(test, feature = "internals"))]
 pub fn parse_head(buf: &[u8], max_head: usize) -> Result<Option<ResponseHead>, HeadError> {
     HeadScan::new(max_head).parse(buf)
 }

@@ -18,10 +18,12 @@ mod head;
 mod request;
 
 pub use body::{BodyDecoder, BodyError, Progress};
-pub use head::{
-    framing, is_css, is_html, media_type, parse_head, Framing, HeadError, HeadScan, ResponseHead,
-};
-pub use request::{Credential, CredentialError, HeaderError, Headers, Request};
+#[cfg(any(test, feature = "internals"))]
+pub use head::{framing, parse_head};
+pub use head::{is_css, is_html, media_type, Framing, HeadError, HeadScan, ResponseHead};
+pub use request::{Credential, Headers, Request};
+#[cfg(any(test, feature = "internals"))]
+pub use request::{CredentialError, HeaderError};
 
 /// Default cap on the size of a response head (status line + headers + blank line).
 pub const DEFAULT_MAX_HEAD: usize = 64 * 1024;

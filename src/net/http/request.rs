@@ -61,7 +61,7 @@ impl Request<'_> {
     /// CR, LF and NUL are removed from the target, host and user agent so
     /// that a hostile URL or configuration value cannot inject headers;
     /// the user's headers were checked when added.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub fn to_bytes(self) -> Vec<u8> {
         let target = clean(self.target);
         let target: &str = if target.is_empty() { "/" } else { &target };
         let mut out = format!(
@@ -155,6 +155,7 @@ impl Headers {
     }
 
     /// No header added.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }

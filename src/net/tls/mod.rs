@@ -49,7 +49,9 @@ use url::{Host, Url};
 
 use crate::net::stream::{Timed, TlsConn};
 use crate::web::urls::canonical_host;
-pub use error::{certificate_reason, TlsError};
+#[cfg(any(test, feature = "internals"))]
+pub use error::certificate_reason;
+pub use error::TlsError;
 pub use sessions::Admission;
 use sessions::Contacts;
 use store::{PortSessions, SessionStore};
@@ -129,6 +131,7 @@ impl TlsOptions {
     }
 
     /// Whether certificate failures are let through (`--insecure`).
+    #[cfg(any(test, feature = "internals"))]
     pub fn insecure(&self) -> bool {
         self.check_after.is_some()
     }

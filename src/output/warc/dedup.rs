@@ -58,6 +58,7 @@ impl Dedup {
     }
 
     /// The most bytes of entries it keeps.
+    #[cfg(any(test, feature = "internals"))]
     pub fn budget(&self) -> usize {
         self.budget
     }
@@ -110,10 +111,12 @@ impl Dedup {
     }
 
     /// Payloads remembered.
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         self.stripes.iter().map(|s| lock(s).len()).sum()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -121,6 +121,7 @@ pub fn warcinfo(filename: &str, date: SystemTime, fields: &[(&str, &str)]) -> Ve
 /// Both records carry `ex.date`; the request has `WARC-Concurrent-To` set to
 /// the response's id; the response has `WARC-Payload-Digest` over
 /// `response[payload_offset..]`; both have `WARC-Block-Digest`.
+#[cfg(any(test, feature = "internals"))]
 pub fn exchange(ex: &Exchange, out: &mut Vec<u8>) -> String {
     exchange_truncated(ex, None, out)
 }
@@ -154,6 +155,7 @@ impl Truncated {
 /// [`exchange`], with `WARC-Truncated: REASON` on the response record when
 /// `truncated` is given: for a response whose bytes stop before its end
 /// (body cap, timeout, reset). Digests are of the bytes actually stored.
+#[cfg(any(test, feature = "internals"))]
 pub fn exchange_truncated(
     ex: &Exchange,
     truncated: Option<Truncated>,

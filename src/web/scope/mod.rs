@@ -187,6 +187,7 @@ impl Scope {
     }
 
     /// The seed lists' hosts, if any.
+    #[cfg(any(test, feature = "internals"))]
     pub fn seeds(&self) -> Option<&SeedHosts> {
         self.seeds.as_deref()
     }

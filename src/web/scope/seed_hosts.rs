@@ -143,11 +143,13 @@ impl SeedHosts {
         self.keys.len()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 
     /// Bytes the set holds.
+    #[cfg(any(test, feature = "internals"))]
     pub fn bytes(&self) -> usize {
         std::mem::size_of_val(&*self.keys) + std::mem::size_of_val(&*self.starts)
     }

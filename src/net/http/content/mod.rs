@@ -54,6 +54,7 @@ use crate::job::ErrorKind;
 use stage::Stage;
 use step::Out;
 
+#[cfg(any(test, feature = "internals"))]
 pub use zstd::MAX_WINDOW as MAX_ZSTD_WINDOW;
 
 /// Most codings a body may name and still be decoded (curl's
@@ -200,6 +201,7 @@ pub struct Decoded {
 }
 
 /// Undo `codings` on `body` in one go: [`Decoding`] stepped to its end.
+#[cfg(any(test, feature = "internals"))]
 pub fn decode(codings: &[Coding], body: &[u8], cap: usize) -> Decoded {
     let mut decoding = Decoding::new(codings, body, cap);
     loop {
