@@ -367,6 +367,14 @@ fn a_crawl_killed_again_and_again_ends_with_one_record_per_url_and_valid_warc_fi
     // Fetched again: only pages without a record at a kill, at most once
     // per kill.
     let hits = site.page_hits();
+    // A page whose record was on disk at a kill is never fetched again.
+    for (key, then) in &when_logged {
+        let now = hits.get(key).copied().unwrap_or(0);
+        assert_eq!(
+            now, *then,
+            "{key}: fetched again after its record was logged"
+        );
+    }
     let again: usize = hits.values().map(|n| n - 1).sum();
     println!("{again} fetches repeated over {KILLS} kills");
     assert!(
