@@ -282,6 +282,15 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Follow no link of a page whose `<meta name="robots">` (or a meta
+    /// named for this crawler's product token) or `X-Robots-Tag` says
+    /// `nofollow` or `none` (default true, as wget does). Either way the
+    /// page is fetched, archived, and its record says what they said.
+    pub fn obey_meta_robots(mut self, obey: bool) -> Self {
+        self.config.obey_meta_robots = obey;
+        self
+    }
+
     /// Read sitemaps (default true): each root origin's `/sitemap.xml` and
     /// the `Sitemap:` lines of the robots.txt of the roots' origins, indexes
     /// followed (two levels at most), each at most 50 MB inflated and

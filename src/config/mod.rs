@@ -233,6 +233,9 @@ pub struct Config {
     pub delay: Duration,
     /// Fetch robots.txt first and obey it.
     pub obey_robots: bool,
+    /// Follow no link of a page whose `<meta name="robots">` or
+    /// `X-Robots-Tag` says `nofollow` (wget's default).
+    pub obey_meta_robots: bool,
     /// Upper bound on a robots.txt `Crawl-delay`.
     pub max_crawl_delay: Duration,
     /// Waits before each new try of a robots.txt that was unreachable or
@@ -347,6 +350,7 @@ impl Config {
             idle_connections: 256,
             delay: Duration::ZERO,
             obey_robots: true,
+            obey_meta_robots: true,
             max_crawl_delay: Duration::from_secs(10),
             robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
             host_memory: DEFAULT_HOST_MEMORY,

@@ -71,6 +71,12 @@ pub struct Record {
     /// how). Left out of the JSON line when the body is whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated_by: Option<Cow<'static, str>>,
+    /// What the page's `<meta name="robots">` tags and `X-Robots-Tag`
+    /// headers say to this crawler: `noindex`, `nofollow` or `noindex,
+    /// nofollow` (a `nofollow` page's links are not followed unless
+    /// `--ignore-meta-robots`). Left out of the JSON line when neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robots: Option<Cow<'static, str>>,
     /// Attempts made (more than one after network errors).
     pub tries: u32,
     /// Wall time from the first attempt to the end of the body, in ms.
@@ -182,6 +188,7 @@ impl Record {
             num_new_urls: 0,
             truncated: false,
             truncated_by: None,
+            robots: None,
             tries: 0,
             elapsed_ms: 0.0,
             connect_ms: None,
@@ -298,6 +305,7 @@ mod tests {
             num_new_urls: 2,
             truncated: false,
             truncated_by: None,
+            robots: None,
             tries: 1,
             elapsed_ms: 1.5,
             connect_ms: Some(0.1),

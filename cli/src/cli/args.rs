@@ -146,6 +146,14 @@ pub struct Args {
     #[arg(long = "ignore-robots", help_heading = POLITENESS)]
     pub ignore_robots: bool,
 
+    /// Follow the links of pages whose <meta name="robots"> or X-Robots-Tag says nofollow
+    ///
+    /// By default, as wget does, such a page is fetched and archived but
+    /// its links are not followed (its requisites still are); its record
+    /// says `"robots": "nofollow"` either way.
+    #[arg(long = "ignore-meta-robots", help_heading = POLITENESS)]
+    pub ignore_meta_robots: bool,
+
     /// Cap on a robots.txt Crawl-delay (a bare number is seconds)
     #[arg(long = "max-crawl-delay", value_name = "DURATION", default_value = "10s", value_parser = units::seconds, help_heading = POLITENESS)]
     pub max_crawl_delay: Duration,

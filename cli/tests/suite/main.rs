@@ -30,6 +30,7 @@ mod hostile_servers;
 mod ipv6;
 mod keep_alive;
 mod library;
+mod meta_robots;
 mod nginx;
 mod output;
 mod politeness;

@@ -40,6 +40,7 @@
 //! decision (see `crate::web::scope`). It never panics, whatever the bytes.
 pub mod charset;
 mod css;
+pub mod directives;
 #[cfg(test)]
 mod encoding_tests;
 mod requisites;
@@ -55,6 +56,7 @@ use url::Url;
 
 use crate::web::urls;
 use charset::Sniffed;
+use directives::MetaRobots;
 use requisites::{Element, Values};
 
 /// The most links [`extract_links`] returns for one page.
@@ -97,8 +99,9 @@ pub const MAX_LINKS_PER_PAGE: usize = 10_000;
 /// [`page_links`]); bytes inside a link value that are not valid UTF-8 are
 /// percent-encoded as they are (`0xE9` becomes `%E9`) rather than replaced,
 /// so distinct links stay distinct.
+#[cfg(any(test, feature = "internals"))]
 pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    scan_links(html, page_url).unwrap_or_else(|| tokenize_links(html, page_url))
+    found_links(html, page_url, None).links
 }
 
 /// The links of an HTML page, its requisites if they were asked for, and
@@ -112,6 +115,8 @@ pub struct PageLinks {
     /// and an embed.
     pub embeds: Vec<Url>,
     pub charset: Sniffed,
+    /// What its `<meta name="robots">` tags say.
+    pub robots: MetaRobots,
 }
 
 /// What [`page_links_with`] reads from a page.
@@ -152,26 +157,48 @@ pub fn page_links_with(
 ) -> PageLinks {
     let charset = charset::sniff(body, header_charset);
     let html = body.get(charset.bom_len..).unwrap_or(body);
-    let (links, embeds) = match extract {
-        Extract::Links if charset.encoding == UTF_8 => (extract_links(html, page_url), Vec::new()),
-        Extract::Links => (
-            extract_links_in(html, page_url, charset.encoding),
-            Vec::new(),
-        ),
+    let found = match extract {
+        Extract::Links if charset.encoding == UTF_8 => found_links(html, page_url, None),
+        Extract::Links => {
+            let (text, _) = charset.encoding.decode_without_bom_handling(html);
+            let query = Some(charset.encoding.output_encoding()).filter(|&e| e != UTF_8);
+            found_links(text.as_bytes(), page_url, query)
+        }
         Extract::Requisites => requisites_in(html, page_url, charset.encoding),
     };
     PageLinks {
-        links,
-        embeds,
+        links: found.links,
+        embeds: found.embeds,
         charset,
+        robots: found.robots,
     }
+}
+
+/// What one extraction found: links, embeds (if collected) and the
+/// `<meta>` robots directives.
+struct Found {
+    links: Vec<Url>,
+    embeds: Vec<Url>,
+    robots: MetaRobots,
+}
+
+/// The links of UTF-8 `html` (queries written in `query`, if not UTF-8):
+/// by the scanner, or by html5gum's tokenizer where the scanner is unsure.
+fn found_links(html: &[u8], page_url: &Url, query: Option<&'static Encoding>) -> Found {
+    in_passes(page_url, query, false, |set| scanner::scan(html, set)).unwrap_or_else(|_| {
+        let Ok(found) = in_passes(page_url, query, false, |set| {
+            tokenizer::tokenize(html, set);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        found
+    })
 }
 
 /// The links and requisites of a page in `encoding` (its byte order mark
 /// already removed), by html5gum's tokenizer: the scanner reads only link
 /// attributes, and the flag that asks for requisites is off by default, so
 /// the fast path stays as it is.
-fn requisites_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> (Vec<Url>, Vec<Url>) {
+fn requisites_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> Found {
     let text = if encoding == UTF_8 {
         Cow::Borrowed(html)
     } else {
@@ -199,42 +226,33 @@ pub fn stylesheet_requisites(css: &[u8], css_url: &Url) -> Vec<Url> {
 /// [`extract_links`] of a page in `encoding` (its byte order mark already
 /// removed): decoded to UTF-8, then scanned, with queries written in the
 /// page's encoding.
+#[cfg(any(test, feature = "internals"))]
 pub fn extract_links_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> Vec<Url> {
     let (text, _) = encoding.decode_without_bom_handling(html);
     let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
-    let bytes = text.as_bytes();
-    in_passes(page_url, query, false, |set| scanner::scan(bytes, set))
-        .ok()
-        .map_or_else(
-            || {
-                let Ok((links, _)) = in_passes(page_url, query, false, |set| {
-                    tokenizer::tokenize(bytes, set);
-                    Ok::<(), std::convert::Infallible>(())
-                });
-                links
-            },
-            |(links, _)| links,
-        )
+    found_links(text.as_bytes(), page_url, query).links
 }
 
 /// [`extract_links`] by the hand-written scanner alone: `None` when the page
 /// holds something only the full tokenizer handles exactly. Public for the
 /// differential fuzz target and benchmarks.
+#[cfg(any(test, feature = "internals"))]
 pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
     in_passes(page_url, None, false, |set| scanner::scan(html, set))
         .ok()
-        .map(|(links, _)| links)
+        .map(|found| found.links)
 }
 
 /// [`extract_links`] by html5gum's tokenizer alone: the reference the
 /// scanner is checked against. Public for the differential fuzz target and
 /// benchmarks.
+#[cfg(any(test, feature = "internals"))]
 pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    let Ok((links, _)) = in_passes(page_url, None, false, |set| {
+    let Ok(found) = in_passes(page_url, None, false, |set| {
         tokenizer::tokenize(html, set);
         Ok::<(), std::convert::Infallible>(())
     });
-    links
+    found.links
 }
 
 /// Run one tokenizer (`pass`) over the page: once, or a second time when a
@@ -242,13 +260,13 @@ pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
 /// page URL. The second pass knows the base from its start, so nothing from
 /// the first needs keeping (no link value is ever copied for later).
 /// `query`: the encoding queries are written in, if not UTF-8; `embeds`:
-/// whether requisites are collected too. The links and the embeds found.
+/// whether requisites are collected too. What the last pass found.
 fn in_passes<E>(
     page_url: &Url,
     query: Option<&'static Encoding>,
     embeds: bool,
     mut pass: impl FnMut(&mut LinkSet<'_>) -> Result<(), E>,
-) -> Result<(Vec<Url>, Vec<Url>), E> {
+) -> Result<Found, E> {
     let new = |base| {
         let set = LinkSet::new(page_url, base, query);
         if embeds {
@@ -263,8 +281,11 @@ fn in_passes<E>(
         set = new(Some(base));
         pass(&mut set)?;
     }
-    let embeds = set.embeds.map(|e| e.urls).unwrap_or_default();
-    Ok((set.links.urls, embeds))
+    Ok(Found {
+        links: set.links.urls,
+        embeds: set.embeds.map(|e| e.urls).unwrap_or_default(),
+        robots: set.robots,
+    })
 }
 
 /// The start tags that carry links, and the one attribute each is read for.
@@ -276,6 +297,8 @@ enum LinkTag {
     Src,
     /// `base`: `href`, sets the base URL.
     Base,
+    /// `meta`: `content`, read with its `name` for robots directives.
+    Meta,
 }
 
 impl LinkTag {
@@ -285,6 +308,7 @@ impl LinkTag {
             b"a" | b"area" | b"link" => Some(LinkTag::Href),
             b"frame" | b"iframe" => Some(LinkTag::Src),
             b"base" => Some(LinkTag::Base),
+            b"meta" => Some(LinkTag::Meta),
             _ => None,
         }
     }
@@ -293,6 +317,7 @@ impl LinkTag {
         match self {
             LinkTag::Href | LinkTag::Base => b"href",
             LinkTag::Src => b"src",
+            LinkTag::Meta => b"content",
         }
     }
 
@@ -301,6 +326,7 @@ impl LinkTag {
         match self {
             LinkTag::Href | LinkTag::Base => &[b"href"],
             LinkTag::Src => &[b"src"],
+            LinkTag::Meta => &[b"content", b"name"],
         }
     }
 }
@@ -325,6 +351,8 @@ struct LinkSet<'p> {
     links: Urls,
     /// Page requisites, when asked for ([`LinkSet::with_embeds`]).
     embeds: Option<Urls>,
+    /// What the page's `<meta>` tags say to robots.
+    robots: MetaRobots,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -387,6 +415,7 @@ impl<'p> LinkSet<'p> {
             late_base: None,
             links: Urls::new(),
             embeds: None,
+            robots: MetaRobots::default(),
             hasher: foldhash::fast::RandomState::default(),
         }
     }
@@ -423,6 +452,8 @@ impl<'p> LinkSet<'p> {
                 self.linked_before_base |= !self.base_seen;
                 self.add(value);
             }
+            // Its name too: [`LinkSet::meta`].
+            LinkTag::Meta => {}
         }
     }
 
@@ -458,6 +489,7 @@ impl<'p> LinkSet<'p> {
                 }
             }
             Element::Script | Element::Object => self.offer_embed_some(first),
+            Element::Meta => self.meta(second, first),
             Element::Media => {
                 self.offer_embed_some(first);
                 self.offer_embed_some(second);
@@ -471,6 +503,13 @@ impl<'p> LinkSet<'p> {
         }
         if let Some(css) = style {
             self.offer_css(css);
+        }
+    }
+
+    /// A complete `<meta>` tag with these `name` and `content` values.
+    fn meta(&mut self, name: Option<&[u8]>, content: Option<&[u8]>) {
+        if let (Some(name), Some(content)) = (name, content) {
+            self.robots.add(name, content);
         }
     }
 
@@ -730,6 +769,79 @@ mod tests {
             tokenized(r#"<a href="a&lt;b"><base href="/sub/"><a href="y">"#),
             ["http://example.com/sub/a%3Cb", "http://example.com/sub/y"]
         );
+    }
+
+    /// What each reader finds of `html`'s `<meta>` robots tags, for us.
+    fn meta_robots(html: &str) -> [directives::Directives; 3] {
+        let robots = |found: Found| found.robots.for_agent("ringcrawl");
+        let mut scanned = None;
+        let mut tokenized = None;
+        for (slot, tokenize) in [(&mut scanned, false), (&mut tokenized, true)] {
+            let Ok(found) = in_passes(&page(), None, false, |set| {
+                if tokenize {
+                    tokenizer::tokenize(html.as_bytes(), set);
+                } else {
+                    // The scanner is sure of these pages.
+                    scanner::scan(html.as_bytes(), set)
+                        .unwrap_or_else(|_| panic!("unsure of {html}"));
+                }
+                Ok::<(), std::convert::Infallible>(())
+            });
+            *slot = Some(robots(found));
+        }
+        let requisites = page_links_with(html.as_bytes(), &page(), None, Extract::Requisites);
+        [
+            scanned.unwrap(),
+            tokenized.unwrap(),
+            requisites.robots.for_agent("ringcrawl"),
+        ]
+    }
+
+    #[test]
+    fn meta_robots_is_read_whichever_reader_reads_the_page() {
+        use directives::Directives;
+        let both = Directives {
+            nofollow: true,
+            noindex: true,
+        };
+        let nofollow = Directives {
+            nofollow: true,
+            noindex: false,
+        };
+        for (html, want) in [
+            (
+                r#"<head><META Name="Robots" CONTENT="noindex, NOFOLLOW"></head><a href=/a>"#,
+                both,
+            ),
+            (r#"<meta content='nofollow' name='ringcrawl'/>"#, nofollow),
+            (r#"<meta name=robots content=none>"#, both),
+            (
+                r#"<meta name="otherbot" content="nofollow">"#,
+                Directives::default(),
+            ),
+            (
+                r#"<meta name="description" content="nofollow">"#,
+                Directives::default(),
+            ),
+            (r#"<meta name="robots">"#, Directives::default()),
+            (
+                r#"<!-- <meta name="robots" content="nofollow"> -->"#,
+                Directives::default(),
+            ),
+            (
+                r#"<script><meta name="robots" content="nofollow"></script>"#,
+                Directives::default(),
+            ),
+        ] {
+            assert_eq!(meta_robots(html), [want; 3], "{html}");
+        }
+        // A character reference the scanner leaves to html5gum.
+        let page_of = |html: &[u8]| page_links(html, &page(), None);
+        let page = page_of(br#"<meta name="robots" content="noindex,&#32;nofollow">"#);
+        assert_eq!(page.robots.for_agent("ringcrawl"), both);
+        // The links are read as before.
+        let page = page_of(br#"<meta name="robots" content="nofollow"><a href="/x">x</a>"#);
+        assert_eq!(page.links.len(), 1);
     }
 
     #[test]

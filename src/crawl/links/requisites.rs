@@ -38,6 +38,8 @@ pub(super) enum Element {
     Media,
     /// `object`: `data`.
     Object,
+    /// `meta`: `content` and `name`, for robots directives.
+    Meta,
     /// `input`: `src` when `type=image`.
     Input,
     /// Any other element: only its `style`.
@@ -57,6 +59,7 @@ impl Element {
             b"video" | b"audio" => Element::Media,
             b"object" => Element::Object,
             b"input" => Element::Input,
+            b"meta" => Element::Meta,
             _ => Element::Other,
         }
     }
@@ -71,6 +74,7 @@ impl Element {
             Element::Media => &[b"src", b"poster", b"style"],
             Element::Object => &[b"data", b"style"],
             Element::Input => &[b"src", b"type", b"style"],
+            Element::Meta => &[b"content", b"name", b"style"],
             Element::Other => &[b"style"],
         }
     }

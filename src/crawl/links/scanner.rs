@@ -161,7 +161,17 @@ impl<'h> Scanner<'h> {
         let Some(ClosedTag { value }) = self.attributes(link.map(LinkTag::attribute)) else {
             return Ok(false);
         };
-        if let (Some(link), Some(value)) = (link, value) {
+        if link == Some(LinkTag::Meta) {
+            // The `name` too: the tag read again for it (a few tags a
+            // page, so the other tags' one-attribute read stays as is).
+            let tag = self.html.get(name_end..self.pos).unwrap_or_default();
+            let name = Scanner { html: tag, pos: 0 }
+                .attributes(Some(b"name"))
+                .and_then(|t| t.value);
+            let name = name.map(decode_value).transpose()?;
+            let content = value.map(decode_value).transpose()?;
+            set.meta(name.as_deref(), content.as_deref());
+        } else if let (Some(link), Some(value)) = (link, value) {
             set.offer(link, &decode_value(value)?);
         }
         match next_state(name) {

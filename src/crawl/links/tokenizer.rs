@@ -205,6 +205,14 @@ impl<'s, 'p> LinkEmitter<'s, 'p> {
     /// The current start tag is complete: offer what it carries.
     fn offer_tag(&mut self) {
         match self.reading {
+            Some(Reading::Link(LinkTag::Meta)) => {
+                let value = |slot: usize| {
+                    let have = self.have.get(slot) == Some(&true);
+                    self.values.get(slot).filter(|_| have).map(Vec::as_slice)
+                };
+                let (content, name) = (value(0), value(1));
+                self.set.meta(name, content);
+            }
             Some(Reading::Link(tag)) if self.have.first() == Some(&true) => {
                 if let Some(value) = self.values.first() {
                     self.set.offer(tag, value);

@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
+use crate::crawl::links::directives::{self, Directives, MetaRobots};
 use crate::crawl::links::{self, Extract};
 use crate::crawl::page::Page;
+use crate::crawl::robots::agent_token;
 use crate::job::hops::Hop;
 use crate::job::{ErrorKind, Job};
 use crate::keys::shard_for;
@@ -261,11 +263,20 @@ impl Shard {
                 let page = links::page_links_with(&body, url, charset.as_deref(), extract);
                 record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
                 record.encoding_source = Some(Cow::Borrowed(page.charset.source.name()));
+                let said = self.robots_directives(head, &page.robots);
+                record.robots = said.words();
                 let links = if self.hooks.wants_pages() {
                     self.deliver(record, &response, &body, &page.links)
                 } else {
                     let scope = self.scope();
                     page.links.into_iter().filter(|l| scope.allows(l)).collect()
+                };
+                // `nofollow`: the page's links are not followed (its
+                // requisites are still fetched, as wget does).
+                let links = if said.nofollow && self.config.obey_meta_robots {
+                    Vec::new()
+                } else {
+                    links
                 };
                 self.route_found(job, links, page.embeds, record, token)
             }
@@ -286,6 +297,17 @@ impl Shard {
                 0
             }
         }
+    }
+
+    /// What a page's `<meta>` robots tags and `X-Robots-Tag` headers say
+    /// to this crawler (by its User-Agent's product token).
+    fn robots_directives(&self, head: &http::ResponseHead, meta: &MetaRobots) -> Directives {
+        let agent = agent_token(&self.config.user_agent);
+        head.robots_tags
+            .iter()
+            .fold(meta.for_agent(agent), |said, tag| {
+                said.or(directives::header(tag, agent))
+            })
     }
 
     /// What the crawl reads the body of `job`'s answer `head` as.

@@ -25,6 +25,9 @@ pub enum Framing {
     UntilClose,
 }
 
+/// Most `X-Robots-Tag` headers of one response kept.
+pub const MAX_ROBOTS_TAGS: usize = 8;
+
 /// The parts of a response head the crawler cares about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResponseHead {
@@ -38,6 +41,8 @@ pub struct ResponseHead {
     pub location: Option<String>,
     /// First `Retry-After` value, trimmed.
     pub retry_after: Option<String>,
+    /// `X-Robots-Tag` values, trimmed, at most [`MAX_ROBOTS_TAGS`].
+    pub robots_tags: Vec<String>,
     /// `Content-Encoding` codings, in the order the server applied them
     /// (`identity` left out): what to undo before reading the body as a
     /// page. At most one more than [`MAX_CODINGS`], which is enough to
@@ -238,6 +243,13 @@ fn parse_complete_head<'b>(
         content_type: first("content-type"),
         location: first("location"),
         retry_after: first("retry-after"),
+        robots_tags: resp
+            .headers
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case("x-robots-tag"))
+            .take(MAX_ROBOTS_TAGS)
+            .map(|h| header_string(h.value))
+            .collect(),
         content_encoding: list_items(resp.headers, "content-encoding")
             .filter_map(Coding::from_token)
             .take(MAX_CODINGS.saturating_add(1))

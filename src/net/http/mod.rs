@@ -210,6 +210,15 @@ mod tests {
     }
 
     #[test]
+    fn every_x_robots_tag_is_kept() {
+        let h = head(
+            "HTTP/1.1 200 OK\r\nX-Robots-Tag: noarchive\r\nx-robots-tag:  otherbot: nofollow \r\n\r\n",
+        );
+        assert_eq!(h.robots_tags, ["noarchive", "otherbot: nofollow"]);
+        assert!(head("HTTP/1.1 200 OK\r\n\r\n").robots_tags.is_empty());
+    }
+
+    #[test]
     fn simple_head_parses_with_fields() {
         let raw = "HTTP/1.1 301 Moved Permanently\r\n\
                    content-type:  Text/HTML; charset=utf-8 \r\n\
