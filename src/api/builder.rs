@@ -497,6 +497,20 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Leave query parameters named like `pattern` out of every URL
+    /// (`utm_*`, `sessionid`; `*` stands for any run of characters, letter
+    /// case counts): tracking and session parameters that would make one
+    /// page many URLs. Applied before a URL meets the seen-set, so the
+    /// stripped URL is the one fetched and recorded (roots and seeds
+    /// too). [`build`](Self::build) refuses an empty pattern and one
+    /// holding `&`, `=`, `#` or `?`.
+    pub fn strip_query(mut self, pattern: &str) -> Self {
+        if let Err(e) = self.config.strip_query.add(pattern) {
+            self.refuse(Setting::StripQuery, e.to_string());
+        }
+        self
+    }
+
     /// Keep the first setting refused, for [`build`](Self::build).
     fn refuse(&mut self, setting: Setting, problem: String) {
         self.refused

@@ -108,6 +108,7 @@ settings! {
     CaCert => "ca-cert",
     Header => "header",
     Auth => "auth",
+    StripQuery => "strip-query",
 }
 
 impl fmt::Display for Setting {

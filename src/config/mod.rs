@@ -14,6 +14,7 @@ use url::Url;
 use crate::net::dns::Families;
 use crate::net::http::{Credential, Headers};
 use crate::net::tls::TlsOptions;
+use crate::web::query::StripQuery;
 use crate::web::scope::{Scope, ScopeMode};
 
 pub mod budget;
@@ -209,6 +210,8 @@ pub struct Config {
     /// Fetch each page's requisites (images, scripts, stylesheets, media
     /// and what CSS loads) from any host, as leaves at the page's depth.
     pub page_requisites: bool,
+    /// Query parameters left out of every URL found (`--strip-query`).
+    pub strip_query: StripQuery,
     /// URLs longer than this (bytes, normalised) are not queued.
     pub max_url_length: usize,
     /// URLs accepted per host; a bound on generated-URL traps.
@@ -340,6 +343,7 @@ impl Config {
             timeout: Duration::from_secs(60),
             max_depth: 100,
             page_requisites: false,
+            strip_query: StripQuery::default(),
             max_url_length: 2048,
             max_pages_per_host: 100_000,
             per_host: 2,

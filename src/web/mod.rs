@@ -8,5 +8,6 @@
 //! normalises every link), so this vocabulary sits under all of them
 //! instead of in the engine (`crate::crawl`) that uses it most.
 
+pub mod query;
 pub mod scope;
 pub mod urls;

@@ -109,6 +109,15 @@ pub struct Args {
     #[arg(long = "no-parent", help_heading = SCOPE)]
     pub no_parent: bool,
 
+    /// Leave these query parameters out of every URL (repeatable, comma-separated), e.g. 'utm_*,sessionid'
+    ///
+    /// A * stands for any run of characters; letter case counts. Applied
+    /// before a URL is looked up among those seen, so the stripped URL is
+    /// the one fetched and recorded, and one page behind many tracking
+    /// links is fetched once.
+    #[arg(long = "strip-query", value_name = "PARAM[,PARAM...]", help_heading = SCOPE)]
+    pub strip_query: Vec<String>,
+
     /// Links followed from a root beyond which links are not queued
     #[arg(long = "max-depth", alias = "max_depth", value_name = "N", default_value_t = 100, help_heading = SCOPE)]
     pub max_depth: u32,

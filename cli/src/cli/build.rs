@@ -101,6 +101,9 @@ impl Args {
             b = b.include(regex);
         }
         b = b.no_parent(self.no_parent);
+        for pattern in self.strip_query.iter().flat_map(|list| list.split(',')) {
+            b = b.strip_query(pattern);
+        }
         if let Some(cores) = self.cores {
             b = b.cores(cores);
         }

@@ -44,6 +44,7 @@ mod sitemaps;
 mod spill;
 mod spill_dirs;
 mod state_repair;
+mod strip_query;
 mod synthetic_site;
 mod tls;
 mod tls_sessions;

@@ -18,6 +18,7 @@
 //! Not the seen-set itself (`crate::crawl::seen`) nor the frontier's
 //! limits and queues (`crate::crawl::frontier`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 use std::rc::Rc;
@@ -101,6 +102,7 @@ impl Shard {
     /// crawl (unless a limit keeps it out: then it is recorded once, never
     /// fetched), dropped if seen, or left pending for the resolver.
     pub(super) fn enqueue(&self, job: Job, now: Instant, asker: Asker) -> Enqueued {
+        let job = self.stripped(job);
         let (fingerprint, check, merge) = {
             let mut seen = self.newness.seen.borrow_mut();
             let fingerprint = self.seen_key(&job.url, seen.fingerprint(&job.url));
@@ -133,6 +135,16 @@ impl Shard {
                 Enqueued::Pending
             }
         }
+    }
+
+    /// `job` with the query parameters `--strip-query` names left out of
+    /// its URL, before it meets the seen-set (so the stripped form is the
+    /// one deduplicated, fetched and recorded).
+    fn stripped(&self, mut job: Job) -> Job {
+        if let Cow::Owned(url) = self.config.strip_query.apply(&job.url) {
+            job.url = url;
+        }
+        job
     }
 
     /// Put a URL new to the crawl into the frontier; false if a limit keeps
@@ -175,6 +187,7 @@ impl Shard {
     /// shard, counting it in first. The owner applies the crawl limits, so
     /// a URL they keep out is refused and recorded once, whoever found it.
     pub(super) fn route(&self, job: Job, now: Instant, page: u64) -> Routed {
+        let job = self.stripped(job);
         if self.cluster.is_some() {
             return self.route_to_cluster(job);
         }
