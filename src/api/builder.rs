@@ -511,6 +511,38 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Download only the bodies of this media type (`application/pdf`,
+    /// `image/*`; repeat for more): an answer of another type is recorded
+    /// with its head and cut at zero bytes (`truncated_by: limit`). HTML
+    /// is always read (the crawl needs its links), and robots.txt and
+    /// sitemaps are read whole. [`build`](Self::build) refuses what is
+    /// not `type/subtype`, `type/*` or `*/*`.
+    pub fn accept_type(mut self, pattern: &str) -> Self {
+        if let Err(e) = self.config.types.accept(pattern) {
+            self.refuse(Setting::AcceptType, e.to_string());
+        }
+        self
+    }
+
+    /// Do not download the bodies of this media type (`video/*`): an
+    /// answer of it is recorded with its head and cut at zero bytes. HTML
+    /// is always read.
+    pub fn reject_type(mut self, pattern: &str) -> Self {
+        if let Err(e) = self.config.types.reject(pattern) {
+            self.refuse(Setting::RejectType, e.to_string());
+        }
+        self
+    }
+
+    /// Download at most `bytes` of a body of this media type (within
+    /// [`max_body`](Self::max_body)); the first rule that matches wins.
+    pub fn max_size_per_type(mut self, pattern: &str, bytes: usize) -> Self {
+        if let Err(e) = self.config.types.max_size(pattern, bytes) {
+            self.refuse(Setting::MaxSizePerType, e.to_string());
+        }
+        self
+    }
+
     /// Keep the first setting refused, for [`build`](Self::build).
     fn refuse(&mut self, setting: Setting, problem: String) {
         self.refused

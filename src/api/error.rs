@@ -109,6 +109,9 @@ settings! {
     Header => "header",
     Auth => "auth",
     StripQuery => "strip-query",
+    AcceptType => "accept-type",
+    RejectType => "reject-type",
+    MaxSizePerType => "max-size-per-type",
 }
 
 impl fmt::Display for Setting {

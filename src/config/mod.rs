@@ -12,7 +12,7 @@ use std::time::Duration;
 use url::Url;
 
 use crate::net::dns::Families;
-use crate::net::http::{Credential, Headers};
+use crate::net::http::{Credential, Headers, TypeRules};
 use crate::net::tls::TlsOptions;
 use crate::web::query::StripQuery;
 use crate::web::scope::{Scope, ScopeMode};
@@ -210,6 +210,9 @@ pub struct Config {
     /// Fetch each page's requisites (images, scripts, stylesheets, media
     /// and what CSS loads) from any host, as leaves at the page's depth.
     pub page_requisites: bool,
+    /// Bodies cut by their media type (`--accept-type`, `--reject-type`,
+    /// `--max-size-per-type`): robots.txt and sitemaps are read whole.
+    pub types: TypeRules,
     /// Query parameters left out of every URL found (`--strip-query`).
     pub strip_query: StripQuery,
     /// URLs longer than this (bytes, normalised) are not queued.
@@ -344,6 +347,7 @@ impl Config {
             max_depth: 100,
             page_requisites: false,
             strip_query: StripQuery::default(),
+            types: TypeRules::default(),
             max_url_length: 2048,
             max_pages_per_host: 100_000,
             per_host: 2,

@@ -288,6 +288,28 @@ pub struct Args {
     #[arg(long = "max-body", value_name = "SIZE", default_value = "16M", value_parser = units::size, help_heading = LIMITS)]
     pub max_body: u64,
 
+    /// Download only bodies of these media types (repeatable, comma-separated), e.g. 'text/*,image/png'
+    ///
+    /// An answer of another type is recorded with its head and cut at 0
+    /// bytes (truncated_by: limit). HTML is always read, for its links;
+    /// robots.txt and sitemaps are read whole. A type is type/subtype,
+    /// type/* or */*; no Content-Type counts as application/octet-stream.
+    #[arg(long = "accept-type", value_name = "TYPE[,TYPE...]", help_heading = LIMITS)]
+    pub accept_type: Vec<String>,
+
+    /// Do not download bodies of these media types (repeatable, comma-separated), e.g. 'video/*,application/pdf'
+    ///
+    /// An answer of one is recorded with its head and cut at 0 bytes. HTML
+    /// is always read.
+    #[arg(long = "reject-type", value_name = "TYPE[,TYPE...]", help_heading = LIMITS)]
+    pub reject_type: Vec<String>,
+
+    /// Body bytes kept for a media type (repeatable, comma-separated), e.g. 'image/*=1M,text/html=4M'
+    ///
+    /// Within --max-body; the first TYPE that matches wins.
+    #[arg(long = "max-size-per-type", value_name = "TYPE=SIZE[,...]", help_heading = LIMITS)]
+    pub max_size_per_type: Vec<String>,
+
     /// URLs longer than this many bytes are not queued
     #[arg(
         long = "max-url-length",

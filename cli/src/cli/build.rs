@@ -3,7 +3,9 @@
 
 use ringcrawl::{Crawler, CrawlerBuilder, Families, ScopeMode};
 
-use super::values::{parse_auth, parse_dns_server, parse_header, parse_resolves, parse_retries};
+use super::values::{
+    parse_auth, parse_dns_server, parse_header, parse_resolves, parse_retries, parse_type_size,
+};
 use super::{Args, ArgsError};
 
 impl Args {
@@ -103,6 +105,20 @@ impl Args {
         b = b.no_parent(self.no_parent);
         for pattern in self.strip_query.iter().flat_map(|list| list.split(',')) {
             b = b.strip_query(pattern);
+        }
+        for pattern in self.accept_type.iter().flat_map(|list| list.split(',')) {
+            b = b.accept_type(pattern);
+        }
+        for pattern in self.reject_type.iter().flat_map(|list| list.split(',')) {
+            b = b.reject_type(pattern);
+        }
+        for rule in self
+            .max_size_per_type
+            .iter()
+            .flat_map(|list| list.split(','))
+        {
+            let (pattern, size) = parse_type_size(rule)?;
+            b = b.max_size_per_type(pattern, size);
         }
         if let Some(cores) = self.cores {
             b = b.cores(cores);

@@ -53,6 +53,8 @@ pub enum ArgsError {
     Header(String),
     #[error("--auth: expected HOST[:PORT]:USER:PASSWORD (the password hidden here)")]
     Auth,
+    #[error("--max-size-per-type {0:?}: expected TYPE=SIZE (image/*=1M)")]
+    TypeSize(String),
     /// A value the crawl's builder refused (the root's own message, or the
     /// flag named after the setting).
     #[error("{}", build_message(.0))]

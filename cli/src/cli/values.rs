@@ -95,6 +95,15 @@ pub(super) fn parse_auth(spec: &str) -> Result<Auth<'_>, ArgsError> {
     })
 }
 
+/// `TYPE=SIZE` of `--max-size-per-type` (what TYPE may be is the
+/// builder's to check).
+pub(super) fn parse_type_size(rule: &str) -> Result<(&str, usize), ArgsError> {
+    let bad = || ArgsError::TypeSize(rule.to_string());
+    let (pattern, size) = rule.split_once('=').ok_or_else(bad)?;
+    let size = units::size(size).map_err(|_| bad())?;
+    Ok((pattern, usize::try_from(size).unwrap_or(usize::MAX)))
+}
+
 /// `ADDR` (port 53) or `ADDR:PORT`, an IPv6 ADDR in brackets with a port.
 pub(super) fn parse_dns_server(text: &str) -> Result<SocketAddr, ArgsError> {
     text.parse::<SocketAddr>()

@@ -15,6 +15,7 @@
 mod common;
 
 mod archives;
+mod body_types;
 mod budgets;
 mod charsets;
 mod cli;

@@ -56,6 +56,7 @@ use crate::job::Job;
 use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Addresses, Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
+use crate::net::http::TypeRules;
 use crate::net::tls::{tickets_per_key, TlsClient};
 use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
@@ -176,7 +177,11 @@ pub struct Shard {
 /// The fetch phase of a shard's pages: one exchange each, on this shard's
 /// connections, TLS sessions and resolver, and the tasks that run them.
 struct Fetching {
+    /// The limits of a page's fetch.
     limits: Limits,
+    /// The same without the media type rules: robots.txt and sitemaps
+    /// are read whole.
+    whole: Limits,
     /// Keep-alive connections idle between fetches of this shard (lent
     /// pages included: they are fetched here, on this shard's connections).
     connections: fetch::Pool,
@@ -260,6 +265,7 @@ impl Shard {
             compressed: config.compression,
             headers: config.headers.clone(),
             credentials: config.credentials.clone(),
+            types: config.types.clone(),
         };
         let config_scope = config.scope.clone();
         let warc = shared.warc.map(|target| {
@@ -286,6 +292,10 @@ impl Shard {
                     },
                 ),
                 connections: RefCell::new(ConnPool::new(config.idle_connections)),
+                whole: Limits {
+                    types: TypeRules::default(),
+                    ..limits.clone()
+                },
                 limits,
                 fetches: RefCell::new(HashMap::new()),
                 next_fetch: Cell::new(0),

@@ -62,7 +62,9 @@ impl Shard {
                 fail(&mut record, ErrorKind::BadUrl, &e.to_string());
             }
             Ok(url) => {
-                let Some((result, tries)) = self.fetch_with_retries(&url, addrs).await else {
+                let whole = job.hops.sitemap_level() > 0;
+                let Some((result, tries)) = self.fetch_with_retries(&url, addrs, whole).await
+                else {
                     // Not started: no record, as for a page still queued
                     // (a resume fetches it; a cluster's next owner too).
                     self.fetching.in_flight.borrow_mut().remove(&job.url);
@@ -120,10 +122,13 @@ impl Shard {
     /// addresses), then fetch, retrying network errors up to `max_tries`.
     /// None: `--max-time` was up before the name was known, and the fetch
     /// did not start.
+    /// `whole`: the body is read whatever its media type (robots.txt, a
+    /// sitemap), not by the `--accept-type` rules.
     pub(super) async fn fetch_with_retries(
         &self,
         url: &Url,
         known: Option<Addresses>,
+        whole: bool,
     ) -> Option<(Result<Response, FetchError>, u32)> {
         let Some((host, port)) = fetch_target(url) else {
             return Some((Err(FetchError::Scheme(url.scheme().to_string())), 1));
@@ -142,14 +147,13 @@ impl Shard {
         loop {
             tries += 1;
             let fetching = &self.fetching;
-            let result = fetch::fetch(
-                &addrs,
-                url,
-                &fetching.limits,
-                &fetching.connections,
-                &fetching.tls,
-            )
-            .await;
+            let limits = if whole {
+                &fetching.whole
+            } else {
+                &fetching.limits
+            };
+            let result =
+                fetch::fetch(&addrs, url, limits, &fetching.connections, &fetching.tls).await;
             if let Ok(response) = &result {
                 if addrs.first() != Some(response.peer) {
                     self.fetching.resolver.prefer(host, response.peer.ip());

@@ -68,6 +68,9 @@ pub struct Limits {
     pub headers: http::Headers,
     /// Basic credentials, each sent only to its own host (`--auth`).
     pub credentials: Vec<http::Credential>,
+    /// Bodies cut by their media type (`--accept-type`, `--reject-type`,
+    /// `--max-size-per-type`) within `max_body`.
+    pub types: http::TypeRules,
 }
 
 /// Where a connection leads: the server's address and, over TLS, the name
@@ -352,15 +355,14 @@ async fn exchange(
     let head_bytes = limits
         .keep_head
         .then(|| buf.get(..head.head_len).unwrap_or(&buf).to_vec());
+    let max_body = limits
+        .types
+        .body_cap(head.content_type.as_deref(), limits.max_body);
     let mut body = Vec::new();
     if let http::Framing::Length(n) = head.framing {
-        body.reserve(
-            usize::try_from(n)
-                .unwrap_or(usize::MAX)
-                .min(limits.max_body),
-        );
+        body.reserve(usize::try_from(n).unwrap_or(usize::MAX).min(max_body));
     }
-    let mut decoder = BodyDecoder::new(head.framing, limits.max_body);
+    let mut decoder = BodyDecoder::new(head.framing, max_body);
     let mut body_error = None;
     let after_head = buf.get(head.head_len..).unwrap_or(&[]);
     // Bytes received after the head: a reusable connection has exactly the
@@ -375,7 +377,7 @@ async fn exchange(
     };
     // Framing (chunk sizes, extensions, trailers) does not count toward the
     // body cap; this bounds what is read, and kept raw, all the same.
-    let max_wire = u64::try_from(wire_cap(limits.max_body)).unwrap_or(u64::MAX);
+    let max_wire = u64::try_from(wire_cap(max_body)).unwrap_or(u64::MAX);
     let mut chunk = Chunk::take();
     while progress == Progress::NeedMore {
         if received >= max_wire {
