@@ -25,7 +25,7 @@ pub use head::{is_css, is_html, media_type, Framing, HeadError, HeadScan, Respon
 pub use request::{Credential, Headers, Request};
 #[cfg(any(test, feature = "internals"))]
 pub use request::{CredentialError, HeaderError};
-pub use types::{BadPattern, TypeRules};
+pub use types::TypeRules;
 
 /// Default cap on the size of a response head (status line + headers + blank line).
 pub const DEFAULT_MAX_HEAD: usize = 64 * 1024;
