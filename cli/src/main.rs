@@ -338,6 +338,12 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         eprintln!("ringcrawl: the crawl was aborted before all work was done");
         return Ok(ExitCode::from(1));
     }
+    if report.budget_spent() == Some(ringcrawl::Spent::Disk) {
+        eprintln!(
+            "ringcrawl: stopped: a file system it writes to has less free space than --min-free-disk; free some, and --resume a crawl made with --state"
+        );
+        return Ok(ExitCode::from(3));
+    }
     if report.cluster_over() == Some(true) {
         // A node of a cluster crawl that ended: done, whatever its share.
         return Ok(ExitCode::SUCCESS);

@@ -381,6 +381,17 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Stop as at a spent budget when a file system the crawl writes to
+    /// (records, WARC files, index, WACZ, state, spill) has less than
+    /// `bytes` free for it, asked once a second: the running fetches
+    /// finish, the rest stays queued (a crawl with a state directory can
+    /// be resumed once there is room). The report's `budget_spent` is
+    /// [`Spent::Disk`](crate::Spent::Disk).
+    pub fn min_free_disk(mut self, bytes: u64) -> Self {
+        self.config.budget.free_disk = Some(bytes);
+        self
+    }
+
     /// Keep the crawl's state in `dir` (made if missing; it must not hold
     /// a crawl yet), so that [`CrawlerBuilder::resume`] can go on with it
     /// after a stop, a spent budget or a `kill -9`. The records go to the

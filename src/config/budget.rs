@@ -16,6 +16,10 @@ pub struct Limits {
     pub bytes: Option<u64>,
     /// Wall time from the start; the fetches running then still finish.
     pub time: Option<Duration>,
+    /// Least free space, in bytes, on each file system the crawl writes
+    /// to (records, WARC files, index, state, spill): under it the crawl
+    /// stops as at a spent budget, its state kept for a resume.
+    pub free_disk: Option<u64>,
 }
 
 /// Which budget stopped a crawl (in JSON, the flag that set it).
@@ -28,6 +32,9 @@ pub enum Spent {
     Bytes,
     /// `--max-time`: the time was up.
     Time,
+    /// `--min-free-disk`: a file system the crawl writes to had less
+    /// free space left.
+    Disk,
 }
 
 impl Spent {
@@ -37,6 +44,7 @@ impl Spent {
             Spent::Pages => "--max-pages",
             Spent::Bytes => "--max-bytes",
             Spent::Time => "--max-time",
+            Spent::Disk => "--min-free-disk",
         }
     }
 
@@ -45,6 +53,7 @@ impl Spent {
             Spent::Pages => 1,
             Spent::Bytes => 2,
             Spent::Time => 3,
+            Spent::Disk => 4,
         }
     }
 
@@ -53,6 +62,7 @@ impl Spent {
             1 => Some(Spent::Pages),
             2 => Some(Spent::Bytes),
             3 => Some(Spent::Time),
+            4 => Some(Spent::Disk),
             _ => None,
         }
     }

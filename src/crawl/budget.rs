@@ -1,11 +1,14 @@
-//! The crawl's budgets (`--max-pages`, `--max-bytes`, `--max-time`): shared
-//! by every shard, spent with atomics, and the first limit reached stops
-//! the crawl cleanly: no new fetch starts, the running ones finish.
+//! The crawl's budgets (`--max-pages`, `--max-bytes`, `--max-time`, and
+//! `--min-free-disk`, free space as a budget): shared by every shard,
+//! spent with atomics, and the first limit reached stops the crawl
+//! cleanly: no new fetch starts, the running ones finish. Free space is
+//! asked of the file systems (`statvfs`) at most once a second.
 //!
 //! Not the stop itself (each shard's watch sees [`Budget::reached`] and
 //! stops like an interrupt, minus the grace cut) and not the seen-set's or
 //! frontier's memory bounds.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
@@ -22,6 +25,49 @@ pub struct Budget {
     bytes: AtomicU64,
     /// The first budget spent ([`Spent::code`]), 0 while none is.
     spent: AtomicU8,
+    /// With `--min-free-disk`: where the crawl writes.
+    disk: Option<Disk>,
+}
+
+/// The free space watched: the directories written to, and when they are
+/// next asked.
+#[derive(Debug)]
+struct Disk {
+    min: u64,
+    dirs: Vec<PathBuf>,
+    start: Instant,
+    /// Milliseconds from `start` before which no one asks again.
+    next: AtomicU64,
+}
+
+/// How often free space is asked.
+const DISK_INTERVAL: Duration = Duration::from_secs(1);
+
+impl Disk {
+    /// Whether a directory's file system has less than `min` bytes free
+    /// for us; asked by one caller at most once a [`DISK_INTERVAL`].
+    fn low(&self) -> bool {
+        let now = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let next = self.next.load(Ordering::Relaxed);
+        let interval = u64::try_from(DISK_INTERVAL.as_millis()).unwrap_or(u64::MAX);
+        if now < next
+            || self
+                .next
+                .compare_exchange(
+                    next,
+                    now.saturating_add(interval),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_err()
+        {
+            return false;
+        }
+        self.dirs.iter().any(|dir| {
+            rustix::fs::statvfs(dir)
+                .is_ok_and(|fs| fs.f_bavail.saturating_mul(fs.f_frsize) < self.min)
+        })
+    }
 }
 
 impl Budget {
@@ -33,7 +79,20 @@ impl Budget {
             pages: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             spent: AtomicU8::new(0),
+            disk: None,
         }
+    }
+
+    /// Watch the free space of the file systems of `dirs` (the
+    /// directories the crawl writes in), if `--min-free-disk` is set.
+    pub fn watching(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.disk = self.limits.free_disk.map(|min| Disk {
+            min,
+            dirs,
+            start: Instant::now(),
+            next: AtomicU64::new(0),
+        });
+        self
     }
 
     /// Budgets of a resumed crawl: earlier runs fetched `pages` pages,
@@ -55,6 +114,7 @@ impl Budget {
             pages: AtomicU64::new(pages),
             bytes: AtomicU64::new(0),
             spent: AtomicU8::new(0),
+            disk: None,
         };
         if limits.pages.is_some_and(|max| pages >= max) {
             budget.spend(Spent::Pages);
@@ -117,6 +177,10 @@ impl Budget {
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.spend(Spent::Time);
+            return Spent::from_code(self.spent.load(Ordering::Relaxed));
+        }
+        if self.disk.as_ref().is_some_and(Disk::low) {
+            self.spend(Spent::Disk);
             return Spent::from_code(self.spent.load(Ordering::Relaxed));
         }
         None
@@ -203,5 +267,24 @@ mod tests {
         b.add_bytes(u64::MAX);
         assert!((0..1000).all(|_| b.take_page()));
         assert_eq!(b.reached(), None);
+    }
+
+    #[test]
+    fn too_little_free_disk_is_a_spent_budget_and_enough_is_not() {
+        let dirs = vec![std::env::temp_dir()];
+        let limits = |min| Limits {
+            free_disk: Some(min),
+            ..Limits::default()
+        };
+        let low = Budget::new(limits(u64::MAX), Instant::now()).watching(dirs.clone());
+        assert_eq!(low.reached(), Some(Spent::Disk));
+        assert!(!low.take_page());
+        let enough = Budget::new(limits(0), Instant::now()).watching(dirs);
+        assert_eq!(enough.reached(), None);
+        assert!(enough.take_page());
+        // A directory that is not there (yet) is not a full disk.
+        let missing = Budget::new(limits(u64::MAX), Instant::now())
+            .watching(vec![std::env::temp_dir().join("ringcrawl-no-such-dir")]);
+        assert_eq!(missing.reached(), None);
     }
 }

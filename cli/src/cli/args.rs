@@ -356,6 +356,15 @@ pub struct Args {
     #[arg(long = "max-time", value_name = "DURATION", value_parser = units::seconds, help_heading = LIMITS)]
     pub max_time: Option<Duration>,
 
+    /// Stop cleanly when a file system the crawl writes to has less than SIZE free (exit code 3)
+    ///
+    /// Checked once a second where the records, WARC files, index, WACZ,
+    /// state directory and spill directory are. The running fetches
+    /// finish, the rest stays queued: with --state, free some space and
+    /// --resume.
+    #[arg(long = "min-free-disk", value_name = "SIZE", value_parser = units::size, help_heading = LIMITS)]
+    pub min_free_disk: Option<u64>,
+
     // Output and archives
     /// Write one JSON record per URL to FILE (- for stdout)
     #[arg(long, short = 'o', value_name = "FILE", help_heading = OUTPUT)]

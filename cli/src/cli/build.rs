@@ -79,6 +79,9 @@ impl Args {
         if let Some(time) = self.max_time {
             b = b.max_time(time);
         }
+        if let Some(bytes) = self.min_free_disk {
+            b = b.min_free_disk(bytes);
+        }
         // --resume wins over the --state of the flags it applies again.
         match (&self.resume, &self.state) {
             (Some(dir), _) => b = b.resume(dir),

@@ -1,6 +1,6 @@
-//! Crawl budgets: `--max-pages`, `--max-bytes` and `--max-time` stop a
-//! crawl cleanly (no new fetch, the running ones finish, the rest stays
-//! queued), on a site far larger than the budget.
+//! Crawl budgets: `--max-pages`, `--max-bytes`, `--max-time` and
+//! `--min-free-disk` stop a crawl cleanly (no new fetch, the running ones
+//! finish, the rest stays queued), on a site far larger than the budget.
 
 use std::time::{Duration, Instant};
 
@@ -117,4 +117,67 @@ fn a_silent_nameserver_does_not_hold_the_crawl_past_max_time() {
         Some(200)
     );
     drop(silent);
+}
+
+/// `--min-free-disk` more than any disk has: the crawl stops at once as at
+/// a spent budget, with exit code 3 and its state kept; the resume, given
+/// a bound the disk meets, finishes the site with each URL once.
+#[test]
+fn too_little_free_disk_stops_the_crawl_with_code_3_and_the_resume_finishes_it() {
+    use crate::cli::ringcrawl;
+    use crate::common::synth::Site;
+    let site = Site::new(300, 2);
+    let dir = std::env::temp_dir().join(format!("ringcrawl-disk-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let state = dir.join("state");
+    let mut args: Vec<String> = site.roots();
+    args.extend(site.resolve_args());
+    let state_arg = state.to_str().unwrap().to_string();
+    args.extend(
+        [
+            "--ignore-robots",
+            "--no-sitemaps",
+            "-q",
+            "--state",
+            &state_arg,
+        ]
+        .map(String::from),
+    );
+    args.extend(["--min-free-disk".into(), "100000T".into()]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let first = ringcrawl(&argv);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(first.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("--min-free-disk"), "{stderr}");
+    let log = state.join("records.jsonl");
+    let before = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(before < site.expected().len(), "stopped early: {before}");
+
+    let resume = ringcrawl(&["--resume", &state_arg, "--min-free-disk", "0", "-q"]);
+    let stderr = String::from_utf8_lossy(&resume.stderr);
+    assert_eq!(resume.status.code(), Some(0), "{stderr}");
+    let records = std::fs::read_to_string(&log).unwrap();
+    let mut urls: Vec<String> = records
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["url"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    urls.sort();
+    let count = urls.len();
+    urls.dedup();
+    assert_eq!(urls.len(), count, "a URL recorded twice");
+    let expected: Vec<String> = site.expected().into_iter().collect();
+    assert_eq!(urls, expected);
+    assert!(
+        site.page_hits().values().all(|n| *n == 1),
+        "a page fetched twice"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -6,10 +6,11 @@
 //! repair, manifest) is `crate::state`; reading the split files as the
 //! crawl goes is `crawl::shard`'s `seeds.rs`.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::config::{Config, DEFAULT_CHECKPOINT_INTERVAL};
+use crate::config::{Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::budget::Budget;
 use crate::crawl::checkpoints::Checkpoints;
 use crate::crawl::error::{Cause, CrawlError};
@@ -105,7 +106,7 @@ impl Begun {
 
     /// The crawl's budget, with what earlier runs spent of it.
     pub(super) fn budget(&self, config: &Config, kept: Option<&Kept>) -> Budget {
-        match (kept, &self.session) {
+        let budget = match (kept, &self.session) {
             (Some(kept), Some(session)) => Budget::resumed(
                 config.budget,
                 Instant::now(),
@@ -114,7 +115,8 @@ impl Begun {
                 session.elapsed_before,
             ),
             _ => Budget::new(config.budget, Instant::now()),
-        }
+        };
+        budget.watching(written_dirs(config))
     }
 
     /// Start the checkpoints' thread, which takes the session (none
@@ -191,4 +193,24 @@ fn split_seeds(
     }
     config.scope.add_seeds(split.hosts);
     Ok(Some(Arc::<[seeds::split::SeedFile]>::from(split.files)))
+}
+
+/// The directories the crawl writes in (records, WARC files, index, WACZ,
+/// state, spill): the file systems whose free space `--min-free-disk`
+/// watches.
+fn written_dirs(config: &Config) -> Vec<PathBuf> {
+    let parent = |path: &Path| match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut dirs = Vec::new();
+    if let Output::File(path) = &config.output {
+        dirs.push(parent(path));
+    }
+    dirs.extend(config.warc_dir.clone());
+    dirs.extend(config.cdxj.as_deref().map(parent));
+    dirs.extend(config.wacz.as_deref().map(parent));
+    dirs.extend(config.state.as_ref().map(|s| s.dir.clone()));
+    dirs.push(config.spill_dir.clone().unwrap_or_else(std::env::temp_dir));
+    dirs
 }
