@@ -230,9 +230,21 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Attempts per URL; only network errors are retried.
+    /// Attempts per URL (default 4): a network error is tried again at
+    /// once, a 429 or 503 with a `Retry-After` within
+    /// [`max_retry_after`](Self::max_retry_after) once its wait is over.
     pub fn max_tries(mut self, n: u32) -> Self {
         self.config.max_tries = n;
+        self
+    }
+
+    /// Longest `Retry-After` honoured (default 5 minutes): a 429 or 503
+    /// that asks for at most this is not recorded; its page goes back to
+    /// its host's queue and the host waits that long (attempts counted in
+    /// [`max_tries`](Self::max_tries)). A longer one, or none, is recorded
+    /// as the answer it is. Zero honours none; at most a day.
+    pub fn max_retry_after(mut self, limit: Duration) -> Self {
+        self.config.max_retry_after = limit;
         self
     }
 

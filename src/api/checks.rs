@@ -245,6 +245,12 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
     positive_duration(Setting::ConnectTimeout, config.connect_timeout)?;
     positive_duration(Setting::ReadTimeout, config.read_timeout)?;
     positive_duration(Setting::MaxCrawlDelay, config.max_crawl_delay)?;
+    if config.max_retry_after > MAX_DURATION {
+        return Err(BuildError::new(
+            Setting::MaxRetryAfter,
+            format!("{:?} is more than a day", config.max_retry_after),
+        ));
+    }
     if let Some(time) = config.budget.time {
         positive_duration(Setting::MaxTime, time)?;
     }

@@ -100,6 +100,7 @@ settings! {
     ReadTimeout => "read-timeout",
     Delay => "delay",
     MaxCrawlDelay => "max-crawl-delay",
+    MaxRetryAfter => "max-retry-after",
     RobotsRetries => "robots-retries",
     MaxTime => "max-time",
     MaxPages => "max-pages",

@@ -117,6 +117,7 @@ mod tests {
 
     fn job(url: &str, hops: Hops) -> Job {
         Job {
+            retries: 0,
             url: url.to_string(),
             redirects_left: 5,
             depth: 1,

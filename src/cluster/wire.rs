@@ -67,7 +67,8 @@ fn decode_line(line: &str, previous: Option<&Arc<str>>) -> Option<Job> {
     let mut fields = line.split('\t');
     let url = fields.next().filter(|u| !u.is_empty())?;
     let depth = fields.next()?.parse().ok()?;
-    let redirects_left = fields.next()?.parse().ok()?;
+    let redirects_left: u32 = fields.next()?.parse().ok()?;
+    let redirects_left = u16::try_from(redirects_left).unwrap_or(u16::MAX);
     let hops = u64::from_str_radix(fields.next()?, 16).ok()?;
     let via = match fields.next()? {
         "" => None,
@@ -78,6 +79,7 @@ fn decode_line(line: &str, previous: Option<&Arc<str>>) -> Option<Job> {
         return None;
     }
     Some(Job {
+        retries: 0,
         url: url.to_string(),
         redirects_left,
         depth,
@@ -93,6 +95,7 @@ mod tests {
 
     fn job(url: &str, via: Option<&Arc<str>>) -> Job {
         Job {
+            retries: 0,
             url: url.to_string(),
             redirects_left: 7,
             depth: 3,

@@ -182,8 +182,12 @@ pub struct Config {
     pub max_tasks: usize,
     /// Redirect hops a chain may take from a link before it is cut.
     pub max_redirect: u32,
-    /// Attempts per URL; only network errors are retried.
+    /// Attempts per URL: network errors are tried again at once, a 429 or
+    /// 503 with `Retry-After` after the wait it asks.
     pub max_tries: u32,
+    /// Longest `Retry-After` honoured (the page is queued again after
+    /// it); a longer one is recorded as the failure it is.
+    pub max_retry_after: Duration,
     /// `--resolve HOST:PORT:ADDR[,ADDR...]` pins, keyed by (lower-cased
     /// host, port).
     pub resolve: HashMap<(String, u16), Vec<IpAddr>>,
@@ -335,6 +339,7 @@ impl Config {
             max_tasks: 100,
             max_redirect: 10,
             max_tries: 4,
+            max_retry_after: Duration::from_secs(300),
             resolve: HashMap::new(),
             dns_servers: Vec::new(),
             families: Families::Both,

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use glommio::channels::channel_mesh::Senders;
 use glommio::{GlommioError, ResourceType};
@@ -50,7 +51,7 @@ pub struct Batch {
     pub leases: Vec<Lease>,
     /// Leases of the receiver's hosts that the sender finished: the host,
     /// and whether it failed to answer usefully (for the owner's backoff).
-    pub returns: Vec<(String, bool)>,
+    pub returns: Vec<Return>,
 }
 
 /// A page lent to a peer, and where its host is: the owner's DNS answer,
@@ -61,6 +62,24 @@ pub struct Batch {
 pub struct Lease {
     pub job: Job,
     pub addrs: Vec<SocketAddr>,
+}
+
+/// How the fetch of a page ended, for its host's owner.
+#[derive(Debug, Clone)]
+pub enum PageEnd {
+    /// Recorded; `failed` if the host failed to answer usefully
+    /// (network error, 5xx, 429), for its backoff.
+    Done { failed: bool },
+    /// Not recorded: the server said to come back after `wait` (429 or
+    /// 503 with `Retry-After`), so the job goes back to its host's queue.
+    Later { job: Job, wait: Duration },
+}
+
+/// A lent page given back: its host, and how its fetch ended.
+#[derive(Debug, Clone)]
+pub struct Return {
+    pub host: String,
+    pub outcome: PageEnd,
 }
 
 impl Batch {
@@ -227,10 +246,11 @@ impl Outbox {
         }
     }
 
-    /// Tell `owner` that a page it lent, of `host`, is done.
-    pub fn give_back(&self, owner: usize, host: String, failed: bool) {
+    /// Tell `owner` that a page it lent, of `host`, is done or is to be
+    /// tried again later.
+    pub fn give_back(&self, owner: usize, host: String, outcome: PageEnd) {
         if let Some(batch) = self.pending.borrow_mut().get_mut(owner) {
-            batch.returns.push((host, failed));
+            batch.returns.push(Return { host, outcome });
         }
     }
 

@@ -139,6 +139,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Job>, ChunkError> {
     for _ in 0..count {
         let url = r.text().ok_or(ChunkError::Record("url"))?;
         let redirects_left = r.small().ok_or(ChunkError::Record("redirects"))?;
+        let redirects_left = u16::try_from(redirects_left).unwrap_or(u16::MAX);
         let depth = r.small().ok_or(ChunkError::Record("depth"))?;
         let hops = r.u64().ok_or(ChunkError::Record("hops"))?;
         let via = match r.take(1).and_then(|t| t.first().copied()) {
@@ -156,6 +157,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Job>, ChunkError> {
             _ => return Err(ChunkError::Record("via tag")),
         };
         jobs.push(Job {
+            retries: 0,
             url: url.to_string(),
             redirects_left,
             depth,
@@ -228,6 +230,7 @@ mod tests {
 
     fn job(url: &str, via: Option<&Arc<str>>) -> Job {
         Job {
+            retries: 0,
             url: url.into(),
             redirects_left: 3,
             depth: 7,
@@ -283,12 +286,13 @@ mod tests {
     fn any_job() -> impl Strategy<Value = Job> {
         (
             "[a-z0-9/:.%-]{0,80}",
-            any::<u32>(),
+            any::<u16>(),
             any::<u32>(),
             any::<u64>(),
             prop::option::of("[ -~]{0,40}"),
         )
             .prop_map(|(url, redirects_left, depth, hops, via)| Job {
+                retries: 0,
                 url,
                 redirects_left,
                 depth,

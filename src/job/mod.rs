@@ -28,8 +28,10 @@ pub use refused::{Limit, Verdict};
 pub struct Job {
     /// Normalised absolute URL (the dedup key).
     pub url: String,
-    /// Redirect hops this URL may still start (the chapter's `max_redirect`).
-    pub redirects_left: u32,
+    /// Redirect hops this URL may still start (the chapter's
+    /// `max_redirect`, at most 65,535: a u16 keeps a queued job at 56
+    /// bytes with [`Job::retries`]).
+    pub redirects_left: u16,
     /// Links followed from a root to reach it.
     pub depth: u32,
     /// How it was reached from a root (the crawl log's `hops`).
@@ -37,14 +39,20 @@ pub struct Job {
     /// The URL it was found on, or redirected from (the crawl log's
     /// `via`); shared by every link of one page.
     pub via: Option<Arc<str>>,
+    /// Attempts already made that a server answered with "come back
+    /// later" (429 or 503 with `Retry-After`), which count toward
+    /// `--max-tries`. Not written with the job (spill files, journals,
+    /// cluster streams): a job read back starts again from 0.
+    pub retries: u16,
 }
 
 impl Job {
     /// A crawl root, with `redirects` hops of redirect allowed.
     pub fn root(url: String, redirects: u32) -> Job {
         Job {
+            retries: 0,
             url,
-            redirects_left: redirects,
+            redirects_left: u16::try_from(redirects).unwrap_or(u16::MAX),
             depth: 0,
             hops: Hops::root(),
             via: None,

@@ -207,9 +207,18 @@ pub struct Args {
     #[arg(long = "read-timeout", value_name = "DURATION", default_value = "30s", value_parser = units::seconds, help_heading = NETWORK)]
     pub read_timeout: Duration,
 
-    /// Attempts per URL (network errors only)
+    /// Attempts per URL: network errors, and 429 or 503 answers with a Retry-After
     #[arg(long = "max-tries", alias = "max_tries", value_name = "N", default_value_t = 4, help_heading = NETWORK)]
     pub max_tries: u32,
+
+    /// Longest Retry-After honoured (a bare number is seconds; 0 honours none)
+    ///
+    /// A 429 or 503 that asks to come back within it is not recorded: the
+    /// page is queued again and its host waits that long (the attempts
+    /// count in --max-tries). A longer wait, or none given, is recorded as
+    /// the answer it is.
+    #[arg(long = "max-retry-after", value_name = "DURATION", default_value = "5m", value_parser = units::seconds, help_heading = POLITENESS)]
+    pub max_retry_after: Duration,
 
     /// Pin HOST:PORT to ADDR, as curl's --resolve (repeatable; * for any host)
     ///

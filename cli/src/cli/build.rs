@@ -44,6 +44,7 @@ impl Args {
             .pin_threads(true)
             .max_tasks(self.max_tasks)
             .max_tries(self.max_tries)
+            .max_retry_after(self.max_retry_after)
             .max_redirect(self.max_redirect)
             .ip_families(match (self.ipv4, self.ipv6) {
                 (true, _) => Families::V4,

@@ -180,6 +180,7 @@ fn urls_appended_to_a_stream_by_others_are_checked_again_before_they_are_fetched
         depth: 1,
         hops,
         via: Some(via.clone()),
+        retries: 0,
     };
     let injected = [
         // Out of the crawl's scope, as a link and as a root would be.

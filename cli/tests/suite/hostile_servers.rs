@@ -261,20 +261,40 @@ fn bad_chunked_encoding_is_recorded() {
     assert_eq!(kind(&r), "bad_chunk");
 }
 
+/// A server that stays overloaded: its `Retry-After: 1` is waited out
+/// each time, and the last of `--max-tries` answers is recorded.
 #[test]
-fn overloaded_503_with_retry_after_is_recorded_once() {
+fn an_overloaded_503_with_retry_after_is_tried_again_after_the_wait_then_recorded() {
+    let started = std::time::Instant::now();
     let r = crawl_fault(
         || Reply::Http {
             status: 503,
             headers: vec![("Retry-After".into(), "1".into())],
             body: b"busy".to_vec(),
         },
-        |_| {},
+        |c| c.max_tries = 2,
     );
     assert_eq!(
         (r.status, r.tries, r.error.as_deref()),
-        (Some(503), 1, None)
+        (Some(503), 2, None)
     );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "the wait was kept"
+    );
+}
+
+#[test]
+fn a_retry_after_longer_than_max_retry_after_is_recorded_at_once() {
+    let r = crawl_fault(
+        || Reply::Http {
+            status: 429,
+            headers: vec![("Retry-After".into(), "3600".into())],
+            body: b"come back in an hour".to_vec(),
+        },
+        |_| {},
+    );
+    assert_eq!((r.status, r.tries), (Some(429), 1));
 }
 
 #[test]

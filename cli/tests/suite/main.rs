@@ -39,6 +39,7 @@ mod request_headers;
 mod requisites;
 mod resume;
 mod resume_runs;
+mod retry_after;
 mod scale;
 mod seeds;
 mod sitemaps;

@@ -415,6 +415,25 @@ impl Frontier {
         self.settle(host);
     }
 
+    /// The fetch of `job` was answered "come back later" (429 or 503 with
+    /// `Retry-After`): the job goes back to the head of its host's queue,
+    /// the host's slot is free, and the host waits `wait` (or its
+    /// backoff, if longer) before its next request.
+    pub fn retry_later(&mut self, job: Job, wait: Duration, now: Instant) {
+        let host = urls::host_of(&job.url).to_string();
+        let Some(entry) = self.hosts.get_mut(&host) else {
+            return;
+        };
+        entry.active = entry.active.saturating_sub(1);
+        entry.failures = entry.failures.saturating_add(1);
+        entry.ready_at = entry.ready_at.max(later(now, wait));
+        self.spill.ram += weight(&job);
+        entry.queue.push_front(job);
+        self.queued += 1;
+        self.reschedule(&host);
+        self.settle(&host);
+    }
+
     /// Undo the [`Next::Fetch`] of `job`: it goes back to the head of its
     /// host's queue and the host's slot is free again.
     pub fn put_back(&mut self, job: Job) {

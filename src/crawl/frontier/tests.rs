@@ -549,3 +549,35 @@ fn urls_too_long_or_too_deep_are_refused_and_never_queued() {
     assert_eq!(f.queued(), 0);
     assert_eq!(f.next(now), Next::Idle);
 }
+
+#[test]
+fn a_job_to_retry_later_comes_back_first_once_its_host_waited() {
+    let now = Instant::now();
+    let mut f = open(1);
+    for u in ["http://a.test/1", "http://a.test/2"] {
+        f.offer(job(u), now);
+    }
+    let Next::Fetch(first) = f.next(now) else {
+        panic!("a fetch")
+    };
+    let wait = Duration::from_secs(2);
+    f.retry_later(
+        Job {
+            retries: 1,
+            ..first
+        },
+        wait,
+        now,
+    );
+    assert_eq!(f.queued(), 2, "back in the queue");
+    match f.next(now) {
+        Next::Wait(at) => assert!(at >= now + wait, "{at:?}"),
+        other => panic!("the host waits, got {other:?}"),
+    }
+    match f.next(now + wait) {
+        Next::Fetch(again) => {
+            assert_eq!((again.url.as_str(), again.retries), ("http://a.test/1", 1))
+        }
+        other => panic!("the same job first, got {other:?}"),
+    }
+}

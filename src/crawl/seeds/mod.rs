@@ -75,8 +75,9 @@ pub fn guessed_sitemap(root: &Url, scope: &Scope, max_redirect: u32) -> Option<J
         return None;
     }
     Some(Job {
+        retries: 0,
         url: url.into(),
-        redirects_left: max_redirect,
+        redirects_left: u16::try_from(max_redirect).unwrap_or(u16::MAX),
         depth: 0,
         hops: Hops::root().then(Hop::Manifest),
         via: Some(Arc::from(root.as_str())),

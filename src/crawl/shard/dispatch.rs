@@ -13,7 +13,7 @@ use crate::cluster::ledger::Outcome;
 use url::Url;
 
 use crate::crawl::frontier::Next;
-use crate::crawl::mesh::Lease;
+use crate::crawl::mesh::{Lease, PageEnd};
 use crate::job::Job;
 use crate::web::urls;
 
@@ -263,10 +263,12 @@ impl Shard {
         match work {
             Work::Page(job) => {
                 let host = urls::host_of(&job.url).to_string();
-                let failed = self.process(job, None).await;
-                self.frontier
-                    .borrow_mut()
-                    .release(&host, failed, Instant::now());
+                let ended = self.process(job, None).await;
+                let mut frontier = self.frontier.borrow_mut();
+                match ended {
+                    PageEnd::Done { failed } => frontier.release(&host, failed, Instant::now()),
+                    PageEnd::Later { job, wait } => frontier.retry_later(job, wait, Instant::now()),
+                }
             }
             Work::Robots { example, sitemaps } => {
                 let rules = self.fetch_robots(&example, sitemaps).await;
@@ -276,8 +278,8 @@ impl Shard {
             }
             Work::Lent { job, owner, addrs } => {
                 let host = urls::host_of(&job.url).to_string();
-                let failed = self.process(job, addrs).await;
-                self.outbox.give_back(owner, host, failed);
+                let ended = self.process(job, addrs).await;
+                self.outbox.give_back(owner, host, ended);
                 return;
             }
         }

@@ -9,12 +9,13 @@
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
 use crate::crawl::links::directives::{self, Directives, MetaRobots};
 use crate::crawl::links::{self, Extract};
+use crate::crawl::mesh::PageEnd;
 use crate::crawl::page::Page;
 use crate::crawl::robots::agent_token;
 use crate::job::hops::Hop;
@@ -42,11 +43,14 @@ pub(super) fn fetch_target(url: &Url) -> Option<(&str, u16)> {
 
 impl Shard {
     /// Fetch one URL, record it, route its links or its redirect target,
-    /// then count it out (after its children were counted in). True if the
-    /// host failed to answer usefully (network error, 5xx, 429). The routed
-    /// links wait in the outbox for the caller's flush (while they do, the
-    /// outstanding count holds them, so the crawl cannot end without them).
-    pub(super) async fn process(&self, job: Job, addrs: Option<Addresses>) -> bool {
+    /// then count it out (after its children were counted in): `Done`,
+    /// failed if the host failed to answer usefully (network error, 5xx,
+    /// 429). The routed links wait in the outbox for the caller's flush
+    /// (while they do, the outstanding count holds them, so the crawl
+    /// cannot end without them). A 429 or 503 with a `Retry-After` within
+    /// `--max-retry-after`, with tries left, is not recorded: `Later`, the
+    /// job to queue again (still counted in).
+    pub(super) async fn process(&self, job: Job, addrs: Option<Addresses>) -> PageEnd {
         let started = Instant::now();
         self.fetching.in_flight.borrow_mut().insert(job.url.clone());
         self.counters(|c| {
@@ -71,9 +75,26 @@ impl Shard {
                     self.counters(|c| {
                         c.in_flight.fetch_sub(1, Ordering::Relaxed);
                     });
-                    return false;
+                    return PageEnd::Done { failed: false };
                 };
-                record.tries = tries;
+                if let Some(wait) = result
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| self.come_back_later(&job, tries, &r.head))
+                {
+                    log::debug!("{}: {} Retry-After {wait:?}", job.url, tries);
+                    self.fetching.in_flight.borrow_mut().remove(&job.url);
+                    self.counters(|c| {
+                        c.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    });
+                    let retries = u32::from(job.retries).saturating_add(tries);
+                    let retries = u16::try_from(retries).unwrap_or(u16::MAX);
+                    return PageEnd::Later {
+                        job: Job { retries, ..job },
+                        wait,
+                    };
+                }
+                record.tries = u32::from(job.retries).saturating_add(tries);
                 match result {
                     Err(e) => {
                         refused = e.is_before_network();
@@ -115,7 +136,25 @@ impl Shard {
         });
         let failed = !refused && host_failed(&record);
         self.finish_page(record, token);
-        failed
+        PageEnd::Done { failed }
+    }
+
+    /// How long the server of `job`'s answer `head` (after `tries` tries
+    /// this time) asks to wait before it is asked again, if the crawl
+    /// does: a 429 or 503 with a `Retry-After` of at most
+    /// `--max-retry-after`, and tries left within `--max-tries`.
+    fn come_back_later(
+        &self,
+        job: &Job,
+        tries: u32,
+        head: &http::ResponseHead,
+    ) -> Option<Duration> {
+        if !matches!(head.status, 429 | 503) {
+            return None;
+        }
+        let wait = http::retry_after(head.retry_after.as_deref()?, SystemTime::now())?;
+        let attempts = u32::from(job.retries).saturating_add(tries);
+        (attempts < self.config.max_tries && wait <= self.config.max_retry_after).then_some(wait)
     }
 
     /// Resolve (unless the host's owner lent the page with its `known`
@@ -377,8 +416,9 @@ impl Shard {
         let via: Arc<str> = Arc::from(job.url.as_str());
         for (url, hop, depth) in found {
             let next = Job {
+                retries: 0,
                 url: url.into(),
-                redirects_left: self.config.max_redirect,
+                redirects_left: u16::try_from(self.config.max_redirect).unwrap_or(u16::MAX),
                 depth,
                 hops: job.hops.then(hop),
                 via: Some(via.clone()),
@@ -539,6 +579,7 @@ impl Shard {
             return 0;
         }
         let next = Job {
+            retries: 0,
             url: target.as_str().to_string(),
             redirects_left: job.redirects_left.saturating_sub(1),
             depth: job.depth,

@@ -8,7 +8,7 @@ use std::time::Instant;
 use glommio::channels::shared_channel::ConnectedReceiver;
 
 use super::{Shard, Work};
-use crate::crawl::mesh::{Batch, Lease};
+use crate::crawl::mesh::{Batch, Lease, PageEnd, Return};
 use crate::net::dns::Addresses;
 
 impl Shard {
@@ -54,8 +54,11 @@ impl Shard {
             }
             if !returns.is_empty() {
                 let mut frontier = self.frontier.borrow_mut();
-                for (host, failed) in &returns {
-                    frontier.release(host, *failed, now);
+                for Return { host, outcome } in returns {
+                    match outcome {
+                        PageEnd::Done { failed } => frontier.release(&host, failed, now),
+                        PageEnd::Later { job, wait } => frontier.retry_later(job, wait, now),
+                    }
                 }
                 drop(frontier);
                 self.changed.notify_all();

@@ -51,8 +51,9 @@ impl Shard {
                 continue;
             }
             let job = Job {
+                retries: 0,
                 url: url.into(),
-                redirects_left: self.config.max_redirect,
+                redirects_left: u16::try_from(self.config.max_redirect).unwrap_or(u16::MAX),
                 depth: 0,
                 hops,
                 via: Some(via.clone()),

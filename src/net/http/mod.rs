@@ -16,6 +16,7 @@ mod body;
 pub mod content;
 mod head;
 mod request;
+mod retry;
 mod types;
 
 pub use body::{BodyDecoder, BodyError, Progress};
@@ -25,6 +26,7 @@ pub use head::{is_css, is_html, media_type, Framing, HeadError, HeadScan, Respon
 pub use request::{Credential, Headers, Request};
 #[cfg(any(test, feature = "internals"))]
 pub use request::{CredentialError, HeaderError};
+pub use retry::retry_after;
 pub use types::TypeRules;
 
 /// Default cap on the size of a response head (status line + headers + blank line).

@@ -1,0 +1,112 @@
+//! Servers that say "slow down", as nginx's `limit_req` does: one request
+//! a second, the rest answered 429 with `Retry-After: 1`. The crawl waits
+//! as asked and fetches every page in the end, each 429 an attempt of its
+//! page; with `--max-retry-after 0` the 429s are recorded as they came.
+
+use std::collections::BTreeMap;
+
+use crate::cli::ringcrawl;
+use crate::common::nginx::Nginx;
+use crate::common::tools;
+
+/// Per path: (status, tries).
+type Records = BTreeMap<String, (u64, u64)>;
+
+/// The records of a crawl with `flags`, and nginx's statuses in order.
+fn crawl(test: &str, flags: &[&str]) -> Option<(Records, Vec<u16>)> {
+    if !tools::require("nginx", test) {
+        return None;
+    }
+    let dir = Nginx::dir();
+    std::fs::write(
+        dir.join("index.html"),
+        "<a href=/a.html>a</a> <a href=/b.html>b</a> <a href=/c.html>c</a>",
+    )
+    .unwrap();
+    for page in ["a", "b", "c"] {
+        std::fs::write(dir.join(format!("{page}.html")), page).unwrap();
+    }
+    let mut nginx = Nginx::start(dir.clone(), |port| {
+        format!(
+            "limit_req_zone $binary_remote_addr zone=slow:1m rate=1r/s;\n\
+             server {{ listen 127.0.0.1:{port}; root .;\n\
+               limit_req zone=slow; limit_req_status 429;\n\
+               add_header Retry-After 1 always; }}\n"
+        )
+    });
+    let origin = format!("http://127.0.0.1:{}", nginx.port());
+    let root = format!("{origin}/");
+    let out = dir.join("records.jsonl");
+    let mut args = vec![
+        root.as_str(),
+        "-q",
+        "--ignore-robots",
+        "--no-sitemaps",
+        "--per-host",
+        "1",
+    ];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["-o", out.to_str().unwrap()]);
+    let run = ringcrawl(&args);
+    let seen = nginx.stop();
+    let records = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        run.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let records = records
+        .lines()
+        .map(|line| {
+            let r: serde_json::Value = serde_json::from_str(line).unwrap();
+            let path = r["url"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches(&origin)
+                .to_string();
+            let entry = (
+                r["status"].as_u64().unwrap_or(0),
+                r["tries"].as_u64().unwrap(),
+            );
+            (path, entry)
+        })
+        .collect();
+    Some((records, seen.iter().map(|s| s.status).collect()))
+}
+
+#[test]
+fn a_429_with_retry_after_is_waited_out_and_every_page_fetched() {
+    let Some((records, statuses)) = crawl(
+        "a_429_with_retry_after_is_waited_out_and_every_page_fetched",
+        &["--max-tries", "6"],
+    ) else {
+        return;
+    };
+    assert_eq!(records.len(), 4, "{records:?}");
+    for (path, (status, _)) in &records {
+        assert_eq!(*status, 200, "{path}: {records:?}");
+    }
+    // nginx said "slow down" at least once, and each 429 was an attempt
+    // of the page it answered.
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert!(refused > 0, "{statuses:?}");
+    let tries: u64 = records.values().map(|(_, t)| t).sum();
+    assert_eq!(tries as usize, statuses.len(), "{records:?} {statuses:?}");
+}
+
+#[test]
+fn max_retry_after_0_records_the_429s_as_they_came() {
+    let Some((records, statuses)) = crawl(
+        "max_retry_after_0_records_the_429s_as_they_came",
+        &["--max-retry-after", "0"],
+    ) else {
+        return;
+    };
+    assert_eq!(records.len(), 4, "{records:?}");
+    assert!(
+        records
+            .values()
+            .any(|(status, tries)| *status == 429 && *tries == 1),
+        "{records:?} {statuses:?}"
+    );
+}
