@@ -288,6 +288,23 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Adaptive delay, as Heritrix's: after a fetch that took `t`, its
+    /// host waits `factor × t` from the fetch's end, at least
+    /// [`delay`](Self::delay) and at most [`max_delay`](Self::max_delay),
+    /// so a slow server is asked less often. 0 (the default) turns it off;
+    /// [`build`](Self::build) refuses a factor that is negative, not a
+    /// number or over 100.
+    pub fn delay_factor(mut self, factor: f64) -> Self {
+        self.config.delay_factor = factor;
+        self
+    }
+
+    /// Longest adaptive delay (default 30 s).
+    pub fn max_delay(mut self, limit: Duration) -> Self {
+        self.config.max_delay = limit;
+        self
+    }
+
     /// Fetch robots.txt first and obey it (default true).
     pub fn obey_robots(mut self, obey: bool) -> Self {
         self.config.obey_robots = obey;

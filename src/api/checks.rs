@@ -17,6 +17,8 @@ const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
 const MAX_BODY: usize = 1 << 32;
 /// Longest URL that may be queued.
 const MAX_URL_LENGTH: usize = 1 << 20;
+/// Largest adaptive delay factor (Heritrix's default is 5).
+const MAX_DELAY_FACTOR: f64 = 100.0;
 /// Most shards.
 const MAX_CORES: usize = 1024;
 /// Most robots.txt retries (a schedule longer than this is a mistake).
@@ -245,6 +247,16 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
     positive_duration(Setting::ConnectTimeout, config.connect_timeout)?;
     positive_duration(Setting::ReadTimeout, config.read_timeout)?;
     positive_duration(Setting::MaxCrawlDelay, config.max_crawl_delay)?;
+    if !(0.0..=MAX_DELAY_FACTOR).contains(&config.delay_factor) {
+        return Err(BuildError::new(
+            Setting::DelayFactor,
+            format!(
+                "{} is not from 0 to {MAX_DELAY_FACTOR}",
+                config.delay_factor
+            ),
+        ));
+    }
+    positive_duration(Setting::MaxDelay, config.max_delay)?;
     if config.max_retry_after > MAX_DURATION {
         return Err(BuildError::new(
             Setting::MaxRetryAfter,

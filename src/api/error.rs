@@ -101,6 +101,8 @@ settings! {
     Delay => "delay",
     MaxCrawlDelay => "max-crawl-delay",
     MaxRetryAfter => "max-retry-after",
+    DelayFactor => "delay-factor",
+    MaxDelay => "max-delay",
     RobotsRetries => "robots-retries",
     MaxTime => "max-time",
     MaxPages => "max-pages",

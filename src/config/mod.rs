@@ -241,6 +241,12 @@ pub struct Config {
     pub idle_connections: usize,
     /// Least time between two request starts to one host.
     pub delay: Duration,
+    /// Adaptive delay (Heritrix's): after a fetch that took `t`, its host
+    /// waits `delay_factor × t` (at least `delay`, at most `max_delay`)
+    /// from the fetch's end; 0 turns it off.
+    pub delay_factor: f64,
+    /// Upper bound of the adaptive delay.
+    pub max_delay: Duration,
     /// Fetch robots.txt first and obey it.
     pub obey_robots: bool,
     /// Follow no link of a page whose `<meta name="robots">` or
@@ -362,6 +368,8 @@ impl Config {
             tls_session_memory: crate::net::tls::DEFAULT_SESSION_MEMORY,
             idle_connections: 256,
             delay: Duration::ZERO,
+            delay_factor: 0.0,
+            max_delay: Duration::from_secs(30),
             obey_robots: true,
             obey_meta_robots: true,
             max_crawl_delay: Duration::from_secs(10),

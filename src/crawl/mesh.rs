@@ -68,8 +68,9 @@ pub struct Lease {
 #[derive(Debug, Clone)]
 pub enum PageEnd {
     /// Recorded; `failed` if the host failed to answer usefully
-    /// (network error, 5xx, 429), for its backoff.
-    Done { failed: bool },
+    /// (network error, 5xx, 429), for its backoff; `took` from the
+    /// fetch's start to its end, for an adaptive delay.
+    Done { failed: bool, took: Duration },
     /// Not recorded: the server said to come back after `wait` (429 or
     /// 503 with `Retry-After`), so the job goes back to its host's queue.
     Later { job: Job, wait: Duration },

@@ -144,6 +144,18 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "0", value_parser = units::millis, overrides_with = "rate", help_heading = POLITENESS)]
     pub delay: Duration,
 
+    /// Adaptive delay: after a fetch that took T, its host waits F x T (at least --delay, at most --max-delay)
+    ///
+    /// Heritrix's rule (its default factor is 5), so a slow server is
+    /// asked less often; counted from the fetch's end. 0 (the default)
+    /// turns it off.
+    #[arg(long = "delay-factor", value_name = "F", default_value_t = 0.0, help_heading = POLITENESS)]
+    pub delay_factor: f64,
+
+    /// Longest adaptive delay (a bare number is seconds)
+    #[arg(long = "max-delay", value_name = "DURATION", default_value = "30s", value_parser = units::seconds, help_heading = POLITENESS)]
+    pub max_delay: Duration,
+
     /// Requests to one host at most, a second (N/s), a minute (N/m) or an hour (N/h)
     ///
     /// The same as --delay of one second, minute or hour divided by N; of

@@ -58,6 +58,8 @@ impl Args {
             .max_depth(self.max_depth)
             .page_requisites(self.page_requisites)
             .delay(self.rate.unwrap_or(self.delay))
+            .delay_factor(self.delay_factor)
+            .max_delay(self.max_delay)
             .keep_alive(!self.no_keep_alive)
             .compression(!self.no_compression)
             .insecure(self.insecure)

@@ -14,6 +14,7 @@
 
 mod common;
 
+mod adaptive_delay;
 mod archives;
 mod body_types;
 mod budgets;

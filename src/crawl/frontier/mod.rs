@@ -96,6 +96,12 @@ pub struct Politeness {
     pub robots: bool,
     /// Upper bound on a robots.txt `Crawl-delay`.
     pub max_crawl_delay: Duration,
+    /// Heritrix's adaptive delay: after a fetch that took `t`, the host
+    /// waits `delay_factor × t`, at least `delay` and at most
+    /// `max_delay`, from the fetch's end. 0: off.
+    pub delay_factor: f64,
+    /// Upper bound of the adaptive delay.
+    pub max_delay: Duration,
     /// Waits before each new try of an unreachable or 5xx robots.txt; when
     /// they are used up the origin's URLs are refused (`robots_unavailable`).
     pub robots_retries: Vec<Duration>,
@@ -122,6 +128,8 @@ impl Default for Politeness {
             max_url_length: 2048,
             robots: true,
             max_crawl_delay: Duration::from_secs(10),
+            delay_factor: 0.0,
+            max_delay: Duration::from_secs(30),
             robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
             host_memory: DEFAULT_HOST_MEMORY,
             memory: usize::MAX,
@@ -451,10 +459,27 @@ impl Frontier {
     /// A fetch of `host` ended; `failed` if it got no usable answer (network
     /// error, 5xx, 429). Consecutive failures back the host off
     /// exponentially, up to [`MAX_BACKOFF`].
+    #[cfg(any(test, feature = "internals"))]
     pub fn release(&mut self, host: &str, failed: bool, now: Instant) {
+        self.release_after(host, failed, Duration::ZERO, now);
+    }
+
+    /// [`Frontier::release`] of a fetch that took `took`: with an adaptive
+    /// delay ([`Politeness::delay_factor`]), the host waits a multiple of
+    /// it, so a slow server is asked less often.
+    pub fn release_after(&mut self, host: &str, failed: bool, took: Duration, now: Instant) {
         let Some(entry) = self.hosts.get_mut(host) else {
             return;
         };
+        let factor = self.politeness.delay_factor;
+        if factor > 0.0 {
+            let floor = entry.delay;
+            let wait = took
+                .mul_f64(factor)
+                .min(self.politeness.max_delay.max(floor))
+                .max(floor);
+            entry.ready_at = entry.ready_at.max(later(now, wait));
+        }
         entry.active = entry.active.saturating_sub(1);
         if failed {
             entry.failures = entry.failures.saturating_add(1);

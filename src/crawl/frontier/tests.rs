@@ -581,3 +581,43 @@ fn a_job_to_retry_later_comes_back_first_once_its_host_waited() {
         other => panic!("the same job first, got {other:?}"),
     }
 }
+
+#[test]
+fn an_adaptive_delay_waits_a_multiple_of_the_fetch_within_its_bounds() {
+    let now = Instant::now();
+    let mut f = Frontier::new(Politeness {
+        per_host: 1,
+        robots: false,
+        delay: Duration::from_millis(100),
+        delay_factor: 5.0,
+        max_delay: Duration::from_secs(2),
+        ..Politeness::default()
+    });
+    for u in [
+        "http://a.test/1",
+        "http://a.test/2",
+        "http://a.test/3",
+        "http://a.test/4",
+    ] {
+        f.offer(job(u), now);
+    }
+    let waits = [
+        (Duration::from_millis(200), Duration::from_secs(1)),
+        // 5 × 10 ms is under --delay: the delay holds.
+        (Duration::from_millis(10), Duration::from_millis(100)),
+        // 5 × 1 s is over --max-delay: it is the bound.
+        (Duration::from_secs(1), Duration::from_secs(2)),
+    ];
+    let mut at = now;
+    for (took, want) in waits {
+        fetch(&mut f, at);
+        let end = at + took;
+        f.release_after("a.test", false, took, end);
+        match f.next(end) {
+            Next::Wait(ready) => assert_eq!(ready, end + want, "took {took:?}"),
+            other => panic!("a wait after {took:?}, got {other:?}"),
+        }
+        at = end + want;
+    }
+    fetch(&mut f, at);
+}

@@ -266,7 +266,9 @@ impl Shard {
                 let ended = self.process(job, None).await;
                 let mut frontier = self.frontier.borrow_mut();
                 match ended {
-                    PageEnd::Done { failed } => frontier.release(&host, failed, Instant::now()),
+                    PageEnd::Done { failed, took } => {
+                        frontier.release_after(&host, failed, took, Instant::now())
+                    }
                     PageEnd::Later { job, wait } => frontier.retry_later(job, wait, Instant::now()),
                 }
             }

@@ -338,6 +338,8 @@ impl Shard {
                 max_url_length: config.max_url_length,
                 robots: config.obey_robots,
                 max_crawl_delay: config.max_crawl_delay,
+                delay_factor: config.delay_factor,
+                max_delay: config.max_delay,
                 robots_retries: config.robots_retries.clone(),
                 host_memory: (config.host_memory / config.cores.max(1))
                     .max(crate::config::MIN_SHARD_HOST_MEMORY),

@@ -75,7 +75,10 @@ impl Shard {
                     self.counters(|c| {
                         c.in_flight.fetch_sub(1, Ordering::Relaxed);
                     });
-                    return PageEnd::Done { failed: false };
+                    return PageEnd::Done {
+                        failed: false,
+                        took: Duration::ZERO,
+                    };
                 };
                 if let Some(wait) = result
                     .as_ref()
@@ -135,8 +138,10 @@ impl Shard {
             c.in_flight.fetch_sub(1, Ordering::Relaxed);
         });
         let failed = !refused && host_failed(&record);
+        // The exchange's own time (first attempt to the body's end).
+        let took = Duration::try_from_secs_f64(record.elapsed_ms / 1000.0).unwrap_or_default();
         self.finish_page(record, token);
-        PageEnd::Done { failed }
+        PageEnd::Done { failed, took }
     }
 
     /// How long the server of `job`'s answer `head` (after `tries` tries

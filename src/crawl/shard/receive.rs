@@ -56,7 +56,9 @@ impl Shard {
                 let mut frontier = self.frontier.borrow_mut();
                 for Return { host, outcome } in returns {
                     match outcome {
-                        PageEnd::Done { failed } => frontier.release(&host, failed, now),
+                        PageEnd::Done { failed, took } => {
+                            frontier.release_after(&host, failed, took, now)
+                        }
                         PageEnd::Later { job, wait } => frontier.retry_later(job, wait, now),
                     }
                 }
