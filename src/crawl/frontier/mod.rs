@@ -485,7 +485,8 @@ impl Frontier {
             entry.failures = entry.failures.saturating_add(1);
             let backoff = BASE_BACKOFF
                 .saturating_mul(1 << entry.failures.min(16))
-                .min(MAX_BACKOFF);
+                .min(MAX_BACKOFF)
+                .mul_f64(jitter(host, entry.failures));
             entry.ready_at = entry.ready_at.max(later(now, backoff));
         } else {
             entry.failures = 0;
@@ -616,6 +617,15 @@ fn later(now: Instant, wait: Duration) -> Instant {
 /// port is known in seconds, not after the minute of the 5xx schedule.
 const REFUSED_TRIES: u32 = 2;
 const REFUSED_WAIT: Duration = Duration::from_secs(1);
+
+/// A factor from 0.8 to 1.2, the same for a host at the same count of
+/// failures: hosts that fail together (a network outage) come back spread
+/// out, not all in the same instant.
+fn jitter(host: &str, failures: u32) -> f64 {
+    use std::hash::BuildHasher;
+    let hash = foldhash::fast::FixedState::with_seed(0x6a69_7474_6572).hash_one((host, failures));
+    0.8 + 0.4 * (hash % 4096) as f64 / 4096.0
+}
 
 /// First backoff step after a failure.
 const BASE_BACKOFF: Duration = Duration::from_millis(50);

@@ -621,3 +621,19 @@ fn an_adaptive_delay_waits_a_multiple_of_the_fetch_within_its_bounds() {
     }
     fetch(&mut f, at);
 }
+
+#[test]
+fn backoffs_are_spread_by_host_within_a_fifth_of_their_step() {
+    let factors: Vec<f64> = (0..50).map(|i| jitter(&format!("h{i}.test"), 3)).collect();
+    assert!(
+        factors.iter().all(|f| (0.8..1.2).contains(f)),
+        "{factors:?}"
+    );
+    let distinct: std::collections::BTreeSet<u64> = factors.iter().map(|f| f.to_bits()).collect();
+    assert!(distinct.len() > 40, "spread: {factors:?}");
+    assert_eq!(
+        jitter("a.test", 2),
+        jitter("a.test", 2),
+        "the same for the same host and count"
+    );
+}
