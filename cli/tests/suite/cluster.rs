@@ -85,14 +85,15 @@ impl Node {
                 ttl,
                 "--cores",
                 "1",
-                "--max-tasks",
-                &TASKS.to_string(),
                 "--no-sitemaps",
                 "--progress-interval",
                 "3600",
             ]
             .map(String::from),
         );
+        if !args.iter().any(|a| a == "--max-tasks") {
+            args.extend(["--max-tasks".into(), TASKS.to_string()]);
+        }
         args.extend(["-o".into(), dir.join("records.jsonl").display().to_string()]);
         let stderr = dir.join(format!("{name}.stderr"));
         let child = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
@@ -136,7 +137,7 @@ impl Node {
         }
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             child.kill().unwrap(); // SIGKILL
             child.wait().unwrap();
@@ -240,7 +241,7 @@ fn assert_repeats_are_in_flight(twice: &BTreeMap<String, usize>, node: &Node, at
     );
 }
 
-fn wait_until(what: &str, start: Instant, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, start: Instant, mut done: impl FnMut() -> bool) {
     while !done() {
         assert!(start.elapsed() < LIMIT, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(10));
