@@ -21,7 +21,7 @@ use crate::common::synth::Site;
 pub(crate) const LIMIT: Duration = Duration::from_secs(150);
 
 /// Fetches in flight per node.
-const TASKS: usize = 16;
+pub(crate) const TASKS: usize = 16;
 
 /// How long before a node's death or cut its records may still be
 /// unacknowledged: the acknowledgements trail the records by at most a
@@ -135,6 +135,24 @@ impl Node {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Its exit code once it exits within [`LIMIT`] of `start`.
+    pub(crate) fn exit_code(&mut self, start: Instant) -> Option<i32> {
+        let child = self.child.as_mut()?;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                self.child = None;
+                return status.code();
+            }
+            assert!(start.elapsed() < LIMIT, "node {} still running", self.name);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Its process id while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     pub(crate) fn kill(&mut self) {
