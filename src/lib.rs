@@ -191,8 +191,13 @@
 //!    moment it is found until its record is written: a stream entry is
 //!    acknowledged only once every URL in it is known or recorded (the
 //!    record written, its links appended to their streams first). A node
-//!    starts no fetch and writes no record for a partition whose lease it
-//!    may have lost, and Redis refuses its reports for it.
+//!    starts no fetch and writes no record and no archive for a partition
+//!    whose lease it may have lost (by the boot clock, which counts a
+//!    suspend), and Redis refuses its reports for it; a process whose
+//!    name another process joined under since (a newer generation) is
+//!    refused everything and stops. A node's fetches running and its
+//!    records not yet in the done log share its `--max-tasks` slots: a
+//!    `kill -9` repeats at most that many.
 
 #![warn(missing_docs)]
 // Panic-free outside the tests: a panic takes down a shard (and every

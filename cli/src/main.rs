@@ -330,6 +330,10 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     if saved.as_ref().is_some_and(|(s, _)| s.failed > 0) {
         return Ok(ExitCode::from(1));
     }
+    if report.cluster().is_some_and(|node| node.superseded) {
+        eprintln!("ringcrawl: another process joined the crawl under this node's name while this one was cut off from Redis; this one stopped, writing nothing more");
+        return Ok(ExitCode::from(1));
+    }
     if report.interrupted() {
         eprintln!("ringcrawl: interrupted; records of finished fetches were written");
         return Ok(ExitCode::from(130));
@@ -408,7 +412,7 @@ fn end_report(report: &ringcrawl::Report, summary: &ringcrawl::Summary) -> Strin
     }
     if let Some(node) = report.cluster() {
         text.push_str(&format!(
-            "  cluster: {} records acknowledged, partitions taken {} and given up {}, {} lost connections{}{}\n",
+            "  cluster: {} records acknowledged, partitions taken {} and given up {}, {} lost connections{}{}{}\n",
             node.records,
             node.taken,
             node.released,
@@ -416,6 +420,10 @@ fn end_report(report: &ringcrawl::Report, summary: &ringcrawl::Summary) -> Strin
             match node.refused {
                 0 => String::new(),
                 n => format!(", {n} URLs from the streams refused"),
+            },
+            match node.lost {
+                0 => String::new(),
+                n => format!(", {n} URLs fetched for partitions lost meanwhile (not recorded)"),
             },
             if node.over { "; the crawl is over" } else { "; this node left before the end" },
         ));

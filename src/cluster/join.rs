@@ -37,8 +37,9 @@ pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
         return Err(StoreError::Reply("join: not a cluster crawl"));
     };
     let timeout = super::node::command_timeout(settings.lease_ttl);
-    let identity = super::incarnation(&settings.node);
-    let mut store = Store::connect(&settings.url, &settings.crawl, &identity, timeout)?;
+    // Its identity once its generation is known (below): the bare name
+    // until then, which no process's identity is.
+    let mut store = Store::connect(&settings.url, &settings.crawl, &settings.node, timeout)?;
     let meta = store.create_or_join(settings.partitions, config.fingerprint_key)?;
     match store.eviction_policy() {
         Some(policy) if may_evict(&policy) => log::warn!(
@@ -60,6 +61,11 @@ pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
         }
         std::thread::sleep((settings.lease_ttl / 8).min(Duration::from_millis(250)));
     }
+    // The name's next generation, this process's: any process of the
+    // name still alive (cut off) is superseded from now on.
+    let generation = store.next_generation(&settings.node)?;
+    let identity = super::incarnation(&settings.node, generation);
+    store.set_identity(&identity);
     let returning = store.enroll(&settings.node)?;
     config.fingerprint_key = meta.key;
     let mut by_partition: BTreeMap<u32, Vec<Job>> = BTreeMap::new();

@@ -8,16 +8,20 @@
 //! until `sent + ttl − ttl / 5`: earlier than Redis lets it expire, by a
 //! fifth of the TTL for clock-rate drift and scheduling. So when renewals
 //! fail (Redis down, the network cut), [`Leases::expire`] hands the
-//! partitions back before another node can acquire them.
+//! partitions back before another node can acquire them. Time here is the
+//! boot clock ([`super::clock`]), which counts a system suspend: a node
+//! that slept past its leases wakes up holding none.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use super::clock::Moment;
 
 /// The leases a node holds and until when it may act on each.
 #[derive(Debug)]
 pub struct Leases {
     ttl: Duration,
-    valid_until: BTreeMap<u32, Instant>,
+    valid_until: BTreeMap<u32, Moment>,
 }
 
 impl Leases {
@@ -35,8 +39,8 @@ impl Leases {
 
     /// Redis granted or extended `partition`'s lease in answer to a request
     /// sent at `sent`.
-    pub fn granted(&mut self, partition: u32, sent: Instant) {
-        let until = sent + self.ttl - self.ttl / 5;
+    pub fn granted(&mut self, partition: u32, sent: Moment) {
+        let until = sent + (self.ttl - self.ttl / 5);
         let entry = self.valid_until.entry(partition).or_insert(until);
         *entry = (*entry).max(until);
     }
@@ -47,14 +51,14 @@ impl Leases {
     }
 
     /// Whether the node may still fetch and record for `partition` at `now`.
-    pub fn holds(&self, partition: u32, now: Instant) -> bool {
+    pub fn holds(&self, partition: u32, now: Moment) -> bool {
         self.valid_until
             .get(&partition)
             .is_some_and(|&until| now < until)
     }
 
     /// Until when the node may act for `partition` (None: not held).
-    pub fn until(&self, partition: u32) -> Option<Instant> {
+    pub fn until(&self, partition: u32) -> Option<Moment> {
         self.valid_until.get(&partition).copied()
     }
 
@@ -64,7 +68,7 @@ impl Leases {
     }
 
     /// Forgets and returns the leases no renewal kept valid until `now`.
-    pub fn expire(&mut self, now: Instant) -> Vec<u32> {
+    pub fn expire(&mut self, now: Moment) -> Vec<u32> {
         let gone: Vec<u32> = self
             .valid_until
             .iter()
@@ -86,7 +90,7 @@ mod tests {
 
     #[test]
     fn a_lease_is_valid_here_for_four_fifths_of_its_ttl_from_the_request() {
-        let t0 = Instant::now();
+        let t0 = Moment::now();
         let mut leases = Leases::new(TTL);
         leases.granted(7, t0);
         assert!(leases.holds(7, t0 + Duration::from_millis(7_999)));
@@ -100,7 +104,7 @@ mod tests {
 
     #[test]
     fn renewals_extend_and_a_late_answer_to_an_old_request_does_not_shorten() {
-        let t0 = Instant::now();
+        let t0 = Moment::now();
         let mut leases = Leases::new(TTL);
         leases.granted(1, t0);
         leases.granted(1, t0 + Duration::from_secs(3));
@@ -112,7 +116,7 @@ mod tests {
 
     #[test]
     fn without_renewals_the_leases_expire_here_before_anyone_else_can_take_them() {
-        let t0 = Instant::now();
+        let t0 = Moment::now();
         let mut leases = Leases::new(TTL);
         leases.granted(1, t0);
         leases.granted(2, t0 + Duration::from_secs(5));

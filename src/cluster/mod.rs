@@ -16,6 +16,8 @@
 //!   each live node should hold.
 //! - [`lease`] (pure): a node's own clock on its leases, which gives a
 //!   partition up before Redis can hand it to another node.
+//! - [`clock`]: the boot clock leases are judged by (it counts a
+//!   suspend).
 //! - [`wire`] (pure): a queued URL as a line of a stream entry.
 //! - [`admit`] (pure): whether a URL read from a stream may be queued
 //!   (stream entries are untrusted input: scope, partition, and no
@@ -39,6 +41,7 @@
 //! | `nodes` | sorted set | live nodes' incarnations (`name~token`), scored by when their heartbeat expires (Redis's clock) |
 //! | `node:{name}` | hash | a node's counters for `ringcrawl cluster status` |
 //! | `members` | set | every node name that ever joined |
+//! | `generations` | hash | per node name, its latest process's generation (the name's fencing token) |
 //! | `lease:{p}` | string | the incarnation that owns partition `p`, with a TTL it renews |
 //! | `stream:{p}` | stream | batches of URLs found for `p`'s hosts (field `u`, [`wire`] lines), read through group `crawl` |
 //! | `done:{p}` | string | 16 bytes per URL of `p` with a record: its fingerprint and its host's key |
@@ -65,9 +68,10 @@
 //!   partition) loads `done:{p}` into its seen-set, claims the entries the
 //!   old owner left pending (`XAUTOCLAIM`), and reads on: a URL with a
 //!   record is not fetched again, except those whose record the old owner
-//!   wrote but had not yet reported (its fetches in flight, and the last
-//!   50-250 ms of records: links and answers gather before a flush). Robots rules and delays are rebuilt: robots.txt
-//!   is fetched again by the new owner.
+//!   wrote but had not yet reported. Those and the old owner's fetches in
+//!   flight share its `--max-tasks` fetch slots ([`link::Link::behind`]),
+//!   so a node's death repeats at most that many. Robots rules and delays
+//!   are rebuilt: robots.txt is fetched again by the new owner.
 //! - Writes only an owner may make (`done:{p}`, acknowledgements) check
 //!   the lease first, in the script: a node that lost a lease without
 //!   knowing writes nothing for that partition. A read that reaches Redis
@@ -75,19 +79,23 @@
 //!   node; the owner claims such entries back ([`store::Store::sweep`],
 //!   every third of the TTL). And the node itself stops
 //!   acting for a partition before its lease can have expired in Redis
-//!   ([`lease::Leases`]): its shards start no fetch and write no record
-//!   for it. Leases, heartbeats and consumers are a process's
-//!   [`incarnation`] (its name and a random token), so a node started
-//!   again under the name of one that is only cut off is another holder
-//!   to all of this.
+//!   ([`lease::Leases`], on the boot clock, [`clock`]): its shards start no
+//!   fetch and write no record and no archive for it. Leases, heartbeats
+//!   and consumers are a process's [`incarnation`] (its name, its
+//!   generation and a random token), so a node started again under the
+//!   name of one that is only cut off is another holder to all of this;
+//!   and every script a process runs while it crawls checks that its
+//!   generation is its name's latest, so the old process, back, stops.
 //! - A node whose name joined the crawl before (`members`) appends to
 //!   its output files; a new one starts them afresh. A node joins only
 //!   when no other incarnation of its name has a live heartbeat (it waits
-//!   up to two TTLs for one just killed to expire).
+//!   up to two TTLs for one just killed to expire), then takes its name's
+//!   next generation ([`store::Store::next_generation`]).
 //!
 //! Not here: the crawl engine (`crate::crawl`), the CLI.
 
 pub mod admit;
+pub mod clock;
 pub mod join;
 pub mod lease;
 pub mod ledger;
@@ -175,16 +183,23 @@ impl Keys {
     pub fn members(&self) -> String {
         format!("{}members", self.prefix)
     }
+
+    /// Per node name, the generation of its latest process.
+    pub fn generations(&self) -> String {
+        format!("{}generations", self.prefix)
+    }
 }
 
 /// A process's identity in Redis (its heartbeat, its leases, its name as
-/// a stream consumer): its node name and a random incarnation, so that a
-/// node started again under its name while the old process may still
-/// live (cut off, not dead) is another holder to the fencing: the old
-/// one's leases run out, it cannot renew them, and Redis refuses its
-/// writes.
-pub fn incarnation(name: &str) -> String {
-    format!("{name}~{:016x}", fastrand::u64(..))
+/// a stream consumer): its node name, its generation (the fencing token
+/// of the name: one more at each join, `store::Store::next_generation`)
+/// and a random token, so that a node started again under its name while
+/// the old process may still live (cut off, not dead) is another holder
+/// to the fencing: the old one's leases run out, it cannot renew them,
+/// Redis refuses its writes, and once it reaches Redis again every
+/// script it runs answers that it is superseded, and it stops.
+pub fn incarnation(name: &str, generation: u64) -> String {
+    format!("{name}~{generation}~{:016x}", fastrand::u64(..))
 }
 
 /// The node name of an identity [`incarnation`] made (node names hold no
@@ -199,7 +214,8 @@ mod tests {
 
     #[test]
     fn an_incarnation_is_its_name_and_a_token_of_its_own() {
-        let (a, b) = (incarnation("n1"), incarnation("n1"));
+        let (a, b) = (incarnation("n1", 3), incarnation("n1", 3));
+        assert!(a.starts_with("n1~3~"), "{a}");
         assert_ne!(a, b);
         assert_eq!(
             (name_of(&a), name_of(&b), name_of("n1")),

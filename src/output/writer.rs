@@ -122,18 +122,30 @@ pub struct WriterHandle {
 impl Writer {
     /// Open the configured destination and start the writer, before the
     /// shards start; `None` without `-o`. `append`: a file is appended to
-    /// (a resumed crawl's), not truncated.
+    /// (a resumed crawl's), not truncated. A file is always written with
+    /// `O_APPEND`, emptied first unless `append`: a cluster node's files
+    /// may be written by two processes of its name for a moment (one cut
+    /// off, then superseded), and each line must land after the other's,
+    /// never over it.
     pub fn open(output: &Output, backlog: usize, append: bool) -> io::Result<Option<Writer>> {
         let out: Box<dyn Write + Send> = match output {
             Output::None => return Ok(None),
             Output::Stdout => Box::new(io::stdout()),
-            Output::File(path) if append => Box::new(
-                std::fs::OpenOptions::new()
+            Output::File(path) => {
+                let file = std::fs::OpenOptions::new()
                     .append(true)
                     .create(true)
-                    .open(path)?,
-            ),
-            Output::File(path) => Box::new(std::fs::File::create(path)?),
+                    .open(path)?;
+                // Not a pipe's or a device's (`-o /dev/stdout`).
+                if !append && file.metadata()?.is_file() {
+                    file.set_len(0)?;
+                }
+                // Shared while this process writes it: a process that
+                // would repair it (cut a torn line) takes it exclusive
+                // first, and so never cuts under a live writer.
+                let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockShared);
+                Box::new(file)
+            }
         };
         Writer::start(out, backlog).map(Some)
     }

@@ -21,7 +21,7 @@ use crate::common::synth::Site;
 pub(crate) const LIMIT: Duration = Duration::from_secs(150);
 
 /// Fetches in flight per node.
-const TASKS: usize = 16;
+pub(crate) const TASKS: usize = 16;
 
 /// How long before a node's death or cut its records may still be
 /// unacknowledged: the acknowledgements trail the records by at most a
@@ -85,14 +85,15 @@ impl Node {
                 ttl,
                 "--cores",
                 "1",
-                "--max-tasks",
-                &TASKS.to_string(),
                 "--no-sitemaps",
                 "--progress-interval",
                 "3600",
             ]
             .map(String::from),
         );
+        if !args.iter().any(|a| a == "--max-tasks") {
+            args.extend(["--max-tasks".into(), TASKS.to_string()]);
+        }
         args.extend(["-o".into(), dir.join("records.jsonl").display().to_string()]);
         let stderr = dir.join(format!("{name}.stderr"));
         let child = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
@@ -136,7 +137,25 @@ impl Node {
         }
     }
 
-    fn kill(&mut self) {
+    /// Its exit code once it exits within [`LIMIT`] of `start`.
+    pub(crate) fn exit_code(&mut self, start: Instant) -> Option<i32> {
+        let child = self.child.as_mut()?;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                self.child = None;
+                return status.code();
+            }
+            assert!(start.elapsed() < LIMIT, "node {} still running", self.name);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Its process id while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             child.kill().unwrap(); // SIGKILL
             child.wait().unwrap();
@@ -240,7 +259,7 @@ fn assert_repeats_are_in_flight(twice: &BTreeMap<String, usize>, node: &Node, at
     );
 }
 
-fn wait_until(what: &str, start: Instant, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, start: Instant, mut done: impl FnMut() -> bool) {
     while !done() {
         assert!(start.elapsed() < LIMIT, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(10));

@@ -22,6 +22,7 @@ mod charsets;
 mod cli;
 mod cluster;
 mod cluster_faults;
+mod cluster_fencing;
 mod cluster_security;
 mod cluster_store;
 mod compression;

@@ -12,6 +12,7 @@ use crate::keys::shard_for;
 use crate::web::urls;
 
 use super::super::admit::{Admission, Refusal};
+use super::super::clock::Moment;
 use super::super::link::Intake;
 use super::super::store::Entry;
 use super::super::wire;
@@ -33,9 +34,9 @@ impl Node {
             .leases
             .held()
             .into_iter()
-            .filter(|&p| self.link.fetches(p, now))
+            .filter(|&p| self.link.fetches(p, Moment::now()))
             .collect();
-        if !self.unsure.is_empty() && !self.recover(now) {
+        if !self.unsure.is_empty() && !self.recover() {
             return;
         }
         let Some((entries, roots)) =
@@ -70,12 +71,12 @@ impl Node {
     /// pending here: the node's pending list of those partitions, less
     /// the entries its ledger has or has done. False if the connection
     /// failed (tried again next turn).
-    fn recover(&mut self, now: Instant) -> bool {
+    fn recover(&mut self) -> bool {
         let partitions: Vec<u32> = self
             .unsure
             .iter()
             .copied()
-            .filter(|&p| self.leases.holds(p, now))
+            .filter(|&p| self.leases.holds(p, Moment::now()))
             .collect();
         let Some(pending) = self.with_store("reading entries pending here", |s| {
             s.pending_here(&partitions)

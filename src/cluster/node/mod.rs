@@ -25,7 +25,10 @@
 //! this node's own pending list (the entries Redis delivered and its
 //! ledger never saw). Only when the leases run out here ([`Leases`],
 //! earlier than in Redis) does the node give its partitions up, and the
-//! shards stop fetching for them; other nodes then take them over.
+//! shards stop fetching for them; other nodes then take them over. A
+//! command Redis refuses because another process of this node's name
+//! joined since (`StoreError::Superseded`) ends it all: the node acts
+//! for no partition, sends nothing more, and stops its shards.
 //!
 //! Not the protocol (`store`), nor the shards' side (`crawl::shard`).
 
@@ -43,6 +46,7 @@ use crate::sync::Outstanding;
 use crate::web::scope::Scope;
 use crate::web::urls;
 
+use super::clock::Moment;
 use super::lease::Leases;
 use super::ledger::{Ledger, Outcome};
 use super::link::{Done, Link, ToNode};
@@ -118,6 +122,12 @@ pub struct NodeReport {
     pub refused: u64,
     /// The last error, if the node left with work not written.
     pub error: Option<String>,
+    /// Another process joined under this node's name while this one was
+    /// cut off: this one stopped, writing nothing more.
+    pub superseded: bool,
+    /// URLs done (fetched, most) and not recorded nor archived: their
+    /// partition was lost before their record (the next owner does them).
+    pub lost: u64,
 }
 
 /// A node's cluster thread, running.
@@ -381,8 +391,15 @@ impl Node {
                 None => TICK,
             };
             self.take_messages(wait);
+            if self.report.superseded {
+                // Nothing more is written; the shards are stopping.
+                if finishing {
+                    break;
+                }
+                continue;
+            }
             let now = Instant::now();
-            self.expire(now);
+            self.expire(Moment::now());
             if self.store.is_none() && now >= self.next_connect {
                 self.reconnect();
             }
@@ -402,6 +419,7 @@ impl Node {
             self.check_over(now);
         }
         self.leave();
+        self.report.lost = self.link.lost();
         self.report
     }
 
@@ -419,6 +437,11 @@ impl Node {
         let since = self.waiting_since?;
         let links: usize = self.adds.values().map(Vec::len).sum();
         if self.answered.len() + links >= FLUSH_AT {
+            return Some(since);
+        }
+        // Records not yet in the done logs hold fetch slots
+        // (`Link::behind`): half of them so held, and they go now.
+        if self.link.unreported() * 2 >= self.link.open_limit() {
             return Some(since);
         }
         if links < ENTRY_URLS * self.adds.len() {
@@ -458,7 +481,10 @@ impl Node {
 
     fn reconnect(&mut self) {
         let s = &self.settings;
-        match Store::connect(&s.url, &s.crawl, &s.node, command_timeout(s.lease_ttl)) {
+        let connected = Store::connect(&s.url, &s.crawl, &s.node, command_timeout(s.lease_ttl))
+            .and_then(|mut store| store.check_generation().map(|()| store));
+        match connected {
+            Err(StoreError::Superseded) => self.supersede(),
             Ok(store) => {
                 log::info!("cluster: reconnected to {}", redacted(&s.url));
                 self.store = Some(store);
@@ -482,6 +508,11 @@ impl Node {
         let store = self.store.as_mut()?;
         match op(store) {
             Ok(t) => Some(t),
+            Err(StoreError::Superseded) => {
+                self.store = None;
+                self.supersede();
+                None
+            }
             Err(e) => {
                 log::warn!("cluster: {what}: {e}; reconnecting");
                 self.report.error = Some(format!("{what}: {e}"));
@@ -534,6 +565,9 @@ impl Node {
             match self.with_store("reporting URLs done", |s| s.finish(&finished)) {
                 Some(written) => {
                     for (f, ok) in finished.iter().zip(written) {
+                        // In the done log, or never from here: either
+                        // way no longer this node's to count.
+                        self.link.reported(f.done.len());
                         if !ok {
                             log::warn!("cluster: partition {} is another node's now", f.partition);
                             self.forget(f.partition);
@@ -581,7 +615,7 @@ impl Node {
         dropped.sort_unstable();
         dropped.dedup();
         for p in dropped {
-            if self.leases.holds(p, Instant::now()) && !self.leaving.contains_key(&p) {
+            if self.leases.holds(p, Moment::now()) && !self.leaving.contains_key(&p) {
                 log::warn!("cluster: partition {p}: its fetches stopped while held (a renewal came late); giving it up to take it again");
                 // Released, or left to run out in Redis if the connection
                 // is down: either way a new tenure claims the entries.
@@ -595,6 +629,9 @@ impl Node {
     /// so the entries stay for the next owner.
     fn settle_unrecorded(&mut self) {
         for done in std::mem::take(&mut self.answered) {
+            if done.outcome == Outcome::Recorded {
+                self.link.reported(1);
+            }
             let _ = self.ledger.answer(done.fingerprint, Outcome::Dropped);
         }
     }
@@ -620,6 +657,33 @@ impl Node {
             // The shards see the count at zero on their next watch.
             self.outstanding.finish(1);
         }
+    }
+
+    /// Another process of this node's name joined the crawl: this one
+    /// acts for no partition any more (its shards write no record, start
+    /// no fetch), sends Redis nothing more, and stops the crawl here.
+    fn supersede(&mut self) {
+        if self.report.superseded {
+            return;
+        }
+        log::error!(
+            "cluster: another process joined crawl {} as node {} while this one was cut off from Redis; this one stops, writing nothing more",
+            self.settings.crawl,
+            self.settings.name
+        );
+        self.report.superseded = true;
+        self.report.error = Some(StoreError::Superseded.to_string());
+        self.store = None;
+        self.link.set_cut_off(true);
+        for p in self.leases.held() {
+            self.forget(p);
+        }
+        self.adds.clear();
+        self.answered.clear();
+        self.finished.clear();
+        self.waiting_since = None;
+        // The shards see the crawl done on their next watch, and stop.
+        self.outstanding.abort();
     }
 
     /// While finishing with work not written: try to reconnect for a

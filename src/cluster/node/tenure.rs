@@ -10,6 +10,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::super::clock::Moment;
 use super::super::link::Intake;
 use super::super::partition;
 use super::super::store::{NodeStatus, Store};
@@ -17,7 +18,7 @@ use super::{Node, LEAVING_MAX, REBALANCE_RETRY, TAKES_PER_TURN};
 
 impl Node {
     /// Forget the leases no renewal kept valid here.
-    pub(super) fn expire(&mut self, now: Instant) {
+    pub(super) fn expire(&mut self, now: Moment) {
         for p in self.leases.expire(now) {
             log::warn!("cluster: the lease of partition {p} ran out here; its fetches stop");
             self.forget(p);
@@ -34,7 +35,9 @@ impl Node {
         // A new tenure claims every entry pending here anyway.
         self.unsure.remove(&p);
         // Fenced in Redis anyway; what was recorded stays in the log.
-        self.finished.remove(&p);
+        if let Some(f) = self.finished.remove(&p) {
+            self.link.reported(f.done.len());
+        }
         self.report.released += 1;
     }
 
@@ -43,6 +46,7 @@ impl Node {
         let ttl = self.settings.lease_ttl;
         self.next_renew = Instant::now() + self.leases.renew_every();
         let sent = Instant::now();
+        let sent_at = Moment::now();
         let Some(nodes) = self.with_store("heartbeat", |s| s.heartbeat(ttl)) else {
             return;
         };
@@ -53,7 +57,7 @@ impl Node {
         self.link.set_cut_off(false);
         for (&p, ok) in held.iter().zip(renewed) {
             if ok {
-                self.leases.granted(p, sent);
+                self.leases.granted(p, sent_at);
                 self.link.set_held(p, self.leases.until(p));
                 self.link.set_draining(p, self.leaving.contains_key(&p));
             } else {
@@ -123,7 +127,7 @@ impl Node {
             // of them): an answer is matched to its entry by fingerprint,
             // and one of the old tenure must not count for the new.
             let answered = self.ledger.open_in(p) == 0;
-            if !self.leases.holds(p, Instant::now()) && answered {
+            if !self.leases.holds(p, Moment::now()) && answered {
                 if !self.take(p) {
                     return;
                 }
@@ -145,7 +149,7 @@ impl Node {
         // Part of the share is still another node's (it is giving it up,
         // or its lease runs out): look again soon, not a third of the TTL
         // later.
-        if share.iter().any(|&p| !self.leases.holds(p, now)) {
+        if share.iter().any(|&p| !self.leases.holds(p, Moment::now())) {
             self.next_renew = self.next_renew.min(now + REBALANCE_RETRY);
         }
     }
@@ -183,7 +187,7 @@ impl Node {
     /// connection failed.
     pub(super) fn take(&mut self, p: u32) -> bool {
         let ttl = self.settings.lease_ttl;
-        let sent = Instant::now();
+        let sent = Moment::now();
         let Some(got) = self.with_store("taking a lease", |s| s.acquire(p, ttl)) else {
             return false;
         };
@@ -202,7 +206,7 @@ impl Node {
         };
         // A log so long that loading it outlasted the lease: nothing of
         // the partition may be acted on; it is taken again later.
-        if !self.leases.holds(p, Instant::now()) {
+        if !self.leases.holds(p, Moment::now()) {
             log::warn!(
                 "cluster: partition {p}: its done log ({} URLs) took longer to load than its lease; taking it again later",
                 done.len()
@@ -266,6 +270,9 @@ impl Node {
     /// Give every lease up and leave the crawl's live nodes, so the
     /// others take the partitions at once instead of after the TTL.
     pub(super) fn leave(&mut self) {
+        if self.report.superseded {
+            return;
+        }
         for p in self.leases.held() {
             if self
                 .with_store("releasing a lease", |s| s.release(p))

@@ -21,6 +21,7 @@ use redis::{Connection, IntoConnectionInfo, Value};
 
 use super::Keys;
 
+mod generation;
 mod reply;
 mod scripts;
 mod status;
@@ -70,6 +71,11 @@ pub enum StoreError {
         /// The crawl.
         crawl: String,
     },
+    /// Another process joined the crawl under this node's name (a newer
+    /// generation) while this one could not reach Redis: this one is
+    /// fenced off for good, and stops.
+    #[error("superseded: another process joined the crawl under this node's name while this one was cut off; this one stops")]
+    Superseded,
 }
 
 /// A failure of Redis or of the connection to it, as the client library
@@ -93,6 +99,9 @@ impl std::error::Error for RedisFailure {
 
 impl From<redis::RedisError> for StoreError {
     fn from(e: redis::RedisError) -> StoreError {
+        if e.code() == Some(generation::SUPERSEDED) {
+            return StoreError::Superseded;
+        }
         StoreError::Redis(RedisFailure(e))
     }
 }
@@ -178,6 +187,12 @@ impl Store {
     #[cfg(any(test, feature = "internals"))]
     pub fn node(&self) -> &str {
         &self.node
+    }
+
+    /// This connection's commands are `identity`'s from now on (a
+    /// joining node's, once its generation is known).
+    pub fn set_identity(&mut self, identity: &str) {
+        self.node = identity.to_string();
     }
 
     #[cfg(any(test, feature = "internals"))]
@@ -275,6 +290,7 @@ impl Store {
             .key(self.keys.nodes())
             .arg(&self.node)
             .arg(millis(ttl))
+            .arg(self.keys.generations())
             .invoke(&mut self.con)?;
         nodes.sort();
         Ok(nodes)
@@ -349,6 +365,7 @@ impl Store {
             .key(self.keys.lease(partition))
             .arg(&self.node)
             .arg(millis(ttl))
+            .arg(self.keys.generations())
             .invoke(&mut self.con)?;
         Ok(held == 1)
     }
@@ -366,6 +383,7 @@ impl Store {
         let held: Vec<i64> = call
             .arg(&self.node)
             .arg(millis(ttl))
+            .arg(self.keys.generations())
             .invoke(&mut self.con)?;
         if held.len() != partitions.len() {
             return Err(StoreError::Reply("renew"));
@@ -490,6 +508,7 @@ impl Store {
             .arg(&self.node)
             .arg(GROUP)
             .arg(millis(idle))
+            .arg(self.keys.generations())
             .invoke(&mut self.con)?;
         reply::parse_read(&self.keys, reply)
     }
@@ -558,6 +577,7 @@ impl Store {
                 .arg(f.acks.len())
                 .arg(&f.acks);
         }
+        call.arg(self.keys.generations());
         let held: Vec<i64> = call.invoke(&mut self.con)?;
         if held.len() != finished.len() {
             return Err(StoreError::Reply("finish"));

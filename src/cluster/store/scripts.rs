@@ -1,10 +1,32 @@
 //! The Lua scripts of [`super::Store`]: each runs alone in Redis, so what
 //! it reads and writes is one step no other node sees half done. Their
 //! keys and arguments are listed above each; the fenced ones (`finish`,
-//! `sweep`) check the partition's lease before they touch anything.
+//! `sweep`) check the partition's lease before they touch anything, and
+//! those a node's process runs while it crawls ([`guarded`]) check first
+//! that it is still its name's latest process (their last `ARGV` is the
+//! `generations` key).
 //! What it is not: the calls (`super`), nor the replies' parsing.
 
 use redis::Script;
+
+/// The first lines of every script a node's process may run only while
+/// it is its name's latest ([`super::Store::next_generation`]): an
+/// identity with a generation (`ARGV[1]`, `name~generation~token`, as
+/// every crawling process's is) must carry the one the `generations`
+/// hash (the last `ARGV`) holds for its name, or the script writes
+/// nothing and answers the error `SUPERSEDED`. (An identity without one,
+/// a bare name, is a tool's or a test's: not checked.)
+const GUARD: &str = r"
+local gen_name, gen_mine = string.match(ARGV[1], '^([^~]*)~(%d+)~')
+if gen_name ~= nil and redis.call('HGET', ARGV[#ARGV], gen_name) ~= gen_mine then
+  return redis.error_reply('SUPERSEDED another process joined the crawl under this node name')
+end
+";
+
+/// A script that runs only for its name's latest process ([`GUARD`]).
+fn guarded(body: &str) -> Script {
+    Script::new(&format!("{GUARD}{body}"))
+}
 
 /// The scripts, loaded once per connection (`EVALSHA`, falling back to
 /// `EVAL` the first time).
@@ -38,7 +60,7 @@ impl Scripts {
             // KEYS: nodes. ARGV: node, ttl ms. Marks the node alive until
             // now + ttl by Redis's clock (no node's clock is trusted),
             // forgets the expired, returns the live ones.
-            heartbeat: Script::new(
+            heartbeat: guarded(
                 r"
                 local t = redis.call('TIME')
                 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -47,7 +69,7 @@ impl Scripts {
                 return redis.call('ZRANGE', KEYS[1], 0, -1)",
             ),
             // KEYS: lease. ARGV: node, ttl ms. 1 if the node holds it now.
-            acquire: Script::new(
+            acquire: guarded(
                 r"
                 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
                 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -58,7 +80,7 @@ impl Scripts {
             ),
             // KEYS: leases. ARGV: node, ttl ms. Per lease, 1 if still held
             // (and extended), 0 if lost.
-            renew: Script::new(
+            renew: guarded(
                 r"
                 local held = {}
                 for i, k in ipairs(KEYS) do
@@ -89,7 +111,7 @@ impl Scripts {
             // first one under the chunk size (a Redis string stops at
             // 512 MB). The chunks' names are made here, not passed in
             // KEYS: ringcrawl runs on one Redis, not a Redis Cluster.
-            finish: Script::new(
+            finish: guarded(
                 r"
                 local node, group, chunk = ARGV[1], ARGV[2], tonumber(ARGV[3])
                 local a, records, held = 4, 0, {}
@@ -129,7 +151,7 @@ impl Scripts {
             // them. Asked consumer by consumer, so that this node's own
             // pending entries never fill the page. Returns XREADGROUP's
             // shape: {{stream, entries}, ...}.
-            sweep: Script::new(
+            sweep: guarded(
                 r"
                 local node, group, idle = ARGV[1], ARGV[2], ARGV[3]
                 local out = {}

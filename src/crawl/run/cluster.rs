@@ -70,7 +70,12 @@ pub(super) fn start_node(
         return Ok(None);
     };
     let shards = config.cores;
-    let (link, rx) = Link::new(joined.meta.partitions, shards, config.scope.clone());
+    let (link, rx) = Link::new(
+        joined.meta.partitions,
+        shards,
+        config.max_tasks,
+        config.scope.clone(),
+    );
     let node = node::Settings {
         url: settings.url.clone(),
         crawl: settings.crawl.clone(),

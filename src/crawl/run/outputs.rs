@@ -141,6 +141,21 @@ pub(super) fn repair_for_return(config: &Config) -> Result<(), CrawlError> {
         Output::File(path) => Some(path.as_path()),
         _ => None,
     };
+    // A process of this node's name that was cut off, not killed, may
+    // still write them (until it finds itself superseded and stops):
+    // nothing is cut or repaired under a live writer. Its lines are
+    // whole (every writer appends with O_APPEND), its WARC files its own.
+    if let Some(path) = records
+        .into_iter()
+        .chain(config.cdxj.as_deref())
+        .find(|path| held_by_another(path))
+    {
+        log::warn!(
+            "{}: another process of this node still has it open; its files are not repaired",
+            path.display()
+        );
+        return Ok(());
+    }
     for path in records.into_iter().chain(config.cdxj.as_deref()) {
         let cut = crate::state::repair::cut_torn_line(path)
             .map_err(|e| failed("appending to an output", e))?;
@@ -157,4 +172,15 @@ pub(super) fn repair_for_return(config: &Config) -> Result<(), CrawlError> {
         }
     }
     Ok(())
+}
+
+/// Whether another process writes `path` (holds its `flock`, see
+/// `Writer::open`).
+fn held_by_another(path: &std::path::Path) -> bool {
+    use rustix::fs::{flock, FlockOperation};
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    // Released when `file` closes.
+    flock(&file, FlockOperation::NonBlockingLockExclusive).is_err()
 }

@@ -26,6 +26,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::cluster::clock::Moment;
 use crate::cluster::ledger::Outcome;
 use crate::cluster::link::{Done, Intake, Link, ToNode};
 use crate::job::Job;
@@ -145,18 +146,20 @@ impl Shard {
     /// Whether a fetch of `url` may start now: always, but in a cluster
     /// crawl only while its partition is this node's and not being given
     /// up.
-    pub(super) fn may_fetch(&self, url: &str, now: Instant) -> bool {
-        self.cluster
-            .as_ref()
-            .is_none_or(|c| c.link.fetches(c.link.partition_of(urls::host_of(url)), now))
+    pub(super) fn may_fetch(&self, url: &str) -> bool {
+        self.cluster.as_ref().is_none_or(|c| {
+            c.link
+                .fetches(c.link.partition_of(urls::host_of(url)), Moment::now())
+        })
     }
 
     /// Whether a record of `url` may be written now: always, but in a
     /// cluster crawl only while its partition is this node's.
-    pub(super) fn may_record(&self, url: &str, now: Instant) -> bool {
-        self.cluster
-            .as_ref()
-            .is_none_or(|c| c.link.holds(c.link.partition_of(urls::host_of(url)), now))
+    pub(super) fn may_record(&self, url: &str) -> bool {
+        self.cluster.as_ref().is_none_or(|c| {
+            c.link
+                .holds(c.link.partition_of(urls::host_of(url)), Moment::now())
+        })
     }
 
     /// A URL taken from the frontier whose partition is no longer this
@@ -265,6 +268,7 @@ impl Shard {
                 for a in &mut answers {
                     if a.outcome == Outcome::Recorded {
                         a.outcome = Outcome::Dropped;
+                        c.link.reported(1);
                     }
                 }
             }

@@ -177,9 +177,17 @@ impl Shard {
         // returned, and an entry added after that would never be removed
         // (the crawl then hung).
         self.fetching.fetches.borrow_mut().insert(id, None);
+        // Counted node-wide until its record is counted (`Link::behind`).
+        let link = self.cluster.as_ref().map(|c| c.link.clone());
+        if let Some(link) = &link {
+            link.fetch_started();
+        }
         let shard = self.clone();
         let handle = glommio::spawn_local(async move {
             shard.run_work(work).await;
+            if let Some(link) = link {
+                link.fetch_ended();
+            }
             shard.slots.give(slot);
             if slot == shard.id {
                 shard.fetching.slot_freed.notify_all();
@@ -217,9 +225,9 @@ impl Shard {
             }
             match next {
                 // A cluster crawl: the partition is no longer this node's.
-                Next::Fetch(job) if !self.may_fetch(&job.url, now) => self.drop_unowned(job, now),
+                Next::Fetch(job) if !self.may_fetch(&job.url) => self.drop_unowned(job, now),
                 Next::Refused(Job { url, .. }, _) | Next::Limited(Job { url, .. }, _)
-                    if !self.may_record(&url, now) =>
+                    if !self.may_record(&url) =>
                 {
                     self.answer_url(&url, Outcome::Dropped);
                     if self.outstanding.finish(1) {

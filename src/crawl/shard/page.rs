@@ -121,9 +121,16 @@ impl Shard {
                         // later): other fetches must see the bytes at once.
                         self.budget.add_bytes(record.size);
                         self.expect_tallies(token, asked);
+                        // In a cluster crawl, archived only while the
+                        // partition is this node's (its record is written
+                        // only then too): a page whose lease lapsed during
+                        // the fetch leaves no archived copy for the next
+                        // owner to archive again (but a lapse between
+                        // here and the record, a few milliseconds).
+                        let keep = self.may_record(&job.url);
                         if let Some(stored) = match encoded {
-                            Some(e) => self.store(e, true).await,
-                            None => None,
+                            Some(e) if keep => self.store(e, true).await,
+                            _ => None,
                         } {
                             record.warc_file = Some(stored.file.to_string());
                             record.warc_offset = Some(stored.offset);

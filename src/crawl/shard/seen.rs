@@ -333,11 +333,17 @@ impl Shard {
         if self.cluster.is_none() {
             return self.emit(record);
         }
-        if self.may_record(&record.url, Instant::now()) {
+        if self.may_record(&record.url) {
             self.answer_url(&record.url, Outcome::Recorded);
+            if let Some(c) = &self.cluster {
+                c.link.recorded();
+            }
             self.emit(record);
         } else {
             self.answer_url(&record.url, Outcome::Dropped);
+            if let Some(c) = &self.cluster {
+                c.link.count_lost();
+            }
         }
     }
 
