@@ -29,6 +29,7 @@ use std::sync::Arc;
 mod cli;
 mod logger;
 mod save;
+mod serve;
 mod signals;
 mod status;
 
@@ -210,6 +211,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     let quiet = args.verbosity() < 0;
     let report_json = args.report_json.clone();
     let save_dir = args.save.clone();
+    let (status_addr, status_linger) = (args.status_addr, args.status_linger);
     let built = args.into_builder(&demo_root).and_then(|mut builder| {
         builder = builder.keep_records(demo.is_some()).state_args(given);
         if let Some((_, _, Some(ca))) = &demo {
@@ -224,7 +226,26 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    signals::watch(crawler.interrupt_handle().flag())?;
+    let interrupt = crawler.interrupt_handle();
+    signals::watch(interrupt.flag())?;
+    let status = match status_addr {
+        Some(addr) => {
+            let server = serve::StatusServer::start(addr, crawler.live())?;
+            if !quiet && !addr.ip().is_loopback() {
+                eprintln!(
+                    "ringcrawl: --status-addr {addr}: the crawl's numbers are served beyond this machine, to anyone who reaches it"
+                );
+            }
+            if !quiet {
+                eprintln!(
+                    "status: serving http://{}/ (/metrics, /status.json)",
+                    server.addr()
+                );
+            }
+            Some(server)
+        }
+        None => None,
+    };
     let saver = match save_dir {
         Some(dir) => {
             std::fs::create_dir_all(&dir)
@@ -278,6 +299,12 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     if let Some(path) = report_json {
         let json = serde_json::to_vec_pretty(&summary)?;
         std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(server) = status {
+        // The last numbers, for a scraper's next visit; a signal ends the
+        // wait (the crawl's outcome stands).
+        linger(status_linger, &interrupt);
+        server.stop();
     }
     if report.output_closed() {
         // `ringcrawl -o - | head`: the reader had what it wanted; end
@@ -387,6 +414,16 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         // A case a later library adds: the crawl ran.
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// Wait `time`, or until a signal sets `interrupt` (a second one after the
+/// crawl's own exits at once: `signals`).
+fn linger(time: std::time::Duration, interrupt: &ringcrawl::Interrupt) {
+    let until = std::time::Instant::now() + time;
+    let was = interrupt.is_interrupted();
+    while std::time::Instant::now() < until && interrupt.is_interrupted() == was {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// The end report: the library's summary, then why the crawl stopped

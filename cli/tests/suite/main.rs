@@ -42,6 +42,7 @@ mod sitemaps;
 mod spill;
 mod spill_dirs;
 mod state_repair;
+mod status_server;
 mod synthetic_site;
 mod tls;
 mod tls_sessions;
