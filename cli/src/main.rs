@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 mod cli;
 mod logger;
+mod report;
 mod save;
 mod serve;
 mod signals;
@@ -132,7 +133,8 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
     }
 }
 
-/// `ringcrawl cluster status`, `ringcrawl completions SHELL`, `ringcrawl man`.
+/// `ringcrawl cluster status`, `ringcrawl completions SHELL`, `ringcrawl man`,
+/// `ringcrawl report`.
 fn subcommand(command: Command) -> ExitCode {
     let printed = match command {
         Command::Cluster {
@@ -140,6 +142,15 @@ fn subcommand(command: Command) -> ExitCode {
         } => return status::main(args),
         Command::Completions { shell } => cli::completions(shell),
         Command::Man => cli::man(),
+        Command::Report(args) => {
+            return match report::main(&args.files, &args.output) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("ringcrawl: report: {e:#}");
+                    ExitCode::from(1)
+                }
+            };
+        }
     };
     match printed {
         Ok(()) => ExitCode::SUCCESS,

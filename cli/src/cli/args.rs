@@ -458,6 +458,20 @@ pub enum Command {
     },
     /// Print the man page (e.g. ringcrawl man > ringcrawl.1; man ./ringcrawl.1)
     Man,
+    /// Write one self-contained HTML report of a finished crawl from its records (e.g. ringcrawl report pages.jsonl -o report.html)
+    Report(ReportArgs),
+}
+
+/// `ringcrawl report`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The crawl's records (-o's JSON lines; a cluster's: every node's file; - is standard input)
+    #[arg(value_name = "RECORDS.jsonl", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// The HTML file to write
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: std::path::PathBuf,
 }
 
 /// `ringcrawl cluster ...`.
