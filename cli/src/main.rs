@@ -427,12 +427,11 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Wait `time`, or until a signal sets `interrupt` (a second one after the
-/// crawl's own exits at once: `signals`).
+/// Wait `time`, or until a signal sets `interrupt`: at once if one did
+/// already (an interrupted crawl, or a signal since it ended).
 fn linger(time: std::time::Duration, interrupt: &ringcrawl::Interrupt) {
     let until = std::time::Instant::now() + time;
-    let was = interrupt.is_interrupted();
-    while std::time::Instant::now() < until && interrupt.is_interrupted() == was {
+    while std::time::Instant::now() < until && !interrupt.is_interrupted() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }

@@ -221,23 +221,28 @@ impl Live {
     }
 
     /// Shard `id`'s numbers now. Skipped if a reader holds the slot,
-    /// unless `last` (the shard is done: this is its final word).
+    /// unless `last` (the shard is done: this is its final word). Whether
+    /// they were published.
     pub(crate) fn publish(
         &self,
         id: usize,
         last: bool,
         now: impl FnOnce() -> (Stats, ShardGauges),
-    ) {
+    ) -> bool {
         let Some(slot) = self.inner.running.get().and_then(|r| r.slots.get(id)) else {
-            return;
+            return false;
         };
         let guard = if last {
             Some(slot.published.lock().unwrap_or_else(|e| e.into_inner()))
         } else {
             slot.published.try_lock().ok()
         };
-        if let Some(mut guard) = guard {
-            *guard = Some(now());
+        match guard {
+            Some(mut guard) => {
+                *guard = Some(now());
+                true
+            }
+            None => false,
         }
     }
 
@@ -390,7 +395,7 @@ mod tests {
     fn nothing_before_the_crawl_starts_then_the_shards_merged() {
         let live = Live::new();
         assert!(live.snapshot().is_none());
-        live.publish(0, false, || panic!("no slot before begin"));
+        assert!(!live.publish(0, false, || panic!("no slot before begin")));
         live.begin(
             2,
             Arc::new(Progress::new(2)),
@@ -403,8 +408,8 @@ mod tests {
             budget_pages: queued,
             ..ShardGauges::default()
         };
-        live.publish(0, false, || (stats(3), gauges(1)));
-        live.publish(1, false, || (stats(4), gauges(2)));
+        assert!(live.publish(0, false, || (stats(3), gauges(1))));
+        assert!(live.publish(1, false, || (stats(4), gauges(2))));
         let snap = live.snapshot().unwrap();
         assert!(!snap.finished);
         assert_eq!(snap.summary.urls, 7);
@@ -432,9 +437,9 @@ mod tests {
         );
         let slot = &live.inner.running.get().unwrap().slots[0];
         let held = slot.published.lock().unwrap();
-        live.publish(0, false, || panic!("skipped while a reader holds the slot"));
+        assert!(!live.publish(0, false, || panic!("skipped while a reader holds the slot")));
         drop(held);
-        live.publish(0, true, || (stats(1), ShardGauges::default()));
+        assert!(live.publish(0, true, || (stats(1), ShardGauges::default())));
         assert_eq!(live.snapshot().unwrap().summary.urls, 1);
     }
 }

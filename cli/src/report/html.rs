@@ -65,8 +65,8 @@ pub fn page(t: &Tally, files: &[String]) -> String {
     }
     h.push_str("</section><section class=\"charts\">");
     let steps = series(t, first, span);
-    chart(&mut h, "pages/s", "chart-pages", &steps, |s| s.0);
-    chart(&mut h, "bytes/s", "chart-bytes", &steps, |s| s.1);
+    chart(&mut h, "pages/s", "chart-pages", &steps, |s| s.0, group);
+    chart(&mut h, "bytes/s", "chart-bytes", &steps, |s| s.1, bytes);
     h.push_str("</section><section class=\"tables\">");
     let rows = |map: &mut dyn Iterator<Item = (String, u64)>| map.collect::<Vec<_>>();
     table(
@@ -135,6 +135,7 @@ fn chart(
     id: &str,
     steps: &[(f64, f64, f64)],
     value: impl Fn(&(f64, f64)) -> f64,
+    unit: fn(u64) -> String,
 ) {
     let (w, ht) = (600.0, 160.0);
     let points: Vec<(f64, f64)> = steps.iter().map(|s| (s.0, value(&(s.1, s.2)))).collect();
@@ -158,7 +159,7 @@ fn chart(
          <text x=\"4\" y=\"158\">max {}/s over {} s</text>\
          <polyline points=\"{}\"></polyline></svg></figure>",
         points.len(),
-        group(max.round() as u64),
+        unit(max.round() as u64),
         group(end as u64),
         line.join(" ")
     );

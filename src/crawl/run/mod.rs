@@ -152,10 +152,7 @@ pub fn run_with(
     // The records are written: the node reports what is done and leaves.
     cluster::finish_node(built.node, outcome);
     outcome.elapsed = started.elapsed();
-    // Every shard published its last numbers with its result.
-    if let Some(live) = &built.shared.hooks.live {
-        live.end(outcome.elapsed);
-    }
+    let elapsed = outcome.elapsed;
     // The last checkpoint, once every record is written.
     finish::last_checkpoint(checkpoints, outcome);
     reporter.stop();
@@ -172,7 +169,14 @@ pub fn run_with(
     // The spill directory (`begun` holds it) and the shards' spilled
     // queues in it: nothing a later crawl could use (yet).
     drop(begun);
-    collected.settle(&built.shared)
+    let settled = collected.settle(&built.shared);
+    // Every shard published its last numbers with its result, and the
+    // outcome is settled (a signal from now on changes nothing): the
+    // live numbers are final.
+    if let Some(live) = &built.shared.hooks.live {
+        live.end(elapsed);
+    }
+    settled
 }
 
 /// The progress reporter's thread (`--progress`), if asked for.

@@ -53,7 +53,8 @@ impl Shard {
 
     /// Publish this shard's numbers, if a status server wants them, at
     /// most every [`LIVE_INTERVAL`] unless `last`; `said` is when it last
-    /// did.
+    /// did (a round skipped because a reader held the slot is tried again
+    /// at the next watch, 50 ms on).
     pub(super) fn publish_live(&self, said: &mut Option<Instant>, last: bool) {
         let Some(live) = &self.hooks.live else {
             return;
@@ -61,12 +62,14 @@ impl Shard {
         if !last && said.is_some_and(|at| at.elapsed() < LIVE_INTERVAL) {
             return;
         }
-        *said = Some(Instant::now());
-        live.publish(self.id, last, || {
+        let published = live.publish(self.id, last, || {
             let mut stats = self.recording.stats.borrow().clone();
             self.tally(&mut stats);
             (stats, self.gauges())
         });
+        if published {
+            *said = Some(Instant::now());
+        }
     }
 
     /// How much this shard holds now.
