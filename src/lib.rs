@@ -303,6 +303,10 @@ pub use config::secret::redacted as redacted_url;
 pub use config::DEFAULT_USER_AGENT;
 pub use job::ErrorKind;
 pub use net::dns::Families;
+pub use output::live::{
+    Budgets as LiveBudgets, Live, LiveSnapshot, MemoryLimits, MemoryUse, ShardNow, Waits,
+};
+pub use output::metrics::{prometheus as prometheus_text, CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE};
 pub use output::record::Record;
 pub use output::record::Warning;
 pub use output::stats::{

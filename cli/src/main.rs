@@ -28,7 +28,9 @@ use std::sync::Arc;
 
 mod cli;
 mod logger;
+mod report;
 mod save;
+mod serve;
 mod signals;
 mod status;
 
@@ -131,7 +133,8 @@ fn parse_args() -> Result<(Args, Vec<String>), ExitCode> {
     }
 }
 
-/// `ringcrawl cluster status`, `ringcrawl completions SHELL`, `ringcrawl man`.
+/// `ringcrawl cluster status`, `ringcrawl completions SHELL`, `ringcrawl man`,
+/// `ringcrawl report`.
 fn subcommand(command: Command) -> ExitCode {
     let printed = match command {
         Command::Cluster {
@@ -139,6 +142,15 @@ fn subcommand(command: Command) -> ExitCode {
         } => return status::main(args),
         Command::Completions { shell } => cli::completions(shell),
         Command::Man => cli::man(),
+        Command::Report(args) => {
+            return match report::main(&args.files, &args.output) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("ringcrawl: report: {e:#}");
+                    ExitCode::from(1)
+                }
+            };
+        }
     };
     match printed {
         Ok(()) => ExitCode::SUCCESS,
@@ -210,6 +222,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     let quiet = args.verbosity() < 0;
     let report_json = args.report_json.clone();
     let save_dir = args.save.clone();
+    let (status_addr, status_linger) = (args.status_addr, args.status_linger);
     let built = args.into_builder(&demo_root).and_then(|mut builder| {
         builder = builder.keep_records(demo.is_some()).state_args(given);
         if let Some((_, _, Some(ca))) = &demo {
@@ -224,7 +237,26 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    signals::watch(crawler.interrupt_handle().flag())?;
+    let interrupt = crawler.interrupt_handle();
+    signals::watch(interrupt.flag())?;
+    let status = match status_addr {
+        Some(addr) => {
+            let server = serve::StatusServer::start(addr, crawler.live())?;
+            if !quiet && !addr.ip().is_loopback() {
+                eprintln!(
+                    "ringcrawl: --status-addr {addr}: the crawl's numbers are served beyond this machine, to anyone who reaches it"
+                );
+            }
+            if !quiet {
+                eprintln!(
+                    "status: serving http://{}/ (/metrics, /status.json)",
+                    server.addr()
+                );
+            }
+            Some(server)
+        }
+        None => None,
+    };
     let saver = match save_dir {
         Some(dir) => {
             std::fs::create_dir_all(&dir)
@@ -278,6 +310,12 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     if let Some(path) = report_json {
         let json = serde_json::to_vec_pretty(&summary)?;
         std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(server) = status {
+        // The last numbers, for a scraper's next visit; a signal ends the
+        // wait (the crawl's outcome stands).
+        linger(status_linger, &interrupt);
+        server.stop();
     }
     if report.output_closed() {
         // `ringcrawl -o - | head`: the reader had what it wanted; end
@@ -397,6 +435,15 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
         // A case a later library adds: the crawl ran.
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// Wait `time`, or until a signal sets `interrupt`: at once if one did
+/// already (an interrupted crawl, or a signal since it ended).
+fn linger(time: std::time::Duration, interrupt: &ringcrawl::Interrupt) {
+    let until = std::time::Instant::now() + time;
+    while std::time::Instant::now() < until && !interrupt.is_interrupted() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// The end report: the library's summary, then why the crawl stopped

@@ -1,8 +1,8 @@
 //! The library's public face: build a crawl ([`CrawlerBuilder`]), run it
 //! ([`Crawler::run`]), see its pages as they arrive (a handler on the
 //! shard that fetched each, or a bounded [`PageStream`] for another
-//! thread), decide which links to follow, stop it ([`Interrupt`]), and
-//! read its [`Report`].
+//! thread), decide which links to follow, stop it ([`Interrupt`]), watch
+//! its live numbers ([`Crawler::live`]), and read its [`Report`].
 //!
 //! Not the engine: this only turns settings and hooks into the internal
 //! `Config` and `Hooks` that `crate::crawl` runs with. The library prints
@@ -28,6 +28,7 @@ pub use report::Report;
 pub(crate) use crate::crawl::hooks::Hooks;
 
 use crate::config::Config;
+use crate::output::live::Live;
 
 /// A crawl, ready to run: made by [`Crawler::builder`].
 #[derive(Debug)]
@@ -69,6 +70,17 @@ impl Crawler {
         let (sender, stream) = crate::crawl::stream::page_stream(budget);
         self.hooks.stream = Some(sender);
         stream
+    }
+
+    /// The live numbers of this crawl, for a status page or a metrics
+    /// endpoint: [`Live::snapshot`] from any thread, while it runs and
+    /// after (then they are the report's), and
+    /// [`prometheus_text`](crate::prometheus_text) to serve them. Asking
+    /// makes each shard publish a copy of its counters about once a
+    /// second, off its record path; a crawl never asked publishes nothing.
+    /// Calling it again returns the same handle.
+    pub fn live(&mut self) -> Live {
+        self.hooks.live.get_or_insert_with(Live::new).clone()
     }
 
     /// A handle that stops this crawl from any thread (the one given to

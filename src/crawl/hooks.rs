@@ -1,9 +1,12 @@
 //! The hooks that see each page, as the shards hold them ([`Hooks`]): the
-//! page handler, the follow rule and the page stream's sender.
+//! page handler, the follow rule and the page stream's sender; and the
+//! live numbers' handle, which the shards publish to.
 //!
 //! Not the pages (`super::page`) nor the stream's queue (`super::stream`).
 
 use url::Url;
+
+use crate::output::live::Live;
 
 use super::page::Page;
 use super::stream::PageSender;
@@ -24,6 +27,8 @@ pub struct Hooks {
     pub handler: Option<HandlerFactory>,
     pub follow: Option<FollowRule>,
     pub stream: Option<PageSender>,
+    /// The live numbers, published by the shards for a status server.
+    pub live: Option<Live>,
 }
 
 impl Hooks {
@@ -39,6 +44,7 @@ impl std::fmt::Debug for Hooks {
             .field("handler", &self.handler.is_some())
             .field("follow", &self.follow.is_some())
             .field("stream", &self.stream.is_some())
+            .field("live", &self.live.is_some())
             .finish()
     }
 }

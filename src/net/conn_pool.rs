@@ -90,7 +90,6 @@ impl<K: Hash + Eq, C> ConnPool<K, C> {
     }
 
     /// Connections held now.
-    #[cfg(any(test, feature = "internals"))]
     pub fn held(&self) -> usize {
         self.held
     }

@@ -1,12 +1,15 @@
 //! What a crawl shows and leaves behind: one [`record`] per URL, buffered
 //! as JSON Lines by a shard's [`sink`] and written by the [`writer`]
 //! thread; the counters ([`stats`]) and the end report as text ([`report`]); the live progress line
-//! ([`progress`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
+//! ([`progress`]); the live numbers for a status server ([`live`]) and
+//! their Prometheus text ([`metrics`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
 //! the WACZ package made of them at the end ([`wacz`]).
 //!
 //! Not the crawl itself: shards hand finished records here and go on.
 
 pub mod cdxj;
+pub mod live;
+pub mod metrics;
 pub mod progress;
 pub mod record;
 pub mod report;

@@ -259,7 +259,7 @@ impl Latencies {
 }
 
 /// p50/p90/p99/max of one histogram, in ms.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[non_exhaustive]
 #[allow(missing_docs)]
 pub struct Percentiles {
@@ -284,7 +284,7 @@ impl Percentiles {
 }
 
 /// The numbers of the end report (`--report-json` writes them as JSON).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
 #[allow(missing_docs)]
 pub struct Summary {

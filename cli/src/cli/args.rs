@@ -517,6 +517,19 @@ pub struct Args {
     /// Time between progress lines when stderr is not a terminal (a bare number is seconds)
     #[arg(long = "progress-interval", value_name = "DURATION", default_value = "5s", value_parser = units::seconds, help_heading = LOGGING)]
     pub progress_interval: Duration,
+
+    /// Serve the crawl's live numbers over HTTP at ADDR (IP:PORT; port 0: any free one): a live page at /, /status.json, /metrics for Prometheus [default: off]
+    ///
+    /// Binds exactly ADDR: 127.0.0.1:9898 or [::1]:9898 for this machine
+    /// only; an address others reach only when you name one (there is no
+    /// authentication). The address bound is printed on stderr. See
+    /// docs/status.md.
+    #[arg(long = "status-addr", value_name = "ADDR", help_heading = LOGGING)]
+    pub status_addr: Option<std::net::SocketAddr>,
+
+    /// With --status-addr: keep serving the final numbers this long after the crawl ends, so a scraper gets them (Ctrl-C ends it early)
+    #[arg(long = "status-linger", value_name = "DURATION", default_value = "0s", value_parser = units::seconds, requires = "status_addr", help_heading = LOGGING)]
+    pub status_linger: Duration,
 }
 
 /// What `ringcrawl` does instead of a crawl (a root of the same name is
@@ -535,6 +548,20 @@ pub enum Command {
     },
     /// Print the man page (e.g. ringcrawl man > ringcrawl.1; man ./ringcrawl.1)
     Man,
+    /// Write one self-contained HTML report of a finished crawl from its records (e.g. ringcrawl report pages.jsonl -o report.html)
+    Report(ReportArgs),
+}
+
+/// `ringcrawl report`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The crawl's records (-o's JSON lines; a cluster's: every node's file; - is standard input)
+    #[arg(value_name = "RECORDS.jsonl", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// The HTML file to write
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: std::path::PathBuf,
 }
 
 /// `ringcrawl cluster ...`.

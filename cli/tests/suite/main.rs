@@ -48,6 +48,7 @@ mod sitemaps;
 mod spill;
 mod spill_dirs;
 mod state_repair;
+mod status_server;
 mod strip_query;
 mod synthetic_site;
 mod tls;

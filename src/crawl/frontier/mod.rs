@@ -593,7 +593,6 @@ impl Frontier {
 
     /// Bytes the queued URLs in RAM take, as counted against
     /// [`Politeness::memory`].
-    #[cfg(any(test, feature = "internals"))]
     pub fn queued_ram(&self) -> usize {
         self.spill.ram
     }

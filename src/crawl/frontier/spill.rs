@@ -399,6 +399,12 @@ impl Frontier {
     pub(super) fn set_spill_store(&mut self, store: Store) {
         self.spill.store = store;
     }
+
+    /// Bytes the spill's ledger holds in RAM (its block buffer, writes not
+    /// yet taken).
+    pub fn spill_ram(&self) -> usize {
+        self.spill.store.ram()
+    }
 }
 
 #[cfg(test)]

@@ -294,6 +294,21 @@ impl Store {
         }
     }
 
+    /// Bytes this ledger holds in RAM: the block buffer, rescued blocks
+    /// and writes not yet taken by the spill task.
+    pub fn ram(&self) -> usize {
+        self.block.capacity()
+            + self.rescued.iter().map(|(_, _, b)| b.len()).sum::<usize>()
+            + self
+                .io
+                .iter()
+                .map(|io| match io {
+                    SpillIo::Write { bytes, .. } => bytes.len(),
+                    _ => 0,
+                })
+                .sum::<usize>()
+    }
+
     /// The next request to carry out.
     pub fn next_io(&mut self) -> Option<SpillIo> {
         self.io.pop_front()

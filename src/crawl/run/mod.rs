@@ -33,6 +33,7 @@ use crate::config::budget::Spent;
 use crate::config::Config;
 use crate::crawl::error::CrawlError;
 use crate::crawl::hooks::Hooks;
+use crate::output::live::MemoryLimits;
 use crate::output::progress::{self, Progress};
 use crate::output::record::Record;
 use crate::output::stats::Stats;
@@ -122,6 +123,19 @@ pub fn run_with(
         hooks,
     )?;
     let reporter = Reporter::start(&config, &built.shared.progress);
+    if let Some(live) = &built.shared.hooks.live {
+        live.begin(
+            config.cores,
+            built.shared.progress.clone(),
+            config.budget,
+            MemoryLimits {
+                hosts: config.host_memory as u64,
+                seen: config.seen_memory as u64,
+                queues: config.frontier_memory as u64,
+                tls_sessions_per_shard: config.tls_session_memory as u64,
+            },
+        );
+    }
     let started = Instant::now();
     let checkpoints = begun.checkpoints(
         &config,
@@ -139,6 +153,7 @@ pub fn run_with(
     // The records are written: the node reports what is done and leaves.
     cluster::finish_node(built.node, outcome);
     outcome.elapsed = started.elapsed();
+    let elapsed = outcome.elapsed;
     // The last checkpoint, once every record is written.
     finish::last_checkpoint(checkpoints, outcome);
     reporter.stop();
@@ -155,7 +170,14 @@ pub fn run_with(
     // The spill directory (`begun` holds it) and the shards' spilled
     // queues in it: nothing a later crawl could use (yet).
     drop(begun);
-    collected.settle(&built.shared)
+    let settled = collected.settle(&built.shared);
+    // Every shard published its last numbers with its result, and the
+    // outcome is settled (a signal from now on changes nothing): the
+    // live numbers are final.
+    if let Some(live) = &built.shared.hooks.live {
+        live.end(elapsed);
+    }
+    settled
 }
 
 /// The progress reporter's thread (`--progress`), if asked for.

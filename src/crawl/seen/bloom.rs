@@ -38,7 +38,6 @@ impl Bloom {
     }
 
     /// Bytes allocated.
-    #[cfg(any(test, feature = "internals"))]
     pub fn bytes(&self) -> usize {
         self.lines.len() * 64
     }

@@ -61,7 +61,6 @@ impl Bucket {
         }
     }
 
-    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -182,7 +181,6 @@ impl FrozenBucket {
         self.len == 0
     }
 
-    #[cfg(any(test, feature = "internals"))]
     pub fn bytes(&self) -> usize {
         self.slots.len() * 8
     }

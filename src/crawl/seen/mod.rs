@@ -304,7 +304,6 @@ impl SeenSet {
     /// Keys known: on the run plus in RAM. Approximate: a key inserted with
     /// [`SeenSet::insert`] that is also on disk counts twice until the next
     /// merge; pending keys are not counted.
-    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> u64 {
         let ram =
             self.active.len() + self.overflow.len() + self.frozen.as_ref().map_or(0, |f| f.len());
@@ -338,7 +337,6 @@ impl SeenSet {
 
     /// Bytes held in RAM: the tables, the run's index and Bloom filter, the
     /// pending and overflow sets (estimated at ~10 B an entry).
-    #[cfg(any(test, feature = "internals"))]
     pub fn memory(&self) -> usize {
         let tables = self.active.bytes()
             + self

@@ -99,7 +99,6 @@ impl Run {
     }
 
     /// RAM held: the sparse index and the Bloom filter.
-    #[cfg(any(test, feature = "internals"))]
     pub fn memory(&self) -> usize {
         self.index.capacity() * 8 + self.bloom.bytes()
     }

@@ -23,6 +23,7 @@ mod dispatch;
 mod failure;
 mod index;
 mod journal;
+mod live;
 mod page;
 mod receive;
 mod robots;
@@ -61,7 +62,7 @@ use crate::net::tls::{tickets_per_key, TlsClient};
 use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
 use crate::output::sink::RecordSink;
-use crate::output::stats::{DnsCounts, Stats};
+use crate::output::stats::Stats;
 use crate::output::warc::dedup::Dedup;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
 use crate::output::writer::WriterHandle;
@@ -533,47 +534,13 @@ impl Shard {
         }
         // The index lines whose bytes are in the files now, and only those.
         self.finish_index(index);
-        let hosts = self.frontier.borrow().host_memory();
         {
             let mut stats = self.recording.stats.borrow_mut();
-            stats.hosts_held = (hosts.live + hosts.resting) as u64;
-            stats.host_memory_peak = hosts.peak_bytes as u64;
-            stats.urls_waited_for_hosts = hosts.waited;
+            self.tally(&mut stats);
         }
-        self.recording.stats.borrow_mut().seen_merges = self.newness.seen.borrow().merges();
-        {
-            let sessions = self.fetching.tls.session_counts();
-            let mut stats = self.recording.stats.borrow_mut();
-            stats.tls_sessions = sessions.keys as u64;
-            stats.tls_session_bytes = sessions.bytes as u64;
-            stats.tls_session_evictions = sessions.evictions;
-        }
-        {
-            let frontier = self.frontier.borrow();
-            let mut stats = self.recording.stats.borrow_mut();
-            stats.queued_left = frontier.queued() as u64;
-            stats.queued_on_disk = frontier.queued_on_disk() as u64;
-            let spill = frontier.spill_stats();
-            stats.spill_chunks = spill.chunks;
-            stats.spill_bytes = spill.written;
-            stats.spill_reads = spill.reads;
-        }
-        {
-            let dns = self.fetching.resolver.stats();
-            let (names, bytes) = self.fetching.resolver.cache_usage();
-            self.recording.stats.borrow_mut().dns = DnsCounts {
-                lookups: dns.lookups,
-                queries: dns.queries,
-                answers: dns.answers,
-                timeouts: dns.timeouts,
-                cache_hits: dns.cache_hits,
-                negative_hits: dns.negative_hits,
-                waited: dns.waited,
-                early: dns.early,
-                cached_names: names as u64,
-                cache_bytes: bytes as u64,
-            };
-        }
+        // The status server's last word from this shard: the numbers its
+        // result carries.
+        self.publish_live(&mut None, true);
         self.recording.cdxj.hand_off();
         ShardResult {
             stats: self.recording.stats.take(),

@@ -1,6 +1,6 @@
 //! The shard's watch and its stop: every [`WATCH_INTERVAL`] the watch
 //! hands the buffered lines on, tells the progress line what the hosts
-//! wait for, and ends the crawl early when it must ([`Halt`]); `stop` wakes
+//! wait for, publishes the live numbers for a status server (`live.rs`), and ends the crawl early when it must ([`Halt`]); `stop` wakes
 //! every task of the shard and closes its senders.
 
 use std::sync::atomic::Ordering;
@@ -16,10 +16,12 @@ impl Shard {
     /// Completes, after stopping the shard, with why.
     pub(super) async fn watch(&self) -> Halt {
         let mut said: Option<Instant> = None;
+        let mut published: Option<Instant> = None;
         let halt = loop {
             self.recording.sink.hand_off();
             self.recording.cdxj.hand_off();
-            if self.config.progress.is_some()
+            self.publish_live(&mut published, false);
+            if (self.config.progress.is_some() || self.hooks.live.is_some())
                 && said.is_none_or(|at| at.elapsed() >= WAITS_INTERVAL)
             {
                 self.say_waiting();

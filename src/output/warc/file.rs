@@ -179,6 +179,11 @@ impl WarcFiles {
         placed
     }
 
+    /// Files started so far.
+    pub fn files(&self) -> usize {
+        self.state.queue.borrow().files
+    }
+
     /// Bytes queued so far (a watermark for [`WarcFiles::flushed_past`]).
     pub fn placed(&self) -> u64 {
         self.state.placed.get()

@@ -1,0 +1,307 @@
+//! `--status-addr ADDR`: a small HTTP/1.1 server on a thread of its own
+//! that shows a running crawl: `/metrics` (Prometheus text),
+//! `/status.json` (the same numbers and a second-by-second history,
+//! `history.rs`) and `/`, a live page (`page.rs`).
+//!
+//! Where it lives, and why: the library exposes the numbers
+//! ([`ringcrawl::Crawler::live`], read as a [`ringcrawl::LiveSnapshot`],
+//! and [`ringcrawl::prometheus_text`], a pure function of them); the
+//! command serves them. A library that embeds the crawler opens no socket
+//! it was not asked for, and the imports stay one way: this module uses
+//! the library's public API only. The shards never wait for it: they
+//! publish a copy of their counters about once a second, off their record
+//! path, and this thread reads the copies (`ringcrawl::output::live`).
+//!
+//! It answers GET and HEAD, one request a connection (`Connection:
+//! close`), one connection at a time, each bounded by a time-out and a
+//! head of 8 KiB: a status page for one operator and a scraper, not a web
+//! server. Requests are parsed with httparse (hand-written code would only
+//! be the socket loop around it). It binds exactly the address it is
+//! given, no other: a non-loopback one only when the user names it, and
+//! then anyone who reaches it reads the crawl's numbers (no
+//! authentication; docs/status.md).
+//!
+//! Not the numbers (the library's) and not their text.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::Context;
+use ringcrawl::Live;
+
+mod history;
+mod page;
+
+use history::History;
+
+/// The longest a request's head may be.
+const MAX_HEAD: usize = 8 * 1024;
+/// The longest a client may take to send its request or read the answer.
+const IO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The running server.
+pub struct StatusServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl StatusServer {
+    /// Bind `addr` (port 0: one the system picks) and serve `live`.
+    pub fn start(addr: SocketAddr, live: Live) -> anyhow::Result<StatusServer> {
+        let listener = TcpListener::bind(addr)
+            .with_context(|| format!("--status-addr {addr}: cannot listen there"))?;
+        let addr = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let (history, sampler) = History::start(live.clone())?;
+        let site = Site { live, history };
+        let thread = std::thread::Builder::new()
+            .name("ringcrawl-status".into())
+            .spawn(move || {
+                for stream in listener.incoming() {
+                    if stopped.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if let Ok(stream) = stream {
+                        serve(stream, &site);
+                    }
+                }
+                site.history.stop();
+                sampler.thread().unpark();
+                let _ = sampler.join();
+            })?;
+        Ok(StatusServer {
+            addr,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stop listening (the thread ends after the request it serves).
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Wake the accept with a connection of our own.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// What the server serves: the numbers, and their history.
+pub struct Site {
+    live: Live,
+    history: History,
+}
+
+/// One connection: read a request, answer it, close.
+fn serve(mut stream: TcpStream, site: &Site) {
+    let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
+    let answer = match read_request(&mut stream) {
+        Ok(Some(request)) => route(&request, site),
+        Ok(None) => return,
+        Err(status) => Answer::error(status),
+    };
+    let _ = stream.write_all(&answer.bytes());
+    let _ = stream.flush();
+}
+
+/// A request as routed: its method and path (without the query).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Request {
+    pub head_only: bool,
+    pub path: String,
+}
+
+/// Read and parse a request head; None if the client sent nothing; an
+/// error status for one this server will not take.
+fn read_request(stream: &mut TcpStream) -> Result<Option<Request>, u16> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let n = stream.read(&mut chunk).map_err(|_| 408u16)?;
+        if n == 0 {
+            return if buf.is_empty() { Ok(None) } else { Err(400) };
+        }
+        buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
+        match parse(&buf) {
+            Ok(Some(request)) => return Ok(Some(request)),
+            Ok(None) if buf.len() < MAX_HEAD => continue,
+            Ok(None) => return Err(431),
+            Err(status) => return Err(status),
+        }
+    }
+}
+
+/// Parse `buf` as a request head: None while it is partial.
+pub fn parse(buf: &[u8]) -> Result<Option<Request>, u16> {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(buf) {
+        Ok(httparse::Status::Partial) => Ok(None),
+        Ok(httparse::Status::Complete(_)) => {
+            let head_only = match req.method {
+                Some("GET") => false,
+                Some("HEAD") => true,
+                _ => return Err(405),
+            };
+            let target = req.path.unwrap_or("/");
+            let path = target.split(['?', '#']).next().unwrap_or("/").to_string();
+            Ok(Some(Request { head_only, path }))
+        }
+        Err(httparse::Error::TooManyHeaders) => Err(431),
+        Err(_) => Err(400),
+    }
+}
+
+/// What the server sends back.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+    pub head_only: bool,
+}
+
+impl Answer {
+    fn ok(content_type: &'static str, body: impl Into<Vec<u8>>) -> Answer {
+        Answer {
+            status: 200,
+            content_type,
+            body: body.into(),
+            head_only: false,
+        }
+    }
+
+    fn error(status: u16) -> Answer {
+        Answer {
+            status,
+            content_type: "text/plain; charset=utf-8",
+            body: format!("{} {}\n", status, reason(status)).into_bytes(),
+            head_only: false,
+        }
+    }
+
+    /// The whole answer, head and body.
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut out = format!(
+            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n{}\r\n",
+            self.status,
+            reason(self.status),
+            self.content_type,
+            self.body.len(),
+            if self.status == 405 { "Allow: GET, HEAD\r\n" } else { "" },
+        )
+        .into_bytes();
+        if !self.head_only {
+            out.extend_from_slice(&self.body);
+        }
+        out
+    }
+}
+
+/// The answer to `request`.
+pub fn route(request: &Request, site: &Site) -> Answer {
+    let snapshot = || site.live.snapshot();
+    let mut answer = match request.path.as_str() {
+        "/status.js" => Answer::ok("text/javascript; charset=utf-8", page::SCRIPT),
+        "/status.css" => Answer::ok("text/css; charset=utf-8", page::STYLES),
+        // Not started yet: nothing to say, as a scrape sees it.
+        "/metrics" | "/status.json" | "/" => match (request.path.as_str(), snapshot()) {
+            (_, None) => Answer::error(503),
+            ("/metrics", Some(now)) => Answer::ok(
+                ringcrawl::PROMETHEUS_CONTENT_TYPE,
+                ringcrawl::prometheus_text(&now),
+            ),
+            ("/status.json", Some(now)) => Answer::ok(
+                "application/json",
+                history::status_json(&now, &site.history),
+            ),
+            (_, Some(now)) => Answer::ok(
+                "text/html; charset=utf-8",
+                page::html(&history::status_json(&now, &site.history)),
+            ),
+        },
+        _ => Answer::error(404),
+    };
+    answer.head_only = request.head_only;
+    answer
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        431 => "Request Header Fields Too Large",
+        503 => "Service Unavailable",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_parse_to_a_path_without_the_query() {
+        assert_eq!(parse(b"GET /metrics HTTP/1.1\r\nHost: x\r\n"), Ok(None));
+        assert_eq!(
+            parse(b"GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Ok(Some(Request {
+                head_only: false,
+                path: "/metrics".into()
+            }))
+        );
+        assert!(
+            parse(b"HEAD / HTTP/1.0\r\n\r\n")
+                .unwrap()
+                .unwrap()
+                .head_only
+        );
+        assert_eq!(parse(b"POST / HTTP/1.1\r\n\r\n"), Err(405));
+        assert_eq!(parse(b"GET / HTTP/1.1\r\nbad header\r\n\r\n"), Err(400));
+    }
+
+    #[test]
+    fn answers_before_the_crawl_starts_and_for_unknown_paths() {
+        let site = Site {
+            live: Live::new(),
+            history: History::default(),
+        };
+        let get = |path: &str| {
+            route(
+                &Request {
+                    head_only: false,
+                    path: path.into(),
+                },
+                &site,
+            )
+        };
+        assert_eq!(get("/metrics").status, 503);
+        assert_eq!(get("/status.json").status, 503);
+        assert_eq!(get("/status.js").status, 200);
+        assert_eq!(get("/nope").status, 404);
+        let head = Answer {
+            head_only: true,
+            ..get("/nope")
+        }
+        .bytes();
+        let text = String::from_utf8(head).unwrap();
+        assert!(text.starts_with("HTTP/1.1 404 Not Found\r\n"), "{text}");
+        assert!(text.ends_with("\r\n\r\n"), "HEAD: no body: {text}");
+    }
+}

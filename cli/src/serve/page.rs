@@ -1,0 +1,49 @@
+//! The live status page at `/`: one HTML file, its script and its styles,
+//! all inside the binary (`include_str!`), so the page works offline, on
+//! a machine reached over a tunnel, with no CDN. The page as served holds
+//! the numbers of the moment (`/status.json`'s, in a
+//! `<script type="application/json">`), so it is whole as soon as it
+//! loads; its script then polls `/status.json` each second.
+//!
+//! The charts are hand-drawn SVG (polylines and bars, some 60 lines of
+//! the script), not a charting library: two time series and a few bar
+//! tables need no more, and vendoring one (uPlot is ~50 KB with its CSS
+//! and licence) would be code to keep up to date for nothing the page
+//! uses.
+//!
+//! Not the numbers (`/status.json`, `history.rs`) nor the server.
+
+/// The page's script.
+pub const SCRIPT: &str = include_str!("page/status.js");
+/// The page's styles.
+pub const STYLES: &str = include_str!("page/status.css");
+/// The page, where `<!--STATUS-->` stands for the numbers.
+const HTML: &str = include_str!("page/index.html");
+
+/// The page with `status_json` (the body of `/status.json`) inside it.
+pub fn html(status_json: &[u8]) -> String {
+    let json = String::from_utf8_lossy(status_json);
+    // Inside a <script> element "</" would end it: JSON lets "/" be
+    // written "\/".
+    let data = format!(
+        "<script id=\"status-data\" type=\"application/json\">{}</script>",
+        json.replace("</", "<\\/")
+    );
+    HTML.replacen("<!--STATUS-->", &data, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_numbers_go_inside_the_page_and_cannot_end_their_script() {
+        let page = html(br#"{"now":{"x":"</script><b>"}}"#);
+        assert!(
+            page.contains(r#"{"now":{"x":"<\/script><b>"}}</script>"#),
+            "{page}"
+        );
+        assert!(!page.contains("<!--STATUS-->"));
+        assert!(page.contains(r#"<script src="/status.js">"#));
+    }
+}
