@@ -320,6 +320,14 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Leave out links whose `rel` says `nofollow` (`<a rel="nofollow
+    /// ugc" href=...>`; default false: wget and most archive crawlers
+    /// follow them). Only then is an anchor's `rel` read.
+    pub fn skip_nofollow(mut self, skip: bool) -> Self {
+        self.config.skip_nofollow = skip;
+        self
+    }
+
     /// Read sitemaps (default true): each root origin's `/sitemap.xml` and
     /// the `Sitemap:` lines of the robots.txt of the roots' origins, indexes
     /// followed (two levels at most), each at most 50 MB inflated and

@@ -249,6 +249,8 @@ pub struct Config {
     pub max_delay: Duration,
     /// Fetch robots.txt first and obey it.
     pub obey_robots: bool,
+    /// Leave out links whose `rel` says `nofollow` (`--skip-nofollow`).
+    pub skip_nofollow: bool,
     /// Follow no link of a page whose `<meta name="robots">` or
     /// `X-Robots-Tag` says `nofollow` (wget's default).
     pub obey_meta_robots: bool,
@@ -372,6 +374,7 @@ impl Config {
             max_delay: Duration::from_secs(30),
             obey_robots: true,
             obey_meta_robots: true,
+            skip_nofollow: false,
             max_crawl_delay: Duration::from_secs(10),
             robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
             host_memory: DEFAULT_HOST_MEMORY,

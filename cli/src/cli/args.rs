@@ -175,6 +175,10 @@ pub struct Args {
     #[arg(long = "ignore-meta-robots", help_heading = POLITENESS)]
     pub ignore_meta_robots: bool,
 
+    /// Do not follow links whose rel says nofollow (<a rel="nofollow" ...>)
+    #[arg(long = "skip-nofollow", help_heading = POLITENESS)]
+    pub skip_nofollow: bool,
+
     /// Cap on a robots.txt Crawl-delay (a bare number is seconds)
     #[arg(long = "max-crawl-delay", value_name = "DURATION", default_value = "10s", value_parser = units::seconds, help_heading = POLITENESS)]
     pub max_crawl_delay: Duration,

@@ -65,6 +65,7 @@ impl Args {
             .insecure(self.insecure)
             .obey_robots(!self.ignore_robots)
             .obey_meta_robots(!self.ignore_meta_robots)
+            .skip_nofollow(self.skip_nofollow)
             .max_crawl_delay(self.max_crawl_delay)
             .robots_retries(parse_retries(&self.robots_retries)?)
             .max_url_length(self.max_url_length)

@@ -2,7 +2,8 @@
 //! `<meta name="robots" content="nofollow">` page and an `X-Robots-Tag:
 //! nofollow` page are fetched and recorded but their links are not
 //! followed; directives for another agent change nothing;
-//! `--ignore-meta-robots` follows them all.
+//! `--ignore-meta-robots` follows them all; `--skip-nofollow` leaves out
+//! a link whose `rel` says `nofollow`, which is followed by default.
 
 use std::collections::BTreeMap;
 
@@ -14,8 +15,10 @@ use crate::common::tools;
 const SITE: &[(&str, &str)] = &[
     (
         "index.html",
-        "<a href=/meta.html>m</a> <a href=/header.html>h</a> <a href=/other.html>o</a>",
+        "<a href=/meta.html>m</a> <a href=/header.html>h</a> <a href=/other.html>o</a> \
+         <a rel='ugc nofollow' href=/commented.html>c</a>",
     ),
+    ("commented.html", "reached by a rel=nofollow link"),
     (
         "meta.html",
         r#"<head><meta name="Robots" content="noindex, nofollow"></head><a href=/behind-meta.html>b</a>"#,
@@ -95,6 +98,19 @@ fn a_nofollow_page_is_recorded_but_its_links_are_not_followed() {
     assert!(!records.contains_key("behind-meta.html"), "{records:?}");
     assert!(!records.contains_key("behind-header.html"), "{records:?}");
     assert_eq!(records["behind-other.html"].0, 200, "{records:?}");
+    assert_eq!(
+        records["commented.html"].0, 200,
+        "rel=nofollow is followed by default"
+    );
+}
+
+#[test]
+fn skip_nofollow_leaves_out_links_whose_rel_says_so() {
+    let Some(records) = crawl(&["--skip-nofollow"]) else {
+        return;
+    };
+    assert!(!records.contains_key("commented.html"), "{records:?}");
+    assert_eq!(records["other.html"].0, 200, "{records:?}");
 }
 
 #[test]

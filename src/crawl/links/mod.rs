@@ -101,7 +101,7 @@ pub const MAX_LINKS_PER_PAGE: usize = 10_000;
 /// so distinct links stay distinct.
 #[cfg(any(test, feature = "internals"))]
 pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    found_links(html, page_url, None).links
+    found_links(html, page_url, None, false).links
 }
 
 /// The links of an HTML page, its requisites if they were asked for, and
@@ -138,7 +138,7 @@ pub enum Extract {
 /// page; characters it cannot write become `&#NNNN;` first, as browsers do).
 #[cfg(any(test, feature = "internals"))]
 pub fn page_links(body: &[u8], page_url: &Url, header_charset: Option<&str>) -> PageLinks {
-    page_links_with(body, page_url, header_charset, Extract::Links)
+    page_links_with(body, page_url, header_charset, Extract::Links, false)
 }
 
 /// [`page_links`], and with [`Extract::Requisites`] the page's requisites
@@ -149,22 +149,27 @@ pub fn page_links(body: &[u8], page_url: &Url, header_charset: Option<&str>) -> 
 /// `modulepreload` (an embed then, not a link), and every `url()` and
 /// `@import` of `<style>` elements and `style` attributes. Resolved against
 /// the page's base URL like links, `data:` and other non-http URLs skipped.
+///
+/// With `skip_nofollow`, a link whose `rel` says `nofollow` is left out.
 pub fn page_links_with(
     body: &[u8],
     page_url: &Url,
     header_charset: Option<&str>,
     extract: Extract,
+    skip_nofollow: bool,
 ) -> PageLinks {
     let charset = charset::sniff(body, header_charset);
     let html = body.get(charset.bom_len..).unwrap_or(body);
     let found = match extract {
-        Extract::Links if charset.encoding == UTF_8 => found_links(html, page_url, None),
+        Extract::Links if charset.encoding == UTF_8 => {
+            found_links(html, page_url, None, skip_nofollow)
+        }
         Extract::Links => {
             let (text, _) = charset.encoding.decode_without_bom_handling(html);
             let query = Some(charset.encoding.output_encoding()).filter(|&e| e != UTF_8);
-            found_links(text.as_bytes(), page_url, query)
+            found_links(text.as_bytes(), page_url, query, skip_nofollow)
         }
-        Extract::Requisites => requisites_in(html, page_url, charset.encoding),
+        Extract::Requisites => requisites_in(html, page_url, charset.encoding, skip_nofollow),
     };
     PageLinks {
         links: found.links,
@@ -184,21 +189,23 @@ struct Found {
 
 /// The links of UTF-8 `html` (queries written in `query`, if not UTF-8):
 /// by the scanner, or by html5gum's tokenizer where the scanner is unsure.
-fn found_links(html: &[u8], page_url: &Url, query: Option<&'static Encoding>) -> Found {
-    in_passes(page_url, query, false, |set| scanner::scan(html, set)).unwrap_or_else(|_| {
-        let Ok(found) = in_passes(page_url, query, false, |set| {
-            tokenizer::tokenize(html, set);
-            Ok::<(), std::convert::Infallible>(())
-        });
-        found
-    })
+fn found_links(html: &[u8], page_url: &Url, query: Option<&'static Encoding>, skip: bool) -> Found {
+    in_passes_skipping(page_url, query, false, skip, |set| scanner::scan(html, set)).unwrap_or_else(
+        |_| {
+            let Ok(found) = in_passes_skipping(page_url, query, false, skip, |set| {
+                tokenizer::tokenize(html, set);
+                Ok::<(), std::convert::Infallible>(())
+            });
+            found
+        },
+    )
 }
 
 /// The links and requisites of a page in `encoding` (its byte order mark
 /// already removed), by html5gum's tokenizer: the scanner reads only link
 /// attributes, and the flag that asks for requisites is off by default, so
 /// the fast path stays as it is.
-fn requisites_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> Found {
+fn requisites_in(html: &[u8], page_url: &Url, encoding: &'static Encoding, skip: bool) -> Found {
     let text = if encoding == UTF_8 {
         Cow::Borrowed(html)
     } else {
@@ -206,7 +213,7 @@ fn requisites_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> Fo
         Cow::Owned(text.into_owned().into_bytes())
     };
     let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
-    let Ok(found) = in_passes(page_url, query, true, |set| {
+    let Ok(found) = in_passes_skipping(page_url, query, true, skip, |set| {
         tokenizer::tokenize(&text, set);
         Ok::<(), std::convert::Infallible>(())
     });
@@ -230,7 +237,7 @@ pub fn stylesheet_requisites(css: &[u8], css_url: &Url) -> Vec<Url> {
 pub fn extract_links_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> Vec<Url> {
     let (text, _) = encoding.decode_without_bom_handling(html);
     let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
-    found_links(text.as_bytes(), page_url, query).links
+    found_links(text.as_bytes(), page_url, query, false).links
 }
 
 /// [`extract_links`] by the hand-written scanner alone: `None` when the page
@@ -261,14 +268,28 @@ pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
 /// the first needs keeping (no link value is ever copied for later).
 /// `query`: the encoding queries are written in, if not UTF-8; `embeds`:
 /// whether requisites are collected too. What the last pass found.
+#[cfg(any(test, feature = "internals"))]
 fn in_passes<E>(
     page_url: &Url,
     query: Option<&'static Encoding>,
     embeds: bool,
+    pass: impl FnMut(&mut LinkSet<'_>) -> Result<(), E>,
+) -> Result<Found, E> {
+    in_passes_skipping(page_url, query, embeds, false, pass)
+}
+
+/// [`in_passes`], leaving out links whose `rel` says `nofollow` if
+/// `skip_nofollow`.
+fn in_passes_skipping<E>(
+    page_url: &Url,
+    query: Option<&'static Encoding>,
+    embeds: bool,
+    skip_nofollow: bool,
     mut pass: impl FnMut(&mut LinkSet<'_>) -> Result<(), E>,
 ) -> Result<Found, E> {
     let new = |base| {
-        let set = LinkSet::new(page_url, base, query);
+        let mut set = LinkSet::new(page_url, base, query);
+        set.skip_nofollow = skip_nofollow;
         if embeds {
             set.with_embeds()
         } else {
@@ -324,7 +345,8 @@ impl LinkTag {
     /// [`LinkTag::attribute`] as a list, as the tokenizer reads them.
     fn attributes(self) -> &'static [&'static [u8]] {
         match self {
-            LinkTag::Href | LinkTag::Base => &[b"href"],
+            LinkTag::Href => &[b"href", b"rel"],
+            LinkTag::Base => &[b"href"],
             LinkTag::Src => &[b"src"],
             LinkTag::Meta => &[b"content", b"name"],
         }
@@ -353,6 +375,8 @@ struct LinkSet<'p> {
     embeds: Option<Urls>,
     /// What the page's `<meta>` tags say to robots.
     robots: MetaRobots,
+    /// Links whose `rel` says `nofollow` are left out (`--skip-nofollow`).
+    skip_nofollow: bool,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -416,6 +440,7 @@ impl<'p> LinkSet<'p> {
             links: Urls::new(),
             embeds: None,
             robots: MetaRobots::default(),
+            skip_nofollow: false,
             hasher: foldhash::fast::RandomState::default(),
         }
     }
@@ -474,6 +499,7 @@ impl<'p> LinkSet<'p> {
         };
         match element {
             Element::Base => self.offer_some(LinkTag::Base, first),
+            Element::Anchor if self.skips(second) => {}
             Element::Anchor | Element::Frame => self.offer_some(LinkTag::Href, first),
             Element::Link => {
                 if second.is_some_and(requisites::rel_is_requisite) {
@@ -504,6 +530,16 @@ impl<'p> LinkSet<'p> {
         if let Some(css) = style {
             self.offer_css(css);
         }
+    }
+
+    /// Whether a link whose `rel` is `rel` is left out: with
+    /// `--skip-nofollow`, when its tokens name `nofollow`.
+    fn skips(&self, rel: Option<&[u8]>) -> bool {
+        self.skip_nofollow
+            && rel.is_some_and(|rel| {
+                rel.split(|b| b.is_ascii_whitespace())
+                    .any(|word| word.eq_ignore_ascii_case(b"nofollow"))
+            })
     }
 
     /// A complete `<meta>` tag with these `name` and `content` values.
@@ -789,7 +825,8 @@ mod tests {
             });
             *slot = Some(robots(found));
         }
-        let requisites = page_links_with(html.as_bytes(), &page(), None, Extract::Requisites);
+        let requisites =
+            page_links_with(html.as_bytes(), &page(), None, Extract::Requisites, false);
         [
             scanned.unwrap(),
             tokenized.unwrap(),
@@ -842,6 +879,25 @@ mod tests {
         // The links are read as before.
         let page = page_of(br#"<meta name="robots" content="nofollow"><a href="/x">x</a>"#);
         assert_eq!(page.links.len(), 1);
+    }
+
+    #[test]
+    fn rel_nofollow_links_are_left_out_only_when_asked_by_every_reader() {
+        let html = br#"<a href=/a rel="nofollow">a</a> <a rel='UGC NoFollow' href=/b>b</a>
+            <a href=/c rel=noopener>c</a> <area href=/d rel=nofollow> <a href=/e>e</a>"#;
+        let urls = |page: PageLinks| -> Vec<String> {
+            page.links.iter().map(|u| u.path().to_string()).collect()
+        };
+        for extract in [Extract::Links, Extract::Requisites] {
+            let all = urls(page_links_with(html, &page(), None, extract, false));
+            assert_eq!(all, ["/a", "/b", "/c", "/d", "/e"], "{extract:?}");
+            let kept = urls(page_links_with(html, &page(), None, extract, true));
+            assert_eq!(kept, ["/c", "/e"], "{extract:?}");
+        }
+        // html5gum where the scanner is unsure (a character reference).
+        let unsure = br#"<a href="/x&#32;y" rel=nofollow>x</a><a href=/z>z</a>"#;
+        let kept = urls(page_links_with(unsure, &page(), None, Extract::Links, true));
+        assert_eq!(kept, ["/z"]);
     }
 
     #[test]

@@ -67,7 +67,8 @@ impl Element {
     /// The attributes read, ASCII-lowercase; `style` always last.
     pub(super) fn attributes(self) -> &'static [&'static [u8]] {
         match self {
-            Element::Anchor | Element::Base => &[b"href", b"style"],
+            Element::Anchor => &[b"href", b"rel", b"style"],
+            Element::Base => &[b"href", b"style"],
             Element::Frame | Element::Script => &[b"src", b"style"],
             Element::Link => &[b"href", b"rel", b"style"],
             Element::Image => &[b"src", b"srcset", b"style"],
@@ -233,7 +234,7 @@ mod tests {
 
     /// (links, embeds) of `html` with requisites asked for.
     fn found(html: &str) -> (Vec<String>, Vec<String>) {
-        let with = page_links_with(html.as_bytes(), &page(), None, Extract::Requisites);
+        let with = page_links_with(html.as_bytes(), &page(), None, Extract::Requisites, false);
         let strings = |urls: Vec<Url>| urls.into_iter().map(String::from).collect();
         (strings(with.links), strings(with.embeds))
     }
@@ -324,8 +325,13 @@ mod tests {
 
     #[test]
     fn requisites_are_not_taken_without_the_flag() {
-        let page_links =
-            page_links_with(b"<img src=a.png><a href=b>", &page(), None, Extract::Links);
+        let page_links = page_links_with(
+            b"<img src=a.png><a href=b>",
+            &page(),
+            None,
+            Extract::Links,
+            false,
+        );
         assert!(page_links.embeds.is_empty());
         assert_eq!(page_links.links.len(), 1);
     }
@@ -361,7 +367,13 @@ mod tests {
     #[test]
     fn a_windows_1252_page_writes_its_requisites_queries_in_its_encoding() {
         let html = b"<img src=\"/i.png?q=caf\xE9\">";
-        let found = page_links_with(html, &page(), Some("windows-1252"), Extract::Requisites);
+        let found = page_links_with(
+            html,
+            &page(),
+            Some("windows-1252"),
+            Extract::Requisites,
+            false,
+        );
         let embeds: Vec<String> = found.embeds.into_iter().map(String::from).collect();
         assert_eq!(embeds, ["http://example.com/i.png?q=caf%E9"]);
     }
@@ -369,7 +381,7 @@ mod tests {
     proptest! {
         #[test]
         fn any_bytes_give_requisites_without_panic(html in proptest::collection::vec(any::<u8>(), 0..512)) {
-            let _ = page_links_with(&html, &page(), None, Extract::Requisites);
+            let _ = page_links_with(&html, &page(), None, Extract::Requisites, false);
         }
 
         #[test]
@@ -378,7 +390,7 @@ mod tests {
         fn html_like_text_gives_the_same_links_with_or_without_requisites(
             html in r#"(<a href=[a-c]>|<img src=[a-c] srcset="[a-c] 2x">|<base href=/b/>|<style>|</style>|url\([a-c]\)|<script>|</script>|<!--|-->| ){0,30}"#
         ) {
-            let with = page_links_with(html.as_bytes(), &page(), None, Extract::Requisites);
+            let with = page_links_with(html.as_bytes(), &page(), None, Extract::Requisites, false);
             prop_assert_eq!(with.links, extract_links(html.as_bytes(), &page()));
         }
 

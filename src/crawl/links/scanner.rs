@@ -172,7 +172,21 @@ impl<'h> Scanner<'h> {
             let content = value.map(decode_value).transpose()?;
             set.meta(name.as_deref(), content.as_deref());
         } else if let (Some(link), Some(value)) = (link, value) {
-            set.offer(link, &decode_value(value)?);
+            // With --skip-nofollow a link's `rel` too: the tag read again
+            // for it, only then.
+            let nofollow = link == LinkTag::Href
+                && set.skip_nofollow
+                && set.skips(
+                    Scanner {
+                        html: self.html.get(name_end..self.pos).unwrap_or_default(),
+                        pos: 0,
+                    }
+                    .attributes(Some(b"rel"))
+                    .and_then(|t| t.value),
+                );
+            if !nofollow {
+                set.offer(link, &decode_value(value)?);
+            }
         }
         match next_state(name) {
             None => Ok(true),

@@ -214,8 +214,13 @@ impl<'s, 'p> LinkEmitter<'s, 'p> {
                 self.set.meta(name, content);
             }
             Some(Reading::Link(tag)) if self.have.first() == Some(&true) => {
+                let rel = (self.have.get(1) == Some(&true))
+                    .then(|| self.values.get(1).map(Vec::as_slice))
+                    .flatten();
                 if let Some(value) = self.values.first() {
-                    self.set.offer(tag, value);
+                    if !(tag == LinkTag::Href && self.set.skips(rel)) {
+                        self.set.offer(tag, value);
+                    }
                 }
             }
             Some(Reading::Element(element)) => {

@@ -315,7 +315,13 @@ impl Shard {
                 } else {
                     Extract::Links
                 };
-                let page = links::page_links_with(&body, url, charset.as_deref(), extract);
+                let page = links::page_links_with(
+                    &body,
+                    url,
+                    charset.as_deref(),
+                    extract,
+                    self.config.skip_nofollow,
+                );
                 record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
                 record.encoding_source = Some(Cow::Borrowed(page.charset.source.name()));
                 let said = self.robots_directives(head, &page.robots);
