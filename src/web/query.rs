@@ -52,8 +52,8 @@ impl StripQuery {
         let Some((head, query)) = url.split_once('?').filter(|_| !self.is_empty()) else {
             return Cow::Borrowed(url);
         };
-        let name = |pair: &str| pair.split_once('=').map_or(pair, |(n, _)| n).to_string();
-        let dropped = |pair: &&str| self.patterns.iter().any(|p| matches(p, &name(pair)));
+        let name = |pair: &'u str| pair.split_once('=').map_or(pair, |(n, _)| n);
+        let dropped = |pair: &&'u str| self.patterns.iter().any(|p| matches(p, name(pair)));
         if !query.split('&').any(|pair| dropped(&pair)) {
             return Cow::Borrowed(url);
         }

@@ -190,15 +190,13 @@ struct Found {
 /// The links of UTF-8 `html` (queries written in `query`, if not UTF-8):
 /// by the scanner, or by html5gum's tokenizer where the scanner is unsure.
 fn found_links(html: &[u8], page_url: &Url, query: Option<&'static Encoding>, skip: bool) -> Found {
-    in_passes_skipping(page_url, query, false, skip, |set| scanner::scan(html, set)).unwrap_or_else(
-        |_| {
-            let Ok(found) = in_passes_skipping(page_url, query, false, skip, |set| {
-                tokenizer::tokenize(html, set);
-                Ok::<(), std::convert::Infallible>(())
-            });
-            found
-        },
-    )
+    in_passes(page_url, query, false, skip, |set| scanner::scan(html, set)).unwrap_or_else(|_| {
+        let Ok(found) = in_passes(page_url, query, false, skip, |set| {
+            tokenizer::tokenize(html, set);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        found
+    })
 }
 
 /// The links and requisites of a page in `encoding` (its byte order mark
@@ -213,7 +211,7 @@ fn requisites_in(html: &[u8], page_url: &Url, encoding: &'static Encoding, skip:
         Cow::Owned(text.into_owned().into_bytes())
     };
     let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
-    let Ok(found) = in_passes_skipping(page_url, query, true, skip, |set| {
+    let Ok(found) = in_passes(page_url, query, true, skip, |set| {
         tokenizer::tokenize(&text, set);
         Ok::<(), std::convert::Infallible>(())
     });
@@ -245,7 +243,7 @@ pub fn extract_links_in(html: &[u8], page_url: &Url, encoding: &'static Encoding
 /// differential fuzz target and benchmarks.
 #[cfg(any(test, feature = "internals"))]
 pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
-    in_passes(page_url, None, false, |set| scanner::scan(html, set))
+    in_passes(page_url, None, false, false, |set| scanner::scan(html, set))
         .ok()
         .map(|found| found.links)
 }
@@ -255,7 +253,7 @@ pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
 /// benchmarks.
 #[cfg(any(test, feature = "internals"))]
 pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    let Ok(found) = in_passes(page_url, None, false, |set| {
+    let Ok(found) = in_passes(page_url, None, false, false, |set| {
         tokenizer::tokenize(html, set);
         Ok::<(), std::convert::Infallible>(())
     });
@@ -267,20 +265,9 @@ pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
 /// page URL. The second pass knows the base from its start, so nothing from
 /// the first needs keeping (no link value is ever copied for later).
 /// `query`: the encoding queries are written in, if not UTF-8; `embeds`:
-/// whether requisites are collected too. What the last pass found.
-#[cfg(any(test, feature = "internals"))]
+/// whether requisites are collected too; `skip_nofollow`: whether links
+/// whose `rel` says `nofollow` are left out. What the last pass found.
 fn in_passes<E>(
-    page_url: &Url,
-    query: Option<&'static Encoding>,
-    embeds: bool,
-    pass: impl FnMut(&mut LinkSet<'_>) -> Result<(), E>,
-) -> Result<Found, E> {
-    in_passes_skipping(page_url, query, embeds, false, pass)
-}
-
-/// [`in_passes`], leaving out links whose `rel` says `nofollow` if
-/// `skip_nofollow`.
-fn in_passes_skipping<E>(
     page_url: &Url,
     query: Option<&'static Encoding>,
     embeds: bool,
@@ -813,7 +800,7 @@ mod tests {
         let mut scanned = None;
         let mut tokenized = None;
         for (slot, tokenize) in [(&mut scanned, false), (&mut tokenized, true)] {
-            let Ok(found) = in_passes(&page(), None, false, |set| {
+            let Ok(found) = in_passes(&page(), None, false, false, |set| {
                 if tokenize {
                     tokenizer::tokenize(html.as_bytes(), set);
                 } else {

@@ -164,11 +164,10 @@ impl<'h> Scanner<'h> {
         if link == Some(LinkTag::Meta) {
             // The `name` too: the tag read again for it (a few tags a
             // page, so the other tags' one-attribute read stays as is).
-            let tag = self.html.get(name_end..self.pos).unwrap_or_default();
-            let name = Scanner { html: tag, pos: 0 }
-                .attributes(Some(b"name"))
-                .and_then(|t| t.value);
-            let name = name.map(decode_value).transpose()?;
+            let name = self
+                .reread(name_end, b"name")
+                .map(decode_value)
+                .transpose()?;
             let content = value.map(decode_value).transpose()?;
             set.meta(name.as_deref(), content.as_deref());
         } else if let (Some(link), Some(value)) = (link, value) {
@@ -176,14 +175,7 @@ impl<'h> Scanner<'h> {
             // for it, only then.
             let nofollow = link == LinkTag::Href
                 && set.skip_nofollow
-                && set.skips(
-                    Scanner {
-                        html: self.html.get(name_end..self.pos).unwrap_or_default(),
-                        pos: 0,
-                    }
-                    .attributes(Some(b"rel"))
-                    .and_then(|t| t.value),
-                );
+                && set.skips(self.reread(name_end, b"rel"));
             if !nofollow {
                 set.offer(link, &decode_value(value)?);
             }
@@ -194,6 +186,14 @@ impl<'h> Scanner<'h> {
             Some(State::ScriptData) => self.raw_text(name, true),
             Some(_) => self.raw_text(name, false),
         }
+    }
+
+    /// The value of attribute `name` (ASCII-lowercase) of the tag just
+    /// read, whose attributes start at `from`: the tag read again, for
+    /// the few tags whose second attribute counts.
+    fn reread(&self, from: usize, name: &[u8]) -> Option<&'h [u8]> {
+        let tag = self.html.get(from..self.pos)?;
+        Scanner { html: tag, pos: 0 }.attributes(Some(name))?.value
     }
 
     /// End of the tag name starting at `pos` (which is not consumed).
