@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::cli::ringcrawl;
 use crate::common::nginx::Nginx;
+use crate::common::records_at;
 use crate::common::tools;
 
 /// Per path: (status, size, truncated_by).
@@ -55,17 +56,10 @@ fn crawl(test: &str, flags: &[&str]) -> Option<Records> {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let records = std::fs::read_to_string(&out).unwrap();
     Some(
-        records
-            .lines()
-            .map(|line| {
-                let r: serde_json::Value = serde_json::from_str(line).unwrap();
-                let path = r["url"]
-                    .as_str()
-                    .unwrap()
-                    .trim_start_matches(&origin)
-                    .to_string();
+        records_at(&out, &origin)
+            .into_iter()
+            .map(|(path, r)| {
                 let cut = r["truncated_by"].as_str().map(str::to_string);
                 let entry = (
                     r["status"].as_u64().unwrap(),

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::cli::ringcrawl;
 use crate::common::nginx::Nginx;
+use crate::common::records_at;
 use crate::common::tools;
 
 /// The site: (file, body).
@@ -68,17 +69,10 @@ fn crawl(flags: &[&str]) -> Option<BTreeMap<String, (u64, Option<String>)>> {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let records = std::fs::read_to_string(&out).unwrap();
     Some(
-        records
-            .lines()
-            .map(|line| {
-                let r: serde_json::Value = serde_json::from_str(line).unwrap();
-                let path = r["url"]
-                    .as_str()
-                    .unwrap()
-                    .trim_start_matches(&root)
-                    .to_string();
+        records_at(&out, &root)
+            .into_iter()
+            .map(|(path, r)| {
                 let robots = r["robots"].as_str().map(str::to_string);
                 (path, (r["status"].as_u64().unwrap_or(0), robots))
             })

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::cli::ringcrawl;
 use crate::common::nginx::Nginx;
+use crate::common::records_at;
 use crate::common::tools;
 
 /// Per path: (status, tries).
@@ -49,21 +50,14 @@ fn crawl(test: &str, flags: &[&str]) -> Option<(Records, Vec<u16>)> {
     args.extend_from_slice(&["-o", out.to_str().unwrap()]);
     let run = ringcrawl(&args);
     let seen = nginx.stop();
-    let records = std::fs::read_to_string(&out).unwrap();
     assert!(
         run.status.code().is_some(),
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let records = records
-        .lines()
-        .map(|line| {
-            let r: serde_json::Value = serde_json::from_str(line).unwrap();
-            let path = r["url"]
-                .as_str()
-                .unwrap()
-                .trim_start_matches(&origin)
-                .to_string();
+    let records = records_at(&out, &origin)
+        .into_iter()
+        .map(|(path, r)| {
             let entry = (
                 r["status"].as_u64().unwrap_or(0),
                 r["tries"].as_u64().unwrap(),

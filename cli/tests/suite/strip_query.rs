@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::cli::ringcrawl;
 use crate::common::nginx::Nginx;
+use crate::common::records_at;
 use crate::common::tools;
 
 #[test]
@@ -66,17 +67,9 @@ fn tracking_parameters_are_stripped_before_dedup_so_each_page_is_fetched_once() 
             ("/q.html?SessionId=9", 1),
         ])
     );
-    let records = std::fs::read_to_string(&out).unwrap();
-    let urls: Vec<String> = records
-        .lines()
-        .map(|l| {
-            let r: serde_json::Value = serde_json::from_str(l).unwrap();
-            r["url"]
-                .as_str()
-                .unwrap()
-                .trim_start_matches(&origin)
-                .to_string()
-        })
+    let urls: Vec<String> = records_at(&out, &origin)
+        .into_iter()
+        .map(|(path, _)| path)
         .collect();
     assert_eq!(urls.len(), 5, "{urls:?}");
     assert!(urls.contains(&"/".to_string()), "{urls:?}");

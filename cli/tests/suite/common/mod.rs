@@ -159,6 +159,19 @@ pub fn base(server: &Server) -> String {
     format!("http://{}", server.addr())
 }
 
+/// The records of a JSON Lines file (`-o`), in order, each with its URL
+/// less `origin` at its front (`/a.html` for `http://host:port/a.html`).
+pub fn records_at(path: &std::path::Path, origin: &str) -> Vec<(String, serde_json::Value)> {
+    whole_lines(path)
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a JSON record");
+            let url = record["url"].as_str().expect("a record's url");
+            (url.trim_start_matches(origin).to_string(), record)
+        })
+        .collect()
+}
+
 /// A JSONL file's whole lines: up to its last newline, so a line a
 /// `kill -9` tore mid-write (not a record) is left out. Empty if missing.
 pub fn whole_lines(path: &std::path::Path) -> String {
