@@ -20,6 +20,7 @@ use crate::crawl::hooks::{Handler, Hooks};
 use crate::crawl::page::Page;
 use crate::net::dns::Families;
 use crate::net::http::Credential;
+use crate::net::proxy::{Bypass, Proxy};
 use crate::net::tls::{self, TlsOptions};
 use crate::web::scope::{Scope, ScopeMode};
 use crate::web::urls::{self, UrlError};
@@ -541,6 +542,46 @@ impl CrawlerBuilder {
         match Credential::basic(host, port, user, password) {
             Ok(c) => self.config.credentials.push(c),
             Err(e) => self.refuse(Setting::Auth, e.to_string()),
+        }
+        self
+    }
+
+    /// Send every URL through the proxy `url` (repeatable: hosts are
+    /// spread over the proxies, each host keeping its own while it works;
+    /// one that keeps failing is passed over for a while): `http://HOST:PORT`
+    /// (an absolute-form request for `http`, a `CONNECT` tunnel for
+    /// `https`), `socks5://` (names resolved by the crawler) or
+    /// `socks5h://` (by the proxy), with `USER:PASSWORD@` if it wants
+    /// them; no scheme is `http://`, no port is 1080 (as curl).
+    /// [`build`](Self::build) refuses other schemes. The WARC records the
+    /// target's exchange, never the proxy's credentials.
+    pub fn proxy(mut self, url: &str) -> Self {
+        match Proxy::parse(url) {
+            Ok(p) => self.config.proxies.add(p),
+            Err(e) => self.refuse(Setting::Proxy, e.to_string()),
+        }
+        self
+    }
+
+    /// Send `http` URLs (or, with `https`, `https` URLs) through the
+    /// proxy `url`, as [`proxy`](Self::proxy) does every URL (the
+    /// command's `http_proxy` and `https_proxy`).
+    pub fn scheme_proxy(mut self, https: bool, url: &str) -> Self {
+        match Proxy::parse(url) {
+            Ok(p) => self.config.proxies.add_for(https, p),
+            Err(e) => self.refuse(Setting::Proxy, e.to_string()),
+        }
+        self
+    }
+
+    /// Hosts that go direct although a proxy is set, by curl's rules for
+    /// `no_proxy`: names (each matching the names under it too),
+    /// addresses and address/prefix ranges, separated by commas or
+    /// spaces; `*` for every host.
+    pub fn no_proxy(mut self, list: &str) -> Self {
+        match Bypass::parse(list) {
+            Ok(b) => self.config.proxies.set_bypass(b),
+            Err(e) => self.refuse(Setting::NoProxy, e.to_string()),
         }
         self
     }

@@ -111,6 +111,8 @@ settings! {
     CaCert => "ca-cert",
     Header => "header",
     Auth => "auth",
+    Proxy => "proxy",
+    NoProxy => "no-proxy",
     StripQuery => "strip-query",
     AcceptType => "accept-type",
     RejectType => "reject-type",

@@ -13,6 +13,7 @@ use url::Url;
 
 use crate::net::dns::Families;
 use crate::net::http::{Credential, Headers, TypeRules};
+use crate::net::proxy::Proxies;
 use crate::net::tls::TlsOptions;
 use crate::web::query::StripQuery;
 use crate::web::scope::{Scope, ScopeMode};
@@ -203,6 +204,9 @@ pub struct Config {
     /// Basic credentials, each sent only to URLs of its own host (and
     /// port, if it names one), never on a redirect elsewhere (`--auth`).
     pub credentials: Vec<Credential>,
+    /// The proxies URLs go out through (`--proxy`, or `http_proxy` and
+    /// its kin), and the hosts that go direct; empty: every fetch direct.
+    pub proxies: Proxies,
     /// Limit for the TCP connect and the TLS handshake together.
     pub connect_timeout: Duration,
     /// Limit for each single read from the socket.
@@ -354,6 +358,7 @@ impl Config {
             user_agent: DEFAULT_USER_AGENT.to_string(),
             headers: Headers::default(),
             credentials: Vec::new(),
+            proxies: Proxies::default(),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
             timeout: Duration::from_secs(60),

@@ -69,6 +69,14 @@ kinds! {
     TlsHandshake => "tls_handshake",
     /// The TLS connection ended abnormally.
     TlsClosed => "tls_closed",
+    // Through a proxy.
+    /// The proxy could not be reached, or broke off or spoke no protocol
+    /// before the target's exchange began.
+    ProxyConnect => "proxy_connect",
+    /// The proxy wants credentials, or refused those given.
+    ProxyAuth => "proxy_auth",
+    /// The proxy could not (or would not) reach the target.
+    ProxyRefused => "proxy_refused",
     // The exchange.
     /// No byte for `read_timeout`.
     ReadTimeout => "read_timeout",

@@ -2,7 +2,7 @@
 //! ([`connect`] with Happy Eyeballs, [`fetch`], reusing idle keep-alive
 //! connections from [`conn_pool`] that [`socket`] finds still quiet; plain
 //! or TLS ([`tls`]) over a deadline-bound TCP [`stream`]) and the pure
-//! HTTP/1.x framing ([`http`]).
+//! HTTP/1.x framing ([`http`]); through a [`proxy`] when the crawl has one.
 //!
 //! Not crawl policy: what to fetch, when and how often is `crate::crawl`'s;
 //! retries are the shard's.
@@ -12,6 +12,7 @@ pub mod connect;
 pub mod dns;
 pub mod fetch;
 pub mod http;
+pub mod proxy;
 pub mod socket;
 pub mod stream;
 pub mod tls;

@@ -287,6 +287,27 @@ pub struct Args {
     #[arg(long, value_name = "HOST[:PORT]:USER:PASSWORD", help_heading = NETWORK)]
     pub auth: Vec<String>,
 
+    /// Fetch through this proxy (repeatable: hosts spread over them)
+    ///
+    /// http://[USER:PASSWORD@]HOST[:PORT] (CONNECT for https),
+    /// socks5://... (names resolved here) or socks5h://... (by the proxy);
+    /// no scheme is http://, no port 1080. Each host keeps its proxy while
+    /// it works; one that fails 3 times in a row is passed over for a
+    /// while. Without --proxy, http_proxy, https_proxy (or HTTPS_PROXY)
+    /// and all_proxy (or ALL_PROXY) are read as curl does, except with
+    /// --demo. Failures of the proxy are the error kinds proxy_connect,
+    /// proxy_auth and proxy_refused, never counted against the host.
+    #[arg(long, value_name = "URL", help_heading = NETWORK)]
+    pub proxy: Vec<String>,
+
+    /// Hosts that go direct although a proxy is set, e.g. 'localhost,.internal,10.0.0.0/8'
+    ///
+    /// curl's rules: names (each with the names under it), addresses and
+    /// ranges, separated by commas or spaces; '*' for every host. Without
+    /// it, no_proxy (or NO_PROXY) is read.
+    #[arg(long = "no-proxy", value_name = "LIST", help_heading = NETWORK)]
+    pub no_proxy: Option<String>,
+
     /// Trust the CA certificates in this PEM file for https too (repeatable)
     ///
     /// The compiled-in Mozilla roots stay trusted.

@@ -3,6 +3,7 @@
 
 use ringcrawl::{Crawler, CrawlerBuilder, Families, ScopeMode};
 
+use super::proxy_env::{redact_userinfo, ProxyEnv};
 use super::values::{
     parse_auth, parse_dns_server, parse_header, parse_resolves, parse_retries, parse_type_size,
 };
@@ -146,6 +147,27 @@ impl Args {
         for spec in &self.auth {
             let auth = parse_auth(spec)?;
             b = b.auth(auth.host, auth.port, auth.user, auth.password);
+        }
+        let env = if self.demo.is_some() {
+            ProxyEnv::default()
+        } else {
+            ProxyEnv::read(|name| std::env::var(name).ok())
+        };
+        if self.proxy.is_empty() {
+            for (https, url) in env.by_scheme() {
+                log::info!(
+                    "proxy for {} URLs from the environment: {}",
+                    if https { "https" } else { "http" },
+                    redact_userinfo(url)
+                );
+                b = b.scheme_proxy(https, url);
+            }
+        }
+        for url in &self.proxy {
+            b = b.proxy(url);
+        }
+        if let Some(list) = self.no_proxy.as_deref().or(env.no_proxy.as_deref()) {
+            b = b.no_proxy(list);
         }
         // The synthetic site has no sitemap, and the demo's check counts
         // every URL recorded: it reads none unless asked.

@@ -20,6 +20,7 @@ mod args;
 mod build;
 mod help;
 mod outcome;
+mod proxy_env;
 mod resume;
 mod units;
 mod values;

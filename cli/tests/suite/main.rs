@@ -37,6 +37,7 @@ mod meta_robots;
 mod nginx;
 mod output;
 mod politeness;
+mod proxies;
 mod request_headers;
 mod requisites;
 mod resume;

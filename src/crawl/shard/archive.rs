@@ -54,7 +54,7 @@ impl Shard {
         let truncated = warc_truncation(response);
         let ex = warc::Exchange {
             target_uri: uri,
-            ip: Some(response.peer.ip()),
+            ip: response.peer.map(|peer| peer.ip()),
             date: raw.sent_at.unwrap_or_else(SystemTime::now),
             request: &raw.request,
             response: &raw.response,

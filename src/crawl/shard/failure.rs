@@ -13,7 +13,12 @@ pub(super) fn host_failed(record: &Record) -> bool {
         Some(status) => status >= 500 || status == 429,
         None => !matches!(
             record.error_kind,
-            None | Some(ErrorKind::TlsCertificate | ErrorKind::TlsVersion)
+            None | Some(
+                ErrorKind::TlsCertificate
+                    | ErrorKind::TlsVersion
+                    | ErrorKind::ProxyConnect
+                    | ErrorKind::ProxyAuth
+            )
         ),
     }
 }

@@ -58,6 +58,7 @@ use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Addresses, Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
 use crate::net::http::TypeRules;
+use crate::net::proxy::{Proxies, Rotation};
 use crate::net::tls::{tickets_per_key, TlsClient};
 use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
@@ -197,6 +198,10 @@ struct Fetching {
     /// Notified when a fetch on this shard gives its slot back.
     slot_freed: Notify,
     resolver: Resolver,
+    /// The crawl's proxies, and which of them this shard's hosts go
+    /// through (a host keeps its own while it works).
+    proxies: Proxies,
+    rotation: RefCell<Rotation>,
     /// URLs being fetched right now, to record them if the crawl is
     /// interrupted before they finish.
     in_flight: RefCell<HashSet<String>>,
@@ -293,6 +298,8 @@ impl Shard {
                     },
                 ),
                 connections: RefCell::new(ConnPool::new(config.idle_connections)),
+                proxies: config.proxies.clone(),
+                rotation: RefCell::default(),
                 whole: Limits {
                     types: TypeRules::default(),
                     ..limits.clone()

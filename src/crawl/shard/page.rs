@@ -22,9 +22,10 @@ use crate::job::hops::Hop;
 use crate::job::{ErrorKind, Job};
 use crate::keys::shard_for;
 use crate::net::dns::{Addresses, DnsError};
-use crate::net::fetch::{self, FetchError, Response};
+use crate::net::fetch::{self, FetchError, Response, Route};
 use crate::net::http::content::DecodeError;
 use crate::net::http::{self, content};
+use crate::net::proxy::tunnel::TunnelError;
 use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
 use crate::output::timestamp::rfc3339_millis;
 use crate::web::scope::Scope;
@@ -104,7 +105,7 @@ impl Shard {
                         fail(&mut record, e.kind(), &e.to_string());
                     }
                     Ok(mut response) => {
-                        record.ip = Some(response.peer.ip().to_string());
+                        record.ip = response.peer.map(|peer| peer.ip().to_string());
                         let encoded = self.encode_exchange(&job.url, &mut response);
                         // The digest and time of the WARC records: none
                         // without --warc (a SHA-1 of every body is not free).
@@ -184,43 +185,100 @@ impl Shard {
         let Some((host, port)) = fetch_target(url) else {
             return Some((Err(FetchError::Scheme(url.scheme().to_string())), 1));
         };
+        let fetching = &self.fetching;
+        let candidates = fetching.proxies.candidates(url.scheme(), host);
+        let pick = || {
+            fetching
+                .rotation
+                .borrow()
+                .pick(candidates, host, Instant::now())
+        };
+        let mut proxy = pick();
         let lent = known.is_some();
+        // Through a proxy that resolves names itself, the crawler never
+        // looks the target up.
+        let target_named = proxy.as_ref().is_none_or(|p| p.resolves_locally());
         let resolved = match known {
+            _ if !target_named => None,
             Some(addrs) => Some(Ok(addrs)),
             None => self.resolve_in_time(host, port).await,
         };
-        self.archive_lookups().await;
-        let mut addrs = match resolved? {
-            Ok(addrs) => addrs,
-            Err(e) => return Some((Err(e.into()), 1)),
+        let mut addrs = match resolved {
+            None if target_named => return None,
+            None => None,
+            Some(Ok(addrs)) => Some(addrs),
+            Some(Err(e)) => {
+                self.archive_lookups().await;
+                return Some((Err(e.into()), 1));
+            }
         };
         let mut tries = 0;
         loop {
             tries += 1;
-            let fetching = &self.fetching;
             let limits = if whole {
                 &fetching.whole
             } else {
                 &fetching.limits
             };
-            let result =
-                fetch::fetch(&addrs, url, limits, &fetching.connections, &fetching.tls).await;
-            if let Ok(response) = &result {
-                if addrs.first() != Some(response.peer) {
-                    self.fetching.resolver.prefer(host, response.peer.ip());
+            let result = match &proxy {
+                None => match &addrs {
+                    Some(addrs) => {
+                        let route = Route::Direct(addrs);
+                        fetch::fetch(route, url, limits, &fetching.connections, &fetching.tls).await
+                    }
+                    // Resolved above whenever there is no proxy.
+                    None => Err(FetchError::Scheme(url.scheme().to_string())),
+                },
+                Some(p) => match self.resolve_in_time(p.host(), p.port()).await? {
+                    Ok(at) => {
+                        // A `socks5://` proxy is given the address resolved
+                        // here; the others resolve the name themselves.
+                        let target = addrs
+                            .as_ref()
+                            .and_then(Addresses::first)
+                            .filter(|_| p.resolves_locally());
+                        let route = Route::Proxy {
+                            proxy: p,
+                            at: &at,
+                            target,
+                        };
+                        fetch::fetch(route, url, limits, &fetching.connections, &fetching.tls).await
+                    }
+                    Err(e) => Err(FetchError::proxy(
+                        p,
+                        TunnelError::Unreachable(e.to_string()),
+                    )),
+                },
+            };
+            self.archive_lookups().await;
+            match (&proxy, &result) {
+                (Some(p), Err(e)) if e.is_proxys() => {
+                    fetching.rotation.borrow_mut().failed(p, Instant::now());
                 }
+                (Some(p), _) => fetching.rotation.borrow_mut().worked(p),
+                (None, Ok(response)) => {
+                    let first = addrs.as_ref().and_then(Addresses::first);
+                    if let Some(peer) = response.peer.filter(|&peer| first != Some(peer)) {
+                        fetching.resolver.prefer(host, peer.ip());
+                    }
+                }
+                (None, Err(_)) => {}
             }
             match result {
                 Err(e) if e.is_retryable() && tries < self.config.max_tries => {
                     log::debug!("try {tries} for {url} failed: {e}");
                     glommio::timer::sleep(Duration::from_millis(10 << tries.min(6))).await;
+                    // A proxy passed over now gives way to the next one.
+                    if proxy.is_some() {
+                        proxy = pick().or(proxy);
+                    }
                     // Resolved again (from the cache, as a rule): an A that
                     // came after the lookup answered with AAAA alone is
                     // there now, for a machine IPv6 does not work on.
                     // A lent page keeps its owner's answer.
-                    if !lent {
+                    if !lent && addrs.is_some() {
                         if let Some(Ok(fresh)) = self.resolve_in_time(host, port).await {
-                            addrs = fresh;
+                            addrs = Some(fresh);
                         }
                     }
                     self.archive_lookups().await;

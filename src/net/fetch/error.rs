@@ -8,6 +8,8 @@ use thiserror::Error;
 
 use crate::job::ErrorKind;
 use crate::net::http::{BodyError, HeadError};
+use crate::net::proxy::tunnel::TunnelError;
+use crate::net::proxy::Proxy;
 use crate::net::tls::TlsError;
 
 /// Why a fetch produced no (complete) response.
@@ -49,9 +51,22 @@ pub enum FetchError {
     Head(#[from] HeadError),
     #[error(transparent)]
     Body(#[from] BodyError),
+    /// The proxy could not be reached or spoken with, refused the
+    /// credentials, or could not reach the target. `proxy` is its URL
+    /// without the password.
+    #[error("proxy {proxy}: {error}")]
+    Proxy { proxy: String, error: TunnelError },
 }
 
 impl FetchError {
+    /// `error` from `proxy`.
+    pub fn proxy(proxy: &Proxy, error: TunnelError) -> FetchError {
+        FetchError::Proxy {
+            proxy: proxy.to_string(),
+            error,
+        }
+    }
+
     /// Short machine-readable class, used in records and the report.
     pub fn kind(&self) -> ErrorKind {
         match self {
@@ -79,6 +94,11 @@ impl FetchError {
             }
             FetchError::Tls(e) => e.kind(),
             FetchError::Body(BodyError::BadChunk(_)) => ErrorKind::BadChunk,
+            FetchError::Proxy { error, .. } => match error {
+                TunnelError::Auth(_) => ErrorKind::ProxyAuth,
+                TunnelError::Refused(_) => ErrorKind::ProxyRefused,
+                _ => ErrorKind::ProxyConnect,
+            },
         }
     }
 
@@ -94,6 +114,22 @@ impl FetchError {
                 | FetchError::Stale
                 | FetchError::HeadCut
         ) || matches!(self, FetchError::Tls(e) if e.is_retryable())
+            || matches!(
+                self,
+                FetchError::Proxy {
+                    error: TunnelError::Unreachable(_)
+                        | TunnelError::Io(_)
+                        | TunnelError::Closed
+                        | TunnelError::Refused(_),
+                    ..
+                }
+            )
+    }
+
+    /// The proxy itself failed (not reached, broke off, spoke no protocol,
+    /// refused the credentials): its fault, not the target host's.
+    pub fn is_proxys(&self) -> bool {
+        matches!(self, FetchError::Proxy { error, .. } if !matches!(error, TunnelError::Refused(_)))
     }
 
     /// Raised before any packet was sent: says nothing about the host.

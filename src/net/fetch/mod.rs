@@ -23,6 +23,14 @@
 //! body cut short by a timeout, a reset, a short Content-Length or a TLS
 //! close without `close_notify` is still returned, marked, so nothing
 //! received is lost. Name resolution and retries are the caller's.
+//!
+//! Through a proxy ([`Route::Proxy`]) the connect goes to the proxy: an
+//! `http` URL through an HTTP proxy is asked for in absolute form on a
+//! connection that serves any target; otherwise a tunnel to the target
+//! (`CONNECT` or SOCKS5) is opened within the connect time-out, and TLS,
+//! if any, runs inside it. The exchange kept for the WARC is the target's
+//! (origin-form, no `Proxy-Authorization`); a failure of the proxy itself
+//! is [`FetchError::Proxy`], never the target's.
 use std::cell::RefCell;
 use std::io;
 use std::net::SocketAddr;
@@ -42,6 +50,9 @@ use crate::net::conn_pool::ConnPool;
 use crate::net::connect::{self, ConnectError};
 use crate::net::dns::Addresses;
 use crate::net::http::{self, BodyDecoder, HeadError, Progress, ResponseHead};
+use crate::net::proxy::socks::Target;
+use crate::net::proxy::tunnel::{self, TunnelError};
+use crate::net::proxy::{Proxy, ProxyKind};
 use crate::net::stream::{Stream, Timed};
 use crate::net::tls::negotiated::Negotiated;
 use crate::net::tls::{HandshakeError, SessionKey, TlsClient, TlsError};
@@ -73,10 +84,54 @@ pub struct Limits {
     pub types: http::TypeRules,
 }
 
-/// Where a connection leads: the server's address and, over TLS, the name
-/// its certificate was checked for (so plain and TLS connections, and
-/// names sharing an address, never stand in for each other).
-pub type Endpoint = (SocketAddr, Option<ServerName<'static>>);
+/// Where a connection leads: the address connected to (the server's or
+/// the proxy's), over TLS the name the certificate was checked for, and
+/// through a proxy what it reaches (so plain and TLS connections, names
+/// sharing an address, and tunnels to different targets never stand in
+/// for each other).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    pub tls: Option<ServerName<'static>>,
+    pub via: Via,
+}
+
+/// What a connection to a proxy carries.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Via {
+    /// No proxy: the connection is the server's.
+    Direct,
+    /// An HTTP proxy's connection, asked for any `http` URL in absolute
+    /// form.
+    Forward,
+    /// A tunnel to one target (`host:port`).
+    Tunnel(Box<str>),
+}
+
+/// How a fetch reaches the server.
+#[derive(Debug, Clone, Copy)]
+pub enum Route<'a> {
+    /// Straight to one of the server's addresses.
+    Direct(&'a Addresses),
+    /// Through `proxy`, at one of its addresses `at`; `target` is the
+    /// server's address when the crawler resolved it (`socks5://`),
+    /// otherwise the proxy resolves the URL's name.
+    Proxy {
+        proxy: &'a Proxy,
+        at: &'a Addresses,
+        target: Option<SocketAddr>,
+    },
+}
+
+impl Route<'_> {
+    /// The addresses connected to.
+    fn addrs(&self) -> &Addresses {
+        match self {
+            Route::Direct(addrs) => addrs,
+            Route::Proxy { at, .. } => at,
+        }
+    }
+}
 
 /// A shard's idle connections.
 pub type Pool = RefCell<ConnPool<Endpoint, Stream>>;
@@ -91,8 +146,9 @@ pub struct Response {
     pub capped: bool,
     /// The body ended early (reset, timeout, short Content-Length, bad chunk).
     pub body_error: Option<FetchError>,
-    /// Address actually connected to.
-    pub peer: SocketAddr,
+    /// The server's address the answer came from; None through a proxy
+    /// that resolved the name itself.
+    pub peer: Option<SocketAddr>,
     /// Time of the TCP connect; zero on a reused keep-alive connection.
     pub connect: Duration,
     /// Time from the start of the fetch to the first response byte.
@@ -118,12 +174,12 @@ pub struct RawExchange {
     pub sent_at: Option<std::time::SystemTime>,
 }
 
-/// Fetch `url` from one of `addrs`: on an idle connection to one of them
-/// from `pool` if there is one (with `limits.keep_alive`), else on a new
-/// connection made with Happy Eyeballs; `https` over a TLS session of
-/// `tls`.
+/// Fetch `url` by `route`: on an idle connection from `pool` if there is
+/// one (with `limits.keep_alive`), else on a new connection made with
+/// Happy Eyeballs (to the server, or to the proxy and through it); `https`
+/// over a TLS session of `tls`.
 pub async fn fetch(
-    addrs: &Addresses,
+    route: Route<'_>,
     url: &Url,
     limits: &Limits,
     pool: &Pool,
@@ -134,13 +190,43 @@ pub async fn fetch(
         "https" => Some(crate::net::tls::server_name(url)?),
         other => return Err(FetchError::Scheme(other.to_string())),
     };
+    let addrs = route.addrs();
     let Some(first) = addrs.first() else {
         return Err(FetchError::Connect(io::Error::new(
             io::ErrorKind::AddrNotAvailable,
             "no address to connect to",
         )));
     };
-    let mut endpoint = (first, name);
+    let port = url.port_or_known_default().unwrap_or(443);
+    // What a proxy is asked for, and how (None: no proxy, or a forward
+    // proxy's request).
+    let (via, tunnel_to) = match route {
+        Route::Direct(_) => (Via::Direct, None),
+        Route::Proxy { proxy, .. } if name.is_none() && proxy.kind() == ProxyKind::Http => {
+            (Via::Forward, None)
+        }
+        Route::Proxy { proxy, target, .. } => {
+            let host = url.host_str().unwrap_or("");
+            let to = match target {
+                Some(addr) => Target::Addr(addr),
+                None => Target::Name(host, port),
+            };
+            let label = match target {
+                Some(addr) => addr.to_string(),
+                None => format!("{host}:{port}"),
+            };
+            (Via::Tunnel(label.into()), Some((proxy, to)))
+        }
+    };
+    let forward = match (&via, route) {
+        (Via::Forward, Route::Proxy { proxy, .. }) => Some(proxy),
+        _ => None,
+    };
+    let mut endpoint = Endpoint {
+        addr: first,
+        tls: name,
+        via,
+    };
     let started = Instant::now();
     // Flags are bounded (a day at most); a library caller's larger value
     // means no deadline worth the name, not a panic.
@@ -149,16 +235,26 @@ pub async fn fetch(
         .unwrap_or(started + Duration::from_secs(1 << 32));
     let idle = if limits.keep_alive {
         addrs.iter().find_map(|addr| {
-            endpoint.0 = addr;
+            endpoint.addr = addr;
             take_quiet(pool, &endpoint, started)
         })
     } else {
         None
     };
+    // The server's address, given the address connected to.
+    let peer = |connected: SocketAddr| match route {
+        Route::Direct(_) => Some(connected),
+        Route::Proxy { target, .. } => target,
+    };
     if let Some(mut stream) = idle {
         stream.renew(deadline, limits.read_timeout);
         let conn = Conn { stream };
-        match exchange(conn, &endpoint, url, limits, pool, started, None).await {
+        let ends = Ends {
+            endpoint: &endpoint,
+            peer: peer(endpoint.addr),
+            forward,
+        };
+        match exchange(conn, ends, url, limits, pool, started, None).await {
             Err(FetchError::Stale) => {}
             done => return done,
         }
@@ -167,9 +263,9 @@ pub async fn fetch(
     // Sessions are kept by name and port: two servers on one name never
     // resume each other's.
     let session_key = endpoint
-        .1
+        .tls
         .as_ref()
-        .map(|name| SessionKey::new(name.clone(), url.port_or_known_default().unwrap_or(443)));
+        .map(|name| SessionKey::new(name.clone(), port));
     // Held until the exchange ends: its TLS session tickets come with it.
     let _admission = match &session_key {
         Some(key) => Some(tls.admit(key, connect_for).await),
@@ -178,41 +274,55 @@ pub async fn fetch(
     let connecting = Instant::now();
     let left = deadline.saturating_duration_since(connecting);
     let connect_limit = connect_for.min(left);
-    let (tcp, reached) = connect(addrs, connect_limit).await?;
-    endpoint.0 = reached;
-    if endpoint.1.is_some() {
-        // TLS writes in several small pieces (the handshake's last flight,
-        // then the request): without this, Nagle holds the second until the
-        // first is acknowledged, and a delayed ACK costs 40 ms.
+    let (tcp, reached) = match (connect(addrs, connect_limit).await, route) {
+        (Ok(connected), _) => connected,
+        (Err(e), Route::Proxy { proxy, .. }) => {
+            return Err(FetchError::proxy(
+                proxy,
+                TunnelError::Unreachable(e.to_string()),
+            ))
+        }
+        (Err(e), Route::Direct(_)) => return Err(e),
+    };
+    endpoint.addr = reached;
+    if endpoint.tls.is_some() || tunnel_to.is_some() {
+        // TLS and the tunnels write in several small pieces (the
+        // handshake's last flight, then the request): without this, Nagle
+        // holds the second until the first is acknowledged, and a delayed
+        // ACK costs 40 ms.
         let _ = tcp.set_nodelay(true);
     }
-    // The TCP connect alone: a wait for a TLS session and the handshake
-    // show in the time to the first byte.
+    // The TCP connect alone: a wait for a TLS session, a tunnel and the
+    // handshake show in the time to the first byte.
     let connect = connecting.elapsed();
+    // The tunnel and the handshake end by the connect time-out (from the
+    // start of the connect), which is never past the deadline; each of
+    // their reads by the read time-out too.
+    let connected_by = connecting + connect_limit;
+    let mut timed = Timed::new(tcp, connected_by, limits.read_timeout);
+    if let Some((proxy, to)) = tunnel_to {
+        tunnel::open(&mut timed, proxy, to, &limits.user_agent)
+            .await
+            .map_err(|e| FetchError::proxy(proxy, e))?;
+    }
     let stream = match &session_key {
-        None => Stream::Plain(Timed::new(tcp, deadline, limits.read_timeout)),
-        Some(key) => {
-            // The handshake ends by the connect time-out (from the start of
-            // the connect), which is never past the deadline; each of its
-            // reads by the read time-out too.
-            let connected_by = connecting + connect_limit;
-            let timed = Timed::new(tcp, connected_by, limits.read_timeout);
-            match tls.handshake(timed, key).await {
-                Ok(conn) => {
-                    let mut stream = Stream::Tls(Box::new(conn));
-                    stream.renew(deadline, limits.read_timeout);
-                    stream
-                }
-                Err(HandshakeError::Tls(e)) => return Err(e.into()),
-                Err(HandshakeError::Io(e)) => {
-                    return Err(handshake_error(e, deadline, connected_by))
-                }
-            }
-        }
+        None => Stream::Plain(timed),
+        Some(key) => match tls.handshake(timed, key).await {
+            Ok(conn) => Stream::Tls(Box::new(conn)),
+            Err(HandshakeError::Tls(e)) => return Err(e.into()),
+            Err(HandshakeError::Io(e)) => return Err(handshake_error(e, deadline, connected_by)),
+        },
+    };
+    let mut stream = stream;
+    stream.renew(deadline, limits.read_timeout);
+    let ends = Ends {
+        endpoint: &endpoint,
+        peer: peer(endpoint.addr),
+        forward,
     };
     exchange(
         Conn { stream },
-        &endpoint,
+        ends,
         url,
         limits,
         pool,
@@ -220,6 +330,15 @@ pub async fn fetch(
         Some(connect),
     )
     .await
+}
+
+/// The two ends of an exchange: the connection's endpoint, the server's
+/// address if known, and the forward proxy the request is written for.
+#[derive(Clone, Copy)]
+struct Ends<'a> {
+    endpoint: &'a Endpoint,
+    peer: Option<SocketAddr>,
+    forward: Option<&'a Proxy>,
 }
 
 /// A TCP connection to one of `addrs` within `limit` (Happy Eyeballs,
@@ -259,7 +378,7 @@ fn take_quiet(pool: &Pool, endpoint: &Endpoint, now: Instant) -> Option<Stream> 
 /// late), is [`FetchError::Stale`].
 async fn exchange(
     mut conn: Conn,
-    endpoint: &Endpoint,
+    ends: Ends<'_>,
     url: &Url,
     limits: &Limits,
     pool: &Pool,
@@ -300,11 +419,26 @@ async fn exchange(
         compressed: limits.compressed,
         headers: &limits.headers,
         authorization,
-    }
-    .to_bytes();
+        proxy_authorization: None,
+    };
+    // To a forward proxy: the absolute URL and its credentials; the
+    // origin-form request is the one kept (the target's exchange).
+    let absolute;
+    let (sent, request) = match ends.forward {
+        None => (request.to_bytes(), None),
+        Some(proxy) => {
+            absolute = format!("{}://{host}{target}", url.scheme());
+            let to_proxy = http::Request {
+                target: &absolute,
+                proxy_authorization: proxy.authorization(),
+                ..request
+            };
+            (to_proxy.to_bytes(), Some(request))
+        }
+    };
     let sent_at = std::time::SystemTime::now();
     // Flushed: a TLS record could otherwise wait in rustls' buffer.
-    conn.write_all(&request).await.map_err(stale)?;
+    conn.write_all(&sent).await.map_err(stale)?;
 
     // Small at first: thousands of fetches may wait on a slow server, each
     // holding this buffer until its answer comes.
@@ -316,6 +450,13 @@ async fn exchange(
         if let Some(head) = scan.parse(&buf).map_err(|e| stale(e.into()))? {
             if reused && head.status == 408 {
                 return Err(FetchError::Stale);
+            }
+            // Only a proxy answers 407: its credentials, not the page's.
+            if let (Some(proxy), 407) = (ends.forward, head.status) {
+                let refused = TunnelError::Auth(
+                    "the proxy wants credentials or refused them: 407".to_string(),
+                );
+                return Err(FetchError::proxy(proxy, refused));
             }
             if !head.is_interim() {
                 break head;
@@ -348,7 +489,7 @@ async fn exchange(
     };
 
     let mut raw = limits.keep_raw.then(|| RawExchange {
-        request,
+        request: request.map_or(sent, http::Request::to_bytes),
         response: buf.clone(),
         sent_at: Some(sent_at),
     });
@@ -424,14 +565,14 @@ async fn exchange(
     let tls = conn.stream.negotiated();
     if reusable {
         pool.borrow_mut()
-            .put(endpoint.clone(), conn.stream, Instant::now());
+            .put(ends.endpoint.clone(), conn.stream, Instant::now());
     }
     Ok(Response {
         head,
         body,
         capped: progress == Progress::Capped,
         body_error,
-        peer: endpoint.0,
+        peer: ends.peer,
         connect: connected.unwrap_or_default(),
         first_byte: first_byte.unwrap_or_default(),
         raw,

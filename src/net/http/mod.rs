@@ -122,6 +122,7 @@ mod tests {
             compressed,
             headers: &headers,
             authorization: None,
+            proxy_authorization: None,
         };
         String::from_utf8(request.to_bytes()).unwrap()
     }
@@ -205,6 +206,7 @@ mod tests {
             compressed: false,
             headers: &headers,
             authorization: None,
+            proxy_authorization: None,
         };
         let req = String::from_utf8(request.to_bytes()).unwrap();
         assert!(

@@ -33,6 +33,7 @@ const OWNED: &[(&str, &str)] = &[
     ("upgrade", "HTTP/1.1 only"),
     ("user-agent", "--user-agent"),
     ("accept-encoding", "--no-compression"),
+    ("proxy-authorization", "the --proxy URL's user and password"),
 ];
 
 /// One GET request, as [`Request::to_bytes`] writes it.
@@ -51,12 +52,15 @@ pub struct Request<'a> {
     pub headers: &'a Headers,
     /// An `Authorization` value for this URL's origin.
     pub authorization: Option<&'a str>,
+    /// A `Proxy-Authorization` value, for a request to a forward proxy
+    /// (whose `target` is then the absolute URL).
+    pub proxy_authorization: Option<&'a str>,
 }
 
 impl Request<'_> {
     /// `GET {target} HTTP/1.1` with Host, User-Agent, Accept (`*/*`, or
-    /// the user's), Accept-Encoding, Connection, the user's headers and
-    /// Authorization, and the blank line.
+    /// the user's), Accept-Encoding, Connection, the user's headers,
+    /// Authorization and Proxy-Authorization, and the blank line.
     ///
     /// CR, LF and NUL are removed from the target, host and user agent so
     /// that a hostile URL or configuration value cannot inject headers;
@@ -90,6 +94,11 @@ impl Request<'_> {
         out.push_str(&self.headers.lines);
         if let Some(authorization) = self.authorization {
             out.push_str("Authorization: ");
+            out.push_str(&clean(authorization));
+            out.push_str("\r\n");
+        }
+        if let Some(authorization) = self.proxy_authorization {
+            out.push_str("Proxy-Authorization: ");
             out.push_str(&clean(authorization));
             out.push_str("\r\n");
         }
@@ -265,6 +274,7 @@ mod tests {
                 compressed: false,
                 headers,
                 authorization,
+                proxy_authorization: None,
             }
             .to_bytes(),
         )

@@ -9,10 +9,18 @@ mod report;
 mod scope;
 
 pub(crate) fn ringcrawl(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
-        .args(args)
-        .output()
-        .expect("binary runs")
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ringcrawl"));
+    // The tests' crawls go direct unless a test says otherwise.
+    for var in [
+        "http_proxy",
+        "https_proxy",
+        "HTTPS_PROXY",
+        "all_proxy",
+        "ALL_PROXY",
+    ] {
+        command.env_remove(var);
+    }
+    command.args(args).output().expect("binary runs")
 }
 
 #[test]

@@ -10,6 +10,7 @@ pub mod openssl;
 pub mod proxy;
 pub mod pywb;
 pub mod redis;
+pub mod squid;
 pub mod synth;
 pub mod tools;
 pub mod warc;

@@ -1,0 +1,432 @@
+//! Crawls through proxies that are not ours: squid as an HTTP proxy
+//! (absolute-form requests for http, `CONNECT` for https, Basic proxy
+//! credentials) and microsocks as a SOCKS5 server (`socks5://` with the
+//! address resolved here, `socks5h://`, user and password). The names
+//! crawled through squid resolve only in squid's own hosts file, so every
+//! page fetched proves the proxy resolved it. The WARC keeps the target's
+//! exchange, never the proxy's; a proxy's failure is its own error kind;
+//! a dead proxy among live ones is passed over; `http_proxy` and
+//! `no_proxy` are read as curl reads them.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use ringcrawl_site::tls::{TestCa, Validity};
+
+use crate::cli::ringcrawl;
+use crate::common::nginx::Nginx;
+use crate::common::records_at;
+use crate::common::squid::{Microsocks, Squid};
+use crate::common::tools;
+use crate::common::warc::read_records;
+
+/// nginx serving `pages` (name, body) for any name, over TLS with `tls`
+/// (certificate and key in PEM) if given.
+fn site(pages: &[(&str, &str)], tls: Option<(&str, &str)>) -> Nginx {
+    let dir = Nginx::dir();
+    std::fs::create_dir_all(dir.join("www")).unwrap();
+    for (name, body) in pages {
+        std::fs::write(dir.join("www").join(name), body).unwrap();
+    }
+    let ssl = match tls {
+        Some((chain, key)) => {
+            std::fs::write(dir.join("site.pem"), chain).unwrap();
+            std::fs::write(dir.join("site.key"), key).unwrap();
+            " ssl; ssl_certificate site.pem; ssl_certificate_key site.key"
+        }
+        None => "",
+    };
+    Nginx::start(dir, |port| {
+        format!("server {{ listen 127.0.0.1:{port}{ssl}; server_name _; root www; }}\n")
+    })
+}
+
+/// A record's URL, status, error kind and server address.
+type Outcome = (String, Option<u64>, Option<String>, Option<String>);
+
+/// `(url, status, error_kind, ip)` of each record of `out` under `origin`.
+fn outcomes(out: &Path, origin: &str) -> Vec<Outcome> {
+    records_at(out, "")
+        .into_iter()
+        .filter(|(url, _)| url.starts_with(origin))
+        .map(|(url, r)| {
+            (
+                url,
+                r["status"].as_u64(),
+                r["error_kind"].as_str().map(String::from),
+                r["ip"].as_str().map(String::from),
+            )
+        })
+        .collect()
+}
+
+const TWO_PAGES: &[(&str, &str)] = &[
+    ("index.html", "<a href=/page.html>p</a>"),
+    ("page.html", "a page"),
+];
+
+#[test]
+fn http_and_https_go_through_squid_which_resolves_the_names_and_the_warc_keeps_the_targets_exchange(
+) {
+    let test = "http_and_https_go_through_squid";
+    if !tools::require("nginx", test) || !tools::require("squid", test) {
+        return;
+    }
+    let ca = TestCa::new("proxy test CA").unwrap();
+    let cert = ca.issue(&["b.test"], Validity::Current).unwrap();
+    let mut plain = site(TWO_PAGES, None);
+    let mut secure = site(TWO_PAGES, Some((cert.chain_pem(), cert.key_pem())));
+    let login = ("ann", "s3cret:x");
+    let mut squid = Squid::start(&["a.test", "b.test"], Some(login));
+    let dir = Nginx::dir();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let a = format!("http://a.test:{}/", plain.port());
+    let b = format!("https://b.test:{}/", secure.port());
+    // `robots`: false with credentials the proxy refuses, else robots.txt
+    // is unavailable (through no fault of the site) and retried for a
+    // while before the pages are recorded so.
+    let run = |proxy: &str, name: &str, robots: bool| {
+        let out = dir.join(format!("{name}.jsonl"));
+        let warc = dir.join(name);
+        let mut args = vec![
+            a.as_str(),
+            &b,
+            "--proxy",
+            proxy,
+            "--ca-cert",
+            ca_file.to_str().unwrap(),
+            "--no-sitemaps",
+            "--warc",
+            warc.to_str().unwrap(),
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        if !robots {
+            args.push("--ignore-robots");
+        }
+        let run = ringcrawl(&args);
+        (run, out, warc)
+    };
+
+    let (good, out, warc) = run(&squid.url(Some(("ann", "s3cret%3Ax"))), "good", true);
+    let stderr = String::from_utf8_lossy(&good.stderr);
+    assert_eq!(good.status.code(), Some(0), "{stderr}\n{}", squid.log());
+    for origin in [&a, &b] {
+        let got = outcomes(&out, origin);
+        let urls: BTreeSet<&str> = got.iter().map(|(u, ..)| u.as_str()).collect();
+        let want =
+            BTreeSet::from([origin.as_str(), &*format!("{origin}page.html")].map(String::from));
+        assert_eq!(urls, want.iter().map(String::as_str).collect(), "{got:?}");
+        for (url, status, kind, ip) in &got {
+            // Through an HTTP proxy the crawler never knows the address.
+            assert_eq!((*status, kind, ip), (Some(200), &None, &None), "{url}");
+        }
+    }
+    // The WARC holds the targets' exchanges: origin-form requests, no
+    // proxy credentials, no CONNECT.
+    let mut requests = Vec::new();
+    for file in std::fs::read_dir(&warc).unwrap() {
+        let path = file.unwrap().path();
+        if path.to_string_lossy().ends_with(".warc.gz") {
+            for record in read_records(&std::fs::read(&path).unwrap()).unwrap() {
+                if record.header("WARC-Type") == Some("request") {
+                    requests.push(String::from_utf8_lossy(&record.block).into_owned());
+                }
+            }
+        }
+    }
+    assert!(requests.len() >= 4, "{requests:?}");
+    for request in &requests {
+        assert!(request.starts_with("GET /"), "{request}");
+        assert!(
+            !request.to_ascii_lowercase().contains("proxy-authorization"),
+            "{request}"
+        );
+    }
+
+    // Wrong credentials: the proxy's fault, named as such, both ways in.
+    let (bad, out, _) = run(&squid.url(Some(("ann", "wrong"))), "bad", false);
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !stderr.contains("wrong"),
+        "the password is not repeated: {stderr}"
+    );
+    for origin in [&a, &b] {
+        let got = outcomes(&out, origin);
+        assert!(!got.is_empty());
+        for (url, status, kind, _) in &got {
+            assert_eq!(
+                (*status, kind.as_deref()),
+                (None, Some("proxy_auth")),
+                "{url}"
+            );
+        }
+    }
+
+    let seen = squid.stop();
+    let has = |method: &str, url: &str, status: u16| {
+        seen.iter()
+            .any(|(m, u, s)| m == method && u == url && *s == status)
+    };
+    assert!(has("GET", &format!("{a}page.html"), 200), "{seen:?}");
+    assert!(
+        has("CONNECT", &format!("b.test:{}", secure.port()), 200),
+        "{seen:?}"
+    );
+    assert!(
+        has("CONNECT", &format!("b.test:{}", secure.port()), 407),
+        "{seen:?}"
+    );
+    let plain_log = plain.stop();
+    assert!(plain_log
+        .iter()
+        .any(|s| s.host == "a.test" && s.uri == "/page.html"));
+    let secure_log = secure.stop();
+    assert!(secure_log
+        .iter()
+        .any(|s| s.server_name == "b.test" && s.uri == "/page.html"));
+}
+
+#[test]
+fn socks5_resolves_here_socks5h_at_the_proxy_and_bad_credentials_are_the_proxys_fault() {
+    let test = "socks5_resolves_here_socks5h_at_the_proxy";
+    if !tools::require("nginx", test) || !tools::require("microsocks", test) {
+        return;
+    }
+    let mut web = site(TWO_PAGES, None);
+    let socks = Microsocks::start(Some(("me", "pw")));
+    let dir = Nginx::dir();
+    let port = web.port();
+    let by_name = format!("http://a.test:{port}/");
+    let by_ip = format!("http://127.0.0.1:{port}/");
+    let pin = format!("a.test:{port}:127.0.0.1");
+    // Without robots.txt: through a proxy that refuses the credentials it
+    // is unavailable (no fault of the site's), and asked again for a while.
+    let crawl = |proxy: String, root: &str, name: &str| {
+        let out = dir.join(format!("{name}.jsonl"));
+        let run = ringcrawl(&[
+            root,
+            "--proxy",
+            &proxy,
+            "--resolve",
+            &pin,
+            "--no-sitemaps",
+            "--ignore-robots",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        (run, outcomes(&out, root))
+    };
+    let sp = socks.port();
+
+    // socks5://: the name resolved here (by --resolve), the address sent.
+    let (run, got) = crawl(format!("socks5://me:pw@127.0.0.1:{sp}"), &by_name, "local");
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(got.len(), 2, "{got:?}");
+    for (url, status, kind, ip) in &got {
+        assert_eq!(
+            (*status, kind, ip.as_deref()),
+            (Some(200), &None, Some("127.0.0.1")),
+            "{url}"
+        );
+    }
+    // socks5h://: the proxy is given the host; the crawler knows no address.
+    let (run, got) = crawl(format!("socks5h://me:pw@127.0.0.1:{sp}"), &by_ip, "remote");
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(got.len(), 2, "{got:?}");
+    for (url, status, kind, ip) in &got {
+        assert_eq!((*status, kind, ip), (Some(200), &None, &None), "{url}");
+    }
+    // A wrong password: proxy_auth, never blamed on the site.
+    let (_, got) = crawl(format!("socks5h://me:nope@127.0.0.1:{sp}"), &by_ip, "bad");
+    assert!(!got.is_empty());
+    for (url, status, kind, _) in &got {
+        assert_eq!(
+            (*status, kind.as_deref()),
+            (None, Some("proxy_auth")),
+            "{url}"
+        );
+    }
+    let log = web.stop();
+    assert_eq!(
+        log.iter().filter(|s| s.uri == "/page.html").count(),
+        2,
+        "{log:?}"
+    );
+}
+
+#[test]
+fn a_dead_proxy_among_live_ones_is_passed_over_and_alone_it_is_the_proxys_fault() {
+    let test = "a_dead_proxy_among_live_ones_is_passed_over";
+    if !tools::require("nginx", test) || !tools::require("squid", test) {
+        return;
+    }
+    let mut web = site(TWO_PAGES, None);
+    let hosts: Vec<String> = (0..8).map(|i| format!("h{i}.test")).collect();
+    let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
+    let mut squid = Squid::start(&names, None);
+    // A port nothing listens on: bound, then let go.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dead = format!("http://u:secret@127.0.0.1:{dead}");
+    let dir = Nginx::dir();
+    let roots: Vec<String> = hosts
+        .iter()
+        .map(|h| format!("http://{h}:{}/", web.port()))
+        .collect();
+    let out = dir.join("records.jsonl");
+    let mut args: Vec<&str> = roots.iter().map(String::as_str).collect();
+    let live = squid.url(None);
+    args.extend([
+        "--proxy",
+        &dead,
+        "--proxy",
+        &live,
+        "--ignore-robots",
+        "--no-sitemaps",
+        "--max-tries",
+        "4",
+    ]);
+    args.extend(["-q", "-o", out.to_str().unwrap()]);
+    let run = ringcrawl(&args);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for root in &roots {
+        let got = outcomes(&out, root);
+        assert_eq!(got.len(), 2, "{root}: {got:?}");
+        for (url, status, kind, _) in &got {
+            assert_eq!((*status, kind), (Some(200), &None), "{url}");
+        }
+    }
+
+    // The dead one alone: proxy_connect, its password not shown.
+    let out = dir.join("dead.jsonl");
+    let run = ringcrawl(&[
+        &roots[0],
+        "--proxy",
+        &dead,
+        "--ignore-robots",
+        "--no-sitemaps",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!stderr.contains("secret"), "{stderr}");
+    let records = records_at(&out, &roots[0]);
+    assert_eq!(records.len(), 1, "{records:?}");
+    let (_, r) = &records[0];
+    assert_eq!(r["error_kind"], "proxy_connect", "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("http://u@127.0.0.1:"),
+        "{r}"
+    );
+    squid.stop();
+    web.stop();
+}
+
+#[test]
+fn http_proxy_and_no_proxy_are_read_from_the_environment_as_curl_does() {
+    let test = "http_proxy_and_no_proxy_are_read_from_the_environment";
+    if !tools::require("nginx", test) || !tools::require("squid", test) {
+        return;
+    }
+    let mut web = site(TWO_PAGES, None);
+    let mut squid = Squid::start(&["a.test"], None);
+    let dir = Nginx::dir();
+    let root = format!("http://a.test:{}/", web.port());
+    let pin = format!("a.test:{}:127.0.0.1", web.port());
+    let run = |name: &str, env: &[(&str, &str)]| {
+        let out = dir.join(format!("{name}.jsonl"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ringcrawl"));
+        for var in [
+            "http_proxy",
+            "https_proxy",
+            "HTTPS_PROXY",
+            "all_proxy",
+            "ALL_PROXY",
+            "no_proxy",
+            "NO_PROXY",
+        ] {
+            command.env_remove(var);
+        }
+        let output = command
+            .envs(env.iter().copied())
+            .args([
+                &root,
+                "--resolve",
+                &pin,
+                "--no-sitemaps",
+                "--ignore-robots",
+                "-q",
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        outcomes(&out, &root)
+    };
+    let proxy = squid.url(None);
+    let got = run("env", &[("http_proxy", &proxy)]);
+    assert_eq!(got.len(), 2, "{got:?}");
+    // Through the proxy: no address known here.
+    assert!(
+        got.iter()
+            .all(|(_, s, _, ip)| *s == Some(200) && ip.is_none()),
+        "{got:?}"
+    );
+    // HTTP_PROXY in upper case is not read (a CGI's request can set it);
+    // no_proxy sends a.test direct.
+    for (name, env) in [
+        ("upper", vec![("HTTP_PROXY", proxy.as_str())]),
+        (
+            "bypassed",
+            vec![
+                ("http_proxy", proxy.as_str()),
+                ("no_proxy", "localhost,.a.test"),
+            ],
+        ),
+    ] {
+        let got = run(name, &env);
+        assert_eq!(got.len(), 2, "{name}: {got:?}");
+        assert!(
+            got.iter()
+                .all(|(_, s, _, ip)| *s == Some(200) && ip.as_deref() == Some("127.0.0.1")),
+            "{name}: {got:?}"
+        );
+    }
+    let seen = squid.stop();
+    assert_eq!(
+        seen.iter().filter(|(m, ..)| m == "GET").count(),
+        2,
+        "{seen:?}"
+    );
+    web.stop();
+}
