@@ -8,6 +8,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use url::Url;
@@ -18,6 +19,7 @@ use super::{Crawler, Interrupt};
 use crate::config::{Config, Output, SeedReader, SeedSource, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::hooks::{Handler, Hooks};
 use crate::crawl::page::Page;
+use crate::net::cookies::Jar;
 use crate::net::dns::Families;
 use crate::net::http::Credential;
 use crate::net::proxy::{Bypass, Proxy};
@@ -583,6 +585,41 @@ impl CrawlerBuilder {
             Ok(b) => self.config.proxies.set_bypass(b),
             Err(e) => self.refuse(Setting::NoProxy, e.to_string()),
         }
+        self
+    }
+
+    /// Keep cookies (off by default): what servers set is sent back to
+    /// them by RFC 6265's rules (domain, path, `Secure`, expiry), never to
+    /// another site, a `Domain` that is a public suffix refused; at most 50
+    /// a domain and 10,000 in all, each at most 4 KiB. One jar for the
+    /// crawl.
+    pub fn cookies(mut self, keep: bool) -> Self {
+        self.config.cookies = keep.then(|| self.config.cookies.take().unwrap_or_default());
+        self
+    }
+
+    /// Keep cookies, starting with those of the Netscape `cookies.txt`
+    /// file at `path` (curl's `-b`, wget's `--load-cookies`; those already
+    /// expired left out). [`build`](Self::build) refuses a file that cannot
+    /// be read or a line that is not a cookie (naming it).
+    pub fn load_cookies(mut self, path: impl AsRef<Path>) -> Self {
+        let path = path.as_ref();
+        let loaded = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| Jar::from_netscape(&text).map_err(|e| e.to_string()));
+        match loaded {
+            Ok(jar) => self.config.cookies = Some(Arc::new(jar)),
+            Err(e) => self.refuse(Setting::Cookies, format!("{}: {e}", path.display())),
+        }
+        self
+    }
+
+    /// Keep cookies, and write them to `path` in Netscape `cookies.txt`
+    /// form when the crawl ends (session cookies with expiry 0, as curl
+    /// writes them).
+    pub fn save_cookies(mut self, path: impl Into<PathBuf>) -> Self {
+        self = self.cookies(true);
+        self.config.save_cookies = Some(path.into());
         self
     }
 

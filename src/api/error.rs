@@ -113,6 +113,7 @@ settings! {
     Auth => "auth",
     Proxy => "proxy",
     NoProxy => "no-proxy",
+    Cookies => "cookies",
     StripQuery => "strip-query",
     AcceptType => "accept-type",
     RejectType => "reject-type",

@@ -7,10 +7,12 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use url::Url;
 
+use crate::net::cookies::Jar;
 use crate::net::dns::Families;
 use crate::net::http::{Credential, Headers, TypeRules};
 use crate::net::proxy::Proxies;
@@ -207,6 +209,11 @@ pub struct Config {
     /// The proxies URLs go out through (`--proxy`, or `http_proxy` and
     /// its kin), and the hosts that go direct; empty: every fetch direct.
     pub proxies: Proxies,
+    /// The cookie jar, if the crawl keeps cookies (`--cookies`,
+    /// `--save-cookies`): one for every shard.
+    pub cookies: Option<Arc<Jar>>,
+    /// Where the jar is written at the end (`--save-cookies`).
+    pub save_cookies: Option<PathBuf>,
     /// Limit for the TCP connect and the TLS handshake together.
     pub connect_timeout: Duration,
     /// Limit for each single read from the socket.
@@ -359,6 +366,8 @@ impl Config {
             headers: Headers::default(),
             credentials: Vec::new(),
             proxies: Proxies::default(),
+            cookies: None,
+            save_cookies: None,
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
             timeout: Duration::from_secs(60),

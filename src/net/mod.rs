@@ -2,13 +2,15 @@
 //! ([`connect`] with Happy Eyeballs, [`fetch`], reusing idle keep-alive
 //! connections from [`conn_pool`] that [`socket`] finds still quiet; plain
 //! or TLS ([`tls`]) over a deadline-bound TCP [`stream`]) and the pure
-//! HTTP/1.x framing ([`http`]); through a [`proxy`] when the crawl has one.
+//! HTTP/1.x framing ([`http`]); through a [`proxy`] when the crawl has one,
+//! with a jar of [`cookies`] when it keeps them.
 //!
 //! Not crawl policy: what to fetch, when and how often is `crate::crawl`'s;
 //! retries are the shard's.
 
 pub mod conn_pool;
 pub mod connect;
+pub mod cookies;
 pub mod dns;
 pub mod fetch;
 pub mod http;

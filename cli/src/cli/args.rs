@@ -308,6 +308,19 @@ pub struct Args {
     #[arg(long = "no-proxy", value_name = "LIST", help_heading = NETWORK)]
     pub no_proxy: Option<String>,
 
+    /// Keep cookies, starting with those of this Netscape cookies.txt file (curl's and wget's format)
+    ///
+    /// Off by default. What servers set is sent back by RFC 6265's rules
+    /// (domain, path, Secure, expiry), never to another site; a Domain
+    /// that is a public suffix is refused; at most 50 a domain and 10,000
+    /// in all. An empty file starts an empty jar.
+    #[arg(long, value_name = "FILE", help_heading = NETWORK)]
+    pub cookies: Option<PathBuf>,
+
+    /// Keep cookies and write them to this file (Netscape format) when the crawl ends
+    #[arg(long = "save-cookies", value_name = "FILE", help_heading = NETWORK)]
+    pub save_cookies: Option<PathBuf>,
+
     /// Trust the CA certificates in this PEM file for https too (repeatable)
     ///
     /// The compiled-in Mozilla roots stay trusted.

@@ -169,6 +169,12 @@ impl Args {
         if let Some(list) = self.no_proxy.as_deref().or(env.no_proxy.as_deref()) {
             b = b.no_proxy(list);
         }
+        if let Some(path) = &self.cookies {
+            b = b.load_cookies(path);
+        }
+        if let Some(path) = self.save_cookies {
+            b = b.save_cookies(path);
+        }
         // The synthetic site has no sitemap, and the demo's check counts
         // every URL recorded: it reads none unless asked.
         b = b.sitemaps(!self.no_sitemaps && (self.sitemaps || self.demo.is_none()));

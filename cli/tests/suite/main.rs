@@ -26,6 +26,7 @@ mod cluster_fencing;
 mod cluster_security;
 mod cluster_store;
 mod compression;
+mod cookies;
 mod crawl_scenarios;
 mod dns_resolver;
 mod examples;

@@ -126,6 +126,37 @@ pub(super) fn last_checkpoint(checkpoints: Option<Checkpoints>, outcome: &mut Ou
     }
 }
 
+/// The jar's end: the cookies its caps refused said, and with
+/// `--save-cookies` the jar in Netscape form, written whole (a temporary
+/// file renamed over the old one); its failure goes into
+/// `outcome.output_error`.
+pub(super) fn save_cookies(config: &Config, outcome: &mut Outcome) {
+    let Some(jar) = &config.cookies else {
+        return;
+    };
+    let refused = jar.refused();
+    if refused > 0 {
+        log::warn!(
+            "{refused} cookies refused: a Domain that is a public suffix, over 4 KiB, \
+             or past a domain's 50 or the jar's 10,000"
+        );
+    }
+    let Some(path) = &config.save_cookies else {
+        return;
+    };
+    let mut tmp = path.clone().into_os_string();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let written =
+        std::fs::write(&tmp, jar.to_netscape()).and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        outcome
+            .output_error
+            .get_or_insert(format!("writing the cookies to {}: {e}", path.display()));
+    }
+}
+
 /// `--wacz`: package the WARC files the shards closed with the index, on
 /// this thread now that the executors are gone, unless the archive is
 /// incomplete (a shard died, so its files were not closed; a WARC file or

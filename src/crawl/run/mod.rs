@@ -150,6 +150,7 @@ pub fn run_with(
     // Every shard is done: the writers write what they left (a dead one's
     // lines too) and say whether the output ended early.
     let index = outputs.finish(outcome);
+    finish::save_cookies(&config, outcome);
     // The records are written: the node reports what is done and leaves.
     cluster::finish_node(built.node, outcome);
     outcome.elapsed = started.elapsed();

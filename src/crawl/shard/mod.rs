@@ -272,6 +272,7 @@ impl Shard {
             headers: config.headers.clone(),
             credentials: config.credentials.clone(),
             types: config.types.clone(),
+            cookies: config.cookies.clone(),
         };
         let config_scope = config.scope.clone();
         let warc = shared.warc.map(|target| {

@@ -82,6 +82,9 @@ pub struct Limits {
     /// Bodies cut by their media type (`--accept-type`, `--reject-type`,
     /// `--max-size-per-type`) within `max_body`.
     pub types: http::TypeRules,
+    /// The crawl's cookie jar, if it keeps cookies: asked for each
+    /// request's `Cookie`, given each answer's `Set-Cookie`.
+    pub cookies: Option<std::sync::Arc<crate::net::cookies::Jar>>,
 }
 
 /// Where a connection leads: the address connected to (the server's or
@@ -411,6 +414,7 @@ async fn exchange(
                 .find(|c| c.applies_to(h, p))
                 .map(http::Credential::authorization)
         });
+    let cookie = limits.cookies.as_ref().and_then(|jar| jar.header_for(url));
     let request = http::Request {
         target,
         host,
@@ -420,6 +424,7 @@ async fn exchange(
         headers: &limits.headers,
         authorization,
         proxy_authorization: None,
+        cookie: cookie.as_deref(),
     };
     // To a forward proxy: the absolute URL and its credentials; the
     // origin-form request is the one kept (the target's exchange).
@@ -459,6 +464,9 @@ async fn exchange(
                 return Err(FetchError::proxy(proxy, refused));
             }
             if !head.is_interim() {
+                if let Some(jar) = &limits.cookies {
+                    jar.store(url, &head.set_cookies);
+                }
                 break head;
             }
             // 100 Continue, 103 Early Hints: the answer is still to come.

@@ -28,6 +28,9 @@ pub enum Framing {
 /// Most `X-Robots-Tag` headers of one response kept.
 pub const MAX_ROBOTS_TAGS: usize = 8;
 
+/// Most `Set-Cookie` headers of one response kept.
+pub const MAX_SET_COOKIES: usize = 50;
+
 /// The parts of a response head the crawler cares about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResponseHead {
@@ -43,6 +46,8 @@ pub struct ResponseHead {
     pub retry_after: Option<String>,
     /// `X-Robots-Tag` values, trimmed, at most [`MAX_ROBOTS_TAGS`].
     pub robots_tags: Vec<String>,
+    /// `Set-Cookie` values, trimmed, at most [`MAX_SET_COOKIES`].
+    pub set_cookies: Vec<String>,
     /// `Content-Encoding` codings, in the order the server applied them
     /// (`identity` left out): what to undo before reading the body as a
     /// page. At most one more than [`MAX_CODINGS`], which is enough to
@@ -248,6 +253,13 @@ fn parse_complete_head<'b>(
             .iter()
             .filter(|h| h.name.eq_ignore_ascii_case("x-robots-tag"))
             .take(MAX_ROBOTS_TAGS)
+            .map(|h| header_string(h.value))
+            .collect(),
+        set_cookies: resp
+            .headers
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case("set-cookie"))
+            .take(MAX_SET_COOKIES)
             .map(|h| header_string(h.value))
             .collect(),
         content_encoding: list_items(resp.headers, "content-encoding")

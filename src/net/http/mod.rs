@@ -123,6 +123,7 @@ mod tests {
             headers: &headers,
             authorization: None,
             proxy_authorization: None,
+            cookie: None,
         };
         String::from_utf8(request.to_bytes()).unwrap()
     }
@@ -207,6 +208,7 @@ mod tests {
             headers: &headers,
             authorization: None,
             proxy_authorization: None,
+            cookie: None,
         };
         let req = String::from_utf8(request.to_bytes()).unwrap();
         assert!(

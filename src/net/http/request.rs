@@ -55,12 +55,14 @@ pub struct Request<'a> {
     /// A `Proxy-Authorization` value, for a request to a forward proxy
     /// (whose `target` is then the absolute URL).
     pub proxy_authorization: Option<&'a str>,
+    /// The jar's `Cookie` value for this URL.
+    pub cookie: Option<&'a str>,
 }
 
 impl Request<'_> {
     /// `GET {target} HTTP/1.1` with Host, User-Agent, Accept (`*/*`, or
     /// the user's), Accept-Encoding, Connection, the user's headers,
-    /// Authorization and Proxy-Authorization, and the blank line.
+    /// Authorization, Cookie and Proxy-Authorization, and the blank line.
     ///
     /// CR, LF and NUL are removed from the target, host and user agent so
     /// that a hostile URL or configuration value cannot inject headers;
@@ -95,6 +97,11 @@ impl Request<'_> {
         if let Some(authorization) = self.authorization {
             out.push_str("Authorization: ");
             out.push_str(&clean(authorization));
+            out.push_str("\r\n");
+        }
+        if let Some(cookie) = self.cookie {
+            out.push_str("Cookie: ");
+            out.push_str(&clean(cookie));
             out.push_str("\r\n");
         }
         if let Some(authorization) = self.proxy_authorization {
@@ -275,6 +282,7 @@ mod tests {
                 headers,
                 authorization,
                 proxy_authorization: None,
+                cookie: None,
             }
             .to_bytes(),
         )

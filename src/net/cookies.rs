@@ -1,0 +1,456 @@
+//! The crawl's cookie jar ([`Jar`], off unless asked: `--cookies`,
+//! `--save-cookies`): what servers set with `Set-Cookie`, sent back in
+//! `Cookie` by RFC 6265's rules of domain, path, `Secure` and expiry
+//! (the `cookie_store` crate, which reqwest uses), and read from and
+//! written to the Netscape `cookies.txt` format that curl and wget share.
+//!
+//! On top of the RFC: a `Domain` that is a public suffix (`co.uk`,
+//! `github.io`; the `psl` list that scope uses) is refused unless it is
+//! the host itself, so no site sets cookies for its neighbours; a cookie
+//! over [`MAX_COOKIE_BYTES`] is refused; a domain keeps at most
+//! [`MAX_PER_DOMAIN`] cookies and the jar [`MAX_COOKIES`] (a "cookie
+//! monster" page setting thousands is cut, and counted). Expired cookies
+//! are dropped when the jar fills. One jar for the whole crawl, behind a
+//! mutex: a domain's cookies serve its hosts on every shard.
+//!
+//! Not the request or the head (`crate::net::http`), not the flags.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable
+)]
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Mutex;
+
+use cookie_store::{CookieDomain, CookieExpiration, CookieStore, RawCookie, StoreAction};
+use thiserror::Error;
+use url::Url;
+
+/// Most cookies in the jar.
+pub const MAX_COOKIES: usize = 10_000;
+/// Most cookies of one domain (RFC 6265 §6.1 asks for at least 50).
+pub const MAX_PER_DOMAIN: u32 = 50;
+/// Largest cookie, name and value together (RFC 6265 §6.1: at least 4096).
+pub const MAX_COOKIE_BYTES: usize = 4096;
+
+/// The crawl's cookies.
+pub struct Jar {
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    store: CookieStore,
+    /// Cookies held (expired ones until the next sweep), by the domain
+    /// they are kept under.
+    per_domain: HashMap<String, u32>,
+    total: usize,
+    /// Cookies refused by the caps.
+    refused: u64,
+}
+
+/// Why a cookies file cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum CookieFileError {
+    #[error("line {line}: {problem} (Netscape format: DOMAIN, TRUE|FALSE, PATH, TRUE|FALSE, EXPIRES, NAME, VALUE, separated by tabs)")]
+    Line { line: usize, problem: &'static str },
+}
+
+impl Default for Jar {
+    fn default() -> Self {
+        Jar::new()
+    }
+}
+
+impl fmt::Debug for Jar {
+    /// The count only: cookies are secrets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Jar({} cookies)", self.held())
+    }
+}
+
+impl Jar {
+    /// An empty jar.
+    pub fn new() -> Jar {
+        Jar {
+            inner: Mutex::new(Inner {
+                store: CookieStore::new(),
+                per_domain: HashMap::new(),
+                total: 0,
+                refused: 0,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic elsewhere while holding it leaves cookies as they were.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Cookies held (expired ones too, until they are swept).
+    pub fn held(&self) -> usize {
+        self.lock().total
+    }
+
+    /// Cookies refused so far by the caps.
+    pub fn refused(&self) -> u64 {
+        self.lock().refused
+    }
+
+    /// The `Cookie` value for a request of `url`, if any cookie applies.
+    pub fn header_for(&self, url: &Url) -> Option<String> {
+        let inner = self.lock();
+        let mut matches = inner.store.matches(url);
+        if matches.is_empty() {
+            return None;
+        }
+        // Longer paths first (RFC 6265 §5.4), then by name: the same
+        // header each time.
+        matches.sort_by_cached_key(|c| {
+            (
+                std::cmp::Reverse(String::from(&c.path).len()),
+                c.name().to_string(),
+            )
+        });
+        let mut out = String::new();
+        for cookie in matches {
+            if !out.is_empty() {
+                out.push_str("; ");
+            }
+            out.push_str(cookie.name());
+            out.push('=');
+            out.push_str(cookie.value());
+        }
+        Some(out)
+    }
+
+    /// Keep the cookies of a response of `url` (its `Set-Cookie` values).
+    pub fn store(&self, url: &Url, set_cookies: &[String]) {
+        if set_cookies.is_empty() {
+            return;
+        }
+        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
+        let mut inner = self.lock();
+        for value in set_cookies {
+            let Ok(raw) = RawCookie::parse(value.clone()) else {
+                continue;
+            };
+            inner.add(raw, url, &host);
+        }
+    }
+
+    /// The cookies of a Netscape `cookies.txt` (`#HttpOnly_` lines
+    /// included, other `#` lines and blank ones skipped); those already
+    /// expired are left out.
+    pub fn from_netscape(text: &str) -> Result<Jar, CookieFileError> {
+        let jar = Jar::new();
+        {
+            let mut inner = jar.lock();
+            for (n, line) in text.lines().enumerate() {
+                let line = line.trim_end_matches('\r');
+                let (http_only, line) = match line.strip_prefix("#HttpOnly_") {
+                    Some(rest) => (true, rest),
+                    None => (false, line),
+                };
+                if line.trim().is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                let bad = |problem| CookieFileError::Line {
+                    line: n + 1,
+                    problem,
+                };
+                let fields: Vec<&str> = line.split('\t').collect();
+                let [domain, subdomains, path, secure, expires, name, value] = fields[..] else {
+                    return Err(bad("not 7 fields separated by tabs"));
+                };
+                let flag = |s: &str| match s {
+                    "TRUE" => Ok(true),
+                    "FALSE" => Ok(false),
+                    _ => Err(bad("a flag that is neither TRUE nor FALSE")),
+                };
+                let (subdomains, secure) = (flag(subdomains)?, flag(secure)?);
+                let expires: i64 = expires
+                    .parse()
+                    .map_err(|_| bad("an expiry that is no number"))?;
+                let host = domain.trim_start_matches('.').to_ascii_lowercase();
+                if host.is_empty() || name.is_empty() {
+                    return Err(bad("an empty domain or name"));
+                }
+                let mut builder = RawCookie::build((name.to_string(), value.to_string()))
+                    .path(path.to_string())
+                    .secure(secure)
+                    .http_only(http_only);
+                if subdomains {
+                    builder = builder.domain(host.clone());
+                }
+                if expires > 0 {
+                    let Ok(at) = time::OffsetDateTime::from_unix_timestamp(expires) else {
+                        return Err(bad("an expiry out of range"));
+                    };
+                    if at <= time::OffsetDateTime::now_utc() {
+                        continue;
+                    }
+                    builder = builder.expires(at);
+                }
+                let scheme = if secure { "https" } else { "http" };
+                let Ok(url) = Url::parse(&format!("{scheme}://{host}{path}")) else {
+                    return Err(bad("a domain or path that makes no URL"));
+                };
+                inner.add(builder.build(), &url, &host);
+            }
+        }
+        Ok(jar)
+    }
+
+    /// The unexpired cookies in Netscape `cookies.txt` form (session
+    /// cookies with expiry 0, as curl writes them).
+    pub fn to_netscape(&self) -> String {
+        let inner = self.lock();
+        let mut out = String::from("# Netscape HTTP Cookie File\n# Written by ringcrawl.\n\n");
+        let mut lines = Vec::new();
+        for cookie in inner.store.iter_unexpired() {
+            let (domain, subdomains) = match &cookie.domain {
+                CookieDomain::HostOnly(host) => (host.clone(), "FALSE"),
+                CookieDomain::Suffix(suffix) => (format!(".{suffix}"), "TRUE"),
+                _ => continue,
+            };
+            let expires = match &cookie.expires {
+                CookieExpiration::AtUtc(at) => at.unix_timestamp(),
+                CookieExpiration::SessionEnd => 0,
+            };
+            let prefix = if cookie.http_only().unwrap_or(false) {
+                "#HttpOnly_"
+            } else {
+                ""
+            };
+            let secure = if cookie.secure().unwrap_or(false) {
+                "TRUE"
+            } else {
+                "FALSE"
+            };
+            lines.push(format!(
+                "{prefix}{domain}\t{subdomains}\t{}\t{secure}\t{expires}\t{}\t{}\n",
+                String::from(&cookie.path),
+                cookie.name(),
+                cookie.value()
+            ));
+        }
+        // In a stable order, so two saves of one jar are the same file.
+        lines.sort();
+        out.extend(lines);
+        out
+    }
+}
+
+impl Inner {
+    /// Keep `raw`, set by a response of `url` (whose host is `host`),
+    /// within the caps.
+    fn add(&mut self, mut raw: RawCookie<'static>, url: &Url, host: &str) {
+        if raw.name().len() + raw.value().len() > MAX_COOKIE_BYTES {
+            self.refused += 1;
+            return;
+        }
+        let domain = raw
+            .domain()
+            .map(|d| d.trim_start_matches('.').to_ascii_lowercase());
+        let key = match domain {
+            // A public suffix: the host's own cookie if it is the host,
+            // else nobody's.
+            Some(d) if psl::suffix_str(&d) == Some(d.as_str()) => {
+                if d != host {
+                    self.refused += 1;
+                    return;
+                }
+                raw.unset_domain();
+                d
+            }
+            Some(d) => d,
+            None => host.to_string(),
+        };
+        let held = self.per_domain.get(&key).copied().unwrap_or(0);
+        if held >= MAX_PER_DOMAIN || self.total >= MAX_COOKIES {
+            self.sweep();
+            let held = self.per_domain.get(&key).copied().unwrap_or(0);
+            if held >= MAX_PER_DOMAIN || self.total >= MAX_COOKIES {
+                // Replacing or deleting one it holds is still allowed.
+                let path = raw.path().unwrap_or("/");
+                if !self.store.contains_any(&key, path, raw.name()) {
+                    self.refused += 1;
+                    return;
+                }
+            }
+        }
+        if let Ok(StoreAction::Inserted) = self.store.insert_raw(&raw, url) {
+            *self.per_domain.entry(key).or_insert(0) += 1;
+            self.total += 1;
+        }
+    }
+
+    /// Drop expired cookies, and count again.
+    fn sweep(&mut self) {
+        let live: Vec<_> = self.store.iter_unexpired().cloned().collect();
+        self.per_domain.clear();
+        for cookie in &live {
+            if let Some(domain) = cookie.domain.as_cow() {
+                *self.per_domain.entry(domain.into_owned()).or_insert(0) += 1;
+            }
+        }
+        self.total = live.len();
+        let store: Result<CookieStore, std::convert::Infallible> =
+            CookieStore::from_cookies(live.into_iter().map(Ok), false);
+        let Ok(store) = store;
+        self.store = store;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    fn set(jar: &Jar, at: &str, values: &[&str]) {
+        let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        jar.store(&url(at), &values);
+    }
+
+    #[test]
+    fn cookies_go_back_to_their_host_and_path_only() {
+        let jar = Jar::new();
+        set(
+            &jar,
+            "http://a.test/x/page",
+            &["id=1", "all=2; Path=/", "deep=3; Path=/x/y"],
+        );
+        assert_eq!(
+            jar.header_for(&url("http://a.test/x/other")).as_deref(),
+            Some("id=1; all=2")
+        );
+        assert_eq!(
+            jar.header_for(&url("http://a.test/")).as_deref(),
+            Some("all=2")
+        );
+        assert!(jar.header_for(&url("http://b.test/x/")).is_none());
+        // Host-only: not to a subdomain.
+        assert!(jar.header_for(&url("http://www.a.test/x/")).is_none());
+    }
+
+    #[test]
+    fn a_domain_cookie_reaches_the_subdomains_but_never_a_public_suffix() {
+        let jar = Jar::new();
+        set(
+            &jar,
+            "http://www.example.com/",
+            &["d=1; Domain=example.com", "bad=1; Domain=com"],
+        );
+        set(
+            &jar,
+            "http://a.github.io/",
+            &["neighbour=1; Domain=github.io"],
+        );
+        assert_eq!(
+            jar.header_for(&url("http://shop.example.com/")).as_deref(),
+            Some("d=1")
+        );
+        assert!(jar.header_for(&url("http://other.com/")).is_none());
+        assert!(jar.header_for(&url("http://b.github.io/")).is_none());
+        assert_eq!(jar.refused(), 2);
+    }
+
+    #[test]
+    fn secure_cookies_stay_on_https_and_expired_ones_are_dropped() {
+        let jar = Jar::new();
+        set(
+            &jar,
+            "https://a.test/",
+            &[
+                "s=1; Secure",
+                "gone=1; Max-Age=0",
+                "old=1; Expires=Wed, 01 Jan 2020 00:00:00 GMT",
+            ],
+        );
+        assert_eq!(
+            jar.header_for(&url("https://a.test/")).as_deref(),
+            Some("s=1")
+        );
+        assert!(jar.header_for(&url("http://a.test/")).is_none());
+        set(&jar, "https://a.test/", &["s=1; Max-Age=0"]);
+        assert!(jar.header_for(&url("https://a.test/")).is_none());
+    }
+
+    #[test]
+    fn a_cookie_monster_is_cut_at_the_domains_cap_and_replacements_still_count() {
+        let jar = Jar::new();
+        let many: Vec<String> = (0..200).map(|i| format!("c{i}=v")).collect();
+        jar.store(&url("http://monster.test/"), &many);
+        assert_eq!(jar.held(), MAX_PER_DOMAIN as usize);
+        assert_eq!(jar.refused(), 200 - u64::from(MAX_PER_DOMAIN));
+        set(&jar, "http://monster.test/", &["c0=new"]);
+        assert!(jar
+            .header_for(&url("http://monster.test/"))
+            .unwrap()
+            .contains("c0=new"));
+        // Other domains are not held back.
+        set(&jar, "http://calm.test/", &["a=1"]);
+        assert_eq!(
+            jar.header_for(&url("http://calm.test/")).as_deref(),
+            Some("a=1")
+        );
+        let big = format!("big={}", "x".repeat(MAX_COOKIE_BYTES));
+        set(&jar, "http://calm.test/", &[&big]);
+        assert_eq!(
+            jar.header_for(&url("http://calm.test/")).as_deref(),
+            Some("a=1")
+        );
+    }
+
+    #[test]
+    fn the_netscape_format_reads_back_what_it_wrote() {
+        let text = "# Netscape HTTP Cookie File\n\n\
+                    .example.com\tTRUE\t/\tFALSE\t0\tsession\tyes\n\
+                    #HttpOnly_a.test\tFALSE\t/app\tTRUE\t4102444800\ttoken\tabc\n\
+                    a.test\tFALSE\t/\tFALSE\t946684800\texpired\tx\n";
+        let jar = Jar::from_netscape(text).unwrap();
+        assert_eq!(
+            jar.header_for(&url("http://www.example.com/")).as_deref(),
+            Some("session=yes")
+        );
+        assert_eq!(
+            jar.header_for(&url("https://a.test/app/x")).as_deref(),
+            Some("token=abc")
+        );
+        assert!(jar.header_for(&url("http://a.test/app/x")).is_none());
+        let written = jar.to_netscape();
+        assert!(
+            written.contains(".example.com\tTRUE\t/\tFALSE\t0\tsession\tyes\n"),
+            "{written}"
+        );
+        assert!(
+            written.contains("#HttpOnly_a.test\tFALSE\t/app\tTRUE\t4102444800\ttoken\tabc\n"),
+            "{written}"
+        );
+        assert!(!written.contains("expired"));
+        let again = Jar::from_netscape(&written).unwrap();
+        assert_eq!(again.to_netscape(), written);
+    }
+
+    #[test]
+    fn a_damaged_cookies_file_names_its_line() {
+        for (text, line) in [
+            ("a.test\tTRUE\t/\n", 1),
+            ("# c\na.test\tMAYBE\t/\tFALSE\t0\tn\tv\n", 2),
+            ("a.test\tTRUE\t/\tFALSE\tsoon\tn\tv\n", 1),
+        ] {
+            match Jar::from_netscape(text) {
+                Err(CookieFileError::Line { line: l, .. }) => assert_eq!(l, line, "{text:?}"),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
+    }
+}
