@@ -41,6 +41,7 @@ pub mod index;
 pub mod journal;
 pub mod manifest;
 pub mod repair;
+pub mod replay;
 pub mod session;
 
 use std::fs::{self, File, OpenOptions};
