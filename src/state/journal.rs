@@ -11,9 +11,11 @@
 //! magic and checksum) and counts what it skipped, and a resume stops on
 //! it unless told to accept the loss ([`check`]).
 //!
-//! A resume replays every journal of every run, minus the URLs that have
-//! a record ([`super::done`]); the journals are never rewritten (a crawl
-//! that is resumed many times reads them all again, see docs/resume.md).
+//! A resume replays the journals of the earlier runs, minus the URLs that
+//! have a record ([`super::done`]), each read once ([`super::replay`]);
+//! a resume whose replay ends writes what was still queued to bases (in
+//! the same chunks) and removes the journals they cover
+//! ([`super::compact`]). A journal is never rewritten.
 //!
 //! Not the writing (the shard's `journal.rs`, with glommio's file I/O) and
 //! not the decision of what is journaled.

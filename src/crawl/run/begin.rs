@@ -104,6 +104,7 @@ impl Begun {
                     )),
                     false => None,
                 },
+                compaction: session.compaction(),
                 done: std::sync::Mutex::new(done),
                 resuming,
             }),

@@ -28,7 +28,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use glommio::io::BufferedFile;
@@ -36,6 +36,7 @@ use glommio::io::BufferedFile;
 use crate::crawl::seen;
 use crate::job::{chunk, Job};
 use crate::output::record::Record;
+use crate::state::compact::Compaction;
 use crate::state::replay::Replay;
 use crate::sync::notify::Notify;
 
@@ -50,6 +51,9 @@ pub struct Durability {
     /// The reading of the earlier runs' journals, replayed at the start
     /// (None for a new crawl).
     pub replay: Option<Replay>,
+    /// A resume's compaction: the shards write their bases and count
+    /// themselves in (None for a new crawl).
+    pub compaction: Option<Arc<Compaction>>,
     /// The file of fingerprints of the URLs with a record, by owning
     /// shard; each shard takes its own, reads it and removes it.
     pub done: Mutex<Vec<Option<PathBuf>>>,
@@ -142,6 +146,19 @@ impl Journal {
 const GATHER: Duration = Duration::from_millis(2);
 
 impl Shard {
+    /// Jobs journaled in this run so far; None without a journal, or
+    /// after it failed.
+    pub(super) fn journal_appended(&self) -> Option<u64> {
+        let journal = self.journal.as_ref().filter(|j| !j.failed.get())?;
+        Some(journal.appended.get())
+    }
+
+    /// Jobs journaled in this run that are on disk; None as above.
+    pub(super) fn journal_durable(&self) -> Option<u64> {
+        let journal = self.journal.as_ref().filter(|j| !j.failed.get())?;
+        Some(journal.durable.get())
+    }
+
     /// Whether this shard's journal is behind ([`Journal::behind`]).
     pub(super) fn journal_behind(&self) -> bool {
         self.journal.as_ref().is_some_and(Journal::behind)
