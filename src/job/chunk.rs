@@ -112,8 +112,16 @@ pub fn len(header: &[u8]) -> Option<usize> {
     HEADER.checked_add(length)
 }
 
-/// The jobs of the chunk that `bytes` hold (exactly one chunk).
-pub fn decode(bytes: &[u8]) -> Result<Vec<Job>, ChunkError> {
+/// The count of jobs of the chunk that `bytes` hold (exactly one chunk),
+/// checked by its header and checksum, its records not decoded: for a
+/// reader that only checks a file ([`decode`] checks the records too).
+pub fn verify(bytes: &[u8]) -> Result<u32, ChunkError> {
+    frame(bytes).map(|(count, _)| count)
+}
+
+/// The count and the records of the chunk that `bytes` hold, checked by
+/// its header and checksum.
+fn frame(bytes: &[u8]) -> Result<(u32, &[u8]), ChunkError> {
     let mut r = Reader { bytes, at: 0 };
     if r.take(4).ok_or(ChunkError::Short)? != MAGIC {
         return Err(ChunkError::Magic);
@@ -128,6 +136,12 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Job>, ChunkError> {
     if crc32fast::hash(records) != crc {
         return Err(ChunkError::Checksum);
     }
+    Ok((count, records))
+}
+
+/// The jobs of the chunk that `bytes` hold (exactly one chunk).
+pub fn decode(bytes: &[u8]) -> Result<Vec<Job>, ChunkError> {
+    let (count, records) = frame(bytes)?;
     let mut r = Reader {
         bytes: records,
         at: 0,

@@ -11,9 +11,11 @@
 //! magic and checksum) and counts what it skipped, and a resume stops on
 //! it unless told to accept the loss ([`check`]).
 //!
-//! A resume replays every journal of every run, minus the URLs that have
-//! a record ([`super::done`]); the journals are never rewritten (a crawl
-//! that is resumed many times reads them all again, see docs/resume.md).
+//! A resume replays the journals of the earlier runs, minus the URLs that
+//! have a record ([`super::done`]), each read once ([`super::replay`]);
+//! a resume whose replay ends writes what was still queued to bases (in
+//! the same chunks) and removes the journals they cover
+//! ([`super::compact`]). A journal is never rewritten.
 //!
 //! Not the writing (the shard's `journal.rs`, with glommio's file I/O) and
 //! not the decision of what is journaled.
@@ -85,6 +87,9 @@ pub struct Reader {
     read: JournalRead,
     /// The end was reached, or a torn tail: nothing more is read.
     ended: bool,
+    /// Decode the jobs; else check each chunk by its checksum only and
+    /// hand out no jobs ([`Reader::checking`]).
+    decode: bool,
     bytes: Vec<u8>,
 }
 
@@ -92,6 +97,17 @@ impl Reader {
     /// Open the journal at `path`. Blocking reads: for the main thread, or
     /// a shard before its fetches start.
     pub fn open(path: &Path) -> Result<Reader, StateError> {
+        Reader::new(path, true)
+    }
+
+    /// Open the journal at `path` to check it: each chunk is read and
+    /// checked by its header and checksum, and [`Reader::next_chunk`]
+    /// hands out no jobs (a check does not pay for decoding them).
+    pub fn checking(path: &Path) -> Result<Reader, StateError> {
+        Reader::new(path, false)
+    }
+
+    fn new(path: &Path, decode: bool) -> Result<Reader, StateError> {
         let file = File::open(path).map_err(io_err("opening", path))?;
         let size = file.metadata().map_err(io_err("reading", path))?.len();
         Ok(Reader {
@@ -101,6 +117,7 @@ impl Reader {
             at: 0,
             read: JournalRead::default(),
             ended: false,
+            decode,
             bytes: Vec::new(),
         })
     }
@@ -114,14 +131,14 @@ impl Reader {
         if self.ended {
             return Ok(None);
         }
-        if let Some((jobs, len)) = self.chunk_at(self.at)? {
-            self.take(jobs.len(), len);
+        if let Some((jobs, count, len)) = self.chunk_at(self.at)? {
+            self.take(count, len);
             return Ok(Some(jobs));
         }
         // Not a whole chunk here: the next one that is, if any.
         let mut from = self.at.saturating_add(1);
         while let Some(candidate) = self.find_magic(from)? {
-            if let Some((jobs, len)) = self.chunk_at(candidate)? {
+            if let Some((jobs, count, len)) = self.chunk_at(candidate)? {
                 let skipped = candidate.saturating_sub(self.at);
                 self.read.damaged += 1;
                 self.read.skipped = self.read.skipped.saturating_add(skipped);
@@ -132,7 +149,7 @@ impl Reader {
                     self.at
                 );
                 self.at = candidate;
-                self.take(jobs.len(), len);
+                self.take(count, len);
                 return Ok(Some(jobs));
             }
             from = candidate.saturating_add(1);
@@ -142,16 +159,17 @@ impl Reader {
     }
 
     /// Count a whole chunk of `jobs` jobs, `len` bytes long, at `at`.
-    fn take(&mut self, jobs: usize, len: u64) {
+    fn take(&mut self, jobs: u64, len: u64) {
         self.read.chunks += 1;
-        self.read.jobs += jobs as u64;
+        self.read.jobs += jobs;
         self.at = self.at.saturating_add(len);
     }
 
-    /// The jobs and length of the whole chunk at `at`, if one is there. A
-    /// header is trusted no further than the file's end: a damaged length
-    /// allocates nothing past it.
-    fn chunk_at(&mut self, at: u64) -> Result<Option<(Vec<Job>, u64)>, StateError> {
+    /// The jobs (none when only checking), their count and the length of
+    /// the whole chunk at `at`, if one is there. A header is trusted no
+    /// further than the file's end: a damaged length allocates nothing
+    /// past it.
+    fn chunk_at(&mut self, at: u64) -> Result<Option<(Vec<Job>, u64, u64)>, StateError> {
         let path = &self.path;
         let mut header = [0u8; HEADER];
         if read_at(&self.file, &mut header, at).map_err(io_err("reading", path))? < HEADER {
@@ -168,9 +186,15 @@ impl Reader {
         if read_at(&self.file, &mut self.bytes, at).map_err(io_err("reading", path))? < len {
             return Ok(None);
         }
+        if !self.decode {
+            return Ok(chunk::verify(&self.bytes)
+                .ok()
+                .map(|count| (Vec::new(), u64::from(count), len as u64)));
+        }
         Ok(chunk::decode(&self.bytes)
             .ok()
-            .map(|jobs| (jobs, len as u64)))
+            .map(|jobs| (jobs.len() as u64, jobs))
+            .map(|(count, jobs)| (jobs, count, len as u64)))
     }
 
     /// The offset of the next chunk magic at or after `from`, if any.
@@ -215,7 +239,7 @@ impl Reader {
 /// resume replays of it. Damage (a bad stretch with whole chunks after
 /// it) is an error naming the file and the byte, unless `discard`.
 pub fn check(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
-    let mut reader = Reader::open(path)?;
+    let mut reader = Reader::checking(path)?;
     while reader.next_chunk()?.is_some() {}
     let read = reader.read();
     if let (Some(byte), false) = (read.first_damage, discard) {

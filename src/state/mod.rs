@@ -15,13 +15,16 @@
 //! │                     elapsed time, where each output file ended. Replaced
 //! │                     atomically (checkpoint.json.tmp, fsync, rename, fsync
 //! │                     DIR); absent until the first checkpoint.
+//! ├── compacted.json    the run whose bases replace the journals before it
+//! │                     ([`compact`]); written atomically, as the checkpoint;
+//! │                     absent until a resume's replay has ended.
 //! ├── seeds/            with --seeds: the lists split by owning shard, made
 //! │                     once by the first run (seeds-complete says whole),
 //! │                     and the bytes of each that its shard has taken.
-//! └── shard-{i}/        one per shard: its seen runs, frontier segments and
-//!                       journal, owned by the modules that write them; at a
-//!                       resume, done.fp until the shard has read it
-//!                       ([`done`]).
+//! └── shard-{i}/        one per shard: journal-{run}.bin of each run since the
+//!                       last compaction and base-{run}.bin of that run
+//!                       ([`journal`], [`compact`]); at a resume, done.fp
+//!                       until the shard has read it ([`done`]).
 //! ```
 //!
 //! What it is: [`StateDir`] (create, open and lock a directory, give each
@@ -36,11 +39,13 @@
 //! file: the outputs are appended to by the crawl and only ever cut at a
 //! tear by [`repair`], or, for the CDXJ index, rewritten without the lines
 //! a resume drops ([`index`]).
+pub mod compact;
 pub mod done;
 pub mod index;
 pub mod journal;
 pub mod manifest;
 pub mod repair;
+pub mod replay;
 pub mod session;
 
 use std::fs::{self, File, OpenOptions};
@@ -416,7 +421,7 @@ fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<Vec<u8>, State
 /// Replace `dir/name` with `bytes` so that a crash leaves the old file or
 /// the new one: write `name.tmp`, fsync it, rename it over `name`, fsync
 /// the directory (which makes the rename durable).
-fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), StateError> {
+pub(crate) fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), StateError> {
     let tmp = dir.join(format!("{name}.tmp"));
     let dest = dir.join(name);
     let mut file = File::create(&tmp).map_err(io_err("creating", &tmp))?;

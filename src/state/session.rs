@@ -17,15 +17,19 @@
 //!    WARC bytes are there and whose records the log holds
 //!    ([`super::index`]);
 //! 3. the journals of the earlier runs ([`super::journal`]) are checked
-//!    and named for the shards, which replay them minus what is done.
+//!    and named for the shards, which replay them minus what is done;
+//!    after a compaction ([`super::compact`]), the bases of its run and
+//!    the journals from that run on, the files it covers removed.
 //!
 //! Damage before the end of the log, the index or a journal (not a tail a
 //! kill tore) stops the resume with [`super::Damaged`] before anything is
 //! changed, unless the crawl accepts the loss (`--resume-discard-damaged`).
 //!
 //! The seen-sets and queues are not kept across runs: a resume rebuilds
-//! them from the journals (so a resume reads every URL discovered so far
-//! once; see docs/resume.md). Crawl time spent comes from the last checkpoint.
+//! them from the log, the bases and the journals (what was still queued
+//! at the last compaction, and what was found since; see docs/resume.md).
+//! A resume whose replay ends compacts at its next checkpoint. Crawl time
+//! spent comes from the last checkpoint.
 //!
 //! Not the shards' side (journal writing, replay: `crawl::shard`), and no
 //! I/O on an executor: this runs on the main thread.
@@ -33,11 +37,13 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::config::{Config, Output};
 use crate::output::timestamp::rfc3339_millis;
 
+use super::compact::{self, Compaction};
 use super::done::{self, Done};
 use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
 use super::repair::{repair_warc_in_place, warc_files};
@@ -67,6 +73,12 @@ pub struct Session {
     seq: u64,
     /// What the resume found and mended, a line each.
     pub notes: Vec<String>,
+    /// The run of the last compaction: its bases are replayed, and the
+    /// journals from it on.
+    compacted: Option<u32>,
+    /// A resume's compaction, written at a checkpoint once the shards'
+    /// replay is on disk.
+    compaction: Option<Arc<Compaction>>,
 }
 
 impl Session {
@@ -137,6 +149,8 @@ impl Session {
             elapsed_before: Duration::ZERO,
             seq: 0,
             notes: Vec::new(),
+            compacted: None,
+            compaction: None,
         })
     }
 
@@ -187,15 +201,32 @@ impl Session {
         config.cdxj = manifest.outputs.cdxj.clone();
 
         let mut notes = Vec::new();
+        let shard_dirs: Vec<PathBuf> = (0..manifest.shards).map(|i| dir.shard_dir(i)).collect();
+        // A compaction whose marker is written is done: the files it
+        // covers go (a kill may have left them); one that did not end
+        // leaves bases nothing reads.
+        let compacted = compact::marker(dir.path())?;
+        match compacted {
+            Some(run) => {
+                let removed = compact::remove_covered(&shard_dirs, run)?;
+                if !removed.is_empty() {
+                    notes.push(format!(
+                        "removed {} files the compaction of run {run} covers",
+                        removed.len()
+                    ));
+                }
+            }
+            None => compact::remove_unmarked_bases(&shard_dirs)?,
+        }
         let mut last_run = None;
-        for shard in 0..manifest.shards {
-            let shard_dir = dir.shard_dir(shard);
-            let runs = journal::runs(&shard_dir)?;
+        for shard_dir in &shard_dirs {
+            let runs = journal::runs(shard_dir)?;
             last_run = last_run.max(runs.last().copied());
+            let bases = compacted.map(|run| compact::base_path(shard_dir, run));
+            let journals = runs.into_iter().map(|run| journal::path(shard_dir, run));
             // Damage stops the resume before anything is changed or
-            // fetched (the shards replay the journals once the crawl runs).
-            for run in runs {
-                let path = journal::path(&shard_dir, run);
+            // fetched (the shards replay the files once the crawl runs).
+            for path in bases.into_iter().filter(|b| b.exists()).chain(journals) {
                 let read = journal::check(&path, discard)?;
                 if read.damaged > 0 {
                     notes.push(format!(
@@ -208,7 +239,6 @@ impl Session {
             }
         }
         let done = if jsonl.exists() {
-            let shard_dirs: Vec<PathBuf> = (0..manifest.shards).map(|i| dir.shard_dir(i)).collect();
             done::read(
                 &jsonl,
                 manifest.fingerprint_key.halves().into(),
@@ -277,16 +307,19 @@ impl Session {
         let (elapsed_before, seq) = checkpoint
             .map(|c| (Duration::from_millis(c.elapsed_ms), c.seq))
             .unwrap_or_default();
+        // A resume is never run 0: files of a run that left no journal
+        // are not written over.
+        let run = last_run.map_or(1, |r| r.saturating_add(1));
         Ok(Session {
             dir,
             manifest,
-            // A resume is never run 0: files of a run that left no journal
-            // are not written over.
-            run: last_run.map_or(1, |r| r.saturating_add(1)),
+            run,
             done: Some(done),
             elapsed_before,
             seq,
             notes,
+            compacted,
+            compaction: Some(Arc::new(Compaction::new(run, &shard_dirs))),
         })
     }
 
@@ -295,12 +328,19 @@ impl Session {
         journal::path(&self.dir.shard_dir(shard), self.run)
     }
 
-    /// Every journal of the earlier runs, of every shard: what a resume
-    /// replays.
+    /// What a resume replays, of every shard: the bases of the last
+    /// compaction, and the journals of the earlier runs (from that
+    /// compaction's run on).
     pub fn earlier_journals(&self) -> Result<Vec<PathBuf>, StateError> {
         let mut files = Vec::new();
         for shard in 0..self.manifest.shards {
             let dir = self.dir.shard_dir(shard);
+            if let Some(run) = self.compacted {
+                let base = compact::base_path(&dir, run);
+                if base.exists() {
+                    files.push(base);
+                }
+            }
             for run in journal::runs(&dir)? {
                 if run < self.run {
                     files.push(journal::path(&dir, run));
@@ -308,6 +348,12 @@ impl Session {
             }
         }
         Ok(files)
+    }
+
+    /// A resume's compaction, shared with the shards that write the bases
+    /// (None for a new crawl).
+    pub fn compaction(&self) -> Option<Arc<Compaction>> {
+        self.compaction.clone()
     }
 
     /// The prefix of this run's WARC files' names: the crawl's, and the
@@ -353,7 +399,20 @@ impl Session {
             elapsed_ms: u64::try_from(total.as_millis()).unwrap_or(u64::MAX),
             spent,
             counters,
-        })
+        })?;
+        // A failed compaction loses nothing: the marker is written before
+        // anything is removed, and a resume removes what it covers.
+        if let Some(compaction) = &self.compaction {
+            match compaction.compact(self.dir.path()) {
+                Ok(Some(removed)) => log::info!(
+                    "compacted: the bases of run {} replace {removed} earlier files",
+                    self.run
+                ),
+                Ok(None) => {}
+                Err(e) => log::warn!("compacting the journals: {e}"),
+            }
+        }
+        Ok(())
     }
 }
 

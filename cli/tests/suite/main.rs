@@ -25,6 +25,7 @@ mod cluster_faults;
 mod cluster_fencing;
 mod cluster_security;
 mod cluster_store;
+mod compaction;
 mod compression;
 mod cookies;
 mod crawl_scenarios;

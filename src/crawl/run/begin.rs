@@ -17,6 +17,7 @@ use crate::crawl::error::{Cause, CrawlError};
 use crate::crawl::seeds;
 use crate::crawl::shard::Durability;
 use crate::output::progress::Progress;
+use crate::state::replay::Replay;
 use crate::state::session::{Session, SEEDS_DIR};
 
 use super::spill_dir::SpillDir;
@@ -94,7 +95,16 @@ impl Begun {
         Ok(Some(Kept {
             durability: Arc::new(Durability {
                 journals: (0..shards).map(|i| session.journal(i)).collect(),
-                replay: session.earlier_journals().map_err(CrawlError::state)?,
+                // Read from now on, off the executors; the shards take
+                // what is theirs once they run.
+                replay: match resuming {
+                    true => Some(Replay::start(
+                        session.earlier_journals().map_err(CrawlError::state)?,
+                        shards,
+                    )),
+                    false => None,
+                },
+                compaction: session.compaction(),
                 done: std::sync::Mutex::new(done),
                 resuming,
             }),

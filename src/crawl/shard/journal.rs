@@ -13,32 +13,34 @@
 //!
 //! At a resume, before the shard's tasks start, the fingerprints of the
 //! URLs with a record (read from the log on the main thread) go into the
-//! seen-set; then every journal of every earlier run is read and each URL
-//! this shard owns is offered as a root is: a URL with a record is seen, a
-//! URL without one is queued again (the fetches in flight at a kill are
-//! among them, and so are fetched once more).
+//! seen-set; then each URL of this shard's hosts in the earlier runs'
+//! journals is offered as a root is: a URL with a record is seen, a URL
+//! without one is queued again (the fetches in flight at a kill are among
+//! them, and so are fetched once more). The journals are read once, off
+//! the executors, and their URLs routed to their shards
+//! (`crate::state::replay`): the shard takes batches of its own.
 //!
-//! Not the file format nor the reading (`crate::state::journal`), and not
-//! the log's writer (`crate::output::writer`).
+//! Not the file format nor the reading (`crate::state::journal`,
+//! `crate::state::replay`), and not the log's writer
+//! (`crate::output::writer`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use glommio::io::BufferedFile;
 
 use crate::crawl::seen;
 use crate::job::{chunk, Job};
-use crate::keys::shard_for;
 use crate::output::record::Record;
-use crate::state::journal;
+use crate::state::compact::Compaction;
+use crate::state::replay::Replay;
 use crate::sync::notify::Notify;
-use crate::web::urls;
 
-use super::seen::{Asker, Enqueued};
+use super::replay::REPLAY_SLICE;
 use super::Shard;
 
 /// What the shards of a crawl with a state directory share.
@@ -46,8 +48,12 @@ use super::Shard;
 pub struct Durability {
     /// This run's journal of each shard.
     pub journals: Vec<PathBuf>,
-    /// The journals of the earlier runs, replayed at the start.
-    pub replay: Vec<PathBuf>,
+    /// The reading of the earlier runs' journals, replayed at the start
+    /// (None for a new crawl).
+    pub replay: Option<Replay>,
+    /// A resume's compaction: the shards write their bases and count
+    /// themselves in (None for a new crawl).
+    pub compaction: Option<Arc<Compaction>>,
     /// The file of fingerprints of the URLs with a record, by owning
     /// shard; each shard takes its own, reads it and removes it.
     pub done: Mutex<Vec<Option<PathBuf>>>,
@@ -139,18 +145,18 @@ impl Journal {
 /// How long the journal task lets jobs gather before it writes them.
 const GATHER: Duration = Duration::from_millis(2);
 
-/// How long the replay waits for the disk when it is behind.
-const REPLAY_WAIT: Duration = Duration::from_millis(1);
-
-/// Jobs replayed between two yields to the shard's other tasks.
-const REPLAY_SLICE: usize = 4096;
-
 impl Shard {
-    /// Whether the spill has writes to do, or is failing with the queues
-    /// past their bound: the replay waits.
-    fn spill_behind(&self) -> bool {
-        let frontier = self.frontier.borrow();
-        frontier.has_spill_io() || frontier.spill_held_back()
+    /// Jobs journaled in this run so far; None without a journal, or
+    /// after it failed.
+    pub(super) fn journal_appended(&self) -> Option<u64> {
+        let journal = self.journal.as_ref().filter(|j| !j.failed.get())?;
+        Some(journal.appended.get())
+    }
+
+    /// Jobs journaled in this run that are on disk; None as above.
+    pub(super) fn journal_durable(&self) -> Option<u64> {
+        let journal = self.journal.as_ref().filter(|j| !j.failed.get())?;
+        Some(journal.durable.get())
     }
 
     /// Whether this shard's journal is behind ([`Journal::behind`]).
@@ -427,100 +433,6 @@ impl Shard {
             log::warn!("shard {}: removing {}: {e}", self.id, path.display());
         }
     }
-
-    /// At a resume: offer every URL of this shard's hosts in the earlier
-    /// runs' journals (those with a record are seen already), then let go
-    /// of this shard's hold on the outstanding count.
-    pub(super) async fn replay(&self) {
-        let Some(durability) = &self.durability else {
-            return;
-        };
-        if !durability.resuming {
-            return;
-        }
-        let mut queued = 0u64;
-        for path in &durability.replay {
-            // A budget the earlier runs spent: nothing will be fetched.
-            if self.replay_cut() || self.budget.reached().is_some() {
-                break;
-            }
-            match self.replay_one(path, &mut queued).await {
-                Ok(read) if read.torn > 0 => log::info!(
-                    "shard {}: {} ends in {} bytes of a chunk cut by the kill",
-                    self.id,
-                    path.display(),
-                    read.torn
-                ),
-                Ok(_) => {}
-                Err(e) => {
-                    self.seen_failed(&format!("replaying the journal: {e}"));
-                    break;
-                }
-            }
-        }
-        log::info!(
-            "shard {}: {queued} URLs queued again from the journals",
-            self.id
-        );
-        if self.outstanding.finish(1) {
-            self.stop();
-        }
-    }
-}
-
-impl Shard {
-    /// Offer the URLs of this shard's hosts in the journal at `path`, a
-    /// chunk at a time, counting those queued again into `queued`.
-    async fn replay_one(
-        &self,
-        path: &std::path::Path,
-        queued: &mut u64,
-    ) -> Result<journal::JournalRead, crate::state::StateError> {
-        let mut reader = journal::Reader::open(path)?;
-        let mut offered = 0usize;
-        while let Some(jobs) = reader.next_chunk()? {
-            for job in jobs {
-                if shard_for(urls::host_of(&job.url), self.shards) != self.id {
-                    continue;
-                }
-                // As fast as the disk takes it: the seen-set's merges and
-                // lookups, and the spill's writes of the queues past
-                // --frontier-memory (else they would wait in RAM; and
-                // while those writes fail and are retried, not at all).
-                while (self.seen_behind() || self.spill_behind()) && !self.replay_cut() {
-                    self.changed.notify_all();
-                    futures_lite::future::yield_now().await;
-                    if self.seen_behind() || self.spill_behind() {
-                        glommio::timer::sleep(REPLAY_WAIT).await;
-                    }
-                }
-                if self.replay_cut() {
-                    return Ok(reader.read());
-                }
-                match self.enqueue(job, Instant::now(), Asker::Nobody) {
-                    Enqueued::New | Enqueued::Pending => {
-                        self.outstanding.add(1);
-                        *queued += 1;
-                    }
-                    Enqueued::Known | Enqueued::Refused => {}
-                }
-                offered += 1;
-                if offered.is_multiple_of(REPLAY_SLICE) {
-                    glommio::yield_if_needed().await;
-                }
-            }
-        }
-        Ok(reader.read())
-    }
-}
-
-impl Shard {
-    /// The replay ends early: the shard stops, or SIGINT/SIGTERM came (the
-    /// watch that would see it starts after the replay); what is left of
-    /// the journals is read by the next resume.
-    fn replay_cut(&self) -> bool {
-        self.stopping.get() || self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
-    }
 }
 
 /// The position kept in a shard's seed file, written by the journal task.
@@ -598,7 +510,11 @@ impl SeedPosition {
 }
 
 /// Write all of `bytes` at `at`.
-async fn write_all(file: &BufferedFile, bytes: &[u8], mut at: u64) -> std::io::Result<()> {
+pub(super) async fn write_all(
+    file: &BufferedFile,
+    bytes: &[u8],
+    mut at: u64,
+) -> std::io::Result<()> {
     let mut rest = bytes;
     while !rest.is_empty() {
         let n = file.write_at(rest.to_vec(), at).await?;

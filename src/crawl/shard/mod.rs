@@ -26,6 +26,7 @@ mod journal;
 mod live;
 mod page;
 mod receive;
+mod replay;
 mod robots;
 mod seeds;
 mod seen;

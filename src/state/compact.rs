@@ -1,0 +1,217 @@
+//! Compaction of a crawl's journals: what makes a resume read what is
+//! still queued, not every URL ever found.
+//!
+//! A resume (run R) replays the earlier runs' journals; each shard writes
+//! every replayed URL it did not find seen (queued again, pending, or kept
+//! out by a limit) to its *base*, `shard-{i}/base-{R}.bin` (journal
+//! chunks), and `fdatasync`s it. The URLs those journals held are then
+//! either in a base, or have a record in the log, or were found again in
+//! this run (so they are in this run's journal). Once every shard's base
+//! is on disk and every shard's journal is on disk up to the moment the
+//! last shard finished its replay ([`Compaction`] counts both), the next
+//! checkpoint writes `compacted.json` (`{"run": R}`, atomically) and
+//! removes the journals and bases of the runs before R. A later resume
+//! reads the bases of run R and the journals of runs R and after.
+//!
+//! A kill at any instant leaves a readable state: before `compacted.json`
+//! names R, the bases of R are ignored (and removed by the next resume),
+//! the old journals still there; after it, the files it covers are not
+//! read (and removed, if a kill left them).
+//!
+//! What it is not: the writing of the bases (the shard's `replay.rs`, with
+//! glommio's file I/O), nor the replay ([`super::replay`]). The seen-set
+//! and the spilled queues are not kept: a resume rebuilds them from the
+//! log and from what the bases and journals hold.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::{io_err, journal, write_atomically, StateError};
+
+/// The file that names the run whose bases cover the journals before it.
+pub const MARKER: &str = "compacted.json";
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Marker {
+    run: u32,
+}
+
+/// The base shard `shard_dir`'s replay writes in run `run`.
+pub fn base_path(shard_dir: &Path, run: u32) -> PathBuf {
+    shard_dir.join(format!("base-{run:06}.bin"))
+}
+
+/// The runs whose bases `shard_dir` holds, in order.
+pub fn base_runs(shard_dir: &Path) -> Result<Vec<u32>, StateError> {
+    numbered(shard_dir, "base-")
+}
+
+/// The files of `dir` named `{prefix}{run}.bin`: their runs, in order.
+pub(super) fn numbered(dir: &Path, prefix: &str) -> Result<Vec<u32>, StateError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err("listing", dir)(e)),
+    };
+    let mut runs = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_err("listing", dir))?;
+        let name = entry.file_name();
+        let run = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|n| n.strip_suffix(".bin"))
+            .and_then(|n| n.parse::<u32>().ok());
+        runs.extend(run);
+    }
+    runs.sort_unstable();
+    Ok(runs)
+}
+
+/// The run `compacted.json` in the state directory `dir` names, if there
+/// is one. A marker torn by a kill while it was written (its `.tmp`) is
+/// removed: the one before it stands.
+pub fn marker(dir: &Path) -> Result<Option<u32>, StateError> {
+    let tmp = dir.join(format!("{MARKER}.tmp"));
+    match fs::remove_file(&tmp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err("removing", &tmp)(e)),
+        _ => {}
+    }
+    let path = dir.join(MARKER);
+    match fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice::<Marker>(&bytes)
+            .map(|m| Some(m.run))
+            .map_err(|source| StateError::Corrupt { path, source }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err("reading", &path)(e)),
+    }
+}
+
+/// Remove what the marker's run `run` covers from the folders
+/// `shard_dirs`: the journals of the runs before it, and every base but
+/// its own (older ones, and those of runs whose compaction did not end).
+/// The names of the files removed.
+pub fn remove_covered(shard_dirs: &[PathBuf], run: u32) -> Result<Vec<PathBuf>, StateError> {
+    let mut removed = Vec::new();
+    for dir in shard_dirs {
+        let journals = journal::runs(dir)?.into_iter().filter(|r| *r < run);
+        let journals: Vec<PathBuf> = journals.map(|r| journal::path(dir, r)).collect();
+        let bases = base_runs(dir)?.into_iter().filter(|r| *r != run);
+        let bases: Vec<PathBuf> = bases.map(|r| base_path(dir, r)).collect();
+        for path in journals.into_iter().chain(bases) {
+            fs::remove_file(&path).map_err(io_err("removing", &path))?;
+            removed.push(path);
+        }
+    }
+    Ok(removed)
+}
+
+/// Remove the bases in `shard_dirs` no marker names (of a compaction that
+/// did not end): without a marker, a resume reads the journals only.
+pub fn remove_unmarked_bases(shard_dirs: &[PathBuf]) -> Result<(), StateError> {
+    for dir in shard_dirs {
+        for run in base_runs(dir)? {
+            let path = base_path(dir, run);
+            fs::remove_file(&path).map_err(io_err("removing", &path))?;
+        }
+    }
+    Ok(())
+}
+
+/// A resume's compaction under way: which shards have their base on disk
+/// and their journal on disk past the end of every replay. Shared by the
+/// shards and the checkpoints' thread.
+#[derive(Debug)]
+pub struct Compaction {
+    run: u32,
+    bases: Vec<PathBuf>,
+    /// Shards whose base is on disk.
+    replayed: AtomicUsize,
+    /// Shards whose journal is on disk up to a moment after every shard's
+    /// base was.
+    synced: AtomicUsize,
+    /// A shard did not replay to the end (it stopped, or a write failed):
+    /// no compaction in this run.
+    given_up: AtomicBool,
+    /// The marker is written.
+    done: AtomicBool,
+}
+
+impl Compaction {
+    /// The compaction of run `run`, whose shards' folders are `shard_dirs`.
+    pub fn new(run: u32, shard_dirs: &[PathBuf]) -> Compaction {
+        Compaction {
+            run,
+            bases: shard_dirs.iter().map(|d| base_path(d, run)).collect(),
+            replayed: AtomicUsize::new(0),
+            synced: AtomicUsize::new(0),
+            given_up: AtomicBool::new(false),
+            done: AtomicBool::new(false),
+        }
+    }
+
+    /// The base shard `shard` writes.
+    pub fn base(&self, shard: usize) -> Option<&Path> {
+        self.bases.get(shard).map(PathBuf::as_path)
+    }
+
+    /// A shard's base is on disk.
+    pub fn replayed(&self) {
+        self.replayed.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Whether every shard's base is on disk.
+    pub fn all_replayed(&self) -> bool {
+        self.replayed.load(Ordering::Acquire) >= self.bases.len()
+    }
+
+    /// A shard's journal is on disk up to a moment after
+    /// [`Self::all_replayed`] said yes.
+    pub fn synced(&self) {
+        self.synced.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A shard will not get there: no compaction in this run.
+    pub fn give_up(&self) {
+        self.given_up.store(true, Ordering::Release);
+    }
+
+    /// Whether a shard gave up.
+    pub fn given_up(&self) -> bool {
+        self.given_up.load(Ordering::Acquire)
+    }
+
+    /// Whether the marker may be written now (and was not yet).
+    fn ready(&self) -> bool {
+        self.synced.load(Ordering::Acquire) >= self.bases.len()
+            && !self.given_up()
+            && !self.done.load(Ordering::Acquire)
+    }
+
+    /// At a checkpoint, in the state directory `dir`: if every shard is
+    /// there, write the marker, then remove the files it covers. The
+    /// number of files removed, or None if it is not time yet.
+    pub fn compact(&self, dir: &Path) -> Result<Option<usize>, StateError> {
+        if !self.ready() {
+            return Ok(None);
+        }
+        let marker = Marker { run: self.run };
+        let json = serde_json::to_vec(&marker).map_err(|source| StateError::Corrupt {
+            path: dir.join(MARKER),
+            source,
+        })?;
+        write_atomically(dir, MARKER, &json)?;
+        self.done.store(true, Ordering::Release);
+        let dirs: Vec<PathBuf> = self
+            .bases
+            .iter()
+            .filter_map(|b| b.parent().map(Path::to_path_buf))
+            .collect();
+        Ok(Some(remove_covered(&dirs, self.run)?.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+//! The replay: each journal read once, every job to its owning shard.
+
+use super::*;
+use crate::job::chunk;
+use std::collections::BTreeSet;
+use std::io::Write;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ringcrawl-replay-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A journal at `path` of `urls`, in chunks of `per` jobs.
+fn write_journal(path: &std::path::Path, urls: &[String], per: usize) {
+    let mut bytes = Vec::new();
+    for part in urls.chunks(per) {
+        let jobs: Vec<Job> = part.iter().map(|u| Job::root(u.clone(), 3)).collect();
+        chunk::encode(&jobs, &mut bytes);
+    }
+    std::fs::File::create(path)
+        .unwrap()
+        .write_all(&bytes)
+        .unwrap();
+}
+
+/// Take everything shard `shard` is handed, waiting for the readers.
+fn drain(replay: &Replay, shard: usize) -> Result<Vec<String>, String> {
+    let mut urls = Vec::new();
+    loop {
+        match replay.take(shard) {
+            Take::Jobs(jobs) => urls.extend(jobs.into_iter().map(|j| j.url)),
+            Take::Empty => std::thread::sleep(Duration::from_millis(1)),
+            Take::Ended => return Ok(urls),
+            Take::Failed(e) => return Err(e),
+        }
+    }
+}
+
+#[test]
+fn every_job_of_every_journal_reaches_its_owning_shard_once() {
+    let dir = scratch("route");
+    let shards = 3;
+    let mut all = Vec::new();
+    let mut journals = Vec::new();
+    for j in 0..6 {
+        let urls: Vec<String> = (0..3000)
+            .map(|i| format!("http://h{}.test/{j}/{i}", i % 97))
+            .collect();
+        let path = dir.join(format!("journal-{j}.bin"));
+        write_journal(&path, &urls, 37);
+        journals.push(path);
+        all.extend(urls);
+    }
+    let replay = Replay::start(journals, shards);
+    // Shards take in turn, as they would, each a batch at a time.
+    let mut got: Vec<Vec<String>> = vec![Vec::new(); shards];
+    let mut ended = [false; 3];
+    while !ended.iter().all(|e| *e) {
+        for (shard, done) in ended.iter_mut().enumerate() {
+            match replay.take(shard) {
+                Take::Jobs(jobs) => got[shard].extend(jobs.into_iter().map(|j| j.url)),
+                Take::Empty => std::thread::sleep(Duration::from_micros(100)),
+                Take::Ended => *done = true,
+                Take::Failed(e) => panic!("{e}"),
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (shard, urls) in got.iter().enumerate() {
+        for url in urls {
+            assert_eq!(shard_for(urls::host_of(url), shards), shard, "{url}");
+            assert!(seen.insert(url.clone()), "{url} twice");
+        }
+    }
+    assert_eq!(seen.len(), all.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_shard_that_gives_up_holds_no_reader_back_and_a_missing_journal_fails_every_shard() {
+    let dir = scratch("abandon");
+    let urls: Vec<String> = (0..50_000)
+        .map(|i| format!("http://h{}.test/{i}", i % 13))
+        .collect();
+    let path = dir.join("journal-0.bin");
+    write_journal(&path, &urls, 500);
+    let replay = Replay::start(vec![path.clone()], 2);
+    replay.abandon(1);
+    let mine = drain(&replay, 0).unwrap();
+    let expected = urls
+        .iter()
+        .filter(|u| shard_for(urls::host_of(u), 2) == 0)
+        .count();
+    assert_eq!(mine.len(), expected);
+    assert!(matches!(replay.take(1), Take::Ended));
+
+    let missing = dir.join("journal-9.bin");
+    let replay = Replay::start(vec![path, missing.clone()], 2);
+    for shard in 0..2 {
+        let e = drain(&replay, shard).unwrap_err();
+        assert!(e.contains(&missing.display().to_string()), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn no_journal_ends_at_once_and_a_dropped_replay_stops_its_readers() {
+    let replay = Replay::start(Vec::new(), 2);
+    assert!(matches!(replay.take(0), Take::Ended));
+    let dir = scratch("dropped");
+    let urls: Vec<String> = (0..100_000).map(|i| format!("http://a.test/{i}")).collect();
+    let path = dir.join("journal-0.bin");
+    write_journal(&path, &urls, 1000);
+    let replay = Replay::start(vec![path], 1);
+    let shared = replay.shared.clone();
+    drop(replay);
+    let started = std::time::Instant::now();
+    while shared.readers.load(Ordering::Acquire) > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "a reader waits on"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
