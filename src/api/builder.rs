@@ -895,6 +895,15 @@ impl CrawlerBuilder {
         if let Some(refused) = refused {
             return Err(refused);
         }
+        if config.cookies.is_some() && config.headers.has("cookie") {
+            // RFC 6265 §5.4: one Cookie header a request.
+            return Err(BuildError::new(
+                Setting::Cookies,
+                "a Cookie header (-H) beside the cookie jar would send two: \
+                 put its cookies in the --cookies file"
+                    .to_string(),
+            ));
+        }
         let (roots, mode, exclude, include, no_parent) = match &state {
             // A crawl resumed from the library: its roots and scope are
             // its manifest's.

@@ -25,8 +25,11 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use cookie_store::{CookieDomain, CookieExpiration, CookieStore, RawCookie, StoreAction};
+use cookie_store::{
+    CookieDomain, CookieExpiration, CookiePath, CookieStore, RawCookie, StoreAction,
+};
 use thiserror::Error;
 use url::Url;
 
@@ -36,6 +39,8 @@ pub const MAX_COOKIES: usize = 10_000;
 pub const MAX_PER_DOMAIN: u32 = 50;
 /// Largest cookie, name and value together (RFC 6265 §6.1: at least 4096).
 pub const MAX_COOKIE_BYTES: usize = 4096;
+/// Least time between two sweeps of expired cookies.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 /// The crawl's cookies.
 pub struct Jar {
@@ -50,6 +55,8 @@ struct Inner {
     total: usize,
     /// Cookies refused by the caps.
     refused: u64,
+    /// When expired cookies were last swept.
+    swept: Option<Instant>,
 }
 
 /// Why a cookies file cannot be read.
@@ -82,6 +89,7 @@ impl Jar {
                 per_domain: HashMap::new(),
                 total: 0,
                 refused: 0,
+                swept: None,
             }),
         }
     }
@@ -271,14 +279,29 @@ impl Inner {
             Some(d) => d,
             None => host.to_string(),
         };
-        let held = self.per_domain.get(&key).copied().unwrap_or(0);
-        if held >= MAX_PER_DOMAIN || self.total >= MAX_COOKIES {
-            self.sweep();
-            let held = self.per_domain.get(&key).copied().unwrap_or(0);
-            if held >= MAX_PER_DOMAIN || self.total >= MAX_COOKIES {
-                // Replacing or deleting one it holds is still allowed.
-                let path = raw.path().unwrap_or("/");
-                if !self.store.contains_any(&key, path, raw.name()) {
+        let full = |inner: &Inner| {
+            inner.per_domain.get(&key).copied().unwrap_or(0) >= MAX_PER_DOMAIN
+                || inner.total >= MAX_COOKIES
+        };
+        if full(self) {
+            // Replacing or deleting one it holds is still allowed (under
+            // the path the cookie gets: its own, or the URL's default).
+            let path = match raw.path() {
+                Some(path) if path.starts_with('/') => path.to_string(),
+                _ => String::from(&CookiePath::default_path(url)),
+            };
+            if !self.store.contains_any(&key, &path, raw.name()) {
+                // Expired cookies still count until swept: at most once a
+                // minute, so a page setting thousands costs one sweep.
+                let now = Instant::now();
+                if self
+                    .swept
+                    .is_none_or(|at| now.duration_since(at) >= SWEEP_EVERY)
+                {
+                    self.swept = Some(now);
+                    self.sweep();
+                }
+                if full(self) {
                     self.refused += 1;
                     return;
                 }
@@ -408,6 +431,25 @@ mod tests {
             jar.header_for(&url("http://calm.test/")).as_deref(),
             Some("a=1")
         );
+    }
+
+    #[test]
+    fn at_the_cap_a_cookie_set_without_a_path_can_still_be_deleted() {
+        let jar = Jar::new();
+        set(&jar, "http://full.test/a/b", &["deep=1"]);
+        let many: Vec<String> = (1..MAX_PER_DOMAIN)
+            .map(|i| format!("c{i}=v; Path=/"))
+            .collect();
+        jar.store(&url("http://full.test/"), &many);
+        assert_eq!(jar.held(), MAX_PER_DOMAIN as usize);
+        let deep = || {
+            jar.header_for(&url("http://full.test/a/x"))
+                .unwrap_or_default()
+        };
+        assert!(deep().contains("deep=1"));
+        set(&jar, "http://full.test/a/b", &["deep=; Max-Age=0"]);
+        assert!(!deep().contains("deep="), "{}", deep());
+        assert_eq!(jar.refused(), 0);
     }
 
     #[test]

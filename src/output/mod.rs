@@ -7,6 +7,7 @@
 //!
 //! Not the crawl itself: shards hand finished records here and go on.
 
+pub mod backoffs;
 pub mod cdxj;
 pub mod live;
 pub mod metrics;

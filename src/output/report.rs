@@ -78,6 +78,21 @@ fn text(r: &Summary) -> String {
             r.skipped_depth, r.skipped_url_length, r.skipped_host_full
         );
     }
+    if r.backed_off.count > 0 {
+        let named: Vec<String> = r
+            .backed_off
+            .hosts
+            .iter()
+            .map(|b| format!("{} ({})", b.host, b.failures))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  backed off: {} times a host failed {} times in a row; most: {}",
+            r.backed_off.count,
+            crate::output::backoffs::BACKED_OFF_AFTER,
+            named.join(", ")
+        );
+    }
     if r.spill_lost > 0 {
         let _ = writeln!(
             out,

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::config::budget::Spent;
 use crate::job::ErrorKind;
+use crate::output::backoffs::Backoffs;
 use crate::output::record::{Kind, Record, CUT_AT_LIMIT};
 
 /// Counters of one shard, or of the whole crawl after [`Stats::merge`].
@@ -31,6 +32,8 @@ pub struct Stats {
     /// Why roots and seeds (and their redirects' targets) got no page:
     /// the first failure of each origin, [`MAX_FAILED_STARTS`] at most.
     pub failed_starts: Vec<StartFailure>,
+    /// Hosts that failed several times in a row, and were backed off.
+    pub backed_off: Backoffs,
     /// Responses by HTTP status.
     pub statuses: BTreeMap<u16, u64>,
     /// Body bytes received.
@@ -303,6 +306,8 @@ pub struct Summary {
     /// Roots and seeds (or their redirects' targets) that got no page, the
     /// first of each origin, a few at most.
     pub failed_starts: Vec<StartFailure>,
+    /// Hosts that failed several times in a row, and were backed off.
+    pub backed_off: Backoffs,
     pub statuses: BTreeMap<u16, u64>,
     pub bytes: u64,
     /// Bodies not whole, for either reason: cut at a limit of the crawl's
@@ -416,6 +421,7 @@ impl Stats {
         for failure in &other.failed_starts {
             StartFailure::keep(&mut self.failed_starts, failure.clone());
         }
+        self.backed_off.merge(&other.backed_off);
         for (k, v) in &other.statuses {
             *self.statuses.entry(*k).or_default() += v;
         }
@@ -482,6 +488,7 @@ impl Stats {
             errors_by_kind: self.errors_by_kind.clone(),
             warnings_by_kind: self.warnings_by_kind.clone(),
             failed_starts: self.failed_starts.clone(),
+            backed_off: self.backed_off.clone(),
             statuses: self.statuses.clone(),
             bytes: self.bytes,
             truncated: self.truncated,

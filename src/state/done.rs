@@ -146,6 +146,11 @@ pub fn read(
             done.interrupted += 1;
             return true;
         }
+        // The proxy's failure, not the page's: a resume tries it again.
+        if kind == Some(ErrorKind::ProxyConnect.name()) || kind == Some(ErrorKind::ProxyAuth.name())
+        {
+            return true;
+        }
         let shard = shard_for(urls::host_of(&line.url), shards);
         if let Some((path, file)) = files.get_mut(shard) {
             let fingerprint = fingerprinter.fingerprint(&line.url).to_le_bytes();

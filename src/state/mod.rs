@@ -134,6 +134,17 @@ pub enum StateError {
         /// The log.
         path: PathBuf,
     },
+    /// A base the compaction marker names is gone: the URLs it held, and
+    /// only it, are lost.
+    #[error(
+        "{} is missing: the compaction marker says it holds a shard's queued URLs \
+         (restore it, or start a new crawl)",
+        .path.display()
+    )]
+    BaseMissing {
+        /// The base.
+        path: PathBuf,
+    },
     /// Damage before the end of a file a resume reads.
     #[error(transparent)]
     Damaged(#[from] Damaged),

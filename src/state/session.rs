@@ -226,7 +226,12 @@ impl Session {
             let journals = runs.into_iter().map(|run| journal::path(shard_dir, run));
             // Damage stops the resume before anything is changed or
             // fetched (the shards replay the files once the crawl runs).
-            for path in bases.into_iter().filter(|b| b.exists()).chain(journals) {
+            // Every shard wrote its base, if only an empty one, before the
+            // marker named it: one gone is lost URLs, not a kill.
+            if let Some(base) = bases.as_ref().filter(|b| !b.exists()) {
+                return Err(StateError::BaseMissing { path: base.clone() });
+            }
+            for path in bases.into_iter().chain(journals) {
                 let read = journal::check(&path, discard)?;
                 if read.damaged > 0 {
                     notes.push(format!(
@@ -239,12 +244,23 @@ impl Session {
             }
         }
         let done = if jsonl.exists() {
-            done::read(
+            let done = done::read(
                 &jsonl,
                 manifest.fingerprint_key.halves().into(),
                 &shard_dirs,
                 discard,
-            )?
+            )?;
+            // What it says is done leaves the compacted bases: it must
+            // outlive a power loss as they do (an earlier run's last
+            // records may still be in the page cache only).
+            std::fs::File::open(&jsonl)
+                .and_then(|f| f.sync_all())
+                .map_err(|source| StateError::Io {
+                    what: "syncing",
+                    path: jsonl.clone(),
+                    source,
+                })?;
+            done
         } else if last_run.is_some() {
             // The log is made before any journal: gone, not yet written.
             return Err(StateError::LogMissing { path: jsonl });

@@ -339,7 +339,7 @@ fn a_dead_proxy_among_live_ones_is_passed_over_and_alone_it_is_the_proxys_fault(
     let (_, r) = &records[0];
     assert_eq!(r["error_kind"], "proxy_connect", "{r}");
     assert!(
-        r["error"].as_str().unwrap().contains("http://u@127.0.0.1:"),
+        r["error"].as_str().unwrap().contains("http://127.0.0.1:"),
         "{r}"
     );
     squid.stop();

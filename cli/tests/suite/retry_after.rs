@@ -104,3 +104,50 @@ fn max_retry_after_0_records_the_429s_as_they_came() {
         "{records:?} {statuses:?}"
     );
 }
+
+/// A host whose pages all fail (503, no Retry-After) is backed off after
+/// 3 failures in a row, longer each time, and the report names it.
+#[test]
+fn a_host_that_keeps_failing_is_backed_off_and_named_in_the_report() {
+    let test = "a_host_that_keeps_failing_is_backed_off";
+    if !tools::require("nginx", test) {
+        return;
+    }
+    let dir = Nginx::dir();
+    std::fs::create_dir_all(dir.join("www")).unwrap();
+    let links: String = (1..=5).map(|i| format!("<a href=/p{i}>p</a>")).collect();
+    std::fs::write(dir.join("www/index.html"), links).unwrap();
+    let mut nginx = Nginx::start(dir.clone(), |port| {
+        format!(
+            "server {{ listen 127.0.0.1:{port}; server_name down.test; root www;\n\
+               location ~ ^/p {{ return 503; }} }}\n"
+        )
+    });
+    let root = format!("http://down.test:{}/", nginx.port());
+    let pin = format!("down.test:{}:127.0.0.1", nginx.port());
+    let report = dir.join("report.json");
+    let run = ringcrawl(&[
+        &root,
+        "--resolve",
+        &pin,
+        "--ignore-robots",
+        "--no-sitemaps",
+        "--max-tries",
+        "1",
+        "--report-json",
+        report.to_str().unwrap(),
+    ]);
+    nginx.stop();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("backed off: 1 times a host failed 3 times in a row; most: down.test (5)"),
+        "{stderr}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["backed_off"]["count"], 1, "{json}");
+    assert_eq!(
+        json["backed_off"]["hosts"][0]["host"], "down.test",
+        "{json}"
+    );
+    assert_eq!(json["backed_off"]["hosts"][0]["failures"], 5, "{json}");
+}

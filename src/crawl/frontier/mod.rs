@@ -461,15 +461,17 @@ impl Frontier {
     /// exponentially, up to [`MAX_BACKOFF`].
     #[cfg(any(test, feature = "internals"))]
     pub fn release(&mut self, host: &str, failed: bool, now: Instant) {
-        self.release_after(host, failed, Duration::ZERO, now);
+        let _ = self.release_after(host, failed, Duration::ZERO, now);
     }
 
     /// [`Frontier::release`] of a fetch that took `took`: with an adaptive
     /// delay ([`Politeness::delay_factor`]), the host waits a multiple of
     /// it, so a slow server is asked less often.
-    pub fn release_after(&mut self, host: &str, failed: bool, took: Duration, now: Instant) {
+    /// Returns the host's failures in a row, this one included (0 after
+    /// an answer).
+    pub fn release_after(&mut self, host: &str, failed: bool, took: Duration, now: Instant) -> u32 {
         let Some(entry) = self.hosts.get_mut(host) else {
-            return;
+            return 0;
         };
         let factor = self.politeness.delay_factor;
         if factor > 0.0 {
@@ -491,8 +493,10 @@ impl Frontier {
         } else {
             entry.failures = 0;
         }
+        let streak = entry.failures;
         self.reschedule(host);
         self.settle(host);
+        streak
     }
 
     /// The robots.txt answer for the origin of `example` arrived (releases

@@ -147,8 +147,20 @@ pub(super) fn save_cookies(config: &Config, outcome: &mut Outcome) {
     let mut tmp = path.clone().into_os_string();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let written =
-        std::fs::write(&tmp, jar.to_netscape()).and_then(|()| std::fs::rename(&tmp, path));
+    // Secrets: readable by the user only, and on disk before the rename.
+    let written = (|| {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(jar.to_netscape().as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         outcome

@@ -275,7 +275,12 @@ impl Shard {
                 let mut frontier = self.frontier.borrow_mut();
                 match ended {
                     PageEnd::Done { failed, took } => {
-                        frontier.release_after(&host, failed, took, Instant::now())
+                        let streak = frontier.release_after(&host, failed, took, Instant::now());
+                        self.recording
+                            .stats
+                            .borrow_mut()
+                            .backed_off
+                            .note(&host, streak);
                     }
                     PageEnd::Later { job, wait } => frontier.retry_later(job, wait, Instant::now()),
                 }

@@ -40,8 +40,10 @@ use crate::state::compact::Compaction;
 use crate::state::replay::Replay;
 use crate::sync::notify::Notify;
 
-use super::replay::REPLAY_SLICE;
 use super::Shard;
+
+/// Jobs replayed between two yields to the shard's other tasks.
+pub(super) const REPLAY_SLICE: usize = 4096;
 
 /// What the shards of a crawl with a state directory share.
 #[derive(Debug)]

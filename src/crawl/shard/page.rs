@@ -213,8 +213,18 @@ impl Shard {
             }
         };
         let mut tries = 0;
+        // Proxies passed over for another after failing: no try spent.
+        let mut switches = 0;
         loop {
             tries += 1;
+            // A `socks5://` proxy picked after one that resolves names
+            // itself: the name is resolved here now.
+            if proxy.as_ref().is_some_and(|p| p.resolves_locally()) && addrs.is_none() {
+                match self.resolve_in_time(host, port).await? {
+                    Ok(fresh) => addrs = Some(fresh),
+                    Err(e) => return Some((Err(e.into()), tries)),
+                }
+            }
             let limits = if whole {
                 &fetching.whole
             } else {
@@ -263,6 +273,24 @@ impl Shard {
                     }
                 }
                 (None, Err(_)) => {}
+            }
+            // The proxy failed, not the page: the next usable proxy at
+            // once, the try not counted, each candidate once at most.
+            if let (Some(p), Err(e)) = (&proxy, &result) {
+                if e.is_proxys() && switches + 1 < candidates.len() {
+                    let other =
+                        fetching
+                            .rotation
+                            .borrow()
+                            .other_than(candidates, p, Instant::now());
+                    if let Some(other) = other {
+                        log::debug!("{url}: {e}; through {other} instead");
+                        switches += 1;
+                        tries -= 1;
+                        proxy = Some(other);
+                        continue;
+                    }
+                }
             }
             match result {
                 Err(e) if e.is_retryable() && tries < self.config.max_tries => {

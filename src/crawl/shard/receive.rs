@@ -57,7 +57,12 @@ impl Shard {
                 for Return { host, outcome } in returns {
                     match outcome {
                         PageEnd::Done { failed, took } => {
-                            frontier.release_after(&host, failed, took, now)
+                            let streak = frontier.release_after(&host, failed, took, now);
+                            self.recording
+                                .stats
+                                .borrow_mut()
+                                .backed_off
+                                .note(&host, streak);
                         }
                         PageEnd::Later { job, wait } => frontier.retry_later(job, wait, now),
                     }

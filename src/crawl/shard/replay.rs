@@ -28,16 +28,13 @@ use crate::job::{chunk, Job};
 use crate::state::compact::Compaction;
 use crate::state::replay::Take;
 
-use super::journal::write_all;
+use super::journal::{write_all, REPLAY_SLICE};
 use super::seen::{Asker, Enqueued};
 use super::Shard;
 
 /// How long the replay waits for the disk, or for the readers, when they
 /// are behind.
 const REPLAY_WAIT: Duration = Duration::from_millis(1);
-
-/// Jobs replayed between two yields to the shard's other tasks.
-pub(super) const REPLAY_SLICE: usize = 4096;
 
 /// Jobs a base chunk holds.
 const BASE_CHUNK: usize = 4096;

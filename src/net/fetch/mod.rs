@@ -105,10 +105,12 @@ pub enum Via {
     /// No proxy: the connection is the server's.
     Direct,
     /// An HTTP proxy's connection, asked for any `http` URL in absolute
-    /// form.
-    Forward,
-    /// A tunnel to one target (`host:port`).
-    Tunnel(Box<str>),
+    /// form; the proxy as its URL names it, user included (two users of
+    /// one proxy are two proxies to its provider).
+    Forward(Box<str>),
+    /// A tunnel through a proxy (its URL, user included) to one target
+    /// (`host:port`).
+    Tunnel(Box<str>, Box<str>),
 }
 
 /// How a fetch reaches the server.
@@ -206,7 +208,7 @@ pub async fn fetch(
     let (via, tunnel_to) = match route {
         Route::Direct(_) => (Via::Direct, None),
         Route::Proxy { proxy, .. } if name.is_none() && proxy.kind() == ProxyKind::Http => {
-            (Via::Forward, None)
+            (Via::Forward(proxy.identity().into()), None)
         }
         Route::Proxy { proxy, target, .. } => {
             let host = url.host_str().unwrap_or("");
@@ -218,11 +220,14 @@ pub async fn fetch(
                 Some(addr) => addr.to_string(),
                 None => format!("{host}:{port}"),
             };
-            (Via::Tunnel(label.into()), Some((proxy, to)))
+            (
+                Via::Tunnel(proxy.identity().into(), label.into()),
+                Some((proxy, to)),
+            )
         }
     };
     let forward = match (&via, route) {
-        (Via::Forward, Route::Proxy { proxy, .. }) => Some(proxy),
+        (Via::Forward(_), Route::Proxy { proxy, .. }) => Some(proxy),
         _ => None,
     };
     let mut endpoint = Endpoint {

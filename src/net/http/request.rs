@@ -171,6 +171,14 @@ impl Headers {
     }
 
     /// No header added.
+    /// Whether one of them is named `name` (any case).
+    pub fn has(&self, name: &str) -> bool {
+        self.lines.split("\r\n").any(|line| {
+            line.split_once(':')
+                .is_some_and(|(n, _)| n.eq_ignore_ascii_case(name))
+        })
+    }
+
     #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
@@ -323,6 +331,8 @@ mod tests {
              Authorization: Basic YW5uOnBhOnNz\r\n\
              \r\n"
         );
+        assert!(headers.has("ACCEPT") && headers.has("x-team"));
+        assert!(!headers.has("cookie") && !headers.has("X-Te"));
     }
 
     #[test]

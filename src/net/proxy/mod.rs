@@ -176,6 +176,15 @@ impl Proxy {
             }
     }
 
+    /// What tells this proxy from another: its URL with the user (not
+    /// the password), for keeping their connections apart.
+    pub fn identity(&self) -> String {
+        match &self.user {
+            Some(user) => format!("{self} {user}"),
+            None => self.to_string(),
+        }
+    }
+
     /// The `Proxy-Authorization` value for an HTTP proxy with a user.
     pub fn authorization(&self) -> Option<&str> {
         self.authorization.as_deref()
@@ -189,7 +198,8 @@ impl Proxy {
 }
 
 impl fmt::Display for Proxy {
-    /// The proxy's URL without its password.
+    /// The proxy's URL without its user and password (providers put
+    /// account names and tokens in the user).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let scheme = match self.kind {
             ProxyKind::Http => "http",
@@ -198,11 +208,7 @@ impl fmt::Display for Proxy {
             } => "socks5",
             ProxyKind::Socks5 { remote_names: true } => "socks5h",
         };
-        write!(f, "{scheme}://")?;
-        if let Some(user) = &self.user {
-            write!(f, "{user}@")?;
-        }
-        write!(f, "{}:{}", self.host, self.port)
+        write!(f, "{scheme}://{}:{}", self.host, self.port)
     }
 }
 
@@ -330,10 +336,11 @@ mod tests {
     }
 
     #[test]
-    fn a_proxy_shows_and_debugs_without_its_password() {
+    fn a_proxy_shows_and_debugs_without_its_user_and_password() {
         let p = Proxy::parse("http://me:hunter2@proxy.test:3128").unwrap();
-        assert_eq!(p.to_string(), "http://me@proxy.test:3128");
+        assert_eq!(p.to_string(), "http://proxy.test:3128");
         assert!(!format!("{p:?}").contains("hunter2"));
+        assert!(!format!("{p:?}").contains("me"));
     }
 
     #[test]

@@ -58,6 +58,22 @@ impl Rotation {
         candidates.get(usable.unwrap_or(own)).cloned()
     }
 
+    /// The first usable proxy among `candidates` after `current` (in
+    /// their order, round), if one is not parked at `now`.
+    pub fn other_than(
+        &self,
+        candidates: &[Arc<Proxy>],
+        current: &Arc<Proxy>,
+        now: Instant,
+    ) -> Option<Arc<Proxy>> {
+        let n = candidates.len();
+        let at = candidates.iter().position(|p| Arc::ptr_eq(p, current))?;
+        (1..n)
+            .filter_map(|k| candidates.get((at + k) % n))
+            .find(|p| !self.parked(p, now))
+            .cloned()
+    }
+
     /// An exchange through `proxy` failed at the proxy.
     pub fn failed(&mut self, proxy: &Arc<Proxy>, now: Instant) {
         let at = match self.health.iter().position(|(p, _)| Arc::ptr_eq(p, proxy)) {
@@ -150,6 +166,25 @@ mod tests {
         assert!(!r.parked(&own, later + Duration::from_secs(2)));
         r.worked(&own);
         assert!(!r.parked(&own, later));
+    }
+
+    #[test]
+    fn another_usable_proxy_is_the_next_one_not_parked() {
+        let list = proxies(3);
+        let mut r = Rotation::default();
+        let now = Instant::now();
+        let next = r.other_than(&list, &list[0], now).unwrap();
+        assert!(Arc::ptr_eq(&next, &list[1]));
+        for _ in 0..FAILS_TO_PARK {
+            r.failed(&list[1], now);
+        }
+        let next = r.other_than(&list, &list[0], now).unwrap();
+        assert!(Arc::ptr_eq(&next, &list[2]));
+        for _ in 0..FAILS_TO_PARK {
+            r.failed(&list[2], now);
+        }
+        assert!(r.other_than(&list, &list[0], now).is_none());
+        assert!(r.other_than(&list[..1], &list[0], now).is_none());
     }
 
     #[test]
