@@ -14,7 +14,7 @@ use std::process::Command;
 
 use ringcrawl_site::tls::{TestCa, Validity};
 
-use crate::cli::ringcrawl;
+use crate::cli::{ringcrawl, PROXY_VARS};
 use crate::common::nginx::Nginx;
 use crate::common::records_at;
 use crate::common::squid::{Microsocks, Squid};
@@ -360,15 +360,7 @@ fn http_proxy_and_no_proxy_are_read_from_the_environment_as_curl_does() {
     let run = |name: &str, env: &[(&str, &str)]| {
         let out = dir.join(format!("{name}.jsonl"));
         let mut command = Command::new(env!("CARGO_BIN_EXE_ringcrawl"));
-        for var in [
-            "http_proxy",
-            "https_proxy",
-            "HTTPS_PROXY",
-            "all_proxy",
-            "ALL_PROXY",
-            "no_proxy",
-            "NO_PROXY",
-        ] {
+        for var in PROXY_VARS {
             command.env_remove(var);
         }
         let output = command

@@ -242,26 +242,23 @@ fn parse_complete_head<'b>(
             .find(|h| h.name.eq_ignore_ascii_case(name))
             .map(|h| header_string(h.value))
     };
+    // The first `most` values of every header called `name`.
+    let all = |name: &str, most: usize| {
+        resp.headers
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case(name))
+            .take(most)
+            .map(|h| header_string(h.value))
+            .collect()
+    };
     Ok(ResponseHead {
         status,
         head_len,
         content_type: first("content-type"),
         location: first("location"),
         retry_after: first("retry-after"),
-        robots_tags: resp
-            .headers
-            .iter()
-            .filter(|h| h.name.eq_ignore_ascii_case("x-robots-tag"))
-            .take(MAX_ROBOTS_TAGS)
-            .map(|h| header_string(h.value))
-            .collect(),
-        set_cookies: resp
-            .headers
-            .iter()
-            .filter(|h| h.name.eq_ignore_ascii_case("set-cookie"))
-            .take(MAX_SET_COOKIES)
-            .map(|h| header_string(h.value))
-            .collect(),
+        robots_tags: all("x-robots-tag", MAX_ROBOTS_TAGS),
+        set_cookies: all("set-cookie", MAX_SET_COOKIES),
         content_encoding: list_items(resp.headers, "content-encoding")
             .filter_map(Coding::from_token)
             .take(MAX_CODINGS.saturating_add(1))

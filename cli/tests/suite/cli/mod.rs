@@ -8,16 +8,21 @@ mod messages;
 mod report;
 mod scope;
 
+/// The environment variables the command reads its proxies from.
+pub(crate) const PROXY_VARS: [&str; 7] = [
+    "http_proxy",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+];
+
 pub(crate) fn ringcrawl(args: &[&str]) -> std::process::Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ringcrawl"));
     // The tests' crawls go direct unless a test says otherwise.
-    for var in [
-        "http_proxy",
-        "https_proxy",
-        "HTTPS_PROXY",
-        "all_proxy",
-        "ALL_PROXY",
-    ] {
+    for var in PROXY_VARS {
         command.env_remove(var);
     }
     command.args(args).output().expect("binary runs")
