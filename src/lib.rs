@@ -112,7 +112,9 @@
 //!   the output), `output::progress`, `output::warc` (WARC 1.1 records
 //!   and per-shard files), `output::cdxj` (their index lines) and
 //!   `output::wacz` (the WACZ package made of them once the crawl is
-//!   over, on the thread that ran it).
+//!   over, on the thread that ran it); `output::captures`, an earlier
+//!   crawl's captures read back from its records for a recrawl
+//!   (`--since`), whose 304s read pages back with `output::warc::read`.
 //! - `state` what a crawl keeps to be resumed (`--state DIR`): the
 //!   directory's layout, lock, manifest and atomic checkpoints
 //!   (`state::StateDir`); `state::session`, one run's begin (create, or
@@ -308,7 +310,8 @@ pub use output::live::{
 };
 pub use output::metrics::{prometheus as prometheus_text, CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE};
 pub use output::record::Record;
-pub use output::record::Warning;
+pub use output::record::{Earlier, Warning};
+pub use output::revalidations::Revalidations;
 pub use output::stats::{
     DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, MAX_FAILED_STARTS,
 };

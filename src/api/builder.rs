@@ -623,6 +623,30 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Recrawl against an earlier crawl's records (`-o` of that crawl,
+    /// JSON Lines; several files may be given, the last capture of a URL
+    /// counts): a page it captured whole with an `ETag` or `Last-Modified`
+    /// is asked for with `If-None-Match` / `If-Modified-Since`. On `304 Not
+    /// Modified` its links are read from the earlier capture's WARC record
+    /// (looked for in the [`since_warc`](Self::since_warc) directories, the
+    /// record files' own, then this crawl's `--warc` directory), archived
+    /// with `--warc` as a `revisit` record (profile server-not-modified),
+    /// and recorded with `revalidation: not_modified`; a capture that
+    /// cannot be read back is fetched again in full. [`build`](Self::build)
+    /// refuses a file that cannot be read; the crawl reads them when it
+    /// starts (lines that are not records skipped, with a warning).
+    pub fn since(mut self, records: impl Into<PathBuf>) -> Self {
+        self.config.since.push(records.into());
+        self
+    }
+
+    /// A directory holding the earlier crawl's WARC files
+    /// ([`since`](Self::since)), looked in first.
+    pub fn since_warc(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.since_warc.push(dir.into());
+        self
+    }
+
     /// Leave query parameters named like `pattern` out of every URL
     /// (`utm_*`, `sessionid`; `*` stands for any run of characters, letter
     /// case counts): tracking and session parameters that would make one
@@ -904,6 +928,7 @@ impl CrawlerBuilder {
                     .to_string(),
             ));
         }
+        checks::since(&config)?;
         let (roots, mode, exclude, include, no_parent) = match &state {
             // A crawl resumed from the library: its roots and scope are
             // its manifest's.

@@ -31,6 +31,37 @@ const MIN_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(100);
 /// Most `seen_memory`: 1 TiB (its buckets are allocated as they fill).
 const MAX_SEEN_MEMORY: usize = 1 << 40;
 
+/// A recrawl (`--since`): each record file readable now (the crawl reads
+/// them when it starts), and no `If-None-Match` or `If-Modified-Since` of
+/// the user's (`-H`) beside the ones it sends.
+pub(super) fn since(config: &Config) -> Result<(), BuildError> {
+    if let Some(name) = ["If-None-Match", "If-Modified-Since"]
+        .into_iter()
+        .find(|name| config.headers.has(name))
+    {
+        return Err(BuildError::new(
+            Setting::Since,
+            format!("a recrawl sends its own {name}; leave it out of -H"),
+        ));
+    }
+    for path in &config.since {
+        let readable = std::fs::File::open(path).and_then(|file| {
+            if file.metadata()?.is_dir() {
+                Err(std::io::Error::other("a directory, not a records file"))
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = readable {
+            return Err(BuildError::new(
+                Setting::Since,
+                format!("{}: {e}", path.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Seed lists: each file readable now (not only when the crawl starts),
 /// except at a resume, which takes the lists its state directory kept; a
 /// cluster's roots go to its streams, which seed lists do not reach yet.

@@ -114,6 +114,7 @@ settings! {
     Proxy => "proxy",
     NoProxy => "no-proxy",
     Cookies => "cookies",
+    Since => "since",
     StripQuery => "strip-query",
     AcceptType => "accept-type",
     RejectType => "reject-type",

@@ -214,6 +214,12 @@ pub struct Config {
     pub cookies: Option<Arc<Jar>>,
     /// Where the jar is written at the end (`--save-cookies`).
     pub save_cookies: Option<PathBuf>,
+    /// An earlier crawl's record files (`--since`): its pages are asked
+    /// for only if they changed.
+    pub since: Vec<PathBuf>,
+    /// Where that crawl's WARC files are looked for (`--since-warc`),
+    /// before the record files' directories and `warc_dir`.
+    pub since_warc: Vec<PathBuf>,
     /// Limit for the TCP connect and the TLS handshake together.
     pub connect_timeout: Duration,
     /// Limit for each single read from the socket.
@@ -368,6 +374,8 @@ impl Config {
             proxies: Proxies::default(),
             cookies: None,
             save_cookies: None,
+            since: Vec::new(),
+            since_warc: Vec::new(),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
             timeout: Duration::from_secs(60),

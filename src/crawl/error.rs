@@ -60,6 +60,10 @@ pub enum CrawlError {
     /// A seed list could not be read, or split for the shards.
     #[error("{0}")]
     Seeds(Cause),
+    /// The records of the crawl a recrawl asks against (`--since`) could
+    /// not be read.
+    #[error("{0}")]
+    Since(Cause),
     /// A file or directory the crawl writes (`--output`, `--cdxj`, the
     /// index of `--wacz`, `--warc`, the spill directory) could not be made
     /// or opened, or repaired before it is appended to.

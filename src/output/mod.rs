@@ -3,17 +3,21 @@
 //! thread; the counters ([`stats`]) and the end report as text ([`report`]); the live progress line
 //! ([`progress`]); the live numbers for a status server ([`live`]) and
 //! their Prometheus text ([`metrics`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
-//! the WACZ package made of them at the end ([`wacz`]).
+//! the WACZ package made of them at the end ([`wacz`]); an earlier
+//! crawl's captures read back for a recrawl ([`captures`]) and what its
+//! conditional requests came to ([`revalidations`]).
 //!
 //! Not the crawl itself: shards hand finished records here and go on.
 
 pub mod backoffs;
+pub mod captures;
 pub mod cdxj;
 pub mod live;
 pub mod metrics;
 pub mod progress;
 pub mod record;
 pub mod report;
+pub mod revalidations;
 pub mod sink;
 pub mod stats;
 pub mod timestamp;

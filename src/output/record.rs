@@ -131,6 +131,23 @@ pub struct Record {
     /// Offset of that record's gzip member in `warc_file`.
     #[serde(default)]
     pub warc_offset: Option<u64>,
+    /// The answer's `ETag`, as sent: what a recrawl (`--since`) asks with.
+    /// Left out of the JSON line when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// The answer's `Last-Modified`, as sent. Left out when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+    /// In a recrawl (`--since`), for a URL asked for only if it changed:
+    /// `not_modified` (the server answered 304; the page's links were
+    /// read from the earlier capture, `earlier`), `modified` (it sent the
+    /// page) or `refetched` (a 304 whose earlier capture could not be read
+    /// back, so the page was asked for again, in full). Left out otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revalidation: Option<Cow<'static, str>>,
+    /// For `not_modified`: the earlier capture the 304 stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier: Option<Earlier>,
     /// What is worth knowing about a fetch that did not fail it (a
     /// certificate accepted only because of `--insecure`); left out of
     /// the JSON line when there is none.
@@ -169,6 +186,35 @@ pub enum Kind {
     Error,
 }
 
+/// `revalidation` of a page the server said had not changed.
+pub const NOT_MODIFIED: &str = "not_modified";
+/// `revalidation` of a page the server sent again, changed.
+pub const MODIFIED: &str = "modified";
+/// `revalidation` of a page fetched again in full after a 304, its earlier
+/// capture unreadable.
+pub const REFETCHED: &str = "refetched";
+
+/// The earlier capture a `304 Not Modified` stands for: where its bytes
+/// lie, so the next recrawl can refer to them in turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Earlier {
+    /// When it was fetched (the `WARC-Date` of its records).
+    pub timestamp: String,
+    /// The WARC file holding its `response` record, if it was archived.
+    #[serde(default)]
+    pub warc_file: Option<String>,
+    /// Offset of that record's gzip member.
+    #[serde(default)]
+    pub warc_offset: Option<u64>,
+    /// Its `WARC-Payload-Digest`.
+    #[serde(default)]
+    pub payload_digest: Option<String>,
+    /// Bytes of its body as sent: what the 304 spared the network.
+    #[serde(default)]
+    pub encoded_size: u64,
+}
+
 impl Record {
     /// A blank record for `url`, fetched by `shard`, to be filled in.
     pub fn new(url: String, shard: usize) -> Self {
@@ -205,6 +251,10 @@ impl Record {
             payload_digest: None,
             warc_file: None,
             warc_offset: None,
+            etag: None,
+            last_modified: None,
+            revalidation: None,
+            earlier: None,
             warnings: Vec::new(),
         }
     }
@@ -230,7 +280,11 @@ impl Record {
     pub fn kind(&self) -> Kind {
         if self.error.is_some() && self.next_url.is_none() {
             Kind::Error
-        } else if self.next_url.is_some() || self.status.is_some_and(|s| (300..400).contains(&s)) {
+        } else if self.next_url.is_some()
+            || self
+                .status
+                .is_some_and(|s| (300..400).contains(&s) && s != 304)
+        {
             Kind::Redirect
         } else if self
             .content_type
@@ -322,6 +376,10 @@ mod tests {
             payload_digest: Some("sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ".into()),
             warc_file: Some("x-s0-00000.warc.gz".into()),
             warc_offset: Some(1234),
+            etag: Some("\"5f-1a\"".into()),
+            last_modified: None,
+            revalidation: Some(Cow::Borrowed(MODIFIED)),
+            earlier: None,
             warnings: vec![Warning {
                 kind: "tls_certificate_untrusted".into(),
                 message: "unknown issuer".into(),

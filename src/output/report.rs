@@ -93,6 +93,17 @@ fn text(r: &Summary) -> String {
             named.join(", ")
         );
     }
+    let v = &r.revalidations;
+    if !v.is_empty() {
+        let _ = writeln!(
+            out,
+            "  recrawl: {} unchanged (304, {} not sent again), {} changed, {} fetched again in full",
+            v.not_modified,
+            binary_size(v.bytes_saved as f64),
+            v.modified,
+            v.refetched
+        );
+    }
     if r.spill_lost > 0 {
         let _ = writeln!(
             out,

@@ -15,6 +15,7 @@ use crate::config::budget::Spent;
 use crate::job::ErrorKind;
 use crate::output::backoffs::Backoffs;
 use crate::output::record::{Kind, Record, CUT_AT_LIMIT};
+use crate::output::revalidations::Revalidations;
 
 /// Counters of one shard, or of the whole crawl after [`Stats::merge`].
 #[derive(Debug, Clone, Default)]
@@ -34,6 +35,8 @@ pub struct Stats {
     pub failed_starts: Vec<StartFailure>,
     /// Hosts that failed several times in a row, and were backed off.
     pub backed_off: Backoffs,
+    /// A recrawl's conditional requests (`--since`).
+    pub revalidations: Revalidations,
     /// Responses by HTTP status.
     pub statuses: BTreeMap<u16, u64>,
     /// Body bytes received.
@@ -308,6 +311,9 @@ pub struct Summary {
     pub failed_starts: Vec<StartFailure>,
     /// Hosts that failed several times in a row, and were backed off.
     pub backed_off: Backoffs,
+    /// A recrawl's conditional requests (`--since`): pages unchanged,
+    /// changed, fetched again, and the bytes the 304s spared.
+    pub revalidations: Revalidations,
     pub statuses: BTreeMap<u16, u64>,
     pub bytes: u64,
     /// Bodies not whole, for either reason: cut at a limit of the crawl's
@@ -387,6 +393,7 @@ impl Stats {
         if let Some(status) = record.status {
             *self.statuses.entry(status).or_default() += 1;
         }
+        self.revalidations.add(record);
         self.bytes += record.size;
         self.truncated += u64::from(record.truncated);
         match record.truncated_by.as_deref() {
@@ -422,6 +429,7 @@ impl Stats {
             StartFailure::keep(&mut self.failed_starts, failure.clone());
         }
         self.backed_off.merge(&other.backed_off);
+        self.revalidations.merge(&other.revalidations);
         for (k, v) in &other.statuses {
             *self.statuses.entry(*k).or_default() += v;
         }
@@ -455,11 +463,15 @@ impl Stats {
         self.shards.extend(balance);
     }
 
-    /// Whether the crawl fetched anything: some page answered 2xx, or else
+    /// Whether the crawl fetched anything: some page answered 2xx (or 304
+    /// to a recrawl's conditional request), or else
     /// whether any server answered at all (a page or a robots.txt, any
     /// status). The binary's exit code says which.
     pub fn outcome(&self) -> Fetched {
-        if self.statuses.keys().any(|s| (200..300).contains(s)) {
+        // A page a recrawl found unchanged is one its earlier crawl fetched.
+        if self.statuses.keys().any(|s| (200..300).contains(s))
+            || self.revalidations.not_modified > 0
+        {
             Fetched::Some
         } else if !self.statuses.is_empty() || self.robots_answered > 0 {
             Fetched::OnlyErrors
@@ -489,6 +501,7 @@ impl Stats {
             warnings_by_kind: self.warnings_by_kind.clone(),
             failed_starts: self.failed_starts.clone(),
             backed_off: self.backed_off.clone(),
+            revalidations: self.revalidations.clone(),
             statuses: self.statuses.clone(),
             bytes: self.bytes,
             truncated: self.truncated,

@@ -1,7 +1,8 @@
 //! UTC time as the archive formats write it: `WARC-Date` (microseconds),
 //! the crawl log's RFC 3339 with milliseconds, the WACZ manifest's to the
 //! second, and the 14-digit timestamp of CDX indexes and replay URLs,
-//! through the `time` crate's formatting.
+//! through the `time` crate's formatting; and RFC 3339 read back (a
+//! recrawl reads an earlier crawl's log and WARC dates).
 //! Pure: no clock is read here.
 //!
 //! Not what time a record carries (the shard decides: when the request was
@@ -52,6 +53,14 @@ pub fn timestamp14(t: SystemTime) -> String {
     )
 }
 
+/// The instant of an RFC 3339 text (`2023-11-14T22:13:20.123456Z`, any
+/// offset, any fraction), if it is one after 1970.
+pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
+    let at = OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    let since = at - OffsetDateTime::UNIX_EPOCH;
+    UNIX_EPOCH.checked_add(Duration::try_from(since).ok()?)
+}
+
 fn format(t: SystemTime, how: &[BorrowedFormatItem<'_>]) -> String {
     let since = t.duration_since(UNIX_EPOCH).unwrap_or_default().min(LAST);
     // In range by the clamp: neither conversion nor formatting can fail,
@@ -95,6 +104,22 @@ mod tests {
             format_date(at(u64::MAX / 2, 0)),
             "9999-12-31T23:59:59.999999Z"
         );
+    }
+
+    #[test]
+    fn rfc3339_reads_back_what_the_formats_wrote() {
+        let t = at(1_700_000_000, 123_456);
+        assert_eq!(parse_rfc3339(&format_date(t)), Some(t));
+        assert_eq!(
+            parse_rfc3339("2023-11-14T22:13:20.123Z"),
+            Some(at(1_700_000_000, 123_000))
+        );
+        assert_eq!(
+            parse_rfc3339("2023-11-14T23:13:20+01:00"),
+            Some(at(1_700_000_000, 0))
+        );
+        assert_eq!(parse_rfc3339("1969-12-31T23:59:59Z"), None);
+        assert_eq!(parse_rfc3339("yesterday"), None);
     }
 
     #[test]

@@ -79,6 +79,21 @@ pub struct Args {
     #[arg(long = "no-sitemaps", overrides_with = "sitemaps", help_heading = INPUT)]
     pub no_sitemaps: bool,
 
+    /// Recrawl: ask only for what changed since the crawl that wrote these records (-o of it; repeatable)
+    ///
+    /// A page it captured whole with an ETag or Last-Modified is asked for
+    /// with If-None-Match / If-Modified-Since. On 304 its links are read
+    /// from its earlier WARC record and, with --warc, a revisit record
+    /// (server-not-modified) refers to it; a capture that cannot be read
+    /// back is fetched again in full. The report counts pages unchanged,
+    /// changed, and the bytes spared.
+    #[arg(long, value_name = "RECORDS", help_heading = INPUT)]
+    pub since: Vec<PathBuf>,
+
+    /// Where the --since crawl's WARC files are (repeatable) [looked in first; then the records' directory, then --warc]
+    #[arg(long = "since-warc", value_name = "DIR", requires = "since", help_heading = INPUT)]
+    pub since_warc: Vec<PathBuf>,
+
     // Scope
     /// Only the roots' exact hosts, with or without a leading www. [default]
     #[arg(long, overrides_with = "lenient", help_heading = SCOPE)]

@@ -172,6 +172,12 @@ impl Args {
         if let Some(path) = &self.cookies {
             b = b.load_cookies(path);
         }
+        for path in &self.since {
+            b = b.since(path);
+        }
+        for dir in &self.since_warc {
+            b = b.since_warc(dir);
+        }
         if let Some(path) = self.save_cookies {
             b = b.save_cookies(path);
         }

@@ -40,6 +40,7 @@ mod nginx;
 mod output;
 mod politeness;
 mod proxies;
+mod recrawl;
 mod request_headers;
 mod requisites;
 mod resume;

@@ -13,12 +13,13 @@ use std::sync::{Arc, Mutex};
 use crate::cluster::join::Joined;
 use crate::cluster::node::Running;
 use crate::config::Config;
-use crate::crawl::error::CrawlError;
+use crate::crawl::error::{Cause, CrawlError};
 use crate::crawl::hooks::Hooks;
 use crate::crawl::mesh::FetchSlots;
 use crate::crawl::shard::Shared;
 use crate::job::Job;
 use crate::keys::shard_for;
+use crate::output::captures::Captures;
 use crate::output::progress::Progress;
 use crate::output::warc::dedup::{self, Dedup};
 use crate::output::writer::Writer;
@@ -84,6 +85,7 @@ pub(super) fn build(
         dedup: config
             .warc_dedup
             .then(|| Arc::new(Dedup::new(dedup::DEFAULT_BUDGET))),
+        captures: captures(config)?,
         cdxj: outputs.cdxj.as_ref().map(Writer::handle),
         spill_dir: begun.spill.path().to_path_buf(),
         seed_files: begun.seed_files.clone(),
@@ -97,6 +99,40 @@ pub(super) fn build(
         earlier_warc_files,
         resumed,
     })
+}
+
+/// In a recrawl (`--since`), the captures of the crawl it asks against,
+/// their WARC files looked for in `--since-warc`, the record files' own
+/// directories, then `--warc`. Lines that are not records are skipped
+/// with a warning.
+fn captures(config: &Config) -> Result<Option<Arc<Captures>>, CrawlError> {
+    if config.since.is_empty() {
+        return Ok(None);
+    }
+    let beside = config.since.iter().map(|records| match records.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    });
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for dir in config
+        .since_warc
+        .iter()
+        .cloned()
+        .chain(beside)
+        .chain(config.warc_dir.clone())
+    {
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    let (captures, loaded) =
+        Captures::load(&config.since, dirs).map_err(|e| CrawlError::Since(Cause::new(e)))?;
+    if loaded.skipped > 0 {
+        log::warn!("--since: {loaded}");
+    } else {
+        log::info!("--since: {loaded}");
+    }
+    Ok(Some(Arc::new(captures)))
 }
 
 /// How many the count of outstanding URLs is held up by, besides the

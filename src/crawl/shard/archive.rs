@@ -1,6 +1,7 @@
 //! What a shard archives and indexes: an HTTP exchange (a page's, or
 //! robots.txt's) encoded for the WARC files — as a `revisit` of the first
-//! record of the same payload with `--warc-dedup` — and the DNS lookups
+//! record of the same payload with `--warc-dedup`, or of the earlier
+//! capture a recrawl's `304 Not Modified` stands for — and the DNS lookups
 //! made for them (`--warc-dns`); once queued for the shard's files, each
 //! gets its CDXJ line (`--cdxj`) with the place it was given.
 //!
@@ -14,6 +15,7 @@ use crate::net::fetch::{FetchError, Response};
 use crate::output::cdxj::{self, Entry};
 use crate::output::warc::{self, RefersTo};
 
+use super::recrawl::NotModified;
 use super::Shard;
 
 /// An exchange encoded for the WARC files, not yet queued.
@@ -67,7 +69,11 @@ impl Shard {
         let dedup = self.recording.dedup.as_ref().filter(|_| dedupable);
         let revisit_of = dedup.and_then(|d| d.first(&sha1));
         let mut bytes = Vec::new();
-        let written = warc::archive(&ex, sha1, truncated, revisit_of.as_ref(), &mut bytes);
+        let revisit = revisit_of.as_ref().map(|of| warc::Revisit {
+            profile: warc::IDENTICAL_PAYLOAD_DIGEST,
+            of,
+        });
+        let written = warc::archive(&ex, sha1, truncated, revisit, &mut bytes);
         if let (Some(dedup), None) = (dedup, &revisit_of) {
             // Two shards archiving one new payload at once both keep a
             // whole copy; the first remembered is the one referred to.
@@ -88,6 +94,44 @@ impl Shard {
             content_type: response.head.content_type.clone(),
             status: Some(status),
             revisit: revisit_of.is_some(),
+        })
+    }
+
+    /// The exchange of a `304 Not Modified`, `response` made of the earlier
+    /// capture `nm` (its raw response the freshened head): a `revisit`
+    /// record, profile server-not-modified, that refers to the capture's
+    /// `response` record and carries its payload digest, so a replay finds
+    /// the payload there. None when not archiving.
+    pub(super) fn encode_not_modified(
+        &self,
+        uri: &str,
+        response: &mut Response,
+        nm: &NotModified,
+    ) -> Option<Encoded> {
+        self.recording.warc.as_ref()?;
+        let raw = response.raw.take()?;
+        let ex = warc::Exchange {
+            target_uri: uri,
+            ip: response.peer.map(|peer| peer.ip()),
+            date: raw.sent_at.unwrap_or_else(SystemTime::now),
+            request: &raw.request,
+            response: &raw.response,
+            payload_offset: raw.response.len(),
+        };
+        let revisit = warc::Revisit {
+            profile: warc::SERVER_NOT_MODIFIED,
+            of: &nm.refers_to,
+        };
+        let mut bytes = Vec::new();
+        let written = warc::archive(&ex, nm.digest, None, Some(revisit), &mut bytes);
+        Some(Encoded {
+            bytes,
+            written,
+            uri: uri.to_string(),
+            date: ex.date,
+            content_type: response.head.content_type.clone(),
+            status: Some(response.head.status),
+            revisit: true,
         })
     }
 

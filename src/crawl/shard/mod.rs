@@ -26,6 +26,7 @@ mod journal;
 mod live;
 mod page;
 mod receive;
+mod recrawl;
 mod replay;
 mod robots;
 mod seeds;
@@ -61,6 +62,7 @@ use crate::net::fetch::{self, Limits};
 use crate::net::http::TypeRules;
 use crate::net::proxy::{Proxies, Rotation};
 use crate::net::tls::{tickets_per_key, TlsClient};
+use crate::output::captures::Captures;
 use crate::output::progress::{Progress, ShardCounters};
 use crate::output::record::Record;
 use crate::output::sink::RecordSink;
@@ -115,6 +117,9 @@ pub struct Shared {
     pub hooks: Arc<Hooks>,
     /// Payloads archived so far, with `--warc-dedup`.
     pub dedup: Option<Arc<Dedup>>,
+    /// In a recrawl (`--since`), the captures its pages are asked
+    /// against.
+    pub captures: Option<Arc<Captures>>,
     /// The CDXJ index writer, with `--cdxj`.
     pub cdxj: Option<WriterHandle>,
     /// The crawl's spill directory (made on the first spill; `crawl::run`
@@ -203,6 +208,10 @@ struct Fetching {
     /// through (a host keeps its own while it works).
     proxies: Proxies,
     rotation: RefCell<Rotation>,
+    /// In a recrawl: the captures its pages are asked against, and their
+    /// WARC files, read back on 304s.
+    captures: Option<Arc<Captures>>,
+    capture_files: recrawl::CaptureFiles,
     /// URLs being fetched right now, to record them if the crawl is
     /// interrupted before they finish.
     in_flight: RefCell<HashSet<String>>,
@@ -302,6 +311,8 @@ impl Shard {
                 connections: RefCell::new(ConnPool::new(config.idle_connections)),
                 proxies: config.proxies.clone(),
                 rotation: RefCell::default(),
+                captures: shared.captures.clone(),
+                capture_files: recrawl::CaptureFiles::default(),
                 whole: Limits {
                     types: TypeRules::default(),
                     ..limits.clone()

@@ -33,6 +33,7 @@ use crate::web::urls;
 
 use super::decode::decode_body;
 use super::failure::{fail, host_failed};
+use super::recrawl::{self, Revalidation};
 use super::{Routed, Shard};
 
 /// Where a fetch of `url` goes: its host and port; None for a scheme
@@ -68,8 +69,39 @@ impl Shard {
             }
             Ok(url) => {
                 let whole = job.hops.sitemap_level() > 0;
-                let Some((result, tries)) = self.fetch_with_retries(&url, addrs, whole).await
-                else {
+                // A recrawl asks for a page it has a capture of only if
+                // it changed.
+                let capture = self.earlier_capture(&job.url);
+                let validators = capture.map(recrawl::validators);
+                let again = capture.is_some().then(|| addrs.clone());
+                let fetched = self
+                    .fetch_with_retries(&url, addrs, whole, validators.as_ref())
+                    .await;
+                let (fetched, revalidation) = match (fetched, capture) {
+                    (Some((Ok(answer), tries)), Some(capture)) if answer.head.status == 304 => {
+                        match self.not_modified(&url, capture, answer).await {
+                            Ok((response, nm)) => (
+                                Some((Ok(response), tries)),
+                                Revalidation::NotModified(Box::new(nm)),
+                            ),
+                            Err(why) => {
+                                log::info!("{url}: not modified, but {why}: fetched again in full");
+                                let addrs = again.flatten();
+                                let fetched =
+                                    self.fetch_with_retries(&url, addrs, whole, None).await;
+                                let fetched = fetched.map(|(r, t)| (r, tries.saturating_add(t)));
+                                (fetched, Revalidation::Refetched)
+                            }
+                        }
+                    }
+                    (Some((Ok(answer), tries)), Some(_))
+                        if (200..300).contains(&answer.head.status) =>
+                    {
+                        (Some((Ok(answer), tries)), Revalidation::Modified)
+                    }
+                    (fetched, _) => (fetched, Revalidation::Unasked),
+                };
+                let Some((result, tries)) = fetched else {
                     // Not started: no record, as for a page still queued
                     // (a resume fetches it; a cluster's next owner too).
                     self.fetching.in_flight.borrow_mut().remove(&job.url);
@@ -103,10 +135,16 @@ impl Shard {
                     Err(e) => {
                         refused = e.is_before_network();
                         fail(&mut record, e.kind(), &e.to_string());
+                        revalidation.mark(&mut record);
                     }
                     Ok(mut response) => {
                         record.ip = response.peer.map(|peer| peer.ip().to_string());
-                        let encoded = self.encode_exchange(&job.url, &mut response);
+                        let encoded = match &revalidation {
+                            Revalidation::NotModified(nm) => {
+                                self.encode_not_modified(&job.url, &mut response, nm)
+                            }
+                            _ => self.encode_exchange(&job.url, &mut response),
+                        };
                         // The digest and time of the WARC records: none
                         // without --warc (a SHA-1 of every body is not free).
                         if let Some(e) = &encoded {
@@ -117,6 +155,7 @@ impl Shard {
                         let asked = self
                             .handle_response(&job, &url, response, &mut record, token)
                             .await;
+                        revalidation.mark(&mut record);
                         // Counted now, not when the record is emitted (after
                         // its children are counted in, which may be much
                         // later): other fetches must see the bytes at once.
@@ -175,12 +214,14 @@ impl Shard {
     /// None: `--max-time` was up before the name was known, and the fetch
     /// did not start.
     /// `whole`: the body is read whatever its media type (robots.txt, a
-    /// sitemap), not by the `--accept-type` rules.
+    /// sitemap), not by the `--accept-type` rules. With `validators`, asked
+    /// for only if it changed.
     pub(super) async fn fetch_with_retries(
         &self,
         url: &Url,
         known: Option<Addresses>,
         whole: bool,
+        validators: Option<&http::Validators>,
     ) -> Option<(Result<Response, FetchError>, u32)> {
         let Some((host, port)) = fetch_target(url) else {
             return Some((Err(FetchError::Scheme(url.scheme().to_string())), 1));
@@ -234,7 +275,8 @@ impl Shard {
                 None => match &addrs {
                     Some(addrs) => {
                         let route = Route::Direct(addrs);
-                        fetch::fetch(route, url, limits, &fetching.connections, &fetching.tls).await
+                        let (pool, tls) = (&fetching.connections, &fetching.tls);
+                        fetch::fetch(route, url, validators, limits, pool, tls).await
                     }
                     // Resolved above whenever there is no proxy.
                     None => Err(FetchError::Scheme(url.scheme().to_string())),
@@ -252,7 +294,8 @@ impl Shard {
                             at: &at,
                             target,
                         };
-                        fetch::fetch(route, url, limits, &fetching.connections, &fetching.tls).await
+                        let (pool, tls) = (&fetching.connections, &fetching.tls);
+                        fetch::fetch(route, url, validators, limits, pool, tls).await
                     }
                     Err(e) => Err(FetchError::proxy(
                         p,
@@ -353,6 +396,8 @@ impl Shard {
     ) -> usize {
         let head = &response.head;
         record.status = Some(head.status);
+        record.etag.clone_from(&head.etag);
+        record.last_modified.clone_from(&head.last_modified);
         record.connect_ms = Some(millis(response.connect));
         record.first_byte_ms = Some(millis(response.first_byte));
         if let Some(tls) = response.tls {

@@ -39,7 +39,7 @@ impl Shard {
                 // Not fetchable here; its pages are recorded as such anyway.
                 return Rules::AllowAll;
             }
-            let Some((result, _)) = self.fetch_with_retries(&url, None, true).await else {
+            let Some((result, _)) = self.fetch_with_retries(&url, None, true, None).await else {
                 // The crawl is ending; its pages stay queued.
                 return Rules::unavailable("--max-time was up before its name was known");
             };

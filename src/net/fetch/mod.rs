@@ -182,10 +182,12 @@ pub struct RawExchange {
 /// Fetch `url` by `route`: on an idle connection from `pool` if there is
 /// one (with `limits.keep_alive`), else on a new connection made with
 /// Happy Eyeballs (to the server, or to the proxy and through it); `https`
-/// over a TLS session of `tls`.
+/// over a TLS session of `tls`. With `validators`, only if it changed
+/// since the capture they are of (else `304 Not Modified`).
 pub async fn fetch(
     route: Route<'_>,
     url: &Url,
+    validators: Option<&http::Validators>,
     limits: &Limits,
     pool: &Pool,
     tls: &TlsClient,
@@ -262,7 +264,7 @@ pub async fn fetch(
             peer: peer(endpoint.addr),
             forward,
         };
-        match exchange(conn, ends, url, limits, pool, started, None).await {
+        match exchange(conn, ends, (url, validators), limits, pool, started, None).await {
             Err(FetchError::Stale) => {}
             done => return done,
         }
@@ -331,7 +333,7 @@ pub async fn fetch(
     exchange(
         Conn { stream },
         ends,
-        url,
+        (url, validators),
         limits,
         pool,
         started,
@@ -379,7 +381,8 @@ fn take_quiet(pool: &Pool, endpoint: &Endpoint, now: Instant) -> Option<Stream> 
     None
 }
 
-/// Send the request on `conn` and read the answer. `connected` is the time
+/// Send the request for `url` (with `validators`, if given) on `conn` and
+/// read the answer. `connected` is the time
 /// the connect took, or None for a reused connection: one of those closed or
 /// reset before any byte of the answer, or whose answer is a server's idle
 /// `408` or not an HTTP head at all (bytes of an earlier answer that came
@@ -387,7 +390,7 @@ fn take_quiet(pool: &Pool, endpoint: &Endpoint, now: Instant) -> Option<Stream> 
 async fn exchange(
     mut conn: Conn,
     ends: Ends<'_>,
-    url: &Url,
+    (url, validators): (&Url, Option<&http::Validators>),
     limits: &Limits,
     pool: &Pool,
     started: Instant,
@@ -430,6 +433,7 @@ async fn exchange(
         authorization,
         proxy_authorization: None,
         cookie: cookie.as_deref(),
+        validators,
     };
     // To a forward proxy: the absolute URL and its credentials; the
     // origin-form request is the one kept (the target's exchange).

@@ -44,6 +44,12 @@ pub struct ResponseHead {
     pub location: Option<String>,
     /// First `Retry-After` value, trimmed.
     pub retry_after: Option<String>,
+    /// First `ETag` value, trimmed, as sent (quotes and `W/` kept): what a
+    /// recrawl sends back in `If-None-Match`.
+    pub etag: Option<String>,
+    /// First `Last-Modified` value, trimmed, as sent: what a recrawl sends
+    /// back in `If-Modified-Since`.
+    pub last_modified: Option<String>,
     /// `X-Robots-Tag` values, trimmed, at most [`MAX_ROBOTS_TAGS`].
     pub robots_tags: Vec<String>,
     /// `Set-Cookie` values, trimmed, at most [`MAX_SET_COOKIES`].
@@ -257,6 +263,8 @@ fn parse_complete_head<'b>(
         content_type: first("content-type"),
         location: first("location"),
         retry_after: first("retry-after"),
+        etag: first("etag"),
+        last_modified: first("last-modified"),
         robots_tags: all("x-robots-tag", MAX_ROBOTS_TAGS),
         set_cookies: all("set-cookie", MAX_SET_COOKIES),
         content_encoding: list_items(resp.headers, "content-encoding")

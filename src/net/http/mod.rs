@@ -14,16 +14,18 @@
 
 mod body;
 pub mod content;
+mod freshen;
 mod head;
 mod request;
 mod retry;
 mod types;
 
 pub use body::{BodyDecoder, BodyError, Progress};
+pub use freshen::freshen;
 #[cfg(any(test, feature = "internals"))]
 pub use head::{framing, parse_head};
 pub use head::{is_css, is_html, media_type, Framing, HeadError, HeadScan, ResponseHead};
-pub use request::{Credential, Headers, Request};
+pub use request::{Credential, Headers, Request, Validators};
 #[cfg(any(test, feature = "internals"))]
 pub use request::{CredentialError, HeaderError};
 pub use retry::retry_after;
@@ -124,6 +126,7 @@ mod tests {
             authorization: None,
             proxy_authorization: None,
             cookie: None,
+            validators: None,
         };
         String::from_utf8(request.to_bytes()).unwrap()
     }
@@ -209,6 +212,7 @@ mod tests {
             authorization: None,
             proxy_authorization: None,
             cookie: None,
+            validators: None,
         };
         let req = String::from_utf8(request.to_bytes()).unwrap();
         assert!(

@@ -1,7 +1,9 @@
 //! A request's bytes: the crawler's own headers, the ones the user adds to
 //! every request ([`Headers`], `-H`), and Basic credentials for one origin
 //! ([`Credential`], `--auth`), sent only to a URL of that host (and port,
-//! if named): a redirect to another host never carries them.
+//! if named): a redirect to another host never carries them; and for a
+//! recrawl the [`Validators`] of the earlier capture, so an unchanged page
+//! answers `304 Not Modified` instead of its body.
 //!
 //! The crawler owns the headers that frame the exchange or that other
 //! settings say (`Host`, `Connection`, `Content-Length`,
@@ -57,12 +59,26 @@ pub struct Request<'a> {
     pub proxy_authorization: Option<&'a str>,
     /// The jar's `Cookie` value for this URL.
     pub cookie: Option<&'a str>,
+    /// An earlier capture's validators: the page only if it changed.
+    pub validators: Option<&'a Validators>,
+}
+
+/// What an earlier answer said to tell its version by (RFC 9110 §8.8):
+/// sent back as `If-None-Match` and `If-Modified-Since` (RFC 9110 §13.1),
+/// each exactly as the server sent it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    /// The `ETag` (quotes and `W/` kept).
+    pub etag: Option<Box<str>>,
+    /// The `Last-Modified` date.
+    pub last_modified: Option<Box<str>>,
 }
 
 impl Request<'_> {
     /// `GET {target} HTTP/1.1` with Host, User-Agent, Accept (`*/*`, or
     /// the user's), Accept-Encoding, Connection, the user's headers,
-    /// Authorization, Cookie and Proxy-Authorization, and the blank line.
+    /// Authorization, Cookie, the validators (`If-None-Match`,
+    /// `If-Modified-Since`), Proxy-Authorization, and the blank line.
     ///
     /// CR, LF and NUL are removed from the target, host and user agent so
     /// that a hostile URL or configuration value cannot inject headers;
@@ -103,6 +119,18 @@ impl Request<'_> {
             out.push_str("Cookie: ");
             out.push_str(&clean(cookie));
             out.push_str("\r\n");
+        }
+        if let Some(v) = self.validators {
+            if let Some(etag) = &v.etag {
+                out.push_str("If-None-Match: ");
+                out.push_str(&clean(etag));
+                out.push_str("\r\n");
+            }
+            if let Some(date) = &v.last_modified {
+                out.push_str("If-Modified-Since: ");
+                out.push_str(&clean(date));
+                out.push_str("\r\n");
+            }
         }
         if let Some(authorization) = self.proxy_authorization {
             out.push_str("Proxy-Authorization: ");
@@ -291,10 +319,50 @@ mod tests {
                 authorization,
                 proxy_authorization: None,
                 cookie: None,
+                validators: None,
             }
             .to_bytes(),
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_recrawl_asks_with_the_earlier_validators_as_sent_and_cleaned() {
+        let headers = Headers::default();
+        let validators = Validators {
+            etag: Some("W/\"5f-1a\"".into()),
+            last_modified: Some("Tue, 03 Nov 2026 10:00:00 GMT\r\nX-Evil: 1".into()),
+        };
+        let request = Request {
+            target: "/",
+            host: "a.test",
+            user_agent: "ringcrawl/0.1",
+            keep_alive: true,
+            compressed: false,
+            headers: &headers,
+            authorization: None,
+            proxy_authorization: None,
+            cookie: None,
+            validators: Some(&validators),
+        };
+        let text = String::from_utf8(request.to_bytes()).unwrap();
+        assert!(text.ends_with(
+            "If-None-Match: W/\"5f-1a\"\r\n\
+             If-Modified-Since: Tue, 03 Nov 2026 10:00:00 GMTX-Evil: 1\r\n\r\n"
+        ));
+        let only_date = Validators {
+            etag: None,
+            ..validators.clone()
+        };
+        let text = String::from_utf8(
+            Request {
+                validators: Some(&only_date),
+                ..request
+            }
+            .to_bytes(),
+        )
+        .unwrap();
+        assert!(!text.contains("If-None-Match"));
     }
 
     #[test]

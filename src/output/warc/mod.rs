@@ -11,8 +11,9 @@
 //!   (`--warc-dedup`), and says where the main record lies for an index.
 //! - [`dns_resource`]: a DNS answer as a `resource` record (`dns:` URI).
 //!
-//! Not a reader: only the tests parse WARC files back
-//! (`cli/tests/suite/common/warc.rs`).
+//! Not a reader of whole files (the tests parse them back,
+//! `cli/tests/suite/common/warc.rs`); [`read`] reads one record at an
+//! offset, for a recrawl's earlier captures.
 //!
 //! Every record is its own gzip member ("record-at-time" compression, as the
 //! WARC spec's annex recommends), so concatenating the outputs of these
@@ -34,6 +35,7 @@
 
 pub mod dedup;
 pub mod file;
+pub mod read;
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -173,6 +175,18 @@ pub fn payload_sha1(ex: &Exchange) -> [u8; 20] {
 pub const IDENTICAL_PAYLOAD_DIGEST: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 
+/// The profile of a `revisit` record of a `304 Not Modified` answer to a
+/// conditional request: the server said the earlier capture still holds.
+pub const SERVER_NOT_MODIFIED: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+
+/// A `revisit` record's profile and the earlier record it refers to.
+#[derive(Debug, Clone, Copy)]
+pub struct Revisit<'a> {
+    /// [`IDENTICAL_PAYLOAD_DIGEST`] or [`SERVER_NOT_MODIFIED`].
+    pub profile: &'static str,
+    pub of: &'a RefersTo,
+}
+
 /// The earlier record a `revisit` refers to (`WARC-Refers-To-*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefersTo {
@@ -199,11 +213,10 @@ pub struct Written {
 }
 
 /// The `request` record of `ex`, then its `response` record, or, when
-/// `revisit_of` is given, a `revisit` record (profile
-/// [`IDENTICAL_PAYLOAD_DIGEST`]) holding only the response's HTTP head and
-/// pointing at the earlier record with `WARC-Refers-To`,
-/// `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date`, as Heritrix and
-/// warcio write them. `payload_sha1` is [`payload_sha1`] of `ex`
+/// `revisit` is given, a `revisit` record (of its profile) holding only the
+/// response's HTTP head and pointing at the earlier record with
+/// `WARC-Refers-To`, `WARC-Refers-To-Target-URI` and
+/// `WARC-Refers-To-Date`, as Heritrix and warcio write them. `payload_sha1` is [`payload_sha1`] of `ex`
 /// (the caller needed it first, to find the earlier record). `truncated` marks a response cut short
 /// (`WARC-Truncated`); a revisit, which omits the payload on purpose,
 /// carries none.
@@ -211,7 +224,7 @@ pub fn archive(
     ex: &Exchange,
     payload_sha1: [u8; 20],
     truncated: Option<Truncated>,
-    revisit_of: Option<&RefersTo>,
+    revisit: Option<Revisit<'_>>,
     out: &mut Vec<u8>,
 ) -> Written {
     let request_id = record_id();
@@ -234,11 +247,12 @@ pub fn archive(
     write_record(&headers, ex.request, out);
 
     let start = out.len();
-    let refers = revisit_of.map(|r| {
+    let refers = revisit.map(|r| {
         (
-            field_value(&r.record_id).into_owned(),
-            field_value(&r.target_uri).into_owned(),
-            format_date(r.date),
+            r.profile,
+            field_value(&r.of.record_id).into_owned(),
+            field_value(&r.of.target_uri).into_owned(),
+            format_date(r.of.date),
         )
     });
     headers.clear();
@@ -259,8 +273,8 @@ pub fn archive(
     headers.push(("Content-Type", "application/http; msgtype=response"));
     headers.push(("WARC-Payload-Digest", &payload_digest));
     let block = match &refers {
-        Some((id, target, when)) => {
-            headers.push(("WARC-Profile", IDENTICAL_PAYLOAD_DIGEST));
+        Some((profile, id, target, when)) => {
+            headers.push(("WARC-Profile", profile));
             headers.push(("WARC-Refers-To", id));
             headers.push(("WARC-Refers-To-Target-URI", target));
             headers.push(("WARC-Refers-To-Date", when));
