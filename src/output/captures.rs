@@ -254,6 +254,9 @@ impl Captures {
                 line.warc_offset,
             ),
         };
+        // A file name as the WARC writer gives them, never a path: a
+        // records file is input, and reads go nowhere else.
+        let file = file.filter(|name| !name.contains(['/', '\\']) && !name.starts_with('.'));
         let stored = match (file, offset, digest.as_deref().and_then(sha1_of)) {
             (Some(file), Some(offset), Some(digest)) => Some(StoredAt {
                 file: self.file_index(file),
@@ -362,14 +365,18 @@ mod tests {
 {{"url":"http://a.test/404","status":404,"etag":"\"x\""}}
 {{"url":"http://a.test/cut","status":200,"etag":"\"x\"","truncated":true}}
 {{"url":"http://a.test/err","status":200,"etag":"\"x\"","error":"reset"}}
+{{"url":"http://a.test/path","status":200,"etag":"\"x\"","payload_digest":"{DIGEST}","warc_file":"../../etc/passwd","warc_offset":0}}
 {{"url":"http://a.test/torn","sta
 "#
         );
         let (earlier, loaded) = crawl(&lines);
-        assert_eq!(loaded.lines, 7);
-        assert_eq!(loaded.captures, 2);
+        assert_eq!(loaded.lines, 8);
+        assert_eq!(loaded.captures, 3);
         assert_eq!(loaded.skipped, 1);
-        assert_eq!(loaded.first_skipped, Some((PathBuf::from("prev.jsonl"), 7)));
+        assert_eq!(loaded.first_skipped, Some((PathBuf::from("prev.jsonl"), 8)));
+        // A WARC file named by a path is not read: asked for, not read back.
+        let path = earlier.get("http://a.test/path").unwrap();
+        assert_eq!(earlier.places(path), None);
 
         let root = earlier.get("http://a.test/").unwrap();
         assert_eq!(root.etag.as_deref(), Some("\"e1\""));
