@@ -299,6 +299,7 @@ pub use cluster::store::{
     NodeStatus as ClusterNode, RedisFailure, Status as ClusterStatus, StoreError as ClusterError,
 };
 pub use config::budget::Spent;
+pub use config::host_rules::HostRule;
 pub use config::secret::redacted as redacted_url;
 pub use config::DEFAULT_USER_AGENT;
 pub use job::ErrorKind;

@@ -103,6 +103,7 @@ settings! {
     MaxRetryAfter => "max-retry-after",
     DelayFactor => "delay-factor",
     MaxDelay => "max-delay",
+    HostRule => "host-rule",
     RobotsRetries => "robots-retries",
     MaxTime => "max-time",
     MaxPages => "max-pages",

@@ -354,6 +354,7 @@ impl Shard {
                 host_memory: (config.host_memory / config.cores.max(1))
                     .max(crate::config::MIN_SHARD_HOST_MEMORY),
                 memory: (config.frontier_memory / config.cores.max(1)).max(1),
+                host_rules: config.host_rules.clone(),
             })),
             config,
             changed: Notify::new(),
