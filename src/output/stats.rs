@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::config::budget::Spent;
 use crate::job::ErrorKind;
 use crate::output::backoffs::Backoffs;
+use crate::output::proxies::{self, ProxyHealth};
 use crate::output::record::{Kind, Record, CUT_AT_LIMIT};
 
 /// Counters of one shard, or of the whole crawl after [`Stats::merge`].
@@ -34,6 +35,8 @@ pub struct Stats {
     pub failed_starts: Vec<StartFailure>,
     /// Hosts that failed several times in a row, and were backed off.
     pub backed_off: Backoffs,
+    /// Each proxy's exchanges, failures and parkings.
+    pub proxies: Vec<ProxyHealth>,
     /// Responses by HTTP status.
     pub statuses: BTreeMap<u16, u64>,
     /// Body bytes received.
@@ -308,6 +311,9 @@ pub struct Summary {
     pub failed_starts: Vec<StartFailure>,
     /// Hosts that failed several times in a row, and were backed off.
     pub backed_off: Backoffs,
+    /// Each proxy's exchanges, failures and parkings, and whether it was
+    /// parked at the end (none without proxies).
+    pub proxies: Vec<ProxyHealth>,
     pub statuses: BTreeMap<u16, u64>,
     pub bytes: u64,
     /// Bodies not whole, for either reason: cut at a limit of the crawl's
@@ -422,6 +428,7 @@ impl Stats {
             StartFailure::keep(&mut self.failed_starts, failure.clone());
         }
         self.backed_off.merge(&other.backed_off);
+        proxies::merge(&mut self.proxies, &other.proxies);
         for (k, v) in &other.statuses {
             *self.statuses.entry(*k).or_default() += v;
         }
@@ -489,6 +496,7 @@ impl Stats {
             warnings_by_kind: self.warnings_by_kind.clone(),
             failed_starts: self.failed_starts.clone(),
             backed_off: self.backed_off.clone(),
+            proxies: self.proxies.clone(),
             statuses: self.statuses.clone(),
             bytes: self.bytes,
             truncated: self.truncated,
