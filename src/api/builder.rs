@@ -286,6 +286,20 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Fetches in flight to one server address at most, over all hosts
+    /// and shards (off by default): hundreds of names served by one
+    /// machine are not all fetched at once. The address is the one a
+    /// host's name resolves to first (the one tried first); a fetch
+    /// through a proxy that resolves names itself (`http://`,
+    /// `socks5h://`) is not counted. A page whose address is full waits
+    /// in its host's queue a little, and is tried again (no failure
+    /// counted, no page of [`max_pages`](Self::max_pages) spent).
+    /// [`build`](Self::build) refuses 0.
+    pub fn per_ip(mut self, n: u32) -> Self {
+        self.config.per_ip = Some(n);
+        self
+    }
+
     /// Least time between two request starts to one host.
     pub fn delay(mut self, delay: Duration) -> Self {
         self.config.delay = delay;

@@ -204,6 +204,9 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
     within(Setting::MaxTasks, config.max_tasks, 1, usize::MAX)?;
     within(Setting::MaxTries, config.max_tries as usize, 1, usize::MAX)?;
     within(Setting::PerHost, config.per_host, 1, usize::MAX)?;
+    if config.per_ip == Some(0) {
+        return Err(BuildError::new(Setting::PerIp, "must be at least 1"));
+    }
     within(
         Setting::MaxUrlLength,
         config.max_url_length,

@@ -91,6 +91,7 @@ settings! {
     MaxTasks => "max-tasks",
     MaxTries => "max-tries",
     PerHost => "per-host",
+    PerIp => "per-ip",
     MaxUrlLength => "max-url-length",
     MaxPagesPerHost => "max-pages-per-host",
     MaxBody => "max-body",

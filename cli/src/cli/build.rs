@@ -129,6 +129,9 @@ impl Args {
             let (pattern, size) = parse_type_size(rule)?;
             b = b.max_size_per_type(pattern, size);
         }
+        if let Some(n) = self.per_ip {
+            b = b.per_ip(n);
+        }
         for text in &self.host_rule {
             let (pattern, rule) =
                 parse_host_rule(text).map_err(|why| ArgsError::HostRule(text.clone(), why))?;

@@ -39,6 +39,7 @@ mod library;
 mod meta_robots;
 mod nginx;
 mod output;
+mod per_ip;
 mod politeness;
 mod proxies;
 mod request_headers;

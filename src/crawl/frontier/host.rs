@@ -134,6 +134,8 @@ pub(super) struct Host {
     /// Its [`Knobs`] among the frontier's: 0, the crawl's; else its
     /// host rule's, found when it was made.
     pub(super) knobs: u16,
+    /// Its fetches held back in a row for their address (`hold.rs`).
+    pub(super) held: u8,
     /// Each origin of the host met so far (with robots on).
     pub(super) origins: Vec<Origin>,
     /// In the ready ring or the timer heap.
@@ -147,6 +149,7 @@ impl Host {
     pub(super) fn new(now: Instant, delay: Duration, knobs: u16) -> Host {
         Host {
             knobs,
+            held: 0,
             queue: Queue::default(),
             accepted: 0,
             sitemaps: 0,

@@ -40,7 +40,8 @@
 //!
 //! Files: `mod.rs` the turns and politeness, `host.rs` a host's state,
 //! `types.rs` the words it deals in (`Job`, `Offer`, `Limit`, `Next`),
-//! `admission.rs` the hosts held within their bound, `waits.rs` what the
+//! `admission.rs` the hosts held within their bound, `hold.rs` fetches
+//! held back for their server's address (`--per-ip`), `waits.rs` what the
 //! hosts wait for, `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
 
 use std::cmp::Reverse;
@@ -60,6 +61,7 @@ use crate::job::{Job, Limit, Verdict};
 use crate::web::urls;
 
 mod admission;
+mod hold;
 mod host;
 mod queue;
 mod spill;
@@ -495,6 +497,7 @@ impl Frontier {
             entry.ready_at = entry.ready_at.max(later(now, wait));
         }
         entry.active = entry.active.saturating_sub(1);
+        entry.held = 0;
         if failed {
             entry.failures = entry.failures.saturating_add(1);
             let backoff = BASE_BACKOFF
@@ -523,6 +526,7 @@ impl Frontier {
             return;
         };
         entry.active = entry.active.saturating_sub(1);
+        entry.held = 0;
         if let Some(crawl_delay) = rules.crawl_delay(cap) {
             if crawl_delay > entry.delay {
                 // The next request waits the longer delay from the last

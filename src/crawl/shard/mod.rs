@@ -69,7 +69,7 @@ use crate::output::warc::dedup::Dedup;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
 use crate::output::writer::WriterHandle;
 use crate::sync::notify::Notify;
-use crate::sync::Outstanding;
+use crate::sync::{Outstanding, PerIp};
 use crate::web::scope::Scope;
 use cluster::ShardCluster;
 use failure::interrupted_record;
@@ -126,6 +126,9 @@ pub struct Shared {
     pub durability: Option<Arc<Durability>>,
     /// In a cluster crawl: what the shards share with the cluster thread.
     pub cluster: Option<Arc<Link>>,
+    /// With `--per-ip`: fetches in flight to each server address, over
+    /// all shards.
+    pub per_ip: Option<Arc<PerIp>>,
 }
 
 /// Per-core crawl state: what every task of the shard shares, and the own
@@ -203,6 +206,9 @@ struct Fetching {
     /// through (a host keeps its own while it works).
     proxies: Proxies,
     rotation: RefCell<Rotation>,
+    /// With `--per-ip`: the crawl-wide count of fetches in flight to each
+    /// server address.
+    per_ip: Option<Arc<PerIp>>,
     /// URLs being fetched right now, to record them if the crawl is
     /// interrupted before they finish.
     in_flight: RefCell<HashSet<String>>,
@@ -302,6 +308,7 @@ impl Shard {
                 connections: RefCell::new(ConnPool::new(config.idle_connections)),
                 proxies: config.proxies.clone(),
                 rotation: RefCell::default(),
+                per_ip: shared.per_ip.clone(),
                 whole: Limits {
                     types: TypeRules::default(),
                     ..limits.clone()
