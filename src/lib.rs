@@ -147,8 +147,10 @@
 //!   `job::hops`, why one is kept out, and `job::chunk`, jobs as bytes for
 //!   the frontier's spill and the state journals), `keys` (`shard_for`
 //!   and the seen-set's `Fingerprinter`: hashes every thread, process and
-//!   run agree on) and `sync` (`Notify`, and `Outstanding`, the count of
-//!   outstanding URLs that decides when the crawl is done).
+//!   run agree on) and `sync` (`Notify`; `Outstanding`, the count of
+//!   outstanding URLs that decides when the crawl is done; and `PerIp`,
+//!   the crawl-wide count of fetches in flight to each server address,
+//!   `--per-ip`, whose places are given back on drop).
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the
@@ -301,6 +303,7 @@ pub use cluster::store::{
     NodeStatus as ClusterNode, RedisFailure, Status as ClusterStatus, StoreError as ClusterError,
 };
 pub use config::budget::Spent;
+pub use config::host_rules::HostRule;
 pub use config::secret::redacted as redacted_url;
 pub use config::DEFAULT_USER_AGENT;
 pub use job::ErrorKind;

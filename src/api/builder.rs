@@ -16,6 +16,7 @@ use url::Url;
 use super::checks;
 use super::error::{BuildError, Setting};
 use super::{Crawler, Interrupt};
+use crate::config::host_rules::HostRule;
 use crate::config::{Config, Output, SeedReader, SeedSource, DEFAULT_CHECKPOINT_INTERVAL};
 use crate::crawl::hooks::{Handler, Hooks};
 use crate::crawl::page::Page;
@@ -285,6 +286,20 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Fetches in flight to one server address at most, over all hosts
+    /// and shards (off by default): hundreds of names served by one
+    /// machine are not all fetched at once. The address is the one a
+    /// host's name resolves to first (the one tried first); a fetch
+    /// through a proxy that resolves names itself (`http://`,
+    /// `socks5h://`) is not counted. A page whose address is full waits
+    /// in its host's queue a little, and is tried again (no failure
+    /// counted, no page of [`max_pages`](Self::max_pages) spent).
+    /// [`build`](Self::build) refuses 0.
+    pub fn per_ip(mut self, n: u32) -> Self {
+        self.config.per_ip = Some(n);
+        self
+    }
+
     /// Least time between two request starts to one host.
     pub fn delay(mut self, delay: Duration) -> Self {
         self.config.delay = delay;
@@ -305,6 +320,39 @@ impl CrawlerBuilder {
     /// Longest adaptive delay (default 30 s).
     pub fn max_delay(mut self, limit: Duration) -> Self {
         self.config.max_delay = limit;
+        self
+    }
+
+    /// Politeness of its own for the hosts `pattern` names: a host name
+    /// (`example.com`, an address), `*.example.com` (its subdomains, not
+    /// itself) or `*` (every host). Each knob `rule` sets overrides the
+    /// crawl's setting for those hosts ([`per_host`](Self::per_host),
+    /// [`delay`](Self::delay), [`delay_factor`](Self::delay_factor),
+    /// [`max_delay`](Self::max_delay),
+    /// [`max_pages_per_host`](Self::max_pages_per_host)); the others stay
+    /// the crawl's. An exact name beats a wildcard, the longest wildcard
+    /// beats a shorter one, and only the one rule that matches applies;
+    /// the same pattern again adds its knobs to the rule. A host's rule is
+    /// found once, when the crawl first meets the host.
+    /// [`build`](Self::build) refuses a pattern that is none of these, and
+    /// a knob out of its setting's range.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringcrawl::HostRule;
+    /// let crawler = ringcrawl::Crawler::builder()
+    ///     .root("https://example.com/")
+    ///     .host_rule("example.com", HostRule::new().per_host(4))
+    ///     .host_rule("*.example.com", HostRule::new().delay(Duration::from_secs(1)))
+    ///     .build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn host_rule(mut self, pattern: &str, rule: HostRule) -> Self {
+        let rules = Arc::make_mut(&mut self.config.host_rules);
+        if let Err(e) = rules.add(pattern, rule) {
+            self.refuse(Setting::HostRule, e.to_string());
+        }
         self
     }
 

@@ -235,6 +235,9 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
     within(Setting::MaxTasks, config.max_tasks, 1, usize::MAX)?;
     within(Setting::MaxTries, config.max_tries as usize, 1, usize::MAX)?;
     within(Setting::PerHost, config.per_host, 1, usize::MAX)?;
+    if config.per_ip == Some(0) {
+        return Err(BuildError::new(Setting::PerIp, "must be at least 1"));
+    }
     within(
         Setting::MaxUrlLength,
         config.max_url_length,
@@ -320,6 +323,39 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
             Setting::Delay,
             format!("{:?} is more than a day", config.delay),
         ));
+    }
+    host_rules(config)
+}
+
+/// Each host rule's knobs within the ranges of the settings they override.
+fn host_rules(config: &Config) -> Result<(), BuildError> {
+    for (pattern, rule) in config.host_rules.rules() {
+        let refuse = |why: String| {
+            Err(BuildError::new(
+                Setting::HostRule,
+                format!("{pattern}: {why}"),
+            ))
+        };
+        if rule.per_host == Some(0) {
+            return refuse("per-host must be at least 1".into());
+        }
+        if rule.max_pages_per_host == Some(0) {
+            return refuse("max-pages-per-host must be at least 1".into());
+        }
+        if let Some(f) = rule
+            .delay_factor
+            .filter(|f| !(0.0..=MAX_DELAY_FACTOR).contains(f))
+        {
+            return refuse(format!(
+                "delay-factor {f} is not from 0 to {MAX_DELAY_FACTOR}"
+            ));
+        }
+        if let Some(d) = rule.delay.filter(|d| *d > MAX_DURATION) {
+            return refuse(format!("delay {d:?} is more than a day"));
+        }
+        if let Some(d) = rule.max_delay.filter(|d| d.is_zero() || *d > MAX_DURATION) {
+            return refuse(format!("max-delay {d:?} is not above 0 and at most a day"));
+        }
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ use crate::web::query::StripQuery;
 use crate::web::scope::{Scope, ScopeMode};
 
 pub mod budget;
+pub mod host_rules;
 pub mod secret;
 pub mod sitemap;
 
@@ -264,6 +265,12 @@ pub struct Config {
     pub delay_factor: f64,
     /// Upper bound of the adaptive delay.
     pub max_delay: Duration,
+    /// Fetches in flight to one server address at most, over all shards
+    /// and hosts (`--per-ip`); None: no such limit.
+    pub per_ip: Option<u32>,
+    /// Hosts with politeness of their own (`--host-rule`): their
+    /// `per_host`, `delay`, adaptive delay and page budget.
+    pub host_rules: Arc<host_rules::HostRules>,
     /// Fetch robots.txt first and obey it.
     pub obey_robots: bool,
     /// Leave out links whose `rel` says `nofollow` (`--skip-nofollow`).
@@ -394,6 +401,8 @@ impl Config {
             delay: Duration::ZERO,
             delay_factor: 0.0,
             max_delay: Duration::from_secs(30),
+            host_rules: Arc::default(),
+            per_ip: None,
             obey_robots: true,
             obey_meta_robots: true,
             skip_nofollow: false,

@@ -159,6 +159,16 @@ impl Budget {
         true
     }
 
+    /// A page [`Budget::take_page`] granted was not fetched after all (held
+    /// back for its address, `--per-ip`): it does not count. Unless a
+    /// budget is spent by now: the crawl is stopping, and the page stays
+    /// queued as any other.
+    pub fn give_back_page(&self) {
+        if self.limits.pages.is_some() && self.spent.load(Ordering::Relaxed) == 0 {
+            self.pages.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
     /// `n` body bytes were received.
     pub fn add_bytes(&self, n: u64) {
         let Some(max) = self.limits.bytes else {

@@ -74,6 +74,10 @@ pub enum PageEnd {
     /// Not recorded: the server said to come back after `wait` (429 or
     /// 503 with `Retry-After`), so the job goes back to its host's queue.
     Later { job: Job, wait: Duration },
+    /// Not started: its server's address had `--per-ip` fetches running;
+    /// the job goes back to its host's queue for a little while
+    /// (`Frontier::hold`).
+    Held { job: Job },
 }
 
 /// A lent page given back: its host, and how its fetch ended.

@@ -15,6 +15,7 @@ use std::fmt::Write;
 
 use crate::job::ErrorKind;
 use crate::output::live::LiveSnapshot;
+use crate::output::proxies::ProxyHealth;
 use crate::output::stats::Percentiles;
 
 /// The content type of [`prometheus`]'s text.
@@ -364,6 +365,41 @@ pub fn prometheus(s: &LiveSnapshot) -> String {
         );
     }
 
+    if !sum.proxies.is_empty() {
+        let families: [ProxyFamily; 4] = [
+            (
+                "ringcrawl_proxy_fetches_total",
+                "counter",
+                "Exchanges tried through each proxy.",
+                |p| p.fetches,
+            ),
+            (
+                "ringcrawl_proxy_failures_total",
+                "counter",
+                "Exchanges that failed at each proxy.",
+                |p| p.failures,
+            ),
+            (
+                "ringcrawl_proxy_parks_total",
+                "counter",
+                "Times each proxy was parked after failing in a row.",
+                |p| p.parked_times,
+            ),
+            (
+                "ringcrawl_proxy_parked",
+                "gauge",
+                "1 while a shard has the proxy parked, else 0.",
+                |p| u64::from(p.parked),
+            ),
+        ];
+        for (name, kind, help, value) in families {
+            t.family(name, kind, help);
+            for p in &sum.proxies {
+                t.sample(name, &[("proxy", &p.proxy)], value(p));
+            }
+        }
+    }
+
     let w = &s.waiting;
     t.family(
         "ringcrawl_hosts_waiting",
@@ -398,6 +434,14 @@ pub fn prometheus(s: &LiveSnapshot) -> String {
     );
     t.0
 }
+
+/// A family of per-proxy samples: name, type, help, the value of a proxy.
+type ProxyFamily = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&ProxyHealth) -> u64,
+);
 
 /// One phase's quantiles, in seconds.
 fn quantiles(t: &mut Text, phase: &str, p: &Percentiles) {
@@ -514,6 +558,13 @@ mod tests {
         s.shards[1].shard = 1;
         s.shards[1].pages = 4;
         s.budgets.max_pages = Some(100);
+        s.summary.proxies = vec![crate::output::proxies::ProxyHealth::new(
+            "http://p.test:3128".into(),
+            7,
+            3,
+            1,
+            true,
+        )];
         s
     }
 
@@ -561,6 +612,18 @@ mod tests {
             Some(0.0125)
         );
         assert_eq!(value(&text, "ringcrawl_budget_pages_limit"), Some(100.0));
+        let proxy = |family: &str| {
+            value(&text, &format!("{family}{{proxy=\"http://p.test:3128\"}}")).unwrap()
+        };
+        assert_eq!(
+            [
+                proxy("ringcrawl_proxy_fetches_total"),
+                proxy("ringcrawl_proxy_failures_total"),
+                proxy("ringcrawl_proxy_parks_total"),
+                proxy("ringcrawl_proxy_parked")
+            ],
+            [7.0, 3.0, 1.0, 1.0]
+        );
         assert_eq!(value(&text, "ringcrawl_budget_limit_bytes"), None, "unset");
     }
 

@@ -15,6 +15,7 @@ pub mod cdxj;
 pub mod live;
 pub mod metrics;
 pub mod progress;
+pub mod proxies;
 pub mod record;
 pub mod report;
 pub mod revalidations;

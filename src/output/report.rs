@@ -104,6 +104,17 @@ fn text(r: &Summary) -> String {
             v.refetched
         );
     }
+    for p in &r.proxies {
+        let _ = writeln!(
+            out,
+            "  proxy {}: {} fetches, {} failed, parked {} times{}",
+            p.proxy,
+            p.fetches,
+            p.failures,
+            p.parked_times,
+            if p.parked { " (parked at the end)" } else { "" }
+        );
+    }
     if r.spill_lost > 0 {
         let _ = writeln!(
             out,

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::config::budget::Spent;
 use crate::job::ErrorKind;
 use crate::output::backoffs::Backoffs;
+use crate::output::proxies::{self, ProxyHealth};
 use crate::output::record::{Kind, Record, CUT_AT_LIMIT};
 use crate::output::revalidations::Revalidations;
 
@@ -37,6 +38,8 @@ pub struct Stats {
     pub backed_off: Backoffs,
     /// A recrawl's conditional requests (`--since`).
     pub revalidations: Revalidations,
+    /// Each proxy's exchanges, failures and parkings.
+    pub proxies: Vec<ProxyHealth>,
     /// Responses by HTTP status.
     pub statuses: BTreeMap<u16, u64>,
     /// Body bytes received.
@@ -314,6 +317,9 @@ pub struct Summary {
     /// A recrawl's conditional requests (`--since`): pages unchanged,
     /// changed, fetched again, and the bytes the 304s spared.
     pub revalidations: Revalidations,
+    /// Each proxy's exchanges, failures and parkings, and whether it was
+    /// parked at the end (none without proxies).
+    pub proxies: Vec<ProxyHealth>,
     pub statuses: BTreeMap<u16, u64>,
     pub bytes: u64,
     /// Bodies not whole, for either reason: cut at a limit of the crawl's
@@ -430,6 +436,7 @@ impl Stats {
         }
         self.backed_off.merge(&other.backed_off);
         self.revalidations.merge(&other.revalidations);
+        proxies::merge(&mut self.proxies, &other.proxies);
         for (k, v) in &other.statuses {
             *self.statuses.entry(*k).or_default() += v;
         }
@@ -502,6 +509,7 @@ impl Stats {
             failed_starts: self.failed_starts.clone(),
             backed_off: self.backed_off.clone(),
             revalidations: self.revalidations.clone(),
+            proxies: self.proxies.clone(),
             statuses: self.statuses.clone(),
             bytes: self.bytes,
             truncated: self.truncated,

@@ -178,6 +178,27 @@ pub struct Args {
     #[arg(long, value_name = "N/s", value_parser = units::rate, overrides_with = "delay", help_heading = POLITENESS)]
     pub rate: Option<Duration>,
 
+    /// Fetches in flight to one server address at most, over all hosts [default: no limit]
+    ///
+    /// Hundreds of names served by one machine are not all fetched at
+    /// once. The address is the one a host's name resolves to first; a
+    /// fetch through an http:// or socks5h:// proxy (which resolves the
+    /// name itself) is not counted. A page whose address is full waits a
+    /// little in its host's queue and is tried again.
+    #[arg(long = "per-ip", value_name = "N", help_heading = POLITENESS)]
+    pub per_ip: Option<u32>,
+
+    /// Politeness of its own for some hosts (repeatable), e.g. 'example.com:per-host=4,delay=500ms'
+    ///
+    /// PATTERN is a host name or address, *.example.com (its subdomains,
+    /// not example.com itself) or * (every host). Keys, each overriding
+    /// its flag for those hosts: per-host=N, delay=DURATION, rate=N/s,
+    /// delay-factor=F, max-delay=DURATION, max-pages-per-host=N. An exact
+    /// name beats a wildcard and the longest wildcard wins; only that one
+    /// rule applies, the keys it does not set being the flags'.
+    #[arg(long = "host-rule", value_name = "PATTERN:KEY=VALUE,...", help_heading = POLITENESS)]
+    pub host_rule: Vec<String>,
+
     /// Do not fetch or obey robots.txt
     #[arg(long = "ignore-robots", help_heading = POLITENESS)]
     pub ignore_robots: bool,

@@ -3,6 +3,7 @@
 
 use ringcrawl::{Crawler, CrawlerBuilder, Families, ScopeMode};
 
+use super::host_rule::parse_host_rule;
 use super::proxy_env::{redact_userinfo, ProxyEnv};
 use super::values::{
     parse_auth, parse_dns_server, parse_header, parse_resolves, parse_retries, parse_type_size,
@@ -127,6 +128,14 @@ impl Args {
         {
             let (pattern, size) = parse_type_size(rule)?;
             b = b.max_size_per_type(pattern, size);
+        }
+        if let Some(n) = self.per_ip {
+            b = b.per_ip(n);
+        }
+        for text in &self.host_rule {
+            let (pattern, rule) =
+                parse_host_rule(text).map_err(|why| ArgsError::HostRule(text.clone(), why))?;
+            b = b.host_rule(pattern, rule);
         }
         if let Some(cores) = self.cores {
             b = b.cores(cores);

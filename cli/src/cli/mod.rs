@@ -11,6 +11,7 @@
 //!   and the subcommands;
 //! - `build`: the flags as the library's builder;
 //! - `help`: the help's closing text, shell completions, the man page;
+//! - `host_rule`: the syntax of `--host-rule`;
 //! - `outcome`: the line of a crawl that fetched nothing;
 //! - `resume`: the flags a resume refuses;
 //! - `values`: the syntax of `--resolve`, `--dns-server`, `--robots-retries`;
@@ -19,6 +20,7 @@
 mod args;
 mod build;
 mod help;
+mod host_rule;
 mod outcome;
 mod proxy_env;
 mod resume;
@@ -56,6 +58,8 @@ pub enum ArgsError {
     Auth,
     #[error("--max-size-per-type {0:?}: expected TYPE=SIZE (image/*=1M)")]
     TypeSize(String),
+    #[error("--host-rule {0:?}: {1}")]
+    HostRule(String, String),
     /// A value the crawl's builder refused (the root's own message, or the
     /// flag named after the setting).
     #[error("{}", build_message(.0))]

@@ -422,3 +422,104 @@ fn http_proxy_and_no_proxy_are_read_from_the_environment_as_curl_does() {
     );
     web.stop();
 }
+
+/// Each proxy's health in the report, `--report-json` and `/metrics`:
+/// squid's access log counts the exchanges that went through the live
+/// proxy; every try through the dead one failed, and failing three times
+/// in a row parked it. On one core, so the one rotation sees every try;
+/// the hosts are named so that at least three of them pick the dead
+/// proxy first (a fixed hash of the name decides).
+#[test]
+fn each_proxys_fetches_failures_and_parkings_are_reported_and_served_as_metrics() {
+    let test = "each_proxys_fetches_failures_and_parkings_are_reported";
+    if !tools::require("nginx", test) || !tools::require("squid", test) {
+        return;
+    }
+    let mut web = site(TWO_PAGES, None);
+    let hosts: Vec<String> = (0..12).map(|i| format!("h{i}.test")).collect();
+    let on_dead = hosts
+        .iter()
+        .filter(|h| ringcrawl::keys::host_key(h).is_multiple_of(2))
+        .count();
+    assert!(on_dead >= 3, "{on_dead} hosts pick the dead proxy first");
+    let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
+    let mut squid = Squid::start(&names, None);
+    let dead_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dead = format!("http://u:secret@127.0.0.1:{dead_port}");
+    let live = squid.url(None);
+    let roots: Vec<String> = hosts
+        .iter()
+        .map(|h| format!("http://{h}:{}/", web.port()))
+        .collect();
+    let mut args: Vec<&str> = roots.iter().map(String::as_str).collect();
+    args.extend([
+        "--proxy",
+        &dead,
+        "--proxy",
+        &live,
+        "--cores",
+        "1",
+        "--ignore-robots",
+        "--no-sitemaps",
+    ]);
+    let crawl = crate::status_server::Crawl::run("proxy-health", &args);
+    let metrics = crawl.final_metrics();
+    let (code, report, stderr) = crawl.stop_with_stderr();
+    // The requests squid took for our hosts (not its start-up probe's
+    // connection, logged as NONE).
+    let seen = squid.stop();
+    let through_squid = seen
+        .iter()
+        .filter(|(_, url, _)| url.contains(".test:"))
+        .count() as u64;
+    web.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let proxies = report["proxies"].as_array().unwrap();
+    let shown = format!("http://127.0.0.1:{dead_port}");
+    let entry = |name: &str| {
+        proxies
+            .iter()
+            .find(|p| p["proxy"] == name)
+            .unwrap_or_else(|| panic!("{name} in {proxies:?}"))
+    };
+    let n = |p: &serde_json::Value, key: &str| p[key].as_u64().unwrap();
+    let (d, l) = (entry(&shown), entry(&live));
+    assert_eq!(proxies.len(), 2, "{proxies:?}");
+    assert_eq!(n(l, "fetches"), through_squid, "{l} {seen:?}");
+    assert_eq!(through_squid, 2 * hosts.len() as u64, "every page, once");
+    assert_eq!((n(l, "failures"), n(l, "parked_times")), (0, 0), "{l}");
+    assert_eq!(l["parked"], false);
+    assert!(n(d, "fetches") >= 3, "{d}");
+    assert_eq!(n(d, "failures"), n(d, "fetches"), "{d}");
+    assert!(n(d, "parked_times") >= 1, "{d}");
+
+    for p in [d, l] {
+        let name = p["proxy"].as_str().unwrap();
+        let series = |family: &str| {
+            crate::status_server::sample(&metrics, &format!("{family}{{proxy=\"{name}\"}}"))
+        };
+        assert_eq!(series("ringcrawl_proxy_fetches_total"), n(p, "fetches"));
+        assert_eq!(series("ringcrawl_proxy_failures_total"), n(p, "failures"));
+        assert_eq!(series("ringcrawl_proxy_parks_total"), n(p, "parked_times"));
+        assert_eq!(
+            series("ringcrawl_proxy_parked"),
+            u64::from(p["parked"].as_bool().unwrap())
+        );
+        let line = format!(
+            "proxy {name}: {} fetches, {} failed, parked {} times",
+            n(p, "fetches"),
+            n(p, "failures"),
+            n(p, "parked_times")
+        );
+        assert!(stderr.contains(&line), "{line:?} in the report:\n{stderr}");
+    }
+    for text in [&metrics, &report.to_string(), &stderr] {
+        assert!(!text.contains("secret"), "no password shown: {text}");
+    }
+    crate::status_server::promtool_passes(test, &metrics);
+}

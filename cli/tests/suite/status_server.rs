@@ -16,7 +16,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -24,10 +24,13 @@ use serde_json::Value;
 use crate::common::tools::require_tool;
 
 /// A crawl with a status server, and the address it serves on.
-struct Crawl {
+pub(crate) struct Crawl {
     child: Child,
     status: SocketAddr,
     dir: std::path::PathBuf,
+    /// Every line it wrote to stderr so far, and the thread reading them.
+    stderr: Arc<Mutex<Vec<String>>>,
+    reader: std::thread::JoinHandle<()>,
 }
 
 impl Crawl {
@@ -35,16 +38,28 @@ impl Crawl {
     /// the report written to `report.json` in a temp dir; `extra` flags
     /// added.
     fn start(name: &str, pages: &str, extra: &[&str]) -> Crawl {
+        let mut args = vec!["--demo", pages, "--max-tasks", "8"];
+        args.extend(extra);
+        Crawl::run(name, &args)
+    }
+
+    /// Start `ringcrawl ARGS` with a status server on port 0 and the
+    /// report written to `report.json` in a temp dir (the proxies' clear
+    /// of the environment is the caller's: `args` names any).
+    pub(crate) fn run(name: &str, args: &[&str]) -> Crawl {
         let dir = std::env::temp_dir().join(format!("ringcrawl-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
-            .args(["--demo", pages, "--max-tasks", "8"])
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ringcrawl"));
+        for var in crate::cli::PROXY_VARS {
+            command.env_remove(var);
+        }
+        let mut child = command
+            .args(args)
             .args(["--status-addr", "127.0.0.1:0", "--status-linger", "300s"])
             .arg("--report-json")
             .arg(dir.join("report.json"))
             .arg("-o")
             .arg(dir.join("records.jsonl"))
-            .args(extra)
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -53,12 +68,15 @@ impl Crawl {
         // handing the status line over.
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let kept = lines.clone();
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if let Some(rest) = line.strip_prefix("status: serving http://") {
                     let addr = rest.split('/').next().unwrap().to_string();
                     let _ = tx.send(addr);
                 }
+                kept.lock().unwrap().push(line);
             }
         });
         let status = rx
@@ -66,7 +84,13 @@ impl Crawl {
             .expect("the status line on stderr")
             .parse()
             .unwrap();
-        Crawl { child, status, dir }
+        Crawl {
+            child,
+            status,
+            dir,
+            stderr: lines,
+            reader,
+        }
     }
 
     /// GET `path`: the status code and the body.
@@ -77,7 +101,7 @@ impl Crawl {
     /// Scrape /metrics until the crawl is over, and return the final
     /// text (the scrapes during the crawl must answer 200, or 503 before
     /// it starts).
-    fn final_metrics(&self) -> String {
+    pub(crate) fn final_metrics(&self) -> String {
         let deadline = Instant::now() + Duration::from_secs(300);
         loop {
             let (status, text) = self.get("/metrics");
@@ -94,15 +118,23 @@ impl Crawl {
     }
 
     /// End the linger with SIGINT; the crawl's exit code and its report.
-    fn stop(mut self) -> (Option<i32>, Value) {
+    fn stop(self) -> (Option<i32>, Value) {
+        let (code, report, _) = self.stop_with_stderr();
+        (code, report)
+    }
+
+    /// [`Crawl::stop`], and all it wrote to stderr (the end report too).
+    pub(crate) fn stop_with_stderr(mut self) -> (Option<i32>, Value, String) {
         let pid = self.child.id() as i32;
         // SAFETY: a plain kill(2) of the child this test started.
         assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
         let code = self.child.wait().unwrap().code();
+        self.reader.join().unwrap();
+        let stderr = self.stderr.lock().unwrap().join("\n");
         let report =
             serde_json::from_slice(&std::fs::read(self.dir.join("report.json")).unwrap()).unwrap();
         std::fs::remove_dir_all(&self.dir).ok();
-        (code, report)
+        (code, report, stderr)
     }
 }
 
@@ -121,7 +153,7 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
 }
 
 /// The value of the sample `series` (name and labels as written).
-fn sample(text: &str, series: &str) -> u64 {
+pub(crate) fn sample(text: &str, series: &str) -> u64 {
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
         .unwrap_or_else(|| panic!("no {series} in:\n{text}"))
@@ -226,11 +258,16 @@ fn status_metrics_pass_promtool_and_equal_the_end_report() {
     assert_eq!(sample(&text, "ringcrawl_fetches_in_flight"), 0);
     assert!(sample(&text, "ringcrawl_resident_memory_bytes") > 0);
 
-    if let Some(promtool) = require_tool(
+    promtool_passes(
         "status_metrics_pass_promtool_and_equal_the_end_report",
-        "promtool",
-        "apt-get install prometheus",
-    ) {
+        &text,
+    );
+}
+
+/// `promtool check metrics` finds nothing wrong with `text` (skipped
+/// without promtool unless the tools are required).
+pub(crate) fn promtool_passes(test: &str, text: &str) {
+    if let Some(promtool) = require_tool(test, "promtool", "apt-get install prometheus") {
         let mut check = Command::new(promtool)
             .args(["check", "metrics"])
             .stdin(Stdio::piped())

@@ -22,7 +22,7 @@
 use std::mem;
 use std::time::Instant;
 
-use super::host::Host;
+use super::host::{Host, Knobs};
 use super::spill::{weight, READ_AHEAD, WAITING};
 use super::Frontier;
 use crate::job::Job;
@@ -100,7 +100,11 @@ impl Frontier {
                 self.resting_bytes = self.resting_bytes.saturating_sub(weight);
                 entry
             }
-            None => Host::new(now, self.politeness.delay),
+            None => {
+                // The host's rule, once: its index is all it keeps.
+                let at = self.politeness.host_rules.find(host).map_or(0, |i| i + 1);
+                Host::new(now, Knobs::of(&self.knobs, at).delay, at)
+            }
         };
         let weight = entry.live_weight(host, self.politeness.robots);
         self.live_bytes = recount(&mut entry.counted, weight, self.live_bytes);

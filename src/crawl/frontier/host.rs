@@ -1,13 +1,62 @@
 //! One host's state in the frontier: its queue and its politeness (slots
 //! in flight, the clock of its next request, backoff, the robots.txt of
-//! each of its origins).
+//! each of its origins), and the politeness knobs a host rule may set
+//! ([`Knobs`]), looked up once when the host's state is made.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::queue::Queue;
+use super::Politeness;
 use crate::crawl::robots::Rules;
 use crate::job::Job;
+
+/// The politeness knobs of a host: the crawl's, or as its host rule
+/// (`--host-rule`) sets them. The frontier keeps one set for the crawl's
+/// settings (index 0) and one for each rule; a host holds the index.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Knobs {
+    pub(super) per_host: usize,
+    pub(super) delay: Duration,
+    pub(super) delay_factor: f64,
+    pub(super) max_delay: Duration,
+    pub(super) max_pages_per_host: usize,
+}
+
+impl Knobs {
+    /// The crawl's knobs, then each host rule's, in the rules' order.
+    pub(super) fn all(p: &Politeness) -> Vec<Knobs> {
+        let crawl = Knobs {
+            per_host: p.per_host,
+            delay: p.delay,
+            delay_factor: p.delay_factor,
+            max_delay: p.max_delay,
+            max_pages_per_host: p.max_pages_per_host,
+        };
+        let rules = p.host_rules.rules().iter().map(|(_, r)| Knobs {
+            per_host: r.per_host.unwrap_or(crawl.per_host),
+            delay: r.delay.unwrap_or(crawl.delay),
+            delay_factor: r.delay_factor.unwrap_or(crawl.delay_factor),
+            max_delay: r.max_delay.unwrap_or(crawl.max_delay),
+            max_pages_per_host: r.max_pages_per_host.unwrap_or(crawl.max_pages_per_host),
+        });
+        std::iter::once(crawl).chain(rules).collect()
+    }
+
+    /// The knobs at `at` (a host's [`Host::knobs`]), the crawl's if none.
+    pub(super) fn of(all: &[Knobs], at: u16) -> Knobs {
+        all.get(usize::from(at))
+            .or(all.first())
+            .copied()
+            .unwrap_or(Knobs {
+                per_host: 1,
+                delay: Duration::ZERO,
+                delay_factor: 0.0,
+                max_delay: Duration::ZERO,
+                max_pages_per_host: usize::MAX,
+            })
+    }
+}
 
 /// What a resting host costs beyond its name and rules: the `Host` itself
 /// and the LRU's node and table slot, roughly.
@@ -82,6 +131,11 @@ pub(super) struct Host {
     pub(super) delay: Duration,
     /// Consecutive failed fetches.
     pub(super) failures: u32,
+    /// Its [`Knobs`] among the frontier's: 0, the crawl's; else its
+    /// host rule's, found when it was made.
+    pub(super) knobs: u16,
+    /// Its fetches held back in a row for their address (`hold.rs`).
+    pub(super) held: u8,
     /// Each origin of the host met so far (with robots on).
     pub(super) origins: Vec<Origin>,
     /// In the ready ring or the timer heap.
@@ -92,8 +146,10 @@ pub(super) struct Host {
 }
 
 impl Host {
-    pub(super) fn new(now: Instant, delay: Duration) -> Host {
+    pub(super) fn new(now: Instant, delay: Duration, knobs: u16) -> Host {
         Host {
+            knobs,
+            held: 0,
             queue: Queue::default(),
             accepted: 0,
             sitemaps: 0,
@@ -185,5 +241,153 @@ impl Host {
                         }
                 })
                 .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::super::{Frontier, Next, Offer, Politeness};
+    use crate::config::host_rules::{HostRule, HostRules};
+    use crate::job::{Job, Limit};
+
+    fn with_rules(base: Politeness, rules: &[(&str, HostRule)]) -> Frontier {
+        let mut table = HostRules::default();
+        for (pattern, rule) in rules {
+            table.add(pattern, *rule).unwrap();
+        }
+        Frontier::new(Politeness {
+            robots: false,
+            host_rules: Arc::new(table),
+            ..base
+        })
+    }
+
+    fn offer(f: &mut Frontier, urls: &[&str], now: Instant) {
+        for u in urls {
+            assert_eq!(f.offer(Job::root(u.to_string(), 10), now), Offer::New);
+        }
+    }
+
+    /// The hosts of the fetches `next` hands out at `now` until it has none.
+    fn fetches(f: &mut Frontier, now: Instant) -> Vec<String> {
+        let mut hosts = Vec::new();
+        while let Next::Fetch(job) = f.next(now) {
+            hosts.push(crate::web::urls::host_of(&job.url).to_string());
+        }
+        hosts.sort();
+        hosts
+    }
+
+    #[test]
+    fn a_host_rule_sets_its_hosts_fetches_in_flight_and_no_other() {
+        let now = Instant::now();
+        let base = Politeness {
+            per_host: 1,
+            ..Politeness::default()
+        };
+        let mut f = with_rules(base, &[("*.big.test", HostRule::new().per_host(3))]);
+        offer(
+            &mut f,
+            &[
+                "http://a.big.test/1",
+                "http://a.big.test/2",
+                "http://a.big.test/3",
+                "http://a.big.test/4",
+                "http://small.test/1",
+                "http://small.test/2",
+                "http://big.test/1",
+                "http://big.test/2",
+            ],
+            now,
+        );
+        assert_eq!(
+            fetches(&mut f, now),
+            [
+                "a.big.test",
+                "a.big.test",
+                "a.big.test",
+                "big.test",
+                "small.test"
+            ],
+            "the wildcard's three for its subdomain, the flag's one elsewhere"
+        );
+        assert_eq!(f.waits(now).full_hosts, 3);
+    }
+
+    #[test]
+    fn a_host_rule_delay_spaces_its_hosts_requests_only() {
+        let now = Instant::now();
+        let second = Duration::from_secs(1);
+        let mut f = with_rules(
+            Politeness::default(),
+            &[("slow.test", HostRule::new().delay(second))],
+        );
+        offer(
+            &mut f,
+            &[
+                "http://slow.test/1",
+                "http://slow.test/2",
+                "http://fast.test/1",
+                "http://fast.test/2",
+            ],
+            now,
+        );
+        assert_eq!(
+            fetches(&mut f, now),
+            ["fast.test", "fast.test", "slow.test"]
+        );
+        assert_eq!(f.next(now), Next::Wait(now + second));
+        assert_eq!(fetches(&mut f, now + second), ["slow.test"]);
+    }
+
+    #[test]
+    fn a_host_rule_sets_its_hosts_page_budget_and_adaptive_delay() {
+        let now = Instant::now();
+        let base = Politeness {
+            per_host: 1,
+            max_pages_per_host: 10,
+            ..Politeness::default()
+        };
+        let rule = HostRule::new()
+            .max_pages_per_host(2)
+            .delay_factor(2.0)
+            .max_delay(Duration::from_secs(5));
+        let mut f = with_rules(base, &[("a.test", rule)]);
+        offer(&mut f, &["http://a.test/1", "http://a.test/2"], now);
+        assert_eq!(
+            f.offer(Job::root("http://a.test/3".into(), 10), now),
+            Offer::Refused(Limit::HostBudget)
+        );
+        offer(&mut f, &["http://b.test/1", "http://b.test/2"], now);
+        assert_eq!(fetches(&mut f, now), ["a.test", "b.test"]);
+        let took = Duration::from_secs(1);
+        let end = now + took;
+        f.release_after("a.test", false, took, end);
+        f.release_after("b.test", false, took, end);
+        // b has no rule: no adaptive delay, its next URL at once; a waits
+        // twice its fetch's time.
+        assert_eq!(fetches(&mut f, end), ["b.test"]);
+        assert_eq!(f.next(end), Next::Wait(end + 2 * took));
+    }
+
+    #[test]
+    fn a_resting_host_keeps_its_rule_when_it_comes_back() {
+        let now = Instant::now();
+        let mut f = with_rules(
+            Politeness {
+                per_host: 1,
+                ..Politeness::default()
+            },
+            &[("a.test", HostRule::new().per_host(2))],
+        );
+        offer(&mut f, &["http://a.test/1"], now);
+        assert_eq!(fetches(&mut f, now), ["a.test"]);
+        f.release("a.test", false, now);
+        assert_eq!(f.hosts().1, 1, "resting");
+        offer(&mut f, &["http://a.test/2", "http://a.test/3"], now);
+        assert_eq!(fetches(&mut f, now), ["a.test", "a.test"]);
     }
 }

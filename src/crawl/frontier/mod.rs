@@ -8,7 +8,9 @@
 //! (round robin over ready hosts, one URL per turn), so one huge host cannot
 //! starve the others; a host has at most `per_host` fetches in flight, at
 //! least `delay` between request starts (or its robots.txt `Crawl-delay`),
-//! backs off after consecutive failures, and has robots.txt fetched before
+//! backs off after consecutive failures (a host rule, `--host-rule`, may
+//! set its own `per_host`, delay, adaptive delay and page budget: looked up
+//! once when the host's state is made, `host.rs`'s `Knobs`), and has robots.txt fetched before
 //! its first page of each origin: robots.txt belongs to an origin (scheme,
 //! host, port: RFC 9309), so `http://h/` and `https://h/` each have their
 //! own rules, while politeness stays with the host across schemes and
@@ -38,7 +40,8 @@
 //!
 //! Files: `mod.rs` the turns and politeness, `host.rs` a host's state,
 //! `types.rs` the words it deals in (`Job`, `Offer`, `Limit`, `Next`),
-//! `admission.rs` the hosts held within their bound, `waits.rs` what the
+//! `admission.rs` the hosts held within their bound, `hold.rs` fetches
+//! held back for their server's address (`--per-ip`), `waits.rs` what the
 //! hosts wait for, `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
 
 use std::cmp::Reverse;
@@ -48,14 +51,17 @@ use std::collections::{BinaryHeap, VecDeque};
 // knowing the seeds, though foldhash claims no resistance to a determined attacker.
 use foldhash::{HashMap, HashMapExt};
 use lru::LruCache;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::config::host_rules::HostRules;
 use crate::config::DEFAULT_RETRY_SCHEDULE;
 use crate::crawl::robots::Rules;
 use crate::job::{Job, Limit, Verdict};
 use crate::web::urls;
 
 mod admission;
+mod hold;
 mod host;
 mod queue;
 mod spill;
@@ -66,7 +72,7 @@ mod waits;
 use admission::recount;
 #[cfg(any(test, feature = "internals"))]
 pub use admission::HostMemory;
-use host::{Host, Origin, Robots};
+use host::{Host, Knobs, Origin, Robots};
 use queue::Queue;
 #[cfg(any(test, feature = "internals"))]
 pub use spill::Lost;
@@ -115,6 +121,9 @@ pub struct Politeness {
     /// referrers); past it, the newest URLs of each host go to disk
     /// through the spill (see `spill.rs`). `usize::MAX`: all in RAM.
     pub memory: usize,
+    /// Hosts whose `per_host`, `delay`, `delay_factor`, `max_delay` or
+    /// `max_pages_per_host` differ (`--host-rule`).
+    pub host_rules: Arc<HostRules>,
 }
 
 impl Default for Politeness {
@@ -133,6 +142,7 @@ impl Default for Politeness {
             robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
             host_memory: DEFAULT_HOST_MEMORY,
             memory: usize::MAX,
+            host_rules: Arc::default(),
         }
     }
 }
@@ -144,6 +154,8 @@ pub const DEFAULT_HOST_MEMORY: usize = 32 << 20;
 /// Per-host queues and scheduling of one shard.
 pub struct Frontier {
     politeness: Politeness,
+    /// The crawl's politeness knobs, then each host rule's.
+    knobs: Vec<Knobs>,
     /// Live hosts: URLs queued or in flight.
     hosts: HashMap<String, Host>,
     /// Their bytes ([`Host::live_weight`] each, as last counted).
@@ -177,6 +189,7 @@ pub struct Frontier {
 impl Frontier {
     pub fn new(politeness: Politeness) -> Self {
         Frontier {
+            knobs: Knobs::all(&politeness),
             politeness,
             hosts: HashMap::new(),
             live_bytes: 0,
@@ -228,7 +241,7 @@ impl Frontier {
         let Some(entry) = self.hosts.get_mut(&host) else {
             return Err((job, Limit::HostBudget));
         };
-        if entry.accepted >= self.politeness.max_pages_per_host {
+        if entry.accepted >= Knobs::of(&self.knobs, entry.knobs).max_pages_per_host {
             return Err((job, Limit::HostBudget));
         }
         if job.hops.sitemap_level() > 0 {
@@ -283,7 +296,8 @@ impl Frontier {
                 }
                 continue;
             }
-            if host.queue.head_len() == 0 || host.active >= self.politeness.per_host {
+            let per_host = Knobs::of(&self.knobs, host.knobs).per_host;
+            if host.queue.head_len() == 0 || host.active >= per_host {
                 // Rescheduled by the next offer or release; a host whose
                 // URLs all wait for a robots.txt retry, when it is due.
                 host.scheduled = false;
@@ -473,16 +487,17 @@ impl Frontier {
         let Some(entry) = self.hosts.get_mut(host) else {
             return 0;
         };
-        let factor = self.politeness.delay_factor;
-        if factor > 0.0 {
+        let knobs = Knobs::of(&self.knobs, entry.knobs);
+        if knobs.delay_factor > 0.0 {
             let floor = entry.delay;
             let wait = took
-                .mul_f64(factor)
-                .min(self.politeness.max_delay.max(floor))
+                .mul_f64(knobs.delay_factor)
+                .min(knobs.max_delay.max(floor))
                 .max(floor);
             entry.ready_at = entry.ready_at.max(later(now, wait));
         }
         entry.active = entry.active.saturating_sub(1);
+        entry.held = 0;
         if failed {
             entry.failures = entry.failures.saturating_add(1);
             let backoff = BASE_BACKOFF
@@ -511,6 +526,7 @@ impl Frontier {
             return;
         };
         entry.active = entry.active.saturating_sub(1);
+        entry.held = 0;
         if let Some(crawl_delay) = rules.crawl_delay(cap) {
             if crawl_delay > entry.delay {
                 // The next request waits the longer delay from the last

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::host::Robots;
+use super::host::{Knobs, Robots};
 use super::Frontier;
 use crate::output::progress::Waiting;
 
@@ -21,7 +21,8 @@ impl Frontier {
             if host.failures > 0 && host.ready_at > now {
                 waits.backing_off += 1;
             }
-            if host.active >= self.politeness.per_host && !host.queue.is_empty() {
+            let per_host = Knobs::of(&self.knobs, host.knobs).per_host;
+            if host.active >= per_host && !host.queue.is_empty() {
                 waits.full_hosts += 1;
             }
             for origin in &host.origins {

@@ -24,6 +24,7 @@ use crate::output::progress::Progress;
 use crate::output::warc::dedup::{self, Dedup};
 use crate::output::writer::Writer;
 use crate::sync::Outstanding;
+use crate::sync::PerIp;
 use crate::web::urls;
 
 use super::begin::Begun;
@@ -91,6 +92,7 @@ pub(super) fn build(
         seed_files: begun.seed_files.clone(),
         durability: kept.map(|k| k.durability),
         cluster: link,
+        per_ip: config.per_ip.map(PerIp::new),
     };
     Ok(Built {
         shared,

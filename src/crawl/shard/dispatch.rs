@@ -235,6 +235,14 @@ impl Shard {
                     }
                 }
                 Next::Limited(job, limit) => self.limited(job, limit),
+                // --per-ip: an address known full now waits without a
+                // task, a page of the budget or a slot.
+                Next::Fetch(job) if self.address_full(&job.url) => {
+                    self.frontier.borrow_mut().hold(job, now);
+                }
+                Next::Robots { example, .. } if self.address_full(&example) => {
+                    self.frontier.borrow_mut().hold_robots(&example, now);
+                }
                 Next::Fetch(job) if self.budget.take_page() => return Some(Work::Page(job)),
                 Next::Fetch(job) => {
                     // A budget is spent: the crawl stops (the watch sees
@@ -264,6 +272,37 @@ impl Shard {
         }
     }
 
+    /// Whether `url`'s server address, as this shard's resolver knows it
+    /// now, has `--per-ip` fetches running (false when unknown, or when
+    /// the fetch would go through a proxy that resolves names itself:
+    /// the fetch's own place decides, `page.rs`).
+    fn address_full(&self, url: &str) -> bool {
+        let Some(per_ip) = &self.fetching.per_ip else {
+            return false;
+        };
+        let Ok(parsed) = Url::parse(url) else {
+            return false;
+        };
+        let Some((host, port)) = fetch_target(&parsed) else {
+            return false;
+        };
+        let candidates = self.fetching.proxies.candidates(parsed.scheme(), host);
+        let proxy = self
+            .fetching
+            .rotation
+            .borrow()
+            .pick(candidates, host, Instant::now());
+        if proxy.is_some_and(|p| !p.resolves_locally()) {
+            return false;
+        }
+        match self.fetching.resolver.resolve_now(host, port) {
+            Some(Ok(addrs)) => addrs
+                .first()
+                .is_some_and(|a| per_ip.in_flight(a.ip()) >= per_ip.limit()),
+            _ => false,
+        }
+    }
+
     /// Do one piece of work, then give the host's slot back: to this
     /// shard's frontier, or to the owner that lent the page, in the same
     /// message as the page's links (sent by the caller's flush).
@@ -283,13 +322,16 @@ impl Shard {
                             .note(&host, streak);
                     }
                     PageEnd::Later { job, wait } => frontier.retry_later(job, wait, Instant::now()),
+                    PageEnd::Held { job } => frontier.hold(job, Instant::now()),
                 }
             }
             Work::Robots { example, sitemaps } => {
                 let rules = self.fetch_robots(&example, sitemaps).await;
-                self.frontier
-                    .borrow_mut()
-                    .set_robots(&example, rules, Instant::now());
+                let mut frontier = self.frontier.borrow_mut();
+                match rules {
+                    Some(rules) => frontier.set_robots(&example, rules, Instant::now()),
+                    None => frontier.hold_robots(&example, Instant::now()),
+                }
             }
             Work::Lent { job, owner, addrs } => {
                 let host = urls::host_of(&job.url).to_string();

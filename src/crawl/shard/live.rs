@@ -9,6 +9,7 @@
 use std::time::Instant;
 
 use crate::output::live::ShardGauges;
+use crate::output::proxies::ProxyHealth;
 use crate::output::stats::{DnsCounts, Stats};
 
 use super::{thread_cpu_time, Shard};
@@ -22,6 +23,15 @@ impl Shard {
         stats.host_memory_peak = hosts.peak_bytes as u64;
         stats.urls_waited_for_hosts = hosts.waited;
         stats.seen_merges = self.newness.seen.borrow().merges();
+        let now = Instant::now();
+        let rotation = self.fetching.rotation.borrow();
+        stats.proxies = (self.fetching.proxies.all().iter())
+            .map(|p| {
+                let t = rotation.tally(p, now);
+                ProxyHealth::new(p.to_string(), t.fetches, t.failures, t.parks, t.parked)
+            })
+            .collect();
+        drop(rotation);
         let sessions = self.fetching.tls.session_counts();
         stats.tls_sessions = sessions.keys as u64;
         stats.tls_session_bytes = sessions.bytes as u64;

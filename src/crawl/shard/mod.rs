@@ -71,7 +71,7 @@ use crate::output::warc::dedup::Dedup;
 use crate::output::warc::file::{WarcFiles, WarcTarget};
 use crate::output::writer::WriterHandle;
 use crate::sync::notify::Notify;
-use crate::sync::Outstanding;
+use crate::sync::{Outstanding, PerIp};
 use crate::web::scope::Scope;
 use cluster::ShardCluster;
 use failure::interrupted_record;
@@ -131,6 +131,9 @@ pub struct Shared {
     pub durability: Option<Arc<Durability>>,
     /// In a cluster crawl: what the shards share with the cluster thread.
     pub cluster: Option<Arc<Link>>,
+    /// With `--per-ip`: fetches in flight to each server address, over
+    /// all shards.
+    pub per_ip: Option<Arc<PerIp>>,
 }
 
 /// Per-core crawl state: what every task of the shard shares, and the own
@@ -212,6 +215,9 @@ struct Fetching {
     /// WARC files, read back on 304s.
     captures: Option<Arc<Captures>>,
     capture_files: recrawl::CaptureFiles,
+    /// With `--per-ip`: the crawl-wide count of fetches in flight to each
+    /// server address.
+    per_ip: Option<Arc<PerIp>>,
     /// URLs being fetched right now, to record them if the crawl is
     /// interrupted before they finish.
     in_flight: RefCell<HashSet<String>>,
@@ -313,6 +319,7 @@ impl Shard {
                 rotation: RefCell::default(),
                 captures: shared.captures.clone(),
                 capture_files: recrawl::CaptureFiles::default(),
+                per_ip: shared.per_ip.clone(),
                 whole: Limits {
                     types: TypeRules::default(),
                     ..limits.clone()
@@ -365,6 +372,7 @@ impl Shard {
                 host_memory: (config.host_memory / config.cores.max(1))
                     .max(crate::config::MIN_SHARD_HOST_MEMORY),
                 memory: (config.frontier_memory / config.cores.max(1)).max(1),
+                host_rules: config.host_rules.clone(),
             })),
             config,
             changed: Notify::new(),

@@ -36,6 +36,20 @@ use super::failure::{fail, host_failed};
 use super::recrawl::{self, Revalidation};
 use super::{Routed, Shard};
 
+/// How [`Shard::fetch_with_retries`] ended.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "the Option it replaced was as large; matched at once, once a fetch: a box would allocate each time"
+)]
+pub(super) enum Tried {
+    /// Fetched, or failed, after this many tries.
+    Done(Result<Response, FetchError>, u32),
+    /// Not started: `--max-time` was up before the name was known.
+    Late,
+    /// Not started: the server's address had `--per-ip` fetches running.
+    Held,
+}
+
 /// Where a fetch of `url` goes: its host and port; None for a scheme
 /// other than http and https.
 pub(super) fn fetch_target(url: &Url) -> Option<(&str, u16)> {
@@ -74,44 +88,59 @@ impl Shard {
                 let capture = self.earlier_capture(&job.url);
                 let validators = capture.map(recrawl::validators);
                 let again = capture.is_some().then(|| addrs.clone());
-                let fetched = self
+                let tried = self
                     .fetch_with_retries(&url, addrs, whole, validators.as_ref())
                     .await;
-                let (fetched, revalidation) = match (fetched, capture) {
-                    (Some((Ok(answer), tries)), Some(capture)) if answer.head.status == 304 => {
+                let (tried, revalidation) = match (tried, capture) {
+                    (Tried::Done(Ok(answer), tries), Some(capture))
+                        if answer.head.status == 304 =>
+                    {
                         match self.not_modified(&url, capture, answer).await {
                             Ok((response, nm)) => (
-                                Some((Ok(response), tries)),
+                                Tried::Done(Ok(response), tries),
                                 Revalidation::NotModified(Box::new(nm)),
                             ),
                             Err(why) => {
                                 log::info!("{url}: not modified, but {why}: fetched again in full");
                                 let addrs = again.flatten();
-                                let fetched =
-                                    self.fetch_with_retries(&url, addrs, whole, None).await;
-                                let fetched = fetched.map(|(r, t)| (r, tries.saturating_add(t)));
-                                (fetched, Revalidation::Refetched)
+                                let tried = match self
+                                    .fetch_with_retries(&url, addrs, whole, None)
+                                    .await
+                                {
+                                    Tried::Done(r, t) => Tried::Done(r, tries.saturating_add(t)),
+                                    not_started => not_started,
+                                };
+                                (tried, Revalidation::Refetched)
                             }
                         }
                     }
-                    (Some((Ok(answer), tries)), Some(_))
+                    (Tried::Done(Ok(answer), tries), Some(_))
                         if (200..300).contains(&answer.head.status) =>
                     {
-                        (Some((Ok(answer), tries)), Revalidation::Modified)
+                        (Tried::Done(Ok(answer), tries), Revalidation::Modified)
                     }
-                    (fetched, _) => (fetched, Revalidation::Unasked),
+                    (tried, _) => (tried, Revalidation::Unasked),
                 };
-                let Some((result, tries)) = fetched else {
-                    // Not started: no record, as for a page still queued
-                    // (a resume fetches it; a cluster's next owner too).
-                    self.fetching.in_flight.borrow_mut().remove(&job.url);
-                    self.counters(|c| {
-                        c.in_flight.fetch_sub(1, Ordering::Relaxed);
-                    });
-                    return PageEnd::Done {
-                        failed: false,
-                        took: Duration::ZERO,
-                    };
+                let (result, tries) = match tried {
+                    Tried::Done(result, tries) => (result, tries),
+                    not_started => {
+                        // Not started: no record, as for a page still
+                        // queued (a resume fetches it; a cluster's next
+                        // owner too).
+                        self.fetching.in_flight.borrow_mut().remove(&job.url);
+                        self.counters(|c| {
+                            c.in_flight.fetch_sub(1, Ordering::Relaxed);
+                        });
+                        if let Tried::Held = not_started {
+                            // Its page of --max-pages is not spent.
+                            self.budget.give_back_page();
+                            return PageEnd::Held { job };
+                        }
+                        return PageEnd::Done {
+                            failed: false,
+                            took: Duration::ZERO,
+                        };
+                    }
                 };
                 if let Some(wait) = result
                     .as_ref()
@@ -211,8 +240,11 @@ impl Shard {
 
     /// Resolve (unless the host's owner lent the page with its `known`
     /// addresses), then fetch, retrying network errors up to `max_tries`.
-    /// None: `--max-time` was up before the name was known, and the fetch
-    /// did not start.
+    /// [`Tried::Late`]: `--max-time` was up before the name was known, and
+    /// the fetch did not start. With `--per-ip`, the tries hold a place
+    /// among the fetches to the address tried first (the name's first
+    /// answer, once resolved here: not through a proxy that resolves names
+    /// itself); [`Tried::Held`] if it has none free, and nothing started.
     /// `whole`: the body is read whatever its media type (robots.txt, a
     /// sitemap), not by the `--accept-type` rules. With `validators`, asked
     /// for only if it changed.
@@ -222,9 +254,9 @@ impl Shard {
         known: Option<Addresses>,
         whole: bool,
         validators: Option<&http::Validators>,
-    ) -> Option<(Result<Response, FetchError>, u32)> {
+    ) -> Tried {
         let Some((host, port)) = fetch_target(url) else {
-            return Some((Err(FetchError::Scheme(url.scheme().to_string())), 1));
+            return Tried::Done(Err(FetchError::Scheme(url.scheme().to_string())), 1);
         };
         let fetching = &self.fetching;
         let candidates = fetching.proxies.candidates(url.scheme(), host);
@@ -245,13 +277,22 @@ impl Shard {
             None => self.resolve_in_time(host, port).await,
         };
         let mut addrs = match resolved {
-            None if target_named => return None,
+            None if target_named => return Tried::Late,
             None => None,
             Some(Ok(addrs)) => Some(addrs),
             Some(Err(e)) => {
                 self.archive_lookups().await;
-                return Some((Err(e.into()), 1));
+                return Tried::Done(Err(e.into()), 1);
             }
+        };
+        // Given back when this returns, or when its task is dropped at an
+        // await (an interrupt): on every way out.
+        let _place = match (&fetching.per_ip, addrs.as_ref().and_then(Addresses::first)) {
+            (Some(per_ip), Some(first)) => match per_ip.try_acquire(first.ip()) {
+                Some(place) => Some(place),
+                None => return Tried::Held,
+            },
+            _ => None,
         };
         let mut tries = 0;
         // Proxies passed over for another after failing: no try spent.
@@ -261,9 +302,10 @@ impl Shard {
             // A `socks5://` proxy picked after one that resolves names
             // itself: the name is resolved here now.
             if proxy.as_ref().is_some_and(|p| p.resolves_locally()) && addrs.is_none() {
-                match self.resolve_in_time(host, port).await? {
-                    Ok(fresh) => addrs = Some(fresh),
-                    Err(e) => return Some((Err(e.into()), tries)),
+                match self.resolve_in_time(host, port).await {
+                    None => return Tried::Late,
+                    Some(Ok(fresh)) => addrs = Some(fresh),
+                    Some(Err(e)) => return Tried::Done(Err(e.into()), tries),
                 }
             }
             let limits = if whole {
@@ -281,8 +323,9 @@ impl Shard {
                     // Resolved above whenever there is no proxy.
                     None => Err(FetchError::Scheme(url.scheme().to_string())),
                 },
-                Some(p) => match self.resolve_in_time(p.host(), p.port()).await? {
-                    Ok(at) => {
+                Some(p) => match self.resolve_in_time(p.host(), p.port()).await {
+                    None => return Tried::Late,
+                    Some(Ok(at)) => {
                         // A `socks5://` proxy is given the address resolved
                         // here; the others resolve the name themselves.
                         let target = addrs
@@ -297,7 +340,7 @@ impl Shard {
                         let (pool, tls) = (&fetching.connections, &fetching.tls);
                         fetch::fetch(route, url, validators, limits, pool, tls).await
                     }
-                    Err(e) => Err(FetchError::proxy(
+                    Some(Err(e)) => Err(FetchError::proxy(
                         p,
                         TunnelError::Unreachable(e.to_string()),
                     )),
@@ -354,7 +397,7 @@ impl Shard {
                     }
                     self.archive_lookups().await;
                 }
-                result => return Some((result, tries)),
+                result => return Tried::Done(result, tries),
             }
         }
     }

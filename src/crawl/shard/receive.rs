@@ -65,6 +65,7 @@ impl Shard {
                                 .note(&host, streak);
                         }
                         PageEnd::Later { job, wait } => frontier.retry_later(job, wait, now),
+                        PageEnd::Held { job } => frontier.hold(job, now),
                     }
                 }
                 drop(frontier);

@@ -18,6 +18,7 @@ use crate::web::urls;
 
 use super::decode::decode_body;
 use super::failure::fail;
+use super::page::Tried;
 use super::Shard;
 
 impl Shard {
@@ -26,22 +27,30 @@ impl Shard {
     /// refuses our TLS (certificate, version, handshake) counts as having
     /// none: its pages then fail on their own records with the TLS error.
     /// With `sitemaps`, the sitemaps its `Sitemap:` lines name are queued.
-    pub(super) async fn fetch_robots(&self, example: &str, sitemaps: bool) -> Rules {
+    /// None: held back, its address had `--per-ip` fetches running (a
+    /// redirect's target's too): to be asked again.
+    pub(super) async fn fetch_robots(&self, example: &str, sitemaps: bool) -> Option<Rules> {
         let token = agent_token(&self.config.user_agent);
         let Some(mut url) = Url::parse(example)
             .ok()
             .and_then(|u| u.join("/robots.txt").ok())
         else {
-            return Rules::AllowAll;
+            return Some(Rules::AllowAll);
         };
         for _ in 0..=MAX_ROBOTS_REDIRECTS {
             if !matches!(url.scheme(), "http" | "https") {
                 // Not fetchable here; its pages are recorded as such anyway.
-                return Rules::AllowAll;
+                return Some(Rules::AllowAll);
             }
-            let Some((result, _)) = self.fetch_with_retries(&url, None, true, None).await else {
+            let result = match self.fetch_with_retries(&url, None, true, None).await {
+                Tried::Done(result, _) => result,
+                Tried::Held => return None,
                 // The crawl is ending; its pages stay queued.
-                return Rules::unavailable("--max-time was up before its name was known");
+                Tried::Late => {
+                    return Some(Rules::unavailable(
+                        "--max-time was up before its name was known",
+                    ))
+                }
             };
             self.recording.stats.borrow_mut().robots_fetches += 1;
             let mut response = match result {
@@ -50,15 +59,15 @@ impl Shard {
                 // version, handshake): its pages will fail the same way,
                 // each recorded with that error rather than hidden behind
                 // robots_unavailable.
-                Err(FetchError::Tls(e)) if !e.is_retryable() => return Rules::AllowAll,
+                Err(FetchError::Tls(e)) if !e.is_retryable() => return Some(Rules::AllowAll),
                 // The name has no address, definitely: the same, with the
                 // DNS error (cached, so at once) on each page's record.
-                Err(FetchError::Dns(e)) if e.is_definite() => return Rules::AllowAll,
+                Err(FetchError::Dns(e)) if e.is_definite() => return Some(Rules::AllowAll),
                 Err(e) => {
-                    return Rules::Unavailable(Unreachable {
+                    return Some(Rules::Unavailable(Unreachable {
                         cause: format!("{}: {e}", e.kind()).into(),
                         refused: e.kind() == ErrorKind::ConnectRefused,
-                    })
+                    }))
                 }
             };
             self.recording.stats.borrow_mut().robots_answered += 1;
@@ -79,7 +88,7 @@ impl Shard {
                         url = next;
                         continue;
                     }
-                    None => return Rules::AllowAll,
+                    None => return Some(Rules::AllowAll),
                 }
             }
             // Read as sent, a robots.txt compressed in transit (we offer
@@ -100,10 +109,10 @@ impl Shard {
             if sitemaps && !lines.is_empty() {
                 self.queue_robots_sitemaps(&url, &lines);
             }
-            return rules;
+            return Some(rules);
         }
         // Too many redirects: as if there were no robots.txt.
-        Rules::AllowAll
+        Some(Rules::AllowAll)
     }
 
     /// Record a URL that robots.txt keeps out, and count it out.

@@ -266,6 +266,17 @@ impl Proxies {
         list.push(Arc::new(proxy));
     }
 
+    /// Every proxy, once (one given for both schemes is one).
+    pub fn all(&self) -> Vec<Arc<Proxy>> {
+        let mut all: Vec<Arc<Proxy>> = Vec::new();
+        for p in self.http.iter().chain(&self.https) {
+            if !all.iter().any(|q| Arc::ptr_eq(q, p)) {
+                all.push(p.clone());
+            }
+        }
+        all
+    }
+
     /// Send the hosts of `bypass` direct.
     pub fn set_bypass(&mut self, bypass: Bypass) {
         self.bypass = bypass;

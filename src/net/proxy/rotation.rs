@@ -8,6 +8,9 @@
 //! exchange through it that works ends its record. When every candidate
 //! is parked the host's own is used all the same.
 //!
+//! It also counts, for the report and the metrics, each proxy's
+//! exchanges, failures and parkings ([`Tally`]), never reset.
+//!
 //! One per shard (a host's fetches all run on its shard). Pure: given the
 //! time.
 #![deny(
@@ -31,7 +34,20 @@ pub const MAX_PARK: Duration = Duration::from_secs(300);
 /// The proxies' health on one shard.
 #[derive(Debug, Default)]
 pub struct Rotation {
-    health: Vec<(Arc<Proxy>, Health)>,
+    health: Vec<(Arc<Proxy>, Health, Tally)>,
+}
+
+/// What one shard saw of one proxy over the crawl.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    /// Exchanges tried through it (each try, failed or not).
+    pub fetches: u64,
+    /// Of those, the ones that failed at the proxy.
+    pub failures: u64,
+    /// Times it was parked.
+    pub parks: u64,
+    /// Parked at the instant asked about.
+    pub parked: bool,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -74,30 +90,40 @@ impl Rotation {
             .cloned()
     }
 
-    /// An exchange through `proxy` failed at the proxy.
-    pub fn failed(&mut self, proxy: &Arc<Proxy>, now: Instant) {
-        let at = match self.health.iter().position(|(p, _)| Arc::ptr_eq(p, proxy)) {
+    /// The health and tally of `proxy`, new if it had none.
+    fn entry(&mut self, proxy: &Arc<Proxy>) -> Option<(&mut Health, &mut Tally)> {
+        let at = match self.health.iter().position(|(p, ..)| Arc::ptr_eq(p, proxy)) {
             Some(at) => at,
             None => {
-                self.health.push((proxy.clone(), Health::default()));
+                self.health
+                    .push((proxy.clone(), Health::default(), Tally::default()));
                 self.health.len() - 1
             }
         };
-        let Some((_, health)) = self.health.get_mut(at) else {
+        self.health.get_mut(at).map(|(_, h, t)| (h, t))
+    }
+
+    /// An exchange through `proxy` failed at the proxy.
+    pub fn failed(&mut self, proxy: &Arc<Proxy>, now: Instant) {
+        let Some((health, tally)) = self.entry(proxy) else {
             return;
         };
+        tally.fetches += 1;
+        tally.failures += 1;
         health.failures += 1;
         if health.failures >= FAILS_TO_PARK {
             let park = Duration::from_secs(1u64 << health.parks.min(16)).min(MAX_PARK);
             health.until = Some(now + park);
             health.parks += 1;
             health.failures = 0;
+            tally.parks += 1;
         }
     }
 
     /// An exchange through `proxy` worked.
     pub fn worked(&mut self, proxy: &Arc<Proxy>) {
-        if let Some((_, health)) = self.health.iter_mut().find(|(p, _)| Arc::ptr_eq(p, proxy)) {
+        if let Some((health, tally)) = self.entry(proxy) {
+            tally.fetches += 1;
             *health = Health::default();
         }
     }
@@ -106,9 +132,23 @@ impl Rotation {
     pub fn parked(&self, proxy: &Arc<Proxy>, now: Instant) -> bool {
         self.health
             .iter()
-            .find(|(p, _)| Arc::ptr_eq(p, proxy))
-            .and_then(|(_, h)| h.until)
+            .find(|(p, ..)| Arc::ptr_eq(p, proxy))
+            .and_then(|(_, h, _)| h.until)
             .is_some_and(|until| now < until)
+    }
+
+    /// The tally of `proxy` on this shard, and whether it is parked at
+    /// `now` (zeros for a proxy no exchange went through).
+    pub fn tally(&self, proxy: &Arc<Proxy>, now: Instant) -> Tally {
+        let tally = self
+            .health
+            .iter()
+            .find(|(p, ..)| Arc::ptr_eq(p, proxy))
+            .map_or_else(Tally::default, |(_, _, t)| *t);
+        Tally {
+            parked: self.parked(proxy, now),
+            ..tally
+        }
     }
 }
 
@@ -166,6 +206,36 @@ mod tests {
         assert!(!r.parked(&own, later + Duration::from_secs(2)));
         r.worked(&own);
         assert!(!r.parked(&own, later));
+    }
+
+    #[test]
+    fn each_proxy_counts_its_tries_failures_and_parkings_whatever_comes_after() {
+        let list = proxies(2);
+        let mut r = Rotation::default();
+        let now = Instant::now();
+        assert_eq!(r.tally(&list[0], now), Tally::default());
+        for _ in 0..FAILS_TO_PARK {
+            r.failed(&list[0], now);
+        }
+        r.worked(&list[1]);
+        let parked = r.tally(&list[0], now);
+        assert_eq!(
+            parked,
+            Tally {
+                fetches: 3,
+                failures: 3,
+                parks: 1,
+                parked: true
+            }
+        );
+        // Back after its second; one exchange that works ends its
+        // record but not its tally.
+        let later = now + Duration::from_secs(1);
+        r.worked(&list[0]);
+        let after = r.tally(&list[0], later);
+        assert_eq!((after.fetches, after.failures, after.parks), (4, 3, 1));
+        assert!(!after.parked);
+        assert_eq!(r.tally(&list[1], now).fetches, 1);
     }
 
     #[test]

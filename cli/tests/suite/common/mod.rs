@@ -5,6 +5,7 @@
 
 pub mod dns;
 pub mod dnsmasq;
+pub mod held;
 pub mod nginx;
 pub mod openssl;
 pub mod proxy;
