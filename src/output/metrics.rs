@@ -400,6 +400,27 @@ pub fn prometheus(s: &LiveSnapshot) -> String {
         }
     }
 
+    let v = &sum.revalidations;
+    if !v.is_empty() {
+        t.family(
+            "ringcrawl_revalidations_total",
+            "counter",
+            "A recrawl's (--since) conditional requests, by what they came to.",
+        );
+        for (result, n) in [
+            ("not_modified", v.not_modified),
+            ("modified", v.modified),
+            ("refetched", v.refetched),
+        ] {
+            t.sample("ringcrawl_revalidations_total", &[("result", result)], n);
+        }
+        t.counter(
+            "ringcrawl_revalidation_saved_bytes_total",
+            "Body bytes (as sent) of the earlier captures that 304s stood for.",
+            v.bytes_saved,
+        );
+    }
+
     let w = &s.waiting;
     t.family(
         "ringcrawl_hosts_waiting",
@@ -625,6 +646,33 @@ mod tests {
             [7.0, 3.0, 1.0, 1.0]
         );
         assert_eq!(value(&text, "ringcrawl_budget_limit_bytes"), None, "unset");
+        assert_eq!(
+            value(
+                &text,
+                "ringcrawl_revalidations_total{result=\"not_modified\"}"
+            ),
+            None,
+            "not a recrawl"
+        );
+        let mut recrawl = snapshot();
+        recrawl.summary.revalidations.not_modified = 5;
+        recrawl.summary.revalidations.bytes_saved = 700;
+        let text = prometheus(&recrawl);
+        assert_eq!(
+            value(
+                &text,
+                "ringcrawl_revalidations_total{result=\"not_modified\"}"
+            ),
+            Some(5.0)
+        );
+        assert_eq!(
+            value(&text, "ringcrawl_revalidations_total{result=\"refetched\"}"),
+            Some(0.0)
+        );
+        assert_eq!(
+            value(&text, "ringcrawl_revalidation_saved_bytes_total"),
+            Some(700.0)
+        );
     }
 
     #[test]
