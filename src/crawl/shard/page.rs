@@ -35,6 +35,7 @@ use super::decode::decode_body;
 use super::failure::{fail, host_failed};
 use super::recrawl::{self, Revalidation};
 use super::{Routed, Shard};
+use crate::output::captures::Capture;
 
 /// How [`Shard::fetch_with_retries`] ended.
 #[allow(
@@ -83,45 +84,21 @@ impl Shard {
             }
             Ok(url) => {
                 let whole = job.hops.sitemap_level() > 0;
-                // A recrawl asks for a page it has a capture of only if
-                // it changed.
-                let capture = self.earlier_capture(&job.url);
-                let validators = capture.map(recrawl::validators);
-                let again = capture.is_some().then(|| addrs.clone());
-                let tried = self
-                    .fetch_with_retries(&url, addrs, whole, validators.as_ref())
-                    .await;
-                let (tried, revalidation) = match (tried, capture) {
-                    (Tried::Done(Ok(answer), tries), Some(capture))
-                        if answer.head.status == 304 =>
-                    {
-                        match self.not_modified(&url, capture, answer).await {
-                            Ok((response, nm)) => (
-                                Tried::Done(Ok(response), tries),
-                                Revalidation::NotModified(Box::new(nm)),
-                            ),
-                            Err(why) => {
-                                log::info!("{url}: not modified, but {why}: fetched again in full");
-                                let addrs = again.flatten();
-                                let tried = match self
-                                    .fetch_with_retries(&url, addrs, whole, None)
-                                    .await
-                                {
-                                    Tried::Done(r, t) => Tried::Done(r, tries.saturating_add(t)),
-                                    not_started => not_started,
-                                };
-                                (tried, Revalidation::Refetched)
-                            }
-                        }
+                // A recrawl asks for a page it has a capture of only if it
+                // changed: rare and large, so a future of its own on the
+                // heap, and every other page's future stays as small as it
+                // was without recrawls (it is moved whole into its task).
+                let mut revalidation = Revalidation::Unasked;
+                let fetched = match self.earlier_capture(&job.url) {
+                    None => self.fetch_with_retries(&url, addrs, whole, None).await,
+                    Some(capture) => {
+                        let revalidated = self.revalidate(&url, capture, addrs, whole);
+                        let (tried, said) = Box::pin(revalidated).await;
+                        revalidation = said;
+                        tried
                     }
-                    (Tried::Done(Ok(answer), tries), Some(_))
-                        if (200..300).contains(&answer.head.status) =>
-                    {
-                        (Tried::Done(Ok(answer), tries), Revalidation::Modified)
-                    }
-                    (tried, _) => (tried, Revalidation::Unasked),
                 };
-                let (result, tries) = match tried {
+                let (result, tries) = match fetched {
                     Tried::Done(result, tries) => (result, tries),
                     not_started => {
                         // Not started: no record, as for a page still
@@ -218,6 +195,45 @@ impl Shard {
         let took = Duration::try_from_secs_f64(record.elapsed_ms / 1000.0).unwrap_or_default();
         self.finish_page(record, token);
         PageEnd::Done { failed, took }
+    }
+
+    /// Fetch `url` asking with `capture`'s validators, and what that came
+    /// to: on `304 Not Modified` the capture read back stands for the
+    /// answer; one that cannot be read back is asked for again in full.
+    async fn revalidate(
+        &self,
+        url: &Url,
+        capture: &Capture,
+        addrs: Option<Addresses>,
+        whole: bool,
+    ) -> (Tried, Revalidation) {
+        let validators = recrawl::validators(capture);
+        let again = addrs.clone();
+        let tried = self
+            .fetch_with_retries(url, addrs, whole, Some(&validators))
+            .await;
+        match tried {
+            Tried::Done(Ok(answer), tries) if answer.head.status == 304 => {
+                match self.not_modified(url, capture, answer).await {
+                    Ok((response, nm)) => (
+                        Tried::Done(Ok(response), tries),
+                        Revalidation::NotModified(Box::new(nm)),
+                    ),
+                    Err(why) => {
+                        log::info!("{url}: not modified, but {why}: fetched again in full");
+                        let tried = match self.fetch_with_retries(url, again, whole, None).await {
+                            Tried::Done(r, t) => Tried::Done(r, tries.saturating_add(t)),
+                            not_started => not_started,
+                        };
+                        (tried, Revalidation::Refetched)
+                    }
+                }
+            }
+            Tried::Done(Ok(answer), tries) if (200..300).contains(&answer.head.status) => {
+                (Tried::Done(Ok(answer), tries), Revalidation::Modified)
+            }
+            tried => (tried, Revalidation::Unasked),
+        }
     }
 
     /// How long the server of `job`'s answer `head` (after `tries` tries
