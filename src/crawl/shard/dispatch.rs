@@ -17,7 +17,7 @@ use crate::crawl::mesh::{Lease, PageEnd};
 use crate::job::Job;
 use crate::web::urls;
 
-use super::page::fetch_target;
+use super::exchange::fetch_target;
 use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};
 
 /// URLs the seen-set may hold beyond its buckets while a merge runs (some

@@ -20,6 +20,7 @@ mod archive;
 mod cluster;
 mod decode;
 mod dispatch;
+mod exchange;
 mod failure;
 mod index;
 mod journal;

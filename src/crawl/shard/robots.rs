@@ -17,8 +17,8 @@ use crate::output::record::Record;
 use crate::web::urls;
 
 use super::decode::decode_body;
+use super::exchange::Tried;
 use super::failure::fail;
-use super::page::Tried;
 use super::Shard;
 
 impl Shard {
