@@ -48,9 +48,18 @@ pub(super) struct Stored {
 impl Shard {
     /// The exchange of `response`, fetched for `uri`, encoded for this
     /// shard's WARC files; None when not archiving (or no raw bytes were
-    /// kept). With `--warc-dedup`, a complete 2xx response with a payload
-    /// archived before becomes a `revisit` record.
-    pub(super) fn encode_exchange(&self, uri: &str, response: &mut Response) -> Option<Encoded> {
+    /// kept). A `revisit` record instead of the response: with
+    /// `not_modified`, the recrawl's 304 that the earlier capture stands
+    /// for (`response` made of it, its raw response the freshened head;
+    /// profile server-not-modified, the capture's payload digest, so a
+    /// replay finds the payload there); with `--warc-dedup`, a complete
+    /// 2xx response with a payload archived before.
+    pub(super) fn encode_exchange(
+        &self,
+        uri: &str,
+        response: &mut Response,
+        not_modified: Option<&NotModified>,
+    ) -> Option<Encoded> {
         self.recording.warc.as_ref()?;
         let raw = response.raw.take()?;
         let truncated = warc_truncation(response);
@@ -62,17 +71,26 @@ impl Shard {
             response: &raw.response,
             payload_offset: response.head.head_len,
         };
-        let sha1 = warc::payload_sha1(&ex);
+        let sha1 = not_modified.map_or_else(|| warc::payload_sha1(&ex), |nm| nm.digest);
         let status = response.head.status;
         let payload_len = raw.response.len().saturating_sub(response.head.head_len);
-        let dedupable = truncated.is_none() && (200..300).contains(&status) && payload_len > 0;
+        let dedupable = not_modified.is_none()
+            && truncated.is_none()
+            && (200..300).contains(&status)
+            && payload_len > 0;
         let dedup = self.recording.dedup.as_ref().filter(|_| dedupable);
         let revisit_of = dedup.and_then(|d| d.first(&sha1));
         let mut bytes = Vec::new();
-        let revisit = revisit_of.as_ref().map(|of| warc::Revisit {
-            profile: warc::IDENTICAL_PAYLOAD_DIGEST,
-            of,
-        });
+        let revisit = match not_modified {
+            Some(nm) => Some(warc::Revisit {
+                profile: warc::SERVER_NOT_MODIFIED,
+                of: &nm.refers_to,
+            }),
+            None => revisit_of.as_ref().map(|of| warc::Revisit {
+                profile: warc::IDENTICAL_PAYLOAD_DIGEST,
+                of,
+            }),
+        };
         let written = warc::archive(&ex, sha1, truncated, revisit, &mut bytes);
         if let (Some(dedup), None) = (dedup, &revisit_of) {
             // Two shards archiving one new payload at once both keep a
@@ -93,45 +111,7 @@ impl Shard {
             date: ex.date,
             content_type: response.head.content_type.clone(),
             status: Some(status),
-            revisit: revisit_of.is_some(),
-        })
-    }
-
-    /// The exchange of a `304 Not Modified`, `response` made of the earlier
-    /// capture `nm` (its raw response the freshened head): a `revisit`
-    /// record, profile server-not-modified, that refers to the capture's
-    /// `response` record and carries its payload digest, so a replay finds
-    /// the payload there. None when not archiving.
-    pub(super) fn encode_not_modified(
-        &self,
-        uri: &str,
-        response: &mut Response,
-        nm: &NotModified,
-    ) -> Option<Encoded> {
-        self.recording.warc.as_ref()?;
-        let raw = response.raw.take()?;
-        let ex = warc::Exchange {
-            target_uri: uri,
-            ip: response.peer.map(|peer| peer.ip()),
-            date: raw.sent_at.unwrap_or_else(SystemTime::now),
-            request: &raw.request,
-            response: &raw.response,
-            payload_offset: raw.response.len(),
-        };
-        let revisit = warc::Revisit {
-            profile: warc::SERVER_NOT_MODIFIED,
-            of: &nm.refers_to,
-        };
-        let mut bytes = Vec::new();
-        let written = warc::archive(&ex, nm.digest, None, Some(revisit), &mut bytes);
-        Some(Encoded {
-            bytes,
-            written,
-            uri: uri.to_string(),
-            date: ex.date,
-            content_type: response.head.content_type.clone(),
-            status: Some(response.head.status),
-            revisit: true,
+            revisit: revisit.is_some(),
         })
     }
 

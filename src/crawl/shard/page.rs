@@ -123,12 +123,11 @@ impl Shard {
                     }
                     Ok(mut response) => {
                         record.ip = response.peer.map(|peer| peer.ip().to_string());
-                        let encoded = match &revalidation {
-                            Revalidation::NotModified(nm) => {
-                                self.encode_not_modified(&job.url, &mut response, nm)
-                            }
-                            _ => self.encode_exchange(&job.url, &mut response),
+                        let not_modified = match &revalidation {
+                            Revalidation::NotModified(nm) => Some(&**nm),
+                            _ => None,
                         };
+                        let encoded = self.encode_exchange(&job.url, &mut response, not_modified);
                         // The digest and time of the WARC records: none
                         // without --warc (a SHA-1 of every body is not free).
                         if let Some(e) = &encoded {

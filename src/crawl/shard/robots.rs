@@ -73,7 +73,7 @@ impl Shard {
             self.recording.stats.borrow_mut().robots_answered += 1;
             // Archived like a page (Heritrix archives it as a prerequisite):
             // replay tools and auditors see what the crawl obeyed.
-            if let Some(encoded) = self.encode_exchange(url.as_str(), &mut response) {
+            if let Some(encoded) = self.encode_exchange(url.as_str(), &mut response, None) {
                 self.store(encoded, false).await;
             }
             let status = response.head.status;
