@@ -98,8 +98,45 @@ fn logged(dir: &Path) -> usize {
         .count()
 }
 
+/// The tests' crawls: no robots.txt or sitemap asked for, quiet.
+const FLAGS: [&str; 3] = ["--ignore-robots", "--no-sitemaps", "-q"];
+
+/// Where a test's two crawls write under `dir`: their WARC directories
+/// (made) and records.
+struct Crawls {
+    w1: PathBuf,
+    w2: PathBuf,
+    one: PathBuf,
+    two: PathBuf,
+}
+
+impl Crawls {
+    fn in_dir(dir: &Path) -> Crawls {
+        let crawls = Crawls {
+            w1: dir.join("w1"),
+            w2: dir.join("w2"),
+            one: dir.join("one.jsonl"),
+            two: dir.join("two.jsonl"),
+        };
+        std::fs::create_dir_all(&crawls.w1).unwrap();
+        std::fs::create_dir_all(&crawls.w2).unwrap();
+        crawls
+    }
+
+    /// The first crawl of `root`, archived in `w1`, its records `one`.
+    fn first(&self, root: &str) {
+        run(&[root, "--warc", text(&self.w1), "-o", text(&self.one)]);
+    }
+}
+
+fn text(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// The binary with `args` and [`FLAGS`]; it must exit 0.
 fn run(args: &[&str]) {
-    let out = ringcrawl(args);
+    let args = [args, &FLAGS[..]].concat();
+    let out = ringcrawl(&args);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -138,9 +175,8 @@ fn unpack_warcs(wacz: &Path, into: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// `path`'s 14-digit timestamp in the records `records` (by URL path).
-fn timestamp14(records: &[(String, serde_json::Value)], path: &str) -> String {
-    let record = &records.iter().find(|(p, _)| p == path).unwrap().1;
+/// A record's `timestamp` as 14 digits, as replay URLs name it.
+fn timestamp14(record: &serde_json::Value) -> String {
     record["timestamp"]
         .as_str()
         .unwrap()
@@ -164,26 +200,16 @@ fn a_recrawl_downloads_only_the_changed_pages_reaches_every_page_and_replays() {
     let (mut nginx, files) = serve(&dir, &site);
     let origin = format!("http://127.0.0.1:{}", nginx.port());
     let root = format!("{origin}/");
-    let (w1, w2) = (dir.join("w1"), dir.join("w2"));
-    std::fs::create_dir_all(&w1).unwrap();
-    std::fs::create_dir_all(&w2).unwrap();
-    let (one, two) = (dir.join("one.jsonl"), dir.join("two.jsonl"));
-    let flags = ["--ignore-robots", "--no-sitemaps", "-q"];
-    let first = [
-        &root,
-        "--warc",
-        w1.to_str().unwrap(),
-        "-o",
-        one.to_str().unwrap(),
-    ];
-    run(&[&first[..], &flags[..]].concat());
+    let crawls = Crawls::in_dir(&dir);
+    let Crawls { w1, w2, one, two } = &crawls;
+    crawls.first(&root);
     let before = logged(&dir);
     // Replay tells captures apart by the second (14-digit timestamps):
     // the recrawl starts in a later one than the crawl's last capture.
-    let first_records = records_at(&one, &origin);
+    let first_records = records_at(one, &origin);
     let last = first_records
         .iter()
-        .map(|(path, _)| timestamp14(&first_records, path))
+        .map(|(_, record)| timestamp14(record))
         .max()
         .unwrap();
     while timestamp::timestamp14(SystemTime::now()) <= last {
@@ -205,22 +231,21 @@ fn a_recrawl_downloads_only_the_changed_pages_reaches_every_page_and_replays() {
 
     let wacz = dir.join("two.wacz");
     let report = dir.join("two.json");
-    let second = [
+    run(&[
         &root,
         "--since",
-        one.to_str().unwrap(),
+        text(one),
         "--since-warc",
-        w1.to_str().unwrap(),
+        text(w1),
         "--warc",
-        w2.to_str().unwrap(),
+        text(w2),
         "--wacz",
-        wacz.to_str().unwrap(),
+        text(&wacz),
         "--report-json",
-        report.to_str().unwrap(),
+        text(&report),
         "-o",
-        two.to_str().unwrap(),
-    ];
-    run(&[&second[..], &flags[..]].concat());
+        text(two),
+    ]);
     let mut seen: Vec<Seen> = nginx.stop();
     let again = seen.split_off(before);
 
@@ -255,7 +280,7 @@ fn a_recrawl_downloads_only_the_changed_pages_reaches_every_page_and_replays() {
 
     // Every URL reached again, each once; the unchanged ones as 304s
     // that name their earlier capture.
-    let second_records = records_at(&two, &origin);
+    let second_records = records_at(two, &origin);
     let urls = |records: &[(String, serde_json::Value)]| -> BTreeSet<String> {
         records.iter().map(|(p, _)| p.clone()).collect()
     };
@@ -291,14 +316,15 @@ fn a_recrawl_downloads_only_the_changed_pages_reaches_every_page_and_replays() {
 
     // Replayed from the second crawl's WACZ, with the first crawl's WARC
     // files beside it: each page as it is now, unchanged ones included.
-    let mut archives = warcs(&w1);
+    let mut archives = warcs(w1);
     archives.extend(unpack_warcs(&wacz, &dir.join("unpacked")));
     let Some(pywb) = Pywb::serve_or_skip(test, &archives) else {
         return;
     };
     for path in html.iter().step_by(3) {
         let url = format!("{origin}{path}");
-        let when = timestamp14(&second_records, path);
+        let record = &second_records.iter().find(|(p, _)| p == *path).unwrap().1;
+        let when = timestamp14(record);
         let replayed = pywb.get(&when, &url);
         assert_eq!(replayed.status, 200, "{url}");
         let now = std::fs::read(file_of(&dir, path)).unwrap();
@@ -328,37 +354,23 @@ fn a_304_whose_earlier_capture_is_gone_is_fetched_again_in_full() {
     });
     let origin = format!("http://127.0.0.1:{}", nginx.port());
     let root = format!("{origin}/");
-    let (w1, w2) = (dir.join("w1"), dir.join("w2"));
-    std::fs::create_dir_all(&w1).unwrap();
-    std::fs::create_dir_all(&w2).unwrap();
-    let (one, two) = (dir.join("one.jsonl"), dir.join("two.jsonl"));
-    let flags = ["--ignore-robots", "--no-sitemaps", "-q"];
-    run(&[
-        &[
-            &root,
-            "--warc",
-            w1.to_str().unwrap(),
-            "-o",
-            one.to_str().unwrap(),
-        ][..],
-        &flags[..],
-    ]
-    .concat());
+    let crawls = Crawls::in_dir(&dir);
+    let Crawls { w1, w2, one, two } = &crawls;
+    crawls.first(&root);
     // The first crawl's WARC files are gone; its records are not.
-    for file in warcs(&w1) {
+    for file in warcs(w1) {
         std::fs::remove_file(file).unwrap();
     }
     let before = logged(&dir);
-    let second = [
+    run(&[
         &root,
         "--since",
-        one.to_str().unwrap(),
+        text(one),
         "--warc",
-        w2.to_str().unwrap(),
+        text(w2),
         "-o",
-        two.to_str().unwrap(),
-    ];
-    run(&[&second[..], &flags[..]].concat());
+        text(two),
+    ]);
     let seen: Vec<Seen> = nginx.stop().split_off(before);
     // Each page: a 304, then the page in full.
     let statuses: BTreeMap<String, Vec<u16>> = seen.iter().fold(BTreeMap::new(), |mut m, s| {
@@ -368,7 +380,7 @@ fn a_304_whose_earlier_capture_is_gone_is_fetched_again_in_full() {
     for uri in ["/", "/a.html", "/b.html"] {
         assert_eq!(statuses[uri], [304, 200], "{uri}: {statuses:?}");
     }
-    let records = records_at(&two, &origin);
+    let records = records_at(two, &origin);
     assert_eq!(records.len(), 3, "{records:?}");
     for (path, record) in &records {
         assert_eq!(record["revalidation"], "refetched", "{path}");
