@@ -3,11 +3,12 @@
 //! delay between requests, and fair turns over many hosts.
 
 use ringcrawl::ErrorKind;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::held::{held_site, peak, Gauge};
 use crate::common::*;
 use ringcrawl::config::Config;
 use ringcrawl_site::server::{Reply, Request, Server, Step};
@@ -407,52 +408,11 @@ fn crawl_delay_spaces_requests() {
     drop(server);
 }
 
-/// When each request of each host arrived.
-type Gauge = Arc<Mutex<HashMap<String, Vec<Instant>>>>;
-
-/// How long the counting site holds every reply.
-const HOLD: Duration = Duration::from_millis(30);
-
-/// A site whose root links to `pages` pages; every reply is written
-/// [`HOLD`] after its request arrived, and arrivals are logged.
+/// A site of the test process whose root links to `pages` pages, every
+/// reply held a while, arrivals logged by host.
 fn counting_site(pages: usize) -> (Server, Gauge) {
-    let gauge: Gauge = Arc::default();
-    let g = gauge.clone();
-    let server = serve(move |req: &Request| {
-        let arrived = Instant::now();
-        g.lock()
-            .unwrap()
-            .entry(req.host.clone())
-            .or_default()
-            .push(arrived);
-        let reply = if req.path == "/" {
-            let links: Vec<String> = (0..pages).map(|i| format!("/p{i}")).collect();
-            page(&links.iter().map(String::as_str).collect::<Vec<_>>())
-        } else {
-            page(&[])
-        };
-        Some(reply.delayed(HOLD))
-    });
-    (server, gauge)
-}
-
-/// Requests of `host` that were in flight at once, at least: requests that
-/// arrived within [`HOLD`] of one another overlapped, as none was answered
-/// before its hold was over. Never more than the truth, whatever the load
-/// (a late thread only spreads arrivals out), unlike a counter decremented
-/// by a timer.
-fn peak(gauge: &Gauge, host: &str) -> usize {
-    let mut arrivals = gauge.lock().unwrap()[host].clone();
-    arrivals.sort();
-    (0..arrivals.len())
-        .map(|i| {
-            arrivals[i..]
-                .iter()
-                .take_while(|&&t| t < arrivals[i] + HOLD)
-                .count()
-        })
-        .max()
-        .unwrap_or(0)
+    let addr = "127.0.0.1:0".parse().unwrap();
+    held_site(&[addr], pages, |req| req.host.clone())
 }
 
 #[test]

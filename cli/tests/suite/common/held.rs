@@ -23,7 +23,12 @@ pub type Gauge = Arc<Mutex<HashMap<String, Vec<Instant>>>>;
 /// arrived within [`HOLD`] of one another overlapped, as none was answered
 /// before its hold was over. Never more than the truth, whatever the load.
 pub fn peak(gauge: &Gauge, key: &str) -> usize {
-    let mut arrivals = gauge.lock().unwrap().get(key).cloned().unwrap_or_default();
+    let mut arrivals = gauge
+        .lock()
+        .unwrap()
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| panic!("no request under {key}"));
     arrivals.sort();
     (0..arrivals.len())
         .map(|i| {
