@@ -104,11 +104,16 @@ impl Shard {
         };
         let fetching = &self.fetching;
         let candidates = fetching.proxies.candidates(url.scheme(), host);
+        // Without proxies (the common case) no clock read, no borrow.
         let pick = || {
-            fetching
-                .rotation
-                .borrow()
-                .pick(candidates, host, Instant::now())
+            (!candidates.is_empty())
+                .then(|| {
+                    fetching
+                        .rotation
+                        .borrow()
+                        .pick(candidates, host, Instant::now())
+                })
+                .flatten()
         };
         let mut proxy = pick();
         let lent = known.is_some();
