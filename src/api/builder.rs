@@ -639,8 +639,8 @@ impl CrawlerBuilder {
     /// Keep cookies (off by default): what servers set is sent back to
     /// them by RFC 6265's rules (domain, path, `Secure`, expiry), never to
     /// another site, a `Domain` that is a public suffix refused; at most 50
-    /// a domain and 10,000 in all, each at most 4 KiB. One jar for the
-    /// crawl.
+    /// a domain, each at most 4 KiB, and as many as fit in
+    /// [`cookie_memory`](Self::cookie_memory). One jar for the crawl.
     pub fn cookies(mut self, keep: bool) -> Self {
         self.config.cookies = keep.then(|| self.config.cookies.take().unwrap_or_default());
         self
@@ -659,6 +659,16 @@ impl CrawlerBuilder {
             Ok(jar) => self.config.cookies = Some(Arc::new(jar)),
             Err(e) => self.refuse(Setting::Cookies, format!("{}: {e}", path.display())),
         }
+        self
+    }
+
+    /// Bytes the cookie jar may hold (default 16 MiB): each cookie is
+    /// counted as its name, value, domain and path plus some 400 bytes of
+    /// the jar's own; past it new cookies are refused (counted, and said
+    /// when the crawl ends) until expired ones are swept.
+    /// [`build`](Self::build) refuses a cookies file that does not fit.
+    pub fn cookie_memory(mut self, bytes: usize) -> Self {
+        self.config.cookie_memory = bytes;
         self
     }
 
@@ -975,6 +985,18 @@ impl CrawlerBuilder {
                  put its cookies in the --cookies file"
                     .to_string(),
             ));
+        }
+        if let Some(jar) = &config.cookies {
+            if !jar.limit_memory(config.cookie_memory) {
+                return Err(BuildError::new(
+                    Setting::CookieMemory,
+                    format!(
+                        "the cookies loaded take {} bytes, more than {}",
+                        jar.memory(),
+                        config.cookie_memory
+                    ),
+                ));
+            }
         }
         checks::since(&config)?;
         let (roots, mode, exclude, include, no_parent) = match &state {

@@ -116,6 +116,7 @@ settings! {
     Proxy => "proxy",
     NoProxy => "no-proxy",
     Cookies => "cookies",
+    CookieMemory => "cookie-memory",
     Since => "since",
     StripQuery => "strip-query",
     AcceptType => "accept-type",

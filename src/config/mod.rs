@@ -215,6 +215,8 @@ pub struct Config {
     pub cookies: Option<Arc<Jar>>,
     /// Where the jar is written at the end (`--save-cookies`).
     pub save_cookies: Option<PathBuf>,
+    /// Bytes the jar may hold (`--cookie-memory`).
+    pub cookie_memory: usize,
     /// An earlier crawl's record files (`--since`): its pages are asked
     /// for only if they changed.
     pub since: Vec<PathBuf>,
@@ -381,6 +383,7 @@ impl Config {
             proxies: Proxies::default(),
             cookies: None,
             save_cookies: None,
+            cookie_memory: crate::net::cookies::DEFAULT_COOKIE_MEMORY,
             since: Vec::new(),
             since_warc: Vec::new(),
             connect_timeout: Duration::from_secs(10),

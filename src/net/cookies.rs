@@ -8,10 +8,15 @@
 //! `github.io`; the `psl` list that scope uses) is refused unless it is
 //! the host itself, so no site sets cookies for its neighbours; a cookie
 //! over [`MAX_COOKIE_BYTES`] is refused; a domain keeps at most
-//! [`MAX_PER_DOMAIN`] cookies and the jar [`MAX_COOKIES`] (a "cookie
-//! monster" page setting thousands is cut, and counted). Expired cookies
-//! are dropped when the jar fills. One jar for the whole crawl, behind a
-//! mutex: a domain's cookies serve its hosts on every shard.
+//! [`MAX_PER_DOMAIN`] cookies, and the jar what fits in its memory
+//! (`--cookie-memory`, [`DEFAULT_COOKIE_MEMORY`]; each cookie counted as
+//! its name, value, domain and path plus [`COOKIE_OVERHEAD`], each domain
+//! with cookies as [`DOMAIN_OVERHEAD`]), so a
+//! "cookie monster" page setting thousands is cut, and counted. Expired
+//! cookies are dropped when the jar fills. One jar for the whole crawl,
+//! behind a mutex: a domain's cookies serve its hosts on every shard; the
+//! bytes it holds are a gauge ([`Jar::memory_gauge`]) the status page
+//! reads without the lock.
 //!
 //! Not the request or the head (`crate::net::http`), not the flags.
 #![deny(
@@ -24,17 +29,31 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cookie_store::{
-    CookieDomain, CookieExpiration, CookiePath, CookieStore, RawCookie, StoreAction,
+    Cookie, CookieDomain, CookieExpiration, CookiePath, CookieStore, RawCookie, StoreAction,
 };
 use thiserror::Error;
 use url::Url;
 
-/// Most cookies in the jar.
-pub const MAX_COOKIES: usize = 10_000;
+/// Default memory of the jar (`--cookie-memory`): some 10,000 domains'
+/// session cookies, or 35,000 cookies of a few domains.
+pub const DEFAULT_COOKIE_MEMORY: usize = 16 << 20;
+/// What a cookie takes in the jar besides the bytes of its name, value,
+/// domain and path: `cookie_store`'s cookie (the parsed cookie, its
+/// domain, path and expiry) and its entry in the last of its
+/// domain -> path -> name maps.
+pub const COOKIE_OVERHEAD: usize = 400;
+/// What a domain with cookies takes besides them: its path and name maps
+/// in `cookie_store`, and its count here. With [`COOKIE_OVERHEAD`],
+/// fitted to a counting allocator's totals for 10,000 cookies of 57
+/// bytes in 10,000, 1,000 and 200 domains: 1,610, 558 and 433 bytes a
+/// cookie, where the model counts 1,737, 585 and 483 (on the safe side;
+/// it also counts this jar's own count of each domain).
+pub const DOMAIN_OVERHEAD: usize = 1_280;
 /// Most cookies of one domain (RFC 6265 §6.1 asks for at least 50).
 pub const MAX_PER_DOMAIN: u32 = 50;
 /// Largest cookie, name and value together (RFC 6265 §6.1: at least 4096).
@@ -45,6 +64,8 @@ const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// The crawl's cookies.
 pub struct Jar {
     inner: Mutex<Inner>,
+    /// Bytes held (as [`Inner::bytes`]), for readers on other threads.
+    gauge: Arc<AtomicU64>,
 }
 
 struct Inner {
@@ -53,6 +74,10 @@ struct Inner {
     /// they are kept under.
     per_domain: HashMap<String, u32>,
     total: usize,
+    /// Bytes the cookies held take, as [`size`] counts them.
+    bytes: usize,
+    /// The most `bytes` may be.
+    limit: usize,
     /// Cookies refused by the caps.
     refused: u64,
     /// When expired cookies were last swept.
@@ -88,10 +113,32 @@ impl Jar {
                 store: CookieStore::new(),
                 per_domain: HashMap::new(),
                 total: 0,
+                bytes: 0,
+                limit: DEFAULT_COOKIE_MEMORY,
                 refused: 0,
                 swept: None,
             }),
+            gauge: Arc::default(),
         }
+    }
+
+    /// Hold at most `bytes` of cookies from now on. Whether what the jar
+    /// holds already fits (a cookies file loaded before may not).
+    pub fn limit_memory(&self, bytes: usize) -> bool {
+        let mut inner = self.lock();
+        inner.limit = bytes;
+        inner.bytes <= bytes
+    }
+
+    /// Bytes the cookies held take (expired ones too, until swept).
+    pub fn memory(&self) -> usize {
+        self.lock().bytes
+    }
+
+    /// The bytes held, kept current as cookies come and go: read it from
+    /// any thread without taking the jar's lock.
+    pub fn memory_gauge(&self) -> Arc<AtomicU64> {
+        self.gauge.clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -149,6 +196,11 @@ impl Jar {
             };
             inner.add(raw, url, &host);
         }
+        self.publish(&inner);
+    }
+
+    fn publish(&self, inner: &Inner) {
+        self.gauge.store(inner.bytes as u64, Ordering::Relaxed);
     }
 
     /// The cookies of a Netscape `cookies.txt` (`#HttpOnly_` lines
@@ -210,6 +262,7 @@ impl Jar {
                 };
                 inner.add(builder.build(), &url, &host);
             }
+            jar.publish(&inner);
         }
         Ok(jar)
     }
@@ -279,37 +332,59 @@ impl Inner {
             Some(d) => d,
             None => host.to_string(),
         };
-        let full = |inner: &Inner| {
-            inner.per_domain.get(&key).copied().unwrap_or(0) >= MAX_PER_DOMAIN
-                || inner.total >= MAX_COOKIES
+        // The path the store keeps it under: its own, or the URL's default.
+        let path = match raw.path() {
+            Some(path) if path.starts_with('/') => path.to_string(),
+            _ => String::from(&CookiePath::default_path(url)),
         };
-        if full(self) {
-            // Replacing or deleting one it holds is still allowed (under
-            // the path the cookie gets: its own, or the URL's default).
-            let path = match raw.path() {
-                Some(path) if path.starts_with('/') => path.to_string(),
-                _ => String::from(&CookiePath::default_path(url)),
-            };
-            if !self.store.contains_any(&key, &path, raw.name()) {
-                // Expired cookies still count until swept: at most once a
-                // minute, so a page setting thousands costs one sweep.
-                let now = Instant::now();
-                if self
-                    .swept
-                    .is_none_or(|at| now.duration_since(at) >= SWEEP_EVERY)
-                {
-                    self.swept = Some(now);
-                    self.sweep();
-                }
-                if full(self) {
-                    self.refused += 1;
-                    return;
-                }
+        let mut new =
+            COOKIE_OVERHEAD + raw.name().len() + raw.value().len() + key.len() + path.len();
+        if !self.per_domain.contains_key(&key) {
+            new += DOMAIN_OVERHEAD;
+        }
+        let old = self.store.get_any(&key, &path, raw.name()).map(size);
+        if old.is_none() && deletes(&raw) {
+            // Deleting what the jar does not hold: nothing to do.
+            return;
+        }
+        let room = |inner: &Inner| {
+            // Replacing or deleting one it holds takes no new place among
+            // the domain's; a deletion frees memory whatever it carries.
+            let counted =
+                old.is_some() || inner.per_domain.get(&key).copied().unwrap_or(0) < MAX_PER_DOMAIN;
+            let fits = (old.is_some() && deletes(&raw))
+                || inner.bytes - old.unwrap_or(0).min(inner.bytes) + new <= inner.limit;
+            counted && fits
+        };
+        if !room(self) {
+            // Expired cookies still count until swept: at most once a
+            // minute, so a page setting thousands costs one sweep.
+            let now = Instant::now();
+            if self
+                .swept
+                .is_none_or(|at| now.duration_since(at) >= SWEEP_EVERY)
+            {
+                self.swept = Some(now);
+                self.sweep();
+            }
+            if !room(self) {
+                self.refused += 1;
+                return;
             }
         }
-        if let Ok(StoreAction::Inserted) = self.store.insert_raw(&raw, url) {
-            *self.per_domain.entry(key).or_insert(0) += 1;
-            self.total += 1;
+        // After a sweep the cookie replaced may be gone: ask again.
+        let old = self.store.get_any(&key, &path, raw.name()).map(size);
+        match self.store.insert_raw(&raw, url) {
+            Ok(StoreAction::Inserted) => {
+                *self.per_domain.entry(key).or_insert(0) += 1;
+                self.total += 1;
+                self.bytes += new;
+            }
+            Ok(StoreAction::UpdatedExisting) => {
+                self.bytes = (self.bytes + new).saturating_sub(old.unwrap_or(0));
+            }
+            // A deleted cookie is kept, expired, until the next sweep.
+            Ok(StoreAction::ExpiredExisting) | Err(_) => {}
         }
     }
 
@@ -323,11 +398,27 @@ impl Inner {
             }
         }
         self.total = live.len();
+        self.bytes = live.iter().map(size).sum::<usize>() + self.per_domain.len() * DOMAIN_OVERHEAD;
         let store: Result<CookieStore, std::convert::Infallible> =
             CookieStore::from_cookies(live.into_iter().map(Ok), false);
         let Ok(store) = store;
         self.store = store;
     }
+}
+
+/// What `cookie` is counted for in the jar's memory.
+fn size(cookie: &Cookie<'_>) -> usize {
+    let domain = cookie.domain.as_cow().map_or(0, |d| d.len());
+    COOKIE_OVERHEAD + cookie.name().len() + cookie.value().len() + domain + cookie.path.len()
+}
+
+/// Whether `raw` is a deletion: already expired when set (RFC 6265 §5.3:
+/// `Max-Age` of zero or less, or an `Expires` in the past).
+fn deletes(raw: &RawCookie<'_>) -> bool {
+    raw.max_age().is_some_and(|age| age <= time::Duration::ZERO)
+        || raw
+            .expires_datetime()
+            .is_some_and(|at| at <= time::OffsetDateTime::now_utc())
 }
 
 #[cfg(test)]
@@ -450,6 +541,62 @@ mod tests {
         set(&jar, "http://full.test/a/b", &["deep=; Max-Age=0"]);
         assert!(!deep().contains("deep="), "{}", deep());
         assert_eq!(jar.refused(), 0);
+    }
+
+    #[test]
+    fn a_full_jar_refuses_new_cookies_but_still_replaces_and_deletes() {
+        let jar = Jar::new();
+        // "c=v" set by host hN.test at "/": 1 + 1 + 7 (or 8) + 1 bytes.
+        let one = |host: &str| DOMAIN_OVERHEAD + COOKIE_OVERHEAD + 1 + 1 + host.len() + 1;
+        // Ten of h0..h9, or nine of them and h11.
+        let limit = 9 * one("h0.test") + one("h11.test");
+        assert!(jar.limit_memory(limit));
+        for n in 0..12 {
+            set(&jar, &format!("http://h{n}.test/"), &["c=v"]);
+        }
+        assert_eq!((jar.held(), jar.refused()), (10, 2));
+        assert_eq!(jar.memory(), 10 * one("h0.test"));
+        assert_eq!(
+            jar.memory_gauge().load(Ordering::Relaxed),
+            jar.memory() as u64
+        );
+        assert!(jar.header_for(&url("http://h11.test/")).is_none());
+        // A replacement of the same size fits; a larger one does not.
+        set(&jar, "http://h0.test/", &["c=w"]);
+        assert_eq!(
+            jar.header_for(&url("http://h0.test/")).as_deref(),
+            Some("c=w")
+        );
+        set(&jar, "http://h0.test/", &["c=longer"]);
+        assert_eq!(jar.refused(), 3);
+        assert_eq!(jar.memory(), 10 * one("h0.test"));
+        // A deletion frees its place for another once swept (when the
+        // jar is full, at most once a minute: a minute later here).
+        set(&jar, "http://h0.test/", &["c=; Max-Age=0"]);
+        assert!(jar.header_for(&url("http://h0.test/")).is_none());
+        assert_eq!(jar.memory(), 10 * one("h0.test"), "held until swept");
+        jar.lock().swept = None;
+        set(&jar, "http://h11.test/", &["c=v"]);
+        assert_eq!((jar.held(), jar.memory()), (10, limit));
+        assert_eq!(
+            jar.header_for(&url("http://h11.test/")).as_deref(),
+            Some("c=v")
+        );
+        // Deleting what it does not hold is no refusal.
+        set(&jar, "http://h99.test/", &["c=; Max-Age=0"]);
+        assert_eq!(jar.refused(), 3);
+    }
+
+    #[test]
+    fn a_cookies_file_larger_than_the_jars_memory_does_not_fit() {
+        let text = "a.test\tFALSE\t/\tFALSE\t0\tn\tv\nb.test\tFALSE\t/\tFALSE\t0\tn\tv\n";
+        let jar = Jar::from_netscape(text).unwrap();
+        assert_eq!(
+            jar.memory(),
+            2 * (DOMAIN_OVERHEAD + COOKIE_OVERHEAD + 1 + 1 + 6 + 1)
+        );
+        assert!(!jar.limit_memory(COOKIE_OVERHEAD));
+        assert!(jar.limit_memory(jar.memory()));
     }
 
     #[test]

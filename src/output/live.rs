@@ -16,7 +16,7 @@
 //! `cli/src/serve/`), not their text (`metrics.rs` renders them for
 //! Prometheus), and not the end report (`stats.rs`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -71,6 +71,8 @@ struct Running {
     progress: Arc<Progress>,
     limits: Limits,
     memory: MemoryLimits,
+    /// The cookie jar's bytes, kept current by the jar.
+    cookies: Option<Arc<AtomicU64>>,
 }
 
 /// The live numbers of one crawl, shared by its shards and its readers
@@ -101,6 +103,8 @@ pub struct MemoryLimits {
     pub queues: u64,
     /// `--tls-session-memory`: each shard's.
     pub tls_sessions_per_shard: u64,
+    /// `--cookie-memory`, if the crawl keeps cookies.
+    pub cookies: Option<u64>,
 }
 
 /// The crawl's numbers at one instant (see the module docs).
@@ -151,6 +155,8 @@ pub struct MemoryUse {
     pub queues: u64,
     pub tls_sessions: u64,
     pub dns_cache: u64,
+    /// The cookie jar's (0 without one).
+    pub cookies: u64,
     pub limits: MemoryLimits,
 }
 
@@ -203,13 +209,15 @@ impl Live {
     }
 
     /// The crawl starts with `shards` shards (once; later calls are
-    /// ignored: a handle serves one crawl).
+    /// ignored: a handle serves one crawl). `cookies`: the jar's gauge of
+    /// the bytes it holds, if there is a jar.
     pub(crate) fn begin(
         &self,
         shards: usize,
         progress: Arc<Progress>,
         limits: Limits,
         memory: MemoryLimits,
+        cookies: Option<Arc<AtomicU64>>,
     ) {
         let _ = self.inner.running.set(Running {
             started: Instant::now(),
@@ -217,6 +225,7 @@ impl Live {
             progress,
             limits,
             memory,
+            cookies,
         });
     }
 
@@ -323,6 +332,10 @@ impl Live {
                 queues: all.queue_bytes,
                 tls_sessions: merged.tls_session_bytes,
                 dns_cache: merged.dns.cache_bytes,
+                cookies: running
+                    .cookies
+                    .as_ref()
+                    .map_or(0, |bytes| bytes.load(Ordering::Relaxed)),
                 limits: running.memory,
             },
             budgets: Budgets {
@@ -396,12 +409,15 @@ mod tests {
         let live = Live::new();
         assert!(live.snapshot().is_none());
         assert!(!live.publish(0, false, || panic!("no slot before begin")));
+        let jar_bytes = Arc::new(AtomicU64::new(0));
         live.begin(
             2,
             Arc::new(Progress::new(2)),
             Limits::default(),
             MemoryLimits::default(),
+            Some(jar_bytes.clone()),
         );
+        jar_bytes.store(1234, Ordering::Relaxed);
         let gauges = |queued| ShardGauges {
             queued_on_disk: queued,
             hosts_live: 1,
@@ -419,6 +435,7 @@ mod tests {
         assert_eq!((snap.queued_on_disk, snap.hosts_live), (3, 2));
         assert_eq!(snap.budgets.pages, 2, "crawl-wide: the largest read");
         assert_eq!(snap.shards.len(), 2);
+        assert_eq!(snap.memory.cookies, 1234, "read from the jar's gauge");
         live.end(Duration::from_secs(2));
         let snap = live.snapshot().unwrap();
         assert!(snap.finished);
@@ -434,6 +451,7 @@ mod tests {
             Arc::new(Progress::new(1)),
             Limits::default(),
             MemoryLimits::default(),
+            None,
         );
         let slot = &live.inner.running.get().unwrap().slots[0];
         let held = slot.published.lock().unwrap();

@@ -266,10 +266,17 @@ pub fn prometheus(s: &LiveSnapshot) -> String {
     ] {
         t.sample("ringcrawl_memory_bytes", &[("budget", budget)], n);
     }
+    if m.limits.cookies.is_some() {
+        t.sample(
+            "ringcrawl_memory_bytes",
+            &[("budget", "cookies")],
+            m.cookies,
+        );
+    }
     t.family(
         "ringcrawl_memory_limit_bytes",
         "gauge",
-        "The memory flags (--host-memory, --seen-memory, --frontier-memory for the crawl; --tls-session-memory for all shards).",
+        "The memory flags (--host-memory, --seen-memory, --frontier-memory, --cookie-memory for the crawl; --tls-session-memory for all shards).",
     );
     let shards = s.shards.len() as u64;
     for (budget, n) in [
@@ -282,6 +289,9 @@ pub fn prometheus(s: &LiveSnapshot) -> String {
         ),
     ] {
         t.sample("ringcrawl_memory_limit_bytes", &[("budget", budget)], n);
+    }
+    if let Some(n) = m.limits.cookies {
+        t.sample("ringcrawl_memory_limit_bytes", &[("budget", "cookies")], n);
     }
 
     let b = &s.budgets;

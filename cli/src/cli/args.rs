@@ -348,14 +348,23 @@ pub struct Args {
     ///
     /// Off by default. What servers set is sent back by RFC 6265's rules
     /// (domain, path, Secure, expiry), never to another site; a Domain
-    /// that is a public suffix is refused; at most 50 a domain and 10,000
-    /// in all. An empty file starts an empty jar.
+    /// that is a public suffix is refused; at most 50 a domain, 4 KiB a
+    /// cookie, and what fits in --cookie-memory. An empty file starts an
+    /// empty jar.
     #[arg(long, value_name = "FILE", help_heading = NETWORK)]
     pub cookies: Option<PathBuf>,
 
     /// Keep cookies and write them to this file (Netscape format) when the crawl ends
     #[arg(long = "save-cookies", value_name = "FILE", help_heading = NETWORK)]
     pub save_cookies: Option<PathBuf>,
+
+    /// RAM for the cookie jar (with --cookies or --save-cookies); past it, new cookies are refused until expired ones are swept
+    ///
+    /// Each cookie counts as its name, value, domain and path plus some
+    /// 400 bytes of the jar's own. Cookies refused are counted and said
+    /// when the crawl ends; a --cookies file larger than this is refused.
+    #[arg(long = "cookie-memory", value_name = "SIZE", default_value = "16M", value_parser = units::nonzero_size, help_heading = LIMITS)]
+    pub cookie_memory: u64,
 
     /// Trust the CA certificates in this PEM file for https too (repeatable)
     ///

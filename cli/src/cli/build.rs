@@ -75,7 +75,8 @@ impl Args {
             .warc_max_size(self.warc_max_size)
             .seen_memory(usize::try_from(self.seen_memory).unwrap_or(usize::MAX))
             .frontier_memory(usize::try_from(self.frontier_memory).unwrap_or(usize::MAX))
-            .host_memory(usize::try_from(self.host_memory).unwrap_or(usize::MAX));
+            .host_memory(usize::try_from(self.host_memory).unwrap_or(usize::MAX))
+            .cookie_memory(usize::try_from(self.cookie_memory).unwrap_or(usize::MAX));
         if let Some(pages) = self.max_pages {
             b = b.max_pages(pages);
         }

@@ -69,28 +69,35 @@ fn sites() -> Nginx {
     })
 }
 
-fn crawl(nginx: &Nginx, extra: &[&str]) -> std::process::Output {
+/// A crawl of both sites with `extra` flags, quiet unless `loud`.
+fn crawl_with(nginx: &Nginx, extra: &[&str], loud: bool) -> std::process::Output {
     let port = nginx.port();
-    let (a, b) = (
+    let roots = [
         format!("http://a.test:{port}/"),
         format!("http://b.test:{port}/"),
-    );
+    ];
     let pins = [
         format!("a.test:{port}:127.0.0.1"),
         format!("b.test:{port}:127.0.0.1"),
     ];
     let mut args = vec![
-        a.as_str(),
-        &b,
+        roots[0].as_str(),
+        &roots[1],
         "--resolve",
         &pins[0],
         "--resolve",
         &pins[1],
         "--no-sitemaps",
-        "-q",
     ];
+    if !loud {
+        args.push("-q");
+    }
     args.extend_from_slice(extra);
     ringcrawl(&args)
+}
+
+fn crawl(nginx: &Nginx, extra: &[&str]) -> std::process::Output {
+    crawl_with(nginx, extra, false)
 }
 
 fn cookie_of<'a>(log: &'a [(String, String, String)], host: &str, uri: &str) -> &'a str {
@@ -212,4 +219,60 @@ fn without_the_flag_no_cookie_is_sent_and_a_damaged_file_is_a_one_line_error() {
         log.iter().all(|(_, _, cookie)| cookie.is_empty()),
         "{log:#?}"
     );
+}
+
+#[test]
+fn a_jar_at_its_memory_refuses_more_cookies_says_so_and_a_file_too_large_is_refused() {
+    let test = "a_jar_at_its_memory_refuses_more_cookies";
+    if !tools::require("nginx", test) {
+        return;
+    }
+    let mut nginx = sites();
+    let dir = nginx.path().to_path_buf();
+    // 8 KiB: a.test's domain and some fifteen of its cookies, not the
+    // monster's 50.
+    let limit = 8192;
+    let saved = dir.join("saved.txt");
+    let run = crawl_with(
+        &nginx,
+        &[
+            "--save-cookies",
+            saved.to_str().unwrap(),
+            "--cookie-memory",
+            "8K",
+        ],
+        true,
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let after = cookie_of(&read_log(&dir.join("cookies.log")), "a.test", "/after.html")
+        .split("; ")
+        .count();
+    assert!((5..50).contains(&after), "{after} cookies sent: {stderr}");
+    // "... past --cookie-memory (8192 bytes; N cookies held, B bytes)"
+    let said = stderr
+        .lines()
+        .find(|l| l.contains("cookies refused") && l.contains("--cookie-memory (8192 bytes"))
+        .unwrap_or_else(|| panic!("no refusal said: {stderr}"));
+    let held: usize = said
+        .rsplit("held, ")
+        .next()
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(held <= limit && held > limit / 2, "{said}");
+    let file = dir.join("two.txt");
+    std::fs::write(
+        &file,
+        "a.test\tFALSE\t/\tFALSE\t0\tn\tv\nb.test\tFALSE\t/\tFALSE\t0\tn\tv\n",
+    )
+    .unwrap();
+    let refused = crawl(
+        &nginx,
+        &["--cookies", file.to_str().unwrap(), "--cookie-memory", "2K"],
+    );
+    nginx.stop();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--cookie-memory"), "{stderr}");
 }

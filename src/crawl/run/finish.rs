@@ -138,7 +138,10 @@ pub(super) fn save_cookies(config: &Config, outcome: &mut Outcome) {
     if refused > 0 {
         log::warn!(
             "{refused} cookies refused: a Domain that is a public suffix, over 4 KiB, \
-             or past a domain's 50 or the jar's 10,000"
+             past a domain's 50, or past --cookie-memory ({} bytes; {} cookies held, {} bytes)",
+            config.cookie_memory,
+            jar.held(),
+            jar.memory()
         );
     }
     let Some(path) = &config.save_cookies else {

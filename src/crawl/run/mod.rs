@@ -133,7 +133,12 @@ pub fn run_with(
                 seen: config.seen_memory as u64,
                 queues: config.frontier_memory as u64,
                 tls_sessions_per_shard: config.tls_session_memory as u64,
+                cookies: config
+                    .cookies
+                    .is_some()
+                    .then_some(config.cookie_memory as u64),
             },
+            config.cookies.as_ref().map(|jar| jar.memory_gauge()),
         );
     }
     let started = Instant::now();

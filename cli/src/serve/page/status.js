@@ -118,6 +118,7 @@
       ["queues of " + bytes(l.queues), m.queues, "mem-queues", bytes(m.queues)],
       ["TLS sessions", m.tls_sessions, "mem-tls-sessions", bytes(m.tls_sessions)],
       ["DNS cache", m.dns_cache, "mem-dns-cache", bytes(m.dns_cache)],
+      ...(l.cookies == null ? [] : [["cookies of " + bytes(l.cookies), m.cookies, "mem-cookies", bytes(m.cookies)]]),
       ["resident (all)", m.rss, "mem-rss", bytes(m.rss)],
     ], Math.max(1, m.rss));
     const b = s.budgets, rows = [];
