@@ -316,7 +316,8 @@ pub use output::record::Record;
 pub use output::record::{Earlier, Warning};
 pub use output::revalidations::Revalidations;
 pub use output::stats::{
-    DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, MAX_FAILED_STARTS,
+    DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, TlsHandshakes,
+    MAX_FAILED_STARTS,
 };
 pub use state::Damaged as DamagedState;
 pub use state::Refused as ResumeRefused;

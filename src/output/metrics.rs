@@ -195,6 +195,19 @@ pub fn prometheus(s: &LiveSnapshot) -> String {
         "TLS sessions evicted to stay within --tls-session-memory.",
         sum.tls_session_evictions,
     );
+    t.family(
+        "ringcrawl_tls_handshakes_total",
+        "counter",
+        "TLS handshakes, by how they ended: full, resumed (a cached session), failed.",
+    );
+    let h = &sum.tls_handshakes;
+    for (result, n) in [
+        ("full", h.full),
+        ("resumed", h.resumed),
+        ("failed", h.failed),
+    ] {
+        t.sample("ringcrawl_tls_handshakes_total", &[("result", result)], n);
+    }
 
     t.gauge(
         "ringcrawl_fetches_in_flight",

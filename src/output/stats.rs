@@ -75,6 +75,8 @@ pub struct Stats {
     pub tls_sessions: u64,
     pub tls_session_bytes: u64,
     pub tls_session_evictions: u64,
+    /// TLS handshakes, by how they ended.
+    pub tls_handshakes: TlsHandshakes,
     /// URLs still queued when the crawl ended (after an interrupt or a
     /// spent budget; 0 when it ran out of work).
     pub queued_left: u64,
@@ -147,6 +149,29 @@ impl DnsCounts {
         self.early += other.early;
         self.cached_names += other.cached_names;
         self.cache_bytes += other.cache_bytes;
+    }
+}
+
+/// TLS handshakes the shards ran, by how they ended, summed over the
+/// shards.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct TlsHandshakes {
+    /// Full handshakes (a HelloRetryRequest included).
+    pub full: u64,
+    /// Handshakes that resumed a cached session (TLS 1.2 session ID or
+    /// ticket, TLS 1.3 ticket).
+    pub resumed: u64,
+    /// Handshakes that failed: an alert, a certificate refused, a
+    /// time-out, a socket error.
+    pub failed: u64,
+}
+
+impl TlsHandshakes {
+    fn add(&mut self, other: &TlsHandshakes) {
+        self.full += other.full;
+        self.resumed += other.resumed;
+        self.failed += other.failed;
     }
 }
 
@@ -364,6 +389,8 @@ pub struct Summary {
     pub tls_sessions: u64,
     pub tls_session_bytes: u64,
     pub tls_session_evictions: u64,
+    /// TLS handshakes, by how they ended.
+    pub tls_handshakes: TlsHandshakes,
 }
 
 impl Stats {
@@ -456,6 +483,7 @@ impl Stats {
         self.tls_sessions += other.tls_sessions;
         self.tls_session_bytes += other.tls_session_bytes;
         self.tls_session_evictions += other.tls_session_evictions;
+        self.tls_handshakes.add(&other.tls_handshakes);
         self.queued_left += other.queued_left;
         self.seen_merges += other.seen_merges;
         self.seen_lookups += other.seen_lookups;
@@ -534,6 +562,7 @@ impl Stats {
             tls_sessions: self.tls_sessions,
             tls_session_bytes: self.tls_session_bytes,
             tls_session_evictions: self.tls_session_evictions,
+            tls_handshakes: self.tls_handshakes,
             queued_on_disk: self.queued_on_disk,
             spill_bytes: self.spill_bytes,
             spill_lost: self.spill_lost,

@@ -155,6 +155,18 @@ fn tls_1_2_resumes(test: &str, resumption: &str) {
         1,
         "the first connection alone is a full handshake: {log:#?}"
     );
+    assert_handshakes_counted(&outcome, &log);
+}
+
+/// The crawl's own count of its handshakes is nginx's.
+fn assert_handshakes_counted(outcome: &Outcome, log: &[Seen]) {
+    let counted = outcome.stats.tls_handshakes;
+    let full = full_handshakes(log) as u64;
+    assert_eq!(
+        (counted.full, counted.resumed, counted.failed),
+        (full, log.len() as u64 - full, 0),
+        "{log:#?}"
+    );
 }
 
 #[test]
@@ -216,6 +228,7 @@ fn a_tls_1_3_only_nginx_by_a_wildcard_name_resumes_with_its_tickets() {
         1,
         "every connection after the first resumes: {log:#?}"
     );
+    assert_handshakes_counted(&outcome, &log);
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::output::live::ShardGauges;
 use crate::output::proxies::ProxyHealth;
-use crate::output::stats::{DnsCounts, Stats};
+use crate::output::stats::{DnsCounts, Stats, TlsHandshakes};
 
 use super::{thread_cpu_time, Shard};
 
@@ -36,6 +36,12 @@ impl Shard {
         stats.tls_sessions = sessions.keys as u64;
         stats.tls_session_bytes = sessions.bytes as u64;
         stats.tls_session_evictions = sessions.evictions;
+        let handshakes = self.fetching.tls.handshakes();
+        stats.tls_handshakes = TlsHandshakes {
+            full: handshakes.full,
+            resumed: handshakes.resumed,
+            failed: handshakes.failed,
+        };
         {
             let frontier = self.frontier.borrow();
             stats.queued_left = frontier.queued() as u64;

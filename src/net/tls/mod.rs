@@ -33,7 +33,7 @@ mod sessions;
 mod store;
 mod verify;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
@@ -161,6 +161,18 @@ pub struct TlsClient {
     contacts: Contacts,
     /// With `--insecure`: the real verifier, run after the handshake.
     check_after: Option<Arc<WebPkiServerVerifier>>,
+    handshakes: Cell<Handshakes>,
+}
+
+/// Handshakes a shard ran, by how they ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Handshakes {
+    /// Completed with a full handshake (a HelloRetryRequest included).
+    pub full: u64,
+    /// Completed by resuming a cached session.
+    pub resumed: u64,
+    /// Failed: a TLS alert or error, a time-out, a socket error.
+    pub failed: u64,
 }
 
 impl TlsClient {
@@ -174,6 +186,7 @@ impl TlsClient {
             sessions: Arc::new(SessionStore::new(session_memory, tickets_per_key)),
             contacts: Contacts::default(),
             check_after: options.check_after.clone(),
+            handshakes: Cell::default(),
         }
     }
 
@@ -213,15 +226,25 @@ impl TlsClient {
     /// of `key`'s if the cache has one. I/O errors other than the TLS ones
     /// (time-outs) come back as they are, for the caller to name.
     pub async fn handshake(&self, tcp: Timed, key: &SessionKey) -> Result<TlsConn, HandshakeError> {
-        let tls = self
+        let connected = self
             .connector(key.port)
             .connect(key.name.clone(), tcp)
-            .await
-            .map_err(|e| match TlsError::from_io(e, true) {
-                Ok(tls) => HandshakeError::Tls(tls),
-                Err(io) => HandshakeError::Io(io),
-            })?;
+            .await;
+        let tls = match connected {
+            Ok(tls) => tls,
+            Err(e) => {
+                self.count(|h| h.failed += 1);
+                return Err(match TlsError::from_io(e, true) {
+                    Ok(tls) => HandshakeError::Tls(tls),
+                    Err(io) => HandshakeError::Io(io),
+                });
+            }
+        };
         let connection = tls.get_ref().1;
+        match connection.handshake_kind() {
+            Some(rustls::HandshakeKind::Resumed) => self.count(|h| h.resumed += 1),
+            _ => self.count(|h| h.full += 1),
+        }
         if let Some(chain) = connection.peer_certificates() {
             self.sessions.note_chain(key, chain);
         }
@@ -235,6 +258,19 @@ impl TlsClient {
     /// What the session cache holds, and what it evicted.
     pub fn session_counts(&self) -> StoreCounts {
         self.sessions.counts()
+    }
+
+    /// The handshakes run so far.
+    pub fn handshakes(&self) -> Handshakes {
+        self.handshakes.get()
+    }
+
+    /// Count a handshake that ended (never across an await: the shard's
+    /// other handshakes count too).
+    fn count(&self, how: impl FnOnce(&mut Handshakes)) {
+        let mut counts = self.handshakes.get();
+        how(&mut counts);
+        self.handshakes.set(counts);
     }
 }
 
