@@ -31,6 +31,7 @@ mod cookies;
 mod crawl_scenarios;
 mod dns_resolver;
 mod examples;
+mod faults;
 mod host_rules;
 mod hostile_servers;
 mod ipv6;
