@@ -2,7 +2,8 @@
 //! and nothing forged, judged against the synthetic site's own count of
 //! the requests it served: `kill -9` at random instants, run after run of
 //! one crawl with every archive (`--warc --cdxj --wacz`) and small memory
-//! budgets (so queues spill and the seen-sets merge to disk).
+//! budgets (so queues spill and the seen-sets merge to disk); and a state
+//! directory whose file system fills up (ENOSPC).
 //!
 //! Not here: damage in the middle of the log, the index or a journal, and
 //! the clean stops (`resume.rs`); cluster faults (`cluster_faults.rs`).
@@ -275,4 +276,123 @@ fn replay_a_sample(test: &str, site: &Site, index: &Path, warc: &Path) {
     }
     println!("pywb replayed {replayed} pages");
     assert!(replayed > 0);
+}
+
+/// Whether this machine lets a process make a user and mount namespace
+/// and mount a tmpfs in it (`unshare -rm`); if not, the test that needs
+/// it skips, saying so, or fails under `RINGCRAWL_REQUIRE_TOOLS`.
+fn unshare_or_skip(test: &str) -> bool {
+    if common::tools::require_tool(test, "unshare", "util-linux").is_none() {
+        return false;
+    }
+    let probe = tempdir_for("probe");
+    let ok = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs \"$1\""])
+        .arg("sh")
+        .arg(&probe)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let _ = std::fs::remove_dir_all(&probe);
+    if !ok {
+        assert!(
+            std::env::var_os(common::tools::REQUIRE_TOOLS).is_none(),
+            "{test}: unshare -rm cannot mount a tmpfs here and {} is set",
+            common::tools::REQUIRE_TOOLS
+        );
+        println!("SKIPPED {test}: unshare -rm cannot mount a tmpfs on this machine");
+    }
+    ok
+}
+
+fn tempdir_for(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ringcrawl-faults-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The state directory on a tmpfs of 256 KiB, in a mount namespace of its
+/// own: the crawl fills it, stops with the error and no panic; the same
+/// tmpfs made larger, the resume completes with every page recorded once
+/// and no page logged before the stop fetched again.
+#[test]
+fn a_full_disk_under_the_state_directory_stops_the_crawl_cleanly_and_the_resume_completes() {
+    let test =
+        "a_full_disk_under_the_state_directory_stops_the_crawl_cleanly_and_the_resume_completes";
+    if !unshare_or_skip(test) {
+        return;
+    }
+    // 2 ms a page: the crawl is still running when the disk fills.
+    let site = Site::with_delay(3_000, 4, 2);
+    let dir = scratch("faults-enospc");
+    let (mnt, out) = (dir.join("mnt"), dir.join("out"));
+    std::fs::create_dir_all(&mnt).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    // The WARC files elsewhere: only the state directory's disk fills.
+    let (state, _warc, _log, mut args) = cli_crawl(&site, &mnt, &[]);
+    let warc = dir.join("warc");
+    let at = args.iter().position(|a| a == "--warc").unwrap();
+    args[at + 1] = warc.display().to_string();
+    // One namespace for both runs (the tmpfs lives as long as it): the
+    // first on 256 KiB, the log copied out, then the resume on 64 MiB.
+    let script = r#"
+        mount -t tmpfs -o size=256k tmpfs "$MNT" || exit 90
+        timeout -s KILL 100 "$BIN" "$@" 2>"$OUT/first.err"
+        echo $? >"$OUT/first.code"
+        cp "$MNT/state/records.jsonl" "$OUT/first.jsonl"
+        mount -o remount,size=64m "$MNT" || exit 91
+        timeout -s KILL 100 "$BIN" --resume "$MNT/state" -q 2>"$OUT/second.err"
+        echo $? >"$OUT/second.code"
+        cp "$MNT/state/records.jsonl" "$OUT/final.jsonl"
+    "#;
+    let status = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", script, "sh"])
+        .args(&args)
+        .env("MNT", &mnt)
+        .env("OUT", &out)
+        .env("BIN", env!("CARGO_BIN_EXE_ringcrawl"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "the script: {status}");
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap_or_default();
+    let (first_code, first_err) = (read("first.code"), read("first.err"));
+    println!("first run: exit {first_code}{first_err}");
+    assert!(
+        !first_err.contains("panicked"),
+        "no panic on a full disk: {first_err}"
+    );
+    assert!(
+        !matches!(first_code.trim(), "0" | "101" | "137"),
+        "a full disk is an error the exit code shows (not a success, a panic or the time-out's kill): {first_code}{first_err}"
+    );
+    assert!(
+        first_err.contains("No space left on device"),
+        "says why: {first_err}"
+    );
+    assert!(
+        first_err.contains(&state.display().to_string()),
+        "names the file: {first_err}"
+    );
+    let (second_code, second_err) = (read("second.code"), read("second.err"));
+    assert_eq!(second_code.trim(), "0", "{second_err}");
+
+    // Every page once; none logged at the stop fetched again.
+    let final_log = out.join("final.jsonl");
+    assert_one_record_each(&final_log, &site.expected());
+    let before = logged(&out.join("first.jsonl"));
+    assert!(
+        !before.is_empty() && before.len() < site.expected().len(),
+        "stopped part of the way: {} records",
+        before.len()
+    );
+    let hits = site.page_hits();
+    for url in before.keys() {
+        assert_eq!(
+            hits.get(&hit_key(url)),
+            Some(&1),
+            "{url} fetched again after its record"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
