@@ -46,6 +46,7 @@ mod proxies;
 mod recrawl;
 mod request_headers;
 mod requisites;
+mod reserved_addresses;
 mod resume;
 mod resume_runs;
 mod retry_after;
