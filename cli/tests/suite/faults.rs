@@ -5,6 +5,10 @@
 //! budgets (so queues spill and the seen-sets merge to disk); and a state
 //! directory whose file system fills up (ENOSPC).
 //!
+//! Also a crawl killed each time it has logged a hundred pages more, so
+//! WARC bytes are in flight at every kill: the index points only at
+//! written bytes, once a URL.
+//!
 //! Not here: damage in the middle of the log, the index or a journal, and
 //! the clean stops (`resume.rs`); cluster faults (`cluster_faults.rs`).
 //! `scripts/faults.sh` runs the kill test with more kills, round after
@@ -17,8 +21,8 @@ use std::time::{Duration, Instant};
 use crate::common;
 use crate::common::synth::Site;
 use crate::resume::{
-    assert_index_points_at_written_records, assert_one_record_each, cli_crawl, hit_key, lines,
-    logged, ringcrawl, scratch, wait, warc_responses, LIMIT,
+    assert_one_record_each, cli_crawl, hit_key, lines, logged, ringcrawl, running_until_logged,
+    scratch, wait, warc_responses, LIMIT,
 };
 
 /// Kills of the kill test: `RINGCRAWL_FAULT_KILLS`, or 6.
@@ -224,6 +228,95 @@ fn a_crawl_killed_at_random_instants_ends_with_every_page_recorded_once_indexed_
         .collect();
     assert!(stale.is_empty(), "spill directories left: {stale:?}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_crawl_killed_mid_warc_write_resumes_with_an_index_that_points_only_at_written_bytes_once_a_url(
+) {
+    // Slow pages: the crawl is still running at each kill, whatever the
+    // machine.
+    let site = Site::with_delay(3_000, 4, 5);
+    let dir = scratch("index-kill");
+    let index = dir.join("index.cdxj");
+    let wacz = dir.join("crawl.wacz");
+    let (state, warc, log, args) = cli_crawl(
+        &site,
+        &dir,
+        &[
+            "--cdxj",
+            &index.display().to_string(),
+            "--wacz",
+            &wacz.display().to_string(),
+        ],
+    );
+    let resume = vec![
+        "--resume".to_string(),
+        state.display().to_string(),
+        "-q".into(),
+    ];
+    for kill in 0..3 {
+        let mut child = ringcrawl(if kill == 0 { &args } else { &resume });
+        // SIGKILL once this run has logged some pages (WARC bytes are in
+        // flight at any moment of a crawl this busy).
+        let target = lines(&log) + 100;
+        let alive = running_until_logged(&mut child, &log, target);
+        child.kill().unwrap();
+        let (code, err) = wait(child);
+        assert!(alive && code.is_none(), "killed mid-crawl: {code:?} {err}");
+    }
+    let (code, err) = wait(ringcrawl(&resume));
+    assert_eq!(code, Some(0), "{err}");
+    assert_one_record_each(&log, &site.expected());
+
+    let indexed = assert_index_points_at_written_records(&index, &warc);
+    assert!(
+        indexed.len() * 10 >= site.expected().len() * 9,
+        "{} of {} pages indexed",
+        indexed.len(),
+        site.expected().len()
+    );
+    // The package built from them passes py-wacz's check.
+    if let Some(bin) = common::warcio::wacz_or_skip("resume: wacz validate") {
+        let out = common::warcio::tool(&bin, "wacz", &["validate", "-f"], &wacz);
+        assert!(out.contains("Validation succeeded"), "{out}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every line of the CDXJ `index` points inside its WARC file in `warc`
+/// (its bytes written), at one whole record of its URL, and no URL is
+/// indexed twice: the index's URLs, each with its count (1).
+pub(crate) fn assert_index_points_at_written_records(
+    index: &Path,
+    warc: &Path,
+) -> BTreeMap<String, usize> {
+    let text = std::fs::read_to_string(index).unwrap();
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut indexed: BTreeMap<String, usize> = BTreeMap::new();
+    for line in text.lines() {
+        let json: serde_json::Value =
+            serde_json::from_str(line.splitn(3, ' ').nth(2).unwrap()).unwrap();
+        let url = json["url"].as_str().unwrap().to_string();
+        let name = json["filename"].as_str().unwrap();
+        let offset: usize = json["offset"].as_str().unwrap().parse().unwrap();
+        let length: usize = json["length"].as_str().unwrap().parse().unwrap();
+        let bytes = files
+            .entry(name.to_string())
+            .or_insert_with(|| std::fs::read(warc.join(name)).unwrap());
+        assert!(
+            offset + length <= bytes.len(),
+            "{url}: {name} bytes {offset}+{length} past its end ({})",
+            bytes.len()
+        );
+        let records = common::warc::read_records(&bytes[offset..offset + length])
+            .unwrap_or_else(|e| panic!("{url}: {name} at {offset}: {e}"));
+        assert_eq!(records.len(), 1, "{url}");
+        assert_eq!(records[0].header("WARC-Target-URI"), Some(url.as_str()));
+        *indexed.entry(url).or_insert(0) += 1;
+    }
+    let twice: Vec<_> = indexed.iter().filter(|(_, n)| **n > 1).take(5).collect();
+    assert!(twice.is_empty(), "indexed more than once: {twice:?}");
+    indexed
 }
 
 /// pywb, given the first WARC file a killed run wrote (its torn tail cut
