@@ -61,13 +61,9 @@ fn with_password(
         ArgsError::ClusterPassword(format!("--cluster {}: {e}", ringcrawl::redacted_url(url)))
     })?;
     let password = match (parsed.password().is_some(), from_file, from_env) {
-        (true, Some(_), _) => return Err(ArgsError::ClusterPassword(format!(
-            "--cluster {} holds a password, and --cluster-password-file gives one too: give one",
-            ringcrawl::redacted_url(url)
-        ))),
-        (true, None, _) => return Ok(url.to_string()),
+        (true, Some(_), _) => return Err(both_given(url)),
+        (true, None, _) | (false, None, None) => return Ok(url.to_string()),
         (false, Some(p), _) | (false, None, Some(p)) => p,
-        (false, None, None) => return Ok(url.to_string()),
     };
     parsed.set_password(Some(&password)).map_err(|()| {
         ArgsError::ClusterPassword(format!(
@@ -76,6 +72,14 @@ fn with_password(
         ))
     })?;
     Ok(parsed.to_string())
+}
+
+/// A URL with a password and a file with one: which was meant?
+fn both_given(url: &str) -> ArgsError {
+    let url = ringcrawl::redacted_url(url);
+    ArgsError::ClusterPassword(format!(
+        "--cluster {url} holds a password, and --cluster-password-file gives one too: give one"
+    ))
 }
 
 #[cfg(test)]
