@@ -6,11 +6,18 @@
 
 use std::process::ExitCode;
 
-use crate::cli::StatusArgs;
+use crate::cli::{cluster_url, StatusArgs};
 
 /// Run `ringcrawl cluster status`.
 pub fn main(args: StatusArgs) -> ExitCode {
-    let status = match ringcrawl::cluster_status(&args.cluster, &args.crawl) {
+    let url = match cluster_url(&args.cluster, args.cluster_password_file.as_deref()) {
+        Ok(url) => url,
+        Err(e) => {
+            eprintln!("ringcrawl cluster status: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let status = match ringcrawl::cluster_status(&url, &args.crawl) {
         Ok(status) => status,
         Err(e) => {
             eprintln!("ringcrawl cluster status: {e}");

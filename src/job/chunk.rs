@@ -113,10 +113,38 @@ pub fn len(header: &[u8]) -> Option<usize> {
 }
 
 /// The count of jobs of the chunk that `bytes` hold (exactly one chunk),
-/// checked by its header and checksum, its records not decoded: for a
-/// reader that only checks a file ([`decode`] checks the records too).
+/// checked by its header and checksum and its records walked by
+/// [`decode`]'s rules without building them: for a reader that only
+/// checks a file. A chunk this accepts decodes. (The checksum covers the
+/// records, not the header's count: a count damaged with the checksum
+/// intact shows only in the walk.)
 pub fn verify(bytes: &[u8]) -> Result<u32, ChunkError> {
-    frame(bytes).map(|(count, _)| count)
+    let (count, records) = frame(bytes)?;
+    let mut r = Reader {
+        bytes: records,
+        at: 0,
+    };
+    let mut referrer = false;
+    for _ in 0..count {
+        r.text().ok_or(ChunkError::Record("url"))?;
+        r.small().ok_or(ChunkError::Record("redirects"))?;
+        r.small().ok_or(ChunkError::Record("depth"))?;
+        r.u64().ok_or(ChunkError::Record("hops"))?;
+        match r.take(1).and_then(|t| t.first().copied()) {
+            Some(0) => {}
+            Some(1) if referrer => {}
+            Some(1) => return Err(ChunkError::Record("no referrer to repeat")),
+            Some(2) => {
+                r.text().ok_or(ChunkError::Record("via"))?;
+                referrer = true;
+            }
+            _ => return Err(ChunkError::Record("via tag")),
+        }
+    }
+    if r.at != records.len() {
+        return Err(ChunkError::Record("more records than counted"));
+    }
+    Ok(count)
 }
 
 /// The count and the records of the chunk that `bytes` hold, checked by
@@ -340,5 +368,44 @@ mod tests {
             bytes[i] ^= 1 << bit;
             prop_assert!(decode(&bytes) != Ok(jobs));
         }
+
+        /// `verify` accepts exactly what `decode` does, checksum recomputed
+        /// after the damage (so the records' rules decide, not the CRC).
+        #[test]
+        fn verify_agrees_with_decode_on_records_whose_checksum_holds(
+            jobs in prop::collection::vec(any_job(), 1..10),
+            at in any::<prop::sample::Index>(),
+            bit in 0u8..8,
+        ) {
+            let mut bytes = Vec::new();
+            encode(&jobs, &mut bytes);
+            let i = at.index(bytes.len());
+            bytes[i] ^= 1 << bit;
+            let crc = crc32fast::hash(&bytes[HEADER..]);
+            bytes[12..HEADER].copy_from_slice(&crc.to_le_bytes());
+            let decoded = decode(&bytes);
+            prop_assert_eq!(verify(&bytes).is_ok(), decoded.is_ok());
+            if let Ok(jobs) = decoded {
+                prop_assert_eq!(verify(&bytes), Ok(jobs.len() as u32));
+            }
+        }
+    }
+
+    #[test]
+    fn a_count_damaged_under_an_intact_checksum_fails_verify_as_decode() {
+        let mut bytes = Vec::new();
+        encode(
+            &[job("http://a.test/1", None), job("http://a.test/2", None)],
+            &mut bytes,
+        );
+        assert_eq!(verify(&bytes), Ok(2));
+        bytes[4] = 3;
+        assert_eq!(verify(&bytes), Err(ChunkError::Record("url")));
+        assert!(decode(&bytes).is_err());
+        bytes[4] = 1;
+        assert_eq!(
+            verify(&bytes),
+            Err(ChunkError::Record("more records than counted"))
+        );
     }
 }

@@ -53,6 +53,10 @@ kinds! {
     Dns => "dns",
     /// A scheme other than http and https.
     UnsupportedScheme => "unsupported_scheme",
+    /// The name resolved only to link-local or metadata addresses
+    /// (169.254.0.0/16, fe80::/10, fd00:ec2::254, ...) and no root names
+    /// the host or the address: not connected to.
+    ReservedAddress => "reserved_address",
     /// The server refused the connection.
     ConnectRefused => "connect_refused",
     /// The connection failed otherwise (unreachable, no route).

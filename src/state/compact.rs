@@ -89,6 +89,20 @@ pub fn marker(dir: &Path) -> Result<Option<u32>, StateError> {
     }
 }
 
+/// The last run that left a file in `shard_dirs` or named by the
+/// marker (`marker`, its run): the most of the journals', the bases' and
+/// the marker's runs, so the next run's files never take an earlier run's
+/// names, whichever of them a compaction removed. None for a crawl that
+/// left none (it never got past its start).
+pub fn last_run(shard_dirs: &[PathBuf], marker: Option<u32>) -> Result<Option<u32>, StateError> {
+    let mut last = marker;
+    for dir in shard_dirs {
+        last = last.max(journal::runs(dir)?.last().copied());
+        last = last.max(base_runs(dir)?.last().copied());
+    }
+    Ok(last)
+}
+
 /// Remove what the marker's run `run` covers from the folders
 /// `shard_dirs`: the journals of the runs before it, and every base but
 /// its own (older ones, and those of runs whose compaction did not end).

@@ -9,7 +9,9 @@
 //! reading stops there. A bad chunk with whole chunks after it is damage,
 //! not a tear: the reader skips to the next whole chunk (found by its
 //! magic and checksum) and counts what it skipped, and a resume stops on
-//! it unless told to accept the loss ([`check`]).
+//! it unless told to accept the loss ([`check`]). A compaction's base is
+//! written whole and synced before the marker names it: a short tail
+//! there is damage too ([`check_whole`]).
 //!
 //! A resume replays the journals of the earlier runs, minus the URLs that
 //! have a record ([`super::done`]), each read once ([`super::replay`]);
@@ -235,13 +237,41 @@ impl Reader {
     }
 }
 
-/// Read the journal at `path` through, checking every chunk: what a
+/// Read the journal at `path` through, checking every chunk (its
+/// checksum, and its records walked as a replay decodes them): what a
 /// resume replays of it. Damage (a bad stretch with whole chunks after
 /// it) is an error naming the file and the byte, unless `discard`.
 pub fn check(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
     let mut reader = Reader::checking(path)?;
     while reader.next_chunk()?.is_some() {}
+    damage(path, reader.read(), discard)
+}
+
+/// [`check`] for a file written whole and synced before anything named
+/// it (a compaction's base): a short or bad tail is no kill's tear but
+/// damage too, refused unless `discard` (its URLs are then lost).
+pub fn check_whole(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
+    let mut reader = Reader::checking(path)?;
+    while reader.next_chunk()?.is_some() {}
     let read = reader.read();
+    if read.torn > 0 && !discard {
+        let byte = reader.at;
+        return Err(Damaged {
+            path: path.to_path_buf(),
+            place: "a base's last chunk".to_string(),
+            byte,
+            what: format!(
+                "{} bytes that are no whole chunk at the end of a file written whole",
+                read.torn
+            ),
+        }
+        .into());
+    }
+    damage(path, read, discard)
+}
+
+/// `read`, or the error its damage is unless `discard`.
+fn damage(path: &Path, read: JournalRead, discard: bool) -> Result<JournalRead, StateError> {
     if let (Some(byte), false) = (read.first_damage, discard) {
         return Err(Damaged {
             path: path.to_path_buf(),
@@ -381,6 +411,62 @@ mod tests {
             assert_eq!(check(&path, true).unwrap().chunks, 2);
             assert_eq!(fs::read(&path).unwrap(), damaged, "nothing changed");
         }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_chunk_whose_checksum_holds_but_whose_count_is_off_is_damage_found_by_the_check() {
+        let dir = scratch("count");
+        let path = path(&dir, 0);
+        let mut bytes = Vec::new();
+        chunk::encode(&jobs(&["http://a.test/1"]), &mut bytes);
+        let first = bytes.len();
+        chunk::encode(&jobs(&["http://a.test/2", "http://a.test/3"]), &mut bytes);
+        chunk::encode(&jobs(&["http://a.test/4"]), &mut bytes);
+        // The count is outside the checksum.
+        bytes[first + 4] = 9;
+        File::create(&path).unwrap().write_all(&bytes).unwrap();
+        match check(&path, false).unwrap_err() {
+            StateError::Damaged(d) => assert_eq!(d.byte, first as u64),
+            e => panic!("not damage: {e}"),
+        }
+        let accepted = check(&path, true).unwrap();
+        assert_eq!((accepted.chunks, accepted.damaged), (2, 1));
+        let mut urls = Vec::new();
+        read(&path, |jobs| urls.extend(jobs.into_iter().map(|j| j.url))).unwrap();
+        assert_eq!(urls, ["http://a.test/1", "http://a.test/4"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_base_with_a_short_tail_is_refused_where_a_journal_is_cut() {
+        let dir = scratch("base-tail");
+        let path = dir.join("base-000003.bin");
+        let mut bytes = Vec::new();
+        chunk::encode(&jobs(&["http://a.test/1"]), &mut bytes);
+        let whole = bytes.len();
+        chunk::encode(&jobs(&["http://a.test/2"]), &mut bytes);
+        File::create(&path)
+            .unwrap()
+            .write_all(&bytes[..bytes.len() - 3])
+            .unwrap();
+        // As a journal: a torn tail, read up to it.
+        let read = check(&path, false).unwrap();
+        assert_eq!(
+            (read.chunks, read.torn),
+            (1, (bytes.len() - 3 - whole) as u64)
+        );
+        // As a base: damage, at the byte the short chunk starts.
+        match check_whole(&path, false).unwrap_err() {
+            StateError::Damaged(d) => {
+                assert_eq!(d.byte, whole as u64);
+                assert!(d.to_string().contains("base-000003.bin"), "{d}");
+            }
+            e => panic!("not damage: {e}"),
+        }
+        assert_eq!(check_whole(&path, true).unwrap().chunks, 1);
+        File::create(&path).unwrap().write_all(&bytes).unwrap();
+        assert_eq!(check_whole(&path, false).unwrap().chunks, 2);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -218,10 +218,9 @@ impl Session {
             }
             None => compact::remove_unmarked_bases(&shard_dirs)?,
         }
-        let mut last_run = None;
+        let last_run = compact::last_run(&shard_dirs, compacted)?;
         for shard_dir in &shard_dirs {
             let runs = journal::runs(shard_dir)?;
-            last_run = last_run.max(runs.last().copied());
             let bases = compacted.map(|run| compact::base_path(shard_dir, run));
             let journals = runs.into_iter().map(|run| journal::path(shard_dir, run));
             // Damage stops the resume before anything is changed or
@@ -231,8 +230,19 @@ impl Session {
             if let Some(base) = bases.as_ref().filter(|b| !b.exists()) {
                 return Err(StateError::BaseMissing { path: base.clone() });
             }
-            for path in bases.into_iter().chain(journals) {
-                let read = journal::check(&path, discard)?;
+            let bases = bases.into_iter().map(|path| (path, true));
+            for (path, whole) in bases.chain(journals.map(|path| (path, false))) {
+                let read = match whole {
+                    true => journal::check_whole(&path, discard)?,
+                    false => journal::check(&path, discard)?,
+                };
+                if whole && read.torn > 0 {
+                    notes.push(format!(
+                        "{}: a short tail of {} bytes accepted (its URLs are lost)",
+                        path.display(),
+                        read.torn
+                    ));
+                }
                 if read.damaged > 0 {
                     notes.push(format!(
                         "{}: {} damaged bytes in {} stretches skipped (their URLs are lost)",
@@ -324,7 +334,8 @@ impl Session {
             .map(|c| (Duration::from_millis(c.elapsed_ms), c.seq))
             .unwrap_or_default();
         // A resume is never run 0: files of a run that left no journal
-        // are not written over.
+        // are not written over; nor is any run's that left a journal, a
+        // base or the marker.
         let run = last_run.map_or(1, |r| r.saturating_add(1));
         Ok(Session {
             dir,

@@ -557,6 +557,10 @@ pub struct Args {
     #[arg(long, value_name = "URL", requires = "crawl", help_heading = CLUSTER)]
     pub cluster: Option<String>,
 
+    /// With --cluster: the Redis password, read from FILE's first line, so it is not on the command line for `ps` to show [default: $RINGCRAWL_CLUSTER_PASSWORD, when the URL has none]
+    #[arg(long = "cluster-password-file", value_name = "FILE", requires = "cluster", help_heading = CLUSTER)]
+    pub cluster_password_file: Option<PathBuf>,
+
     /// With --cluster: the crawl to make or join
     ///
     /// Nodes that give the same name crawl together; roots given to any
@@ -660,6 +664,10 @@ pub struct StatusArgs {
     /// The crawl's Redis server (redis://HOST:PORT/)
     #[arg(long, value_name = "URL")]
     pub cluster: String,
+
+    /// The Redis password, read from FILE's first line [default: $RINGCRAWL_CLUSTER_PASSWORD, when the URL has none]
+    #[arg(long = "cluster-password-file", value_name = "FILE")]
+    pub cluster_password_file: Option<PathBuf>,
 
     /// The crawl's name
     #[arg(long, value_name = "NAME")]

@@ -3,6 +3,7 @@
 
 use ringcrawl::{Crawler, CrawlerBuilder, Families, ScopeMode};
 
+use super::cluster_auth::cluster_url;
 use super::host_rule::parse_host_rule;
 use super::proxy_env::{redact_userinfo, ProxyEnv};
 use super::values::{
@@ -98,7 +99,8 @@ impl Args {
         b = b.checkpoint_interval(self.checkpoint_interval);
         b = b.resume_discard_damaged(self.resume_discard_damaged);
         if let (Some(url), Some(crawl)) = (&self.cluster, &self.crawl) {
-            b = b.cluster(url, crawl).lease_ttl(self.lease_ttl);
+            let url = cluster_url(url, self.cluster_password_file.as_deref())?;
+            b = b.cluster(&url, crawl).lease_ttl(self.lease_ttl);
             if let Some(node) = &self.node {
                 b = b.node_name(node);
             }

@@ -10,6 +10,8 @@
 //! - `args`: the flags, defined once (names, values, defaults, help),
 //!   and the subcommands;
 //! - `build`: the flags as the library's builder;
+//! - `cluster_auth`: the cluster's Redis password from a file or the
+//!   environment, off the command line;
 //! - `help`: the help's closing text, shell completions, the man page;
 //! - `host_rule`: the syntax of `--host-rule`;
 //! - `outcome`: the line of a crawl that fetched nothing;
@@ -19,6 +21,7 @@
 
 mod args;
 mod build;
+mod cluster_auth;
 mod help;
 mod host_rule;
 mod outcome;
@@ -35,6 +38,7 @@ use thiserror::Error;
 use ringcrawl::{BuildError, Setting};
 
 pub use args::{Args, ClusterCommand, Command, StatusArgs};
+pub use cluster_auth::cluster_url;
 pub use help::{completions, man};
 pub use outcome::{failed_starts, untrusted_certificate};
 pub use resume::{refused_at_resume, stored_args};
@@ -58,6 +62,10 @@ pub enum ArgsError {
     Auth,
     #[error("--max-size-per-type {0:?}: expected TYPE=SIZE (image/*=1M)")]
     TypeSize(String),
+    /// The cluster's password could not be had or put in its URL (the
+    /// message names no password).
+    #[error("{0}")]
+    ClusterPassword(String),
     #[error("--host-rule {0:?}: {1}")]
     HostRule(String, String),
     /// A value the crawl's builder refused (the root's own message, or the

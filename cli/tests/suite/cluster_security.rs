@@ -138,6 +138,94 @@ fn a_redis_password_is_never_printed_in_errors_logs_reconnections_or_status() {
     assert_hidden("status", &(out + &err));
 }
 
+/// `--cluster-password-file` and `RINGCRAWL_CLUSTER_PASSWORD` keep the
+/// password off the command line (`ps` shows every user a process's
+/// arguments): a node given the password either way crawls and `cluster
+/// status` reads, with no password among their arguments; without it the
+/// server refuses them; a file beside a URL that holds a password too is
+/// refused as a usage error.
+#[test]
+fn a_redis_password_from_a_file_or_the_environment_works_and_is_never_an_argument() {
+    let Some(redis) = redis_with_or_skip("password-file", &[], Some(SECRET)) else {
+        return;
+    };
+    let dir = scratch("password-file");
+    let site = Site::new(200, 2);
+    let file = dir.join("redis-password");
+    std::fs::write(&file, format!("{SECRET}\n")).unwrap();
+    let bare = format!("redis://127.0.0.1:{}/", redis.port);
+    let node_args = |node: &str, more: &[String]| -> Vec<String> {
+        let mut args = site.roots();
+        args.extend(site.resolve_args());
+        args.extend(
+            [
+                "--cluster",
+                &bare,
+                "--crawl",
+                "pwfile",
+                "--node",
+                node,
+                "--ignore-robots",
+                "--no-sitemaps",
+            ]
+            .map(String::from),
+        );
+        // Named after the node: records.NODE.jsonl.
+        args.extend(["-o".into(), dir.join("records.jsonl").display().to_string()]);
+        args.extend(more.iter().cloned());
+        args
+    };
+    let run = |args: &[String], env: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringcrawl"));
+        cmd.args(args).env_remove("RINGCRAWL_CLUSTER_PASSWORD");
+        if let Some(pw) = env {
+            cmd.env("RINGCRAWL_CLUSTER_PASSWORD", pw);
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert_hidden("a node's output", &text);
+        (out.status.code(), text)
+    };
+
+    // No password: the server refuses the node.
+    let (code, text) = run(&node_args("n0", &[]), None);
+    assert_eq!(code, Some(1), "{text}");
+    // From the file: the node crawls the whole site.
+    let with_file = [
+        "--cluster-password-file".to_string(),
+        file.display().to_string(),
+    ];
+    let (code, text) = run(&node_args("n1", &with_file), None);
+    assert_eq!(code, Some(0), "{text}");
+    let records = crate::common::whole_lines(&dir.join("records.n1.jsonl"));
+    assert_eq!(records.lines().count(), site.expected().len(), "{text}");
+    // From the environment: `cluster status` reads the crawl.
+    let status: Vec<String> = [
+        "cluster",
+        "status",
+        "--cluster",
+        &bare,
+        "--crawl",
+        "pwfile",
+        "--json",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (code, text) = run(&status, Some(SECRET));
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("\"partitions\""), "{text}");
+    let (code, text) = run(&status, None);
+    assert_eq!(code, Some(1), "no password, no status: {text}");
+    // A password in the URL and a file: which one? Refused, exit 2.
+    let mut both = status.clone();
+    both[3] = format!("redis://:{SECRET}@127.0.0.1:{}/", redis.port);
+    both.extend(with_file.iter().cloned());
+    let (code, text) = run(&both, None);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("give one"), "{text}");
+}
+
 /// Appends `jobs` to their partitions' streams of crawl `crawl` (of the
 /// default partition count), as anyone who can write to Redis could.
 fn inject(redis: &str, crawl: &str, jobs: &[ringcrawl::job::Job]) {

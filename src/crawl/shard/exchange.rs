@@ -128,7 +128,13 @@ impl Shard {
         let mut addrs = match resolved {
             None if target_named => return Tried::Late,
             None => None,
-            Some(Ok(addrs)) => Some(addrs),
+            Some(Ok(addrs)) => match self.screen(host, addrs) {
+                Ok(addrs) => Some(addrs),
+                Err(e) => {
+                    self.archive_lookups().await;
+                    return Tried::Done(Err(e), 1);
+                }
+            },
             Some(Err(e)) => {
                 self.archive_lookups().await;
                 return Tried::Done(Err(e.into()), 1);
@@ -153,7 +159,10 @@ impl Shard {
             if proxy.as_ref().is_some_and(|p| p.resolves_locally()) && addrs.is_none() {
                 match self.resolve_in_time(host, port).await {
                     None => return Tried::Late,
-                    Some(Ok(fresh)) => addrs = Some(fresh),
+                    Some(Ok(fresh)) => match self.screen(host, fresh) {
+                        Ok(fresh) => addrs = Some(fresh),
+                        Err(e) => return Tried::Done(Err(e), tries),
+                    },
                     Some(Err(e)) => return Tried::Done(Err(e.into()), tries),
                 }
             }
@@ -241,7 +250,9 @@ impl Shard {
                     // A lent page keeps its owner's answer.
                     if !lent && addrs.is_some() {
                         if let Some(Ok(fresh)) = self.resolve_in_time(host, port).await {
-                            addrs = Some(fresh);
+                            if let Ok(fresh) = self.screen(host, fresh) {
+                                addrs = Some(fresh);
+                            }
                         }
                     }
                     self.archive_lookups().await;
@@ -249,6 +260,23 @@ impl Shard {
                 result => return Tried::Done(result, tries),
             }
         }
+    }
+
+    /// `addrs` of `host` less the link-local and metadata addresses no
+    /// root names ([`Scope::may_connect`]): a name pointed at the cloud's
+    /// metadata endpoint is refused as a link to it is. An error when
+    /// none is left, before any connection.
+    ///
+    /// [`Scope::may_connect`]: crate::web::scope::Scope::may_connect
+    fn screen(&self, host: &str, addrs: Addresses) -> Result<Addresses, FetchError> {
+        let scope = self.scope();
+        if addrs.iter().all(|a| scope.may_connect(host, a.ip())) {
+            return Ok(addrs);
+        }
+        let (kept, refused): (Vec<_>, Vec<_>) =
+            addrs.iter().partition(|a| scope.may_connect(host, a.ip()));
+        log::debug!("{host}: not connecting to {refused:?}, which no root names");
+        Addresses::from_slice(&kept).ok_or_else(|| FetchError::Reserved(addrs.to_string()))
     }
 
     /// The addresses of `host`, or None if `--max-time` is up before its

@@ -19,6 +19,11 @@ pub enum FetchError {
     Dns(#[from] crate::net::dns::DnsError),
     #[error("unsupported scheme {0} (ringcrawl fetches http and https)")]
     Scheme(String),
+    /// The name resolved only to link-local or metadata addresses (the
+    /// ones given) and no root names the host or one of them: refused
+    /// before connecting.
+    #[error("resolves only to link-local or metadata addresses ({0}), which no root names: not connected to")]
+    Reserved(String),
     #[error("connect: {0}")]
     Connect(io::Error),
     #[error("connect timed out")]
@@ -72,6 +77,7 @@ impl FetchError {
         match self {
             FetchError::Dns(_) => ErrorKind::Dns,
             FetchError::Scheme(_) => ErrorKind::UnsupportedScheme,
+            FetchError::Reserved(_) => ErrorKind::ReservedAddress,
             FetchError::Connect(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
                 ErrorKind::ConnectRefused
             }
@@ -134,7 +140,7 @@ impl FetchError {
 
     /// Raised before any packet was sent: says nothing about the host.
     pub fn is_before_network(&self) -> bool {
-        matches!(self, FetchError::Scheme(_))
+        matches!(self, FetchError::Scheme(_) | FetchError::Reserved(_))
     }
 }
 

@@ -97,3 +97,27 @@ fn a_torn_marker_is_removed_and_a_damaged_one_is_an_error_naming_it() {
     }
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_last_run_is_the_most_of_the_journals_the_bases_and_the_marker() {
+    let dir = scratch("last-run");
+    let shards: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("shard-{i}"))).collect();
+    for shard in &shards {
+        fs::create_dir_all(shard).unwrap();
+    }
+    assert_eq!(last_run(&shards, None).unwrap(), None);
+    assert_eq!(
+        last_run(&shards, Some(4)).unwrap(),
+        Some(4),
+        "the marker alone"
+    );
+    touch(&shards[0], &["journal-000002.bin"]);
+    assert_eq!(last_run(&shards, None).unwrap(), Some(2));
+    // A base of a later run than any journal left (its run's journals
+    // empty and gone): the next run is after it.
+    touch(&shards[1], &["base-000005.bin"]);
+    assert_eq!(last_run(&shards, Some(3)).unwrap(), Some(5));
+    touch(&shards[1], &["journal-000007.bin"]);
+    assert_eq!(last_run(&shards, Some(5)).unwrap(), Some(7));
+    fs::remove_dir_all(&dir).unwrap();
+}

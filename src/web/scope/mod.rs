@@ -44,6 +44,7 @@
 //! normalisation (see `crate::web::urls`), and no I/O or DNS: `example.com` and
 //! an IP it resolves to are different hosts here.
 use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use regex::Regex;
@@ -276,6 +277,23 @@ impl Scope {
 }
 
 impl Scope {
+    /// Whether a fetch of `host` may connect to `ip`, which its name
+    /// resolved to: not a link-local or metadata address
+    /// ([`reserved::is_reserved_ip`]), unless a root or a seed list names
+    /// the host or the address itself.
+    pub fn may_connect(&self, host: &str, ip: IpAddr) -> bool {
+        if !reserved::is_reserved_ip(ip) {
+            return true;
+        }
+        let literal = match ip {
+            IpAddr::V4(v4) => v4.to_string(),
+            IpAddr::V6(v6) => format!("[{v6}]"),
+        };
+        [urls::canonical_host(host).into_owned(), literal]
+            .iter()
+            .any(|h| self.hosts.contains(h) || self.seeds.as_ref().is_some_and(|s| s.contains(h)))
+    }
+
     /// Whether the crawl may reach `host` at all: not a link-local or
     /// metadata host ([`reserved`]), unless a root or a seed list names it.
     fn reaches(&self, host: &str) -> bool {

@@ -6,8 +6,9 @@
 //! credentials; a page, a redirect or (in a cluster crawl) anyone who
 //! can write to Redis could name one.
 //!
-//! Hosts only, as the URL gives them: a name that resolves to such an
-//! address is not seen here (no DNS in `web`).
+//! Hosts as the URL gives them ([`is_reserved`]), and addresses
+//! ([`is_reserved_ip`]): a name that resolves to such an address is
+//! refused after its lookup, by the shard's exchange (no DNS in `web`).
 #![deny(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -47,7 +48,9 @@ pub fn is_reserved(host: &str) -> bool {
     }
 }
 
-fn is_reserved_ip(ip: IpAddr) -> bool {
+/// Whether `ip` is link-local (169.254.0.0/16, fe80::/10, either as an
+/// IPv4-mapped IPv6 address) or a metadata endpoint's address.
+pub fn is_reserved_ip(ip: IpAddr) -> bool {
     if METADATA_IPS.contains(&ip) {
         return true;
     }

@@ -368,3 +368,23 @@ fn a_link_local_or_metadata_host_is_out_of_scope_unless_a_root_names_it() {
     assert!(named.allows_embed(&u("http://169.254.169.254/x.png")));
     assert!(!named.allows_embed(&u("http://169.254.170.2/")));
 }
+
+#[test]
+fn a_name_resolving_to_a_link_local_or_metadata_address_may_not_connect_unless_a_root_names_it() {
+    let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+    let s = scope(&["http://example.com/"], ScopeMode::Lenient);
+    for addr in ["169.254.169.254", "169.254.3.4", "fe80::1", "fd00:ec2::254"] {
+        assert!(!s.may_connect("cdn.example.com", ip(addr)), "{addr}");
+    }
+    assert!(s.may_connect("cdn.example.com", ip("93.184.216.34")));
+    assert!(s.may_connect("cdn.example.com", ip("::1")));
+    // The root's own host: it names it.
+    assert!(s.may_connect("example.com", ip("169.254.169.254")));
+    // A root naming the host, or the address, lets it connect.
+    let by_name = scope(&["http://metadata.internal.test/"], ScopeMode::Strict);
+    assert!(by_name.may_connect("METADATA.internal.test.", ip("169.254.169.254")));
+    assert!(!by_name.may_connect("other.test", ip("169.254.169.254")));
+    let by_address = scope(&["http://[fe80::1]/"], ScopeMode::Strict);
+    assert!(by_address.may_connect("link.test", ip("fe80::1")));
+    assert!(!by_address.may_connect("link.test", ip("fe80::2")));
+}
