@@ -114,36 +114,13 @@ pub fn len(header: &[u8]) -> Option<usize> {
 
 /// The count of jobs of the chunk that `bytes` hold (exactly one chunk),
 /// checked by its header and checksum and its records walked by
-/// [`decode`]'s rules without building them: for a reader that only
-/// checks a file. A chunk this accepts decodes. (The checksum covers the
-/// records, not the header's count: a count damaged with the checksum
+/// [`decode`]'s rules ([`walk`]) without building them: for a reader that
+/// only checks a file. A chunk this accepts decodes. (The checksum covers
+/// the records, not the header's count: a count damaged with the checksum
 /// intact shows only in the walk.)
 pub fn verify(bytes: &[u8]) -> Result<u32, ChunkError> {
     let (count, records) = frame(bytes)?;
-    let mut r = Reader {
-        bytes: records,
-        at: 0,
-    };
-    let mut referrer = false;
-    for _ in 0..count {
-        r.text().ok_or(ChunkError::Record("url"))?;
-        r.small().ok_or(ChunkError::Record("redirects"))?;
-        r.small().ok_or(ChunkError::Record("depth"))?;
-        r.u64().ok_or(ChunkError::Record("hops"))?;
-        match r.take(1).and_then(|t| t.first().copied()) {
-            Some(0) => {}
-            Some(1) if referrer => {}
-            Some(1) => return Err(ChunkError::Record("no referrer to repeat")),
-            Some(2) => {
-                r.text().ok_or(ChunkError::Record("via"))?;
-                referrer = true;
-            }
-            _ => return Err(ChunkError::Record("via tag")),
-        }
-    }
-    if r.at != records.len() {
-        return Err(ChunkError::Record("more records than counted"));
-    }
+    walk(count, records, |_| {})?;
     Ok(count)
 }
 
@@ -170,47 +147,90 @@ fn frame(bytes: &[u8]) -> Result<(u32, &[u8]), ChunkError> {
 /// The jobs of the chunk that `bytes` hold (exactly one chunk).
 pub fn decode(bytes: &[u8]) -> Result<Vec<Job>, ChunkError> {
     let (count, records) = frame(bytes)?;
-    let mut r = Reader {
-        bytes: records,
-        at: 0,
-    };
     // A record takes at least 12 bytes: no count can make this allocate
     // more than the bytes read.
     let mut jobs = Vec::with_capacity((count as usize).min(records.len() / 12));
     let mut previous: Option<Arc<str>> = None;
-    for _ in 0..count {
-        let url = r.text().ok_or(ChunkError::Record("url"))?;
-        let redirects_left = r.small().ok_or(ChunkError::Record("redirects"))?;
-        let redirects_left = u16::try_from(redirects_left).unwrap_or(u16::MAX);
-        let depth = r.small().ok_or(ChunkError::Record("depth"))?;
-        let hops = r.u64().ok_or(ChunkError::Record("hops"))?;
-        let via = match r.take(1).and_then(|t| t.first().copied()) {
-            Some(0) => None,
-            Some(1) => Some(
-                previous
-                    .clone()
-                    .ok_or(ChunkError::Record("no referrer to repeat"))?,
-            ),
-            Some(2) => {
-                let via: Arc<str> = Arc::from(r.text().ok_or(ChunkError::Record("via"))?);
+    walk(count, records, |record| {
+        let via = match record.via {
+            Via::None => None,
+            // `walk` refuses a repeat before any referrer.
+            Via::Previous => previous.clone(),
+            Via::New(via) => {
+                let via: Arc<str> = Arc::from(via);
                 previous = Some(via.clone());
                 Some(via)
             }
-            _ => return Err(ChunkError::Record("via tag")),
         };
         jobs.push(Job {
             retries: 0,
-            url: url.to_string(),
+            url: record.url.to_string(),
+            redirects_left: u16::try_from(record.redirects_left).unwrap_or(u16::MAX),
+            depth: record.depth,
+            hops: Hops::from_u64(record.hops),
+            via,
+        });
+    })?;
+    Ok(jobs)
+}
+
+/// One record as the chunk holds it, borrowed from its bytes.
+struct Raw<'a> {
+    url: &'a str,
+    redirects_left: u32,
+    depth: u32,
+    hops: u64,
+    via: Via<'a>,
+}
+
+/// A record's referrer: none, the last one written, or a new one.
+enum Via<'a> {
+    None,
+    Previous,
+    New(&'a str),
+}
+
+/// Read the `count` records of `records` by the format's rules, handing
+/// each to `each`: every field whole, a repeated referrer only after a
+/// first one, and nothing after the last record. The one reader of
+/// records, for [`decode`] and [`verify`] alike.
+fn walk<'a>(
+    count: u32,
+    records: &'a [u8],
+    mut each: impl FnMut(Raw<'a>),
+) -> Result<(), ChunkError> {
+    let mut r = Reader {
+        bytes: records,
+        at: 0,
+    };
+    let mut referrer = false;
+    for _ in 0..count {
+        let url = r.text().ok_or(ChunkError::Record("url"))?;
+        let redirects_left = r.small().ok_or(ChunkError::Record("redirects"))?;
+        let depth = r.small().ok_or(ChunkError::Record("depth"))?;
+        let hops = r.u64().ok_or(ChunkError::Record("hops"))?;
+        let via = match r.take(1).and_then(|t| t.first().copied()) {
+            Some(0) => Via::None,
+            Some(1) if referrer => Via::Previous,
+            Some(1) => return Err(ChunkError::Record("no referrer to repeat")),
+            Some(2) => {
+                referrer = true;
+                Via::New(r.text().ok_or(ChunkError::Record("via"))?)
+            }
+            _ => return Err(ChunkError::Record("via tag")),
+        };
+        each(Raw {
+            url,
             redirects_left,
             depth,
-            hops: Hops::from_u64(hops),
+            hops,
             via,
         });
     }
     if r.at != records.len() {
         return Err(ChunkError::Record("more records than counted"));
     }
-    Ok(jobs)
+    Ok(())
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -343,6 +363,15 @@ mod tests {
             })
     }
 
+    /// `jobs` encoded, then one bit of the chunk flipped.
+    fn encoded_with_a_bit_flipped(jobs: &[Job], at: prop::sample::Index, bit: u8) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        encode(jobs, &mut bytes);
+        let i = at.index(bytes.len());
+        bytes[i] ^= 1 << bit;
+        bytes
+    }
+
     proptest! {
         #[test]
         fn any_jobs_round_trip(jobs in prop::collection::vec(any_job(), 0..40)) {
@@ -362,10 +391,7 @@ mod tests {
             at in any::<prop::sample::Index>(),
             bit in 0u8..8,
         ) {
-            let mut bytes = Vec::new();
-            encode(&jobs, &mut bytes);
-            let i = at.index(bytes.len());
-            bytes[i] ^= 1 << bit;
+            let bytes = encoded_with_a_bit_flipped(&jobs, at, bit);
             prop_assert!(decode(&bytes) != Ok(jobs));
         }
 
@@ -377,10 +403,7 @@ mod tests {
             at in any::<prop::sample::Index>(),
             bit in 0u8..8,
         ) {
-            let mut bytes = Vec::new();
-            encode(&jobs, &mut bytes);
-            let i = at.index(bytes.len());
-            bytes[i] ^= 1 << bit;
+            let mut bytes = encoded_with_a_bit_flipped(&jobs, at, bit);
             let crc = crc32fast::hash(&bytes[HEADER..]);
             bytes[12..HEADER].copy_from_slice(&crc.to_le_bytes());
             let decoded = decode(&bytes);
