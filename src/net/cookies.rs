@@ -337,26 +337,13 @@ impl Inner {
             Some(path) if path.starts_with('/') => path.to_string(),
             _ => String::from(&CookiePath::default_path(url)),
         };
-        let mut new =
-            COOKIE_OVERHEAD + raw.name().len() + raw.value().len() + key.len() + path.len();
-        if !self.per_domain.contains_key(&key) {
-            new += DOMAIN_OVERHEAD;
-        }
-        let old = self.store.get_any(&key, &path, raw.name()).map(size);
-        if old.is_none() && deletes(&raw) {
+        let deleting = deletes(&raw);
+        let mut cost = self.cost(&key, &path, &raw);
+        if deleting && cost.old.is_none() {
             // Deleting what the jar does not hold: nothing to do.
             return;
         }
-        let room = |inner: &Inner| {
-            // Replacing or deleting one it holds takes no new place among
-            // the domain's; a deletion frees memory whatever it carries.
-            let counted =
-                old.is_some() || inner.per_domain.get(&key).copied().unwrap_or(0) < MAX_PER_DOMAIN;
-            let fits = (old.is_some() && deletes(&raw))
-                || inner.bytes - old.unwrap_or(0).min(inner.bytes) + new <= inner.limit;
-            counted && fits
-        };
-        if !room(self) {
+        if !self.has_room(&key, cost, deleting) {
             // Expired cookies still count until swept: at most once a
             // minute, so a page setting thousands costs one sweep.
             let now = Instant::now();
@@ -366,26 +353,53 @@ impl Inner {
             {
                 self.swept = Some(now);
                 self.sweep();
+                // The cookie replaced, or its domain, may be gone now.
+                cost = self.cost(&key, &path, &raw);
             }
-            if !room(self) {
+            if !self.has_room(&key, cost, deleting) {
                 self.refused += 1;
                 return;
             }
         }
-        // After a sweep the cookie replaced may be gone: ask again.
-        let old = self.store.get_any(&key, &path, raw.name()).map(size);
         match self.store.insert_raw(&raw, url) {
             Ok(StoreAction::Inserted) => {
                 *self.per_domain.entry(key).or_insert(0) += 1;
                 self.total += 1;
-                self.bytes += new;
+                self.bytes += cost.new;
             }
             Ok(StoreAction::UpdatedExisting) => {
-                self.bytes = (self.bytes + new).saturating_sub(old.unwrap_or(0));
+                self.bytes = (self.bytes + cost.new).saturating_sub(cost.old.unwrap_or(0));
             }
             // A deleted cookie is kept, expired, until the next sweep.
             Ok(StoreAction::ExpiredExisting) | Err(_) => {}
         }
+    }
+
+    /// What keeping `raw` under (`key`, `path`) would take, and what the
+    /// cookie it replaces takes.
+    fn cost(&self, key: &str, path: &str, raw: &RawCookie<'_>) -> Cost {
+        let mut new =
+            COOKIE_OVERHEAD + raw.name().len() + raw.value().len() + key.len() + path.len();
+        if !self.per_domain.contains_key(key) {
+            new += DOMAIN_OVERHEAD;
+        }
+        Cost {
+            new,
+            old: self.store.get_any(key, path, raw.name()).map(size),
+        }
+    }
+
+    /// Whether a cookie of `key`'s costing `cost` may be kept: a place
+    /// among the domain's and room in memory. Replacing one held takes no
+    /// new place; deleting one held frees memory whatever it carries.
+    fn has_room(&self, key: &str, cost: Cost, deleting: bool) -> bool {
+        if deleting && cost.old.is_some() {
+            return true;
+        }
+        let placed =
+            cost.old.is_some() || self.per_domain.get(key).copied().unwrap_or(0) < MAX_PER_DOMAIN;
+        let freed = cost.old.unwrap_or(0).min(self.bytes);
+        placed && self.bytes - freed + cost.new <= self.limit
     }
 
     /// Drop expired cookies, and count again.
@@ -404,6 +418,15 @@ impl Inner {
         let Ok(store) = store;
         self.store = store;
     }
+}
+
+/// What keeping a cookie takes ([`Inner::cost`]).
+#[derive(Debug, Clone, Copy)]
+struct Cost {
+    /// Bytes the new cookie is counted for (its domain's too, if new).
+    new: usize,
+    /// Bytes of the one it replaces, if the jar holds one.
+    old: Option<usize>,
 }
 
 /// What `cookie` is counted for in the jar's memory.
@@ -585,6 +608,22 @@ mod tests {
         // Deleting what it does not hold is no refusal.
         set(&jar, "http://h99.test/", &["c=; Max-Age=0"]);
         assert_eq!(jar.refused(), 3);
+    }
+
+    #[test]
+    fn a_sweep_that_empties_a_domain_counts_its_next_cookie_with_the_domain() {
+        let jar = Jar::new();
+        let one = DOMAIN_OVERHEAD + COOKIE_OVERHEAD + 1 + 1 + "h0.test".len() + 1;
+        assert!(jar.limit_memory(one));
+        set(&jar, "http://h0.test/", &["a=v"]);
+        set(&jar, "http://h0.test/", &["a=; Max-Age=0"]);
+        // Full until swept; the sweep takes the domain away with `a`.
+        set(&jar, "http://h0.test/", &["b=v"]);
+        assert_eq!(
+            jar.header_for(&url("http://h0.test/")).as_deref(),
+            Some("b=v")
+        );
+        assert_eq!((jar.held(), jar.memory(), jar.refused()), (1, one, 0));
     }
 
     #[test]
