@@ -97,7 +97,9 @@
 # KEEP (0; 1 keeps the work dir), NO_INSTALL (0; 1 never runs apt-get/pip),
 # BUILD (1; 0 uses the release binaries already built), BASELINE (unset; a
 # ringcrawl binary run as "ringcrawl-baseline" right after ringcrawl),
-# REQUISITES (1; 0 skips "ringcrawl -p").
+# REQUISITES (1; 0 skips "ringcrawl -p"), CLOSE (1; 0 skips the runs of one
+# connection per page: ringcrawl --no-keep-alive and wrk's `Connection: close`,
+# in every group; scripts/wire.sh sets it).
 #
 # It starts exactly one long-lived process, nginx (its PID is read from its
 # own pid file in the work dir), and stops it by that PID on exit; every
@@ -129,6 +131,7 @@ WRK_SECONDS=${WRK_SECONDS:-10}
 HTTPS=${HTTPS:-1}
 GZIP=${GZIP:-1}
 REQUISITES=${REQUISITES:-1}
+CLOSE=${CLOSE:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
 BUILD_TIMEOUT=${BUILD_TIMEOUT:-1800}
 SPIDER_BUILD_TIMEOUT=${SPIDER_BUILD_TIMEOUT:-3600}
@@ -721,6 +724,7 @@ NO_KEEP_ALIVE=0
 case $RC_HELP in *--no-keep-alive*) NO_KEEP_ALIVE=1 ;; esac
 NO_COMPRESSION=0
 case $RC_HELP in *--no-compression*) NO_COMPRESSION=1 ;; esac
+[ "$CLOSE" = 1 ] || NO_KEEP_ALIVE=0
 if has_tool ringcrawl && [ "$NO_KEEP_ALIVE" = 1 ]; then
     PEERS=("${PEERS[0]}" "ringcrawl --no-keep-alive" "${PEERS[@]:1}")
 fi
@@ -735,7 +739,7 @@ for run in $(seq "$RUNS"); do
     for t in "${PEERS[@]}"; do
         run_tool peers "$t" "$run"
     done
-    has_tool wire && run_wrk peers wire "$run"
+    has_tool wire && [ "$CLOSE" = 1 ] && run_wrk peers wire "$run"
     has_tool wire && run_wrk peers "wire keep-alive" "$run" "" keep-alive
 done
 
@@ -753,7 +757,7 @@ if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
     for run in $(seq "$RUNS"); do
         run_tool pinned "ringcrawl --cores 1 pinned" "$run"
         [ "$NO_KEEP_ALIVE" = 1 ] && run_tool pinned "ringcrawl --cores 1 --no-keep-alive pinned" "$run"
-        has_tool wire && run_wrk pinned "wire pinned" "$run" 0
+        has_tool wire && [ "$CLOSE" = 1 ] && run_wrk pinned "wire pinned" "$run" 0
         has_tool wire && run_wrk pinned "wire keep-alive pinned" "$run" 0 keep-alive
     done
 fi
@@ -778,7 +782,7 @@ if [ "$HTTPS" = 1 ]; then
         for t in "${HTTPS_TOOLS[@]}"; do
             run_tool https "$t" "$run"
         done
-        has_tool wire && run_wrk https "wire https" "$run" "" close "$TLS_ROOT"
+        has_tool wire && [ "$CLOSE" = 1 ] && run_wrk https "wire https" "$run" "" close "$TLS_ROOT"
         has_tool wire && run_wrk https "wire https keep-alive" "$run" "" keep-alive "$TLS_ROOT"
     done
     EXPECTED_TXT=$WORK/expected.txt

@@ -142,6 +142,26 @@ def ratios(groups, base):
     return '\n'.join(rows)
 
 
+def wire_share(crawls, wires, base, keep):
+    """The crawl's pages/s over wrk's keep-alive req/s, paired round by
+    round (each crawl against the wrk run of its own round), with the
+    crawl's CPU µs per page: scripts/wire.sh's figure."""
+    rounds = {r['run']: r for r in wires if ok(r) and num(r['req_per_s']) > 0}
+    shares, cpus = [], []
+    for r in crawls:
+        w = rounds.get(r['run'])
+        if not ok(r) or w is None or num(r['wall_s']) <= 0 or num(r['fetched']) <= 0:
+            continue
+        shares.append(num(r['fetched']) / num(r['wall_s']) / num(w['req_per_s']))
+        cpus.append((num(r['user_s']) + num(r['sys_s'])) / num(r['fetched']) * 1e6)
+    if not shares:
+        return f'- {base} ÷ {keep}: no round with both'
+    return (f'- **{base} ÷ {keep}, paired by round: {fmt(statistics.median(shares), 2)} of wrk\'s req/s** '
+            f'(min–max {fmt(min(shares), 2)}–{fmt(max(shares), 2)}, {len(shares)} rounds); '
+            f'{base} CPU µs/page median {fmt(statistics.median(cpus), 1)} '
+            f'({fmt(min(cpus), 1)}–{fmt(max(cpus), 1)})')
+
+
 def read_lines(path, limit=None):
     try:
         with open(path) as f:
@@ -245,6 +265,10 @@ def main():
         elif base and len(summary) > 1:
             print()
             print(ratios(summary, base))
+            keep = next((t for t in tools if tools[t][0]['req_per_s'] != '' and 'keep-alive' in t), None)
+            if keep:
+                print()
+                print(wire_share(tools[base], tools[keep], base, keep))
             # One connection per page against its own ceiling.
             one = next((t for t in summary if t.startswith('ringcrawl') and 'no-keep-alive' in t), None)
             close = next((t for t in summary if summary[t]['wire'] and 'keep-alive' not in t), None)
