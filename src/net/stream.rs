@@ -29,6 +29,18 @@ use crate::net::tls::negotiated::Negotiated;
 /// deadline has passed.
 const MIN_OPERATION: Duration = Duration::from_millis(1);
 
+thread_local! {
+    /// Connections open on this thread (a shard's executor): one for each
+    /// [`Timed`] alive, whether fetching, in a handshake or idle in a pool.
+    static OPEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Connections open now on the calling thread: every connection of the
+/// shard that calls, from its TCP connect to its close.
+pub fn open_here() -> u64 {
+    OPEN.with(std::cell::Cell::get)
+}
+
 /// A TCP stream whose reads and writes each end by the read time-out or
 /// the deadline, whichever comes first.
 #[derive(Debug)]
@@ -40,6 +52,7 @@ pub struct Timed {
 
 impl Timed {
     pub fn new(tcp: TcpStream, deadline: Instant, read_timeout: Duration) -> Self {
+        OPEN.with(|open| open.set(open.get() + 1));
         Timed {
             tcp,
             deadline,
@@ -63,6 +76,12 @@ impl Timed {
     /// Whether the deadline (rather than the read time-out) has passed.
     pub fn past_deadline(&self) -> bool {
         self.deadline.saturating_duration_since(Instant::now()) < MIN_OPERATION
+    }
+}
+
+impl Drop for Timed {
+    fn drop(&mut self) {
+        OPEN.with(|open| open.set(open.get().saturating_sub(1)));
     }
 }
 
@@ -244,5 +263,32 @@ impl AsyncWrite for Stream {
             Stream::Plain(timed) => Pin::new(timed).poll_close(cx),
             Stream::Tls(conn) => Pin::new(&mut conn.tls).poll_close(cx),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_counts_as_open_from_its_wrapping_to_its_drop_on_its_own_thread() {
+        glommio::LocalExecutor::default().run(async {
+            let listener = glommio::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let before = open_here();
+            let first = TcpStream::connect(addr).await.unwrap();
+            let second = TcpStream::connect(addr).await.unwrap();
+            assert_eq!(open_here(), before, "a bare TCP stream is not counted");
+            let first = Timed::new(first, deadline, Duration::from_secs(1));
+            let second = Stream::Plain(Timed::new(second, deadline, Duration::from_secs(1)));
+            assert_eq!(open_here(), before + 2);
+            let other = std::thread::spawn(open_here).join().unwrap();
+            assert_eq!(other, 0, "another thread counts its own");
+            drop(first);
+            assert_eq!(open_here(), before + 1);
+            drop(second);
+            assert_eq!(open_here(), before);
+        });
     }
 }

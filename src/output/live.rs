@@ -44,7 +44,9 @@ pub struct ShardGauges {
     /// (`--seen-memory`).
     pub seen_keys: u64,
     pub seen_bytes: u64,
-    /// Keep-alive connections held idle.
+    /// Connections open (fetching, in a handshake or idle), and of those
+    /// the keep-alive ones held idle.
+    pub connections_open: u64,
     pub connections_idle: u64,
     /// WARC bytes handed to the writer, and files started.
     pub warc_bytes: u64,
@@ -127,6 +129,7 @@ pub struct LiveSnapshot {
     pub hosts_live: u64,
     pub hosts_resting: u64,
     pub seen_keys: u64,
+    pub connections_open: u64,
     pub connections_idle: u64,
     pub warc_bytes: u64,
     pub warc_files: u64,
@@ -320,6 +323,7 @@ impl Live {
             hosts_live: all.hosts_live,
             hosts_resting: all.hosts_resting,
             seen_keys: all.seen_keys,
+            connections_open: all.connections_open,
             connections_idle: all.connections_idle,
             warc_bytes: all.warc_bytes,
             warc_files: all.warc_files,
@@ -370,6 +374,7 @@ impl ShardGauges {
         self.host_bytes += other.host_bytes;
         self.seen_keys += other.seen_keys;
         self.seen_bytes += other.seen_bytes;
+        self.connections_open += other.connections_open;
         self.connections_idle += other.connections_idle;
         self.warc_bytes += other.warc_bytes;
         self.warc_files += other.warc_files;

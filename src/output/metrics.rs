@@ -215,6 +215,11 @@ pub fn prometheus(s: &LiveSnapshot) -> String {
         s.in_flight,
     );
     t.gauge(
+        "ringcrawl_connections_open",
+        "Connections open: fetching, in a handshake or idle.",
+        s.connections_open,
+    );
+    t.gauge(
         "ringcrawl_connections_idle",
         "Keep-alive connections held idle between fetches.",
         s.connections_idle,

@@ -256,6 +256,12 @@ fn status_metrics_pass_promtool_and_equal_the_end_report() {
         report["dns"]["queries"].as_u64().unwrap()
     );
     assert_eq!(sample(&text, "ringcrawl_fetches_in_flight"), 0);
+    // Every fetch is over: no connection is open outside the shards'
+    // pools (a connection counted open and never closed would show here).
+    assert_eq!(
+        sample(&text, "ringcrawl_connections_open"),
+        sample(&text, "ringcrawl_connections_idle")
+    );
     assert!(sample(&text, "ringcrawl_resident_memory_bytes") > 0);
 
     promtool_passes(
@@ -353,6 +359,14 @@ fn status_page_renders_the_numbers_of_status_json_in_headless_chromium() {
     assert_eq!(number("bytes"), json_u64(&summary["bytes"]));
     assert_eq!(number("errors"), json_u64(&summary["errors"]));
     assert_eq!(number("in-flight"), json_u64(&now["in_flight"]));
+    assert_eq!(
+        number("connections-open"),
+        json_u64(&now["connections_open"])
+    );
+    assert_eq!(
+        number("connections-idle"),
+        json_u64(&now["connections_idle"])
+    );
     assert_eq!(number("queued"), json_u64(&now["queued"]));
     assert_eq!(number("queued-disk"), json_u64(&now["queued_on_disk"]));
     assert_eq!(number("hosts-live"), json_u64(&now["hosts_live"]));

@@ -103,6 +103,7 @@ impl Shard {
             host_bytes: (hosts.live_bytes + hosts.resting_bytes) as u64,
             seen_keys: seen.len(),
             seen_bytes: seen.memory() as u64,
+            connections_open: crate::net::stream::open_here(),
             connections_idle: self.fetching.connections.borrow().held() as u64,
             warc_bytes: warc.map_or(0, |w| w.placed()),
             warc_files: warc.map_or(0, |w| w.files() as u64),

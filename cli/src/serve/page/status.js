@@ -94,6 +94,8 @@
     put("bytes", sum.bytes, bytes(sum.bytes));
     put("errors", sum.errors);
     put("in-flight", s.in_flight);
+    put("connections-open", s.connections_open);
+    put("connections-idle", s.connections_idle);
     put("queued", s.queued);
     put("queued-disk", s.queued_on_disk);
     put("hosts-live", s.hosts_live);
