@@ -7,7 +7,6 @@
 //! be reused (that is [`crate::net::fetch`]'s reading of the response) nor try it.
 //! Dropping a connection closes it.
 
-use std::collections::HashMap;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
@@ -26,7 +25,7 @@ pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
 /// Idle connections, newest last per key, at most `cap` in all.
 #[derive(Debug)]
 pub struct ConnPool<K, C> {
-    idle: HashMap<K, Vec<(C, Instant)>>,
+    idle: foldhash::HashMap<K, Vec<(C, Instant)>>,
     /// Connections held, over all keys.
     held: usize,
     /// Most connections held at once: each is an open file descriptor.
@@ -38,7 +37,7 @@ pub struct ConnPool<K, C> {
 impl<K: Hash + Eq, C> ConnPool<K, C> {
     pub fn new(cap: usize) -> Self {
         ConnPool {
-            idle: HashMap::new(),
+            idle: foldhash::HashMap::default(),
             held: 0,
             cap,
             next_sweep: None,

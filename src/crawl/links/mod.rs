@@ -48,7 +48,7 @@ mod scanner;
 mod tokenizer;
 
 use std::borrow::Cow;
-use std::collections::hash_map::{Entry, HashMap};
+use std::collections::hash_map::Entry;
 use std::hash::BuildHasher;
 
 use encoding_rs::{Encoding, UTF_8};
@@ -371,14 +371,16 @@ struct LinkSet<'p> {
 struct Urls {
     urls: Vec<Url>,
     /// Hash of a URL's text -> its index in `urls` (collisions are checked).
-    seen: HashMap<u64, usize>,
+    /// (Its keys are hashes already: foldhash, not the default SipHash,
+    /// hashes them for the table.)
+    seen: foldhash::HashMap<u64, usize>,
 }
 
 impl Urls {
     fn new() -> Self {
         Urls {
             urls: Vec::with_capacity(LINKS_EXPECTED),
-            seen: HashMap::with_capacity(LINKS_EXPECTED),
+            seen: foldhash::HashMap::with_capacity_and_hasher(LINKS_EXPECTED, Default::default()),
         }
     }
 

@@ -43,7 +43,7 @@
 //! What it is not: no robots.txt, no per-host politeness or limits, no URL
 //! normalisation (see `crate::web::urls`), and no I/O or DNS: `example.com` and
 //! an IP it resolves to are different hosts here.
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -98,9 +98,9 @@ impl Scope {
     /// chapter). Roots without a host are skipped; with no usable root
     /// nothing is allowed.
     pub fn new(roots: &[Url], mode: ScopeMode, exclude: Option<Regex>) -> Self {
-        let mut hosts = HashSet::new();
-        let mut domains = HashSet::new();
-        let mut dirs: HashMap<String, Vec<String>> = HashMap::new();
+        let mut hosts = HashSet::default();
+        let mut domains = HashSet::default();
+        let mut dirs: HashMap<String, Vec<String>> = HashMap::default();
         for root in roots {
             let host = urls::canonical_host(urls::host(root));
             if host.is_empty() {
