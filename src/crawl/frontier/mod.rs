@@ -39,7 +39,7 @@
 //! [`SpillIo`] requests and takes their completions.
 //!
 //! Files: `mod.rs` the turns and politeness, `host.rs` a host's state,
-//! `types.rs` the words it deals in (`Job`, `Offer`, `Limit`, `Next`),
+//! `politeness.rs` its settings, `types.rs` the words it deals in (`Job`, `Offer`, `Limit`, `Next`),
 //! `admission.rs` the hosts held within their bound, `hold.rs` fetches
 //! held back for their server's address (`--per-ip`), `waits.rs` what the
 //! hosts wait for, `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
@@ -51,11 +51,8 @@ use std::collections::{BinaryHeap, VecDeque};
 // knowing the seeds, though foldhash claims no resistance to a determined attacker.
 use foldhash::{HashMap, HashMapExt};
 use lru::LruCache;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::config::host_rules::HostRules;
-use crate::config::DEFAULT_RETRY_SCHEDULE;
 use crate::crawl::robots::Rules;
 use crate::job::{Job, Limit, Verdict};
 use crate::web::urls;
@@ -63,6 +60,7 @@ use crate::web::urls;
 mod admission;
 mod hold;
 mod host;
+mod politeness;
 mod queue;
 mod spill;
 mod store;
@@ -73,6 +71,7 @@ use admission::recount;
 #[cfg(any(test, feature = "internals"))]
 pub use admission::HostMemory;
 use host::{Host, Knobs, Origin, Robots};
+pub use politeness::Politeness;
 use queue::Queue;
 #[cfg(any(test, feature = "internals"))]
 pub use spill::Lost;
@@ -81,75 +80,6 @@ use spill::{weight, Spill, READ_AHEAD};
 pub use store::SpillStats;
 pub use store::{Extent, SpillIo};
 pub use types::{Next, Offer};
-
-/// Politeness settings.
-#[derive(Debug, Clone)]
-pub struct Politeness {
-    /// Fetches in flight per host.
-    pub per_host: usize,
-    /// Least time between the starts of two requests to one host.
-    pub delay: Duration,
-    /// URLs accepted per host.
-    pub max_pages_per_host: usize,
-    /// Sitemaps accepted per host (URLs whose hop path makes them one:
-    /// [`Hops::sitemap_level`](crate::job::hops::Hops::sitemap_level)), within `max_pages_per_host`.
-    pub max_sitemaps_per_host: usize,
-    /// Links followed from a root beyond which URLs are refused.
-    pub max_depth: u32,
-    /// URLs longer than this (bytes) are refused.
-    pub max_url_length: usize,
-    /// Fetch and obey robots.txt.
-    pub robots: bool,
-    /// Upper bound on a robots.txt `Crawl-delay`.
-    pub max_crawl_delay: Duration,
-    /// Heritrix's adaptive delay: after a fetch that took `t`, the host
-    /// waits `delay_factor × t`, at least `delay` and at most
-    /// `max_delay`, from the fetch's end. 0: off.
-    pub delay_factor: f64,
-    /// Upper bound of the adaptive delay.
-    pub max_delay: Duration,
-    /// Waits before each new try of an unreachable or 5xx robots.txt; when
-    /// they are used up the origin's URLs are refused (`robots_unavailable`).
-    pub robots_retries: Vec<Duration>,
-    /// Bytes the hosts' own state may take, live and resting (names,
-    /// politeness clocks, robots rules; not their queued URLs, which
-    /// count against `memory`): past it, the least recently finished
-    /// hosts are forgotten, and URLs of hosts not yet live wait until live
-    /// hosts finish (see `admission.rs`).
-    pub host_memory: usize,
-    /// Bytes the queued URLs may take in RAM (the jobs, their URLs and
-    /// referrers); past it, the newest URLs of each host go to disk
-    /// through the spill (see `spill.rs`). `usize::MAX`: all in RAM.
-    pub memory: usize,
-    /// Hosts whose `per_host`, `delay`, `delay_factor`, `max_delay` or
-    /// `max_pages_per_host` differ (`--host-rule`).
-    pub host_rules: Arc<HostRules>,
-}
-
-impl Default for Politeness {
-    fn default() -> Self {
-        Politeness {
-            per_host: 2,
-            delay: Duration::ZERO,
-            max_pages_per_host: 100_000,
-            max_sitemaps_per_host: crate::config::sitemap::MAX_SITEMAPS_PER_HOST,
-            max_depth: 100,
-            max_url_length: 2048,
-            robots: true,
-            max_crawl_delay: Duration::from_secs(10),
-            delay_factor: 0.0,
-            max_delay: Duration::from_secs(30),
-            robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
-            host_memory: DEFAULT_HOST_MEMORY,
-            memory: usize::MAX,
-            host_rules: Arc::default(),
-        }
-    }
-}
-
-/// Default [`Politeness::host_memory`]: 32 MiB per shard, some 100,000
-/// live hosts, or that many finished ones with a small robots.txt.
-pub const DEFAULT_HOST_MEMORY: usize = 32 << 20;
 
 /// Per-host queues and scheduling of one shard.
 pub struct Frontier {

@@ -19,6 +19,7 @@
 mod archive;
 mod cluster;
 mod decode;
+mod deliver;
 mod dispatch;
 mod exchange;
 mod failure;

@@ -3,7 +3,8 @@
 //! target to their owners, emit the record, count the URL out.
 //!
 //! Not the scheduling of pages (`dispatch.rs`), robots.txt (`robots.rs`),
-//! the undoing of content codings (`decode.rs`) nor what a failed record
+//! the hand-over to the caller's hooks (`deliver.rs`), the undoing of
+//! content codings (`decode.rs`) nor what a failed record
 //! says (`failure.rs`).
 
 use std::borrow::Cow;
@@ -27,7 +28,6 @@ use crate::net::http::content::DecodeError;
 use crate::net::http::{self, content};
 use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
 use crate::output::timestamp::rfc3339_millis;
-use crate::web::scope::Scope;
 use crate::web::urls;
 
 use super::decode::decode_body;
@@ -389,57 +389,6 @@ impl Shard {
             }
         }
         asked.count()
-    }
-
-    /// Hand a fetched page to the caller's hooks (handler, stream) and
-    /// return the links of it to follow: in scope, and let through by the
-    /// follow rule if there is one.
-    pub(super) fn deliver(
-        &self,
-        record: &mut Record,
-        response: &Response,
-        body: &[u8],
-        links: &[Url],
-    ) -> Vec<Url> {
-        self.deliver_with(record, response, body, links, Scope::allows)
-    }
-
-    /// [`Shard::deliver`], with the links in scope by `rule` (a sitemap
-    /// index lists sitemaps: starts, not links).
-    pub(super) fn deliver_with(
-        &self,
-        record: &mut Record,
-        response: &Response,
-        body: &[u8],
-        links: &[Url],
-        rule: fn(&Scope, &Url) -> bool,
-    ) -> Vec<Url> {
-        let page = Page {
-            record,
-            head: response.head_bytes.as_deref().unwrap_or(&[]),
-            body,
-            links,
-        };
-        self.hand_over(&page);
-        let scope = self.scope();
-        let follow = links
-            .iter()
-            .filter(|l| rule(&scope, l))
-            .filter(|l| self.hooks.follow.as_ref().is_none_or(|rule| rule(l, &page)))
-            .cloned()
-            .collect();
-        record.delivered = true;
-        follow
-    }
-
-    /// Call this shard's handler with `page` and queue it on the stream.
-    fn hand_over(&self, page: &Page<'_>) {
-        if let Some(handler) = self.handler.borrow_mut().as_mut() {
-            handler(page);
-        }
-        if let Some(stream) = &self.hooks.stream {
-            stream.send(page.to_owned());
-        }
     }
 
     /// The response's body with its content codings undone (at most
