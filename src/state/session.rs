@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{Config, Output};
 use crate::output::timestamp::rfc3339_millis;
@@ -219,6 +219,8 @@ impl Session {
             None => compact::remove_unmarked_bases(&shard_dirs)?,
         }
         let last_run = compact::last_run(&shard_dirs, compacted)?;
+        let started = Instant::now();
+        let mut checked = Checked::default();
         for shard_dir in &shard_dirs {
             let runs = journal::runs(shard_dir)?;
             let bases = compacted.map(|run| compact::base_path(shard_dir, run));
@@ -236,6 +238,7 @@ impl Session {
                     true => journal::check_whole(&path, discard)?,
                     false => journal::check(&path, discard)?,
                 };
+                checked.add(&path);
                 if whole && read.torn > 0 {
                     notes.push(format!(
                         "{}: a short tail of {} bytes accepted (its URLs are lost)",
@@ -253,6 +256,13 @@ impl Session {
                 }
             }
         }
+        log::info!(
+            "resume: checked {} journal files ({} MiB) in {:.1} s",
+            checked.files,
+            checked.bytes >> 20,
+            started.elapsed().as_secs_f64()
+        );
+        let started = Instant::now();
         let done = if jsonl.exists() {
             let done = done::read(
                 &jsonl,
@@ -277,6 +287,13 @@ impl Session {
         } else {
             done::Done::empty(manifest.shards)
         };
+        log::info!(
+            "resume: read the log, {} records ({} MiB), in {:.1} s",
+            done.records,
+            done.repaired.len >> 20,
+            started.elapsed().as_secs_f64()
+        );
+        let started = Instant::now();
         if let Some(why) = &done.repaired.torn {
             notes.push(format!(
                 "{}: cut {} bytes at {} ({why})",
@@ -330,6 +347,10 @@ impl Session {
                 ));
             }
         }
+        log::info!(
+            "resume: the WARC files and the index mended in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
         let (elapsed_before, seq) = checkpoint
             .map(|c| (Duration::from_millis(c.elapsed_ms), c.seq))
             .unwrap_or_default();
@@ -446,6 +467,20 @@ impl Session {
 /// The WARC files of the crawl whose names start with `prefix` that a
 /// kill may have torn: of each run and shard (`PREFIX[-rN]-sS-SEQ`), the
 /// one with the highest `SEQ` (the files before it were closed whole).
+/// The journal files a resume checked, and their bytes (for its log).
+#[derive(Default)]
+struct Checked {
+    files: usize,
+    bytes: u64,
+}
+
+impl Checked {
+    fn add(&mut self, path: &Path) {
+        self.files += 1;
+        self.bytes += fs::metadata(path).map_or(0, |m| m.len());
+    }
+}
+
 fn last_warc_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, StateError> {
     let mut last: BTreeMap<String, (u32, PathBuf)> = BTreeMap::new();
     for (stem, path) in warc_files(dir, prefix)? {
