@@ -812,8 +812,9 @@ stop_nginx
 # --------------------------------------------------------------------------
 # Report.
 
-python3 "$HERE/bench_report.py" "$WORK/info.txt" "$WORK/runs.tsv" "$WORK/keep" >"$RESULTS"
+# The runs first: a report that fails must not lose them.
 cp "$WORK/runs.tsv" "${RESULTS%.md}.runs.tsv"
+python3 "$HERE/bench_report.py" "$WORK/info.txt" "$WORK/runs.tsv" "$WORK/keep" >"$RESULTS"
 log "results: $RESULTS (every run: ${RESULTS%.md}.runs.tsv)"
 cat "$RESULTS"
 exit 0

@@ -142,7 +142,7 @@ def ratios(groups, base):
     return '\n'.join(rows)
 
 
-def wire_share(crawls, wires, base, keep):
+def wire_share(crawls, wires, base, wrk):
     """The crawl's pages/s over wrk's keep-alive req/s, paired round by
     round (each crawl against the wrk run of its own round), with the
     crawl's CPU µs per page: scripts/wire.sh's figure."""
@@ -155,8 +155,8 @@ def wire_share(crawls, wires, base, keep):
         shares.append(num(r['fetched']) / num(r['wall_s']) / num(w['req_per_s']))
         cpus.append((num(r['user_s']) + num(r['sys_s'])) / num(r['fetched']) * 1e6)
     if not shares:
-        return f'- {base} ÷ {keep}: no round with both'
-    return (f'- **{base} ÷ {keep}, paired by round: {fmt(statistics.median(shares), 2)} of wrk\'s req/s** '
+        return f'- {base} ÷ {wrk}: no round with both'
+    return (f'- **{base} ÷ {wrk}, paired by round: {fmt(statistics.median(shares), 2)} of wrk\'s req/s** '
             f'(min–max {fmt(min(shares), 2)}–{fmt(max(shares), 2)}, {len(shares)} rounds); '
             f'{base} CPU µs/page median {fmt(statistics.median(cpus), 1)} '
             f'({fmt(min(cpus), 1)}–{fmt(max(cpus), 1)})')
@@ -265,10 +265,10 @@ def main():
         elif base and len(summary) > 1:
             print()
             print(ratios(summary, base))
-            keep = next((t for t in tools if tools[t][0]['req_per_s'] != '' and 'keep-alive' in t), None)
-            if keep:
+            wrk = next((t for t in tools if tools[t][0]['req_per_s'] != '' and 'keep-alive' in t), None)
+            if wrk:
                 print()
-                print(wire_share(tools[base], tools[keep], base, keep))
+                print(wire_share(tools[base], tools[wrk], base, wrk))
             # One connection per page against its own ceiling.
             one = next((t for t in summary if t.startswith('ringcrawl') and 'no-keep-alive' in t), None)
             close = next((t for t in summary if summary[t]['wire'] and 'keep-alive' not in t), None)
