@@ -582,6 +582,17 @@ fn a_full_disk_under_the_state_directory_stops_the_crawl_cleanly_and_the_resume_
         first_err.contains(&state.display().to_string()),
         "names the file: {first_err}"
     );
+    // Once (not once a shard, nor again for the log), in words: not
+    // glommio's operation, path and file descriptor.
+    assert_eq!(
+        first_err.matches("No space left on device").count(),
+        1,
+        "said once: {first_err}"
+    );
+    assert!(
+        !first_err.contains("op: ") && !first_err.contains("fd: ") && !first_err.contains("Some("),
+        "without glommio's op, path and fd: {first_err}"
+    );
     let (second_code, second_err) = (read("second.code"), read("second.err"));
     assert_eq!(second_code.trim(), "0", "{second_err}");
 
