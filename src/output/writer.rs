@@ -157,6 +157,7 @@ impl Writer {
     }
 
     /// Start a writer thread on `out`, behind past `backlog` queued bytes.
+    #[cfg(any(test, feature = "internals"))]
     pub fn start(out: Box<dyn Write + Send>, backlog: usize) -> io::Result<Writer> {
         Writer::start_doing(out, backlog, "writing records".to_string())
     }

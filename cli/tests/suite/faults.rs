@@ -407,7 +407,8 @@ fn a_page_logged_before_its_index_line_is_indexed_at_resume_as_the_crawl_wrote_i
         }
     }
     std::fs::write(&index, lines.concat()).unwrap();
-    let resume = vec!["--resume".to_string(), state.display().to_string()];
+    // `-v` against the stored `-q`: the resume's notes are warnings.
+    let resume = ["--resume", &state.display().to_string(), "-v"].map(String::from);
     let (code, err) = wait(ringcrawl(&resume));
     assert_eq!(code, Some(0), "{err}");
     assert!(

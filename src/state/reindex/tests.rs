@@ -40,7 +40,7 @@ impl Crawl {
         let n = self.log.len() as u64;
         let response = format!(
             "HTTP/1.1 {} X\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>{url}</p>",
-            if n % 3 == 0 { 404 } else { 200 }
+            if n.is_multiple_of(3) { 404 } else { 200 }
         );
         let head_len = response.find("\r\n\r\n").unwrap() + 4;
         let ex = warc::Exchange {
