@@ -120,7 +120,10 @@
 //!   (`state::StateDir`); `state::session`, one run's begin (create, or
 //!   open, check, repair and read for a resume) and checkpoints;
 //!   `state::repair`, which cuts the output files back to their last whole
-//!   line or record after a `kill -9`; `state::done` (the log of records
+//!   line or record after a `kill -9`; `state::index` and
+//!   `state::reindex`, the CDXJ lines a resume keeps and those a kill
+//!   lost after their pages' records, made again from the WARC records;
+//!   `state::done` (the log of records
 //!   read as the list of done URLs) and `state::journal` (the journals of
 //!   discovered URLs, read back). Main-thread `std::fs` code, run before
 //!   the shards start and after they stop; the shards' side (journal

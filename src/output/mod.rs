@@ -5,13 +5,15 @@
 //! their Prometheus text ([`metrics`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
 //! the WACZ package made of them at the end ([`wacz`]); an earlier
 //! crawl's captures read back for a recrawl ([`captures`]) and what its
-//! conditional requests came to ([`revalidations`]).
+//! conditional requests came to ([`revalidations`]); glommio's I/O
+//! errors in plain words ([`io_error`]).
 //!
 //! Not the crawl itself: shards hand finished records here and go on.
 
 pub mod backoffs;
 pub mod captures;
 pub mod cdxj;
+pub mod io_error;
 pub mod live;
 pub mod metrics;
 pub mod progress;

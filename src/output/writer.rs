@@ -77,6 +77,8 @@ struct State {
     /// 0 writing; 1 reader gone; 2 failed (see `error`).
     stop: AtomicU8,
     error: Mutex<Option<String>>,
+    /// What a failure was doing: `writing FILE`, or `writing records`.
+    doing: String,
     /// Every shard's pending lines.
     pending: Mutex<Vec<Pending>>,
 }
@@ -100,7 +102,7 @@ impl State {
         if e.kind() == io::ErrorKind::BrokenPipe {
             self.stop.store(READER_GONE, Ordering::Release);
         } else {
-            lock(&self.error).get_or_insert_with(|| format!("writing records: {e}"));
+            lock(&self.error).get_or_insert_with(|| format!("{}: {e}", self.doing));
             self.stop.store(FAILED, Ordering::Release);
         }
     }
@@ -147,16 +149,31 @@ impl Writer {
                 Box::new(file)
             }
         };
-        Writer::start(out, backlog).map(Some)
+        let doing = match output {
+            Output::File(path) => format!("writing {}", path.display()),
+            _ => "writing records".to_string(),
+        };
+        Writer::start_doing(out, backlog, doing).map(Some)
     }
 
     /// Start a writer thread on `out`, behind past `backlog` queued bytes.
+    #[cfg(any(test, feature = "internals"))]
     pub fn start(out: Box<dyn Write + Send>, backlog: usize) -> io::Result<Writer> {
+        Writer::start_doing(out, backlog, "writing records".to_string())
+    }
+
+    /// [`Writer::start`], a failure said as `DOING: ERROR`.
+    fn start_doing(
+        out: Box<dyn Write + Send>,
+        backlog: usize,
+        doing: String,
+    ) -> io::Result<Writer> {
         let state = Arc::new(State {
             queued: AtomicUsize::new(0),
             backlog,
             stop: AtomicU8::new(WRITING),
             error: Mutex::new(None),
+            doing,
             pending: Mutex::new(Vec::new()),
         });
         let (tx, rx) = mpsc::channel();

@@ -76,6 +76,8 @@ pub struct Done {
     /// record, in the log's order, so the index lines of the file after
     /// that one's stand for records the log does not hold.
     pub warc_last: HashMap<String, u64>,
+    /// Of each WARC file, how many logged records point into it.
+    pub warc_records: HashMap<String, u64>,
     /// What the repair of the log found and cut.
     pub repaired: Repaired<()>,
 }
@@ -91,6 +93,7 @@ impl Done {
             interrupted: 0,
             warc_whole: HashMap::new(),
             warc_last: HashMap::new(),
+            warc_records: HashMap::new(),
             repaired: Repaired {
                 was: 0,
                 len: 0,
@@ -114,6 +117,45 @@ struct Line<'a> {
     warc_file: Option<Cow<'a, str>>,
     #[serde(default)]
     warc_offset: Option<u64>,
+}
+
+/// Whether a record of this error kind counts as done: not one of a fetch
+/// cut by an interrupt, nor a proxy's failure (not the page's: a resume
+/// tries it again).
+fn counts(kind: Option<&str>) -> bool {
+    ![
+        ErrorKind::Interrupted,
+        ErrorKind::ProxyConnect,
+        ErrorKind::ProxyAuth,
+    ]
+    .iter()
+    .any(|k| Some(k.name()) == kind)
+}
+
+/// A page's record in the log, where its WARC record lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Archived {
+    /// The page's URL.
+    pub url: String,
+    /// The WARC file's name.
+    pub file: String,
+    /// Where its record's gzip member starts in the file.
+    pub offset: u64,
+}
+
+/// The page and WARC place of the log line `bytes`, if it is a record
+/// that counts as done (as [`read`] counts them) and points into a WARC
+/// file.
+pub fn archived(bytes: &[u8]) -> Option<Archived> {
+    let line = serde_json::from_slice::<Line>(bytes).ok()?;
+    if !counts(line.error_kind.as_deref()) {
+        return None;
+    }
+    Some(Archived {
+        url: line.url.into_owned(),
+        file: line.warc_file?.into_owned(),
+        offset: line.warc_offset?,
+    })
 }
 
 /// Repair the log at `path` and read what it says was done, with the
@@ -142,13 +184,10 @@ pub fn read(
             return false;
         };
         let kind = line.error_kind.as_deref();
-        if kind == Some(ErrorKind::Interrupted.name()) {
-            done.interrupted += 1;
-            return true;
-        }
-        // The proxy's failure, not the page's: a resume tries it again.
-        if kind == Some(ErrorKind::ProxyConnect.name()) || kind == Some(ErrorKind::ProxyAuth.name())
-        {
+        if !counts(kind) {
+            if kind == Some(ErrorKind::Interrupted.name()) {
+                done.interrupted += 1;
+            }
             return true;
         }
         let shard = shard_for(urls::host_of(&line.url), shards);
@@ -170,6 +209,12 @@ pub fn read(
                 Some(at) => *at = offset,
                 None => {
                     done.warc_last.insert(file.to_string(), offset);
+                }
+            }
+            match done.warc_records.get_mut(file.as_ref()) {
+                Some(n) => *n = n.saturating_add(1),
+                None => {
+                    done.warc_records.insert(file.to_string(), 1);
                 }
             }
         }
@@ -261,6 +306,21 @@ mod tests {
             (4, 2, 107, 1)
         );
         assert_eq!(done.warc_whole.get("w.warc.gz"), Some(&900));
+        assert_eq!(done.warc_last.get("w.warc.gz"), Some(&300));
+        assert_eq!(done.warc_records.get("w.warc.gz"), Some(&2));
+        assert_eq!(
+            archived(br#"{"url":"http://b.test/z","warc_file":"w.warc.gz","warc_offset":900}"#),
+            Some(Archived {
+                url: "http://b.test/z".into(),
+                file: "w.warc.gz".into(),
+                offset: 900
+            })
+        );
+        assert_eq!(archived(br#"{"url":"http://b.test/z"}"#), None);
+        assert_eq!(
+            archived(br#"{"url":"http://a/","error_kind":"interrupted","warc_file":"w","warc_offset":1}"#),
+            None
+        );
         let by_shard: Vec<Vec<u64>> = done
             .by_shard
             .iter()

@@ -46,6 +46,10 @@ pub struct Kept {
     pub damaged: u64,
     /// The torn tail cut, if any: why.
     pub torn: Option<String>,
+    /// Of each WARC file with a page's line kept, the offset the last of
+    /// them points at: the records the log holds after that one's lack
+    /// their lines (`super::reindex`).
+    pub indexed: HashMap<String, u64>,
 }
 
 impl Kept {
@@ -76,7 +80,7 @@ fn fields(line: &[u8]) -> Option<(String, String, u64, u64)> {
 }
 
 /// Whether `url` is of a record no page's log line stands for.
-fn without_record(url: &str) -> bool {
+pub(super) fn without_record(url: &str) -> bool {
     url.starts_with("dns:")
         || url
             .split(['?', '#'])
@@ -171,8 +175,9 @@ pub fn keep_written(
                 continue;
             }
             if last.get(&warc) == Some(&offset) {
-                passed.insert(warc);
+                passed.insert(warc.clone());
             }
+            kept.indexed.insert(warc, offset);
         }
         if let Err(e) = out.write_all(&buf) {
             break Err(io_err("writing", &tmp)(e));

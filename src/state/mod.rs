@@ -38,12 +38,14 @@
 //! to checkpoint nor what the shard folders hold, and it writes no output
 //! file: the outputs are appended to by the crawl and only ever cut at a
 //! tear by [`repair`], or, for the CDXJ index, rewritten without the lines
-//! a resume drops ([`index`]).
+//! a resume drops ([`index`]) and appended to with the pages' lines a kill
+//! lost, made again from their WARC records ([`reindex`]).
 pub mod compact;
 pub mod done;
 pub mod index;
 pub mod journal;
 pub mod manifest;
+pub mod reindex;
 pub mod repair;
 pub mod replay;
 pub mod session;

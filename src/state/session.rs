@@ -15,7 +15,8 @@
 //! 2. the last WARC file of each shard and run is cut back to its last
 //!    whole gzip member, then the CDXJ index keeps only the lines whose
 //!    WARC bytes are there and whose records the log holds
-//!    ([`super::index`]);
+//!    ([`super::index`]), and gets back the lines of the pages whose
+//!    records a kill logged without them ([`super::reindex`]);
 //! 3. the journals of the earlier runs ([`super::journal`]) are checked
 //!    and named for the shards, which replay them minus what is done;
 //!    after a compaction ([`super::compact`]), the bases of its run and
@@ -47,7 +48,7 @@ use super::compact::{self, Compaction};
 use super::done::{self, Done};
 use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
 use super::repair::{repair_warc_in_place, warc_files};
-use super::{index, io_err, journal, Checkpoint, Manifest, Refused, StateDir, StateError};
+use super::{index, io_err, journal, reindex, Checkpoint, Manifest, Refused, StateDir, StateError};
 
 /// The prefix of the spill directories (seen runs, spilled queues) a run
 /// makes in the state directory; a killed run's is removed by the next.
@@ -332,9 +333,11 @@ impl Session {
         }
         // After the WARC files' repair: a line must point at bytes still
         // there.
+        let warc_dir = manifest.outputs.warc.as_ref().map(|w| w.dir.as_path());
+        let mut indexed = std::collections::HashMap::new();
         if let Some(cdxj) = manifest.outputs.cdxj.as_ref().filter(|p| p.exists()) {
-            let warc_dir = manifest.outputs.warc.as_ref().map(|w| w.dir.as_path());
-            let kept = index::keep_written(cdxj, warc_dir, &done.warc_last, discard)?;
+            let mut kept = index::keep_written(cdxj, warc_dir, &done.warc_last, discard)?;
+            indexed = std::mem::take(&mut kept.indexed);
             if kept.changed() {
                 notes.push(format!(
                     "{}: kept {} lines; dropped {} whose WARC bytes are gone, {} of pages without a record (fetched again), {} damaged{}",
@@ -345,6 +348,14 @@ impl Session {
                     kept.damaged,
                     kept.torn.as_deref().map(|t| format!("; cut {t}")).unwrap_or_default()
                 ));
+            }
+        }
+        // Then the lines a kill lost after their pages' records.
+        if let (Some(cdxj), Some(warc_dir)) = (&manifest.outputs.cdxj, warc_dir) {
+            let rebuilt =
+                reindex::rebuild_lost(cdxj, warc_dir, &jsonl, &done, &indexed, config.max_head)?;
+            if rebuilt != reindex::Rebuilt::default() {
+                notes.push(format!("{}: {}", cdxj.display(), rebuilt.said()));
             }
         }
         log::info!(

@@ -81,7 +81,12 @@ impl Outputs {
     pub(super) fn finish(self, outcome: &mut Outcome) -> Option<PathBuf> {
         match self.writer.and_then(Writer::finish) {
             Some(Stopped::ReaderGone) => outcome.output_closed = true,
-            Some(Stopped::Failed(e)) => outcome.output_error = Some(e),
+            // A shard's failure, if any, came first and stopped the crawl
+            // (a full disk fails the journals and the log alike): one
+            // error is said.
+            Some(Stopped::Failed(e)) => {
+                outcome.output_error.get_or_insert(e);
+            }
             None => {}
         }
         if let Some(Stopped::Failed(e)) = self.cdxj.and_then(Writer::finish) {

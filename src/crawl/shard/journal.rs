@@ -35,6 +35,7 @@ use glommio::io::BufferedFile;
 
 use crate::crawl::seen;
 use crate::job::{chunk, Job};
+use crate::output::io_error::plain;
 use crate::output::record::Record;
 use crate::state::compact::Compaction;
 use crate::state::replay::Replay;
@@ -235,8 +236,9 @@ impl Shard {
                 self.journal_failed(
                     journal,
                     &format!(
-                        "the journal failed: creating {}: {e}",
-                        journal.path.display()
+                        "the journal failed: creating {}: {}",
+                        journal.path.display(),
+                        plain(e)
                     ),
                 );
                 return;
@@ -285,8 +287,9 @@ impl Shard {
                     self.journal_failed(
                         journal,
                         &format!(
-                            "the journal failed: syncing {}: {e}",
-                            journal.path.display()
+                            "the journal failed: syncing {}: {}",
+                            journal.path.display(),
+                            plain(e)
                         ),
                     );
                     break;
@@ -379,7 +382,9 @@ impl Shard {
     fn journal_failed(&self, journal: &Journal, what: &str) {
         journal.failed.set(true);
         let message = format!("shard {}: {what}", self.id);
-        log::error!("{message}");
+        // Said once, by the report's output error (every shard may fail
+        // alike: a full disk fills each one's journal).
+        log::debug!("{message}");
         self.recording
             .output_error
             .borrow_mut()
@@ -519,7 +524,7 @@ pub(super) async fn write_all(
 ) -> std::io::Result<()> {
     let mut rest = bytes;
     while !rest.is_empty() {
-        let n = file.write_at(rest.to_vec(), at).await?;
+        let n = file.write_at(rest.to_vec(), at).await.map_err(plain)?;
         if n == 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::WriteZero,

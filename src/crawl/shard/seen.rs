@@ -457,7 +457,8 @@ impl Shard {
     /// the error as the outcome's output error (exit status 1).
     pub(super) fn seen_failed(&self, what: &str) {
         let message = format!("shard {}: the seen-set failed {what}", self.id);
-        log::error!("{message}");
+        // Said once, by the report's output error.
+        log::debug!("{message}");
         self.recording
             .output_error
             .borrow_mut()

@@ -257,7 +257,8 @@ impl Shard {
                     self.id,
                     self.spill_dir.display()
                 );
-                log::error!("{message}");
+                // Said once, by the report's output error.
+                log::debug!("{message}");
                 self.recording
                     .output_error
                     .borrow_mut()

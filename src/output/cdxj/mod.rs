@@ -9,11 +9,15 @@
 //! `revisit` and `resource` records (the caller only asks for those); not
 //! `request` nor `warcinfo`.
 //!
+//! [`rebuild`] makes a page's line again from its record read back (a
+//! resume's, for a line a kill lost).
+//!
 //! Not the writing of the index file (a shard hands its lines to a
 //! [`crate::output::writer`] thread) nor its sorting (done where a sorted
 //! index is needed: the WACZ).
 #![deny(clippy::arithmetic_side_effects)]
 
+pub mod rebuild;
 pub mod surt;
 
 use std::fmt::Write as _;

@@ -22,6 +22,7 @@ use futures_lite::AsyncWriteExt;
 use glommio::io::{BufferedFile, StreamWriter, StreamWriterBuilder};
 use glommio::Task;
 
+use crate::output::io_error::{plain, words};
 use crate::output::warc;
 use crate::sync::notify::Notify;
 
@@ -306,7 +307,7 @@ fn add(counter: &Cell<u64>, n: usize) {
 async fn open(path: &Path) -> Result<StreamWriter, String> {
     let file = BufferedFile::create(path)
         .await
-        .map_err(|e| format!("creating {}: {e}", path.display()))?;
+        .map_err(|e| format!("creating {}: {}", path.display(), plain(e)))?;
     Ok(StreamWriterBuilder::new(file)
         .with_buffer_size(128 << 10)
         .build())
@@ -315,12 +316,12 @@ async fn open(path: &Path) -> Result<StreamWriter, String> {
 async fn write(file: &mut StreamWriter, bytes: &[u8], path: &Path) -> Result<(), String> {
     file.write_all(bytes)
         .await
-        .map_err(|e| format!("writing {}: {e}", path.display()))
+        .map_err(|e| format!("writing {}: {}", path.display(), words(&e)))
 }
 
 async fn close(mut writer: StreamWriter) -> Result<(), String> {
     writer
         .close()
         .await
-        .map_err(|e| format!("closing WARC file: {e}"))
+        .map_err(|e| format!("closing WARC file: {}", words(&e)))
 }

@@ -3,16 +3,19 @@
 //! fields and its block. What a recrawl needs of an earlier capture: the
 //! response as it was received, to take the page's links from, and the
 //! record's id, date and payload digest, for a `revisit` record that
-//! refers to it.
+//! refers to it ([`record_at`]). What a resume needs to rebuild a lost
+//! index line: the header, the start of the block (the HTTP head) and the
+//! length of the member ([`skim`]).
 //!
 //! Pure: the caller reads the file and hands over the bytes from the
-//! offset on. Not a general WARC reader (one record, gzipped per record,
-//! as `warc::file` writes them) and not the HTTP inside the block.
+//! offset on (or a reader positioned there). Not a general WARC reader
+//! (one record, gzipped per record, as `warc::file` writes them) and not
+//! the HTTP inside the block.
 //!
 //! The bytes come from a file that may be damaged or not ours: nothing here
-//! may panic, and the block is bounded by the caller's cap.
+//! may panic, and what is held is bounded by the caller's cap.
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 
 use flate2::bufread::GzDecoder;
 use thiserror::Error;
@@ -63,17 +66,96 @@ pub fn record_at(bytes: &[u8], max_block: usize) -> Result<Stored, ReadError> {
     let cap = max_block.saturating_add(MAX_HEADER);
     let mut text = Vec::new();
     let mut member = GzDecoder::new(bytes).take(u64::try_from(cap).unwrap_or(u64::MAX));
-    if let Err(e) = member.read_to_end(&mut text) {
-        return Err(match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => ReadError::Short,
-            _ => ReadError::Gzip(e.to_string()),
-        });
+    member.read_to_end(&mut text).map_err(gzip_error)?;
+    let (mut stored, start, length) = header(&text)?;
+    if length > max_block {
+        return Err(ReadError::TooLarge(max_block));
     }
-    let end = memchr::memmem::find(&text, b"\r\n\r\n")
+    stored.block = text
+        .get(start..)
+        .and_then(|rest| rest.get(..length))
+        .ok_or_else(|| ReadError::NotWarc("a block shorter than its Content-Length".into()))?
+        .to_vec();
+    Ok(stored)
+}
+
+/// A record skimmed by [`skim`]: what an index line needs of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skimmed {
+    /// The record, its `block` cut to the first bytes asked for.
+    pub record: Stored,
+    /// Bytes of its gzip member (what the index calls its length).
+    pub member_len: u64,
+}
+
+/// The record whose gzip member `reader` starts at, with only the first
+/// `keep` bytes of its block (a response's HTTP head), and the length of
+/// the member: the rest is read through and dropped, so a record of any
+/// size costs its header and `keep` bytes. [`ReadError::Short`] when the
+/// stream ends inside the member.
+pub fn skim<R: BufRead>(reader: R, keep: usize) -> Result<Skimmed, ReadError> {
+    let mut member = GzDecoder::new(Counted {
+        inner: reader,
+        consumed: 0,
+    });
+    let cap = keep.saturating_add(MAX_HEADER);
+    let mut text = Vec::new();
+    (&mut member)
+        .take(u64::try_from(cap).unwrap_or(u64::MAX))
+        .read_to_end(&mut text)
+        .map_err(gzip_error)?;
+    // To the member's end: its trailer read, the count is its length.
+    std::io::copy(&mut member, &mut std::io::sink()).map_err(gzip_error)?;
+    let member_len = member.get_ref().consumed;
+    let (mut stored, start, length) = header(&text)?;
+    let block = text.get(start..).unwrap_or_default();
+    stored.block = block.get(..length.min(keep)).unwrap_or(block).to_vec();
+    Ok(Skimmed {
+        record: stored,
+        member_len,
+    })
+}
+
+/// A reader that counts the bytes taken from it.
+struct Counted<R> {
+    inner: R,
+    consumed: u64,
+}
+
+impl<R: BufRead> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed = self.consumed.saturating_add(n as u64);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.inner.consume(amt);
+        self.consumed = self.consumed.saturating_add(amt as u64);
+    }
+}
+
+fn gzip_error(e: std::io::Error) -> ReadError {
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => ReadError::Short,
+        _ => ReadError::Gzip(e.to_string()),
+    }
+}
+
+/// The named fields of the record whose decompressed bytes `text` starts
+/// with (its block left empty), where its block starts in `text` and its
+/// `Content-Length`.
+fn header(text: &[u8]) -> Result<(Stored, usize, usize), ReadError> {
+    let end = memchr::memmem::find(text, b"\r\n\r\n")
         .filter(|&end| end < MAX_HEADER)
         .ok_or_else(|| ReadError::NotWarc("no end of the WARC header".into()))?;
-    let (head, rest) = text.split_at(end);
-    let rest = rest.get(4..).unwrap_or_default();
+    let head = text.get(..end).unwrap_or_default();
     let head = std::str::from_utf8(head)
         .map_err(|_| ReadError::NotWarc("a WARC header that is not UTF-8".into()))?;
     let mut lines = head.split("\r\n");
@@ -93,22 +175,16 @@ pub fn record_at(bytes: &[u8], max_block: usize) -> Result<Stored, ReadError> {
     let length: usize = field("Content-Length")
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| ReadError::NotWarc("no Content-Length".into()))?;
-    if length > max_block {
-        return Err(ReadError::TooLarge(max_block));
-    }
-    let block = rest
-        .get(..length)
-        .ok_or_else(|| ReadError::NotWarc("a block shorter than its Content-Length".into()))?
-        .to_vec();
     let required = |name: &str| field(name).ok_or_else(|| ReadError::NotWarc(format!("no {name}")));
-    Ok(Stored {
+    let stored = Stored {
         kind: required("WARC-Type")?,
         record_id: required("WARC-Record-ID")?,
         date: required("WARC-Date")?,
         target_uri: required("WARC-Target-URI")?,
         payload_digest: field("WARC-Payload-Digest"),
-        block,
-    })
+        block: Vec::new(),
+    };
+    Ok((stored, end.saturating_add(4), length))
 }
 
 #[cfg(test)]
@@ -163,6 +239,33 @@ mod tests {
             );
         }
         assert_eq!(record_at(member, 4), Err(ReadError::TooLarge(4)));
+    }
+
+    #[test]
+    fn a_skimmed_record_keeps_its_header_and_block_start_and_measures_its_member() {
+        let (bytes, start, id) = exchange_bytes();
+        let mut file = bytes.clone();
+        // Another member after it: the skim stops at its own member's end.
+        file.extend_from_slice(&bytes[..start]);
+        let skimmed = skim(&file[start..], 8).unwrap();
+        assert_eq!(skimmed.member_len, (bytes.len() - start) as u64);
+        assert_eq!(skimmed.record.kind, "response");
+        assert_eq!(skimmed.record.record_id, id);
+        assert_eq!(skimmed.record.block, b"HTTP/1.1");
+        // The request member before it, measured the same way.
+        let request = skim(&file[..], 1 << 20).unwrap();
+        assert_eq!(request.record.kind, "request");
+        assert_eq!(request.member_len, start as u64);
+        for cut in [0, 1, 10, bytes.len() - start - 1] {
+            assert!(
+                skim(&bytes[start..start + cut], 8).is_err(),
+                "a member cut at {cut} is no record"
+            );
+        }
+        assert_eq!(
+            skim(&bytes[start..bytes.len() - 1], 8),
+            Err(ReadError::Short)
+        );
     }
 
     #[test]
