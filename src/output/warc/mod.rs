@@ -206,7 +206,8 @@ pub struct Written {
     pub record_id: String,
     /// Its `WARC-Payload-Digest`.
     pub payload_digest: String,
-    /// Offset of its gzip member from where this call started appending.
+    /// Offset of its gzip member in `out` (from the start of the buffer,
+    /// not from where this call began appending).
     pub start: usize,
     /// Length of its gzip member.
     pub len: usize,
