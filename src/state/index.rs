@@ -25,12 +25,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::output::cdxj;
 
-use super::repair::{preview, MAX_LINE};
+use super::repair::{next_line, preview, MAX_LINE};
 use super::{io_err, Damaged, StateError};
 
 /// What [`keep_written`] found and did.
@@ -114,10 +114,9 @@ pub fn keep_written(
     let mut pos = 0u64;
     let mut buf = Vec::new();
     let result = loop {
-        buf.clear();
-        let n = match (&mut reader).take(MAX_LINE).read_until(b'\n', &mut buf) {
+        let n = match next_line(&mut reader, &mut buf, path) {
             Ok(n) => n,
-            Err(e) => break Err(io_err("reading", path)(e)),
+            Err(e) => break Err(e),
         };
         if n == 0 {
             break Ok(());

@@ -35,7 +35,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use crate::output::cdxj::rebuild::page_line;
@@ -43,7 +43,7 @@ use crate::output::warc::read::skim;
 
 use super::done::{archived, Archived, Done};
 use super::index::without_record;
-use super::repair::MAX_LINE;
+use super::repair::next_line;
 use super::{io_err, StateError};
 
 /// The first window of the log's end read.
@@ -255,18 +255,10 @@ fn each_archived(
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut buf = Vec::new();
     if start > 0 {
-        (&mut reader)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut buf)
-            .map_err(io_err("reading", path))?;
+        next_line(&mut reader, &mut buf, path)?;
     }
     loop {
-        buf.clear();
-        let n = (&mut reader)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut buf)
-            .map_err(io_err("reading", path))?;
-        if n == 0 {
+        if next_line(&mut reader, &mut buf, path)? == 0 {
             return Ok(());
         }
         if let Some(page) = archived(&buf) {

@@ -50,6 +50,20 @@ use super::{io_err, Damaged, StateError};
 /// Longest JSONL or CDXJ line accepted (records are a few KiB at most).
 pub(super) const MAX_LINE: u64 = 16 << 20;
 
+/// Clear `buf` and read into it the next line of `reader` (its newline
+/// kept), at most [`MAX_LINE`] bytes; 0 at the end of the file.
+pub(super) fn next_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    path: &Path,
+) -> Result<usize, StateError> {
+    buf.clear();
+    reader
+        .take(MAX_LINE)
+        .read_until(b'\n', buf)
+        .map_err(io_err("reading", path))
+}
+
 /// Longest WARC record header accepted.
 const MAX_WARC_HEAD: u64 = 1 << 20;
 
@@ -336,11 +350,7 @@ fn scan_lines(
     let mut number = 0u64;
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        let n = (&mut reader)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut buf)
-            .map_err(io_err("reading", path))?;
+        let n = next_line(&mut reader, &mut buf, path)?;
         if n == 0 {
             break;
         }
