@@ -16,8 +16,13 @@
 # time), the pages it fetched, and its log lines about its steps (-vv),
 # each after the seconds since it started. Then, per binary, the median and the range of the wall time.
 #
+# With AGAIN=1 each copy is resumed a second time, after the first
+# (another RESUME_PAGES pages): the second reads only what the first
+# logged (the log's records and the index lines a resume has checked are
+# not read again; src/state/done/covered.rs), and is reported apart.
+#
 # Environment (defaults): HOSTS (4096), CORES (every CPU), MAX_TASKS (100),
-# ROUNDS (3), RESUME_PAGES (100), SITE_BIN (target/release/ringcrawl-site),
+# ROUNDS (3), RESUME_PAGES (100), AGAIN (off), SITE_BIN (target/release/ringcrawl-site),
 # WORK (a new directory under $TMPDIR; KEEP=1 keeps it). Traffic stays on
 # 127.0.0.1; only the processes this script starts are stopped, by PID.
 set -euo pipefail
@@ -106,28 +111,43 @@ m = json.load(open(path))
 m["outputs"]["jsonl"] = m["outputs"]["jsonl"].replace(old, new, 1)
 json.dump(m, open(path, "w"))
 EOF
-        sync
-        TMPDIR="$WORK/tmp" /usr/bin/time -f '%M %e' -o "$WORK/resume-time" \
-            "$bin" --resume "$copy" --max-pages "$((N + RESUME_PAGES))" -vv \
-            --report-json "$WORK/resume.json" 2> >(stamp >"$WORK/resume-$round-$i.log") || {
-            tail -5 "$WORK/resume-$round-$i.log" >&2
-            echo "resume failed" >&2
-            exit 1
-        }
-        read -r kib wall <"$WORK/resume-time"
-        pages=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["urls"])' "$WORK/resume.json")
-        echo "round $round, binary $i ($bin): ${wall}s wall, peak RSS $((kib / 1024)) MiB, $pages pages"
-        sed 's/^/    /' "$WORK/resume-$round-$i.log" | head -12
-        [ "$pages" -eq "$RESUME_PAGES" ] || echo "    (fetched $pages pages, not $RESUME_PAGES)"
-        TIMES[$i]="${TIMES[$i]:-} $wall"
+        passes=1
+        [ -n "${AGAIN:-}" ] && passes=2
+        for pass in $(seq "$passes"); do
+            log="$WORK/resume-$round-$i-$pass.log"
+            sync
+            TMPDIR="$WORK/tmp" /usr/bin/time -f '%M %e' -o "$WORK/resume-time" \
+                "$bin" --resume "$copy" --max-pages "$((N + pass * RESUME_PAGES))" -vv \
+                --report-json "$WORK/resume.json" 2> >(stamp >"$log") || {
+                tail -5 "$log" >&2
+                echo "resume failed" >&2
+                exit 1
+            }
+            read -r kib wall <"$WORK/resume-time"
+            pages=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["urls"])' "$WORK/resume.json")
+            what="binary $i ($bin)"
+            key=$i
+            if [ "$pass" -eq 2 ]; then
+                what="$what, resumed again"
+                key="$i again"
+            fi
+            echo "round $round, $what: ${wall}s wall, peak RSS $((kib / 1024)) MiB, $pages pages"
+            sed 's/^/    /' "$log" | head -12
+            [ "$pages" -eq "$RESUME_PAGES" ] || echo "    (fetched $pages pages, not $RESUME_PAGES)"
+            TIMES[$key]="${TIMES[$key]:-} $wall"
+        done
     done
 done
 rm -rf "$WORK/copy"
 echo
 echo "| binary | resume seconds, median | range | runs |"
 echo "|---|---:|---:|---|"
-for i in "${!BINS[@]}"; do
-    python3 - "${BINS[$i]}" ${TIMES[$i]} <<'EOF'
+for key in $(printf '%s\n' "${!TIMES[@]}" | sort | tr ' ' '+'); do
+    key=${key//+/ }
+    i=${key%% *}
+    name=${BINS[$i]}
+    [ "$key" != "$i" ] && name="$name, resumed again"
+    python3 - "$name" ${TIMES[$key]} <<'EOF'
 import statistics, sys
 bin, times = sys.argv[1], [float(t) for t in sys.argv[2:]]
 print(f"| {bin} | {statistics.median(times):.1f} | {min(times):.1f}-{max(times):.1f} | {' '.join(f'{t:.1f}' for t in times)} |")

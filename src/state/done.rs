@@ -5,12 +5,15 @@
 //! only after the links of its page are in the journal of discovered URLs
 //! (`journal.rs`), so a URL with a record needs no new fetch and loses
 //! nothing. At a resume the log is repaired (a torn last line cut off, and
-//! said so) and read once, in bounded memory: each record's URL becomes a
-//! fingerprint in the folder of the shard that owns its host
-//! (`shard-{i}/done.fp`, little-endian u64s), which the shard reads back a
-//! few at a time, counts as seen before it replays the journals, and
-//! removes. A resume thus holds none of them all at once: 100M records
-//! would be 800 MB in RAM, and are that on disk for a moment instead.
+//! said so) and read, in bounded memory, from where the last resume's read
+//! ended ([`covered`], `DIR/done.json`; the whole log at the first): each
+//! new record's URL becomes a fingerprint appended to the file of the
+//! shard that owns its host (`shard-{i}/done.fp`, little-endian u64s),
+//! and its counts are added to the earlier ones. The shard reads its file
+//! back a few fingerprints at a time and counts them as seen before it
+//! replays the journals. A resume thus holds none of them all at once:
+//! 100M records would be 800 MB in RAM, and are that on disk instead, and
+//! it parses only the records written since the last resume.
 //!
 //! A record of a fetch cut short by an interrupt (`interrupted`, written
 //! only by a crawl without `--state`) is not done: the URL is fetched
@@ -21,8 +24,7 @@
 //! Not the journal of discovered URLs, nor the repair of the WARC files.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -36,6 +38,11 @@ use crate::web::urls;
 
 use super::repair::{repair_jsonl_with, Repaired};
 use super::{io_err, StateError};
+
+pub mod covered;
+
+use covered::Covered;
+pub use covered::{Counts, IndexCovered, WarcLogged};
 
 /// The file of done fingerprints in a shard's folder.
 const FILE: &str = "done.fp";
@@ -58,28 +65,21 @@ pub struct Done {
     /// that owns their host ([`Fingerprints`] reads one); none for a crawl
     /// without records.
     pub by_shard: Vec<Option<PathBuf>>,
-    /// Records that count (interrupted ones left out).
-    pub records: u64,
-    /// Of those, fetches: what `--max-pages` counted.
-    pub pages: u64,
-    /// Body bytes of those fetches: what `--max-bytes` counted.
-    pub bytes: u64,
-    /// Records of fetches cut by an interrupt: their URLs are fetched again.
-    pub interrupted: u64,
-    /// Of each WARC file (by name) that logged records point into, the
-    /// offset of the last one: a record is logged only once its WARC bytes
-    /// are in the file, so everything before it is whole, and a repair
-    /// starts there.
-    pub warc_whole: HashMap<String, u64>,
-    /// Of each WARC file, the offset of the record the log's last line
-    /// pointing into it points at: a page's index line follows its
-    /// record, in the log's order, so the index lines of the file after
-    /// that one's stand for records the log does not hold.
-    pub warc_last: HashMap<String, u64>,
-    /// Of each WARC file, how many logged records point into it.
-    pub warc_records: HashMap<String, u64>,
+    /// What the records say, summed over the whole log.
+    pub counts: Counts,
+    /// Where this read of the log began: the end of what the last resume
+    /// read (0: the log was read whole).
+    pub from: u64,
+    /// Why the log was read whole though a resume read it before.
+    pub reread: Option<String>,
+    /// What of the CDXJ index the last resume checked, when what it read
+    /// of the log still holds.
+    pub index: Option<IndexCovered>,
     /// What the repair of the log found and cut.
     pub repaired: Repaired<()>,
+    /// The state directory and what its `done.json` says now (None: not
+    /// written, no log).
+    saved: Option<(PathBuf, Covered)>,
 }
 
 impl Done {
@@ -87,20 +87,28 @@ impl Done {
     pub fn empty(shards: usize) -> Done {
         Done {
             by_shard: vec![None; shards.max(1)],
-            records: 0,
-            pages: 0,
-            bytes: 0,
-            interrupted: 0,
-            warc_whole: HashMap::new(),
-            warc_last: HashMap::new(),
-            warc_records: HashMap::new(),
+            counts: Counts::default(),
+            from: 0,
+            reread: None,
+            index: None,
             repaired: Repaired {
                 was: 0,
                 len: 0,
                 torn: None,
                 items: Vec::new(),
             },
+            saved: None,
         }
+    }
+
+    /// Say in `done.json` what of the CDXJ index this resume checked
+    /// (once the index is synced); nothing without a log.
+    pub fn save_index(&mut self, index: IndexCovered) -> Result<(), StateError> {
+        let Some((dir, saved)) = &mut self.saved else {
+            return Ok(());
+        };
+        saved.index = Some(index);
+        covered::save(dir, saved)
     }
 }
 
@@ -122,7 +130,7 @@ struct Line<'a> {
 /// Whether a record of this error kind counts as done: not one of a fetch
 /// cut by an interrupt, nor a proxy's failure (not the page's: a resume
 /// tries it again).
-fn counts(kind: Option<&str>) -> bool {
+fn counts_as_done(kind: Option<&str>) -> bool {
     ![
         ErrorKind::Interrupted,
         ErrorKind::ProxyConnect,
@@ -148,7 +156,7 @@ pub struct Archived {
 /// file.
 pub fn archived(bytes: &[u8]) -> Option<Archived> {
     let line = serde_json::from_slice::<Line>(bytes).ok()?;
-    if !counts(line.error_kind.as_deref()) {
+    if !counts_as_done(line.error_kind.as_deref()) {
         return None;
     }
     Some(Archived {
@@ -160,33 +168,55 @@ pub fn archived(bytes: &[u8]) -> Option<Archived> {
 
 /// Repair the log at `path` and read what it says was done, with the
 /// crawl's fingerprint `key`, for the shards whose folders are
-/// `shard_dirs`: each gets a file of its fingerprints there. A damaged
-/// line before the end is an error, or with `discard` cut with all after
-/// it.
+/// `shard_dirs`: each has a file of its fingerprints there. Only the
+/// records after what `done.json` in the state directory `dir` says an
+/// earlier resume read are parsed; then the log, the fingerprint files
+/// and `done.json` are synced, in that order. A damaged line before the
+/// end is an error, or with `discard` cut with all after it.
 pub fn read(
     path: &Path,
     key: [u64; 2],
+    dir: &Path,
     shard_dirs: &[PathBuf],
     discard: bool,
 ) -> Result<Done, StateError> {
     let shards = shard_dirs.len().max(1);
+    let paths: Vec<PathBuf> = shard_dirs.iter().map(|d| d.join(FILE)).collect();
+    let (covered, reread) = match covered::load(dir, path, &paths) {
+        Ok(covered) => (covered, None),
+        Err(why) => (Covered::default(), Some(why).filter(|w| !w.is_empty())),
+    };
     let mut done = Done::empty(shards);
+    done.counts = covered.counts;
+    done.from = covered.log_len;
+    done.reread = reread;
+    // The index's lines were checked against the log's: not if that is
+    // read whole again.
+    done.index = covered.index.filter(|_| covered.log_len > 0);
     let fingerprinter = Fingerprinter::new(key);
     let mut files = Vec::with_capacity(shards);
-    for dir in shard_dirs {
-        let path = dir.join(FILE);
-        let file = File::create(&path).map_err(io_err("creating", &path))?;
+    for (i, path) in paths.iter().enumerate() {
+        // Cut back to what `done.json` names: a killed resume may have
+        // appended more.
+        let keep = covered.fingerprints.get(i).copied().unwrap_or(0);
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|file| file.set_len(keep).map(|()| file))
+            .map_err(io_err("opening", path))?;
         files.push((path, BufWriter::with_capacity(1 << 16, file)));
     }
     let mut failed: Option<(PathBuf, io::Error)> = None;
-    let repaired = repair_jsonl_with(path, 0, discard, |bytes| {
+    let counts = &mut done.counts;
+    let repaired = repair_jsonl_with(path, covered.log_len, discard, |bytes| {
         let Ok(line) = serde_json::from_slice::<Line>(bytes) else {
             return false;
         };
         let kind = line.error_kind.as_deref();
-        if !counts(kind) {
+        if !counts_as_done(kind) {
             if kind == Some(ErrorKind::Interrupted.name()) {
-                done.interrupted += 1;
+                counts.interrupted += 1;
             }
             return true;
         }
@@ -194,47 +224,50 @@ pub fn read(
         if let Some((path, file)) = files.get_mut(shard) {
             let fingerprint = fingerprinter.fingerprint(&line.url).to_le_bytes();
             if let Err(e) = file.write_all(&fingerprint) {
-                failed.get_or_insert((path.clone(), e));
+                failed.get_or_insert((path.to_path_buf(), e));
             }
         }
-        done.records += 1;
+        counts.records += 1;
         if let (Some(file), Some(offset)) = (&line.warc_file, line.warc_offset) {
-            match done.warc_whole.get_mut(file.as_ref()) {
-                Some(at) => *at = (*at).max(offset),
-                None => {
-                    done.warc_whole.insert(file.to_string(), offset);
-                }
-            }
-            match done.warc_last.get_mut(file.as_ref()) {
-                Some(at) => *at = offset,
-                None => {
-                    done.warc_last.insert(file.to_string(), offset);
-                }
-            }
-            match done.warc_records.get_mut(file.as_ref()) {
-                Some(n) => *n = n.saturating_add(1),
-                None => {
-                    done.warc_records.insert(file.to_string(), 1);
-                }
-            }
+            counts.archived(file, offset);
         }
         if !kind.is_some_and(refused) {
-            done.pages += 1;
-            done.bytes = done.bytes.saturating_add(line.size);
+            counts.pages += 1;
+            counts.bytes = counts.bytes.saturating_add(line.size);
         }
         true
     })?;
     if let Some((path, e)) = failed {
         return Err(io_err("writing", &path)(e));
     }
+    // What the log says is done leaves the compacted bases: it must
+    // outlive a power loss as they do (an earlier run's last records may
+    // still be in the page cache only), and before `done.json` says it
+    // was read.
+    File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(io_err("syncing", path))?;
+    let mut lengths = Vec::with_capacity(shards);
     for (shard, (path, file)) in files.into_iter().enumerate() {
-        file.into_inner()
+        let file = file
+            .into_inner()
             .map_err(|e| e.into_error())
-            .map_err(io_err("writing", &path))?;
+            .map_err(io_err("writing", path))?;
+        file.sync_data().map_err(io_err("syncing", path))?;
+        lengths.push(file.metadata().map_err(io_err("reading", path))?.len());
         if let Some(slot) = done.by_shard.get_mut(shard) {
-            *slot = Some(path);
+            *slot = Some(path.clone());
         }
     }
+    let saved = Covered {
+        log_len: repaired.len,
+        log_crc: covered::log_crc(path, repaired.len)?,
+        fingerprints: lengths,
+        counts: done.counts.clone(),
+        index: done.index.clone(),
+    };
+    covered::save(dir, &saved)?;
+    done.saved = Some((dir.to_path_buf(), saved));
     done.repaired = repaired;
     Ok(done)
 }
@@ -300,14 +333,19 @@ mod tests {
                 dir
             })
             .collect();
-        let done = read(&path, key, &dirs, false).unwrap();
+        let state = path.with_extension("state");
+        std::fs::create_dir_all(&state).unwrap();
+        let done = read(&path, key, &state, &dirs, false).unwrap();
+        let c = &done.counts;
+        assert_eq!((c.records, c.pages, c.bytes, c.interrupted), (4, 2, 107, 1));
         assert_eq!(
-            (done.records, done.pages, done.bytes, done.interrupted),
-            (4, 2, 107, 1)
+            c.warc.get("w.warc.gz"),
+            Some(&WarcLogged {
+                whole: 900,
+                last: 300,
+                records: 2
+            })
         );
-        assert_eq!(done.warc_whole.get("w.warc.gz"), Some(&900));
-        assert_eq!(done.warc_last.get("w.warc.gz"), Some(&300));
-        assert_eq!(done.warc_records.get("w.warc.gz"), Some(&2));
         assert_eq!(
             archived(br#"{"url":"http://b.test/z","warc_file":"w.warc.gz","warc_offset":900}"#),
             Some(Archived {
@@ -351,8 +389,88 @@ mod tests {
         assert!(done.repaired.torn.is_some(), "the torn line is cut");
         assert_eq!(std::fs::metadata(&path).unwrap().len(), done.repaired.len);
         std::fs::remove_file(&path).unwrap();
+        std::fs::remove_dir_all(&state).unwrap();
         for dir in dirs {
             std::fs::remove_dir_all(dir).unwrap();
         }
+    }
+
+    /// The fingerprints of the shards' files, each sorted.
+    fn fingerprints(done: &Done) -> Vec<Vec<u64>> {
+        done.by_shard
+            .iter()
+            .map(|file| {
+                let mut all: Vec<u64> = Fingerprints::open(file.as_ref().unwrap())
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect();
+                all.sort_unstable();
+                all
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_second_resume_reads_only_the_records_logged_since_and_sums_the_same() {
+        let dir = std::env::temp_dir().join(format!("ringcrawl-done-again-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let dirs: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("shard-{i}"))).collect();
+        for d in &dirs {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let log = dir.join("log.jsonl");
+        let line = |i: usize| {
+            format!(
+                "{{\"url\":\"http://h{}.test/{i}\",\"status\":200,\"size\":10,\"warc_file\":\"w\",\"warc_offset\":{}}}\n",
+                i % 5,
+                i * 100
+            )
+        };
+        let first: String = (0..40).map(line).collect();
+        std::fs::write(&log, &first).unwrap();
+        let key = [3, 4];
+        let done = read(&log, key, &dir, &dirs, false).unwrap();
+        assert_eq!((done.from, done.counts.records), (0, 40));
+        // A second run logs 25 more; a kill tears the last of them.
+        let mut all = first.clone();
+        all.extend((40..65).map(line));
+        std::fs::write(&log, format!("{all}{{\"url\":\"http://h1.test/torn")).unwrap();
+        // A killed resume had appended fingerprints and not said so.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(dirs[0].join(FILE))
+            .unwrap()
+            .write_all(&[9u8; 24])
+            .unwrap();
+        let again = read(&log, key, &dir, &dirs, false).unwrap();
+        assert_eq!(
+            again.from,
+            first.len() as u64,
+            "only the new records are read"
+        );
+        assert!(again.repaired.torn.is_some());
+        let again_fingerprints = fingerprints(&again);
+        // The same as a first read of the whole log.
+        std::fs::remove_file(dir.join(covered::FILE)).unwrap();
+        let whole = read(&log, key, &dir, &dirs, false).unwrap();
+        assert_eq!((whole.from, whole.reread.as_deref()), (0, None));
+        assert_eq!(again.counts, whole.counts);
+        assert_eq!(again.counts.records, 65);
+        assert_eq!(
+            again.counts.warc.get("w").copied(),
+            Some(WarcLogged {
+                whole: 6400,
+                last: 6400,
+                records: 65
+            })
+        );
+        assert_eq!(again_fingerprints, fingerprints(&whole));
+        assert_eq!(fingerprints(&whole).concat().len(), 65);
+        // A log that is not the one read: read whole, and said why.
+        std::fs::write(&log, all.replace("h3.test", "h4.test")).unwrap();
+        let other = read(&log, key, &dir, &dirs, false).unwrap();
+        assert_eq!(other.from, 0);
+        assert!(other.reread.unwrap().contains("not the ones read before"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -18,17 +18,23 @@
 //! - it is damaged (not an index line, with lines after it), and the
 //!   caller accepts the loss; else that is an error and nothing changes.
 //!
-//! The file is rewritten only when a line is dropped: the kept lines go to
-//! a new file, synced, renamed over it. Blocking `std::fs`, for the main
-//! thread before the executors start; bounded memory (a line at a time,
-//! and a few numbers per WARC file).
+//! Only the lines after what the last resume checked are read
+//! ([`super::done::IndexCovered`]): the WARC files those lines point into
+//! are earlier runs', never written again, and the log only grows, so
+//! they stay as they were kept. The file is rewritten only when a line is
+//! dropped: the kept lines go to a new file (after the lines checked
+//! before, copied unread), synced, renamed over it. Blocking `std::fs`,
+//! for the main thread before the executors start; bounded memory (a line
+//! at a time, and a few numbers per WARC file).
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::output::cdxj;
+
+use super::done::WarcLogged;
 
 use super::repair::{next_line, preview, MAX_LINE};
 use super::{io_err, Damaged, StateError};
@@ -89,21 +95,33 @@ pub(super) fn without_record(url: &str) -> bool {
 }
 
 /// Keep of the index at `path` the lines whose bytes are in the WARC files
-/// in `warc_dir` and whose records the log holds (`last`: of each WARC
-/// file, the offset the log's last record in it points at); see the
-/// module's docs. Damage before the end is an error unless `discard`.
+/// in `warc_dir` and whose records the log holds (`logged`: of each WARC
+/// file, where the log's records in it point); see the
+/// module's docs. Only the lines from byte `from` on are read (an earlier
+/// resume checked those before it; 0: all). Damage before the end is an
+/// error unless `discard`.
 pub fn keep_written(
     path: &Path,
     warc_dir: Option<&Path>,
-    last: &HashMap<String, u64>,
+    logged: &HashMap<String, WarcLogged>,
     discard: bool,
+    from: u64,
 ) -> Result<Kept, StateError> {
-    let file = File::open(path).map_err(io_err("opening", path))?;
+    let mut file = File::open(path).map_err(io_err("opening", path))?;
+    file.seek(SeekFrom::Start(from))
+        .map_err(io_err("reading", path))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let tmp = PathBuf::from(format!("{}.resume-tmp", path.display()));
     let mut out = BufWriter::with_capacity(
         1 << 16,
-        File::create(&tmp).map_err(io_err("creating", &tmp))?,
+        // Read back when the lines before `from` go first ([`prefixed`]).
+        fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(io_err("creating", &tmp))?,
     );
     let mut kept = Kept::default();
     // WARC file → its length (None: missing).
@@ -111,7 +129,7 @@ pub fn keep_written(
     // The WARC files whose last logged record's line was passed.
     let mut passed: HashSet<String> = HashSet::new();
     let mut number = 0u64;
-    let mut pos = 0u64;
+    let mut pos = from;
     let mut buf = Vec::new();
     let result = loop {
         let n = match next_line(&mut reader, &mut buf, path) {
@@ -150,7 +168,10 @@ pub fn keep_written(
                 if !discard {
                     break Err(Damaged {
                         path: path.to_path_buf(),
-                        place: format!("line {number}"),
+                        place: match from {
+                            0 => format!("line {number}"),
+                            _ => format!("the line {number} after byte {from}"),
+                        },
                         byte: at,
                         what,
                     }
@@ -169,11 +190,11 @@ pub fn keep_written(
             continue;
         }
         if !without_record(&url) {
-            if passed.contains(&warc) || !last.contains_key(&warc) {
+            if passed.contains(&warc) || !logged.contains_key(&warc) {
                 kept.unlogged += 1;
                 continue;
             }
-            if last.get(&warc) == Some(&offset) {
+            if logged.get(&warc).map(|w| w.last) == Some(offset) {
                 passed.insert(warc.clone());
             }
             kept.indexed.insert(warc, offset);
@@ -190,6 +211,10 @@ pub fn keep_written(
         let file = out
             .into_inner()
             .map_err(|e| io_err("writing", &tmp)(e.into_error()))?;
+        let file = match from {
+            0 => file,
+            _ => prefixed(path, from, file, &tmp)?,
+        };
         file.sync_all().map_err(io_err("syncing", &tmp))?;
         drop(file);
         fs::rename(&tmp, path).map_err(io_err("renaming", &tmp))?;
@@ -203,4 +228,25 @@ pub fn keep_written(
     // Left when nothing changed, or on an error.
     let _ = fs::remove_file(&tmp);
     finished.map(|()| kept)
+}
+
+/// The file at `tmp`, whose kept lines `lines` holds, made the index's
+/// first `from` bytes and then those lines: copied in the kernel
+/// (`copy_file_range`), the index's earlier lines unread.
+fn prefixed(path: &Path, from: u64, lines: File, tmp: &Path) -> Result<File, StateError> {
+    let whole = PathBuf::from(format!("{}.resume-whole", path.display()));
+    let made = (|| {
+        let mut out = File::create(&whole)?;
+        io::copy(&mut File::open(path)?.take(from), &mut out)?;
+        let mut lines = lines;
+        lines.seek(SeekFrom::Start(0))?;
+        io::copy(&mut lines, &mut out)?;
+        Ok(out)
+    })();
+    let out = made.map_err(|e: io::Error| {
+        let _ = fs::remove_file(&whole);
+        io_err("writing", &whole)(e)
+    })?;
+    fs::rename(&whole, tmp).map_err(io_err("renaming", &whole))?;
+    Ok(out)
 }

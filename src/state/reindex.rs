@@ -41,8 +41,8 @@ use std::path::Path;
 use crate::output::cdxj::rebuild::page_line;
 use crate::output::warc::read::skim;
 
-use super::done::{archived, Archived, Done};
-use super::index::without_record;
+use super::done::{archived, Archived, Done, IndexCovered};
+use super::index::{keep_written, without_record, Kept};
 use super::repair::next_line;
 use super::{io_err, StateError};
 
@@ -119,29 +119,104 @@ impl Tail {
     }
 }
 
+/// What a resume did to the index ([`mend`]).
+#[derive(Debug, Default)]
+pub struct Mended {
+    /// Where its check began: the end of the lines the last resume
+    /// checked (0: all were read).
+    pub from: u64,
+    /// What the check kept and dropped (None: there is no index yet).
+    pub kept: Option<Kept>,
+    /// The lines made again.
+    pub rebuilt: Rebuilt,
+}
+
+impl Mended {
+    /// What was done, in words, for the resume's notes about `index`.
+    pub fn notes(&self, index: &Path) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(kept) = self.kept.as_ref().filter(|k| k.changed()) {
+            notes.push(format!(
+                "{}: kept {} lines{}; dropped {} whose WARC bytes are gone, {} of pages without a record (fetched again), {} damaged{}",
+                index.display(),
+                kept.lines,
+                match self.from {
+                    0 => String::new(),
+                    from => format!(" after byte {from}"),
+                },
+                kept.unwritten,
+                kept.unlogged,
+                kept.damaged,
+                kept.torn.as_deref().map(|t| format!("; cut {t}")).unwrap_or_default()
+            ));
+        }
+        if self.rebuilt != Rebuilt::default() {
+            notes.push(format!("{}: {}", index.display(), self.rebuilt.said()));
+        }
+        notes
+    }
+}
+
+/// Mend the index at `index` after a kill, once the log is read (`done`)
+/// and the WARC files in `warc_dir` repaired: keep the lines whose bytes
+/// are there and whose records the log holds, from where the last resume's
+/// check ended ([`keep_written`]), make again the lines a kill lost
+/// ([`rebuild_lost`]), then sync it and say in `done.json` what is
+/// checked. Damage is an error unless `discard`.
+pub fn mend(
+    index: &Path,
+    warc_dir: Option<&Path>,
+    log: &Path,
+    done: &mut Done,
+    discard: bool,
+    keep: usize,
+) -> Result<Mended, StateError> {
+    let mut mended = Mended::default();
+    let mut indexed = HashMap::new();
+    if index.exists() {
+        // The lines the last resume checked are not read again.
+        let checked = done.index.take().filter(|c| c.holds(index));
+        mended.from = checked.as_ref().map_or(0, |c| c.len);
+        indexed = checked.map(|c| c.indexed).unwrap_or_default();
+        let mut kept = keep_written(index, warc_dir, &done.counts.warc, discard, mended.from)?;
+        indexed.extend(std::mem::take(&mut kept.indexed));
+        mended.kept = Some(kept);
+    }
+    if let Some(warc_dir) = warc_dir {
+        mended.rebuilt = rebuild_lost(index, warc_dir, log, done, &mut indexed, keep)?;
+    }
+    if index.exists() {
+        done.save_index(IndexCovered::of(index, indexed)?)?;
+    }
+    Ok(mended)
+}
+
 /// Make again the lines of the index at `index` that the records of the
 /// log at `log` lack (see the module's docs): `done` is what the log
 /// holds of each WARC file (in `warc_dir`), `indexed` the offset of each
-/// file's last page line in the index; `keep` bytes of a record's block
-/// are read (a response head is at most that long).
+/// file's last page line in the index (then the log's last record of
+/// each file looked at: the next resume's starting point);
+/// `keep` bytes of a record's block are read (a response head is at most
+/// that long).
 pub fn rebuild_lost(
     index: &Path,
     warc_dir: &Path,
     log: &Path,
     done: &Done,
-    indexed: &HashMap<String, u64>,
+    indexed: &mut HashMap<String, u64>,
     keep: usize,
 ) -> Result<Rebuilt, StateError> {
     let mut tails: HashMap<String, Tail> = done
-        .warc_last
+        .counts
+        .warc
         .iter()
-        .filter(|(file, last)| indexed.get(*file) != Some(*last))
+        .filter(|(file, logged)| indexed.get(*file) != Some(&logged.last))
         // A WARC file gone has no bytes to make lines of.
         .filter(|(file, _)| warc_dir.join(file).is_file())
-        .map(|(file, _)| {
+        .map(|(file, logged)| {
             let tail = Tail {
                 after: indexed.get(file).copied(),
-                records: done.warc_records.get(file).copied().unwrap_or(0),
+                records: logged.records,
                 seen: 0,
                 from: None,
             };
@@ -176,6 +251,13 @@ pub fn rebuild_lost(
         }
         window = window.saturating_mul(4);
     };
+    // Once made (or left, said why), a file's lines are as the log's
+    // records: the next resume does not look for them again.
+    for file in tails.keys() {
+        if let Some(logged) = done.counts.warc.get(file) {
+            indexed.insert(file.clone(), logged.last);
+        }
+    }
     let unplaced: Vec<String> = tails
         .iter()
         .filter(|(_, tail)| !tail.placed())

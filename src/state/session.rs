@@ -9,9 +9,10 @@
 //! settings are the same, takes its outputs and key from the manifest,
 //! then mends what a kill may have torn and learns what was done:
 //!
-//! 1. the log of records (JSONL) is repaired and read ([`super::done`]):
-//!    the URLs with a record, into a file in the folder of their owning
-//!    shard, and the budgets they spent;
+//! 1. the log of records (JSONL) is repaired and read ([`super::done`]),
+//!    from where the last resume's read ended: the URLs with a record,
+//!    into a file in the folder of their owning shard, and the budgets
+//!    they spent;
 //! 2. the last WARC file of each shard and run is cut back to its last
 //!    whole gzip member, then the CDXJ index keeps only the lines whose
 //!    WARC bytes are there and whose records the log holds
@@ -27,7 +28,7 @@
 //! changed, unless the crawl accepts the loss (`--resume-discard-damaged`).
 //!
 //! The seen-sets and queues are not kept across runs: a resume rebuilds
-//! them from the log, the bases and the journals (what was still queued
+//! them from the done fingerprints, the bases and the journals (what was still queued
 //! at the last compaction, and what was found since; see docs/resume.md).
 //! A resume whose replay ends compacts at its next checkpoint. Crawl time
 //! spent comes from the last checkpoint.
@@ -48,7 +49,7 @@ use super::compact::{self, Compaction};
 use super::done::{self, Done};
 use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
 use super::repair::{repair_warc_in_place, warc_files};
-use super::{index, io_err, journal, reindex, Checkpoint, Manifest, Refused, StateDir, StateError};
+use super::{io_err, journal, reindex, Checkpoint, Manifest, Refused, StateDir, StateError};
 
 /// The prefix of the spill directories (seen runs, spilled queues) a run
 /// makes in the state directory; a killed run's is removed by the next.
@@ -264,24 +265,14 @@ impl Session {
             started.elapsed().as_secs_f64()
         );
         let started = Instant::now();
-        let done = if jsonl.exists() {
-            let done = done::read(
+        let mut done = if jsonl.exists() {
+            done::read(
                 &jsonl,
                 manifest.fingerprint_key.halves().into(),
+                dir.path(),
                 &shard_dirs,
                 discard,
-            )?;
-            // What it says is done leaves the compacted bases: it must
-            // outlive a power loss as they do (an earlier run's last
-            // records may still be in the page cache only).
-            std::fs::File::open(&jsonl)
-                .and_then(|f| f.sync_all())
-                .map_err(|source| StateError::Io {
-                    what: "syncing",
-                    path: jsonl.clone(),
-                    source,
-                })?;
-            done
+            )?
         } else if last_run.is_some() {
             // The log is made before any journal: gone, not yet written.
             return Err(StateError::LogMissing { path: jsonl });
@@ -289,11 +280,15 @@ impl Session {
             done::Done::empty(manifest.shards)
         };
         log::info!(
-            "resume: read the log, {} records ({} MiB), in {:.1} s",
-            done.records,
-            done.repaired.len >> 20,
+            "resume: read the log's {} MiB from byte {} ({} records in all) in {:.1} s",
+            (done.repaired.len.saturating_sub(done.from)) >> 20,
+            done.from,
+            done.counts.records,
             started.elapsed().as_secs_f64()
         );
+        if let Some(why) = &done.reread {
+            notes.push(format!("{}: read whole: {why}", jsonl.display()));
+        }
         let started = Instant::now();
         if let Some(why) = &done.repaired.torn {
             notes.push(format!(
@@ -309,8 +304,8 @@ impl Session {
                 let mut whole = file
                     .file_name()
                     .and_then(|n| n.to_str())
-                    .and_then(|n| done.warc_whole.get(n))
-                    .copied()
+                    .and_then(|n| done.counts.warc.get(n))
+                    .map(|w| w.whole)
                     .unwrap_or(0);
                 if whole > len {
                     // Logged records point past the end (a power loss, or
@@ -334,29 +329,10 @@ impl Session {
         // After the WARC files' repair: a line must point at bytes still
         // there.
         let warc_dir = manifest.outputs.warc.as_ref().map(|w| w.dir.as_path());
-        let mut indexed = std::collections::HashMap::new();
-        if let Some(cdxj) = manifest.outputs.cdxj.as_ref().filter(|p| p.exists()) {
-            let mut kept = index::keep_written(cdxj, warc_dir, &done.warc_last, discard)?;
-            indexed = std::mem::take(&mut kept.indexed);
-            if kept.changed() {
-                notes.push(format!(
-                    "{}: kept {} lines; dropped {} whose WARC bytes are gone, {} of pages without a record (fetched again), {} damaged{}",
-                    cdxj.display(),
-                    kept.lines,
-                    kept.unwritten,
-                    kept.unlogged,
-                    kept.damaged,
-                    kept.torn.as_deref().map(|t| format!("; cut {t}")).unwrap_or_default()
-                ));
-            }
-        }
-        // Then the lines a kill lost after their pages' records.
-        if let (Some(cdxj), Some(warc_dir)) = (&manifest.outputs.cdxj, warc_dir) {
-            let rebuilt =
-                reindex::rebuild_lost(cdxj, warc_dir, &jsonl, &done, &indexed, config.max_head)?;
-            if rebuilt != reindex::Rebuilt::default() {
-                notes.push(format!("{}: {}", cdxj.display(), rebuilt.said()));
-            }
+        if let Some(cdxj) = &manifest.outputs.cdxj {
+            let mended =
+                reindex::mend(cdxj, warc_dir, &jsonl, &mut done, discard, config.max_head)?;
+            notes.extend(mended.notes(cdxj));
         }
         log::info!(
             "resume: the WARC files and the index mended in {:.1} s",

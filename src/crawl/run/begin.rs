@@ -87,9 +87,9 @@ impl Begun {
             return Ok(None);
         };
         let done = session.done.take();
-        let resumed = done.as_ref().map(|d| d.records);
+        let resumed = done.as_ref().map(|d| d.counts.records);
         let (done, pages, bytes) = match done {
-            Some(d) => (d.by_shard, d.pages, d.bytes),
+            Some(d) => (d.by_shard, d.counts.pages, d.counts.bytes),
             None => (vec![None; shards], 0, 0),
         };
         Ok(Some(Kept {

@@ -436,9 +436,6 @@ impl Shard {
                 glommio::yield_if_needed().await;
             }
         }
-        if let Err(e) = std::fs::remove_file(&path) {
-            log::warn!("shard {}: removing {}: {e}", self.id, path.display());
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 use std::fs;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
@@ -111,21 +112,24 @@ impl Crawl {
 
     /// What a resume does to the index: keep, then rebuild.
     fn resume(dir: &Path) -> (index::Kept, Rebuilt) {
+        let mended = Crawl::mend(dir);
+        (mended.kept.unwrap_or_default(), mended.rebuilt)
+    }
+
+    /// What a resume does to the index, as the session calls it.
+    fn mend(dir: &Path) -> Mended {
         let log = dir.join("log.jsonl");
-        let done = done::read(&log, [1, 2], &[dir.join("shard-0")], false).unwrap();
+        let mut done = done::read(&log, [1, 2], dir, &[dir.join("shard-0")], false).unwrap();
         let cdxj = dir.join("index.cdxj");
-        let kept =
-            index::keep_written(&cdxj, Some(&dir.join("warc")), &done.warc_last, false).unwrap();
-        let rebuilt = rebuild_lost(
+        mend(
             &cdxj,
-            &dir.join("warc"),
+            Some(&dir.join("warc")),
             &log,
-            &done,
-            &kept.indexed,
+            &mut done,
+            false,
             1 << 16,
         )
-        .unwrap();
-        (kept, rebuilt)
+        .unwrap()
     }
 
     /// The index's lines as the crawl wrote them all, sorted.
@@ -133,6 +137,39 @@ impl Crawl {
         let mut lines: Vec<Vec<u8>> = self.index.iter().map(|(l, _)| l.clone()).collect();
         lines.sort();
         lines
+    }
+
+    /// Append this crawl's outputs to those of an earlier run in `dir`
+    /// (its own WARC files; its log and index lines after the earlier
+    /// ones), the index without the lines of the pages `lost` names and
+    /// the log without the records `unlogged` names (by page number).
+    fn append(&self, dir: &Path, lost: &[usize], unlogged: &[usize]) {
+        for (name, bytes) in &self.warcs {
+            fs::write(dir.join("warc").join(name), bytes).unwrap();
+        }
+        let mut log = fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join("log.jsonl"))
+            .unwrap();
+        for (i, line) in self.log.iter().enumerate() {
+            if !unlogged.contains(&i) {
+                writeln!(log, "{line}").unwrap();
+            }
+        }
+        let mut index = fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join("index.cdxj"))
+            .unwrap();
+        let mut page = 0;
+        for (line, logged) in &self.index {
+            if *logged {
+                page += 1;
+                if lost.contains(&(page - 1)) {
+                    continue;
+                }
+            }
+            index.write_all(line).unwrap();
+        }
     }
 }
 
@@ -231,5 +268,71 @@ fn a_record_whose_warc_bytes_do_not_read_is_counted_and_left_without_a_line() {
     );
     let lines = sorted_lines(&dir.join("index.cdxj"));
     assert_eq!(lines.len(), 2);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_later_resume_checks_only_the_index_lines_written_since_and_keeps_the_earlier_bytes() {
+    let dir = temp("later");
+    let mut first = Crawl::default();
+    for i in 0..5 {
+        first.fetch("a.warc.gz", &format!("http://a.test/{i}"), true, 0);
+    }
+    first.write(&dir, &[4]);
+    let mended = Crawl::mend(&dir);
+    assert_eq!((mended.from, mended.rebuilt.lines), (0, 1));
+    let index = dir.join("index.cdxj");
+    let checked = fs::read(&index).unwrap();
+    // The next run writes its own file; a kill leaves the line of its
+    // last page without the page's record.
+    let mut second = Crawl::default();
+    second.fetch("a-r1.warc.gz", "http://a.test/robots.txt", false, 0);
+    for i in 0..6 {
+        second.fetch("a-r1.warc.gz", &format!("http://a.test/r1/{i}"), true, 0);
+    }
+    second.append(&dir, &[], &[5]);
+    let mended = Crawl::mend(&dir);
+    assert_eq!(
+        mended.from,
+        checked.len() as u64,
+        "the checked lines are not read"
+    );
+    let kept = mended.kept.as_ref().unwrap();
+    assert_eq!((kept.lines, kept.unlogged), (6, 1), "{kept:?}");
+    assert_eq!(mended.rebuilt, Rebuilt::default());
+    assert!(
+        mended.notes(&index)[0].contains("after byte"),
+        "{:?}",
+        mended.notes(&index)
+    );
+    let now = fs::read(&index).unwrap();
+    assert_eq!(&now[..checked.len()], &checked[..], "copied byte for byte");
+    let mut whole = first.whole_index();
+    whole.extend(
+        second
+            .whole_index()
+            .into_iter()
+            .filter(|l| !String::from_utf8_lossy(l).contains("/r1/5")),
+    );
+    whole.sort();
+    assert_eq!(sorted_lines(&index), whole);
+    // A third resume has nothing to read or make.
+    let mended = Crawl::mend(&dir);
+    assert_eq!(mended.from, now.len() as u64);
+    assert_eq!(
+        (mended.kept.unwrap().lines, mended.rebuilt),
+        (0, Rebuilt::default())
+    );
+    // An index changed under the crawl is checked whole again.
+    let mut changed = now.clone();
+    let last = changed.len() - 3;
+    changed[last] = b'X';
+    fs::write(&index, &changed).unwrap();
+    let mended = Crawl::mend(&dir);
+    assert_eq!(mended.from, 0);
+    assert!(
+        mended.kept.unwrap().torn.is_some(),
+        "its changed last line is cut"
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
