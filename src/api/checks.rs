@@ -1,7 +1,7 @@
 //! The checks [`CrawlerBuilder::build`](super::CrawlerBuilder::build)
 //! makes: each number and duration within its range, the state
 //! directory's demands on the output, each failure a [`BuildError`] named
-//! as the setting's flag. Not the settings themselves (`builder.rs`), nor
+//! as the setting's flag. Not the settings themselves (`builder/`), nor
 //! a cluster node's (`cluster.rs`).
 
 use std::path::{Path, PathBuf};

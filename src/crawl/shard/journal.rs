@@ -58,7 +58,8 @@ pub struct Durability {
     /// themselves in (None for a new crawl).
     pub compaction: Option<Arc<Compaction>>,
     /// The file of fingerprints of the URLs with a record, by owning
-    /// shard; each shard takes its own, reads it and removes it.
+    /// shard; each shard takes its own and reads it (the file stays, for
+    /// the next resume to append to).
     pub done: Mutex<Vec<Option<PathBuf>>>,
     /// This run resumes a crawl (the count of outstanding URLs holds one
     /// per shard until it has replayed the journals).
