@@ -261,6 +261,11 @@ impl Reactor {
                     self.new_source(raw, SourceType::Read(PollableStatus::Pollable, None), None);
                 self.sys.read_dma(&source, 0, alignment as usize);
                 let iopoll = match source.collect_rw().await {
+                    // ringcrawl: a file opened for writing only cannot be
+                    // read (EBADF), which says nothing of the device: use
+                    // the main ring for it and leave the device unprobed,
+                    // without the error below for every such file.
+                    Err(err) if err.raw_os_error() == Some(libc::EBADF) => return false,
                     Err(err) => {
                         if let Some(libc::ENOTSUP) = err.raw_os_error() {
                             false
