@@ -53,6 +53,10 @@ pub struct Waiting {
     pub full_hosts: u64,
     /// URLs waiting for room among the hosts (`--host-memory`).
     pub waiting_for_room: u64,
+    /// Shards of a resume still loading what earlier runs did and
+    /// replaying their journals (the pages and queue counts are low until
+    /// they are through).
+    pub replaying: u64,
 }
 
 impl Waiting {
@@ -69,11 +73,18 @@ impl Waiting {
         self.backing_off += other.backing_off;
         self.full_hosts += other.full_hosts;
         self.waiting_for_room += other.waiting_for_room;
+        self.replaying += other.replaying;
     }
 
     /// The line's part for it at `now`: empty when nothing waits.
     pub fn describe(&self, now: Instant) -> String {
         let mut parts = Vec::new();
+        if self.replaying > 0 {
+            parts.push(format!(
+                "{} shards replaying the earlier runs",
+                self.replaying
+            ));
+        }
         if self.robots_fetching > 0 {
             parts.push(format!("robots.txt of {} fetching", self.robots_fetching));
         }
@@ -284,6 +295,17 @@ mod tests {
             p.waiting().describe(now),
             "  waiting: robots.txt of 2 fetching, robots.txt of 2 to retry in 5s \
              (connection refused), 3 hosts backing off"
+        );
+        p.shard(0).unwrap().set_waiting(Waiting {
+            replaying: 1,
+            ..Waiting::default()
+        });
+        assert!(
+            p.waiting()
+                .describe(now)
+                .starts_with("  waiting: 1 shards replaying the earlier runs, robots.txt of 2"),
+            "{}",
+            p.waiting().describe(now)
         );
     }
 

@@ -65,7 +65,7 @@ use crate::net::http::TypeRules;
 use crate::net::proxy::{Proxies, Rotation};
 use crate::net::tls::{tickets_per_key, TlsClient};
 use crate::output::captures::Captures;
-use crate::output::progress::{Progress, ShardCounters};
+use crate::output::progress::{Progress, ShardCounters, Waiting};
 use crate::output::record::Record;
 use crate::output::sink::RecordSink;
 use crate::output::stats::Stats;
@@ -417,7 +417,16 @@ impl Shard {
         roots: Vec<Job>,
     ) -> ShardResult {
         // A resume: the URLs with a record are seen before anything else
-        // is offered (the peers' batches wait in the channels).
+        // is offered (the peers' batches wait in the channels). The
+        // progress line says so until the replay is over.
+        if self.durability.as_ref().is_some_and(|d| d.resuming) {
+            self.counters(|c| {
+                c.set_waiting(Waiting {
+                    replaying: 1,
+                    ..Waiting::default()
+                })
+            });
+        }
         self.take_done().await;
         let journal = glommio::spawn_local(self.clone().keep_journal());
         let index = glommio::spawn_local(self.clone().keep_index());
@@ -453,6 +462,7 @@ impl Shard {
         // A resume: the earlier runs' URLs without a record are queued
         // again (the workers already fetch what comes first).
         self.replay().await;
+        self.say_waiting();
 
         // Normally the shard stops when the crawl is done and its last fetch
         // ends. On SIGINT/SIGTERM it stops taking URLs, gives in-flight

@@ -77,7 +77,7 @@ impl Shard {
     }
 
     /// Tell the progress line what this shard's hosts wait for.
-    fn say_waiting(&self) {
+    pub(super) fn say_waiting(&self) {
         let (waits, queued) = {
             let frontier = self.frontier.borrow();
             (frontier.waits(Instant::now()), frontier.queued() as u64)
