@@ -21,13 +21,6 @@
 //! acknowledged once its other URLs are done.
 //!
 //! Pure.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
 
 use crate::job::Job;
 use crate::web::scope::{reserved, Scope};

@@ -7,13 +7,6 @@
 //! Pure and total: any text gives text, never a panic. Where the text is
 //! not a well-formed URL it hides more rather than less: everything
 //! before the last `@` after the scheme is the userinfo.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
 
 use std::borrow::Cow;
 

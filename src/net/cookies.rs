@@ -19,13 +19,6 @@
 //! reads without the lock.
 //!
 //! Not the request or the head (`crate::net::http`), not the flags.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
 
 use std::collections::HashMap;
 use std::fmt;

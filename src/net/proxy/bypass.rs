@@ -7,13 +7,6 @@
 //! range. Names are not resolved to be compared with addresses.
 //!
 //! Pure.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
 
 use std::net::IpAddr;
 

@@ -11,13 +11,6 @@
 //! Pure but for [`tunnel`], which speaks `CONNECT` and SOCKS5 on a
 //! connected stream. Not the fetch itself (`crate::net::fetch`), not the
 //! environment variables (the command reads them and says what it found).
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
 
 use std::fmt;
 use std::sync::Arc;

@@ -8,13 +8,6 @@
 //! gives a [`crate::net::stream::Timed`] bound by the connect time-out).
 //! Not the choice of proxy ([`super::Rotation`]) and not the forward
 //! proxy's absolute-form requests (the fetch writes those).
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable
-)]
 
 use std::io;
 
