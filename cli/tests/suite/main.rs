@@ -56,6 +56,7 @@ mod sitemaps;
 mod spill;
 mod spill_dirs;
 mod state_repair;
+mod status_hosts;
 mod status_server;
 mod strip_query;
 mod synthetic_site;

@@ -26,8 +26,8 @@ use crate::common::tools::require_tool;
 /// A crawl with a status server, and the address it serves on.
 pub(crate) struct Crawl {
     child: Child,
-    status: SocketAddr,
-    dir: std::path::PathBuf,
+    pub(crate) status: SocketAddr,
+    pub(crate) dir: std::path::PathBuf,
     /// Every line it wrote to stderr so far, and the thread reading them.
     stderr: Arc<Mutex<Vec<String>>>,
     reader: std::thread::JoinHandle<()>,
@@ -94,7 +94,7 @@ impl Crawl {
     }
 
     /// GET `path`: the status code and the body.
-    fn get(&self, path: &str) -> (u16, String) {
+    pub(crate) fn get(&self, path: &str) -> (u16, String) {
         get(self.status, path)
     }
 
@@ -117,8 +117,24 @@ impl Crawl {
         }
     }
 
+    /// The end report, once the crawl has returned (it is written before
+    /// the linger, after the records are).
+    pub(crate) fn report_written(&self) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            if let Some(report) = std::fs::read(self.dir.join("report.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+            {
+                return report;
+            }
+            assert!(Instant::now() < deadline, "no report.json");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// End the linger with SIGINT; the crawl's exit code and its report.
-    fn stop(self) -> (Option<i32>, Value) {
+    pub(crate) fn stop(self) -> (Option<i32>, Value) {
         let (code, report, _) = self.stop_with_stderr();
         (code, report)
     }
@@ -316,7 +332,7 @@ fn status_server_answers_only_get_and_head_and_bad_paths_404() {
 
 /// The `data-value` of the element with id `id` in `dom` (the attributes
 /// of its tag, in any order).
-fn dom_value(dom: &str, id: &str) -> Option<String> {
+pub(crate) fn dom_value(dom: &str, id: &str) -> Option<String> {
     let at = dom.find(&format!(" id=\"{id}\""))?;
     let start = dom[..at].rfind('<')?;
     let end = at + dom[at..].find('>')?;
@@ -399,7 +415,7 @@ fn status_page_renders_the_numbers_of_status_json_in_headless_chromium() {
 
 /// Chromium's DOM of `url` (a file or a page), and a screenshot of it at
 /// `shot`.
-fn render_in_chromium(
+pub(crate) fn render_in_chromium(
     chromium: &std::path::Path,
     profile: &std::path::Path,
     url: &str,

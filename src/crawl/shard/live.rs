@@ -1,7 +1,8 @@
 //! The shard's side of the live numbers (`output::live`), when a status
 //! server asked for them: the tallies of what the shard holds (the same
-//! ones its end result carries) and the publish of a copy of its counters,
-//! from its watch about once a second and once when it is done.
+//! ones its end result carries) and the publish of a copy of its counters
+//! and of its top hosts, from its watch about once a second and once when
+//! it is done.
 //!
 //! Not the record path: nothing here runs per page, and a crawl without a
 //! `Live` handle does none of it.
@@ -11,6 +12,7 @@ use std::time::Instant;
 use crate::output::live::ShardGauges;
 use crate::output::proxies::ProxyHealth;
 use crate::output::stats::{DnsCounts, Stats, TlsHandshakes};
+use crate::output::top_hosts::TOP_HOSTS;
 
 use super::{thread_cpu_time, Shard};
 
@@ -110,6 +112,9 @@ impl Shard {
             cpu: thread_cpu_time(),
             budget_pages: self.budget.pages(),
             budget_bytes: self.budget.bytes(),
+            // A look over every host it holds, once a second, and only
+            // here: the page path keeps two integers a host.
+            top_hosts: frontier.top_hosts(Instant::now(), TOP_HOSTS),
         }
     }
 }
