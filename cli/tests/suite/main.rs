@@ -44,6 +44,7 @@ mod per_ip;
 mod politeness;
 mod proxies;
 mod recrawl;
+mod report_page;
 mod request_headers;
 mod requisites;
 mod reserved_addresses;
