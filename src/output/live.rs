@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::config::budget::Limits;
 use crate::output::progress::Progress;
 use crate::output::stats::{Latencies, Percentiles, ShardBalance, Stats, Summary};
-use crate::output::top_hosts::TopHosts;
+use crate::output::top_hosts::{Pace, TopHosts};
 
 /// What one shard publishes besides its [`Stats`]: how much it holds now.
 #[derive(Debug, Clone, Default)]
@@ -66,6 +66,9 @@ pub struct ShardGauges {
 #[derive(Debug, Default)]
 struct Slot {
     published: Mutex<Option<(Stats, ShardGauges)>>,
+    /// When its shard looks over its hosts again (only its shard locks
+    /// it).
+    pace: Mutex<Pace>,
 }
 
 /// What a crawl knows once it starts.
@@ -264,6 +267,25 @@ impl Live {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Shard `id`'s top hosts at `now`: `look`'s, when a look is due
+    /// ([`Pace`]) or `last`, else the last look's.
+    pub(crate) fn top_hosts(
+        &self,
+        id: usize,
+        now: Instant,
+        last: bool,
+        look: impl FnOnce() -> TopHosts,
+    ) -> TopHosts {
+        match self.inner.running.get().and_then(|r| r.slots.get(id)) {
+            Some(slot) => slot
+                .pace
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .lists(now, last, look),
+            None => look(),
         }
     }
 

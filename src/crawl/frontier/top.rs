@@ -1,7 +1,8 @@
 //! The hosts of this frontier that stand out, for a status page: one look
 //! over the hosts it holds (live and resting), their counts fed to a
 //! [`Picker`]. The caller decides how often (a shard: in its once-a-second
-//! publish, only with a status server); nothing here changes the frontier,
+//! publish, only with a status server, paced by `output::top_hosts::Pace`
+//! to 1% of its time); nothing here changes the frontier,
 //! and the counts it reads are two integers a host keeps on the way
 //! ([`Frontier::release_after`]).
 //!

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use crate::output::live::ShardGauges;
+use crate::output::live::{Live, ShardGauges};
 use crate::output::proxies::ProxyHealth;
 use crate::output::stats::{DnsCounts, Stats, TlsHandshakes};
 use crate::output::top_hosts::TOP_HOSTS;
@@ -83,15 +83,16 @@ impl Shard {
         let published = live.publish(self.id, last, || {
             let mut stats = self.recording.stats.borrow().clone();
             self.tally(&mut stats);
-            (stats, self.gauges())
+            (stats, self.gauges(live, last))
         });
         if published {
             *said = Some(Instant::now());
         }
     }
 
-    /// How much this shard holds now.
-    fn gauges(&self) -> ShardGauges {
+    /// How much this shard holds now, and its top hosts (looked for
+    /// again when `live`'s pace says so, or `last`).
+    fn gauges(&self, live: &Live, last: bool) -> ShardGauges {
         let frontier = self.frontier.borrow();
         let hosts = frontier.host_memory();
         let seen = self.newness.seen.borrow();
@@ -112,9 +113,12 @@ impl Shard {
             cpu: thread_cpu_time(),
             budget_pages: self.budget.pages(),
             budget_bytes: self.budget.bytes(),
-            // A look over every host it holds, once a second, and only
-            // here: the page path keeps two integers a host.
-            top_hosts: frontier.top_hosts(Instant::now(), TOP_HOSTS),
+            // A look over every host it holds, at most once a second and
+            // 1% of the shard's time, and only here: the page path keeps
+            // two integers a host.
+            top_hosts: live.top_hosts(self.id, Instant::now(), last, || {
+                frontier.top_hosts(Instant::now(), TOP_HOSTS)
+            }),
         }
     }
 }
