@@ -28,6 +28,9 @@ for i in $(seq "$RUNS"); do
     "$BASE" --demo "$PAGES" --progress-interval 1h --report-json "$tmp/a.json" 2>/dev/null || true
     without+=("$(rate "$tmp/a.json")")
 
+    # The file exists before the crawl's shell opens it: the loop below
+    # may read it first.
+    : >"$tmp/err"
     "$BIN" --demo "$PAGES" --progress-interval 1h --status-addr 127.0.0.1:0 \
         --report-json "$tmp/b.json" 2>"$tmp/err" &
     pid=$!

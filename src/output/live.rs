@@ -24,7 +24,8 @@ use serde::Serialize;
 
 use crate::config::budget::Limits;
 use crate::output::progress::Progress;
-use crate::output::stats::{ShardBalance, Stats, Summary};
+use crate::output::stats::{Latencies, Percentiles, ShardBalance, Stats, Summary};
+use crate::output::top_hosts::{Pace, TopHosts};
 
 /// What one shard publishes besides its [`Stats`]: how much it holds now.
 #[derive(Debug, Clone, Default)]
@@ -57,12 +58,17 @@ pub struct ShardGauges {
     /// granted and body bytes counted.
     pub budget_pages: u64,
     pub budget_bytes: u64,
+    /// Its hosts that stand out (`top_hosts.rs`).
+    pub top_hosts: TopHosts,
 }
 
 /// One shard's last publish.
 #[derive(Debug, Default)]
 struct Slot {
     published: Mutex<Option<(Stats, ShardGauges)>>,
+    /// When its shard looks over its hosts again (only its shard locks
+    /// it).
+    pace: Mutex<Pace>,
 }
 
 /// What a crawl knows once it starts.
@@ -144,6 +150,12 @@ pub struct LiveSnapshot {
     pub shards: Vec<ShardNow>,
     /// What the crawl waits for (as the progress line says it).
     pub waiting: Waits,
+    /// The hosts fetched most, queued most, failing most and backing off
+    /// now (of the hosts the frontiers hold; `output::top_hosts`).
+    pub top_hosts: TopHosts,
+    /// The fetch latencies so far, for [`LiveSnapshot::latency_since`].
+    #[serde(skip)]
+    latency: Latencies,
 }
 
 /// Memory now (bytes), beside the limits it is counted against.
@@ -258,6 +270,25 @@ impl Live {
         }
     }
 
+    /// Shard `id`'s top hosts at `now`: `look`'s, when a look is due
+    /// ([`Pace`]) or `last`, else the last look's.
+    pub(crate) fn top_hosts(
+        &self,
+        id: usize,
+        now: Instant,
+        last: bool,
+        look: impl FnOnce() -> TopHosts,
+    ) -> TopHosts {
+        match self.inner.running.get().and_then(|r| r.slots.get(id)) {
+            Some(slot) => slot
+                .pace
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .lists(now, last, look),
+            None => look(),
+        }
+    }
+
     /// The crawl is over, after `elapsed`: snapshots are final.
     pub(crate) fn end(&self, elapsed: Duration) {
         *self.inner.elapsed.lock().unwrap_or_else(|e| e.into_inner()) = Some(elapsed);
@@ -280,6 +311,7 @@ impl Live {
         let mut merged = Stats::default();
         let mut all = ShardGauges::default();
         let mut shards = Vec::with_capacity(running.slots.len());
+        let mut tops = Vec::with_capacity(running.slots.len());
         for (id, slot) in running.slots.iter().enumerate() {
             let published = slot.published.lock().unwrap_or_else(|e| e.into_inner());
             let (stats, gauges) = match published.as_ref() {
@@ -311,9 +343,11 @@ impl Live {
                 cpu_s: gauges.cpu.as_secs_f64(),
             });
             all.add(&gauges);
+            tops.push(gauges.top_hosts);
         }
         let waiting = running.progress.waiting();
         let summary = merged.report_data(elapsed, false);
+        let latency = std::mem::take(&mut merged.latency);
         Some(LiveSnapshot {
             finished,
             elapsed_s: elapsed.as_secs_f64(),
@@ -357,8 +391,26 @@ impl Live {
                 hosts_at_per_host: waiting.full_hosts,
                 urls_waiting_for_hosts: waiting.waiting_for_room,
             },
+            top_hosts: TopHosts::merge(&tops),
             summary,
+            latency,
         })
+    }
+}
+
+impl LiveSnapshot {
+    /// The whole fetches' latency between `earlier` (a snapshot of the
+    /// same crawl taken before this one; None: the crawl's start) and
+    /// this one: the histograms so far less the earlier ones. None if no
+    /// fetch ended in between.
+    pub fn latency_since(&self, earlier: Option<&LiveSnapshot>) -> Option<Percentiles> {
+        let mut interval = self.latency.total.clone();
+        if let Some(earlier) = earlier {
+            // Both are sums of the shards' histograms, which only grow:
+            // it cannot fail unless `earlier` is another crawl's.
+            interval.subtract(&earlier.latency.total).ok()?;
+        }
+        (!interval.is_empty()).then(|| Percentiles::of(&interval))
     }
 }
 
@@ -446,6 +498,87 @@ mod tests {
         assert!(snap.finished);
         assert_eq!(snap.elapsed_s, 2.0);
         assert_eq!(snap.summary.urls_per_s, 3.5);
+    }
+
+    /// `fast` records of 10 ms and `slow` of 100 ms (whole fetch).
+    fn timed(fast: u64, slow: u64) -> Stats {
+        let mut s = Stats::default();
+        for ms in std::iter::repeat_n(10.0, fast as usize)
+            .chain(std::iter::repeat_n(100.0, slow as usize))
+        {
+            let mut r = Record::new("http://a.test/".into(), 0);
+            r.status = Some(200);
+            r.first_byte_ms = Some(1.0);
+            r.elapsed_ms = ms;
+            s.add(&r);
+        }
+        s
+    }
+
+    #[test]
+    fn latency_since_an_earlier_snapshot_is_the_intervals_not_the_crawls() {
+        let live = Live::new();
+        live.begin(
+            2,
+            Arc::new(Progress::new(2)),
+            Limits::default(),
+            MemoryLimits::default(),
+            None,
+        );
+        assert!(live.publish(0, false, || (timed(100, 0), ShardGauges::default())));
+        let first = live.snapshot().unwrap();
+        assert_eq!(first.latency_since(None).unwrap().count, 100);
+        assert_eq!(
+            first.latency_since(Some(&first)),
+            None,
+            "nothing ended between"
+        );
+        // Shard 0 gets 100 slow fetches more, and shard 1 publishes 50.
+        assert!(live.publish(0, false, || (timed(100, 100), ShardGauges::default())));
+        assert!(live.publish(1, false, || (timed(0, 50), ShardGauges::default())));
+        let second = live.snapshot().unwrap();
+        let interval = second.latency_since(Some(&first)).unwrap();
+        assert_eq!(interval.count, 150);
+        assert!((interval.p50_ms - 100.0).abs() < 0.1, "{interval:?}");
+        assert!((second.summary.total.p50_ms - 100.0).abs() < 0.1);
+        assert!(
+            (first.summary.total.p50_ms - 10.0).abs() < 0.1,
+            "so far: the fast ones"
+        );
+    }
+
+    #[test]
+    fn the_shards_top_hosts_merge_in_the_snapshot() {
+        use crate::output::top_hosts::{HostCounts, Picker};
+        let live = Live::new();
+        live.begin(
+            2,
+            Arc::new(Progress::new(2)),
+            Limits::default(),
+            MemoryLimits::default(),
+            None,
+        );
+        let top = |host: &str, fetched: u64| {
+            let mut pick = Picker::new(10);
+            pick.offer(
+                host,
+                HostCounts {
+                    fetched,
+                    ..HostCounts::default()
+                },
+            );
+            ShardGauges {
+                top_hosts: pick.finish(),
+                ..ShardGauges::default()
+            }
+        };
+        assert!(live.publish(0, false, || (stats(1), top("a.test", 3))));
+        assert!(live.publish(1, false, || (stats(1), top("b.test", 5))));
+        let snap = live.snapshot().unwrap();
+        let fetched: Vec<(&str, u64)> = (snap.top_hosts.fetched.iter())
+            .map(|h| (&*h.host, h.fetched))
+            .collect();
+        assert_eq!(fetched, [("b.test", 5), ("a.test", 3)]);
     }
 
     #[test]

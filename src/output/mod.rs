@@ -2,7 +2,7 @@
 //! as JSON Lines by a shard's [`sink`] and written by the [`writer`]
 //! thread; the counters ([`stats`]) and the end report as text ([`report`]); the live progress line
 //! ([`progress`]); the live numbers for a status server ([`live`]) and
-//! their Prometheus text ([`metrics`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
+//! their Prometheus text ([`metrics`]), the hosts that stand out in them ([`top_hosts`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
 //! the WACZ package made of them at the end ([`wacz`]); an earlier
 //! crawl's captures read back for a recrawl ([`captures`]) and what its
 //! conditional requests came to ([`revalidations`]); glommio's I/O
@@ -24,6 +24,7 @@ pub mod revalidations;
 pub mod sink;
 pub mod stats;
 pub mod timestamp;
+pub mod top_hosts;
 pub mod wacz;
 pub mod warc;
 pub mod writer;

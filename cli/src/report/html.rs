@@ -1,20 +1,65 @@
 //! The report page: a [`Tally`] as one HTML file with its styles inside
-//! (the live page's, `include_str!`) and its charts as SVG drawn here: no
-//! script, nothing fetched, so it opens offline and anywhere. Every number
-//! is in an element with an `id` and its exact value in `data-value`
-//! (`#records`, `#status-200`, `#error-dns`, `#mime-text/html`,
-//! `#host-HOST-urls`), as on the live page.
+//! (the live page's, `include_str!`) and its charts as SVG drawn here:
+//! nothing fetched, so it opens offline and anywhere. Every number is in
+//! the file, in an element with an `id` and its exact value in
+//! `data-value` (`#records`, `#status-200`, `#error-dns`,
+//! `#mime-text/html`, `#host-HOST-urls`, `#chain-hops-2`), as on the live
+//! page. One small inline script ([`SORT`]) sorts the hosts' table by the
+//! column clicked (or named in the address: `#sort=errors`); without it
+//! the table is in its first order (most URLs first), every number shown.
 //!
 //! Not the counting (`mod.rs`).
 
 use std::fmt::Write;
 
+use super::chains::{Chains, End};
 use super::{HostRow, Tally};
 
 /// The live page's styles, shared.
 const STYLES: &str = include_str!("../serve/page/status.css");
-/// Hosts listed in the tables.
-const TOP_HOSTS: usize = 50;
+/// Hosts in the hosts' table: the most of each column's, together (so a
+/// sort by any column shows its true top ones).
+const HOST_ROWS: usize = 200;
+/// Hosts in the table of the slowest.
+const SLOWEST: usize = 20;
+/// The columns of the hosts' table: id, head.
+const HOST_COLUMNS: [(&str, &str); 6] = [
+    ("urls", "URLs"),
+    ("errors", "errors"),
+    ("redirects", "redirects"),
+    ("bytes", "received"),
+    ("mean", "mean ms"),
+    ("max", "max ms"),
+];
+/// Sorts a `table.sortable` by the column whose head is clicked (again:
+/// the other way; numbers largest first, text A to Z), by each cell's
+/// `data-value` or text; `#sort=COLUMN` in the address sorts on load.
+const SORT: &str = r#"<script>
+"use strict";
+(function () {
+  function sort(table, th, down) {
+    const i = th.cellIndex, body = table.tBodies[0];
+    const key = (tr) => tr.cells[i].dataset.value ?? tr.cells[i].textContent;
+    const rows = Array.from(body.rows).sort((a, b) => {
+      const x = key(a), y = key(b), nx = parseFloat(x), ny = parseFloat(y);
+      const c = isNaN(nx) || isNaN(ny) ? x.localeCompare(y) : nx - ny;
+      return down ? -c : c;
+    });
+    body.append(...rows);
+    for (const h of th.parentNode.cells) delete h.dataset.order;
+    th.dataset.order = down ? "down" : "up";
+  }
+  for (const table of document.querySelectorAll("table.sortable")) {
+    table.tHead.addEventListener("click", (e) => {
+      const th = e.target.closest("th");
+      if (th) sort(table, th, th.dataset.order ? th.dataset.order === "up" : th.dataset.key !== "host");
+    });
+    const want = /^#sort=(\w+)$/.exec(location.hash);
+    const th = want && table.tHead.querySelector("th[data-key='" + want[1] + "']");
+    if (th) sort(table, th, th.dataset.key !== "host");
+  }
+})();
+</script>"#;
 /// The most points a chart draws (seconds are summed into wider steps).
 const POINTS: usize = 1200;
 
@@ -85,22 +130,159 @@ pub fn page(t: &Tally, files: &[String]) -> String {
     mime.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     table(&mut h, "by MIME type", "mime", &mime);
     let mut hosts: Vec<(&String, &HostRow)> = t.hosts.iter().collect();
-    hosts.sort_by(|a, b| b.1.urls.cmp(&a.1.urls).then_with(|| a.0.cmp(b.0)));
-    host_table(
-        &mut h,
-        "hosts (most URLs)",
-        "host",
-        hosts.iter().take(TOP_HOSTS),
-    );
     hosts.sort_by(|a, b| mean(b.1).total_cmp(&mean(a.1)).then_with(|| a.0.cmp(b.0)));
-    host_table(
-        &mut h,
-        "slowest hosts (mean ms)",
-        "slow",
-        hosts.iter().take(20),
-    );
-    h.push_str("</section></main></body></html>\n");
+    slowest(&mut h, hosts.iter().take(SLOWEST));
+    chains(&mut h, &t.chains);
+    h.push_str("</section><section class=\"tables\">");
+    host_table(&mut h, &mut hosts);
+    h.push_str("</section></main>");
+    h.push_str(SORT);
+    h.push_str("</body></html>\n");
     h
+}
+
+/// A host's value in a column of the hosts' table.
+fn column(row: &HostRow, id: &str) -> f64 {
+    match id {
+        "urls" => row.urls as f64,
+        "errors" => row.errors as f64,
+        "redirects" => row.redirects as f64,
+        "bytes" => row.bytes as f64,
+        "mean" => mean(row),
+        _ => row.max_ms,
+    }
+}
+
+/// The hosts' table, sortable: the [`HOST_ROWS`] most of each column
+/// (`hosts` is reordered), most URLs first.
+fn host_table(h: &mut String, hosts: &mut [(&String, &HostRow)]) {
+    let mut shown = std::collections::BTreeSet::new();
+    for (id, _) in HOST_COLUMNS {
+        hosts.sort_by(|a, b| {
+            column(b.1, id)
+                .total_cmp(&column(a.1, id))
+                .then_with(|| a.0.cmp(b.0))
+        });
+        shown.extend(hosts.iter().take(HOST_ROWS).map(|(host, _)| *host));
+    }
+    hosts.sort_by(|a, b| b.1.urls.cmp(&a.1.urls).then_with(|| a.0.cmp(b.0)));
+    let _ = write!(
+        h,
+        "<div class=\"wide\"><h2>hosts: <span id=\"hosts-shown\" data-value=\"{n}\">{n}</span> \
+         of {all} (the most of each column; click a column's head to sort by it)</h2>\
+         <table id=\"hosts-table\" class=\"sortable\"><thead><tr><th data-key=\"host\">host</th>",
+        n = shown.len(),
+        all = group(hosts.len() as u64),
+    );
+    for (id, head) in HOST_COLUMNS {
+        let _ = write!(h, "<th class=\"n\" data-key=\"{id}\">{head}</th>");
+    }
+    h.push_str("</tr></thead><tbody>");
+    for (host, row) in hosts.iter().filter(|(host, _)| shown.contains(host)) {
+        let host = escape(host);
+        let _ = write!(h, "<tr><td>{host}</td>");
+        for (id, _) in HOST_COLUMNS {
+            let value = column(row, id);
+            let text = match id {
+                "bytes" => bytes(row.bytes),
+                "mean" | "max" => format!("{value:.1}"),
+                _ => group(value as u64),
+            };
+            let exact = match id {
+                "mean" | "max" => format!("{value:.3}"),
+                _ => format!("{}", value as u64),
+            };
+            let _ = write!(
+                h,
+                "<td class=\"n\" id=\"host-{host}-{id}\" data-value=\"{exact}\">{text}</td>"
+            );
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</tbody></table></div>");
+}
+
+/// The slowest hosts by mean fetch time.
+fn slowest<'a>(h: &mut String, rows: impl Iterator<Item = &'a (&'a String, &'a HostRow)>) {
+    h.push_str(
+        "<div><h2>slowest hosts (mean ms)</h2><table><tr><td>host</td><td class=\"n\">URLs</td>\
+         <td class=\"n\">mean ms</td><td class=\"n\">max ms</td></tr>",
+    );
+    for (host, row) in rows {
+        let host = escape(host);
+        let _ = write!(
+            h,
+            "<tr><td>{host}</td><td class=\"n\" id=\"slow-{host}-urls\" data-value=\"{}\">{}</td>\
+             <td class=\"n\" id=\"slow-{host}-mean\" data-value=\"{:.3}\">{:.1}</td>\
+             <td class=\"n\">{:.1}</td></tr>",
+            row.urls,
+            group(row.urls),
+            mean(row),
+            mean(row),
+            row.max_ms
+        );
+    }
+    h.push_str("</table></div>");
+}
+
+/// The redirect chains: how many, by length, and the longest.
+fn chains(h: &mut String, c: &Chains) {
+    let _ = write!(h, "<div><h2>redirect chains</h2><table>");
+    for (id, label, n) in [
+        ("chains", "chains", c.count()),
+        ("chain-loops", "loops", c.loops),
+        ("chain-errors", "ending in an error", c.errors),
+        (
+            "chain-unresolved",
+            "end not recorded after them",
+            c.unresolved,
+        ),
+        ("chain-joined", "joined another", c.joined),
+        (
+            "chain-not-followed",
+            "not followed (too many open)",
+            c.not_followed,
+        ),
+    ] {
+        let _ = write!(
+            h,
+            "<tr><td>{label}</td><td class=\"n\" id=\"{id}\" data-value=\"{n}\">{}</td></tr>",
+            group(n)
+        );
+    }
+    h.push_str("</table></div>");
+    let by_hops: Vec<(String, u64)> = c.by_hops.iter().map(|(k, n)| (k.to_string(), *n)).collect();
+    table(h, "chains by redirects", "chain-hops", &by_hops);
+    h.push_str("<div class=\"wide\"><h2>longest redirect chains</h2><table>");
+    for (i, chain) in c.longest.iter().enumerate() {
+        let how = match &chain.how {
+            End::Page(Some(status)) => status.to_string(),
+            End::Page(None) => "no answer".to_string(),
+            End::Error(kind) => kind.clone(),
+            End::Loop => "loop".to_string(),
+            End::Unresolved => "end not recorded after it".to_string(),
+        };
+        let bad = match &chain.how {
+            End::Page(Some(status)) => *status >= 400,
+            End::Page(None) => false,
+            _ => true,
+        };
+        let _ = write!(
+            h,
+            "<tr{}><td class=\"n\" id=\"chain-longest-{i}\" data-value=\"{}\">{}</td>\
+             <td>{} &rarr; {}</td><td>{}</td></tr>",
+            if bad { " class=\"bad\"" } else { "" },
+            chain.hops,
+            chain.hops,
+            escape(&chain.start),
+            escape(&chain.end),
+            escape(&how),
+        );
+    }
+    if c.longest.is_empty() {
+        h.push_str("<tr><td>none</td></tr>");
+    }
+    h.push_str("</table></div>");
 }
 
 /// Mean fetch time of a host's URLs, ms.
@@ -185,34 +367,6 @@ fn table(h: &mut String, title: &str, prefix: &str, rows: &[(String, u64)]) {
     h.push_str("</table></div>");
 }
 
-/// Hosts with their URLs, errors, bytes and mean time.
-fn host_table<'a>(
-    h: &mut String,
-    title: &str,
-    prefix: &str,
-    rows: impl Iterator<Item = &'a (&'a String, &'a HostRow)>,
-) {
-    let _ = write!(
-        h,
-        "<div><h2>{title}</h2><table><tr><td>host</td><td class=\"n\">URLs</td>\
-         <td class=\"n\">errors</td><td class=\"n\">received</td><td class=\"n\">mean ms</td></tr>"
-    );
-    for (host, row) in rows {
-        let host = escape(host);
-        let _ = write!(
-            h,
-            "<tr><td>{host}</td><td class=\"n\" id=\"{prefix}-{host}-urls\" data-value=\"{}\">{}</td>\
-             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}</td></tr>",
-            row.urls,
-            group(row.urls),
-            group(row.errors),
-            bytes(row.bytes),
-            mean(row)
-        );
-    }
-    h.push_str("</table></div>");
-}
-
 /// `n` with thousands separators.
 fn group(n: u64) -> String {
     let digits = n.to_string();
@@ -262,6 +416,9 @@ mod tests {
         assert!(page.contains(r#"id="records" data-value="2""#), "{page}");
         assert!(page.contains(r#"id="status-404" data-value="1""#));
         assert!(page.contains(r#"id="host-a.test-urls" data-value="2""#));
+        assert!(page.contains(r#"id="host-a.test-max" data-value="2.000""#));
+        assert!(page.contains(r#"id="chains" data-value="0""#));
+        assert!(page.contains(r#"<th class="n" data-key="errors">"#));
         assert!(page.contains("text/&lt;b&gt;") && !page.contains("text/<b>"));
         assert!(page.contains(r#"id="duration" data-value="3""#));
         assert!(page.contains(r#"data-points="3""#), "a point a second");

@@ -3,11 +3,13 @@
 //! union of a cluster's nodes': give every file).
 //!
 //! The records are streamed, a line at a time, into counters
-//! ([`Tally`]): by status, error kind, MIME type and host, and pages and
-//! bytes a second of the crawl (from each record's `timestamp`). Memory
-//! grows with the hosts and the crawl's seconds, not with the records.
-//! `html.rs` writes the page: tables and SVG drawn here, no script, so it
-//! opens anywhere and every number is in the file.
+//! ([`Tally`]): by status, error kind, MIME type and host, pages and
+//! bytes a second of the crawl (from each record's `timestamp`), and the
+//! redirect chains (`chains.rs`, which follows a bounded number at once).
+//! Memory grows with the hosts and the crawl's seconds, not with the
+//! records. `html.rs` writes the page: tables and SVG drawn here, so it
+//! opens anywhere and every number is in the file; its one small inline
+//! script only sorts the hosts' table when a column's head is clicked.
 //!
 //! Not the live page (`serve/`) and not the end report (the library's).
 
@@ -17,7 +19,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+mod chains;
 mod html;
+
+use chains::Chains;
 
 /// The fields of a record (docs/formats.md) the report reads; the others
 /// are skipped.
@@ -40,8 +45,11 @@ pub struct HostRow {
     pub urls: u64,
     pub bytes: u64,
     pub errors: u64,
-    /// Sum of the fetches' total times, ms (for the mean).
+    pub redirects: u64,
+    /// Sum of the fetches' total times, ms (for the mean), and the
+    /// longest.
     pub total_ms: f64,
+    pub max_ms: f64,
 }
 
 /// The records' counters.
@@ -59,6 +67,8 @@ pub struct Tally {
     pub hosts: HashMap<String, HostRow>,
     /// Pages and bytes by second since the Unix epoch.
     pub seconds: BTreeMap<i64, (u64, u64)>,
+    /// The redirect chains.
+    pub chains: Chains,
 }
 
 impl Tally {
@@ -96,11 +106,19 @@ impl Tally {
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_default();
+        self.chains.record(
+            &r.url,
+            r.next_url.as_deref(),
+            r.status,
+            r.error_kind.as_deref(),
+        );
         let row = self.hosts.entry(host).or_default();
         row.urls += 1;
         row.bytes += r.size;
         row.errors += u64::from(r.error_kind.is_some());
+        row.redirects += u64::from(r.next_url.is_some());
         row.total_ms += r.elapsed_ms;
+        row.max_ms = row.max_ms.max(r.elapsed_ms);
         if let Some(second) = epoch_second(&r.timestamp) {
             let slot = self.seconds.entry(second).or_default();
             slot.0 += 1;
@@ -145,6 +163,7 @@ pub fn main(files: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
             tally.line(&line);
         }
     }
+    tally.chains.finish();
     let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     std::fs::write(out, html::page(&tally, &names))
         .with_context(|| format!("-o {}: cannot write", out.display()))?;
@@ -182,6 +201,10 @@ mod tests {
         assert_eq!(t.error_kinds["connect_refused"], 1);
         assert_eq!(t.mime["text/html"], 1);
         assert_eq!(t.hosts["a.test"].urls, 2);
+        assert_eq!(t.hosts["a.test"].redirects, 1);
+        assert_eq!(t.hosts["a.test"].max_ms, 2.0);
+        t.chains.finish();
+        assert_eq!(t.chains.unresolved, 1, "a.test/y has no record");
         assert_eq!(
             t.seconds.values().copied().collect::<Vec<_>>(),
             [(2, 10), (1, 0)]

@@ -3,6 +3,13 @@
 //! bounded ring ([`HISTORY_LEN`] samples, an hour), and `/status.json`,
 //! the numbers now with that history.
 //!
+//! Each sample also has the latency of the fetches that ended since the
+//! one before (not the crawl's so far): the history keeps the snapshot of
+//! its last sample, whose histograms the library subtracts from the next
+//! one's ([`LiveSnapshot::latency_since`]), a copy of the histograms a
+//! second on this thread (and one for each `/status.json`), none on the
+//! shards'. So a history's `fetches` add up to the crawl's fetches.
+//!
 //! Not the numbers (the library's [`ringcrawl::Live`]) and not the page.
 
 use std::collections::VecDeque;
@@ -30,6 +37,12 @@ pub struct Sample {
     pub in_flight: u64,
     pub queued: u64,
     pub rss: u64,
+    /// Whole fetches that ended since the sample before, and their
+    /// latency percentiles (ms; null when none ended).
+    pub fetches: u64,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
 }
 
 impl Sample {
@@ -43,6 +56,20 @@ impl Sample {
             in_flight: s.in_flight,
             queued: s.queued,
             rss: s.memory.rss,
+            ..Sample::default()
+        }
+    }
+
+    /// [`Sample::of`] `s`, with the latency of the fetches that ended
+    /// since `earlier` (None: since the start).
+    pub fn since(s: &LiveSnapshot, earlier: Option<&LiveSnapshot>) -> Sample {
+        let latency = s.latency_since(earlier);
+        Sample {
+            fetches: latency.as_ref().map_or(0, |p| p.count),
+            p50_ms: latency.as_ref().map(|p| p.p50_ms),
+            p90_ms: latency.as_ref().map(|p| p.p90_ms),
+            p99_ms: latency.as_ref().map(|p| p.p99_ms),
+            ..Sample::of(s)
         }
     }
 }
@@ -77,6 +104,8 @@ pub struct Status<'a> {
 /// The history, shared by its sampling thread and the server.
 #[derive(Clone, Default)]
 pub struct History {
+    /// The snapshot of the ring's last sample. Locked before the ring.
+    last: Arc<Mutex<Option<LiveSnapshot>>>,
     ring: Arc<Mutex<Ring>>,
     stop: Arc<AtomicBool>,
 }
@@ -92,8 +121,9 @@ impl History {
             .spawn(move || {
                 while !kept.stop.load(Ordering::Relaxed) {
                     if let Some(snapshot) = live.snapshot() {
-                        kept.push(Sample::of(&snapshot));
-                        if snapshot.finished {
+                        let finished = snapshot.finished;
+                        kept.push(snapshot);
+                        if finished {
                             break;
                         }
                     }
@@ -103,24 +133,28 @@ impl History {
         Ok((history, thread))
     }
 
-    fn push(&self, sample: Sample) {
+    /// Add the sample of `snapshot`, and keep it for the next.
+    fn push(&self, snapshot: LiveSnapshot) {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let sample = Sample::since(&snapshot, last.as_ref());
         self.ring
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(sample);
+        *last = Some(snapshot);
     }
 
-    /// The samples so far, then `now`'s (so the history ends at the
-    /// numbers it is served with).
+    /// The samples so far, then `now`'s if it is newer than the last (so
+    /// the history ends at the numbers it is served with).
     pub fn with(&self, now: &LiveSnapshot) -> Vec<Sample> {
+        let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         let mut samples = self
             .ring
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .samples();
-        let last = Sample::of(now);
-        if samples.last().is_none_or(|s| s.t < last.t) {
-            samples.push(last);
+        if samples.last().is_none_or(|s| s.t < now.elapsed_s) {
+            samples.push(Sample::since(now, last.as_ref()));
         }
         samples
     }

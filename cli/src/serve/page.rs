@@ -5,9 +5,10 @@
 //! `<script type="application/json">`), so it is whole as soon as it
 //! loads; its script then polls `/status.json` each second.
 //!
-//! The charts are hand-drawn SVG (polylines and bars, some 60 lines of
-//! the script), not a charting library: two time series and a few bar
-//! tables need no more, and vendoring one (uPlot is ~50 KB with its CSS
+//! The charts are hand-drawn SVG (polylines and bars, some 70 lines of
+//! the script), not a charting library: three time series (pages/s,
+//! bytes/s, and each second's latency percentiles) and a few bar tables
+//! (among them the top hosts) need no more, and vendoring one (uPlot is ~50 KB with its CSS
 //! and licence) would be code to keep up to date for nothing the page
 //! uses.
 //!

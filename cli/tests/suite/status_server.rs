@@ -8,10 +8,10 @@
 //! it from stderr (no free port is assumed), and `--status-linger` keeps the
 //! final numbers up until the test has read them and sends SIGINT.
 //!
-//! And `ringcrawl report`, the page made from a finished crawl's records.
-//! Both pages are read in headless Chromium (`--dump-dom`, and
-//! screenshots at target/status.png and target/report.png); skipped
-//! without it unless `RINGCRAWL_REQUIRE_TOOLS=1`.
+//! The live page is read in headless Chromium (`--dump-dom`, and a
+//! screenshot at target/status.png; `report_page.rs` does the same for
+//! `ringcrawl report`'s page); skipped without it unless
+//! `RINGCRAWL_REQUIRE_TOOLS=1`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -26,8 +26,8 @@ use crate::common::tools::require_tool;
 /// A crawl with a status server, and the address it serves on.
 pub(crate) struct Crawl {
     child: Child,
-    status: SocketAddr,
-    dir: std::path::PathBuf,
+    pub(crate) status: SocketAddr,
+    pub(crate) dir: std::path::PathBuf,
     /// Every line it wrote to stderr so far, and the thread reading them.
     stderr: Arc<Mutex<Vec<String>>>,
     reader: std::thread::JoinHandle<()>,
@@ -94,7 +94,7 @@ impl Crawl {
     }
 
     /// GET `path`: the status code and the body.
-    fn get(&self, path: &str) -> (u16, String) {
+    pub(crate) fn get(&self, path: &str) -> (u16, String) {
         get(self.status, path)
     }
 
@@ -117,8 +117,24 @@ impl Crawl {
         }
     }
 
+    /// The end report, once the crawl has returned (it is written before
+    /// the linger, after the records are).
+    pub(crate) fn report_written(&self) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            if let Some(report) = std::fs::read(self.dir.join("report.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+            {
+                return report;
+            }
+            assert!(Instant::now() < deadline, "no report.json");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// End the linger with SIGINT; the crawl's exit code and its report.
-    fn stop(self) -> (Option<i32>, Value) {
+    pub(crate) fn stop(self) -> (Option<i32>, Value) {
         let (code, report, _) = self.stop_with_stderr();
         (code, report)
     }
@@ -316,7 +332,7 @@ fn status_server_answers_only_get_and_head_and_bad_paths_404() {
 
 /// The `data-value` of the element with id `id` in `dom` (the attributes
 /// of its tag, in any order).
-fn dom_value(dom: &str, id: &str) -> Option<String> {
+pub(crate) fn dom_value(dom: &str, id: &str) -> Option<String> {
     let at = dom.find(&format!(" id=\"{id}\""))?;
     let start = dom[..at].rfind('<')?;
     let end = at + dom[at..].find('>')?;
@@ -399,7 +415,7 @@ fn status_page_renders_the_numbers_of_status_json_in_headless_chromium() {
 
 /// Chromium's DOM of `url` (a file or a page), and a screenshot of it at
 /// `shot`.
-fn render_in_chromium(
+pub(crate) fn render_in_chromium(
     chromium: &std::path::Path,
     profile: &std::path::Path,
     url: &str,
@@ -441,95 +457,4 @@ fn render_in_chromium(
         shot.display()
     );
     dom
-}
-
-#[test]
-fn report_page_of_the_demo_records_shows_their_counts_in_headless_chromium() {
-    let test = "report_page_of_the_demo_records_shows_their_counts_in_headless_chromium";
-    let dir = std::env::temp_dir().join(format!("ringcrawl-report-page-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (records, page) = (dir.join("records.jsonl"), dir.join("report.html"));
-    let out = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
-        .args(["--demo", "2000", "-q", "-o"])
-        .arg(&records)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // A cut last line, as a killed crawl leaves: counted, not fatal.
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&records)
-        .unwrap();
-    file.write_all(b"{\"url\":\"http://cut").unwrap();
-    drop(file);
-    let out = Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
-        .arg("report")
-        .arg(&records)
-        .arg("-o")
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = std::fs::read_to_string(&page).unwrap();
-    assert!(
-        !html.contains("<script") && !html.contains("http-equiv"),
-        "self-contained, no script"
-    );
-
-    // What the records say, counted here.
-    let lines: Vec<Value> = std::fs::read_to_string(&records)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    let mut statuses = std::collections::BTreeMap::<u64, u64>::new();
-    for r in &lines {
-        if let Some(s) = r["status"].as_u64() {
-            *statuses.entry(s).or_default() += 1;
-        }
-    }
-    let bytes: u64 = lines.iter().map(|r| r["size"].as_u64().unwrap()).sum();
-    let host = url::Url::parse(lines[0]["url"].as_str().unwrap())
-        .unwrap()
-        .host_str()
-        .unwrap()
-        .to_string();
-
-    let Some(chromium) = require_tool(test, "chromium", "apt-get install chromium") else {
-        // The page's numbers, read from the file instead.
-        assert!(html.contains(&format!("id=\"records\" data-value=\"{}\"", lines.len())));
-        std::fs::remove_dir_all(&dir).ok();
-        return;
-    };
-    let shot = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/report.png");
-    let dom = render_in_chromium(
-        &chromium,
-        &dir.join("chromium-profile"),
-        &format!("file://{}", page.display()),
-        &shot,
-    );
-    let number = |id: &str| {
-        dom_value(&dom, id)
-            .unwrap_or_else(|| panic!("no #{id} in:\n{dom}"))
-            .parse::<u64>()
-            .unwrap()
-    };
-    assert_eq!(number("records"), lines.len() as u64);
-    assert_eq!(number("unreadable"), 1);
-    assert_eq!(number("bytes"), bytes);
-    assert_eq!(number("hosts"), 1);
-    for (status, n) in &statuses {
-        assert_eq!(number(&format!("status-{status}")), *n, "{status}");
-    }
-    assert_eq!(number(&format!("host-{host}-urls")), lines.len() as u64);
-    assert!(dom.contains("id=\"chart-pages\""));
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -59,8 +59,9 @@ impl Knobs {
 }
 
 /// What a resting host costs beyond its name and rules: the `Host` itself
-/// and the LRU's node and table slot, roughly.
-pub(super) const HOST_OVERHEAD: usize = 160;
+/// and the LRU's node and table slot, roughly (with the 8 bytes of its
+/// counts for a status page, [`Host::fetched`] and [`Host::errors`]).
+pub(super) const HOST_OVERHEAD: usize = 168;
 
 /// What a live host costs beyond that: its map slot (with the table's
 /// spare room), its queue's spill box and chunk list, and the copies of
@@ -131,6 +132,11 @@ pub(super) struct Host {
     pub(super) delay: Duration,
     /// Consecutive failed fetches.
     pub(super) failures: u32,
+    /// Fetches of its pages that ended, and of those the failed ones (as
+    /// `failures` counts them), for a status page's top hosts (`top.rs`);
+    /// saturating.
+    pub(super) fetched: u32,
+    pub(super) errors: u32,
     /// Its [`Knobs`] among the frontier's: 0, the crawl's; else its
     /// host rule's, found when it was made.
     pub(super) knobs: u16,
@@ -157,6 +163,8 @@ impl Host {
             ready_at: now,
             delay,
             failures: 0,
+            fetched: 0,
+            errors: 0,
             origins: Vec::new(),
             scheduled: false,
             counted: 0,

@@ -42,7 +42,7 @@
 //! `politeness.rs` its settings, `types.rs` the words it deals in (`Job`, `Offer`, `Limit`, `Next`),
 //! `admission.rs` the hosts held within their bound, `hold.rs` fetches
 //! held back for their server's address (`--per-ip`), `waits.rs` what the
-//! hosts wait for, `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
+//! hosts wait for, `top.rs` the hosts that stand out (for a status page), `queue.rs`, `spill.rs`, `chunk.rs`, `store.rs` the spill, `tests.rs`.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -64,6 +64,7 @@ mod politeness;
 mod queue;
 mod spill;
 mod store;
+mod top;
 mod types;
 mod waits;
 
@@ -428,6 +429,8 @@ impl Frontier {
         }
         entry.active = entry.active.saturating_sub(1);
         entry.held = 0;
+        entry.fetched = entry.fetched.saturating_add(1);
+        entry.errors = entry.errors.saturating_add(u32::from(failed));
         if failed {
             entry.failures = entry.failures.saturating_add(1);
             let backoff = BASE_BACKOFF

@@ -55,6 +55,14 @@ impl Queue {
         self.spill.as_ref().is_some_and(|s| !s.chunks.is_empty())
     }
 
+    /// Jobs queued: the head, the chunks on disk and the tail.
+    pub fn len(&self) -> usize {
+        self.head.len()
+            + self.spill.as_ref().map_or(0, |s| {
+                s.tail.len() + s.chunks.iter().map(|c| c.jobs as usize).sum::<usize>()
+            })
+    }
+
     pub fn head_len(&self) -> usize {
         self.head.len()
     }

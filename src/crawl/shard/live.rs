@@ -1,16 +1,18 @@
 //! The shard's side of the live numbers (`output::live`), when a status
 //! server asked for them: the tallies of what the shard holds (the same
-//! ones its end result carries) and the publish of a copy of its counters,
-//! from its watch about once a second and once when it is done.
+//! ones its end result carries) and the publish of a copy of its counters
+//! and of its top hosts, from its watch about once a second and once when
+//! it is done.
 //!
 //! Not the record path: nothing here runs per page, and a crawl without a
 //! `Live` handle does none of it.
 
 use std::time::Instant;
 
-use crate::output::live::ShardGauges;
+use crate::output::live::{Live, ShardGauges};
 use crate::output::proxies::ProxyHealth;
 use crate::output::stats::{DnsCounts, Stats, TlsHandshakes};
+use crate::output::top_hosts::TOP_HOSTS;
 
 use super::{thread_cpu_time, Shard};
 
@@ -81,15 +83,16 @@ impl Shard {
         let published = live.publish(self.id, last, || {
             let mut stats = self.recording.stats.borrow().clone();
             self.tally(&mut stats);
-            (stats, self.gauges())
+            (stats, self.gauges(live, last))
         });
         if published {
             *said = Some(Instant::now());
         }
     }
 
-    /// How much this shard holds now.
-    fn gauges(&self) -> ShardGauges {
+    /// How much this shard holds now, and its top hosts (looked for
+    /// again when `live`'s pace says so, or `last`).
+    fn gauges(&self, live: &Live, last: bool) -> ShardGauges {
         let frontier = self.frontier.borrow();
         let hosts = frontier.host_memory();
         let seen = self.newness.seen.borrow();
@@ -110,6 +113,12 @@ impl Shard {
             cpu: thread_cpu_time(),
             budget_pages: self.budget.pages(),
             budget_bytes: self.budget.bytes(),
+            // A look over every host it holds, at most once a second and
+            // 1% of the shard's time, and only here: the page path keeps
+            // two integers a host.
+            top_hosts: live.top_hosts(self.id, Instant::now(), last, || {
+                frontier.top_hosts(Instant::now(), TOP_HOSTS)
+            }),
         }
     }
 }

@@ -59,14 +59,18 @@
     }
     return out;
   }
+  // One line, or several (`points` an array of [class, points] pairs),
+  // on a common scale.
   function chart(id, points, fmt) {
     const svg = $(id);
     const W = 600, H = 160;
     svg.replaceChildren();
     const ns = "http://www.w3.org/2000/svg";
-    const max = Math.max(1, ...points.map((p) => p[1]));
-    const t0 = points.length ? points[0][0] : 0;
-    const t1 = points.length ? points[points.length - 1][0] : 1;
+    const lines = points.length && typeof points[0][0] === "string" ? points : [["", points]];
+    const all = lines.flatMap((l) => l[1]);
+    const max = Math.max(1, ...all.map((p) => p[1]));
+    const t0 = all.length ? Math.min(...all.map((p) => p[0])) : 0;
+    const t1 = all.length ? Math.max(...all.map((p) => p[0])) : 1;
     const x = (t) => (t1 > t0 ? ((t - t0) / (t1 - t0)) * W : W);
     const y = (v) => H - 14 - (v / max) * (H - 24);
     for (const f of [0, 0.5, 1]) {
@@ -79,10 +83,25 @@
     label.setAttribute("x", 4); label.setAttribute("y", H - 2);
     label.textContent = "max " + fmt(max);
     svg.appendChild(label);
-    const poly = document.createElementNS(ns, "polyline");
-    poly.setAttribute("points", points.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "));
-    svg.appendChild(poly);
-    svg.dataset.points = String(points.length);
+    for (const [cls, line] of lines) {
+      const poly = document.createElementNS(ns, "polyline");
+      if (cls) poly.setAttribute("class", cls);
+      poly.setAttribute("points", line.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "));
+      svg.appendChild(poly);
+    }
+    svg.dataset.points = String(lines[0][1].length);
+  }
+  // The samples' values of `key` (ms; those with none left out).
+  const series = (history, key) => history.filter((h) => h[key] != null).map((h) => [h.t, h[key]]);
+  // A list of top hosts: each row its host, the list's number (with its
+  // bar) and, in the title, all its numbers.
+  function hosts(id, list, key, shown) {
+    table(id, list.map((h) => [h.host, h[key], id + "-" + h.host, shown ? shown(h) : undefined, id !== "top-fetched" && id !== "top-queued"]));
+    const rows = $(id).rows;
+    list.forEach((h, i) => {
+      rows[i].title = h.host + ": " + int(h.fetched) + " fetched, " + int(h.errors) + " failed, " + int(h.queued) + " queued" +
+        (h.failures ? ", " + h.failures + " failures in a row" : "");
+    });
   }
   function render(status) {
     const s = status.now, sum = s.summary, h = status.history || [];
@@ -107,6 +126,13 @@
     put("rate", Math.round(rate));
     chart("chart-pages", pages, int);
     chart("chart-bytes", rates(h, "bytes"), (v) => bytes(Math.round(v)) + "/s");
+    chart("chart-latency", [["p50", series(h, "p50_ms")], ["p90", series(h, "p90_ms")], ["p99", series(h, "p99_ms")]],
+      (v) => v.toFixed(1) + " ms");
+    const top = s.top_hosts;
+    hosts("top-fetched", top.fetched, "fetched");
+    hosts("top-queued", top.queued, "queued");
+    hosts("top-failing", top.failing, "errors", (h) => int(h.errors) + " of " + int(h.fetched));
+    hosts("top-backoff", top.backing_off, "backoff_ms", (h) => secs(h.backoff_ms / 1000) + " (" + h.failures + " in a row)");
     table("statuses", Object.entries(sum.statuses).map(([code, n]) => [code, n, "status-" + code, undefined, code >= "400"]));
     table("errors-by-kind", Object.entries(sum.errors_by_kind).map(([k, n]) => [k, n, "error-" + k, undefined, true]));
     table("latency", [["connect", sum.connect], ["first byte", sum.first_byte], ["total", sum.total]]
