@@ -99,6 +99,11 @@ impl Ring {
 pub struct Status<'a> {
     pub now: &'a LiveSnapshot,
     pub history: Vec<Sample>,
+    /// How many of `history`'s samples, from its first, the server keeps:
+    /// a sample of the numbers now after them is not kept (the next one
+    /// kept covers its second), so a page that asks only for what is
+    /// newer (`since`) keeps these and drops that one.
+    pub history_kept: usize,
 }
 
 /// The history, shared by its sampling thread and the server.
@@ -144,19 +149,27 @@ impl History {
         *last = Some(snapshot);
     }
 
-    /// The samples so far, then `now`'s if it is newer than the last (so
-    /// the history ends at the numbers it is served with).
-    pub fn with(&self, now: &LiveSnapshot) -> Vec<Sample> {
+    /// The samples after second `since` (all: None), then `now`'s if it
+    /// is newer than the last kept (so the history ends at the numbers it
+    /// is served with); and how many of them are kept ones.
+    pub fn with(&self, now: &LiveSnapshot, since: Option<f64>) -> (Vec<Sample>, usize) {
         let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        let mut samples = self
-            .ring
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .samples();
-        if samples.last().is_none_or(|s| s.t < now.elapsed_s) {
+        let ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
+        let newest = ring.samples.back().map(|s| s.t);
+        let mut samples: Vec<Sample> = match since {
+            Some(since) => ring
+                .samples
+                .iter()
+                .filter(|s| s.t > since)
+                .copied()
+                .collect(),
+            None => ring.samples(),
+        };
+        let kept = samples.len();
+        if newest.is_none_or(|t| t < now.elapsed_s) {
             samples.push(Sample::since(now, last.as_ref()));
         }
-        samples
+        (samples, kept)
     }
 
     /// Tell the sampling thread to stop (it ends within a second; unpark
@@ -166,11 +179,13 @@ impl History {
     }
 }
 
-/// `/status.json`'s body.
-pub fn status_json(now: &LiveSnapshot, history: &History) -> Vec<u8> {
+/// `/status.json`'s body, its history after second `since` (all: None).
+pub fn status_json(now: &LiveSnapshot, history: &History, since: Option<f64>) -> Vec<u8> {
+    let (history, history_kept) = history.with(now, since);
     serde_json::to_vec(&Status {
         now,
-        history: history.with(now),
+        history,
+        history_kept,
     })
     .unwrap_or_default()
 }
@@ -192,5 +207,31 @@ mod tests {
         assert_eq!(samples.len(), HISTORY_LEN);
         assert_eq!(samples[0].t, 10.0);
         assert_eq!(samples[HISTORY_LEN - 1].t, (HISTORY_LEN + 9) as f64);
+    }
+
+    #[test]
+    fn a_page_asking_since_a_second_gets_the_kept_samples_after_it_and_the_moment() {
+        let history = History::default();
+        let at = |t: f64| {
+            let mut s = LiveSnapshot::default();
+            s.elapsed_s = t;
+            s
+        };
+        for t in 1..=5 {
+            history.push(at(f64::from(t)));
+        }
+        let (all, kept) = history.with(&at(5.5), None);
+        assert_eq!((all.len(), kept), (6, 5));
+        let (newer, kept) = history.with(&at(5.5), Some(3.0));
+        let seconds: Vec<f64> = newer.iter().map(|s| s.t).collect();
+        assert_eq!(seconds, [4.0, 5.0, 5.5]);
+        assert_eq!(kept, 2, "the moment's sample is not a kept one");
+        // Nothing newer than the page has: nothing but the moment.
+        let (none, kept) = history.with(&at(5.0), Some(5.0));
+        assert_eq!((none.len(), kept), (0, 0));
+        let body: serde_json::Value =
+            serde_json::from_slice(&status_json(&at(5.5), &history, Some(4.0))).unwrap();
+        assert_eq!(body["history_kept"], 1);
+        assert_eq!(body["history"].as_array().unwrap().len(), 2);
     }
 }

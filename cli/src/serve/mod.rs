@@ -117,11 +117,14 @@ fn serve(mut stream: TcpStream, site: &Site) {
     let _ = stream.flush();
 }
 
-/// A request as routed: its method and path (without the query).
-#[derive(Debug, PartialEq, Eq)]
+/// A request as routed: its method, its path (without the query), and
+/// the query's `since=T` (`/status.json`: only the history after second
+/// `T`).
+#[derive(Debug, Default, PartialEq)]
 pub struct Request {
     pub head_only: bool,
     pub path: String,
+    pub since: Option<f64>,
 }
 
 /// Read and parse a request head; None if the client sent nothing; an
@@ -157,8 +160,20 @@ pub fn parse(buf: &[u8]) -> Result<Option<Request>, u16> {
                 _ => return Err(405),
             };
             let target = req.path.unwrap_or("/");
-            let path = target.split(['?', '#']).next().unwrap_or("/").to_string();
-            Ok(Some(Request { head_only, path }))
+            let target = target.split('#').next().unwrap_or("/");
+            let (path, query) = target.split_once('?').unwrap_or((target, ""));
+            // A `since` that is not a number is ignored: the whole
+            // history, as without one.
+            let since = query
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("since="))
+                .and_then(|t| t.parse::<f64>().ok())
+                .filter(|t| t.is_finite());
+            Ok(Some(Request {
+                head_only,
+                path: path.to_string(),
+                since,
+            }))
         }
         Err(httparse::Error::TooManyHeaders) => Err(431),
         Err(_) => Err(400),
@@ -226,11 +241,11 @@ pub fn route(request: &Request, site: &Site) -> Answer {
             ),
             ("/status.json", Some(now)) => Answer::ok(
                 "application/json",
-                history::status_json(&now, &site.history),
+                history::status_json(&now, &site.history, request.since),
             ),
             (_, Some(now)) => Answer::ok(
                 "text/html; charset=utf-8",
-                page::html(&history::status_json(&now, &site.history)),
+                page::html(&history::status_json(&now, &site.history, None)),
             ),
         },
         _ => Answer::error(404),
@@ -262,10 +277,21 @@ mod tests {
         assert_eq!(
             parse(b"GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"),
             Ok(Some(Request {
-                head_only: false,
-                path: "/metrics".into()
+                path: "/metrics".into(),
+                ..Request::default()
             }))
         );
+        let since = |target: &str| {
+            parse(format!("GET {target} HTTP/1.1\r\n\r\n").as_bytes())
+                .unwrap()
+                .unwrap()
+                .since
+        };
+        assert_eq!(since("/status.json?since=12.5"), Some(12.5));
+        assert_eq!(since("/status.json?x=1&since=3#frag"), Some(3.0));
+        assert_eq!(since("/status.json?since=NaN"), None);
+        assert_eq!(since("/status.json?since=soon"), None);
+        assert_eq!(since("/status.json"), None);
         assert!(
             parse(b"HEAD / HTTP/1.0\r\n\r\n")
                 .unwrap()
@@ -285,8 +311,8 @@ mod tests {
         let get = |path: &str| {
             route(
                 &Request {
-                    head_only: false,
                     path: path.into(),
+                    ..Request::default()
                 },
                 &site,
             )

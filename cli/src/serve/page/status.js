@@ -168,13 +168,26 @@
     $("budgets-box").hidden = !rows.length;
     table("budgets", rows);
   }
+  // The history the server keeps, as far as this page has it: each poll
+  // asks only for what is newer (`since`), and the sample of the moment
+  // that ends an answer (not kept: the next kept one covers its second)
+  // is shown once, not stored.
+  let kept = [];
+  function merge(status) {
+    const h = status.history || [], n = status.history_kept == null ? h.length : status.history_kept;
+    const fresh = h.slice(0, n), first = fresh.length ? fresh[0].t : Infinity;
+    kept = kept.filter((x) => x.t < first).concat(fresh).slice(-3600);
+    status.history = kept.concat(h.slice(n));
+    return status;
+  }
   const embedded = $("status-data");
-  if (embedded) render(JSON.parse(embedded.textContent));
+  if (embedded) render(merge(JSON.parse(embedded.textContent)));
   let finished = false;
   async function poll() {
     try {
-      const r = await fetch("/status.json", { cache: "no-store" });
-      if (r.ok) { const st = await r.json(); render(st); finished = st.now.finished; }
+      const since = kept.length ? "?since=" + kept[kept.length - 1].t : "";
+      const r = await fetch("/status.json" + since, { cache: "no-store" });
+      if (r.ok) { const st = merge(await r.json()); render(st); finished = st.now.finished; }
     } catch (e) { /* the crawl is over and the server gone: keep the last numbers */ }
     if (!finished) setTimeout(poll, 1000);
   }
