@@ -260,6 +260,7 @@ pub fn read(
         }
     }
     let saved = Covered {
+        version: covered::VERSION,
         log_len: repaired.len,
         log_crc: covered::log_crc(path, repaired.len)?,
         fingerprints: lengths,

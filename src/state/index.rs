@@ -225,8 +225,9 @@ pub fn keep_written(
         }
         Ok(())
     });
-    // Left when nothing changed, or on an error.
+    // Left when nothing changed, or on an error (or by a kill, before).
     let _ = fs::remove_file(&tmp);
+    let _ = fs::remove_file(whole_path(path));
     finished.map(|()| kept)
 }
 
@@ -234,7 +235,7 @@ pub fn keep_written(
 /// first `from` bytes and then those lines: copied in the kernel
 /// (`copy_file_range`), the index's earlier lines unread.
 fn prefixed(path: &Path, from: u64, lines: File, tmp: &Path) -> Result<File, StateError> {
-    let whole = PathBuf::from(format!("{}.resume-whole", path.display()));
+    let whole = whole_path(path);
     let made = (|| {
         let mut out = File::create(&whole)?;
         io::copy(&mut File::open(path)?.take(from), &mut out)?;
@@ -249,4 +250,9 @@ fn prefixed(path: &Path, from: u64, lines: File, tmp: &Path) -> Result<File, Sta
     })?;
     fs::rename(&whole, tmp).map_err(io_err("renaming", &whole))?;
     Ok(out)
+}
+
+/// Where [`prefixed`] makes the new index of the one at `path`.
+fn whole_path(path: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.resume-whole", path.display()))
 }

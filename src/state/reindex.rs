@@ -33,7 +33,7 @@
 //! Blocking `std::fs`, for the main thread before the executors start.
 //! Not which lines are kept (`super::index`), nor the line's form.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -194,8 +194,8 @@ pub fn mend(
 /// Make again the lines of the index at `index` that the records of the
 /// log at `log` lack (see the module's docs): `done` is what the log
 /// holds of each WARC file (in `warc_dir`), `indexed` the offset of each
-/// file's last page line in the index (then the log's last record of
-/// each file looked at: the next resume's starting point);
+/// file's last page line in the index (then, of each file looked at, the
+/// next resume's starting point);
 /// `keep` bytes of a record's block are read (a response head is at most
 /// that long).
 pub fn rebuild_lost(
@@ -251,13 +251,6 @@ pub fn rebuild_lost(
         }
         window = window.saturating_mul(4);
     };
-    // Once made (or left, said why), a file's lines are as the log's
-    // records: the next resume does not look for them again.
-    for file in tails.keys() {
-        if let Some(logged) = done.counts.warc.get(file) {
-            indexed.insert(file.clone(), logged.last);
-        }
-    }
     let unplaced: Vec<String> = tails
         .iter()
         .filter(|(_, tail)| !tail.placed())
@@ -270,6 +263,10 @@ pub fn rebuild_lost(
         );
         tails.remove(&file);
         rebuilt.unplaced = rebuilt.unplaced.saturating_add(1);
+        // Left as it is, and said once: the next resume does not look.
+        if let Some(logged) = done.counts.warc.get(&file) {
+            indexed.insert(file, logged.last);
+        }
     }
     let out = OpenOptions::new()
         .create(true)
@@ -279,6 +276,10 @@ pub fn rebuild_lost(
     let mut out = BufWriter::with_capacity(1 << 16, out);
     let mut warcs = Warcs::default();
     let mut line = Vec::new();
+    // Of each file, the offset of the last line made, and whether a line
+    // could not be made.
+    let mut made: HashMap<String, u64> = HashMap::new();
+    let mut failed: HashSet<String> = HashSet::new();
     rebuilt.log_read = rebuilt.log_read.saturating_add(len.saturating_sub(start));
     for tail in tails.values_mut() {
         tail.seen = 0;
@@ -296,8 +297,10 @@ pub fn rebuild_lost(
             Ok(()) => {
                 out.write_all(&line).map_err(io_err("writing", index))?;
                 rebuilt.lines = rebuilt.lines.saturating_add(1);
+                made.insert(page.file.clone(), page.offset);
             }
             Err(why) => {
+                failed.insert(page.file.clone());
                 if rebuilt.unreadable < WARNINGS {
                     log::warn!(
                         "{}: no index line for {} ({} at {}): {why}",
@@ -317,6 +320,19 @@ pub fn rebuild_lost(
         .map_err(|e| io_err("writing", index)(e.into_error()))?;
     if rebuilt.lines > 0 {
         out.sync_data().map_err(io_err("syncing", index))?;
+    }
+    // What the next resume starts after, as a whole read of the index
+    // would find it: a file's lines made up to its log's last record
+    // need no look again; one whose last records failed (an unreadable
+    // file, an I/O error) is looked at again from its last line.
+    for file in tails.keys() {
+        let last = match failed.contains(file) {
+            false => done.counts.warc.get(file).map(|logged| logged.last),
+            true => made.get(file).copied(),
+        };
+        if let Some(last) = last {
+            indexed.insert(file.clone(), last);
+        }
     }
     Ok(rebuilt)
 }

@@ -309,12 +309,14 @@ impl Session {
                     .unwrap_or(0);
                 if whole > len {
                     // Logged records point past the end (a power loss, or
-                    // a log written before this rule): read it all.
+                    // a log written before this rule): read it all, and
+                    // the index's lines checked before are checked again.
                     notes.push(format!(
                         "{}: the log points at byte {whole}, past its end ({len}): checked whole",
                         file.display()
                     ));
                     whole = 0;
+                    done.index = None;
                 }
                 let repaired = repair_warc_in_place(&file, whole)?;
                 if let Some(why) = &repaired.torn {
@@ -324,6 +326,13 @@ impl Session {
                         repaired.cut()
                     ));
                 }
+                // The crawl syncs a WARC file when it closes it; a kill
+                // leaves the last ones unsynced. Synced before the index
+                // is said checked against them (a power loss must not
+                // take bytes its lines point at).
+                fs::File::open(&file)
+                    .and_then(|f| f.sync_all())
+                    .map_err(io_err("syncing", &file))?;
             }
         }
         // After the WARC files' repair: a line must point at bytes still

@@ -91,9 +91,16 @@ impl Counts {
     }
 }
 
+/// The version of [`Covered`]'s rules (what counts as done, how a URL is
+/// fingerprinted and sharded): a `done.json` of another is not used.
+pub const VERSION: u32 = 1;
+
 /// The contents of `done.json`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Covered {
+    /// [`VERSION`] when written (0: not read from a file).
+    #[serde(default)]
+    pub version: u32,
     /// The log's bytes read, from its start: whole lines.
     pub log_len: u64,
     /// CRC-32 of the (up to) [`WINDOW`] bytes of the log before `log_len`.
@@ -172,6 +179,13 @@ pub fn load(dir: &Path, log: &Path, fingerprints: &[PathBuf]) -> Result<Covered,
     };
     let covered: Covered = serde_json::from_slice(&text)
         .map_err(|e| format!("{} does not parse ({e})", path.display()))?;
+    if covered.version != VERSION {
+        return Err(format!(
+            "{} is of version {}, this ringcrawl's is {VERSION}",
+            path.display(),
+            covered.version
+        ));
+    }
     if covered.fingerprints.len() != fingerprints.len() {
         return Err(format!(
             "{} is of {} shards, the crawl has {}",
@@ -258,6 +272,7 @@ mod tests {
         let fps = [fp.clone()];
         assert_eq!(load(&dir, &log, &fps), Err(String::new()), "no file yet");
         let covered = Covered {
+            version: VERSION,
             log_len: 20,
             log_crc: log_crc(&log, 20).unwrap(),
             fingerprints: vec![16],
@@ -287,6 +302,10 @@ mod tests {
         std::fs::write(&log, b"{}\n").unwrap();
         let shorter = load(&dir, &log, &fps).unwrap_err();
         assert!(shorter.contains("shorter"), "{shorter}");
+        let mut old = covered.clone();
+        old.version = 0;
+        save(&dir, &old).unwrap();
+        assert!(load(&dir, &log, &fps).unwrap_err().contains("version 0"));
         std::fs::write(dir.join(FILE), b"{").unwrap();
         assert!(load(&dir, &log, &fps)
             .unwrap_err()

@@ -268,6 +268,11 @@ fn a_record_whose_warc_bytes_do_not_read_is_counted_and_left_without_a_line() {
     );
     let lines = sorted_lines(&dir.join("index.cdxj"));
     assert_eq!(lines.len(), 2);
+    // The next resume tries the last record again (its bytes might read
+    // then: an I/O error is not the record's), and makes no line twice.
+    let (_, again) = Crawl::resume(&dir);
+    assert_eq!((again.lines, again.unreadable), (0, 1));
+    assert_eq!(sorted_lines(&dir.join("index.cdxj")), lines);
     fs::remove_dir_all(&dir).unwrap();
 }
 
