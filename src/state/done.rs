@@ -183,8 +183,8 @@ pub fn read(
     let shards = shard_dirs.len().max(1);
     let paths: Vec<PathBuf> = shard_dirs.iter().map(|d| d.join(FILE)).collect();
     let (covered, reread) = match covered::load(dir, path, &paths) {
-        Ok(covered) => (covered, None),
-        Err(why) => (Covered::default(), Some(why).filter(|w| !w.is_empty())),
+        Ok(covered) => (covered.unwrap_or_default(), None),
+        Err(why) => (Covered::default(), Some(why)),
     };
     let mut done = Done::empty(shards);
     done.counts = covered.counts;
@@ -240,13 +240,9 @@ pub fn read(
     if let Some((path, e)) = failed {
         return Err(io_err("writing", &path)(e));
     }
-    // What the log says is done leaves the compacted bases: it must
-    // outlive a power loss as they do (an earlier run's last records may
-    // still be in the page cache only), and before `done.json` says it
-    // was read.
-    File::open(path)
-        .and_then(|f| f.sync_all())
-        .map_err(io_err("syncing", path))?;
+    // The repair synced the log: what it says is done leaves the
+    // compacted bases, so it must outlive a power loss as they do, and
+    // before `done.json` says it was read.
     let mut lengths = Vec::with_capacity(shards);
     for (shard, (path, file)) in files.into_iter().enumerate() {
         let file = file
@@ -262,7 +258,7 @@ pub fn read(
     let saved = Covered {
         version: covered::VERSION,
         log_len: repaired.len,
-        log_crc: covered::log_crc(path, repaired.len)?,
+        log_crc: covered::tail_crc(path, repaired.len)?,
         fingerprints: lengths,
         counts: done.counts.clone(),
         index: done.index.clone(),

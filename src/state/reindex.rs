@@ -195,9 +195,8 @@ pub fn mend(
 /// log at `log` lack (see the module's docs): `done` is what the log
 /// holds of each WARC file (in `warc_dir`), `indexed` the offset of each
 /// file's last page line in the index (then, of each file looked at, the
-/// next resume's starting point);
-/// `keep` bytes of a record's block are read (a response head is at most
-/// that long).
+/// next resume's starting point); `keep` bytes of a record's block are
+/// read (a response head is at most that long).
 pub fn rebuild_lost(
     index: &Path,
     warc_dir: &Path,

@@ -4,7 +4,8 @@
 //! [`repair_jsonl`], [`repair_cdxj`] or [`repair_warc`] reads it from the
 //! position its checkpoint gave (whole and on disk up to there), keeps the
 //! longest valid run of whole lines or members after it, cuts off the rest
-//! (`ftruncate`, then `fsync`), says what it cut and why, and lists what
+//! (`ftruncate`), syncs the file (cut or not: a kill leaves the last
+//! writes in the page cache), says what it cut and why, and lists what
 //! it kept, so the caller learns which URLs got a record after the
 //! checkpoint (and need no new fetch).
 //!
@@ -272,13 +273,14 @@ fn warc_name_parts(rest: &str) -> Option<((u64, u64), u64, u64)> {
         .then_some(((secs, pid), shard, serial))
 }
 
-/// Cut `file` to `len` if it is longer, and make the cut durable.
+/// Cut `file` to `len` if it is longer, and sync it, cut or not: what a
+/// repair leaves is on disk (a kill leaves the last bytes an output
+/// wrote in the page cache only, and a resume then builds on them).
 fn cut(file: &File, path: &Path, was: u64, len: u64) -> Result<(), StateError> {
     if len < was {
         file.set_len(len).map_err(io_err("truncating", path))?;
-        file.sync_all().map_err(io_err("syncing", path))?;
     }
-    Ok(())
+    file.sync_all().map_err(io_err("syncing", path))
 }
 
 #[cfg(any(test, feature = "internals"))]

@@ -318,6 +318,10 @@ impl Session {
                     whole = 0;
                     done.index = None;
                 }
+                // The crawl syncs a WARC file when it closes it; a kill
+                // leaves the last ones unsynced. The repair syncs them,
+                // before the index is said checked against them (a power
+                // loss must not take bytes its lines point at).
                 let repaired = repair_warc_in_place(&file, whole)?;
                 if let Some(why) = &repaired.torn {
                     notes.push(format!(
@@ -326,13 +330,6 @@ impl Session {
                         repaired.cut()
                     ));
                 }
-                // The crawl syncs a WARC file when it closes it; a kill
-                // leaves the last ones unsynced. Synced before the index
-                // is said checked against them (a power loss must not
-                // take bytes its lines point at).
-                fs::File::open(&file)
-                    .and_then(|f| f.sync_all())
-                    .map_err(io_err("syncing", &file))?;
             }
         }
         // After the WARC files' repair: a line must point at bytes still
@@ -460,9 +457,6 @@ impl Session {
     }
 }
 
-/// The WARC files of the crawl whose names start with `prefix` that a
-/// kill may have torn: of each run and shard (`PREFIX[-rN]-sS-SEQ`), the
-/// one with the highest `SEQ` (the files before it were closed whole).
 /// The journal files a resume checked, and their bytes (for its log).
 #[derive(Default)]
 struct Checked {
@@ -477,6 +471,9 @@ impl Checked {
     }
 }
 
+/// The WARC files of the crawl whose names start with `prefix` that a
+/// kill may have torn: of each run and shard (`PREFIX[-rN]-sS-SEQ`), the
+/// one with the highest `SEQ` (the files before it were closed whole).
 fn last_warc_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, StateError> {
     let mut last: BTreeMap<String, (u32, PathBuf)> = BTreeMap::new();
     for (stem, path) in warc_files(dir, prefix)? {
