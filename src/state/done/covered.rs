@@ -133,16 +133,15 @@ pub struct IndexCovered {
 
 impl IndexCovered {
     /// What was checked of the index at `path` made of what it is now and
-    /// the lines `indexed` points at.
-    /// The index is synced first: what is said checked must outlive a
-    /// power loss.
+    /// the lines `indexed` points at. The index is synced first: what is
+    /// said checked must outlive a power loss.
     pub fn of(path: &Path, indexed: HashMap<String, u64>) -> Result<IndexCovered, StateError> {
         let file = File::open(path).map_err(io_err("opening", path))?;
         file.sync_all().map_err(io_err("syncing", path))?;
         let len = file.metadata().map_err(io_err("reading", path))?.len();
         Ok(IndexCovered {
             len,
-            crc: log_crc(path, len)?,
+            crc: tail_crc(path, len)?,
             indexed,
         })
     }
@@ -150,14 +149,13 @@ impl IndexCovered {
     /// Whether it still holds for the index at `path`: the same bytes
     /// before `len`.
     pub fn holds(&self, path: &Path) -> bool {
-        let len = std::fs::metadata(path).map_or(0, |m| m.len());
-        len >= self.len && log_crc(path, self.len).is_ok_and(|crc| crc == self.crc)
+        changed("the index", path, self.len, self.crc).is_none()
     }
 }
 
-/// The checksum [`Covered::log_crc`] holds, of the log (or the index) at
-/// `path` up to `len`.
-pub fn log_crc(path: &Path, len: u64) -> Result<u32, StateError> {
+/// The checksum [`Covered::log_crc`] and [`IndexCovered::crc`] hold, of
+/// the file at `path` up to `len`.
+pub fn tail_crc(path: &Path, len: u64) -> Result<u32, StateError> {
     let from = len.saturating_sub(WINDOW);
     let mut bytes = vec![0u8; usize::try_from(len - from).unwrap_or(0)];
     File::open(path)
@@ -166,15 +164,34 @@ pub fn log_crc(path: &Path, len: u64) -> Result<u32, StateError> {
     Ok(crc32fast::hash(&bytes))
 }
 
+/// Why the file at `path` (`what`, for the message) is not the one read
+/// up to `len`, whose bytes before it had the checksum `crc`: shorter, or
+/// those bytes changed. None: it is, maybe with more after.
+fn changed(what: &str, path: &Path, len: u64, crc: u32) -> Option<String> {
+    let now = std::fs::metadata(path).map_or(0, |m| m.len());
+    if now < len {
+        return Some(format!(
+            "{what} is {now} bytes long, shorter than the {len} read before"
+        ));
+    }
+    match tail_crc(path, len) {
+        Ok(found) if found == crc => None,
+        Ok(_) => Some(format!(
+            "{what}'s bytes before {len} are not the ones read before"
+        )),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 /// What `done.json` in `dir` says was read of the log at `log`, if it
 /// still holds for the log and the `done.fp` files (`fingerprints`, one a
-/// shard): `Err` says why it does not (the log is then read whole), and
-/// is "" when there is no file (no resume has read the log yet).
-pub fn load(dir: &Path, log: &Path, fingerprints: &[PathBuf]) -> Result<Covered, String> {
+/// shard); None when there is none (no resume has read the log yet).
+/// `Err` says why it does not hold (the log is then read whole).
+pub fn load(dir: &Path, log: &Path, fingerprints: &[PathBuf]) -> Result<Option<Covered>, String> {
     let path = dir.join(FILE);
     let text = match std::fs::read(&path) {
         Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(String::new()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{} could not be read ({e})", path.display())),
     };
     let covered: Covered = serde_json::from_slice(&text)
@@ -194,22 +211,8 @@ pub fn load(dir: &Path, log: &Path, fingerprints: &[PathBuf]) -> Result<Covered,
             fingerprints.len()
         ));
     }
-    let len = std::fs::metadata(log).map_or(0, |m| m.len());
-    if len < covered.log_len {
-        return Err(format!(
-            "the log is {len} bytes long, shorter than the {} read before",
-            covered.log_len
-        ));
-    }
-    match log_crc(log, covered.log_len) {
-        Ok(crc) if crc == covered.log_crc => {}
-        Ok(_) => {
-            return Err(format!(
-                "the log's bytes before {} are not the ones read before",
-                covered.log_len
-            ))
-        }
-        Err(e) => return Err(e.to_string()),
+    if let Some(why) = changed("the log", log, covered.log_len, covered.log_crc) {
+        return Err(why);
     }
     for (file, &want) in fingerprints.iter().zip(&covered.fingerprints) {
         let len = std::fs::metadata(file).map_or(0, |m| m.len());
@@ -220,7 +223,7 @@ pub fn load(dir: &Path, log: &Path, fingerprints: &[PathBuf]) -> Result<Covered,
             ));
         }
     }
-    Ok(covered)
+    Ok(Some(covered))
 }
 
 /// Replace `done.json` in `dir` with `covered`, atomically. The log and
@@ -270,11 +273,11 @@ mod tests {
         std::fs::write(&log, b"{\"url\":\"http://a/\"}\n{\"url\":\"http://b/\"}\n").unwrap();
         std::fs::write(&fp, [0u8; 16]).unwrap();
         let fps = [fp.clone()];
-        assert_eq!(load(&dir, &log, &fps), Err(String::new()), "no file yet");
+        assert_eq!(load(&dir, &log, &fps), Ok(None), "no file yet");
         let covered = Covered {
             version: VERSION,
             log_len: 20,
-            log_crc: log_crc(&log, 20).unwrap(),
+            log_crc: tail_crc(&log, 20).unwrap(),
             fingerprints: vec![16],
             counts: Counts {
                 records: 1,
@@ -283,12 +286,12 @@ mod tests {
             index: None,
         };
         save(&dir, &covered).unwrap();
-        assert_eq!(load(&dir, &log, &fps), Ok(covered.clone()));
+        assert_eq!(load(&dir, &log, &fps), Ok(Some(covered.clone())));
         // Appended to: still the same log.
         let mut longer = std::fs::read(&log).unwrap();
         longer.extend_from_slice(b"{\"url\":\"http://c/\"}\n");
         std::fs::write(&log, &longer).unwrap();
-        assert_eq!(load(&dir, &log, &fps), Ok(covered.clone()));
+        assert_eq!(load(&dir, &log, &fps), Ok(Some(covered.clone())));
         // Another shard count, a short done.fp, a changed or short log.
         assert!(load(&dir, &log, &[fp.clone(), fp.clone()]).is_err());
         std::fs::write(&fp, [0u8; 8]).unwrap();
