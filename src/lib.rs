@@ -322,7 +322,7 @@ pub use output::stats::{
     DnsCounts, Fetched, Percentiles, ShardBalance, StartFailure, Summary, TlsHandshakes,
     MAX_FAILED_STARTS,
 };
-pub use output::top_hosts::{TopHost, TopHosts, TOP_HOSTS};
+pub use output::top_hosts::{HostCounts, TopHost, TopHosts, TOP_HOSTS};
 pub use state::Damaged as DamagedState;
 pub use state::Refused as ResumeRefused;
 pub use url::Url;

@@ -576,7 +576,7 @@ mod tests {
         assert!(live.publish(1, false, || (stats(1), top("b.test", 5))));
         let snap = live.snapshot().unwrap();
         let fetched: Vec<(&str, u64)> = (snap.top_hosts.fetched.iter())
-            .map(|h| (&*h.host, h.fetched))
+            .map(|h| (&*h.host, h.counts.fetched))
             .collect();
         assert_eq!(fetched, [("b.test", 5), ("a.test", 3)]);
     }

@@ -24,7 +24,8 @@ use serde::Serialize;
 pub const TOP_HOSTS: usize = 10;
 
 /// One host's numbers now.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct HostCounts {
     /// Fetches of its pages that ended (a record each; robots.txt aside).
     pub fetched: u64,
@@ -40,17 +41,15 @@ pub struct HostCounts {
     pub backoff_ms: u64,
 }
 
-/// One host in a list, with all its numbers.
+/// One host in a list, with all its numbers (in JSON beside its name).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
-#[allow(missing_docs)]
 pub struct TopHost {
+    /// The host's name.
     pub host: String,
-    pub fetched: u64,
-    pub errors: u64,
-    pub queued: u64,
-    pub failures: u32,
-    pub backoff_ms: u64,
+    /// Its numbers.
+    #[serde(flatten)]
+    pub counts: HostCounts,
 }
 
 /// The hosts that stand out, each list largest first (ties by name), at
@@ -114,7 +113,10 @@ impl<'a> Picker<'a> {
     pub fn finish(self) -> TopHosts {
         let [fetched, queued, failing, backing_off] = self.lists.map(|list| {
             list.into_iter()
-                .map(|(_, host, c)| TopHost::new(host, &c))
+                .map(|(_, host, counts)| TopHost {
+                    host: host.to_string(),
+                    counts,
+                })
                 .collect::<Vec<_>>()
         });
         TopHosts {
@@ -122,29 +124,6 @@ impl<'a> Picker<'a> {
             queued,
             failing,
             backing_off,
-        }
-    }
-}
-
-impl TopHost {
-    fn new(host: &str, c: &HostCounts) -> TopHost {
-        TopHost {
-            host: host.to_string(),
-            fetched: c.fetched,
-            errors: c.errors,
-            queued: c.queued,
-            failures: c.failures,
-            backoff_ms: c.backoff_ms,
-        }
-    }
-
-    fn counts(&self) -> HostCounts {
-        HostCounts {
-            fetched: self.fetched,
-            errors: self.errors,
-            queued: self.queued,
-            failures: self.failures,
-            backoff_ms: self.backoff_ms,
         }
     }
 }
@@ -160,8 +139,8 @@ impl TopHosts {
         }
         for (list, key) in all.lists_mut().into_iter().zip(KEYS) {
             list.sort_by(|a, b| {
-                key(&b.counts())
-                    .cmp(&key(&a.counts()))
+                key(&b.counts)
+                    .cmp(&key(&a.counts))
                     .then_with(|| a.host.cmp(&b.host))
             });
             list.truncate(TOP_HOSTS);
@@ -252,7 +231,10 @@ mod tests {
         assert_eq!(names(&top.queued), ["a.test", "d.test"]);
         assert_eq!(names(&top.failing), ["c.test", "d.test"]);
         assert_eq!(names(&top.backing_off), ["c.test", "d.test"]);
-        assert_eq!(top.fetched[1].queued, 9, "each row has all its numbers");
+        assert_eq!(
+            top.fetched[1].counts.queued, 9,
+            "each row has all its numbers"
+        );
     }
 
     #[test]
@@ -273,13 +255,24 @@ mod tests {
             pick.offer("a.test", counts(n, 0, 0, 0));
             pick.finish()
         };
-        assert_eq!(pace.lists(now, false, || list(1)).fetched[0].fetched, 1);
+        assert_eq!(
+            pace.lists(now, false, || list(1)).fetched[0].counts.fetched,
+            1
+        );
         let soon = now + Duration::from_millis(500);
         let kept = pace.lists(soon, false, || panic!("not due"));
-        assert_eq!(kept.fetched[0].fetched, 1, "the last look's");
-        assert_eq!(pace.lists(soon, true, || list(2)).fetched[0].fetched, 2);
+        assert_eq!(kept.fetched[0].counts.fetched, 1, "the last look's");
+        assert_eq!(
+            pace.lists(soon, true, || list(2)).fetched[0].counts.fetched,
+            2
+        );
         let later = soon + LOOK_EVERY;
-        assert_eq!(pace.lists(later, false, || list(3)).fetched[0].fetched, 3);
+        assert_eq!(
+            pace.lists(later, false, || list(3)).fetched[0]
+                .counts
+                .fetched,
+            3
+        );
     }
 
     #[test]
@@ -295,10 +288,10 @@ mod tests {
         let (a, b) = (shard(1..20), shard(20..25));
         let merged = TopHosts::merge([&a, &b]);
         assert_eq!(merged.fetched.len(), TOP_HOSTS);
-        let fetched: Vec<u64> = merged.fetched.iter().map(|h| h.fetched).collect();
+        let fetched: Vec<u64> = merged.fetched.iter().map(|h| h.counts.fetched).collect();
         assert_eq!(fetched, (15..25).rev().collect::<Vec<_>>());
         // Errors i % 3: the 8 hosts at 2 first, then those at 1 by name.
-        let errors: Vec<u64> = merged.failing.iter().map(|h| h.errors).collect();
+        let errors: Vec<u64> = merged.failing.iter().map(|h| h.counts.errors).collect();
         assert_eq!(errors, [2, 2, 2, 2, 2, 2, 2, 2, 1, 1]);
         assert_eq!(merged.failing[8].host, "h01.test");
         assert!(TopHosts::merge([]).fetched.is_empty());

@@ -171,6 +171,11 @@ impl Host {
         }
     }
 
+    /// It failed last and waits out its back-off at `now`.
+    pub(super) fn backing_off(&self, now: Instant) -> bool {
+        self.failures > 0 && self.ready_at > now
+    }
+
     /// Nothing queued, set aside, in flight or scheduled: it may rest.
     pub(super) fn is_done(&self) -> bool {
         self.queue.is_empty()

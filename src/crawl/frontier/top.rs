@@ -32,7 +32,7 @@ impl Frontier {
 
 /// What `host` shows at `now`.
 fn counts(host: &Host, now: Instant, live: bool) -> HostCounts {
-    let backing_off = live && host.failures > 0 && host.ready_at > now;
+    let backing_off = live && host.backing_off(now);
     let parked: usize = host.origins.iter().map(|o| o.parked.len()).sum();
     HostCounts {
         fetched: u64::from(host.fetched),
@@ -82,7 +82,11 @@ mod tests {
         }
         let top = f.top_hosts(now, 10);
         assert!(top.fetched.is_empty(), "nothing fetched yet");
-        let queued: Vec<(&str, u64)> = top.queued.iter().map(|h| (&*h.host, h.queued)).collect();
+        let queued: Vec<(&str, u64)> = top
+            .queued
+            .iter()
+            .map(|h| (&*h.host, h.counts.queued))
+            .collect();
         assert_eq!(queued, [("a.test", 3), ("b.test", 2), ("c.test", 1)]);
 
         // a answers, b fails, c answers and rests.
@@ -91,18 +95,22 @@ mod tests {
             f.release(&host, host == "b.test", now);
         }
         let top = f.top_hosts(now, 10);
-        let fetched: Vec<(&str, u64)> = top.fetched.iter().map(|h| (&*h.host, h.fetched)).collect();
+        let fetched: Vec<(&str, u64)> = top
+            .fetched
+            .iter()
+            .map(|h| (&*h.host, h.counts.fetched))
+            .collect();
         assert_eq!(fetched, [("a.test", 1), ("b.test", 1), ("c.test", 1)]);
         assert_eq!(f.hosts().1, 1, "c rests, its counts kept");
         assert_eq!(top.failing.len(), 1);
         assert_eq!(
-            (&*top.failing[0].host, top.failing[0].errors),
+            (&*top.failing[0].host, top.failing[0].counts.errors),
             ("b.test", 1)
         );
         assert_eq!(top.backing_off.len(), 1);
         let b = &top.backing_off[0];
-        assert_eq!((&*b.host, b.failures), ("b.test", 1));
-        assert!(b.backoff_ms > 0);
+        assert_eq!((&*b.host, b.counts.failures), ("b.test", 1));
+        assert!(b.counts.backoff_ms > 0);
         // Its back-off over, b is not listed as backing off, still failing.
         let later = now + Duration::from_secs(60);
         let top = f.top_hosts(later, 10);

@@ -18,7 +18,7 @@ impl Frontier {
             ..Waiting::default()
         };
         for host in self.hosts.values() {
-            if host.failures > 0 && host.ready_at > now {
+            if host.backing_off(now) {
                 waits.backing_off += 1;
             }
             let per_host = Knobs::of(&self.knobs, host.knobs).per_host;
