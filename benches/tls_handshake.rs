@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ringcrawl::net::tls::{tickets_per_key, TlsClient, TlsOptions, DEFAULT_SESSION_MEMORY};
+use ringcrawl::defaults::TLS_SESSION_MEMORY;
+use ringcrawl::net::tls::{tickets_per_key, TlsClient, TlsOptions};
 use ringcrawl_site::tls::TestCa;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, HandshakeKind, ServerConnection};
@@ -76,7 +77,7 @@ fn bench(c: &mut Criterion) {
     // fetches a host).
     for (label, versions) in [("", &[][..]), ("_tls12", &[&rustls::version::TLS12][..])] {
         let server = cert.server_config(versions).unwrap();
-        let client = TlsClient::new(&options, DEFAULT_SESSION_MEMORY, tickets_per_key(2));
+        let client = TlsClient::new(&options, TLS_SESSION_MEMORY, tickets_per_key(2));
         let config = client.config_for(443);
         let mut host = 0u64;
         group.bench_function(format!("full{label}"), |b| {

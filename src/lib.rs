@@ -56,7 +56,7 @@
 //! no two modules (nor two files) import each other in a circle:
 //!
 //! ```text
-//! api  ->  crawl  ->  {net, output, state, cluster, config}  ->  leaves {web, job, keys, sync, process}
+//! api  ->  crawl  ->  {net, output, state, cluster, config}  ->  leaves {web, job, keys, sync, process, defaults}
 //! ```
 //!
 //! The middle row may import sideways (state and cluster use output,
@@ -75,6 +75,9 @@
 //! - [`process`] what a binary does to its process before a crawl (the
 //!   open-file limit, `membarrier` registration); the library never does.
 //!   A leaf.
+//! - [`defaults`] the default of every setting a user can change, defined
+//!   there once: the builder starts from them and the command's flags
+//!   show them. A leaf.
 //! - `crawl` the engine. `crawl::run()` is the only code that knows
 //!   threads: executor pool, mesh, join. `crawl::mesh` is everything
 //!   cross-core: batching (links, lent pages and their returns) and the
@@ -229,6 +232,7 @@
 // warns), for those users only.
 
 mod api;
+pub mod defaults;
 pub mod process;
 
 // The internal layers: crate-private, or public but hidden with the
@@ -308,7 +312,6 @@ pub use cluster::store::{
 pub use config::budget::Spent;
 pub use config::host_rules::HostRule;
 pub use config::secret::redacted as redacted_url;
-pub use config::DEFAULT_USER_AGENT;
 pub use job::ErrorKind;
 pub use net::dns::Families;
 pub use output::live::{

@@ -13,7 +13,8 @@ use redis::IntoConnectionInfo;
 use super::{BuildError, Setting};
 use crate::cluster::partition::MAX_PARTITIONS;
 use crate::config::secret::redacted;
-use crate::config::{ClusterSettings, Config, Output, DEFAULT_LEASE_TTL};
+use crate::config::{ClusterSettings, Config, Output};
+use crate::defaults;
 
 /// The settings as given, before the checks.
 #[derive(Debug, Default)]
@@ -67,7 +68,7 @@ pub(super) fn check(
             ));
         }
     }
-    let lease_ttl = draft.lease_ttl.unwrap_or(DEFAULT_LEASE_TTL);
+    let lease_ttl = draft.lease_ttl.unwrap_or(defaults::LEASE_TTL);
     if !(MIN_LEASE_TTL..=MAX_LEASE_TTL).contains(&lease_ttl) {
         return Err(BuildError::new(
             Setting::LeaseTtl,

@@ -1,7 +1,7 @@
 //! Which partition a host belongs to, and which partitions a node holds.
 //!
 //! Pure. A crawl has a fixed number of host partitions, set when it is
-//! created ([`DEFAULT_PARTITIONS`]); [`partition_of`] is a fixed-key hash of
+//! created ([`defaults::PARTITIONS`](crate::defaults::PARTITIONS)); [`partition_of`] is a fixed-key hash of
 //! the lower-cased host, the same on every node and run, so a host lives in
 //! one partition for the whole crawl, as it lives in one shard of a node
 //! (`keys::shard_for`). The two hashes must not agree: were the
@@ -16,9 +16,6 @@
 //! own rendezvous order (a hash of node and partition), so the spread is
 //! even within one partition and a node that joins or leaves moves few
 //! partitions besides its own share.
-
-/// Partitions of a crawl unless `--partitions` says otherwise.
-pub const DEFAULT_PARTITIONS: u32 = 256;
 
 /// Most partitions a crawl may have: each is a stream, a lease and a
 /// done log in Redis, and a few atomics on every node.

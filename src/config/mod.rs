@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use url::Url;
 
+use crate::defaults;
 use crate::net::cookies::Jar;
 use crate::net::dns::Families;
 use crate::net::http::{Credential, Headers, TypeRules};
@@ -24,36 +25,6 @@ pub mod budget;
 pub mod host_rules;
 pub mod secret;
 pub mod sitemap;
-
-/// Waits before each new try of a robots.txt that was unreachable or 5xx:
-/// four more tries over 61 s, then the origin is given up.
-pub const DEFAULT_RETRY_SCHEDULE: [Duration; 4] = [
-    Duration::from_secs(1),
-    Duration::from_secs(5),
-    Duration::from_secs(15),
-    Duration::from_secs(40),
-];
-
-/// The default User-Agent
-/// ([`CrawlerBuilder::user_agent`](crate::CrawlerBuilder::user_agent)):
-/// the product token robots.txt rules are matched with (`ringcrawl`), the
-/// version, and the page that tells a site owner what ringcrawl is and how
-/// to block it (docs/bot.md, under the package's `repository` in
-/// Cargo.toml).
-pub const DEFAULT_USER_AGENT: &str = concat!(
-    "ringcrawl/",
-    env!("CARGO_PKG_VERSION"),
-    " (+",
-    env!("CARGO_PKG_REPOSITORY"),
-    "/blob/main/docs/bot.md)"
-);
-
-/// Default [`Config::frontier_memory`]: 256 MiB for the whole crawl.
-pub const DEFAULT_FRONTIER_MEMORY: usize = 256 << 20;
-
-/// Default [`Config::host_memory`]: 64 MiB for the whole crawl, some
-/// 200,000 live hosts (fewer with large robots.txt files).
-pub const DEFAULT_HOST_MEMORY: usize = 64 << 20;
 
 /// The least [`Config::host_memory`] a shard gets, however many shards
 /// share it.
@@ -76,9 +47,6 @@ pub struct StateSettings {
     /// so that `--resume` applies them again (empty from the library).
     pub args: Vec<String>,
 }
-
-/// Checkpoints of a crawl with `--state`, by default.
-pub const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
 
 /// A node of a crawl on many machines (`--cluster`, `crate::cluster`).
 /// Its `Debug` hides the Redis password ([`secret::redacted`]).
@@ -109,9 +77,6 @@ impl std::fmt::Debug for ClusterSettings {
             .finish()
     }
 }
-
-/// A cluster lease's life unless `--lease-ttl` says otherwise.
-pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
 
 /// Where the per-URL records go as JSON Lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -356,11 +321,6 @@ pub struct Config {
     pub pin_threads: bool,
 }
 
-/// Default [`Config::seen_memory`]: 128 MiB for the whole crawl; the two
-/// buckets of a shard (one filling, one being merged) hold some 6 million
-/// URLs each on two shards before a merge to disk.
-pub const DEFAULT_SEEN_MEMORY: usize = 128 << 20;
-
 impl Config {
     /// A configuration with the chapter's defaults for the given roots.
     pub fn new(roots: Vec<Url>) -> Self {
@@ -370,64 +330,64 @@ impl Config {
             seeds: Vec::new(),
             scope,
             cores: available_cpus().len().max(1),
-            max_tasks: 100,
-            max_redirect: 10,
-            max_tries: 4,
-            max_retry_after: Duration::from_secs(300),
+            max_tasks: defaults::MAX_TASKS,
+            max_redirect: defaults::MAX_REDIRECT,
+            max_tries: defaults::MAX_TRIES,
+            max_retry_after: defaults::MAX_RETRY_AFTER,
             resolve: HashMap::new(),
             dns_servers: Vec::new(),
             families: Families::Both,
-            user_agent: DEFAULT_USER_AGENT.to_string(),
+            user_agent: defaults::USER_AGENT.to_string(),
             headers: Headers::default(),
             credentials: Vec::new(),
             proxies: Proxies::default(),
             cookies: None,
             save_cookies: None,
-            cookie_memory: crate::net::cookies::DEFAULT_COOKIE_MEMORY,
+            cookie_memory: defaults::COOKIE_MEMORY,
             since: Vec::new(),
             since_warc: Vec::new(),
-            connect_timeout: Duration::from_secs(10),
-            read_timeout: Duration::from_secs(30),
-            timeout: Duration::from_secs(60),
-            max_depth: 100,
+            connect_timeout: defaults::CONNECT_TIMEOUT,
+            read_timeout: defaults::READ_TIMEOUT,
+            timeout: defaults::TIMEOUT,
+            max_depth: defaults::MAX_DEPTH,
             page_requisites: false,
             strip_query: StripQuery::default(),
             types: TypeRules::default(),
-            max_url_length: 2048,
-            max_pages_per_host: 100_000,
-            per_host: 2,
+            max_url_length: defaults::MAX_URL_LENGTH,
+            max_pages_per_host: defaults::MAX_PAGES_PER_HOST,
+            per_host: defaults::PER_HOST,
             keep_alive: true,
             compression: true,
             tls: TlsOptions::default(),
-            tls_session_memory: crate::net::tls::DEFAULT_SESSION_MEMORY,
-            idle_connections: 256,
-            delay: Duration::ZERO,
-            delay_factor: 0.0,
-            max_delay: Duration::from_secs(30),
+            tls_session_memory: defaults::TLS_SESSION_MEMORY,
+            idle_connections: defaults::IDLE_CONNECTIONS,
+            delay: defaults::DELAY,
+            delay_factor: defaults::DELAY_FACTOR,
+            max_delay: defaults::MAX_DELAY,
             host_rules: Arc::default(),
             per_ip: None,
             obey_robots: true,
             obey_meta_robots: true,
             skip_nofollow: false,
-            max_crawl_delay: Duration::from_secs(10),
-            robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
-            host_memory: DEFAULT_HOST_MEMORY,
-            seen_memory: DEFAULT_SEEN_MEMORY,
+            max_crawl_delay: defaults::MAX_CRAWL_DELAY,
+            robots_retries: defaults::ROBOTS_RETRIES.to_vec(),
+            host_memory: defaults::HOST_MEMORY,
+            seen_memory: defaults::SEEN_MEMORY,
             fingerprint_key: [fastrand::u64(..), fastrand::u64(..)],
-            frontier_memory: DEFAULT_FRONTIER_MEMORY,
+            frontier_memory: defaults::FRONTIER_MEMORY,
             spill_dir: None,
             state: None,
             cluster: None,
             sitemaps: true,
             sitemap_limits: sitemap::Limits::default(),
             max_head: crate::net::http::DEFAULT_MAX_HEAD,
-            max_body: 16 << 20,
+            max_body: defaults::MAX_BODY,
             output: Output::None,
             output_backlog: 4 << 20,
             keep_records: false,
             progress: None,
             warc_dir: None,
-            warc_max_size: 1 << 30,
+            warc_max_size: defaults::WARC_MAX_SIZE,
             budget: budget::Limits::default(),
             pin_threads: false,
             warc_dedup: false,

@@ -5,7 +5,7 @@
 //! Status rules: 2xx → the rules in the body; 3xx past the redirect limit
 //! and 4xx → allow all; 5xx or unreachable → disallow all. Google retries
 //! "for a while"; so does ringcrawl: the frontier asks again on a schedule
-//! (`config::DEFAULT_RETRY_SCHEDULE`, about a minute) while the origin's pages
+//! (`defaults::ROBOTS_RETRIES`, about a minute) while the origin's pages
 //! wait, and only then keeps the origin out for the rest of the crawl,
 //! recording each URL as `robots_unavailable`.
 

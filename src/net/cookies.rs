@@ -9,7 +9,7 @@
 //! the host itself, so no site sets cookies for its neighbours; a cookie
 //! over [`MAX_COOKIE_BYTES`] is refused; a domain keeps at most
 //! [`MAX_PER_DOMAIN`] cookies, and the jar what fits in its memory
-//! (`--cookie-memory`, [`DEFAULT_COOKIE_MEMORY`]; each cookie counted as
+//! (`--cookie-memory`, [`defaults::COOKIE_MEMORY`](crate::defaults::COOKIE_MEMORY); each cookie counted as
 //! its name, value, domain and path plus [`COOKIE_OVERHEAD`], each domain
 //! with cookies as [`DOMAIN_OVERHEAD`]), so a
 //! "cookie monster" page setting thousands is cut, and counted. Expired
@@ -32,9 +32,6 @@ use cookie_store::{
 use thiserror::Error;
 use url::Url;
 
-/// Default memory of the jar (`--cookie-memory`): some 10,000 domains'
-/// session cookies, or 35,000 cookies of a few domains.
-pub const DEFAULT_COOKIE_MEMORY: usize = 16 << 20;
 /// What a cookie takes in the jar besides the bytes of its name, value,
 /// domain and path: `cookie_store`'s cookie (the parsed cookie, its
 /// domain, path and expiry) and its entry in the last of its
@@ -107,7 +104,7 @@ impl Jar {
                 per_domain: HashMap::new(),
                 total: 0,
                 bytes: 0,
-                limit: DEFAULT_COOKIE_MEMORY,
+                limit: crate::defaults::COOKIE_MEMORY,
                 refused: 0,
                 swept: None,
             }),

@@ -1,7 +1,7 @@
 //! The crate's layers point one way (docs/architecture.md, "Layers"):
 //!
 //! ```text
-//! api  >  crawl  >  net, output, state, cluster, config  >  web, job, keys, sync, process
+//! api  >  crawl  >  net, output, state, cluster, config  >  web, job, keys, sync, process, defaults
 //! ```
 //!
 //! Read from the sources alone (no build, no tool): every path a file of
@@ -40,7 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "leaves: the vocabulary every layer shares",
-        &["web", "job", "keys", "sync", "process"],
+        &["web", "job", "keys", "sync", "process", "defaults"],
     ),
 ];
 

@@ -4,17 +4,20 @@
 //! closing text and the completions and man page are `help.rs`'s.
 //!
 //! Each doc comment's first paragraph is the line of `-h`; `--help` shows
-//! the rest too. Defaults clap cannot show (they depend on other flags or
-//! on the machine) are written as `[default: ...]` at the end of the first
-//! paragraph.
+//! the rest too. A default the library has is taken from
+//! [`ringcrawl::defaults`] (written as the flag takes it: `30s`, `16M`),
+//! never restated here; defaults clap cannot show (they depend on other
+//! flags or on the machine) are written as `[default: ...]` at the end of
+//! the first paragraph, from the same constants where there is one. The
+//! command's own defaults (progress lines, the status server) are here.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use ringcrawl::DEFAULT_USER_AGENT;
+use ringcrawl::defaults;
 
-use super::{help, units};
+use super::{help, units, values};
 
 const INPUT: &str = "Input";
 const SCOPE: &str = "Scope";
@@ -134,7 +137,7 @@ pub struct Args {
     pub strip_query: Vec<String>,
 
     /// Links followed from a root beyond which links are not queued
-    #[arg(long = "max-depth", alias = "max_depth", value_name = "N", default_value_t = 100, help_heading = SCOPE)]
+    #[arg(long = "max-depth", alias = "max_depth", value_name = "N", default_value_t = defaults::MAX_DEPTH, help_heading = SCOPE)]
     pub max_depth: u32,
 
     /// Fetch each page's requisites too, as wget -p
@@ -147,16 +150,21 @@ pub struct Args {
     pub page_requisites: bool,
 
     /// Limit on redirect hops
-    #[arg(long = "max-redirect", alias = "max_redirect", value_name = "N", default_value_t = 10, help_heading = SCOPE)]
+    #[arg(long = "max-redirect", alias = "max_redirect", value_name = "N", default_value_t = defaults::MAX_REDIRECT, help_heading = SCOPE)]
     pub max_redirect: u32,
 
     // Politeness
-    /// Fetches in flight per host [default: 2; with --demo: --max-tasks]
-    #[arg(long = "per-host", alias = "per_host", value_name = "N", help_heading = POLITENESS)]
+    #[arg(
+        long = "per-host",
+        alias = "per_host",
+        value_name = "N",
+        help = format!("Fetches in flight per host [default: {}; with --demo: --max-tasks]", defaults::PER_HOST),
+        help_heading = POLITENESS
+    )]
     pub per_host: Option<usize>,
 
     /// Least time between two request starts to one host (250ms, 1s; a bare number is milliseconds)
-    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = units::millis, overrides_with = "rate", help_heading = POLITENESS)]
+    #[arg(long, value_name = "DURATION", default_value = units::show_duration(defaults::DELAY), value_parser = units::millis, overrides_with = "rate", help_heading = POLITENESS)]
     pub delay: Duration,
 
     /// Adaptive delay: after a fetch that took T, its host waits F x T (at least --delay, at most --max-delay)
@@ -164,11 +172,11 @@ pub struct Args {
     /// Heritrix's rule (its default factor is 5), so a slow server is
     /// asked less often; counted from the fetch's end. 0 (the default)
     /// turns it off.
-    #[arg(long = "delay-factor", value_name = "F", default_value_t = 0.0, help_heading = POLITENESS)]
+    #[arg(long = "delay-factor", value_name = "F", default_value_t = defaults::DELAY_FACTOR, help_heading = POLITENESS)]
     pub delay_factor: f64,
 
     /// Longest adaptive delay (a bare number is seconds)
-    #[arg(long = "max-delay", value_name = "DURATION", default_value = "30s", value_parser = units::seconds, help_heading = POLITENESS)]
+    #[arg(long = "max-delay", value_name = "DURATION", default_value = units::show_duration(defaults::MAX_DELAY), value_parser = units::seconds, help_heading = POLITENESS)]
     pub max_delay: Duration,
 
     /// Requests to one host at most, a second (N/s), a minute (N/m) or an hour (N/h)
@@ -216,7 +224,7 @@ pub struct Args {
     pub skip_nofollow: bool,
 
     /// Cap on a robots.txt Crawl-delay (a bare number is seconds)
-    #[arg(long = "max-crawl-delay", value_name = "DURATION", default_value = "10s", value_parser = units::seconds, help_heading = POLITENESS)]
+    #[arg(long = "max-crawl-delay", value_name = "DURATION", default_value = units::show_duration(defaults::MAX_CRAWL_DELAY), value_parser = units::seconds, help_heading = POLITENESS)]
     pub max_crawl_delay: Duration,
 
     /// Waits before each new try of a robots.txt that was unreachable or 5xx (bare numbers are seconds), or none
@@ -226,7 +234,7 @@ pub struct Args {
     #[arg(
         long = "robots-retries",
         value_name = "DURATION,...",
-        default_value = "1,5,15,40",
+        default_value = values::show_retries(&defaults::ROBOTS_RETRIES),
         help_heading = POLITENESS
     )]
     pub robots_retries: String,
@@ -237,10 +245,12 @@ pub struct Args {
         alias = "user_agent",
         value_name = "UA",
         help = format!(
-            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: {DEFAULT_USER_AGENT}]"
+            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: {}]",
+            defaults::USER_AGENT
         ),
         long_help = format!(
-            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: {DEFAULT_USER_AGENT}]\n\nIts product token (up to the first / or space) is the name robots.txt rules are matched with. The default's URL is a page telling site owners what ringcrawl is and how to block it."
+            "User-Agent header; say who you are and where to learn more, e.g. \"mybot/1.0 (+https://example.org/bot)\" [default: {}]\n\nIts product token (up to the first / or space) is the name robots.txt rules are matched with. The default's URL is a page telling site owners what ringcrawl is and how to block it.",
+            defaults::USER_AGENT
         ),
         help_heading = POLITENESS
     )]
@@ -248,19 +258,19 @@ pub struct Args {
 
     // Network and TLS
     /// Overall deadline per fetch (500ms, 2s, 5m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::seconds, help_heading = NETWORK)]
+    #[arg(long, value_name = "DURATION", default_value = units::show_duration(defaults::TIMEOUT), value_parser = units::seconds, help_heading = NETWORK)]
     pub timeout: Duration,
 
     /// Connect timeout: the TCP connect and the TLS handshake (a bare number is seconds)
-    #[arg(long = "connect-timeout", value_name = "DURATION", default_value = "10s", value_parser = units::seconds, help_heading = NETWORK)]
+    #[arg(long = "connect-timeout", value_name = "DURATION", default_value = units::show_duration(defaults::CONNECT_TIMEOUT), value_parser = units::seconds, help_heading = NETWORK)]
     pub connect_timeout: Duration,
 
     /// Timeout of each read (a bare number is seconds)
-    #[arg(long = "read-timeout", value_name = "DURATION", default_value = "30s", value_parser = units::seconds, help_heading = NETWORK)]
+    #[arg(long = "read-timeout", value_name = "DURATION", default_value = units::show_duration(defaults::READ_TIMEOUT), value_parser = units::seconds, help_heading = NETWORK)]
     pub read_timeout: Duration,
 
     /// Attempts per URL: network errors, and 429 or 503 answers with a Retry-After
-    #[arg(long = "max-tries", alias = "max_tries", value_name = "N", default_value_t = 4, help_heading = NETWORK)]
+    #[arg(long = "max-tries", alias = "max_tries", value_name = "N", default_value_t = defaults::MAX_TRIES, help_heading = NETWORK)]
     pub max_tries: u32,
 
     /// Longest Retry-After honoured (a bare number is seconds; 0 honours none)
@@ -269,7 +279,7 @@ pub struct Args {
     /// page is queued again and its host waits that long (the attempts
     /// count in --max-tries). A longer wait, or none given, is recorded as
     /// the answer it is.
-    #[arg(long = "max-retry-after", value_name = "DURATION", default_value = "5m", value_parser = units::seconds, help_heading = POLITENESS)]
+    #[arg(long = "max-retry-after", value_name = "DURATION", default_value = units::show_duration(defaults::MAX_RETRY_AFTER), value_parser = units::seconds, help_heading = POLITENESS)]
     pub max_retry_after: Duration,
 
     /// Pin HOST:PORT to ADDR, as curl's --resolve (repeatable; * for any host)
@@ -363,7 +373,7 @@ pub struct Args {
     /// Each cookie counts as its name, value, domain and path plus some
     /// 400 bytes of the jar's own. Cookies refused are counted and said
     /// when the crawl ends; a --cookies file larger than this is refused.
-    #[arg(long = "cookie-memory", value_name = "SIZE", default_value = "16M", value_parser = units::nonzero_size, help_heading = LIMITS)]
+    #[arg(long = "cookie-memory", value_name = "SIZE", default_value = units::show_size(defaults::COOKIE_MEMORY as u64), value_parser = units::nonzero_size, help_heading = LIMITS)]
     pub cookie_memory: u64,
 
     /// Trust the CA certificates in this PEM file for https too (repeatable)
@@ -385,11 +395,11 @@ pub struct Args {
     pub cores: Option<usize>,
 
     /// Concurrent fetches across all cores
-    #[arg(long = "max-tasks", alias = "max_tasks", value_name = "N", default_value_t = 100, help_heading = LIMITS)]
+    #[arg(long = "max-tasks", alias = "max_tasks", value_name = "N", default_value_t = defaults::MAX_TASKS, help_heading = LIMITS)]
     pub max_tasks: usize,
 
     /// Body bytes kept per response (512K, 16M, 1G); larger bodies are cut (truncated_by: limit)
-    #[arg(long = "max-body", value_name = "SIZE", default_value = "16M", value_parser = units::size, help_heading = LIMITS)]
+    #[arg(long = "max-body", value_name = "SIZE", default_value = units::show_size(defaults::MAX_BODY as u64), value_parser = units::size, help_heading = LIMITS)]
     pub max_body: u64,
 
     /// Download only bodies of these media types (repeatable, comma-separated), e.g. 'text/*,image/png'
@@ -419,7 +429,7 @@ pub struct Args {
         long = "max-url-length",
         alias = "max_url_length",
         value_name = "N",
-        default_value_t = 2048,
+        default_value_t = defaults::MAX_URL_LENGTH,
         help_heading = LIMITS
     )]
     pub max_url_length: usize,
@@ -429,21 +439,21 @@ pub struct Args {
         long = "max-pages-per-host",
         alias = "max_pages_per_host",
         value_name = "N",
-        default_value_t = 100_000,
+        default_value_t = defaults::MAX_PAGES_PER_HOST,
         help_heading = LIMITS
     )]
     pub max_pages_per_host: usize,
 
     /// RAM for queued URLs, over all cores; past it, each host's newest URLs go to disk (with --cluster, an eighth of it holds the URLs read from the streams and not yet done)
-    #[arg(long = "frontier-memory", value_name = "SIZE", default_value = "256M", value_parser = units::nonzero_size, help_heading = LIMITS)]
+    #[arg(long = "frontier-memory", value_name = "SIZE", default_value = units::show_size(defaults::FRONTIER_MEMORY as u64), value_parser = units::nonzero_size, help_heading = LIMITS)]
     pub frontier_memory: u64,
 
     /// RAM for the hosts' own state (names, politeness, robots.txt rules), over all cores; past it, finished hosts are forgotten and new hosts wait, their URLs on disk
-    #[arg(long = "host-memory", value_name = "SIZE", default_value = "64M", value_parser = units::nonzero_size, help_heading = LIMITS)]
+    #[arg(long = "host-memory", value_name = "SIZE", default_value = units::show_size(defaults::HOST_MEMORY as u64), value_parser = units::nonzero_size, help_heading = LIMITS)]
     pub host_memory: u64,
 
     /// RAM for the seen-set's buckets; URLs past it are kept on disk
-    #[arg(long = "seen-memory", value_name = "SIZE", default_value = "128M", value_parser = units::nonzero_size, help_heading = LIMITS)]
+    #[arg(long = "seen-memory", value_name = "SIZE", default_value = units::show_size(defaults::SEEN_MEMORY as u64), value_parser = units::nonzero_size, help_heading = LIMITS)]
     pub seen_memory: u64,
 
     /// Stop after N page fetches (robots.txt not counted)
@@ -487,7 +497,7 @@ pub struct Args {
     pub warc: Option<PathBuf>,
 
     /// Rotate WARC files at this size
-    #[arg(long = "warc-max-size", value_name = "SIZE", default_value = "1G", value_parser = units::nonzero_size, help_heading = OUTPUT)]
+    #[arg(long = "warc-max-size", value_name = "SIZE", default_value = units::show_size(defaults::WARC_MAX_SIZE), value_parser = units::nonzero_size, help_heading = OUTPUT)]
     pub warc_max_size: u64,
 
     /// With --warc: archive a payload seen before as a revisit record
@@ -546,7 +556,7 @@ pub struct Args {
     #[arg(
         long = "checkpoint-interval",
         value_name = "DURATION",
-        default_value = "60s",
+        default_value = units::show_duration(defaults::CHECKPOINT_INTERVAL),
         value_parser = units::seconds,
         help_heading = STATE
     )]
@@ -574,8 +584,13 @@ pub struct Args {
     #[arg(long, value_name = "NAME", requires = "cluster", help_heading = CLUSTER)]
     pub node: Option<String>,
 
-    /// With --cluster: host partitions of a crawl this node makes (fixed when it is made) [default: 256]
-    #[arg(long, value_name = "N", requires = "cluster", help_heading = CLUSTER)]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "cluster",
+        help = format!("With --cluster: host partitions of a crawl this node makes (fixed when it is made) [default: {}]", defaults::PARTITIONS),
+        help_heading = CLUSTER
+    )]
     pub partitions: Option<u32>,
 
     /// With --cluster: how long a node's lease on a partition lasts without renewal (a bare number is seconds)
@@ -586,7 +601,7 @@ pub struct Args {
         long = "lease-ttl",
         value_name = "DURATION",
         requires = "cluster",
-        default_value = "10s",
+        default_value = units::show_duration(defaults::LEASE_TTL),
         value_parser = units::seconds,
         help_heading = CLUSTER
     )]

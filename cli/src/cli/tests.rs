@@ -27,6 +27,56 @@ fn chapter_defaults_apply() {
     assert_eq!((c.max_redirect, c.max_tries, c.max_tasks), (10, 4, 100));
 }
 
+/// Each flag's default is the library's own (`ringcrawl::defaults`, shown
+/// by `--help` as the flag writes it and read back by the flag's parser),
+/// so a crawl started with no flags is the builder's default crawl.
+#[test]
+fn the_flags_defaults_are_the_librarys() {
+    let flags = config(&["example.com"]).unwrap();
+    let builder = ringcrawl::Crawler::builder().root("example.com").build();
+    let library = builder.unwrap().config().clone();
+    macro_rules! same {
+        ($($field:ident),* $(,)?) => {
+            $(assert_eq!(flags.$field, library.$field, stringify!($field));)*
+        };
+    }
+    same!(
+        max_tasks,
+        per_host,
+        max_redirect,
+        max_tries,
+        max_retry_after,
+        max_depth,
+        max_url_length,
+        max_pages_per_host,
+        timeout,
+        connect_timeout,
+        read_timeout,
+        delay,
+        delay_factor,
+        max_delay,
+        max_crawl_delay,
+        robots_retries,
+        user_agent,
+        max_body,
+        frontier_memory,
+        host_memory,
+        seen_memory,
+        cookie_memory,
+        warc_max_size,
+    );
+    let parse = |args: &[&str]| {
+        let argv = std::iter::once("ringcrawl").chain(args.iter().copied());
+        Args::try_parse_from(argv).unwrap()
+    };
+    let args = parse(&["--cluster", "redis://127.0.0.1/", "--crawl", "c", "x.org"]);
+    assert_eq!(
+        args.checkpoint_interval,
+        ringcrawl::defaults::CHECKPOINT_INTERVAL
+    );
+    assert_eq!(args.lease_ttl, ringcrawl::defaults::LEASE_TTL);
+}
+
 #[test]
 fn underscore_spellings_are_accepted() {
     let c = config(&[
@@ -337,4 +387,51 @@ fn headers_and_credentials_reach_the_config() {
     assert!(!c.headers.is_empty());
     assert_eq!(c.credentials.len(), 1);
     assert!(c.credentials[0].applies_to("a.test", 80));
+}
+
+/// docs/cli.md's tables say each flag's default as `--help` does: a flag
+/// clap gives a default (the library's, or the command's own) has that
+/// text in the table's default column, so the reference cannot drift from
+/// the one definition.
+#[test]
+fn docs_cli_md_shows_each_flags_default_as_help_does() {
+    use clap::CommandFactory;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let mut command = Args::command();
+    command.build();
+    let mut checked = 0;
+    for row in doc.lines().filter(|l| l.starts_with("| `-")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (Some(flags), Some(defaults)) = (cells.get(1), cells.get(2)) else {
+            continue;
+        };
+        let defaults: Vec<&str> = defaults.split(" / ").collect();
+        for (i, flag) in flags.split(" / ").enumerate() {
+            let Some(long) = flag
+                .split(['`', ' ', ','])
+                .find_map(|word| word.strip_prefix("--"))
+            else {
+                continue;
+            };
+            let Some(arg) = command.get_arguments().find(|a| a.get_long() == Some(long)) else {
+                panic!("docs/cli.md names --{long}, which is no flag");
+            };
+            let Some(want) = arg.get_default_values().first() else {
+                continue;
+            };
+            if !arg.get_action().takes_values() {
+                continue; // a switch: off unless given
+            }
+            let want = want.to_string_lossy();
+            let shown = defaults.get(i).or(defaults.first()).copied().unwrap_or("");
+            let shown = shown.split(" (").next().unwrap_or("").trim_matches('`');
+            assert_eq!(shown, want, "docs/cli.md's default of --{long}");
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 25,
+        "only {checked} defaults found in docs/cli.md"
+    );
 }

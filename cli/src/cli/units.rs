@@ -144,6 +144,46 @@ pub(super) fn rate(text: &str) -> Result<Duration, String> {
     from_nanos(nanos).ok_or_else(|| out_of_range(text))
 }
 
+/// A duration as a flag writes it, read back exactly by [`duration`]: in
+/// the largest unit that divides it (`5m`, `30s`, `250ms`; `0s`), else
+/// seconds with the fraction (`1.000000001s`). How `--help` shows the
+/// library's defaults.
+pub(super) fn show_duration(d: Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".to_string();
+    }
+    const UNITS: [(u128, &str); 5] = [
+        (86_400 * NANOS_PER_SEC, "d"),
+        (3600 * NANOS_PER_SEC, "h"),
+        (60 * NANOS_PER_SEC, "m"),
+        (NANOS_PER_SEC, "s"),
+        (NANOS_PER_SEC / 1000, "ms"),
+    ];
+    for (unit, name) in UNITS {
+        if nanos.is_multiple_of(unit) {
+            return format!("{}{name}", nanos / unit);
+        }
+    }
+    let fraction = format!("{:09}", nanos % NANOS_PER_SEC);
+    format!(
+        "{}.{}s",
+        nanos / NANOS_PER_SEC,
+        fraction.trim_end_matches('0')
+    )
+}
+
+/// A size as a flag writes it, read back exactly by [`size`]: in the
+/// largest binary unit that divides it (`16M`, `1G`), else in bytes.
+pub(super) fn show_size(bytes: u64) -> String {
+    for (shift, name) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if bytes != 0 && bytes.is_multiple_of(1u64 << shift) {
+            return format!("{}{name}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 fn out_of_range(text: &str) -> String {
     format!("{text:?} is out of range")
 }
@@ -212,6 +252,37 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn durations_and_sizes_are_shown_as_flags_write_them_and_read_back_exactly() {
+        for (d, text) in [
+            (Duration::ZERO, "0s"),
+            (ms(250), "250ms"),
+            (ms(30_000), "30s"),
+            (ms(300_000), "5m"),
+            (ms(7_200_000), "2h"),
+            (ms(86_400_000), "1d"),
+            (ms(1500), "1500ms"),
+            (Duration::from_nanos(1_000_000_001), "1.000000001s"),
+        ] {
+            assert_eq!(show_duration(d), text);
+            for bare in [Bare::Seconds, Bare::Millis] {
+                assert_eq!(duration(text, bare), Ok(d), "{text}");
+            }
+        }
+        for (bytes, text) in [
+            (0, "0"),
+            (1000, "1000"),
+            (512 << 10, "512K"),
+            (16 << 20, "16M"),
+            (1 << 30, "1G"),
+            (3 << 40, "3T"),
+            ((1 << 20) + 1, "1048577"),
+        ] {
+            assert_eq!(show_size(bytes), text);
+            assert_eq!(size(text), Ok(bytes), "{text}");
+        }
     }
 
     #[test]

@@ -17,6 +17,16 @@ pub(super) fn parse_retries(list: &str) -> Result<Vec<Duration>, ArgsError> {
         .collect()
 }
 
+/// A `--robots-retries` list as the flag writes it (`1s,5s,15s,40s`),
+/// read back by [`parse_retries`]; `none` for no wait.
+pub(super) fn show_retries(waits: &[Duration]) -> String {
+    if waits.is_empty() {
+        return "none".to_string();
+    }
+    let waits: Vec<String> = waits.iter().map(|&w| units::show_duration(w)).collect();
+    waits.join(",")
+}
+
 /// `HOST:PORT:ADDR[,ADDR...]`, an IPv6 ADDR possibly in brackets; a HOST
 /// of `*` pins every name on PORT without a pin of its own.
 pub(super) fn parse_resolves(

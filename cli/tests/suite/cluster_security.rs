@@ -229,13 +229,14 @@ fn a_redis_password_from_a_file_or_the_environment_works_and_is_never_an_argumen
 /// Appends `jobs` to their partitions' streams of crawl `crawl` (of the
 /// default partition count), as anyone who can write to Redis could.
 fn inject(redis: &str, crawl: &str, jobs: &[ringcrawl::job::Job]) {
-    use ringcrawl::cluster::partition::{partition_of, DEFAULT_PARTITIONS};
+    use ringcrawl::cluster::partition::partition_of;
+    use ringcrawl::defaults::PARTITIONS;
     let mut con = redis::Client::open(redis)
         .unwrap()
         .get_connection()
         .unwrap();
     for job in jobs {
-        let p = partition_of(ringcrawl::web::urls::host_of(&job.url), DEFAULT_PARTITIONS);
+        let p = partition_of(ringcrawl::web::urls::host_of(&job.url), PARTITIONS);
         let _: String = redis::cmd("XADD")
             .arg(format!("ringcrawl:{crawl}:stream:{p}"))
             .arg("*")

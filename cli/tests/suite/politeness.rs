@@ -91,16 +91,16 @@ fn the_default_user_agent_names_a_page_for_site_owners_and_its_token_picks_the_r
     );
     let mut cfg = config(&[&b]);
     polite(&mut cfg);
-    assert_eq!(cfg.user_agent, ringcrawl::DEFAULT_USER_AGENT);
+    assert_eq!(cfg.user_agent, ringcrawl::defaults::USER_AGENT);
     let records = by_url(&crawl(cfg));
 
     let agents = agents.lock().unwrap().clone();
     assert_eq!(
         agents,
-        BTreeSet::from([Some(ringcrawl::DEFAULT_USER_AGENT.to_string())]),
+        BTreeSet::from([Some(ringcrawl::defaults::USER_AGENT.to_string())]),
         "every request carries the default"
     );
-    let agent = ringcrawl::DEFAULT_USER_AGENT;
+    let agent = ringcrawl::defaults::USER_AGENT;
     assert!(
         agent.starts_with(concat!(
             "ringcrawl/",

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::*;
 use crate::tls::{https_server, pages, root, trusting};
-use ringcrawl::net::tls::DEFAULT_SESSION_MEMORY;
+use ringcrawl::defaults::TLS_SESSION_MEMORY;
 use ringcrawl_site::tls::TestCa;
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -92,8 +92,8 @@ fn twenty_thousand_https_hosts_sessions_stay_within_the_cache_bound() {
         server.handshakes()
     );
     assert!(
-        stats.tls_session_bytes <= shards * DEFAULT_SESSION_MEMORY as u64,
-        "within {DEFAULT_SESSION_MEMORY} bytes a shard"
+        stats.tls_session_bytes <= shards * TLS_SESSION_MEMORY as u64,
+        "within {TLS_SESSION_MEMORY} bytes a shard"
     );
     assert!(stats.tls_session_evictions > 0, "the bound was reached");
     assert_eq!(

@@ -11,7 +11,7 @@ use super::CrawlerBuilder;
 
 impl CrawlerBuilder {
     /// Bytes the hosts' own state may take over all shards (default
-    /// 64 MiB): the names, politeness clocks, page counts and robots.txt
+    /// [`defaults::HOST_MEMORY`](crate::defaults::HOST_MEMORY)): the names, politeness clocks, page counts and robots.txt
     /// rules of live hosts, and of finished ones kept in case they come
     /// back. Past it the least recently finished are forgotten (one that
     /// comes back fetches robots.txt again), and the URLs of hosts not yet
@@ -22,9 +22,9 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Bytes each shard's TLS session cache may hold (default 8 MiB, some
-    /// 1,000 hosts' sessions: each session keeps a copy of its server's
-    /// certificate chain); past it the least recently used host's (name
+    /// Bytes each shard's TLS session cache may hold (default
+    /// [`defaults::TLS_SESSION_MEMORY`](crate::defaults::TLS_SESSION_MEMORY); each session keeps a copy of its
+    /// server's certificate chain); past it the least recently used host's (name
     /// and port's) sessions are forgotten, and its next connection does a
     /// full handshake.
     pub fn tls_session_memory(mut self, bytes: usize) -> Self {
@@ -33,8 +33,8 @@ impl CrawlerBuilder {
     }
 
     /// Bytes of RAM the seen-set's buckets may hold, over all shards
-    /// (default 128 MiB, at least 1 MiB a shard): URLs seen past it are kept on
-    /// disk, in a sorted run per shard, with a Bloom filter (~1.25 bytes a
+    /// (default [`defaults::SEEN_MEMORY`](crate::defaults::SEEN_MEMORY), at least 1 MiB a shard): URLs
+    /// seen past it are kept on disk, in a sorted run per shard, with a Bloom filter (~1.25 bytes a
     /// URL) in RAM that answers most lookups of new URLs without the disk.
     pub fn seen_memory(mut self, bytes: usize) -> Self {
         self.config.seen_memory = bytes;
@@ -42,7 +42,7 @@ impl CrawlerBuilder {
     }
 
     /// Bytes of RAM the queued URLs may take, over all shards (default
-    /// 256 MiB, split evenly): past it, each host's newest URLs are
+    /// [`defaults::FRONTIER_MEMORY`](crate::defaults::FRONTIER_MEMORY), split evenly): past it, each host's newest URLs are
     /// spilled to files in the system's temporary directory and read back
     /// when the host's turn nears, so a crawl that discovers far more URLs
     /// than it fetches keeps them on disk. The files go when the crawl
@@ -94,27 +94,30 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Overall deadline of one fetch (connect, request, whole answer).
+    /// Overall deadline of one fetch (connect, request, whole answer;
+    /// default [`defaults::TIMEOUT`](crate::defaults::TIMEOUT)).
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.config.timeout = limit;
         self
     }
 
     /// Limit of the TCP connect and, for `https`, the TLS handshake after
-    /// it (together, as curl's `--connect-timeout`).
+    /// it (together, as curl's `--connect-timeout`; default
+    /// [`defaults::CONNECT_TIMEOUT`](crate::defaults::CONNECT_TIMEOUT)).
     pub fn connect_timeout(mut self, limit: Duration) -> Self {
         self.config.connect_timeout = limit;
         self
     }
 
-    /// Limit of each single read.
+    /// Limit of each single read (default [`defaults::READ_TIMEOUT`](crate::defaults::READ_TIMEOUT)).
     pub fn read_timeout(mut self, limit: Duration) -> Self {
         self.config.read_timeout = limit;
         self
     }
 
     /// Body bytes kept per response (after content decoding); the rest is
-    /// not read and the page is marked truncated (`truncated_by: limit`).
+    /// not read and the page is marked truncated (`truncated_by: limit`;
+    /// default [`defaults::MAX_BODY`](crate::defaults::MAX_BODY)).
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.config.max_body = bytes;
         self

@@ -26,16 +26,17 @@ mod state;
 use super::checks;
 use super::error::{BuildError, Setting};
 use super::{Crawler, Interrupt};
-use crate::config::{Config, DEFAULT_CHECKPOINT_INTERVAL};
+use crate::config::Config;
 use crate::crawl::hooks::Hooks;
+use crate::defaults;
 use crate::net::tls::{self, TlsOptions};
 use crate::web::scope::{Scope, ScopeMode};
 use crate::web::urls::{self, UrlError};
 
 /// Builds a [`Crawler`]: roots first, then any setting that differs from
-/// the chapter's defaults (100 fetches at once, 10 redirects, 4 tries,
-/// strict scope, robots.txt obeyed, 2 fetches per host, keep-alive and
-/// compression on, 60 s per fetch, 16 MiB per body).
+/// the defaults (the chapter's: 100 fetches at once, 10 redirects, 4
+/// tries; strict scope, robots.txt obeyed, keep-alive and compression on;
+/// every number in [`defaults`](crate::defaults)).
 ///
 /// ```no_run
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -89,7 +90,7 @@ impl CrawlerBuilder {
             hooks: Hooks::default(),
             interrupt: Interrupt::default(),
             state: None,
-            checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
+            checkpoint_interval: defaults::CHECKPOINT_INTERVAL,
             discard_damaged: false,
             state_args: Vec::new(),
             cluster: None,

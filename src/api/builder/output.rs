@@ -38,7 +38,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Rotate WARC files before they grow past this many bytes.
+    /// Rotate WARC files before they grow past this many bytes (default
+    /// [`defaults::WARC_MAX_SIZE`](crate::defaults::WARC_MAX_SIZE)).
     pub fn warc_max_size(mut self, bytes: u64) -> Self {
         self.config.warc_max_size = bytes;
         self

@@ -26,19 +26,20 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Fetches at once over all shards (the open-file limit may lower it).
+    /// Fetches at once over all shards (default [`defaults::MAX_TASKS`](crate::defaults::MAX_TASKS); the
+    /// open-file limit may lower it).
     pub fn max_tasks(mut self, n: usize) -> Self {
         self.config.max_tasks = n;
         self
     }
 
-    /// Redirect hops a chain may take.
+    /// Redirect hops a chain may take (default [`defaults::MAX_REDIRECT`](crate::defaults::MAX_REDIRECT)).
     pub fn max_redirect(mut self, n: u32) -> Self {
         self.config.max_redirect = n;
         self
     }
 
-    /// Attempts per URL (default 4): a network error is tried again at
+    /// Attempts per URL (default [`defaults::MAX_TRIES`](crate::defaults::MAX_TRIES)): a network error is tried again at
     /// once, a 429 or 503 with a `Retry-After` within
     /// [`max_retry_after`](Self::max_retry_after) once its wait is over.
     pub fn max_tries(mut self, n: u32) -> Self {
@@ -46,7 +47,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Longest `Retry-After` honoured (default 5 minutes): a 429 or 503
+    /// Longest `Retry-After` honoured (default
+    /// [`defaults::MAX_RETRY_AFTER`](crate::defaults::MAX_RETRY_AFTER)): a 429 or 503
     /// that asks for at most this is not recorded; its page goes back to
     /// its host's queue and the host waits that long (attempts counted in
     /// [`max_tries`](Self::max_tries)). A longer one, or none, is recorded
@@ -56,13 +58,14 @@ impl CrawlerBuilder {
         self
     }
 
-    /// URLs accepted per host: a bound on generated-URL traps.
+    /// URLs accepted per host: a bound on generated-URL traps (default
+    /// [`defaults::MAX_PAGES_PER_HOST`](crate::defaults::MAX_PAGES_PER_HOST)).
     pub fn max_pages_per_host(mut self, n: usize) -> Self {
         self.config.max_pages_per_host = n;
         self
     }
 
-    /// Fetches in flight per host.
+    /// Fetches in flight per host (default [`defaults::PER_HOST`](crate::defaults::PER_HOST)).
     pub fn per_host(mut self, n: usize) -> Self {
         self.config.per_host = n;
         self
@@ -82,7 +85,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Least time between two request starts to one host.
+    /// Least time between two request starts to one host (default
+    /// [`defaults::DELAY`](crate::defaults::DELAY): none).
     pub fn delay(mut self, delay: Duration) -> Self {
         self.config.delay = delay;
         self
@@ -99,7 +103,7 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Longest adaptive delay (default 30 s).
+    /// Longest adaptive delay (default [`defaults::MAX_DELAY`](crate::defaults::MAX_DELAY)).
     pub fn max_delay(mut self, limit: Duration) -> Self {
         self.config.max_delay = limit;
         self
@@ -172,15 +176,16 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Upper bound on a robots.txt `Crawl-delay`.
+    /// Upper bound on a robots.txt `Crawl-delay` (default
+    /// [`defaults::MAX_CRAWL_DELAY`](crate::defaults::MAX_CRAWL_DELAY)).
     pub fn max_crawl_delay(mut self, delay: Duration) -> Self {
         self.config.max_crawl_delay = delay;
         self
     }
 
     /// Waits before each new try of a robots.txt that was unreachable or
-    /// answered 5xx, while its origin's pages wait (default 1, 5, 15 and
-    /// 40 s); when they are used up the origin's pages are refused
+    /// answered 5xx, while its origin's pages wait (default
+    /// [`defaults::ROBOTS_RETRIES`](crate::defaults::ROBOTS_RETRIES)); when they are used up the origin's pages are refused
     /// (`robots_unavailable`). None: give up at the first failure.
     pub fn robots_retries(mut self, waits: impl IntoIterator<Item = Duration>) -> Self {
         self.config.robots_retries = waits.into_iter().collect();

@@ -17,7 +17,7 @@ use crate::web::urls;
 use super::CrawlerBuilder;
 
 impl CrawlerBuilder {
-    /// Sent as `User-Agent`.
+    /// Sent as `User-Agent` (default [`defaults::USER_AGENT`](crate::defaults::USER_AGENT)).
     pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
         self.config.user_agent = agent.into();
         self
@@ -117,7 +117,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Bytes the cookie jar may hold (default 16 MiB): each cookie is
+    /// Bytes the cookie jar may hold (default [`defaults::COOKIE_MEMORY`](crate::defaults::COOKIE_MEMORY)):
+    /// each cookie is
     /// counted as its name, value, domain and path plus some 400 bytes of
     /// the jar's own; past it new cookies are refused (counted, and said
     /// when the crawl ends) until expired ones are swept.

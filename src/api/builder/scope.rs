@@ -131,7 +131,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Links followed from a root beyond which links are not queued.
+    /// Links followed from a root beyond which links are not queued
+    /// (default [`defaults::MAX_DEPTH`](crate::defaults::MAX_DEPTH)).
     pub fn max_depth(mut self, n: u32) -> Self {
         self.config.max_depth = n;
         self
@@ -147,7 +148,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// URLs longer than this (bytes, normalised) are not queued.
+    /// URLs longer than this (bytes, normalised) are not queued (default
+    /// [`defaults::MAX_URL_LENGTH`](crate::defaults::MAX_URL_LENGTH)).
     pub fn max_url_length(mut self, n: usize) -> Self {
         self.config.max_url_length = n;
         self

@@ -39,7 +39,7 @@ impl CrawlerBuilder {
     }
 
     /// How often a crawl with a state directory writes its checkpoint
-    /// (default 60 s; once more when it stops).
+    /// (default [`defaults::CHECKPOINT_INTERVAL`](crate::defaults::CHECKPOINT_INTERVAL); once more when it stops).
     pub fn checkpoint_interval(mut self, every: Duration) -> Self {
         self.checkpoint_interval = every;
         self
@@ -76,7 +76,7 @@ impl CrawlerBuilder {
     }
 
     /// Host partitions of a cluster crawl this node creates (default
-    /// 256); fixed when the crawl is made, and a node that gives another
+    /// [`defaults::PARTITIONS`](crate::defaults::PARTITIONS)); fixed when the crawl is made, and a node that gives another
     /// count for an existing crawl is refused.
     pub fn partitions(mut self, n: u32) -> Self {
         self.cluster.get_or_insert_with(Default::default).partitions = Some(n);
@@ -84,7 +84,7 @@ impl CrawlerBuilder {
     }
 
     /// How long a node's lease on a partition lasts without renewal
-    /// (default 10 s): a node that dies or is cut off loses its
+    /// (default [`defaults::LEASE_TTL`](crate::defaults::LEASE_TTL)): a node that dies or is cut off loses its
     /// partitions to the others after this long.
     pub fn lease_ttl(mut self, ttl: Duration) -> Self {
         self.cluster.get_or_insert_with(Default::default).lease_ttl = Some(ttl);

@@ -209,7 +209,7 @@ impl Store {
         partitions: Option<u32>,
         key: [u64; 2],
     ) -> Result<Meta, StoreError> {
-        let want = partitions.unwrap_or(super::partition::DEFAULT_PARTITIONS);
+        let want = partitions.unwrap_or(crate::defaults::PARTITIONS);
         let reply: Vec<Option<String>> = self
             .scripts
             .create

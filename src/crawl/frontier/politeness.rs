@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::host_rules::HostRules;
-use crate::config::DEFAULT_RETRY_SCHEDULE;
+use crate::defaults;
 
 /// Politeness settings.
 #[derive(Debug, Clone)]
@@ -57,17 +57,17 @@ pub struct Politeness {
 impl Default for Politeness {
     fn default() -> Self {
         Politeness {
-            per_host: 2,
-            delay: Duration::ZERO,
-            max_pages_per_host: 100_000,
+            per_host: defaults::PER_HOST,
+            delay: defaults::DELAY,
+            max_pages_per_host: defaults::MAX_PAGES_PER_HOST,
             max_sitemaps_per_host: crate::config::sitemap::MAX_SITEMAPS_PER_HOST,
-            max_depth: 100,
-            max_url_length: 2048,
+            max_depth: defaults::MAX_DEPTH,
+            max_url_length: defaults::MAX_URL_LENGTH,
             robots: true,
-            max_crawl_delay: Duration::from_secs(10),
-            delay_factor: 0.0,
-            max_delay: Duration::from_secs(30),
-            robots_retries: DEFAULT_RETRY_SCHEDULE.to_vec(),
+            max_crawl_delay: defaults::MAX_CRAWL_DELAY,
+            delay_factor: defaults::DELAY_FACTOR,
+            max_delay: defaults::MAX_DELAY,
+            robots_retries: defaults::ROBOTS_RETRIES.to_vec(),
             host_memory: DEFAULT_HOST_MEMORY,
             memory: usize::MAX,
             host_rules: Arc::default(),

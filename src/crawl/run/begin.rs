@@ -10,12 +10,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::config::{Config, Output, DEFAULT_CHECKPOINT_INTERVAL};
+use crate::config::{Config, Output};
 use crate::crawl::budget::Budget;
 use crate::crawl::checkpoints::Checkpoints;
 use crate::crawl::error::{Cause, CrawlError};
 use crate::crawl::seeds;
 use crate::crawl::shard::Durability;
+use crate::defaults;
 use crate::output::progress::Progress;
 use crate::state::replay::Replay;
 use crate::state::session::{Session, SEEDS_DIR};
@@ -144,7 +145,7 @@ impl Begun {
                 config
                     .state
                     .as_ref()
-                    .map_or(DEFAULT_CHECKPOINT_INTERVAL, |s| s.checkpoint_interval),
+                    .map_or(defaults::CHECKPOINT_INTERVAL, |s| s.checkpoint_interval),
                 budget.clone(),
                 progress.clone(),
                 started,

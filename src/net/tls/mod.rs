@@ -57,11 +57,6 @@ use sessions::Contacts;
 use store::{PortSessions, SessionStore};
 pub use store::{SessionKey, StoreCounts};
 
-/// Default bytes of a shard's TLS session cache
-/// (`Config::tls_session_memory`): some 1,000 hosts' sessions at two
-/// tickets and a 3-4 KiB certificate chain each.
-pub const DEFAULT_SESSION_MEMORY: usize = 8 << 20;
-
 /// TLS 1.3 tickets the session cache keeps per (name, port) when at most
 /// `per_host` fetches to a host run at once: a shard opens at most that
 /// many connections to a host at a time, each resuming with one ticket and

@@ -695,11 +695,11 @@ fn help_is_grouped_and_completions_and_man_page_are_generated() {
     }
     for says in [
         "  cluster ",
-        "[default: 60s]",
+        "[default: 1m]",
         "[default: 16M]",
         "[default: 2; with --demo: --max-tasks]",
         "[default: every CPU",
-        &format!("[default: {}]", ringcrawl::DEFAULT_USER_AGENT),
+        &format!("[default: {}]", ringcrawl::defaults::USER_AGENT),
         "  130 ",
     ] {
         assert!(help.contains(says), "--help says {says:?}: {help}");
