@@ -347,10 +347,17 @@ impl Session {
         let (elapsed_before, seq) = checkpoint
             .map(|c| (Duration::from_millis(c.elapsed_ms), c.seq))
             .unwrap_or_default();
-        // A resume is never run 0: files of a run that left no journal
-        // are not written over; nor is any run's that left a journal, a
-        // base or the marker.
-        let run = last_run.map_or(1, |r| r.saturating_add(1));
+        // A resume is never run 0, and comes after every run that left a
+        // journal, a base, the marker or a WARC file (a run killed before
+        // its journal existed may have begun its WARC files): no run's
+        // files are written over.
+        let last_warc_run = match &manifest.outputs.warc {
+            Some(warc) => warc_runs(&warc.dir, &warc.prefix)?.into_iter().max(),
+            None => None,
+        };
+        let run = last_run
+            .max(last_warc_run)
+            .map_or(1, |r| r.saturating_add(1));
         Ok(Session {
             dir,
             manifest,
@@ -493,6 +500,25 @@ fn last_warc_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, StateError>
     Ok(last.into_values().map(|(_, path)| path).collect())
 }
 
+/// The runs whose WARC files (`PREFIX-rN-sS-SEQ`; run 0's have no `-rN`)
+/// are in `dir`.
+fn warc_runs(dir: &Path, prefix: &str) -> Result<Vec<u32>, StateError> {
+    Ok(warc_files(dir, prefix)?
+        .into_iter()
+        .filter_map(|(stem, _)| run_of_warc(&stem, prefix))
+        .collect())
+}
+
+/// The run a WARC file's stem names: `PREFIX-rN-sS-SEQ` is run N,
+/// `PREFIX-sS-SEQ` run 0.
+fn run_of_warc(stem: &str, prefix: &str) -> Option<u32> {
+    let rest = stem.strip_prefix(prefix)?.strip_prefix('-')?;
+    match rest.strip_prefix('r') {
+        Some(numbered) => numbered.split_once('-')?.0.parse().ok(),
+        None => rest.starts_with('s').then_some(0),
+    }
+}
+
 /// Remove the spill directories earlier runs left in `dir` (a killed run
 /// cannot remove its own); what fails to go is only logged.
 fn remove_stale_spills(dir: &Path) {
@@ -515,6 +541,22 @@ fn remove_stale_spills(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_warc_files_run_is_read_from_its_name_and_other_crawls_files_are_not_counted() {
+        for (stem, run) in [
+            ("P-s0-00000", Some(0)),
+            ("P-s12-00003", Some(0)),
+            ("P-r1-s0-00000", Some(1)),
+            ("P-r27-s1-00002", Some(27)),
+            ("P2-r5-s0-00000", None),
+            ("P-rx-s0-00000", None),
+            ("P-x", None),
+            ("Q-r3-s0-00000", None),
+        ] {
+            assert_eq!(run_of_warc(stem, "P"), run, "{stem}");
+        }
+    }
 
     #[test]
     fn the_files_a_kill_may_have_torn_are_the_last_of_each_run_and_shard() {

@@ -64,6 +64,56 @@ fn a_wacz_made_at_a_resume_after_a_kill_holds_every_runs_warcs_and_indexes_every
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A run killed before its journal existed may have begun its WARC files:
+/// the next resume takes the run number after them, and writes no file
+/// over (a WARC file of run 1 planted beside the state, as such a run
+/// leaves it, is intact afterwards and the resume's files are run 2's).
+#[test]
+fn a_resume_writes_over_no_warc_file_of_a_run_that_left_no_journal() {
+    let site = Site::new(300, 2);
+    let dir = scratch("warc-run");
+    let (state, warc, _log, args) = cli_crawl(&site, &dir, &["--max-pages", "100"]);
+    let (code, err) = wait(ringcrawl(&args));
+    assert_eq!(code, Some(0), "stopped by the budget: {err}");
+    // Run 0's files are PREFIX-sS-SEQ.warc.gz.
+    let first = std::fs::read_dir(&warc)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.ends_with("-00000.warc.gz"))
+        .expect("run 0's first WARC file");
+    let (prefix, shard) = first.rsplit_once("-s").unwrap();
+    let planted = warc.join(format!("{prefix}-r1-s{shard}"));
+    // Whole WARC members, as a run's file holds (a torn tail would be cut).
+    let bytes = std::fs::read(warc.join(&first)).unwrap();
+    std::fs::write(&planted, &bytes).unwrap();
+
+    let resume = [
+        "--resume",
+        &state.display().to_string(),
+        "--max-pages",
+        "200",
+    ]
+    .map(String::from);
+    let (code, err) = wait(ringcrawl(&resume));
+    assert_eq!(code, Some(0), "stopped by the budget: {err}");
+    assert_eq!(
+        std::fs::read(&planted).unwrap(),
+        bytes,
+        "run 1's file written over"
+    );
+    let names: Vec<String> = std::fs::read_dir(&warc)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with(&format!("{prefix}-r2-"))),
+        "the resume is run 2: {names:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A crawl made on two cores, resumed with `--cores 1`: refused with one
 /// line naming the cores to use, exit code 2; the crawl stays resumable.
 #[test]

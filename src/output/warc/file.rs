@@ -19,7 +19,7 @@ use std::rc::Rc;
 use std::time::SystemTime;
 
 use futures_lite::AsyncWriteExt;
-use glommio::io::{BufferedFile, StreamWriter, StreamWriterBuilder};
+use glommio::io::{OpenOptions, StreamWriter, StreamWriterBuilder};
 use glommio::Task;
 
 use crate::output::io_error::{plain, words};
@@ -303,9 +303,15 @@ fn add(counter: &Cell<u64>, n: usize) {
     counter.set(counter.get().saturating_add(n as u64));
 }
 
-/// Create `path` for writing.
+/// Create `path` for writing; a file already there is an error, never
+/// written over (an earlier run's archive: the state's run numbers come
+/// after every WARC file's, so only a stray file of the same name can be
+/// in the way).
 async fn open(path: &Path) -> Result<StreamWriter, String> {
-    let file = BufferedFile::create(path)
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .buffered_open(path)
         .await
         .map_err(|e| format!("creating {}: {}", path.display(), plain(e)))?;
     Ok(StreamWriterBuilder::new(file)
