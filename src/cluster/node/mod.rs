@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use crate::config::secret::redacted;
 use crate::job::Job;
 use crate::keys::Fingerprinter;
+use crate::output::cluster_gauges::ClusterGauges;
 use crate::output::writer::{WriterHandle, Written};
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
@@ -81,6 +82,9 @@ pub struct Settings {
     /// The link-local and metadata hosts this node's own roots name
     /// ([`super::admit::named_reserved`]): the only ones it fetches.
     pub named: Vec<String>,
+    /// A status server's view of the node, kept current (None: nobody
+    /// reads it, and the backlog is not asked for).
+    pub gauges: Option<Arc<ClusterGauges>>,
 }
 
 /// What the node's ledger holds, at most, for a URL handed to the shards
@@ -203,6 +207,9 @@ struct Node {
     /// Partitions being given up, and until when to wait for their URLs.
     leaving: BTreeMap<u32, Instant>,
     next_renew: Instant,
+    /// When to read the backlog of the partitions held again (for the
+    /// gauges).
+    next_measure: Instant,
     next_read: Instant,
     next_backlog: Instant,
     /// Answers in a row that the streams still hold entries, since this
@@ -224,6 +231,10 @@ struct Node {
     /// Records at the last heartbeat, and when, for the rate.
     rate_mark: (u64, Instant),
 }
+
+/// How often a node read by a status server asks Redis for its
+/// partitions' backlog (one pipeline of two commands a partition held).
+const MEASURE_EVERY: Duration = Duration::from_secs(1);
 
 /// The longest a turn waits for the shards when there is nothing else.
 const TICK: Duration = Duration::from_millis(2);
@@ -365,6 +376,7 @@ impl Node {
             finished: BTreeMap::new(),
             leaving: BTreeMap::new(),
             next_renew: now,
+            next_measure: now,
             next_read: now,
             next_backlog: now,
             backlog_busy: 0,
@@ -383,6 +395,10 @@ impl Node {
     /// Runs the loop until the shards are gone, then writes what is left,
     /// gives its leases up and leaves the crawl.
     fn run(mut self) -> NodeReport {
+        self.gauge(|g| {
+            g.set_partitions(self.link.partitions());
+            g.set_connected(true);
+        });
         loop {
             let finishing = self.finishing.load(Ordering::Acquire);
             let wait = match self.flush_at() {
@@ -417,6 +433,7 @@ impl Node {
             self.give_up_drained(now);
             self.read(now);
             self.check_over(now);
+            self.measure(now);
         }
         self.leave();
         self.report.lost = self.link.lost();
@@ -490,6 +507,7 @@ impl Node {
                 self.store = Some(store);
                 self.reconnects = 0;
                 self.next_renew = Instant::now();
+                self.gauge(|g| g.set_connected(true));
             }
             Err(e) => {
                 log::debug!("cluster: reconnecting to {}: {e}", redacted(&s.url));
@@ -517,6 +535,7 @@ impl Node {
                 log::warn!("cluster: {what}: {e}; reconnecting");
                 self.report.error = Some(format!("{what}: {e}"));
                 self.report.disconnects += 1;
+                self.gauge(|g| g.set_connected(false));
                 self.store = None;
                 self.reconnects = 0;
                 self.next_connect = Instant::now() + reconnect_wait(0, self.settings.lease_ttl);
@@ -608,6 +627,8 @@ impl Node {
         }
         self.finished
             .retain(|_, f| !f.done.is_empty() || !f.acks.is_empty());
+        let records = self.report.records;
+        self.gauge(|g| g.set_records(records));
         // A URL dropped while the partition is still held: its shard saw
         // the lease lapse (this thread was late to renew it) and stopped.
         // Its entry is abandoned, and only a new tenure claims it: the
@@ -633,6 +654,28 @@ impl Node {
                 self.link.reported(1);
             }
             let _ = self.ledger.answer(done.fingerprint, Outcome::Dropped);
+        }
+    }
+
+    /// Update the status server's gauges, if there is one.
+    fn gauge(&self, update: impl FnOnce(&ClusterGauges)) {
+        if let Some(g) = &self.settings.gauges {
+            update(g);
+        }
+    }
+
+    /// For a status server only, about once a second: the backlog of the
+    /// streams of the partitions held (one round trip).
+    fn measure(&mut self, now: Instant) {
+        if self.settings.gauges.is_none() || now < self.next_measure || self.store.is_none() {
+            return;
+        }
+        self.next_measure = now + MEASURE_EVERY;
+        let held = self.leases.held();
+        if let Some((entries, pending)) =
+            self.with_store("reading the backlog", |s| s.backlog_of(&held))
+        {
+            self.gauge(|g| g.set_backlog(entries.saturating_sub(pending), pending));
         }
     }
 
