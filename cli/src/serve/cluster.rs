@@ -33,13 +33,22 @@ const EVERY: Duration = Duration::from_secs(1);
 /// The longest one read (connecting included) may take.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The crawl at one second: records in all and by node.
+/// The crawl at one second: records in all, and each node's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Sample {
     /// Seconds since the server started.
     pub t: f64,
     pub records: u64,
-    pub nodes: BTreeMap<String, u64>,
+    pub nodes: BTreeMap<String, NodeSample>,
+}
+
+/// A node at one second, as it reported itself at its last heartbeat
+/// (every third of the lease TTL: its records move in steps, so the page
+/// charts the rate it reported, not theirs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct NodeSample {
+    pub records: u64,
+    pub pages_per_sec: f64,
 }
 
 /// What the reading thread last learnt.
@@ -66,7 +75,13 @@ impl Watch {
             nodes: status
                 .nodes
                 .iter()
-                .map(|n| (n.name.clone(), n.records))
+                .map(|n| {
+                    let sample = NodeSample {
+                        records: n.records,
+                        pages_per_sec: n.pages_per_sec,
+                    };
+                    (n.name.clone(), sample)
+                })
                 .collect(),
         });
         self.last = Some((status, t));

@@ -8,7 +8,7 @@
   // Up to six nodes get a colour of their own (.series-0 to .series-5);
   // the others share the last.
   const series = (i) => "series-" + Math.min(i, 5);
-  function nodes(list, rates) {
+  function nodes(list) {
     const t = $("nodes");
     t.replaceChildren();
     const head = t.appendChild(document.createElement("tr"));
@@ -60,8 +60,10 @@
     put("rate", Math.round(recent.length ? recent.reduce((a, p) => a + p[1], 0) / recent.length : 0));
     chart("chart-pages", pages, int);
     const names = s.nodes.map((n) => n.name);
-    const lines = names.map((name, i) => [series(i), rates(h.filter((x) => name in x.nodes).map((x) => ({ t: x.t, records: x.nodes[name] })), "records")]);
-    chart("chart-nodes", lines.length ? lines : [], int);
+    // Each node's rate as it reported it (its records move in steps, a
+    // heartbeat apart).
+    const lines = names.map((name, i) => [series(i), h.filter((x) => name in x.nodes).map((x) => [x.t, x.nodes[name].pages_per_sec])]);
+    chart("chart-nodes", lines, int);
     const keys = $("node-keys");
     keys.replaceChildren();
     names.forEach((name, i) => {
