@@ -54,6 +54,7 @@ use super::link::{Done, Link, ToNode};
 use super::store::{Finished, Store, StoreError};
 use super::wire;
 
+mod gauges;
 mod intake;
 mod tenure;
 
@@ -231,10 +232,6 @@ struct Node {
     /// Records at the last heartbeat, and when, for the rate.
     rate_mark: (u64, Instant),
 }
-
-/// How often a node read by a status server asks Redis for its
-/// partitions' backlog (one pipeline of two commands a partition held).
-const MEASURE_EVERY: Duration = Duration::from_secs(1);
 
 /// The longest a turn waits for the shards when there is nothing else.
 const TICK: Duration = Duration::from_millis(2);
@@ -654,28 +651,6 @@ impl Node {
                 self.link.reported(1);
             }
             let _ = self.ledger.answer(done.fingerprint, Outcome::Dropped);
-        }
-    }
-
-    /// Update the status server's gauges, if there is one.
-    fn gauge(&self, update: impl FnOnce(&ClusterGauges)) {
-        if let Some(g) = &self.settings.gauges {
-            update(g);
-        }
-    }
-
-    /// For a status server only, about once a second: the backlog of the
-    /// streams of the partitions held (one round trip).
-    fn measure(&mut self, now: Instant) {
-        if self.settings.gauges.is_none() || now < self.next_measure || self.store.is_none() {
-            return;
-        }
-        self.next_measure = now + MEASURE_EVERY;
-        let held = self.leases.held();
-        if let Some((entries, pending)) =
-            self.with_store("reading the backlog", |s| s.backlog_of(&held))
-        {
-            self.gauge(|g| g.set_backlog(entries.saturating_sub(pending), pending));
         }
     }
 
