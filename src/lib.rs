@@ -142,7 +142,9 @@
 //!   fenced scripts); `cluster::join` joins a crawl before the shards
 //!   start; `cluster::node` is the node's cluster thread, the only code
 //!   that talks to Redis while the shards crawl, and `cluster::link` what
-//!   it shares with them (the shards' side: `crawl::shard`'s `cluster.rs`).
+//!   it shares with them (the shards' side: `crawl::shard`'s `cluster.rs`);
+//!   `cluster::metrics` is the whole crawl as Prometheus text (what
+//!   `ringcrawl cluster status --serve` serves).
 //! - `config` the validated settings every shard reads (`config::Config`),
 //!   with their own types: the budget and sitemap limits, the robots.txt
 //!   retry schedule.
@@ -304,16 +306,19 @@ pub use api::{
     BuildError, Cause, CrawlError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream,
     Report, Setting,
 };
+pub use cluster::metrics::prometheus as cluster_prometheus_text;
 pub use cluster::node::NodeReport as ClusterNodeReport;
 pub use cluster::status as cluster_status;
 pub use cluster::store::{
     NodeStatus as ClusterNode, RedisFailure, Status as ClusterStatus, StoreError as ClusterError,
 };
+pub use cluster::StatusReader as ClusterStatusReader;
 pub use config::budget::Spent;
 pub use config::host_rules::HostRule;
 pub use config::secret::redacted as redacted_url;
 pub use job::ErrorKind;
 pub use net::dns::Families;
+pub use output::cluster_gauges::{Backlog as ClusterBacklog, ClusterNow};
 pub use output::live::{
     Budgets as LiveBudgets, Live, LiveSnapshot, MemoryLimits, MemoryUse, ShardNow, Waits,
 };

@@ -240,21 +240,7 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     let interrupt = crawler.interrupt_handle();
     signals::watch(interrupt.flag())?;
     let status = match status_addr {
-        Some(addr) => {
-            let server = serve::StatusServer::start(addr, crawler.live())?;
-            if !quiet && !addr.ip().is_loopback() {
-                eprintln!(
-                    "ringcrawl: --status-addr {addr}: the crawl's numbers are served beyond this machine, to anyone who reaches it"
-                );
-            }
-            if !quiet {
-                eprintln!(
-                    "status: serving http://{}/ (/metrics, /status.json)",
-                    server.addr()
-                );
-            }
-            Some(server)
-        }
+        Some(addr) => Some(serve::StatusServer::start(addr, crawler.live(), quiet)?),
         None => None,
     };
     let saver = match save_dir {

@@ -1,12 +1,17 @@
 //! `ringcrawl cluster status --cluster URL --crawl NAME`: what a cluster
 //! crawl is doing, read from its Redis (the library's
-//! [`ringcrawl::cluster_status`]), as a table or as JSON.
+//! [`ringcrawl::cluster_status`]), as a table or as JSON; or, with
+//! `--serve ADDR`, served live until interrupted (`serve::cluster`).
 //!
 //! Not the crawl itself, nor its flags (`cli/`, with the crawl's).
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::cli::{cluster_url, StatusArgs};
+use crate::serve::cluster::ClusterServer;
 
 /// Run `ringcrawl cluster status`.
 pub fn main(args: StatusArgs) -> ExitCode {
@@ -17,6 +22,9 @@ pub fn main(args: StatusArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(addr) = args.serve {
+        return serve(addr, &url, &args);
+    }
     let status = match ringcrawl::cluster_status(&url, &args.crawl) {
         Ok(status) => status,
         Err(e) => {
@@ -43,6 +51,30 @@ pub fn main(args: StatusArgs) -> ExitCode {
     } else {
         print!("{}", table(&args.crawl, &status));
     }
+    ExitCode::SUCCESS
+}
+
+/// `--serve ADDR`: serve the crawl's numbers until SIGINT or SIGTERM
+/// (exit 0: the watcher's normal end; a second signal from someone else
+/// exits at once, as for a crawl).
+fn serve(addr: std::net::SocketAddr, url: &str, args: &StatusArgs) -> ExitCode {
+    let interrupted = Arc::new(AtomicBool::new(false));
+    if let Err(e) = crate::signals::watch(interrupted.clone()) {
+        eprintln!("ringcrawl cluster status: {e}");
+        return ExitCode::from(1);
+    }
+    let shown = ringcrawl::redacted_url(&args.cluster);
+    let server = match ClusterServer::start(addr, url, &shown, &args.crawl, false) {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("ringcrawl cluster status: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    while !interrupted.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server.stop();
     ExitCode::SUCCESS
 }
 

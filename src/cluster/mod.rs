@@ -100,6 +100,7 @@ pub mod join;
 pub mod lease;
 pub mod ledger;
 pub mod link;
+pub mod metrics;
 pub mod node;
 pub mod partition;
 pub mod store;
@@ -111,6 +112,41 @@ pub mod wire;
 pub fn status(url: &str, crawl: &str) -> Result<store::Status, store::StoreError> {
     let mut store = store::Store::connect(url, crawl, "status", std::time::Duration::from_secs(5))?;
     store.status()
+}
+
+/// [`status`] again and again over one connection (`ringcrawl cluster
+/// status --serve` reads it each second): a read that fails drops the
+/// connection, and the next read connects again. Not `Debug`: the URL
+/// may hold a password.
+pub struct StatusReader {
+    url: String,
+    crawl: String,
+    timeout: std::time::Duration,
+    store: Option<store::Store>,
+}
+
+impl StatusReader {
+    /// A reader of crawl `crawl` at `url`; each connection and command
+    /// takes at most `timeout`. Connects on the first read.
+    pub fn new(url: &str, crawl: &str, timeout: std::time::Duration) -> StatusReader {
+        StatusReader {
+            url: url.to_string(),
+            crawl: crawl.to_string(),
+            timeout,
+            store: None,
+        }
+    }
+
+    /// The crawl now, as [`status`] reads it.
+    pub fn read(&mut self) -> Result<store::Status, store::StoreError> {
+        let mut store = match self.store.take() {
+            Some(store) => store,
+            None => store::Store::connect(&self.url, &self.crawl, "status", self.timeout)?,
+        };
+        let status = store.status()?;
+        self.store = Some(store);
+        Ok(status)
+    }
 }
 
 /// The names of one crawl's keys.

@@ -9,7 +9,9 @@
 //! report's, counted by the same code. A shard never waits for a reader:
 //! it `try_lock`s its slot and skips a round if a reader holds it (only its
 //! last publish waits, for one clone). The fetches in flight and the URLs
-//! queued come from the progress counters (`progress.rs`), live.
+//! queued come from the progress counters (`progress.rs`), live. A
+//! cluster node's thread keeps its own numbers (`cluster_gauges.rs`),
+//! read with the shards'.
 //!
 //! Without a [`Live`] handle (no status server) the shards publish
 //! nothing. Not a server (the `ringcrawl` command serves these numbers,
@@ -23,6 +25,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::config::budget::Limits;
+use crate::output::cluster_gauges::{ClusterGauges, ClusterNow};
 use crate::output::progress::Progress;
 use crate::output::stats::{Latencies, Percentiles, ShardBalance, Stats, Summary};
 use crate::output::top_hosts::{Pace, TopHosts};
@@ -97,6 +100,8 @@ struct Inner {
     finished: AtomicBool,
     /// The crawl's wall time, once it is over.
     elapsed: Mutex<Option<Duration>>,
+    /// A cluster node's numbers, kept by its cluster thread.
+    cluster: OnceLock<Arc<ClusterGauges>>,
 }
 
 /// The memory limits of the crawl, as set (bytes).
@@ -150,6 +155,9 @@ pub struct LiveSnapshot {
     pub shards: Vec<ShardNow>,
     /// What the crawl waits for (as the progress line says it).
     pub waiting: Waits,
+    /// A cluster node's partitions, lease renewals and stream backlog
+    /// (None: not a cluster crawl).
+    pub cluster: Option<ClusterNow>,
     /// The hosts fetched most, queued most, failing most and backing off
     /// now (of the hosts the frontiers hold; `output::top_hosts`).
     pub top_hosts: TopHosts,
@@ -289,6 +297,12 @@ impl Live {
         }
     }
 
+    /// The counters a cluster node's thread keeps for the snapshots (made
+    /// on the first call: a crawl that is no cluster's has none).
+    pub(crate) fn cluster_gauges(&self) -> Arc<ClusterGauges> {
+        self.inner.cluster.get_or_init(Default::default).clone()
+    }
+
     /// The crawl is over, after `elapsed`: snapshots are final.
     pub(crate) fn end(&self, elapsed: Duration) {
         *self.inner.elapsed.lock().unwrap_or_else(|e| e.into_inner()) = Some(elapsed);
@@ -392,6 +406,7 @@ impl Live {
                 urls_waiting_for_hosts: waiting.waiting_for_room,
             },
             top_hosts: TopHosts::merge(&tops),
+            cluster: self.inner.cluster.get().map(|g| g.now()),
             summary,
             latency,
         })

@@ -11,9 +11,9 @@
 //! Not the server (the `ringcrawl` command serves the text) and not the
 //! numbers (`live.rs`).
 
-use std::fmt::Write;
-
 use crate::job::ErrorKind;
+use crate::output::cluster_gauges::ClusterNow;
+use crate::output::exposition::Text;
 use crate::output::live::LiveSnapshot;
 use crate::output::proxies::ProxyHealth;
 use crate::output::stats::Percentiles;
@@ -481,7 +481,84 @@ pub fn prometheus(s: &LiveSnapshot) -> String {
         "1 once the crawl is over (the numbers are final), else 0.",
         u64::from(s.finished),
     );
-    t.0
+    if let Some(c) = &s.cluster {
+        cluster_node(&mut t, c);
+    }
+    t.into_string()
+}
+
+/// A cluster node's own families: its partitions, lease renewals,
+/// connection and its partitions' stream backlog.
+fn cluster_node(t: &mut Text, c: &ClusterNow) {
+    t.gauge(
+        "ringcrawl_cluster_partitions",
+        "Host partitions of the cluster crawl.",
+        c.partitions,
+    );
+    t.gauge(
+        "ringcrawl_cluster_partitions_held",
+        "Partitions whose lease this node holds now.",
+        c.partitions_held,
+    );
+    t.family(
+        "ringcrawl_cluster_partition_changes_total",
+        "counter",
+        "Partitions this node took (a new tenure) and lost or gave up.",
+    );
+    for (change, n) in [
+        ("taken", c.partitions_taken),
+        ("released", c.partitions_released),
+    ] {
+        t.sample(
+            "ringcrawl_cluster_partition_changes_total",
+            &[("change", change)],
+            n,
+        );
+    }
+    t.family(
+        "ringcrawl_cluster_lease_renewals_total",
+        "counter",
+        "Lease renewals, one a partition held a round: done, or failed (another node's lease now, or Redis did not answer).",
+    );
+    for (result, n) in [
+        ("done", c.lease_renewals),
+        ("failed", c.lease_renewals_failed),
+    ] {
+        t.sample(
+            "ringcrawl_cluster_lease_renewals_total",
+            &[("result", result)],
+            n,
+        );
+    }
+    t.counter(
+        "ringcrawl_cluster_records_reported_total",
+        "Records this node reported done to Redis (their URLs in their partitions' done logs).",
+        c.records_reported,
+    );
+    t.gauge(
+        "ringcrawl_cluster_connected",
+        "1 while this node is connected to Redis, else 0.",
+        u64::from(c.connected),
+    );
+    t.counter(
+        "ringcrawl_cluster_disconnects_total",
+        "Connections to Redis this node lost.",
+        c.disconnects,
+    );
+    if let Some(b) = &c.backlog {
+        t.family(
+            "ringcrawl_cluster_held_stream_entries",
+            "gauge",
+            "Entries in the streams of the partitions this node holds (read about once a second): not read yet (unread), or read and not done (in_flight).",
+        );
+        for (state, n) in [("unread", b.unread), ("in_flight", b.in_flight)] {
+            t.sample(
+                "ringcrawl_cluster_held_stream_entries",
+                &[("state", state)],
+                n,
+            );
+        }
+    }
 }
 
 /// A family of per-proxy samples: name, type, help, the value of a proxy.
@@ -511,81 +588,6 @@ fn quantiles(t: &mut Text, phase: &str, p: &Percentiles) {
         &[("phase", phase)],
         p.count,
     );
-}
-
-/// A value as Prometheus writes it.
-trait Value {
-    fn write(&self, out: &mut String);
-}
-
-impl Value for u64 {
-    fn write(&self, out: &mut String) {
-        let _ = write!(out, "{self}");
-    }
-}
-
-impl Value for f64 {
-    fn write(&self, out: &mut String) {
-        if self.is_finite() {
-            let _ = write!(out, "{self}");
-        } else if self.is_nan() {
-            out.push_str("NaN");
-        } else if *self > 0.0 {
-            out.push_str("+Inf");
-        } else {
-            out.push_str("-Inf");
-        }
-    }
-}
-
-/// The text being written.
-#[derive(Default)]
-struct Text(String);
-
-impl Text {
-    /// A family's `# HELP` and `# TYPE` lines.
-    fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let help = help.replace('\\', "\\\\").replace('\n', "\\n");
-        let _ = writeln!(self.0, "# HELP {name} {help}\n# TYPE {name} {kind}");
-    }
-
-    /// One sample line.
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: impl Value) {
-        self.0.push_str(name);
-        if !labels.is_empty() {
-            self.0.push('{');
-            for (i, (label, v)) in labels.iter().enumerate() {
-                if i > 0 {
-                    self.0.push(',');
-                }
-                let _ = write!(self.0, "{label}=\"{}\"", escape(v));
-            }
-            self.0.push('}');
-        }
-        self.0.push(' ');
-        value.write(&mut self.0);
-        self.0.push('\n');
-    }
-
-    /// A family of one unlabelled counter.
-    fn counter(&mut self, name: &str, help: &str, value: impl Value) {
-        self.family(name, "counter", help);
-        self.sample(name, &[], value);
-    }
-
-    /// A family of one unlabelled gauge.
-    fn gauge(&mut self, name: &str, help: &str, value: impl Value) {
-        self.family(name, "gauge", help);
-        self.sample(name, &[], value);
-    }
-}
-
-/// A label value escaped: backslash, double quote, line feed.
-fn escape(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -722,7 +724,11 @@ mod tests {
 
     #[test]
     fn every_family_has_help_and_type_before_its_samples_and_labels_are_escaped() {
-        let text = prometheus(&snapshot());
+        let mut s = snapshot();
+        let gauges = crate::output::cluster_gauges::ClusterGauges::default();
+        gauges.set_backlog(1, 1);
+        s.cluster = Some(gauges.now());
+        let text = prometheus(&s);
         assert!(text.contains(r#"ringcrawl_warnings_total{kind="odd \"kind\"\\"} 1"#));
         let mut typed: Vec<String> = Vec::new();
         for line in text.lines() {
@@ -750,5 +756,37 @@ mod tests {
             }
         }
         assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn a_cluster_nodes_families_only_in_a_cluster_crawl() {
+        let plain = prometheus(&snapshot());
+        assert!(!plain.contains("ringcrawl_cluster_"), "{plain}");
+        let gauges = crate::output::cluster_gauges::ClusterGauges::default();
+        gauges.set_partitions(256);
+        gauges.set_held(12);
+        gauges.renewals(12, 1);
+        gauges.set_backlog(5, 3);
+        let mut s = snapshot();
+        s.cluster = Some(gauges.now());
+        let text = prometheus(&s);
+        assert_eq!(
+            value(&text, "ringcrawl_cluster_partitions_held"),
+            Some(12.0)
+        );
+        assert_eq!(
+            value(
+                &text,
+                "ringcrawl_cluster_lease_renewals_total{result=\"done\"}"
+            ),
+            Some(12.0)
+        );
+        assert_eq!(
+            value(
+                &text,
+                "ringcrawl_cluster_held_stream_entries{state=\"in_flight\"}"
+            ),
+            Some(3.0)
+        );
     }
 }

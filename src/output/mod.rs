@@ -1,8 +1,9 @@
 //! What a crawl shows and leaves behind: one [`record`] per URL, buffered
 //! as JSON Lines by a shard's [`sink`] and written by the [`writer`]
 //! thread; the counters ([`stats`]) and the end report as text ([`report`]); the live progress line
-//! ([`progress`]); the live numbers for a status server ([`live`]) and
-//! their Prometheus text ([`metrics`]), the hosts that stand out in them ([`top_hosts`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
+//! ([`progress`]); the live numbers for a status server ([`live`], a
+//! cluster node's in [`cluster_gauges`]) and
+//! their Prometheus text ([`metrics`], written by [`exposition`]), the hosts that stand out in them ([`top_hosts`]); WARC archives ([`warc`]), their index ([`cdxj`]) and
 //! the WACZ package made of them at the end ([`wacz`]); an earlier
 //! crawl's captures read back for a recrawl ([`captures`]) and what its
 //! conditional requests came to ([`revalidations`]); glommio's I/O
@@ -13,6 +14,8 @@
 pub mod backoffs;
 pub mod captures;
 pub mod cdxj;
+pub mod cluster_gauges;
+pub mod exposition;
 pub mod io_error;
 pub mod live;
 pub mod metrics;

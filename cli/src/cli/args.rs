@@ -689,6 +689,10 @@ pub struct StatusArgs {
     pub crawl: String,
 
     /// Print JSON instead of a table
-    #[arg(long)]
+    #[arg(long, conflicts_with = "serve")]
     pub json: bool,
+
+    /// Serve the crawl's numbers at ADDR (HOST:PORT; port 0 picks one, printed on stderr) instead of printing them once: a live page at /, /status.json, Prometheus /metrics; read from Redis each second until Ctrl-C or SIGTERM. docs/status.md
+    #[arg(long, value_name = "ADDR")]
+    pub serve: Option<std::net::SocketAddr>,
 }

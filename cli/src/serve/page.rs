@@ -1,6 +1,7 @@
-//! The live status page at `/`: one HTML file, its script and its styles,
-//! all inside the binary (`include_str!`), so the page works offline, on
-//! a machine reached over a tunnel, with no CDN. The page as served holds
+//! The live status pages at `/`, a crawl's and a cluster crawl's: an HTML
+//! file and a script each, the script and the styles they share
+//! (`common.js`, `status.css`), all inside the binary (`include_str!`), so
+//! the pages work offline, on a machine reached over a tunnel, with no CDN. The page as served holds
 //! the numbers of the moment (`/status.json`'s, in a
 //! `<script type="application/json">`), so it is whole as soon as it
 //! loads; its script then polls `/status.json` each second.
@@ -14,15 +15,22 @@
 //!
 //! Not the numbers (`/status.json`, `history.rs`) nor the server.
 
-/// The page's script.
+/// The crawl page's script.
 pub const SCRIPT: &str = include_str!("page/status.js");
-/// The page's styles.
+/// The cluster page's script.
+pub const CLUSTER_SCRIPT: &str = include_str!("page/cluster.js");
+/// What both scripts use: formats, tables, charts, the polling loop.
+pub const COMMON: &str = include_str!("page/common.js");
+/// The pages' styles.
 pub const STYLES: &str = include_str!("page/status.css");
-/// The page, where `<!--STATUS-->` stands for the numbers.
-const HTML: &str = include_str!("page/index.html");
+/// The crawl's page, where `<!--STATUS-->` stands for the numbers.
+pub const CRAWL: &str = include_str!("page/index.html");
+/// The cluster crawl's page, the same way.
+pub const CLUSTER: &str = include_str!("page/cluster.html");
 
-/// The page with `status_json` (the body of `/status.json`) inside it.
-pub fn html(status_json: &[u8]) -> String {
+/// `page` (one of the pages above) with `status_json` (the body of
+/// `/status.json`) inside it.
+pub fn html(page: &str, status_json: &[u8]) -> String {
     let json = String::from_utf8_lossy(status_json);
     // Inside a <script> element "</" would end it: JSON lets "/" be
     // written "\/".
@@ -30,7 +38,7 @@ pub fn html(status_json: &[u8]) -> String {
         "<script id=\"status-data\" type=\"application/json\">{}</script>",
         json.replace("</", "<\\/")
     );
-    HTML.replacen("<!--STATUS-->", &data, 1)
+    page.replacen("<!--STATUS-->", &data, 1)
 }
 
 #[cfg(test)]
@@ -39,12 +47,22 @@ mod tests {
 
     #[test]
     fn the_numbers_go_inside_the_page_and_cannot_end_their_script() {
-        let page = html(br#"{"now":{"x":"</script><b>"}}"#);
+        let page = html(CRAWL, br#"{"now":{"x":"</script><b>"}}"#);
         assert!(
             page.contains(r#"{"now":{"x":"<\/script><b>"}}</script>"#),
             "{page}"
         );
         assert!(!page.contains("<!--STATUS-->"));
         assert!(page.contains(r#"<script src="/status.js">"#));
+    }
+
+    #[test]
+    fn both_pages_load_the_shared_script_first_and_have_a_place_for_the_numbers() {
+        for (page, own) in [(CRAWL, "/status.js"), (CLUSTER, "/cluster.js")] {
+            assert!(page.contains("<!--STATUS-->"));
+            let common = page.find(r#"<script src="/common.js">"#).unwrap();
+            let script = page.find(&format!(r#"<script src="{own}">"#)).unwrap();
+            assert!(common < script, "{own}");
+        }
     }
 }

@@ -24,6 +24,7 @@ mod cluster;
 mod cluster_faults;
 mod cluster_fencing;
 mod cluster_security;
+mod cluster_status;
 mod cluster_store;
 mod compaction;
 mod compression;

@@ -155,7 +155,7 @@ impl Crawl {
 }
 
 /// GET `path` from `addr` over a new connection: the status and the body.
-fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+pub(crate) fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))

@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use crate::config::secret::redacted;
 use crate::job::Job;
 use crate::keys::Fingerprinter;
+use crate::output::cluster_gauges::ClusterGauges;
 use crate::output::writer::{WriterHandle, Written};
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
@@ -53,6 +54,7 @@ use super::link::{Done, Link, ToNode};
 use super::store::{Finished, Store, StoreError};
 use super::wire;
 
+mod gauges;
 mod intake;
 mod tenure;
 
@@ -81,6 +83,9 @@ pub struct Settings {
     /// The link-local and metadata hosts this node's own roots name
     /// ([`super::admit::named_reserved`]): the only ones it fetches.
     pub named: Vec<String>,
+    /// A status server's view of the node, kept current (None: nobody
+    /// reads it, and the backlog is not asked for).
+    pub gauges: Option<Arc<ClusterGauges>>,
 }
 
 /// What the node's ledger holds, at most, for a URL handed to the shards
@@ -203,6 +208,9 @@ struct Node {
     /// Partitions being given up, and until when to wait for their URLs.
     leaving: BTreeMap<u32, Instant>,
     next_renew: Instant,
+    /// When to read the backlog of the partitions held again (for the
+    /// gauges).
+    next_measure: Instant,
     next_read: Instant,
     next_backlog: Instant,
     /// Answers in a row that the streams still hold entries, since this
@@ -365,6 +373,7 @@ impl Node {
             finished: BTreeMap::new(),
             leaving: BTreeMap::new(),
             next_renew: now,
+            next_measure: now,
             next_read: now,
             next_backlog: now,
             backlog_busy: 0,
@@ -383,6 +392,10 @@ impl Node {
     /// Runs the loop until the shards are gone, then writes what is left,
     /// gives its leases up and leaves the crawl.
     fn run(mut self) -> NodeReport {
+        self.gauge(|g| {
+            g.set_partitions(self.link.partitions());
+            g.set_connected(true);
+        });
         loop {
             let finishing = self.finishing.load(Ordering::Acquire);
             let wait = match self.flush_at() {
@@ -417,6 +430,7 @@ impl Node {
             self.give_up_drained(now);
             self.read(now);
             self.check_over(now);
+            self.measure(now);
         }
         self.leave();
         self.report.lost = self.link.lost();
@@ -490,6 +504,7 @@ impl Node {
                 self.store = Some(store);
                 self.reconnects = 0;
                 self.next_renew = Instant::now();
+                self.gauge(|g| g.set_connected(true));
             }
             Err(e) => {
                 log::debug!("cluster: reconnecting to {}: {e}", redacted(&s.url));
@@ -517,6 +532,7 @@ impl Node {
                 log::warn!("cluster: {what}: {e}; reconnecting");
                 self.report.error = Some(format!("{what}: {e}"));
                 self.report.disconnects += 1;
+                self.gauge(|g| g.set_connected(false));
                 self.store = None;
                 self.reconnects = 0;
                 self.next_connect = Instant::now() + reconnect_wait(0, self.settings.lease_ttl);
@@ -608,6 +624,8 @@ impl Node {
         }
         self.finished
             .retain(|_, f| !f.done.is_empty() || !f.acks.is_empty());
+        let records = self.report.records;
+        self.gauge(|g| g.set_records(records));
         // A URL dropped while the partition is still held: its shard saw
         // the lease lapse (this thread was late to renew it) and stopped.
         // Its entry is abandoned, and only a new tenure claims it: the

@@ -39,6 +39,11 @@ impl Node {
             self.link.reported(f.done.len());
         }
         self.report.released += 1;
+        let held = self.leases.held().len();
+        self.gauge(|g| {
+            g.released();
+            g.set_held(held);
+        });
     }
 
     /// Heartbeat, renew, publish, widen the scope, rebalance.
@@ -47,13 +52,17 @@ impl Node {
         self.next_renew = Instant::now() + self.leases.renew_every();
         let sent = Instant::now();
         let sent_at = Moment::now();
-        let Some(nodes) = self.with_store("heartbeat", |s| s.heartbeat(ttl)) else {
-            return;
-        };
         let held = self.leases.held();
-        let Some(renewed) = self.with_store("renewing leases", |s| s.renew(&held, ttl)) else {
+        let Some(nodes) = self.with_store("heartbeat", |s| s.heartbeat(ttl)) else {
+            self.gauge(|g| g.renewals(0, held.len()));
             return;
         };
+        let Some(renewed) = self.with_store("renewing leases", |s| s.renew(&held, ttl)) else {
+            self.gauge(|g| g.renewals(0, held.len()));
+            return;
+        };
+        let done = renewed.iter().filter(|&&ok| ok).count();
+        self.gauge(|g| g.renewals(done, renewed.len().saturating_sub(done)));
         self.link.set_cut_off(false);
         for (&p, ok) in held.iter().zip(renewed) {
             if ok {
@@ -240,6 +249,11 @@ impl Node {
         let n = claimed.len();
         self.deliver(claimed);
         self.report.taken += 1;
+        let held = self.leases.held().len();
+        self.gauge(|g| {
+            g.taken();
+            g.set_held(held);
+        });
         log::info!("cluster: took partition {p} ({n} entries claimed)");
         true
     }

@@ -403,6 +403,7 @@ impl Store {
     }
 
     /// The holder of each partition's lease (None: free).
+    #[cfg(any(test, feature = "internals"))]
     pub fn owners(&mut self, partitions: u32) -> Result<Vec<Option<String>>, StoreError> {
         if partitions == 0 {
             return Ok(Vec::new());

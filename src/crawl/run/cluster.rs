@@ -13,6 +13,7 @@ use crate::cluster::node::{self, Running};
 use crate::config::Config;
 use crate::crawl::error::CrawlError;
 use crate::job::Job;
+use crate::output::cluster_gauges::ClusterGauges;
 use crate::output::writer::Writer;
 use crate::sync::Outstanding;
 
@@ -59,12 +60,14 @@ pub(super) fn take_intake_share(config: &mut Config, joined: bool) -> usize {
 
 /// Start the node's cluster thread, with the link its shards share with
 /// it; `outstanding` holds one for the node (counted in already), and the
-/// thread holds the outputs' writers to know when a record is written.
+/// thread holds the outputs' writers to know when a record is written;
+/// it keeps `gauges` (a status server's) current.
 pub(super) fn start_node(
     joined: Option<(Joined, usize)>,
     config: &Config,
     outstanding: &Arc<Outstanding>,
     outputs: &Outputs,
+    gauges: Option<Arc<ClusterGauges>>,
 ) -> Result<Option<(Arc<Link>, Running)>, CrawlError> {
     let (Some((joined, intake_bytes)), Some(settings)) = (joined, &config.cluster) else {
         return Ok(None);
@@ -87,6 +90,7 @@ pub(super) fn start_node(
         scope: config.scope.clone(),
         intake: node::intake_limit(intake_bytes, shards),
         named: crate::cluster::admit::named_reserved(&config.roots),
+        gauges,
     };
     let running = node::spawn(
         node,

@@ -67,7 +67,9 @@ pub(super) fn build(
     let kept = begun.keep(shards)?;
     let resumed = kept.as_ref().and_then(|k| k.resumed);
     let seeds = Arc::new(Mutex::new(seeds));
-    let node = cluster::start_node(joined, config, &outstanding, outputs)?;
+    // A status server reads the node's numbers with the shards'.
+    let gauges = hooks.live.as_ref().map(|live| live.cluster_gauges());
+    let node = cluster::start_node(joined, config, &outstanding, outputs, gauges)?;
     let warc = outputs::warc_target(config, begun.session.as_ref())?;
     let progress = Arc::new(Progress::new(shards));
     let shard_died = Arc::new(AtomicBool::new(false));
