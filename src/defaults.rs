@@ -32,8 +32,6 @@ pub const TIMEOUT: Duration = Duration::from_secs(60);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Each read.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// Idle keep-alive connections a shard holds.
-pub const IDLE_CONNECTIONS: usize = 256;
 
 /// Least time between two request starts to one host.
 pub const DELAY: Duration = Duration::ZERO;
@@ -82,6 +80,9 @@ pub const TLS_SESSION_MEMORY: usize = 8 << 20;
 /// or 35,000 cookies of a few domains.
 pub const COOKIE_MEMORY: usize = 16 << 20;
 
+/// Bytes of records the JSONL writer may have waiting before no new fetch
+/// starts.
+pub const JSONL_BACKLOG: usize = 4 << 20;
 /// Size at which a WARC file is closed and the next one begun.
 pub const WARC_MAX_SIZE: u64 = 1 << 30;
 /// Time between checkpoints of a crawl kept in a state directory.

@@ -1,15 +1,15 @@
 //! Which partition a host belongs to, and which partitions a node holds.
 //!
-//! Pure. A crawl has a fixed number of host partitions, set when it is
-//! created ([`defaults::PARTITIONS`](crate::defaults::PARTITIONS)); [`partition_of`] is a fixed-key hash of
-//! the lower-cased host, the same on every node and run, so a host lives in
-//! one partition for the whole crawl, as it lives in one shard of a node
-//! (`keys::shard_for`). The two hashes must not agree: were the
-//! partition `h % P` and the shard `h % S` of one hash `h`, a node holding
-//! only even partitions would put all its hosts on even shards. So the
-//! partition comes from the high bits of a differently seeded FNV-1a,
-//! mixed, and the shard from the low bits of the plain one
-//! (`partitions_do_not_pick_the_shard` checks the spread).
+//! Pure. A crawl has a fixed number of host partitions, set when it is created
+//! ([`defaults::PARTITIONS`](crate::defaults::PARTITIONS)); [`partition_of`] is
+//! a fixed-key hash of the lower-cased host, the same on every node and run, so
+//! a host lives in one partition for the whole crawl, as it lives in one shard
+//! of a node (`keys::shard_for`). The two hashes must not agree: were the
+//! partition `h % P` and the shard `h % S` of one hash `h`, a node holding only
+//! even partitions would put all its hosts on even shards. So the partition
+//! comes from the high bits of a differently seeded FNV-1a, mixed, and the
+//! shard from the low bits of the plain one (`partitions_do_not_pick_the_shard`
+//! checks the spread).
 //!
 //! [`assign`] spreads the partitions over the live nodes: at most
 //! ⌈P / n⌉ each, every partition to the first node under that cap in its

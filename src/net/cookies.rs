@@ -4,19 +4,18 @@
 //! (the `cookie_store` crate, which reqwest uses), and read from and
 //! written to the Netscape `cookies.txt` format that curl and wget share.
 //!
-//! On top of the RFC: a `Domain` that is a public suffix (`co.uk`,
-//! `github.io`; the `psl` list that scope uses) is refused unless it is
-//! the host itself, so no site sets cookies for its neighbours; a cookie
-//! over [`MAX_COOKIE_BYTES`] is refused; a domain keeps at most
-//! [`MAX_PER_DOMAIN`] cookies, and the jar what fits in its memory
-//! (`--cookie-memory`, [`defaults::COOKIE_MEMORY`](crate::defaults::COOKIE_MEMORY); each cookie counted as
-//! its name, value, domain and path plus [`COOKIE_OVERHEAD`], each domain
-//! with cookies as [`DOMAIN_OVERHEAD`]), so a
-//! "cookie monster" page setting thousands is cut, and counted. Expired
-//! cookies are dropped when the jar fills. One jar for the whole crawl,
-//! behind a mutex: a domain's cookies serve its hosts on every shard; the
-//! bytes it holds are a gauge ([`Jar::memory_gauge`]) the status page
-//! reads without the lock.
+//! On top of the RFC: a `Domain` that is a public suffix (`co.uk`, `github.io`;
+//! the `psl` list that scope uses) is refused unless it is the host itself, so
+//! no site sets cookies for its neighbours; a cookie over [`MAX_COOKIE_BYTES`]
+//! is refused; a domain keeps at most [`MAX_PER_DOMAIN`] cookies, and the jar
+//! what fits in its memory (`--cookie-memory`,
+//! [`defaults::COOKIE_MEMORY`](crate::defaults::COOKIE_MEMORY); each cookie
+//! counted as its name, value, domain and path plus [`COOKIE_OVERHEAD`], each
+//! domain with cookies as [`DOMAIN_OVERHEAD`]), so a "cookie monster" page
+//! setting thousands is cut, and counted. Expired cookies are dropped when the
+//! jar fills. One jar for the whole crawl, behind a mutex: a domain's cookies
+//! serve its hosts on every shard; the bytes it holds are a gauge
+//! ([`Jar::memory_gauge`]) the status page reads without the lock.
 //!
 //! Not the request or the head (`crate::net::http`), not the flags.
 

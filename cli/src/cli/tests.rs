@@ -24,7 +24,15 @@ fn config(args: &[&str]) -> Result<ringcrawl::config::Config, String> {
 fn chapter_defaults_apply() {
     let c = config(&["example.com"]).unwrap();
     assert_eq!(c.roots[0].as_str(), "http://example.com/");
-    assert_eq!((c.max_redirect, c.max_tries, c.max_tasks), (10, 4, 100));
+    use ringcrawl::defaults;
+    assert_eq!(
+        (c.max_redirect, c.max_tries, c.max_tasks),
+        (
+            defaults::MAX_REDIRECT,
+            defaults::MAX_TRIES,
+            defaults::MAX_TASKS
+        )
+    );
 }
 
 /// Each flag's default is the library's own (`ringcrawl::defaults`, shown

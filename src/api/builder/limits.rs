@@ -11,42 +11,43 @@ use super::CrawlerBuilder;
 
 impl CrawlerBuilder {
     /// Bytes the hosts' own state may take over all shards (default
-    /// [`defaults::HOST_MEMORY`](crate::defaults::HOST_MEMORY)): the names, politeness clocks, page counts and robots.txt
-    /// rules of live hosts, and of finished ones kept in case they come
-    /// back. Past it the least recently finished are forgotten (one that
-    /// comes back fetches robots.txt again), and the URLs of hosts not yet
-    /// live wait, spilled to disk, until live hosts finish. Queued URLs
-    /// are [`CrawlerBuilder::frontier_memory`]'s.
+    /// [`defaults::HOST_MEMORY`](crate::defaults::HOST_MEMORY)): the names,
+    /// politeness clocks, page counts and robots.txt rules of live hosts, and
+    /// of finished ones kept in case they come back. Past it the least recently
+    /// finished are forgotten (one that comes back fetches robots.txt again),
+    /// and the URLs of hosts not yet live wait, spilled to disk, until live
+    /// hosts finish. Queued URLs are [`CrawlerBuilder::frontier_memory`]'s.
     pub fn host_memory(mut self, bytes: usize) -> Self {
         self.config.host_memory = bytes;
         self
     }
 
     /// Bytes each shard's TLS session cache may hold (default
-    /// [`defaults::TLS_SESSION_MEMORY`](crate::defaults::TLS_SESSION_MEMORY); each session keeps a copy of its
-    /// server's certificate chain); past it the least recently used host's (name
-    /// and port's) sessions are forgotten, and its next connection does a
-    /// full handshake.
+    /// [`defaults::TLS_SESSION_MEMORY`](crate::defaults::TLS_SESSION_MEMORY);
+    /// each session keeps a copy of its server's certificate chain); past it
+    /// the least recently used host's (name and port's) sessions are forgotten,
+    /// and its next connection does a full handshake.
     pub fn tls_session_memory(mut self, bytes: usize) -> Self {
         self.config.tls_session_memory = bytes;
         self
     }
 
-    /// Bytes of RAM the seen-set's buckets may hold, over all shards
-    /// (default [`defaults::SEEN_MEMORY`](crate::defaults::SEEN_MEMORY), at least 1 MiB a shard): URLs
-    /// seen past it are kept on disk, in a sorted run per shard, with a Bloom filter (~1.25 bytes a
-    /// URL) in RAM that answers most lookups of new URLs without the disk.
+    /// Bytes of RAM the seen-set's buckets may hold, over all shards (default
+    /// [`defaults::SEEN_MEMORY`](crate::defaults::SEEN_MEMORY), at least 1 MiB
+    /// a shard): URLs seen past it are kept on disk, in a sorted run per shard,
+    /// with a Bloom filter (~1.25 bytes a URL) in RAM that answers most lookups
+    /// of new URLs without the disk.
     pub fn seen_memory(mut self, bytes: usize) -> Self {
         self.config.seen_memory = bytes;
         self
     }
 
     /// Bytes of RAM the queued URLs may take, over all shards (default
-    /// [`defaults::FRONTIER_MEMORY`](crate::defaults::FRONTIER_MEMORY), split evenly): past it, each host's newest URLs are
-    /// spilled to files in the system's temporary directory and read back
-    /// when the host's turn nears, so a crawl that discovers far more URLs
-    /// than it fetches keeps them on disk. The files go when the crawl
-    /// ends.
+    /// [`defaults::FRONTIER_MEMORY`](crate::defaults::FRONTIER_MEMORY), split
+    /// evenly): past it, each host's newest URLs are spilled to files in the
+    /// system's temporary directory and read back when the host's turn nears,
+    /// so a crawl that discovers far more URLs than it fetches keeps them on
+    /// disk. The files go when the crawl ends.
     pub fn frontier_memory(mut self, bytes: usize) -> Self {
         self.config.frontier_memory = bytes;
         self
@@ -109,7 +110,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Limit of each single read (default [`defaults::READ_TIMEOUT`](crate::defaults::READ_TIMEOUT)).
+    /// Limit of each single read (default
+    /// [`defaults::READ_TIMEOUT`](crate::defaults::READ_TIMEOUT)).
     pub fn read_timeout(mut self, limit: Duration) -> Self {
         self.config.read_timeout = limit;
         self

@@ -34,9 +34,9 @@ use crate::web::scope::{Scope, ScopeMode};
 use crate::web::urls::{self, UrlError};
 
 /// Builds a [`Crawler`]: roots first, then any setting that differs from
-/// the defaults (the chapter's: 100 fetches at once, 10 redirects, 4
-/// tries; strict scope, robots.txt obeyed, keep-alive and compression on;
-/// every number in [`defaults`](crate::defaults)).
+/// the defaults: the chapter's fetches at once, redirects and tries;
+/// strict scope, robots.txt obeyed, keep-alive and compression on; every
+/// number in [`defaults`](crate::defaults).
 ///
 /// ```no_run
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -25,7 +25,8 @@ impl CrawlerBuilder {
     }
 
     /// Bytes of records the JSONL writer may have waiting before the crawl
-    /// starts no new fetch until it catches up.
+    /// starts no new fetch until it catches up (default
+    /// [`defaults::JSONL_BACKLOG`](crate::defaults::JSONL_BACKLOG)).
     pub fn jsonl_backlog(mut self, bytes: usize) -> Self {
         self.config.output_backlog = bytes;
         self

@@ -26,21 +26,24 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Fetches at once over all shards (default [`defaults::MAX_TASKS`](crate::defaults::MAX_TASKS); the
-    /// open-file limit may lower it).
+    /// Fetches at once over all shards (default
+    /// [`defaults::MAX_TASKS`](crate::defaults::MAX_TASKS); the open-file limit
+    /// may lower it).
     pub fn max_tasks(mut self, n: usize) -> Self {
         self.config.max_tasks = n;
         self
     }
 
-    /// Redirect hops a chain may take (default [`defaults::MAX_REDIRECT`](crate::defaults::MAX_REDIRECT)).
+    /// Redirect hops a chain may take (default
+    /// [`defaults::MAX_REDIRECT`](crate::defaults::MAX_REDIRECT)).
     pub fn max_redirect(mut self, n: u32) -> Self {
         self.config.max_redirect = n;
         self
     }
 
-    /// Attempts per URL (default [`defaults::MAX_TRIES`](crate::defaults::MAX_TRIES)): a network error is tried again at
-    /// once, a 429 or 503 with a `Retry-After` within
+    /// Attempts per URL (default
+    /// [`defaults::MAX_TRIES`](crate::defaults::MAX_TRIES)): a network error is
+    /// tried again at once, a 429 or 503 with a `Retry-After` within
     /// [`max_retry_after`](Self::max_retry_after) once its wait is over.
     pub fn max_tries(mut self, n: u32) -> Self {
         self.config.max_tries = n;
@@ -48,11 +51,11 @@ impl CrawlerBuilder {
     }
 
     /// Longest `Retry-After` honoured (default
-    /// [`defaults::MAX_RETRY_AFTER`](crate::defaults::MAX_RETRY_AFTER)): a 429 or 503
-    /// that asks for at most this is not recorded; its page goes back to
+    /// [`defaults::MAX_RETRY_AFTER`](crate::defaults::MAX_RETRY_AFTER)): a 429
+    /// or 503 that asks for at most this is not recorded; its page goes back to
     /// its host's queue and the host waits that long (attempts counted in
-    /// [`max_tries`](Self::max_tries)). A longer one, or none, is recorded
-    /// as the answer it is. Zero honours none; at most a day.
+    /// [`max_tries`](Self::max_tries)). A longer one, or none, is recorded as
+    /// the answer it is. Zero honours none; at most a day.
     pub fn max_retry_after(mut self, limit: Duration) -> Self {
         self.config.max_retry_after = limit;
         self
@@ -65,7 +68,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Fetches in flight per host (default [`defaults::PER_HOST`](crate::defaults::PER_HOST)).
+    /// Fetches in flight per host (default
+    /// [`defaults::PER_HOST`](crate::defaults::PER_HOST)).
     pub fn per_host(mut self, n: usize) -> Self {
         self.config.per_host = n;
         self
@@ -103,7 +107,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Longest adaptive delay (default [`defaults::MAX_DELAY`](crate::defaults::MAX_DELAY)).
+    /// Longest adaptive delay (default
+    /// [`defaults::MAX_DELAY`](crate::defaults::MAX_DELAY)).
     pub fn max_delay(mut self, limit: Duration) -> Self {
         self.config.max_delay = limit;
         self
@@ -185,8 +190,9 @@ impl CrawlerBuilder {
 
     /// Waits before each new try of a robots.txt that was unreachable or
     /// answered 5xx, while its origin's pages wait (default
-    /// [`defaults::ROBOTS_RETRIES`](crate::defaults::ROBOTS_RETRIES)); when they are used up the origin's pages are refused
-    /// (`robots_unavailable`). None: give up at the first failure.
+    /// [`defaults::ROBOTS_RETRIES`](crate::defaults::ROBOTS_RETRIES)); when
+    /// they are used up the origin's pages are refused (`robots_unavailable`).
+    /// None: give up at the first failure.
     pub fn robots_retries(mut self, waits: impl IntoIterator<Item = Duration>) -> Self {
         self.config.robots_retries = waits.into_iter().collect();
         self

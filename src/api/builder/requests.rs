@@ -17,7 +17,8 @@ use crate::web::urls;
 use super::CrawlerBuilder;
 
 impl CrawlerBuilder {
-    /// Sent as `User-Agent` (default [`defaults::USER_AGENT`](crate::defaults::USER_AGENT)).
+    /// Sent as `User-Agent` (default
+    /// [`defaults::USER_AGENT`](crate::defaults::USER_AGENT)).
     pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
         self.config.user_agent = agent.into();
         self
@@ -117,11 +118,11 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Bytes the cookie jar may hold (default [`defaults::COOKIE_MEMORY`](crate::defaults::COOKIE_MEMORY)):
-    /// each cookie is
-    /// counted as its name, value, domain and path plus some 400 bytes of
-    /// the jar's own; past it new cookies are refused (counted, and said
-    /// when the crawl ends) until expired ones are swept.
+    /// Bytes the cookie jar may hold (default
+    /// [`defaults::COOKIE_MEMORY`](crate::defaults::COOKIE_MEMORY)): each
+    /// cookie is counted as its name, value, domain and path plus some 400
+    /// bytes of the jar's own; past it new cookies are refused (counted, and
+    /// said when the crawl ends) until expired ones are swept.
     /// [`build`](Self::build) refuses a cookies file that does not fit.
     pub fn cookie_memory(mut self, bytes: usize) -> Self {
         self.config.cookie_memory = bytes;

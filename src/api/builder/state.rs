@@ -38,8 +38,9 @@ impl CrawlerBuilder {
         self
     }
 
-    /// How often a crawl with a state directory writes its checkpoint
-    /// (default [`defaults::CHECKPOINT_INTERVAL`](crate::defaults::CHECKPOINT_INTERVAL); once more when it stops).
+    /// How often a crawl with a state directory writes its checkpoint (default
+    /// [`defaults::CHECKPOINT_INTERVAL`](crate::defaults::CHECKPOINT_INTERVAL);
+    /// once more when it stops).
     pub fn checkpoint_interval(mut self, every: Duration) -> Self {
         self.checkpoint_interval = every;
         self
@@ -76,16 +77,17 @@ impl CrawlerBuilder {
     }
 
     /// Host partitions of a cluster crawl this node creates (default
-    /// [`defaults::PARTITIONS`](crate::defaults::PARTITIONS)); fixed when the crawl is made, and a node that gives another
-    /// count for an existing crawl is refused.
+    /// [`defaults::PARTITIONS`](crate::defaults::PARTITIONS)); fixed when the
+    /// crawl is made, and a node that gives another count for an existing crawl
+    /// is refused.
     pub fn partitions(mut self, n: u32) -> Self {
         self.cluster.get_or_insert_with(Default::default).partitions = Some(n);
         self
     }
 
-    /// How long a node's lease on a partition lasts without renewal
-    /// (default [`defaults::LEASE_TTL`](crate::defaults::LEASE_TTL)): a node that dies or is cut off loses its
-    /// partitions to the others after this long.
+    /// How long a node's lease on a partition lasts without renewal (default
+    /// [`defaults::LEASE_TTL`](crate::defaults::LEASE_TTL)): a node that dies
+    /// or is cut off loses its partitions to the others after this long.
     pub fn lease_ttl(mut self, ttl: Duration) -> Self {
         self.cluster.get_or_insert_with(Default::default).lease_ttl = Some(ttl);
         self

@@ -304,9 +304,10 @@ fn add(counter: &Cell<u64>, n: usize) {
 }
 
 /// Create `path` for writing; a file already there is an error, never
-/// written over (an earlier run's archive: the state's run numbers come
-/// after every WARC file's, so only a stray file of the same name can be
-/// in the way).
+/// written over. A resume's run number comes after every WARC file's, and
+/// other names hold the start second and the process id, so only a stray
+/// file, or a crawl started in the same second by a process of the same id
+/// into the same directory (pid 1 of two containers), can be in the way.
 async fn open(path: &Path) -> Result<StreamWriter, String> {
     let file = OpenOptions::new()
         .write(true)
