@@ -74,9 +74,9 @@ pub enum PageEnd {
     /// Not recorded: the server said to come back after `wait` (429 or
     /// 503 with `Retry-After`), so the job goes back to its host's queue.
     Later { job: Job, wait: Duration },
-    /// Not started: its server's address had `--per-ip` fetches running;
-    /// the job goes back to its host's queue for a little while
-    /// (`Frontier::hold`).
+    /// Not started: its server's address had `--per-ip` fetches running,
+    /// or `--max-time` was up before its name was known; the job goes back
+    /// to its host's queue for a little while (`Frontier::hold`).
     Held { job: Job },
 }
 

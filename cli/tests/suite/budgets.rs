@@ -91,7 +91,7 @@ fn max_time_stops_starting_fetches_when_the_time_is_up() {
 /// A nameserver that takes every question and never answers: the hosts
 /// it is asked about wait for the resolver's time-outs (3 s a try), the
 /// pinned host is crawled, and `--max-time` ends the crawl on time all
-/// the same.
+/// the same, the others' pages left queued.
 #[test]
 fn a_silent_nameserver_does_not_hold_the_crawl_past_max_time() {
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -116,6 +116,10 @@ fn a_silent_nameserver_does_not_hold_the_crawl_past_max_time() {
         records[&format!("http://pinned.test:{port}/")].status,
         Some(200)
     );
+    // The silent hosts' pages never started: not recorded, still queued
+    // (a resume fetches them), not fetched by their hosts' counts.
+    assert_eq!(records.len(), 1, "{:?}", records.keys());
+    assert_eq!(outcome.stats.queued_left, 4);
     drop(silent);
 }
 

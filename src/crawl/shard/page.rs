@@ -78,23 +78,20 @@ impl Shard {
                 };
                 let (result, tries) = match fetched {
                     Tried::Done(result, tries) => (result, tries),
-                    not_started => {
-                        // Not started: no record, as for a page still
-                        // queued (a resume fetches it; a cluster's next
-                        // owner too).
+                    Tried::Held | Tried::Late => {
+                        // Not started (--per-ip had the address full, or
+                        // --max-time was up before the name was known): no
+                        // record, and back to its host's queue, where the
+                        // page is still queued (counted left at the end, a
+                        // resume fetches it, a cluster's next owner too);
+                        // its page of --max-pages is not spent, and its
+                        // host neither fetched it nor failed.
                         self.fetching.in_flight.borrow_mut().remove(&job.url);
                         self.counters(|c| {
                             c.in_flight.fetch_sub(1, Ordering::Relaxed);
                         });
-                        if let Tried::Held = not_started {
-                            // Its page of --max-pages is not spent.
-                            self.budget.give_back_page();
-                            return PageEnd::Held { job };
-                        }
-                        return PageEnd::Done {
-                            failed: false,
-                            took: Duration::ZERO,
-                        };
+                        self.budget.give_back_page();
+                        return PageEnd::Held { job };
                     }
                 };
                 if let Some(wait) = result
