@@ -419,7 +419,7 @@ impl Session {
         let Some(warc) = self.manifest.outputs.warc.as_ref().filter(|_| self.run > 0) else {
             return Ok(Vec::new());
         };
-        let mut files: Vec<PathBuf> = warc_files(&warc.dir, &warc.prefix)?
+        let mut files: Vec<PathBuf> = crawl_warc_files(&warc.dir, &warc.prefix)?
             .into_iter()
             .map(|(_, path)| path)
             .collect();
@@ -483,7 +483,7 @@ impl Checked {
 /// one with the highest `SEQ` (the files before it were closed whole).
 fn last_warc_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, StateError> {
     let mut last: BTreeMap<String, (u32, PathBuf)> = BTreeMap::new();
-    for (stem, path) in warc_files(dir, prefix)? {
+    for (stem, path) in crawl_warc_files(dir, prefix)? {
         let Some((series, seq)) = stem
             .rsplit_once('-')
             .and_then(|(series, seq)| Some((series, seq.parse::<u32>().ok()?)))
@@ -507,6 +507,16 @@ fn warc_runs(dir: &Path, prefix: &str) -> Result<Vec<u32>, StateError> {
         .into_iter()
         .filter_map(|(stem, _)| run_of_warc(&stem, prefix))
         .collect())
+}
+
+/// The crawl's WARC files in `dir`, stem and path: those named as a run of
+/// the crawl whose prefix is `prefix` names them, not another crawl's whose
+/// prefix only begins like it (`ringcrawl-T-42-...` beside the crawl
+/// `ringcrawl-T-4`).
+fn crawl_warc_files(dir: &Path, prefix: &str) -> Result<Vec<(String, PathBuf)>, StateError> {
+    let mut files = warc_files(dir, prefix)?;
+    files.retain(|(stem, _)| run_of_warc(stem, prefix).is_some());
+    Ok(files)
 }
 
 /// The run a WARC file's stem names: `PREFIX-rN-sS-SEQ` is run N,
@@ -559,7 +569,7 @@ mod tests {
     }
 
     #[test]
-    fn the_files_a_kill_may_have_torn_are_the_last_of_each_run_and_shard() {
+    fn the_files_a_kill_may_have_torn_are_the_last_of_each_run_and_shard_of_this_crawl() {
         let dir = std::env::temp_dir().join(format!("ringcrawl-session-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
@@ -570,6 +580,8 @@ mod tests {
             "P-r1-s0-00000.warc.gz",
             "P-r1-s0-00002.warc.gz",
             "Q-s0-00007.warc.gz",
+            "P2-s0-00009.warc.gz",
+            "P2-r4-s0-00009.warc.gz",
             "P-s0-00003.cdxj",
         ] {
             fs::write(dir.join(name), b"").unwrap();
@@ -588,6 +600,7 @@ mod tests {
                 "P-s1-00000.warc.gz"
             ]
         );
+        assert_eq!(warc_runs(&dir, "P").unwrap().into_iter().max(), Some(1));
         assert!(last_warc_files(&dir.join("none"), "P").unwrap().is_empty());
         fs::remove_dir_all(&dir).unwrap();
     }
