@@ -29,6 +29,9 @@ const STATE: &str = "State and resume";
 const CLUSTER: &str = "Cluster";
 const LOGGING: &str = "Logging";
 
+/// The pages of `--demo`'s site when the flag names no number.
+const DEMO_PAGES: &str = "2000";
+
 /// Crawl every in-scope page reachable from the roots, thread-per-core over io_uring.
 #[derive(Debug, Parser)]
 #[command(
@@ -56,11 +59,15 @@ pub struct Args {
     #[arg(long, value_name = "FILE", help_heading = INPUT)]
     pub seeds: Vec<PathBuf>,
 
-    /// Crawl the built-in synthetic site of PAGES pages (no roots needed) [default PAGES: 2000]
-    ///
-    /// The site is served in-process on 127.0.0.1; the crawl checks that
-    /// every expected URL was fetched.
-    #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "2000", help_heading = INPUT)]
+    #[arg(
+        long,
+        value_name = "PAGES",
+        num_args = 0..=1,
+        default_missing_value = DEMO_PAGES,
+        help = format!("Crawl the built-in synthetic site of PAGES pages (no roots needed) [default PAGES: {DEMO_PAGES}]"),
+        long_help = format!("Crawl the built-in synthetic site of PAGES pages (no roots needed) [default PAGES: {DEMO_PAGES}]\n\nThe site is served in-process on 127.0.0.1; the crawl checks that every expected URL was fetched."),
+        help_heading = INPUT
+    )]
     pub demo: Option<usize>,
 
     /// With --demo: serve the synthetic site over https
