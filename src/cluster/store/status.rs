@@ -166,8 +166,50 @@ impl Store {
                 name,
             });
         }
+        status.nodes = one_per_name(std::mem::take(&mut status.nodes));
         let all: Vec<u32> = (0..partitions).collect();
         (status.entries, status.in_flight) = self.backlog_of(&all)?;
         Ok(status)
+    }
+}
+
+/// The nodes, one entry per name: a process restarted under its name is
+/// a new identity beside its old one (gone, and holding partitions until
+/// their leases run out), and both read the name's one report. One entry
+/// per name keeps a table row, a JSON entry and a Prometheus series (the
+/// `node` label) per node; alive if either is, the partitions both hold.
+fn one_per_name(nodes: Vec<NodeStatus>) -> Vec<NodeStatus> {
+    let mut merged: Vec<NodeStatus> = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        match merged.iter_mut().find(|m| m.name == node.name) {
+            Some(m) => {
+                m.alive |= node.alive;
+                m.partitions = m.partitions.saturating_add(node.partitions);
+            }
+            None => merged.push(node),
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_restarted_under_its_name_is_one_entry_alive_with_both_identities_partitions() {
+        let node = |name: &str, alive, partitions| NodeStatus {
+            name: name.to_string(),
+            alive,
+            records: 40,
+            pages_per_sec: 2.0,
+            partitions,
+        };
+        let merged = one_per_name(vec![
+            node("n1", false, 3),
+            node("n2", true, 4),
+            node("n1", true, 5),
+        ]);
+        assert_eq!(merged, vec![node("n1", true, 8), node("n2", true, 4)]);
     }
 }
