@@ -168,10 +168,10 @@ impl Site {
 
 /// The answer to `request`.
 fn route(request: &Request, site: &Site) -> Answer {
+    if let Some((content_type, body)) = page::asset(&request.path) {
+        return Answer::ok(content_type, body);
+    }
     match request.path.as_str() {
-        "/cluster.js" => Answer::ok("text/javascript; charset=utf-8", page::CLUSTER_SCRIPT),
-        "/common.js" => Answer::ok("text/javascript; charset=utf-8", page::COMMON),
-        "/status.css" => Answer::ok("text/css; charset=utf-8", page::STYLES),
         "/metrics" => Answer::ok(ringcrawl::PROMETHEUS_CONTENT_TYPE, site.metrics()),
         "/status.json" => Answer::ok("application/json", site.status_json(request.since)),
         "/" => Answer::ok(

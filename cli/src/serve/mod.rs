@@ -81,11 +81,11 @@ pub struct Site {
 
 /// The answer to `request`.
 pub fn route(request: &Request, site: &Site) -> Answer {
+    if let Some((content_type, body)) = page::asset(&request.path) {
+        return Answer::ok(content_type, body);
+    }
     let snapshot = || site.live.snapshot();
     match request.path.as_str() {
-        "/status.js" => Answer::ok("text/javascript; charset=utf-8", page::SCRIPT),
-        "/common.js" => Answer::ok("text/javascript; charset=utf-8", page::COMMON),
-        "/status.css" => Answer::ok("text/css; charset=utf-8", page::STYLES),
         // Not started yet: nothing to say, as a scrape sees it.
         "/metrics" | "/status.json" | "/" => match (request.path.as_str(), snapshot()) {
             (_, None) => Answer::error(503),

@@ -23,6 +23,19 @@ pub const CLUSTER_SCRIPT: &str = include_str!("page/cluster.js");
 pub const COMMON: &str = include_str!("page/common.js");
 /// The pages' styles.
 pub const STYLES: &str = include_str!("page/status.css");
+/// The files both servers serve as they are, by path: their content type
+/// and bytes (each page loads the scripts and styles it needs).
+pub fn asset(path: &str) -> Option<(&'static str, &'static str)> {
+    const JS: &str = "text/javascript; charset=utf-8";
+    match path {
+        "/status.js" => Some((JS, SCRIPT)),
+        "/cluster.js" => Some((JS, CLUSTER_SCRIPT)),
+        "/common.js" => Some((JS, COMMON)),
+        "/status.css" => Some(("text/css; charset=utf-8", STYLES)),
+        _ => None,
+    }
+}
+
 /// The crawl's page, where `<!--STATUS-->` stands for the numbers.
 pub const CRAWL: &str = include_str!("page/index.html");
 /// The cluster crawl's page, the same way.
