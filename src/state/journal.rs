@@ -60,7 +60,7 @@ pub fn runs(shard_dir: &Path) -> Result<Vec<u32>, StateError> {
 }
 
 /// What reading one journal found.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct JournalRead {
     /// Whole chunks read.
     pub chunks: u64,
@@ -77,6 +77,18 @@ pub struct JournalRead {
     pub skipped: u64,
     /// Where the first of them starts.
     pub first_damage: Option<u64>,
+}
+
+/// A journal or base a resume replays, and how many damaged stretches its
+/// check accepted (`u64::MAX` with `--resume-discard-damaged`): the replay
+/// decodes every chunk again, and more damage than that is damage since
+/// the check, which stops the crawl.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToReplay {
+    /// The file.
+    pub path: PathBuf,
+    /// Damaged stretches accepted.
+    pub accepted: u64,
 }
 
 /// A journal read a chunk at a time.

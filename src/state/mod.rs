@@ -11,6 +11,9 @@
 //! │                     Written last, so a directory with one holds a crawl.
 //! ├── lock              flock(2)ed, exclusively, by the one process using DIR;
 //! │                     holds its PID, for the error the next one gets.
+//! ├── checked.json      the journals and bases earlier resumes checked, with
+//! │                     what each check found ([`checks`]); a cache, written
+//! │                     atomically by each resume; absent before the first.
 //! ├── checkpoint.json   the last complete checkpoint: counters, budgets spent,
 //! │                     elapsed time, where each output file ended. Replaced
 //! │                     atomically (checkpoint.json.tmp, fsync, rename, fsync
@@ -44,6 +47,7 @@
 //! tear by [`repair`], or, for the CDXJ index, rewritten without the lines
 //! a resume drops ([`index`]) and appended to with the pages' lines a kill
 //! lost, made again from their WARC records ([`reindex`]).
+pub mod checks;
 pub mod compact;
 pub mod done;
 pub mod index;

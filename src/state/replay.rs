@@ -17,7 +17,6 @@
 //! the second time, whichever comes first.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -26,7 +25,7 @@ use crate::job::Job;
 use crate::keys::shard_for;
 use crate::web::urls;
 
-use super::journal;
+use super::journal::{self, ToReplay};
 
 /// Jobs in one batch handed to a shard.
 const BATCH: usize = 1024;
@@ -90,7 +89,7 @@ struct InboxState {
 impl Replay {
     /// Start reading `journals` for a crawl of `shards` shards, on up to
     /// [`READERS`] threads, each reading its share of the files in order.
-    pub fn start(journals: Vec<PathBuf>, shards: usize) -> Replay {
+    pub fn start(journals: Vec<ToReplay>, shards: usize) -> Replay {
         let readers = journals.len().min(READERS);
         let shared = Arc::new(Shared {
             inboxes: (0..shards).map(|_| Inbox::default()).collect(),
@@ -166,10 +165,10 @@ impl Drop for Replay {
 
 impl Shared {
     /// One reader: read `journals` in order, route their jobs, count out.
-    fn read(&self, journals: Vec<PathBuf>) {
+    fn read(&self, journals: Vec<ToReplay>) {
         let shards = self.inboxes.len();
         let mut pending: Vec<Vec<Job>> = vec![Vec::new(); shards];
-        'files: for path in journals {
+        'files: for ToReplay { path, accepted } in journals {
             let mut reader = match journal::Reader::open(&path) {
                 Ok(reader) => reader,
                 Err(e) => {
@@ -189,6 +188,19 @@ impl Shared {
                         break 'files;
                     }
                 };
+                // Damage its check did not see (the disk's, since): the
+                // URLs after it are lost unless the crawl accepts it.
+                let read = reader.read();
+                if read.damaged > accepted {
+                    self.fail(format!(
+                        "{}: damaged at byte {} since a resume checked it ({} bytes skipped); \
+                         resume with --resume-discard-damaged to accept the loss",
+                        path.display(),
+                        read.first_damage.unwrap_or(0),
+                        read.skipped
+                    ));
+                    break 'files;
+                }
                 for job in jobs {
                     let shard = shard_for(urls::host_of(&job.url), shards);
                     let Some(batch) = pending.get_mut(shard) else {

@@ -45,8 +45,10 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::{Config, Output};
 use crate::output::timestamp::rfc3339_millis;
 
+use super::checks::Checks;
 use super::compact::{self, Compaction};
 use super::done::{self, Done};
+use super::journal::ToReplay;
 use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
 use super::repair::{repair_warc_in_place, warc_files};
 use super::{io_err, journal, reindex, Checkpoint, Manifest, Refused, StateDir, StateError};
@@ -75,9 +77,9 @@ pub struct Session {
     seq: u64,
     /// What the resume found and mended, a line each.
     pub notes: Vec<String>,
-    /// The run of the last compaction: its bases are replayed, and the
-    /// journals from it on.
-    compacted: Option<u32>,
+    /// What a resume replays: the bases of the last compaction and the
+    /// journals from its run on, checked.
+    earlier: Vec<ToReplay>,
     /// A resume's compaction, written at a checkpoint once the shards'
     /// replay is on disk.
     compaction: Option<Arc<Compaction>>,
@@ -151,7 +153,7 @@ impl Session {
             elapsed_before: Duration::ZERO,
             seq: 0,
             notes: Vec::new(),
-            compacted: None,
+            earlier: Vec::new(),
             compaction: None,
         })
     }
@@ -222,7 +224,9 @@ impl Session {
         }
         let last_run = compact::last_run(&shard_dirs, compacted)?;
         let started = Instant::now();
+        let mut checks = Checks::load(dir.path());
         let mut checked = Checked::default();
+        let mut earlier = Vec::new();
         for shard_dir in &shard_dirs {
             let runs = journal::runs(shard_dir)?;
             let bases = compacted.map(|run| compact::base_path(shard_dir, run));
@@ -236,11 +240,24 @@ impl Session {
             }
             let bases = bases.into_iter().map(|path| (path, true));
             for (path, whole) in bases.chain(journals.map(|path| (path, false))) {
-                let read = match whole {
-                    true => journal::check_whole(&path, discard)?,
-                    false => journal::check(&path, discard)?,
+                // A file an earlier resume checked is the same file (a
+                // journal is written by one run, a base once): not read
+                // again.
+                let read = match checks.get(dir.path(), &path) {
+                    Some(read) => {
+                        checked.add(&path, true);
+                        read
+                    }
+                    None => {
+                        let read = match whole {
+                            true => journal::check_whole(&path, discard)?,
+                            false => journal::check(&path, discard)?,
+                        };
+                        checks.insert(dir.path(), &path, read)?;
+                        checked.add(&path, false);
+                        read
+                    }
                 };
-                checked.add(&path);
                 if whole && read.torn > 0 {
                     notes.push(format!(
                         "{}: a short tail of {} bytes accepted (its URLs are lost)",
@@ -256,13 +273,20 @@ impl Session {
                         read.damaged
                     ));
                 }
+                let accepted = if discard { u64::MAX } else { read.damaged };
+                earlier.push(ToReplay { path, accepted });
             }
         }
+        let replayed: Vec<PathBuf> = earlier.iter().map(|e| e.path.clone()).collect();
+        checks.retain(dir.path(), &replayed);
+        checks.save(dir.path())?;
         log::info!(
-            "resume: checked {} journal files ({} MiB) in {:.1} s",
+            "resume: checked {} journal files ({} MiB) in {:.1} s; {} ({} MiB) were checked by an earlier resume",
             checked.files,
             checked.bytes >> 20,
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            checked.earlier_files,
+            checked.earlier_bytes >> 20,
         );
         let started = Instant::now();
         let mut done = if jsonl.exists() {
@@ -366,7 +390,7 @@ impl Session {
             elapsed_before,
             seq,
             notes,
-            compacted,
+            earlier,
             compaction: Some(Arc::new(Compaction::new(run, &shard_dirs))),
         })
     }
@@ -378,24 +402,9 @@ impl Session {
 
     /// What a resume replays, of every shard: the bases of the last
     /// compaction, and the journals of the earlier runs (from that
-    /// compaction's run on).
-    pub fn earlier_journals(&self) -> Result<Vec<PathBuf>, StateError> {
-        let mut files = Vec::new();
-        for shard in 0..self.manifest.shards {
-            let dir = self.dir.shard_dir(shard);
-            if let Some(run) = self.compacted {
-                let base = compact::base_path(&dir, run);
-                if base.exists() {
-                    files.push(base);
-                }
-            }
-            for run in journal::runs(&dir)? {
-                if run < self.run {
-                    files.push(journal::path(&dir, run));
-                }
-            }
-        }
-        Ok(files)
+    /// compaction's run on), as its check found them.
+    pub fn earlier_journals(&self) -> Vec<ToReplay> {
+        self.earlier.clone()
     }
 
     /// A resume's compaction, shared with the shards that write the bases
@@ -464,17 +473,29 @@ impl Session {
     }
 }
 
-/// The journal files a resume checked, and their bytes (for its log).
+/// The journal files a resume checked, those an earlier resume had, and
+/// their bytes (for its log).
 #[derive(Default)]
 struct Checked {
     files: usize,
     bytes: u64,
+    earlier_files: usize,
+    earlier_bytes: u64,
 }
 
 impl Checked {
-    fn add(&mut self, path: &Path) {
-        self.files += 1;
-        self.bytes += fs::metadata(path).map_or(0, |m| m.len());
+    fn add(&mut self, path: &Path, earlier: bool) {
+        let bytes = fs::metadata(path).map_or(0, |m| m.len());
+        match earlier {
+            true => {
+                self.earlier_files += 1;
+                self.earlier_bytes += bytes;
+            }
+            false => {
+                self.files += 1;
+                self.bytes += bytes;
+            }
+        }
     }
 }
 

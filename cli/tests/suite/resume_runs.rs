@@ -1,7 +1,9 @@
 //! What a resume keeps across runs, through the binary: a `--wacz` made at
 //! the end of a resume packages every run's WARC files, a killed run's
 //! among them, and indexes every page; a resume on another number of cores
-//! is refused in one line (exit 2) before anything is touched.
+//! is refused in one line (exit 2) before anything is touched; a journal
+//! one resume checked is not read again by the next, and damage found
+//! since still stops the crawl.
 
 use std::collections::BTreeSet;
 
@@ -132,5 +134,98 @@ fn a_resume_on_another_number_of_cores_is_refused_in_one_line_with_exit_code_2()
     let again = ["--resume", &state].map(String::from);
     let (code, err) = wait(ringcrawl(&again));
     assert_eq!(code, Some(0), "the crawl is intact: {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The journal and base files `checked.json` in `state` names.
+fn checked_files(state: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read(state.join("checked.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    json["files"].as_object().unwrap().keys().cloned().collect()
+}
+
+/// "checked N journal files (..) in ..; M (..) were checked by an earlier
+/// resume": (N, M), from a resume's log.
+fn checked(err: &str) -> (usize, usize) {
+    let line = err
+        .lines()
+        .find(|l| l.contains("resume: checked"))
+        .unwrap_or_else(|| panic!("no check in the log: {err}"));
+    let number = |after: &str| -> usize {
+        let rest = &line[line.find(after).unwrap() + after.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    (number("resume: checked "), number("; "))
+}
+
+/// A resume checks every journal before it starts; the next checks only
+/// the files written since (a journal is written by one run). Damage that
+/// no write explains (a journal's bytes changed with its length and time
+/// kept, as a disk's) is found by the replay: the crawl stops with an
+/// error naming the file, and goes on once the loss is accepted.
+#[test]
+fn a_second_resume_checks_only_new_journals_and_damage_found_since_still_stops_it() {
+    let site = Site::new(2_000, 2);
+    let dir = scratch("checked");
+    let (state, _warc, _log, args) = cli_crawl(&site, &dir, &["--max-pages", "100"]);
+    let (code, err) = wait(ringcrawl(&args));
+    assert_eq!(code, Some(0), "{err}");
+    let resume = |more: &[&str]| {
+        let mut args = vec!["--resume".to_string(), state.display().to_string()];
+        // -vv: the first run's -q is the crawl's; the check's line is at info.
+        args.extend(["--max-pages", "300", "-vv"].map(String::from));
+        args.extend(more.iter().map(|s| s.to_string()));
+        ringcrawl(&args)
+    };
+    // A first resume, killed once it has checked the journals (long
+    // before the end of its replay, which would compact them).
+    let mut child = resume(&[]);
+    let started = std::time::Instant::now();
+    while !state.join("checked.json").exists() && child.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    let (code, err) = wait(child);
+    assert_ne!(code, Some(0), "killed: {err}");
+    let first = checked_files(&state);
+    assert!(!first.is_empty(), "run 0 left journals");
+
+    // A byte of the largest checked journal's first chunk flipped, its
+    // length and modification time kept: the check trusts what it found.
+    let journal = first
+        .iter()
+        .map(|name| state.join(name))
+        .max_by_key(|path| std::fs::metadata(path).map_or(0, |m| m.len()))
+        .unwrap();
+    let whole = std::fs::read(&journal).unwrap();
+    let first_chunk = 16 + u32::from_le_bytes(whole[8..12].try_into().unwrap()) as usize;
+    assert!(first_chunk < whole.len(), "whole chunks after the first");
+    let modified = std::fs::metadata(&journal).unwrap().modified().unwrap();
+    let mut damaged = whole.clone();
+    damaged[17] ^= 0x55;
+    std::fs::write(&journal, &damaged).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&journal)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    let (code, err) = wait(resume(&[]));
+    let (_, earlier) = checked(&err);
+    assert_eq!(
+        earlier,
+        first.len(),
+        "run 0's journals not read again: {err}"
+    );
+    assert_ne!(code, Some(0), "{err}");
+    assert!(
+        err.contains(&journal.display().to_string()) && err.contains("--resume-discard-damaged"),
+        "names the journal and the way on: {err}"
+    );
+    let (code, err) = wait(resume(&["--resume-discard-damaged"]));
+    assert_eq!(code, Some(0), "the loss accepted: {err}");
+    let (_, earlier) = checked(&err);
+    assert_eq!(earlier, first.len(), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

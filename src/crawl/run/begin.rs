@@ -99,10 +99,7 @@ impl Begun {
                 // Read from now on, off the executors; the shards take
                 // what is theirs once they run.
                 replay: match resuming {
-                    true => Some(Replay::start(
-                        session.earlier_journals().map_err(CrawlError::state)?,
-                        shards,
-                    )),
+                    true => Some(Replay::start(session.earlier_journals(), shards)),
                     false => None,
                 },
                 compaction: session.compaction(),

@@ -4,6 +4,7 @@ use super::*;
 use crate::job::chunk;
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ringcrawl-replay-{}-{name}", std::process::id()));
@@ -23,6 +24,14 @@ fn write_journal(path: &std::path::Path, urls: &[String], per: usize) {
         .unwrap()
         .write_all(&bytes)
         .unwrap();
+}
+
+/// Files whose checks found no damage.
+fn clean(paths: Vec<PathBuf>) -> Vec<ToReplay> {
+    paths
+        .into_iter()
+        .map(|path| ToReplay { path, accepted: 0 })
+        .collect()
 }
 
 /// Take everything shard `shard` is handed, waiting for the readers.
@@ -53,7 +62,7 @@ fn every_job_of_every_journal_reaches_its_owning_shard_once() {
         journals.push(path);
         all.extend(urls);
     }
-    let replay = Replay::start(journals, shards);
+    let replay = Replay::start(clean(journals), shards);
     // Shards take in turn, as they would, each a batch at a time.
     let mut got: Vec<Vec<String>> = vec![Vec::new(); shards];
     let mut ended = [false; 3];
@@ -86,7 +95,7 @@ fn a_shard_that_gives_up_holds_no_reader_back_and_a_missing_journal_fails_every_
         .collect();
     let path = dir.join("journal-0.bin");
     write_journal(&path, &urls, 500);
-    let replay = Replay::start(vec![path.clone()], 2);
+    let replay = Replay::start(clean(vec![path.clone()]), 2);
     replay.abandon(1);
     let mine = drain(&replay, 0).unwrap();
     let expected = urls
@@ -97,7 +106,7 @@ fn a_shard_that_gives_up_holds_no_reader_back_and_a_missing_journal_fails_every_
     assert!(matches!(replay.take(1), Take::Ended));
 
     let missing = dir.join("journal-9.bin");
-    let replay = Replay::start(vec![path, missing.clone()], 2);
+    let replay = Replay::start(clean(vec![path, missing.clone()]), 2);
     for shard in 0..2 {
         let e = drain(&replay, shard).unwrap_err();
         assert!(e.contains(&missing.display().to_string()), "{e}");
@@ -113,7 +122,7 @@ fn no_journal_ends_at_once_and_a_dropped_replay_stops_its_readers() {
     let urls: Vec<String> = (0..100_000).map(|i| format!("http://a.test/{i}")).collect();
     let path = dir.join("journal-0.bin");
     write_journal(&path, &urls, 1000);
-    let replay = Replay::start(vec![path], 1);
+    let replay = Replay::start(clean(vec![path]), 1);
     let shared = replay.shared.clone();
     drop(replay);
     let started = std::time::Instant::now();
@@ -124,5 +133,32 @@ fn no_journal_ends_at_once_and_a_dropped_replay_stops_its_readers() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn damage_a_check_did_not_accept_stops_the_replay_naming_the_file_and_accepted_damage_does_not() {
+    let dir = scratch("damaged-since");
+    let urls: Vec<String> = (0..1000).map(|i| format!("http://a.test/{i}")).collect();
+    let path = dir.join("journal-0.bin");
+    write_journal(&path, &urls, 100);
+    // A byte in the middle of the third chunk, as a disk may lose it after
+    // a resume checked the file.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+
+    let replay = Replay::start(clean(vec![path.clone()]), 1);
+    let e = drain(&replay, 0).unwrap_err();
+    assert!(e.contains(&path.display().to_string()), "{e}");
+    assert!(e.contains("--resume-discard-damaged"), "{e}");
+
+    let accepted = vec![ToReplay {
+        path: path.clone(),
+        accepted: 1,
+    }];
+    let urls = drain(&Replay::start(accepted, 1), 0).unwrap();
+    assert_eq!(urls.len(), 900, "one chunk of 100 lost, the rest replayed");
     std::fs::remove_dir_all(&dir).unwrap();
 }
