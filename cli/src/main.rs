@@ -354,6 +354,14 @@ fn run(args: Args, given: Vec<String>) -> anyhow::Result<ExitCode> {
     if saved.as_ref().is_some_and(|(s, _)| s.failed > 0) {
         return Ok(ExitCode::from(1));
     }
+    if let Some(gone) = report
+        .cluster()
+        .filter(|node| node.crawl_gone)
+        .and_then(|node| node.error.as_deref())
+    {
+        eprintln!("ringcrawl: {gone}; records of finished fetches were written");
+        return Ok(ExitCode::from(1));
+    }
     if report.cluster().is_some_and(|node| node.superseded) {
         eprintln!("ringcrawl: another process joined the crawl under this node's name while this one was cut off from Redis; this one stopped, writing nothing more");
         return Ok(ExitCode::from(1));

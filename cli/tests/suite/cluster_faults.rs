@@ -1,7 +1,8 @@
 //! A cluster node against a flaky Redis: replies held back past the
-//! command timeout, connections dropped. Within its leases a node rides
-//! them out: it reconnects and goes on, keeps its partitions, and fetches
-//! no page twice.
+//! command timeout, connections dropped, the server killed and started
+//! again from its append-only file. Within its leases a node rides them
+//! out: it reconnects and goes on, keeps its partitions, and fetches no
+//! page twice.
 //!
 //! Same harness as `cluster.rs`, with the test's proxy between the node
 //! and its `redis-server`.
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::cluster::{assert_complete, records, Node, LIMIT};
 use crate::common::proxy::Proxy;
-use crate::common::redis::redis_or_skip;
+use crate::common::redis::{redis_or_skip, redis_with_or_skip};
 use crate::common::synth::Site;
 
 fn wait_for_records(node: &Node, n: usize, start: Instant) {
@@ -68,4 +69,91 @@ fn a_node_keeps_its_partitions_through_a_late_reply_and_a_dropped_connection() {
         "the faults reached the node: {err}"
     );
     assert!(!err.contains("ran out here"), "no lease ran out: {err}");
+}
+
+/// Redis killed (SIGKILL, a crash) mid-crawl and started again from its
+/// append-only file, synced at every write (`appendfsync always`: what it
+/// acknowledged is on disk). Two nodes with leases longer than the outage
+/// reconnect to the same data, keep their partitions and go on: every
+/// page recorded once and fetched once. (Started again empty, without the
+/// file, the crawl stalls: the test fails.)
+#[test]
+fn a_redis_restarted_from_its_append_only_file_mid_crawl_loses_and_repeats_nothing() {
+    let aof = ["--appendonly", "yes", "--appendfsync", "always"];
+    let Some(mut redis) = redis_with_or_skip("aof", &aof, None) else {
+        return;
+    };
+    let dir = crate::cluster::scratch("aof");
+    let site = Site::with_delay(8_000, 32, 5);
+    let start = Instant::now();
+    let mut nodes = vec![
+        Node::start("n1", &redis.url(), "aof", &site, &dir, true, "12"),
+        Node::start("n2", &redis.url(), "aof", &site, &dir, false, "12"),
+    ];
+    wait_for_records(&nodes[1], 300, start);
+    redis.restart();
+    let then: Vec<usize> = nodes.iter().map(Node::records).collect();
+    for (node, then) in nodes.iter().zip(&then) {
+        wait_for_records(node, then + 200, start);
+    }
+    for node in &mut nodes {
+        node.finish(start);
+    }
+    let urls = records(&nodes);
+    let twice = assert_complete(&urls, &site.expected());
+    assert!(
+        twice.is_empty(),
+        "URLs recorded twice: {:?}",
+        twice.iter().take(5).collect::<Vec<_>>()
+    );
+    let hits = site.page_hits();
+    let fetched_twice: Vec<_> = hits.iter().filter(|(_, &n)| n > 1).take(5).collect();
+    assert!(
+        fetched_twice.is_empty(),
+        "pages fetched twice: {fetched_twice:?}"
+    );
+    for node in &nodes {
+        let err = std::fs::read_to_string(&node.stderr).unwrap();
+        assert!(
+            err.contains("reconnecting"),
+            "{}: the crash reached it: {err}",
+            node.name
+        );
+        assert!(
+            !err.contains("ran out here"),
+            "{}: no lease ran out: {err}",
+            node.name
+        );
+    }
+}
+
+/// Redis killed and started again without its data (no persistence): the
+/// crawl's keys are gone, so nothing tells a node what is done or queued.
+/// Each node says so and exits 1 once it reconnects, rather than wait for
+/// work that will never come; the records it wrote stay.
+#[test]
+fn a_redis_started_again_without_its_data_stops_each_node_with_an_error_naming_the_crawl() {
+    let Some(mut redis) = redis_or_skip("no_aof") else {
+        return;
+    };
+    let dir = crate::cluster::scratch("no_aof");
+    let site = Site::with_delay(8_000, 32, 5);
+    let start = Instant::now();
+    let mut nodes = vec![
+        Node::start("n1", &redis.url(), "gone", &site, &dir, true, "12"),
+        Node::start("n2", &redis.url(), "gone", &site, &dir, false, "12"),
+    ];
+    wait_for_records(&nodes[1], 300, start);
+    redis.restart();
+    for node in &mut nodes {
+        let code = node.exit_code(start);
+        let err = std::fs::read_to_string(&node.stderr).unwrap();
+        assert_eq!(code, Some(1), "{}: {err}", node.name);
+        assert!(
+            err.contains("crawl gone is gone from Redis"),
+            "{}: names the crawl: {err}",
+            node.name
+        );
+        assert!(node.records() >= 1, "{}: its records stay", node.name);
+    }
 }

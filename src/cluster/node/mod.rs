@@ -130,6 +130,10 @@ pub struct NodeReport {
     /// Another process joined under this node's name while this one was
     /// cut off: this one stopped, writing nothing more.
     pub superseded: bool,
+    /// The crawl's keys were gone from Redis when this node reconnected
+    /// (deleted, or Redis started again without its data): it stopped,
+    /// writing nothing more.
+    pub crawl_gone: bool,
     /// URLs done (fetched, most) and not recorded nor archived: their
     /// partition was lost before their record (the next owner does them).
     pub lost: u64,
@@ -404,7 +408,7 @@ impl Node {
                 None => TICK,
             };
             self.take_messages(wait);
-            if self.report.superseded {
+            if self.fenced() {
                 // Nothing more is written; the shards are stopping.
                 if finishing {
                     break;
@@ -498,7 +502,7 @@ impl Node {
         let connected = Store::connect(&s.url, &s.crawl, &s.node, command_timeout(s.lease_ttl))
             .and_then(|mut store| store.check_generation().map(|()| store));
         match connected {
-            Err(StoreError::Superseded) => self.supersede(),
+            Err(e @ (StoreError::Superseded | StoreError::CrawlGone { .. })) => self.fence(e),
             Ok(store) => {
                 log::info!("cluster: reconnected to {}", redacted(&s.url));
                 self.store = Some(store);
@@ -525,7 +529,7 @@ impl Node {
             Ok(t) => Some(t),
             Err(StoreError::Superseded) => {
                 self.store = None;
-                self.supersede();
+                self.fence(StoreError::Superseded);
                 None
             }
             Err(e) => {
@@ -677,20 +681,29 @@ impl Node {
         }
     }
 
-    /// Another process of this node's name joined the crawl: this one
-    /// acts for no partition any more (its shards write no record, start
-    /// no fetch), sends Redis nothing more, and stops the crawl here.
-    fn supersede(&mut self) {
-        if self.report.superseded {
+    /// Another process of this node's name joined the crawl, or the
+    /// crawl is gone from Redis (`why`): this one acts for no partition
+    /// any more (its shards write no record, start no fetch), sends Redis
+    /// nothing more, and stops the crawl here.
+    fn fence(&mut self, why: StoreError) {
+        if self.fenced() {
             return;
         }
-        log::error!(
-            "cluster: another process joined crawl {} as node {} while this one was cut off from Redis; this one stops, writing nothing more",
-            self.settings.crawl,
-            self.settings.name
-        );
-        self.report.superseded = true;
-        self.report.error = Some(StoreError::Superseded.to_string());
+        match &why {
+            StoreError::CrawlGone { .. } => {
+                log::error!("cluster: {why}");
+                self.report.crawl_gone = true;
+            }
+            _ => {
+                log::error!(
+                    "cluster: another process joined crawl {} as node {} while this one was cut off from Redis; this one stops, writing nothing more",
+                    self.settings.crawl,
+                    self.settings.name
+                );
+                self.report.superseded = true;
+            }
+        }
+        self.report.error = Some(why.to_string());
         self.store = None;
         self.link.set_cut_off(true);
         for p in self.leases.held() {
@@ -702,6 +715,12 @@ impl Node {
         self.waiting_since = None;
         // The shards see the crawl done on their next watch, and stop.
         self.outstanding.abort();
+    }
+
+    /// Redis said this process may write nothing more (superseded, or
+    /// the crawl gone).
+    pub(super) fn fenced(&self) -> bool {
+        self.report.superseded || self.report.crawl_gone
     }
 
     /// While finishing with work not written: try to reconnect for a

@@ -284,7 +284,7 @@ impl Node {
     /// Give every lease up and leave the crawl's live nodes, so the
     /// others take the partitions at once instead of after the TTL.
     pub(super) fn leave(&mut self) {
-        if self.report.superseded {
+        if self.fenced() {
             return;
         }
         for p in self.leases.held() {

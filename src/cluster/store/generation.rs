@@ -27,7 +27,9 @@ impl Store {
 
     /// Whether this connection's identity (`name~generation~token`) is
     /// still its name's latest process: [`StoreError::Superseded`] if
-    /// not. Asked first on every reconnection, before anything is sent.
+    /// not, [`StoreError::CrawlGone`] if the crawl has no generations at
+    /// all (a joined node's is never removed: the crawl's keys are gone).
+    /// Asked first on every reconnection, before anything is sent.
     pub fn check_generation(&mut self) -> Result<(), StoreError> {
         let mut parts = self.node.split('~');
         let (Some(name), Some(mine)) = (parts.next(), parts.next()) else {
@@ -37,10 +39,12 @@ impl Store {
             .arg(self.keys.generations())
             .arg(name)
             .query(&mut self.con)?;
-        if latest.as_deref() == Some(mine) {
-            Ok(())
-        } else {
-            Err(StoreError::Superseded)
+        match latest {
+            Some(latest) if latest == mine => Ok(()),
+            Some(_) => Err(StoreError::Superseded),
+            None => Err(StoreError::CrawlGone {
+                crawl: self.keys.crawl().to_string(),
+            }),
         }
     }
 }

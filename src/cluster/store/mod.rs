@@ -76,6 +76,13 @@ pub enum StoreError {
     /// fenced off for good, and stops.
     #[error("superseded: another process joined the crawl under this node's name while this one was cut off; this one stops")]
     Superseded,
+    /// The crawl's keys are gone from Redis (deleted, or Redis started
+    /// again without its data: no persistence): the crawl cannot go on.
+    #[error("crawl {crawl} is gone from Redis (its keys were deleted, or Redis started again without its data); this node stops")]
+    CrawlGone {
+        /// The crawl.
+        crawl: String,
+    },
 }
 
 /// A failure of Redis or of the connection to it, as the client library

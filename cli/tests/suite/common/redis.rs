@@ -13,6 +13,9 @@ pub struct RedisServer {
     child: Child,
     pub port: u16,
     dir: PathBuf,
+    /// How it was started, for [`RedisServer::restart`].
+    command: Vec<std::ffi::OsString>,
+    password: Option<String>,
 }
 
 impl RedisServer {
@@ -20,6 +23,45 @@ impl RedisServer {
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }
+
+    /// Kill the server (SIGKILL, as a crash) and start it again on the
+    /// same port and directory with the same flags: what it kept on disk
+    /// (an append-only file, if its flags ask for one) is what it has.
+    pub fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let start = Instant::now();
+        // The port was ours a moment ago; another test may take it in
+        // between (then this fails, rather than talk to its server).
+        while start.elapsed() < Duration::from_secs(10) {
+            self.child = spawn(&self.command);
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(5) {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    break;
+                }
+                match server_pid(self.port, self.password.as_deref()) {
+                    Some(pid) if pid == self.child.id() => return,
+                    Some(pid) => panic!("port {} taken by process {pid}", self.port),
+                    None => {}
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("redis-server did not start again on port {}", self.port);
+    }
+}
+
+fn spawn(command: &[std::ffi::OsString]) -> Child {
+    Command::new(&command[0])
+        .args(&command[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 impl Drop for RedisServer {
@@ -73,21 +115,28 @@ pub fn redis_with_or_skip(
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new(&bin)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .arg("--dir")
-            .arg(&dir)
-            .args(args)
-            .args(password.map(|p| ["--requirepass", p]).into_iter().flatten())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut command: Vec<std::ffi::OsString> = vec![bin.clone().into()];
+        command.extend(
+            ["--port", &port.to_string(), "--bind", "127.0.0.1"]
+                .into_iter()
+                .chain(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .map(Into::into),
+        );
+        command.extend(["--dir".into(), dir.clone().into_os_string()]);
+        command.extend(args.iter().map(Into::into));
+        command.extend(
+            password
+                .map(|p| ["--requirepass", p])
+                .into_iter()
+                .flatten()
+                .map(Into::into),
+        );
         let mut server = RedisServer {
-            child,
+            child: spawn(&command),
             port,
             dir: dir.clone(),
+            command,
+            password: password.map(str::to_string),
         };
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(5) {
