@@ -450,15 +450,17 @@ pub use crate::{
     },
     executor::{
         allocate_dma_buffer, allocate_dma_buffer_global, executor, spawn_local, spawn_local_into,
-        spawn_scoped_local, spawn_scoped_local_into,
-        stall::{DefaultStallDetectionHandler, StallDetectionHandler},
-        yield_if_needed, CpuSet, ExecutorJoinHandle, ExecutorProxy, ExecutorStats, LocalExecutor,
-        LocalExecutorBuilder, LocalExecutorPoolBuilder, Placement, PoolPlacement,
-        PoolThreadHandles, ScopedTask, Task, TaskQueueHandle, TaskQueueStats,
+        spawn_scoped_local, spawn_scoped_local_into, yield_if_needed, CpuSet, ExecutorJoinHandle,
+        ExecutorProxy, ExecutorStats, LocalExecutor, LocalExecutorBuilder,
+        LocalExecutorPoolBuilder, Placement, PoolPlacement, PoolThreadHandles, ScopedTask, Task,
+        TaskQueueHandle, TaskQueueStats,
     },
     shares::{Shares, SharesManager},
     sys::hardware_topology::CpuLocation,
 };
+// ringcrawl: the stall detector is the `stall-detection` feature's.
+#[cfg(feature = "stall-detection")]
+pub use crate::executor::stall::{DefaultStallDetectionHandler, StallDetectionHandler};
 pub use enclose::enclose;
 pub use scopeguard::defer;
 use sketches_ddsketch::DDSketch;

@@ -34,7 +34,6 @@
 
 use crate::{
     error::BuilderErrorKind,
-    executor::stall::StallDetector,
     io::DmaBuffer,
     parking, reactor,
     sys::{self, blocking::BlockingThreadPool},
@@ -42,10 +41,16 @@ use crate::{
     GlommioError, IoRequirements, IoStats, Latency, Reactor, Shares,
 };
 use ahash::AHashMap;
+// ringcrawl: the stall detector (and its signal-hook and backtrace) is the
+// `stall-detection` feature's.
+#[cfg(feature = "stall-detection")]
+use crate::executor::stall::StallDetector;
 use futures_lite::pin;
 use latch::{Latch, LatchState};
 use log::warn;
 pub use placement::{CpuSet, Placement, PoolPlacement};
+#[cfg(feature = "stall-detection")]
+use std::ops::Deref;
 use std::{
     cell::RefCell,
     collections::{hash_map::Entry, BinaryHeap},
@@ -54,7 +59,7 @@ use std::{
     io,
     marker::PhantomData,
     mem::MaybeUninit,
-    ops::{Deref, DerefMut},
+    ops::DerefMut,
     pin::Pin,
     rc::Rc,
     sync::{Arc, Mutex},
@@ -67,6 +72,7 @@ use tracing::trace;
 mod latch;
 mod multitask;
 mod placement;
+#[cfg(feature = "stall-detection")]
 pub mod stall;
 
 pub(crate) const DEFAULT_EXECUTOR_NAME: &str = "unnamed";
@@ -131,6 +137,8 @@ pub(crate) struct TaskQueue {
     shares: Shares,
     vruntime: u64,
     io_requirements: IoRequirements,
+    // ringcrawl: read by the stall detector alone (and Debug).
+    #[cfg_attr(not(feature = "stall-detection"), allow(dead_code))]
     name: String,
     last_adjustment: Instant,
     // for dynamic shares classes
@@ -479,6 +487,7 @@ pub struct LocalExecutorBuilder {
     /// Whether to detect stalls in unyielding tasks.
     /// [`stall::DefaultStallDetectionHandler`] installs a signal handler for
     /// [`nix::libc::SIGUSR1`], so is disabled by default.
+    #[cfg(feature = "stall-detection")]
     detect_stalls: Option<Box<dyn stall::StallDetectionHandler + 'static>>,
 }
 
@@ -498,6 +507,7 @@ impl LocalExecutorBuilder {
             preempt_timer_duration: DEFAULT_PREEMPT_TIMER,
             record_io_latencies: false,
             blocking_thread_pool_placement: PoolPlacement::from(placement),
+            #[cfg(feature = "stall-detection")]
             detect_stalls: None,
         }
     }
@@ -592,6 +602,7 @@ impl LocalExecutorBuilder {
     ///     .make()
     ///     .unwrap();
     /// ```
+    #[cfg(feature = "stall-detection")]
     #[must_use = "The builder must be built to be useful"]
     pub fn detect_stalls(
         mut self,
@@ -623,6 +634,7 @@ impl LocalExecutorBuilder {
                 record_io_latencies: self.record_io_latencies,
                 spin_before_park: self.spin_before_park,
                 thread_pool_placement: self.blocking_thread_pool_placement,
+                #[cfg(feature = "stall-detection")]
                 detect_stalls: self.detect_stalls,
             },
         )?;
@@ -687,6 +699,7 @@ impl LocalExecutorBuilder {
         let ring_depth = self.ring_depth;
         let preempt_timer_duration = self.preempt_timer_duration;
         let spin_before_park = self.spin_before_park;
+        #[cfg(feature = "stall-detection")]
         let detect_stalls = self.detect_stalls;
         let record_io_latencies = self.record_io_latencies;
         let blocking_thread_pool_placement = self.blocking_thread_pool_placement;
@@ -704,6 +717,7 @@ impl LocalExecutorBuilder {
                         record_io_latencies,
                         spin_before_park,
                         thread_pool_placement: blocking_thread_pool_placement,
+                        #[cfg(feature = "stall-detection")]
                         detect_stalls,
                     },
                 )?;
@@ -772,6 +786,7 @@ pub struct LocalExecutorPoolBuilder {
     /// Factory function to generate the stall detection handler.
     /// [`DefaultStallDetectionHandler installs`] a signal handler for
     /// [`nix::libc::SIGUSR1`], so is disabled by default.
+    #[cfg(feature = "stall-detection")]
     handler_gen: Option<Box<dyn Fn() -> Box<dyn stall::StallDetectionHandler + 'static>>>,
 }
 
@@ -808,6 +823,7 @@ impl LocalExecutorPoolBuilder {
             placement: placement.clone(),
             record_io_latencies: false,
             blocking_thread_pool_placement: placement.shrink_to(1),
+            #[cfg(feature = "stall-detection")]
             handler_gen: None,
         }
     }
@@ -898,6 +914,7 @@ impl LocalExecutorPoolBuilder {
     ///     .expect("failed to spawn local executors")
     ///     .join_all();
     /// ```
+    #[cfg(feature = "stall-detection")]
     #[must_use = "The builder must be built to be useful"]
     pub fn detect_stalls(
         mut self,
@@ -970,6 +987,7 @@ impl LocalExecutorPoolBuilder {
             let spin_before_park = self.spin_before_park;
             let record_io_latencies = self.record_io_latencies;
             let blocking_thread_pool_placement = self.blocking_thread_pool_placement.clone();
+            #[cfg(feature = "stall-detection")]
             let detect_stalls = self.handler_gen.as_ref().map(|x| (*x.deref())());
             let latch = Latch::clone(latch);
 
@@ -987,6 +1005,7 @@ impl LocalExecutorPoolBuilder {
                             record_io_latencies,
                             spin_before_park,
                             thread_pool_placement: blocking_thread_pool_placement,
+                            #[cfg(feature = "stall-detection")]
                             detect_stalls,
                         },
                     )?;
@@ -1082,6 +1101,7 @@ pub struct LocalExecutorConfig {
     pub record_io_latencies: bool,
     pub spin_before_park: Option<Duration>,
     pub thread_pool_placement: PoolPlacement,
+    #[cfg(feature = "stall-detection")]
     pub detect_stalls: Option<Box<dyn stall::StallDetectionHandler + 'static>>,
 }
 
@@ -1115,6 +1135,7 @@ pub struct LocalExecutor {
     parker: parking::Parker,
     id: usize,
     reactor: Rc<reactor::Reactor>,
+    #[cfg(feature = "stall-detection")]
     stall_detector: RefCell<Option<StallDetector>>,
 }
 
@@ -1171,6 +1192,7 @@ impl LocalExecutor {
                 config.record_io_latencies,
                 blocking_thread,
             )?),
+            #[cfg(feature = "stall-detection")]
             stall_detector: RefCell::new(
                 config
                     .detect_stalls
@@ -1189,6 +1211,7 @@ impl LocalExecutor {
     /// let local_ex =
     ///     LocalExecutor::default().detect_stalls(Some(Box::new(DefaultStallDetectionHandler {})));
     /// ```
+    #[cfg(feature = "stall-detection")]
     pub fn detect_stalls(
         &self,
         handler: Option<Box<dyn stall::StallDetectionHandler + 'static>>,
@@ -1359,7 +1382,9 @@ impl LocalExecutor {
         };
 
         let (runtime, tasks_executed_this_loop) = {
+            #[cfg(feature = "stall-detection")]
             let detector = self.stall_detector.borrow();
+            #[cfg(feature = "stall-detection")]
             let guard = detector.as_ref().map(|x| {
                 let queue = queue.borrow_mut();
                 x.enter_task_queue(
@@ -1386,6 +1411,7 @@ impl LocalExecutor {
                 }
             }
             let elapsed = time.elapsed();
+            #[cfg(feature = "stall-detection")]
             drop(guard);
             (elapsed, tasks_executed_this_loop)
         };

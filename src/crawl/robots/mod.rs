@@ -1,6 +1,7 @@
 //! Pure robots.txt policy (RFC 9309, with Google's status rules): what a
 //! robots.txt answer means for a host, and whether a URL may be fetched.
-//! Parsing is texting_robots'; fetching robots.txt is the shard's.
+//! Parsing and matching are [`parse`]'s; fetching robots.txt is the
+//! shard's.
 //!
 //! Status rules: 2xx → the rules in the body; 3xx past the redirect limit
 //! and 4xx → allow all; 5xx or unreachable → disallow all. Google retries
@@ -12,20 +13,20 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use texting_robots::Robot;
-
 use crate::job::Verdict;
+
+use parse::Robot;
+
+pub mod parse;
+
+#[cfg(test)]
+mod differential;
 
 /// Redirects followed when fetching robots.txt.
 pub const MAX_ROBOTS_REDIRECTS: u32 = 5;
 
 /// robots.txt bytes read at most (Google reads 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 500 << 10;
-
-/// Heap bytes a parsed rule costs beyond its text, roughly (a `MinRegex`
-/// pattern `String` and its slot in the rules `Vec`, measured from
-/// texting_robots 0.2's layout: 24 + 24 bytes).
-const RULE_OVERHEAD: usize = 48;
 
 /// Why an origin's robots.txt could not be had.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,12 +48,7 @@ pub enum Rules {
     /// robots.txt unreachable or 5xx.
     Unavailable(Unreachable),
     /// Parsed rules for our user-agent token.
-    Parsed {
-        robot: Box<Robot>,
-        /// What the rules cost in memory, estimated from the text they
-        /// came from (see [`Rules::weight`]).
-        bytes: usize,
-    },
+    Parsed(Box<Robot>),
 }
 
 impl Rules {
@@ -62,16 +58,9 @@ impl Rules {
         match status {
             Some(200..=299) => {
                 let body = body.get(..MAX_ROBOTS_BYTES).unwrap_or(body);
-                let text = canonical_escapes(body);
-                match Robot::new(token, &product_tokens(&text)) {
-                    Ok(robot) => Rules::Parsed {
-                        robot: Box::new(robot),
-                        bytes: body.len()
-                            + RULE_OVERHEAD * body.iter().filter(|&&b| b == b'\n').count(),
-                    },
-                    // Unparseable rules say nothing: allow, as for a 404.
-                    Err(_) => Rules::AllowAll,
-                }
+                // Escapes made canonical in the whole text, as in the
+                // paths it is matched against (and so in its sitemaps).
+                Rules::Parsed(Box::new(Robot::new(token, &canonical_escapes(body))))
             }
             Some(300..=499) => Rules::AllowAll,
             Some(status) => Rules::unavailable(format!("HTTP {status}")),
@@ -100,17 +89,17 @@ impl Rules {
         match self {
             Rules::AllowAll => Verdict::Allowed,
             Rules::Unavailable(_) => Verdict::Unavailable,
-            Rules::Parsed { robot, .. } if robot.allowed(&match_target(url)) => Verdict::Allowed,
-            Rules::Parsed { .. } => Verdict::Disallowed,
+            Rules::Parsed(robot) if robot.allowed(&match_target(url)) => Verdict::Allowed,
+            Rules::Parsed(_) => Verdict::Disallowed,
         }
     }
 
-    /// Heap bytes these rules hold, estimated: the robots.txt text (at most
-    /// [`MAX_ROBOTS_BYTES`]) plus a rule's overhead per line. An upper
-    /// bound in practice: only our group's rules are kept.
+    /// Heap bytes these rules hold: the parsed [`Robot`] and what it
+    /// holds (our group's rules, [`parse::RULE_BYTES`] each, their
+    /// patterns, any sitemaps not taken yet).
     pub fn weight(&self) -> usize {
         match self {
-            Rules::Parsed { bytes, .. } => *bytes,
+            Rules::Parsed(robot) => std::mem::size_of::<Robot>() + robot.heap_bytes(),
             _ => 0,
         }
     }
@@ -120,7 +109,7 @@ impl Rules {
     /// crawl need not hold them.
     pub fn take_sitemaps(&mut self) -> Vec<String> {
         match self {
-            Rules::Parsed { robot, .. } => std::mem::take(&mut robot.sitemaps),
+            Rules::Parsed(robot) => std::mem::take(&mut robot.sitemaps),
             _ => Vec::new(),
         }
     }
@@ -128,7 +117,7 @@ impl Rules {
     /// `Crawl-delay` for our agent, if any, capped at `cap`.
     pub fn crawl_delay(&self, cap: Duration) -> Option<Duration> {
         match self {
-            Rules::Parsed { robot, .. } => robot
+            Rules::Parsed(robot) => robot
                 .delay
                 .filter(|d| d.is_finite() && *d > 0.0)
                 .map(|d| Duration::from_secs_f32(d.min(cap.as_secs_f32()))),
@@ -207,87 +196,6 @@ fn hex_value(digit: u8) -> Option<u8> {
     char::from(digit)
         .to_digit(16)
         .and_then(|d| u8::try_from(d).ok())
-}
-
-/// `text` with the value of each `User-agent` line cut to its product
-/// token (RFC 9309 §2.2.1: letters, `-` and `_`), as Google's parser
-/// reads it: `ringcrawl/1.0`, `ringcrawl/*` and `ringcrawl 1.0 (+url)`
-/// are `ringcrawl`; `ringcrawlerX` stays itself; `*` stays `*`.
-/// texting_robots compares a line's whole value with the agent, so a
-/// group written with a version would otherwise not be ours. A line is a
-/// `User-agent` line by texting_robots' own grammar (the same spellings,
-/// spaces, and `:` or a space before the value).
-fn product_tokens(text: &[u8]) -> Cow<'_, [u8]> {
-    let mut out: Option<Vec<u8>> = None;
-    let mut at = 0;
-    // Lines end at CR or LF, as texting_robots reads them.
-    for line in text.split_inclusive(|&b| matches!(b, b'\n' | b'\r')) {
-        if let Some((start, end)) = agent_value(line) {
-            let value = line.get(start..end).unwrap_or_default();
-            let token_len = value
-                .iter()
-                .take_while(|b| b.is_ascii_alphabetic() || matches!(b, b'-' | b'_'))
-                .count();
-            if token_len > 0 && token_len < value.len() {
-                let out = out.get_or_insert_with(|| {
-                    let mut out = Vec::with_capacity(text.len());
-                    out.extend_from_slice(text.get(..at).unwrap_or_default());
-                    out
-                });
-                out.extend_from_slice(line.get(..start).unwrap_or_default());
-                out.extend_from_slice(value.get(..token_len).unwrap_or_default());
-                out.extend_from_slice(line.get(end..).unwrap_or_default());
-                at = at.saturating_add(line.len());
-                continue;
-            }
-        }
-        if let Some(out) = out.as_mut() {
-            out.extend_from_slice(line);
-        }
-        at = at.saturating_add(line.len());
-    }
-    out.map_or(Cow::Borrowed(text), Cow::Owned)
-}
-
-/// Where the value of a `User-agent` line is (trimmed, before any `#`
-/// comment), or None if `line` is no such line: `User-agent`,
-/// `User agent` or `Useragent` in any case, after spaces or tabs, then
-/// `:` (after optional blanks) or a blank.
-fn agent_value(line: &[u8]) -> Option<(usize, usize)> {
-    let is_blank = |b: &u8| matches!(b, b' ' | b'\t');
-    let mut at = line.iter().take_while(|b| is_blank(b)).count();
-    let rest = line.get(at..)?;
-    let name = [&b"user-agent"[..], b"user agent", b"useragent"]
-        .into_iter()
-        .find(|name| {
-            rest.get(..name.len())
-                .is_some_and(|r| r.eq_ignore_ascii_case(name))
-        })?;
-    at = at.saturating_add(name.len());
-    let rest = line.get(at..)?;
-    let blanks = rest.iter().take_while(|b| is_blank(b)).count();
-    if rest.get(blanks) == Some(&b':') {
-        at = at.saturating_add(blanks).saturating_add(1);
-    } else if blanks > 0 {
-        at = at.saturating_add(blanks);
-    } else {
-        return None;
-    }
-    let rest = line.get(at..)?;
-    let len = rest
-        .iter()
-        .position(|&b| matches!(b, b'#' | b'\r' | b'\n'))
-        .unwrap_or(rest.len());
-    let value = rest.get(..len)?;
-    let lead = value.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    let trail = value
-        .iter()
-        .rev()
-        .take_while(|b| b.is_ascii_whitespace())
-        .count();
-    let start = at.saturating_add(lead);
-    let end = at.saturating_add(len.saturating_sub(trail)).max(start);
-    Some((start, end))
 }
 
 /// The product token robots groups are matched against: the User-Agent up
@@ -573,6 +481,28 @@ mod tests {
             allows(&rules, "http://a.test/late"),
             "past 500 KiB: not read"
         );
+    }
+
+    #[test]
+    fn the_weight_is_what_our_rules_hold() {
+        let ours = read("User-agent: *\nDisallow: /a\nDisallow: /b*c\n");
+        let expected =
+            std::mem::size_of::<Robot>() + 2 * parse::RULE_BYTES + "/a".len() + "/b*c".len();
+        assert_eq!(ours.weight(), expected);
+        let mut big = "User-agent: other\n".to_string();
+        for i in 0..1000 {
+            big.push_str(&format!("Disallow: /other/{i}\n"));
+        }
+        big.push_str("User-agent: *\nDisallow: /a\nDisallow: /b*c\n");
+        assert_eq!(read(&big).weight(), expected, "other groups are not kept");
+        // The most a 500 KiB file can weigh: control bytes, each escaped
+        // to three (frontier/host.rs's ROBOTS_RESERVE counts on this).
+        let mut worst = b"User-agent: *\n".to_vec();
+        while worst.len() < MAX_ROBOTS_BYTES {
+            worst.extend_from_slice(b"Allow:\x01\x01\x01\x01\x01\x01\n");
+        }
+        let weight = Rules::from_answer(Some(200), &worst, "ringcrawl").weight();
+        assert!(weight < 3 * MAX_ROBOTS_BYTES, "{weight}");
     }
 
     #[test]
