@@ -6,9 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ringcrawl::net::http::{
-    parse_head, BodyDecoder, Framing, HeadScan, Progress, DEFAULT_MAX_HEAD,
-};
+use ringcrawl_http1::{parse_head, BodyDecoder, Framing, HeadScan, Progress, DEFAULT_MAX_HEAD};
 
 /// What nginx 1.22 sends for a static page (about 300 bytes), plus the first
 /// bytes of the body, as a first read from the socket would hold them.

@@ -107,8 +107,10 @@
 //!   resumption from a cache keyed by name and port and bounded by bytes,
 //!   TLS errors as record kinds), `net::stream` (plain or TLS
 //!   over a TCP stream whose every read and write ends by the deadline),
-//!   `net::dns` (the per-shard resolver), `net::http` (pure request
-//!   bytes, head parsing, body framing).
+//!   `net::dns` (the per-shard resolver). Request bytes, head parsing,
+//!   body framing and content decoding are pure and a crate of their
+//!   own, `ringcrawl-http1` (`crates/http1`), which the fetch drives;
+//!   so are DNS messages, `ringcrawl-dns-wire` (`crates/dns-wire`).
 //! - `output` what a crawl shows and leaves behind: `output::record`,
 //!   `output::stats`, `output::sink` (a shard's buffered lines) and
 //!   `output::writer` (the thread that writes them, so no shard waits on

@@ -24,7 +24,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::net::http::{BodyDecoder, BodyError, Framing, Progress};
+use ringcrawl_http1::{BodyDecoder, BodyError, Framing, Progress};
 
 const MAX_BODIES: [usize; 16] = [
     0,

@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::net::http::content::{decode, Coding};
+use ringcrawl_http1::content::{decode, Coding};
 
 const CAPS: [usize; 4] = [1 << 10, 64 << 10, 1 << 20, 0];
 

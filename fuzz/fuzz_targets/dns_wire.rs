@@ -13,7 +13,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::net::dns::wire::{parse_response, QType};
+use ringcrawl_dns_wire::{parse_response, QType};
 
 const NAMES: [&str; 4] = ["a.test", "www.example.com", "x", "h0.name.test"];
 

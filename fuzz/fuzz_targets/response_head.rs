@@ -16,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::net::http::{parse_head, BodyDecoder, Framing, Progress};
+use ringcrawl_http1::{parse_head, BodyDecoder, Framing, Progress};
 
 const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 1 << 20;

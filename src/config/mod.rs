@@ -15,11 +15,11 @@ use url::Url;
 use crate::defaults;
 use crate::net::cookies::Jar;
 use crate::net::dns::Families;
-use crate::net::http::{Credential, Headers, TypeRules};
 use crate::net::proxy::Proxies;
 use crate::net::tls::TlsOptions;
 use crate::web::query::StripQuery;
 use crate::web::scope::{Scope, ScopeMode};
+use ringcrawl_http1::{Credential, Headers, TypeRules};
 
 pub mod budget;
 pub mod host_rules;
@@ -380,7 +380,7 @@ impl Config {
             cluster: None,
             sitemaps: true,
             sitemap_limits: sitemap::Limits::default(),
-            max_head: crate::net::http::DEFAULT_MAX_HEAD,
+            max_head: ringcrawl_http1::DEFAULT_MAX_HEAD,
             max_body: defaults::MAX_BODY,
             output: Output::None,
             output_backlog: defaults::JSONL_BACKLOG,

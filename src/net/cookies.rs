@@ -17,7 +17,7 @@
 //! serve its hosts on every shard; the bytes it holds are a gauge
 //! ([`Jar::memory_gauge`]) the status page reads without the lock.
 //!
-//! Not the request or the head (`crate::net::http`), not the flags.
+//! Not the request or the head (`ringcrawl_http1`), not the flags.
 
 use std::collections::HashMap;
 use std::fmt;

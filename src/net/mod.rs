@@ -1,9 +1,10 @@
 //! One exchange with a server: name resolution ([`dns`]), the connection
 //! ([`connect`] with Happy Eyeballs, [`fetch`], reusing idle keep-alive
 //! connections from [`conn_pool`] that [`socket`] finds still quiet; plain
-//! or TLS ([`tls`]) over a deadline-bound TCP [`stream`]) and the pure
-//! HTTP/1.x framing ([`http`]); through a [`proxy`] when the crawl has one,
-//! with a jar of [`cookies`] when it keeps them.
+//! or TLS ([`tls`]) over a deadline-bound TCP [`stream`]), speaking
+//! HTTP/1.x through the pure `ringcrawl_http1` crate (`crates/http1`);
+//! through a [`proxy`] when the crawl has one, with a jar of [`cookies`]
+//! when it keeps them.
 //!
 //! Not crawl policy: what to fetch, when and how often is `crate::crawl`'s;
 //! retries are the shard's.
@@ -13,7 +14,6 @@ pub mod connect;
 pub mod cookies;
 pub mod dns;
 pub mod fetch;
-pub mod http;
 pub mod proxy;
 pub mod socket;
 pub mod stream;

@@ -15,7 +15,7 @@
 //! Held in memory for the whole crawl, shared by every shard: about 130
 //! bytes a capture (a 128-bit fingerprint of the URL as key, no URL
 //! strings; dates and digests kept as numbers). Not the reading of the
-//! WARC record (`warc::read`) nor the conditional request (`net::http`).
+//! WARC record (`warc::read`) nor the conditional request (`ringcrawl_http1`).
 
 use std::collections::HashMap;
 use std::fmt;

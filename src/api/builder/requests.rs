@@ -10,9 +10,9 @@ use std::sync::Arc;
 use crate::api::error::Setting;
 use crate::net::cookies::Jar;
 use crate::net::dns::Families;
-use crate::net::http::Credential;
 use crate::net::proxy::{Bypass, Proxy};
 use crate::web::urls;
+use ringcrawl_http1::Credential;
 
 use super::CrawlerBuilder;
 

@@ -202,7 +202,7 @@ fn warc_truncation(response: &Response) -> Option<warc::Truncated> {
             FetchError::Io(_)
             | FetchError::Tls(_)
             | FetchError::NoCloseNotify
-            | FetchError::Body(crate::net::http::BodyError::Truncated),
+            | FetchError::Body(ringcrawl_http1::BodyError::Truncated),
         ) => Some(warc::Truncated::Disconnect),
         Some(_) => Some(warc::Truncated::Unspecified),
     }

@@ -1,10 +1,13 @@
 //! A body's content codings undone on the shard without holding its core:
 //! a step at a time, with a pause every slice so the shard's sockets and
-//! timers are served (a decompression bomb costs the core little).
+//! timers are served (a decompression bomb costs the core little); and
+//! what a decoding error means for the page's record.
 
 use std::time::{Duration, Instant};
 
-use crate::net::http::content::{self, Coding, Decoded};
+use ringcrawl_http1::content::{self, Coding, DecodeError, Decoded};
+
+use crate::job::ErrorKind;
 
 /// `codings` undone on `raw`, each stage writing at most `cap` bytes, a
 /// step ([`content::STEP`]) at a time, pausing every [`DECODE_SLICE`] so
@@ -36,3 +39,50 @@ const DECODE_SLICE: Duration = Duration::from_micros(500);
 
 /// The pause then: just long enough to be a pause.
 const DECODE_PAUSE: Duration = Duration::from_micros(10);
+
+/// The record's class of a body whose codings could not be undone.
+pub(super) fn decode_kind(e: &DecodeError) -> ErrorKind {
+    match e {
+        DecodeError::TooMany => ErrorKind::TooManyContentEncodings,
+        DecodeError::Unsupported(_) => ErrorKind::UnsupportedContentEncoding,
+        DecodeError::WindowTooLarge { .. } => ErrorKind::ContentEncodingWindowTooLarge,
+        DecodeError::Corrupt { .. } => ErrorKind::BadContentEncoding,
+        DecodeError::Truncated { .. } => ErrorKind::TruncatedContentEncoding,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_decoding_error_has_its_own_kind() {
+        let all = [
+            DecodeError::TooMany,
+            DecodeError::Unsupported("none".into()),
+            DecodeError::WindowTooLarge {
+                coding: "zstd",
+                window: None,
+                max: 8 << 20,
+            },
+            DecodeError::Corrupt {
+                coding: "gzip",
+                reason: String::new(),
+            },
+            DecodeError::Truncated {
+                coding: "br",
+                reason: String::new(),
+            },
+        ];
+        let names: std::collections::BTreeSet<&str> =
+            all.iter().map(|e| decode_kind(e).name()).collect();
+        assert_eq!(names.len(), all.len());
+        assert_eq!(
+            decode_kind(&DecodeError::Truncated {
+                coding: "gzip",
+                reason: String::new()
+            }),
+            ErrorKind::TruncatedContentEncoding
+        );
+    }
+}

@@ -61,7 +61,6 @@ use crate::job::Job;
 use crate::net::conn_pool::ConnPool;
 use crate::net::dns::{Addresses, Resolver, ResolverOptions};
 use crate::net::fetch::{self, Limits};
-use crate::net::http::TypeRules;
 use crate::net::proxy::{Proxies, Rotation};
 use crate::net::tls::{tickets_per_key, TlsClient};
 use crate::output::captures::Captures;
@@ -79,6 +78,7 @@ use cluster::ShardCluster;
 use failure::interrupted_record;
 pub use journal::Durability;
 use journal::Journal;
+use ringcrawl_http1::TypeRules;
 use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};
 use watch::Halt;
 

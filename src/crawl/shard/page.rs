@@ -24,13 +24,13 @@ use crate::job::{ErrorKind, Job};
 use crate::keys::shard_for;
 use crate::net::dns::Addresses;
 use crate::net::fetch::Response;
-use crate::net::http::content::DecodeError;
-use crate::net::http::{self, content};
 use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
 use crate::output::timestamp::rfc3339_millis;
 use crate::web::urls;
+use ringcrawl_http1::content::DecodeError;
+use ringcrawl_http1::{self as http, content};
 
-use super::decode::decode_body;
+use super::decode::{decode_body, decode_kind};
 use super::exchange::Tried;
 use super::failure::{fail, host_failed};
 use super::recrawl::Revalidation;
@@ -432,12 +432,14 @@ impl Shard {
             // sending), what decoded read as any cut body is.
             Some(e @ DecodeError::Truncated { .. }) => {
                 record.cut(CUT_IN_TRANSFER);
-                record.warn(e.kind().name(), e.to_string());
+                record.warn(decode_kind(e).name(), e.to_string());
             }
             // An unknown coding: the body as sent is read all the same, a
             // page fetched (as with --insecure), not an error.
-            Some(e @ DecodeError::Unsupported(_)) => record.warn(e.kind().name(), e.to_string()),
-            Some(e) => fail(record, e.kind(), &e.to_string()),
+            Some(e @ DecodeError::Unsupported(_)) => {
+                record.warn(decode_kind(e).name(), e.to_string());
+            }
+            Some(e) => fail(record, decode_kind(e), &e.to_string()),
             None => {}
         }
         Cow::Owned(decoded.body)

@@ -18,12 +18,12 @@ use glommio::io::BufferedFile;
 use url::Url;
 
 use crate::net::fetch::{RawExchange, Response};
-use crate::net::http::{self, BodyDecoder, HeadScan, Validators};
 use crate::output::captures::Capture;
 use crate::output::record::{Earlier, Record, MODIFIED, NOT_MODIFIED, REFETCHED};
 use crate::output::timestamp::parse_rfc3339;
 use crate::output::warc::read::{self, ReadError};
 use crate::output::warc::RefersTo;
+use ringcrawl_http1::{self as http, BodyDecoder, HeadScan, Validators};
 
 use super::Shard;
 

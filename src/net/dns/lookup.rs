@@ -32,8 +32,8 @@ use super::pending::Completion;
 use super::query::{Failure, Query};
 use super::resolution::{self, Family, Next, State, RESOLUTION_DELAY};
 use super::system::system_lookup;
-use super::wire::{self, QType, Rcode, Response};
 use super::{Inner, Lookup, WRONG_FAMILY};
+use ringcrawl_dns_wire::{self as wire, QType, Rcode, Response};
 
 /// CNAME links followed with new questions, per family.
 const MAX_FOLLOW: usize = 8;

@@ -51,8 +51,9 @@
 //! ask whom, CNAME chains); [`resolution`] when a miss answers and with
 //! what (pure); [`query`] one question to one server (UDP, TCP after
 //! truncation); [`pending`] the sharing of one lookup by many callers;
-//! [`system`] the hosts file, resolv.conf and getaddrinfo; [`wire`] the
-//! message format; [`addresses`] the order addresses are tried in;
+//! [`system`] the hosts file, resolv.conf and getaddrinfo; the message
+//! format is the pure `ringcrawl_dns_wire` crate (`crates/dns-wire`);
+//! [`addresses`] the order addresses are tried in;
 //! [`journal`] the lookups kept for `--warc-dns`.
 pub mod addresses;
 mod cache;
@@ -62,7 +63,6 @@ mod pending;
 mod query;
 mod resolution;
 mod system;
-pub mod wire;
 
 pub use addresses::{Addresses, Families};
 use cache::Cache;
@@ -86,7 +86,7 @@ use thiserror::Error;
 
 use crate::web::urls::canonical_host;
 use addresses::happy_order;
-use wire::Rcode;
+use ringcrawl_dns_wire::Rcode;
 
 /// A host name that gave no usable address.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

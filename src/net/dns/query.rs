@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpStream, UdpSocket};
 
-use super::wire::{self, QType, Response};
+use ringcrawl_dns_wire::{self as wire, QType, Response};
 
 /// Why one query got no usable answer.
 pub(super) enum Failure {

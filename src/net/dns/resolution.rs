@@ -28,8 +28,8 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use super::addresses::{happy_order, Families};
-use super::wire::Rcode;
 use super::{Answer, ResolverOptions, NO_ADDRESS, WRONG_FAMILY};
+use ringcrawl_dns_wire::Rcode;
 
 /// How long an answer that came first waits for the other family (RFC
 /// 8305 §3's Resolution Delay, 50 ms recommended).

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use crate::job::ErrorKind;
-use crate::net::http::{BodyError, HeadError};
 use crate::net::proxy::tunnel::TunnelError;
 use crate::net::proxy::Proxy;
 use crate::net::tls::TlsError;
+use ringcrawl_http1::{BodyError, HeadError};
 
 /// Why a fetch produced no (complete) response.
 #[derive(Debug, Error)]

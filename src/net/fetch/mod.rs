@@ -49,13 +49,13 @@ use error::{handshake_error, io_error};
 use crate::net::conn_pool::ConnPool;
 use crate::net::connect::{self, ConnectError};
 use crate::net::dns::Addresses;
-use crate::net::http::{self, BodyDecoder, HeadError, Progress, ResponseHead};
 use crate::net::proxy::socks::Target;
 use crate::net::proxy::tunnel::{self, TunnelError};
 use crate::net::proxy::{Proxy, ProxyKind};
 use crate::net::stream::{Stream, Timed};
 use crate::net::tls::negotiated::Negotiated;
 use crate::net::tls::{HandshakeError, SessionKey, TlsClient, TlsError};
+use ringcrawl_http1::{self as http, BodyDecoder, HeadError, Progress, ResponseHead};
 
 /// Limits of one fetch.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@
 //! (`WARC-Payload-Digest`), the length of its gzip member and the offset
 //! and file the caller read it at; the status and `mime` from the HTTP
 //! head its block starts with, parsed as the fetch parsed it
-//! ([`crate::net::http::HeadScan`]), `warc/revisit` for a revisit.
+//! ([`ringcrawl_http1::HeadScan`]), `warc/revisit` for a revisit.
 //!
 //! Pure. Not the reading of the file ([`crate::output::warc::read::skim`],
 //! the caller's), nor which records lack a line (`crate::state`), nor the
@@ -17,9 +17,9 @@
 
 use thiserror::Error;
 
-use crate::net::http::HeadScan;
 use crate::output::timestamp::parse_rfc3339;
 use crate::output::warc::read::Skimmed;
+use ringcrawl_http1::HeadScan;
 
 use super::{mime_of, write_line, Entry};
 
@@ -131,7 +131,7 @@ mod tests {
         let request_at = bytes.len() as u64;
         let offset = request_at + written.start as u64;
         bytes.extend(group);
-        let head = crate::net::http::HeadScan::new(1 << 16)
+        let head = ringcrawl_http1::HeadScan::new(1 << 16)
             .parse(response)
             .unwrap()
             .unwrap();

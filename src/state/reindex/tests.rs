@@ -4,10 +4,10 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use super::*;
-use crate::net::http::HeadScan;
 use crate::output::cdxj::{self, Entry};
 use crate::output::warc;
 use crate::state::{done, index};
+use ringcrawl_http1::HeadScan;
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ringcrawl-reindex-{}-{name}", std::process::id()));

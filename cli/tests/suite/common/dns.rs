@@ -1,5 +1,5 @@
 //! A little DNS of our own for the tests (independent of
-//! `ringcrawl::net::dns::wire` on purpose): message helpers, and
+//! the `ringcrawl-dns-wire` crate on purpose): message helpers, and
 //! [`AnswerAll`], a UDP nameserver on 127.0.0.1 that gives one address to
 //! every A question.
 

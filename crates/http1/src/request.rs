@@ -45,6 +45,8 @@ pub struct Request<'a> {
     pub target: &'a str,
     /// The `Host` header: host and, if not the scheme's default, port.
     pub host: &'a str,
+    /// The `User-Agent` header (the name robots.txt rules are matched
+    /// against).
     pub user_agent: &'a str,
     /// Ask for keep-alive (else `Connection: close`).
     pub keep_alive: bool,
@@ -165,12 +167,20 @@ pub struct Headers {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum HeaderError {
+    /// The name is empty or holds a byte that is not a `tchar`.
     #[error("{0:?} is not a header name (letters, digits and !#$%&'*+-.^_`|~)")]
     BadName(String),
+    /// The value (of the header named) holds a line break or a NUL.
     #[error("the value of {0} holds a line break or a NUL")]
     BadValue(String),
+    /// The header frames the exchange or another setting says it.
     #[error("{name} is the crawler's own header ({says})")]
-    Owned { name: String, says: &'static str },
+    Owned {
+        /// The header, as given.
+        name: String,
+        /// What sets it instead.
+        says: &'static str,
+    },
 }
 
 impl Headers {
@@ -198,7 +208,6 @@ impl Headers {
         Ok(())
     }
 
-    /// No header added.
     /// Whether one of them is named `name` (any case).
     pub fn has(&self, name: &str) -> bool {
         self.lines.split("\r\n").any(|line| {
@@ -207,7 +216,7 @@ impl Headers {
         })
     }
 
-    #[cfg(any(test, feature = "internals"))]
+    /// No header added.
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
@@ -234,10 +243,13 @@ pub struct Credential {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum CredentialError {
+    /// Not a host name, an IPv4 address or a bracketed IPv6 one.
     #[error("{0:?} is not a host name or address")]
     BadHost(String),
+    /// The user name holds a `:`.
     #[error("a user name cannot hold ':' (RFC 7617)")]
     ColonInUser,
+    /// The user name or password holds a line break or a NUL.
     #[error("a user name or password cannot hold a line break or a NUL")]
     ControlCharacter,
 }

@@ -2,7 +2,7 @@
 //! the head's framing (none, `Content-Length`, chunked, until close), up to
 //! a cap.
 //!
-//! Pure and panic-free (the lints of `http` cover it): it runs on bytes
+//! Pure and panic-free (the crate's lints, `lib.rs`, cover it): it runs on bytes
 //! off the network.
 
 use super::Framing;

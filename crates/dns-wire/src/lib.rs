@@ -1,31 +1,74 @@
-//! DNS messages on the wire (RFC 1035), for the resolver in [`crate::net::dns`].
+//! DNS messages on the wire (RFC 1035) for a stub resolver that asks for
+//! addresses: the query bytes of an A or AAAA question, and the answer
+//! read and checked against it. No I/O, no clocks, no cache: sockets,
+//! timeouts, retries and which server to ask are the caller's (in
+//! [ringcrawl], its per-shard resolver, `net::dns`). A crate of its own so
+//! that it is tested and fuzzed without the crawler, and can be reused.
 //!
-//! Pure: no I/O, no clocks. [`build_query`] makes an A or AAAA question
-//! (recursion desired, with an EDNS0 OPT record offering
-//! [`EDNS_UDP_SIZE`]-byte UDP answers); [`parse_response`] checks an answer
-//! against the question it was for (id, QR bit, opcode, question name, type
-//! and class), reads RCODE and the TC flag, follows the CNAME chain that
-//! starts at the question name inside the answer section, and collects the
-//! chain's final A or AAAA addresses with the smallest TTL on the way. From
-//! the authority section it reads the SOA a negative answer carries, for
-//! how long the absence may be cached (RFC 2308 §5: the lesser of the SOA
-//! record's TTL and its MINIMUM field); the additional section is not read.
+//! # Map
+//!
+//! - [`build_query`] makes an A or AAAA question (recursion desired, with
+//!   an EDNS0 OPT record offering [`EDNS_UDP_SIZE`]-byte UDP answers);
+//!   [`encode_name`] a name's uncompressed wire form.
+//! - [`parse_response`] checks an answer against the question it was for
+//!   (id, QR bit, opcode, question name, type and class), reads RCODE and
+//!   the TC flag, follows the CNAME chain that starts at the question name
+//!   inside the answer section, and collects the chain's final A or AAAA
+//!   addresses with the smallest TTL on the way ([`Response`]). From the
+//!   authority section it reads the SOA a negative answer carries, for
+//!   how long the absence may be cached (RFC 2308 §5: the lesser of the
+//!   SOA record's TTL and its MINIMUM field); the additional section is
+//!   not read.
+//! - [`WireError`]: why a name cannot be asked or an answer not used;
+//!   [`WireError::is_mismatch`] tells "not our answer" (keep waiting)
+//!   from a bad one.
+//!
+//! Not here: other record types, zone transfers, DNSSEC, DNS over TLS or
+//! HTTPS, a server side, `search` domains and `ndots`.
+//!
+//! # Invariants
 //!
 //! Every byte comes from the network, so nothing here may panic or loop:
-//! all reads are bounds-checked, a compression pointer must point strictly
-//! before every position the name has visited (so a chain of pointers always
-//! ends), names are capped at 255 octets and CNAME chains at
-//! [`MAX_CHAIN`] links. A property test feeds arbitrary bytes.
+//!
+//! 1. All reads are bounds-checked (the crate denies indexing, `unwrap`,
+//!    `expect` and `panic!` outside its tests).
+//! 2. A compression pointer must point strictly before every position the
+//!    name has visited, so a chain of pointers always ends.
+//! 3. Names are capped at 255 octets and CNAME chains at [`MAX_CHAIN`]
+//!    links.
+//!
+//! A property test feeds arbitrary bytes, and `fuzz/`'s `dns_wire` target
+//! too.
+//!
+//! [ringcrawl]: https://github.com/ringcrawl/ringcrawl
+
+#![warn(missing_docs, unreachable_pub)]
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::todo,
+    clippy::unimplemented
+)]
+
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use thiserror::Error;
 
+/// Record type A: an IPv4 address.
 pub const TYPE_A: u16 = 1;
+/// Record type CNAME: the canonical name of an alias.
 pub const TYPE_CNAME: u16 = 5;
+/// Record type SOA: a zone's authority, whose MINIMUM bounds negative caching.
 pub const TYPE_SOA: u16 = 6;
+/// Record type AAAA: an IPv6 address.
 pub const TYPE_AAAA: u16 = 28;
+/// Pseudo-record type OPT (EDNS0, RFC 6891).
 pub const TYPE_OPT: u16 = 41;
+/// Class IN: the Internet.
 pub const CLASS_IN: u16 = 1;
 /// UDP payload size offered in the OPT record (the DNS flag day 2020 value).
 pub const EDNS_UDP_SIZE: u16 = 1232;
@@ -44,11 +87,14 @@ const FLAG_RD: u16 = 0x0100;
 /// The address record asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum QType {
+    /// IPv4 addresses.
     A,
+    /// IPv6 addresses.
     Aaaa,
 }
 
 impl QType {
+    /// Its record type on the wire.
     pub fn code(self) -> u16 {
         match self {
             QType::A => TYPE_A,
@@ -61,16 +107,24 @@ impl QType {
 /// needed for plain A/AAAA lookups).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rcode {
+    /// 0: no error (though maybe no record of the type).
     NoError,
+    /// 1: the server could not read the query.
     FormErr,
+    /// 2: the server failed to answer.
     ServFail,
+    /// 3: the name does not exist.
     NxDomain,
+    /// 4: the server does not do this kind of query.
     NotImp,
+    /// 5: the server will not answer us.
     Refused,
+    /// Any other code.
     Other(u8),
 }
 
 impl Rcode {
+    /// The response code of the header's low four bits.
     pub fn from_code(code: u8) -> Rcode {
         match code {
             0 => Rcode::NoError,
@@ -101,25 +155,35 @@ impl fmt::Display for Rcode {
 /// Why a name cannot be asked or an answer cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum WireError {
+    /// The name cannot be asked (empty, a label empty or too long, a space
+    /// or control character, too long on the wire).
     #[error("invalid name: {0}")]
     BadName(&'static str),
+    /// The message ends inside a section it announces.
     #[error("message too short")]
     Short,
     /// Shorter than a DNS header: it cannot be an answer to anything.
     #[error("datagram shorter than a DNS header")]
     Runt,
+    /// QR not set, or an opcode other than QUERY.
     #[error("not a response to a standard query")]
     NotResponse,
+    /// Another id than the query's.
     #[error("id does not match the query")]
     IdMismatch,
+    /// Another question (name, type or class) than the query's.
     #[error("question does not match the query")]
     QuestionMismatch,
+    /// A compression pointer that does not point back.
     #[error("bad compression pointer")]
     BadPointer,
+    /// A name in the answer over 255 octets.
     #[error("name longer than 255 octets")]
     NameTooLong,
+    /// A label type other than a length or a pointer.
     #[error("unsupported label type")]
     BadLabel,
+    /// A record's data not of its type's length or form.
     #[error("bad record data")]
     BadRdata,
 }
@@ -142,6 +206,7 @@ impl WireError {
 /// What an answer says about the name asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
+    /// The header's response code.
     pub rcode: Rcode,
     /// TC: the server cut the message; ask again over TCP for the rest.
     pub truncated: bool,

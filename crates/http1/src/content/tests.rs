@@ -123,10 +123,6 @@ fn a_gzip_body_cut_inside_its_trailer_is_whole_page_but_truncated() {
         let got = decode(&[Coding::Gzip], &body[..body.len() - cut], usize::MAX);
         assert!(cut_short(&got, "gzip", PAGE), "cut {cut}: {:?}", got.error);
         assert_eq!(got.body, PAGE, "cut {cut}: every byte of the page decoded");
-        assert_eq!(
-            got.error.unwrap().kind(),
-            ErrorKind::TruncatedContentEncoding
-        );
     }
 }
 
@@ -173,7 +169,6 @@ fn corrupt_data_in_the_middle_is_a_bad_stream_not_a_cut() {
         "{:?}",
         got.error
     );
-    assert_eq!(got.error.unwrap().kind(), ErrorKind::BadContentEncoding);
     // A member whose data decodes but whose CRC-32 does not match is
     // corrupt too.
     let mut body = gzip(PAGE);
@@ -190,7 +185,10 @@ fn corrupt_data_in_the_middle_is_a_bad_stream_not_a_cut() {
         Some(DecodeError::Corrupt { coding: "br", .. })
     ));
     let got = decode(&[Coding::Zstd], b"not zstd at all", 100);
-    assert_eq!(got.error.unwrap().kind(), ErrorKind::BadContentEncoding);
+    assert!(matches!(
+        got.error,
+        Some(DecodeError::Corrupt { coding: "zstd", .. })
+    ));
 }
 
 /// `none`, `UTF-8`, `text/html`, `binary`: misconfigured servers name
@@ -203,10 +201,6 @@ fn an_unknown_coding_leaves_the_body_as_sent_and_is_named() {
         assert_eq!(got.body, PAGE, "{header}");
         let lower = header.to_ascii_lowercase();
         assert_eq!(got.error, Some(DecodeError::Unsupported(lower)), "{header}");
-        assert_eq!(
-            got.error.unwrap().kind(),
-            ErrorKind::UnsupportedContentEncoding
-        );
     }
     // In a stack, as in Chromium, none of the codings is undone.
     let body = gzip(PAGE);
@@ -247,7 +241,6 @@ fn a_zstd_frame_asking_for_a_window_over_8_mib_is_refused() {
         max: 8 << 20,
     };
     assert_eq!(got.error, Some(refused.clone()));
-    assert_eq!(refused.kind(), ErrorKind::ContentEncodingWindowTooLarge);
     assert!(got.body.is_empty());
     // 8 MiB is allowed, 9 MiB (exponent 13, mantissa 1) is not.
     let got = decode(

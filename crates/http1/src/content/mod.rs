@@ -40,7 +40,7 @@
 //!
 //! Not the transfer framing (`body.rs` undoes chunking first), and no I/O:
 //! the fetch keeps the bytes as received (for WARC) and this runs on them.
-// Lints: those of `http` (this module's parent) apply here too.
+// Lints: the crate's (`lib.rs`) apply here too.
 
 mod gzip;
 mod stage;
@@ -50,11 +50,9 @@ mod zstd;
 
 use thiserror::Error;
 
-use crate::job::ErrorKind;
 use stage::Stage;
 use step::Out;
 
-#[cfg(any(test, feature = "internals"))]
 pub use zstd::MAX_WINDOW as MAX_ZSTD_WINDOW;
 
 /// Most codings a body may name and still be decoded (curl's
@@ -71,10 +69,13 @@ const MIN_ROOM: usize = 4 * 1024;
 /// One coding named in `Content-Encoding`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Coding {
+    /// `gzip` or `x-gzip`: one or more gzip members in a row.
     Gzip,
     /// zlib-wrapped or raw deflate: told apart by the stream's first bytes.
     Deflate,
+    /// `br` (RFC 7932).
     Brotli,
+    /// `zstd` (RFC 8878), its window bounded.
     Zstd,
     /// A coding this crawler does not know (`compress`, or a misconfigured
     /// server's `none` or `UTF-8`), as named, lower-cased.
@@ -132,16 +133,20 @@ pub enum DecodeError {
     /// than this crawler keeps: it is not decoded from there on.
     #[error("{coding} frame asks for a window of {}, over the {max} bytes allowed", asked(*.window))]
     WindowTooLarge {
+        /// The coding's name.
         coding: &'static str,
         /// What it asks for, if read before the decoder refused it.
         window: Option<u64>,
+        /// The largest window allowed.
         max: u64,
     },
     /// The stream is broken for this coding (bad data, a check that
     /// fails); what decoded before the fault is kept.
     #[error("bad {coding} body: {reason}")]
     Corrupt {
+        /// The coding's name.
         coding: &'static str,
+        /// The decoder's words for it.
         reason: String,
     },
     /// The body ends before its coded stream does (the connection closed,
@@ -150,22 +155,11 @@ pub enum DecodeError {
     /// bad data. What decoded is kept.
     #[error("{coding} body cut short: {reason}")]
     Truncated {
+        /// The coding's name.
         coding: &'static str,
+        /// The decoder's words for it.
         reason: String,
     },
-}
-
-impl DecodeError {
-    /// Short machine-readable class, for records and the report.
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            DecodeError::TooMany => ErrorKind::TooManyContentEncodings,
-            DecodeError::Unsupported(_) => ErrorKind::UnsupportedContentEncoding,
-            DecodeError::WindowTooLarge { .. } => ErrorKind::ContentEncodingWindowTooLarge,
-            DecodeError::Corrupt { .. } => ErrorKind::BadContentEncoding,
-            DecodeError::Truncated { .. } => ErrorKind::TruncatedContentEncoding,
-        }
-    }
 }
 
 /// Room for the first step of the stage that undoes `coding` on `input`,
@@ -192,6 +186,7 @@ fn asked(window: Option<u64>) -> String {
 /// A body with its codings undone, at most `cap` bytes.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Decoded {
+    /// The body as decoded (or as sent, if a coding is unknown).
     pub body: Vec<u8>,
     /// A stage reached the cap before its stream ended: the body is cut.
     pub capped: bool,
@@ -201,7 +196,6 @@ pub struct Decoded {
 }
 
 /// Undo `codings` on `body` in one go: [`Decoding`] stepped to its end.
-#[cfg(any(test, feature = "internals"))]
 pub fn decode(codings: &[Coding], body: &[u8], cap: usize) -> Decoded {
     let mut decoding = Decoding::new(codings, body, cap);
     loop {

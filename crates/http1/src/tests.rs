@@ -1,4 +1,4 @@
-//! Tests of `crate::net::http`.
+//! Tests of the crate's head and body framing.
 #![allow(clippy::arithmetic_side_effects)]
 
 use super::body::MAX_CHUNK_LINE;

@@ -1,4 +1,4 @@
-//! Tests of `crate::net::dns::wire`.
+//! Tests of the query bytes and of answers, hand-made and arbitrary.
 
 use super::*;
 use proptest::prelude::*;

@@ -37,7 +37,7 @@ impl Stage {
     /// The decoder for `coding` of a stream that starts with `input`; an
     /// error for a coding this crawler does not undo, or if the decoder
     /// cannot be made.
-    pub fn new(coding: &Coding, input: &[u8]) -> Result<Stage, DecodeError> {
+    pub(crate) fn new(coding: &Coding, input: &[u8]) -> Result<Stage, DecodeError> {
         Ok(match coding {
             Coding::Gzip => Stage::Gzip(Box::default()),
             Coding::Deflate => Stage::Deflate(Box::new(Decompress::new(is_zlib(input)))),
@@ -54,7 +54,7 @@ impl Stage {
     }
 
     /// The coding's name, for errors.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Stage::Gzip(_) => "gzip",
             Stage::Deflate(_) => "deflate",
@@ -66,7 +66,12 @@ impl Stage {
     /// Decode from the front of `input` (the rest of the stream: at most
     /// [`STEP`](super::STEP) bytes of it are used), appending at most
     /// `room` bytes to `out`. An error says what is wrong with the stream.
-    pub fn run(&mut self, input: &[u8], out: &mut Out, room: usize) -> Result<Run, DecodeError> {
+    pub(crate) fn run(
+        &mut self,
+        input: &[u8],
+        out: &mut Out,
+        room: usize,
+    ) -> Result<Run, DecodeError> {
         let name = self.name();
         let corrupt = |reason| DecodeError::Corrupt {
             coding: name,

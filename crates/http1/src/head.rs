@@ -2,7 +2,7 @@
 //! what the crawler needs from it: status, type, location, framing of the
 //! body, whether the connection stays open.
 //!
-//! Pure and panic-free (the lints of `http` cover it): it runs on bytes
+//! Pure and panic-free (the crate's lints, `lib.rs`, cover it): it runs on bytes
 //! off the network.
 
 use super::content::{Coding, MAX_CODINGS};
@@ -171,7 +171,6 @@ impl HeadScan {
 ///
 /// Each call searches `buf` from its start; a fetch that calls again after
 /// every read uses a [`HeadScan`] instead.
-#[cfg(any(test, feature = "internals"))]
 pub fn parse_head(buf: &[u8], max_head: usize) -> Result<Option<ResponseHead>, HeadError> {
     HeadScan::new(max_head).parse(buf)
 }
