@@ -328,7 +328,8 @@ fn render(item: &Item, style: &Style) -> (String, String) {
     // at priority 0, which no verdict can turn on), so that is what
     // texting_robots is given.
     let oracle = match item {
-        Item::Disallow(v) if v.is_empty() => format!("Allow:{}", style.eol),
+        // Blank values too: both parsers trim a value.
+        Item::Disallow(v) if v.trim().is_empty() => format!("Allow:{}", style.eol),
         _ => line.clone(),
     };
     (line, oracle)
