@@ -455,3 +455,40 @@ fn docs_cli_md_shows_each_flags_default_as_help_does() {
         "only {checked} defaults found in docs/cli.md"
     );
 }
+
+/// docs/scale.md's table of what bounds memory says each flag's default
+/// as `--help` does (its first word: `256M over all shards`), so the
+/// page cannot drift from the one definition either.
+#[test]
+fn docs_scale_md_shows_each_flags_default_as_help_does() {
+    use clap::CommandFactory;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/scale.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let mut command = Args::command();
+    command.build();
+    let mut checked = 0;
+    for row in doc.lines().filter(|l| l.starts_with("| `--")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let long = cells[1].trim_matches('`').trim_start_matches("--");
+        let Some(arg) = command.get_arguments().find(|a| a.get_long() == Some(long)) else {
+            panic!("docs/scale.md names --{long}, which is no flag");
+        };
+        if !arg.get_action().takes_values() {
+            continue; // a switch (--warc-dedup: its row gives its memory)
+        }
+        let Some(want) = arg.get_default_values().first() else {
+            continue;
+        };
+        let shown = cells[2].split_whitespace().next().unwrap_or("");
+        assert_eq!(
+            shown,
+            want.to_string_lossy(),
+            "docs/scale.md's default of --{long}"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 5,
+        "only {checked} defaults found in docs/scale.md"
+    );
+}
