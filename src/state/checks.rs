@@ -1,5 +1,7 @@
-//! Which journals and bases earlier resumes checked: `DIR/checked.json`,
-//! so a resume checks only the files written since.
+//! Which journals earlier resumes checked: `DIR/checked.json`, so a
+//! resume checks only the journals written since. (A compaction's bases
+//! are checked at every resume: they hold what is queued, O(queued), and a
+//! bad tail there is damage the replay would take for a kill's tear.)
 //!
 //! A resume checks every journal and base it will replay before anything
 //! is changed or fetched ([`super::journal::check`]), so that damage
@@ -15,8 +17,10 @@
 //! check found is kept with the entry, so a torn tail or damage accepted
 //! once with `--resume-discard-damaged` reads the same at every resume
 //! (the loss was accepted once). Damage that appears later without a
-//! write (a disk's) is found by the replay, which decodes every chunk
-//! again and stops the crawl on damage its file's check did not accept.
+//! write (a disk's) in a journal is found by the replay, which decodes
+//! every chunk again and stops the crawl on damaged stretches its file's
+//! check did not accept; damage in a journal's last chunk reads as a
+//! kill's torn tail there, as it did at the check.
 //!
 //! Not the check itself ([`super::journal`]), nor the log's cache
 //! (`super::done::covered`).

@@ -240,10 +240,13 @@ impl Session {
             }
             let bases = bases.into_iter().map(|path| (path, true));
             for (path, whole) in bases.chain(journals.map(|path| (path, false))) {
-                // A file an earlier resume checked is the same file (a
-                // journal is written by one run, a base once): not read
-                // again.
-                let read = match checks.get(dir.path(), &path) {
+                // A journal an earlier resume checked is the same file
+                // (written by one run): not read again. A base is always
+                // checked (it is what is queued, and a short or bad tail
+                // is damage there, which the replay would take for a
+                // kill's tear).
+                let cached = (!whole).then(|| checks.get(dir.path(), &path)).flatten();
+                let read = match cached {
                     Some(read) => {
                         checked.add(&path, true);
                         read
@@ -253,7 +256,9 @@ impl Session {
                             true => journal::check_whole(&path, discard)?,
                             false => journal::check(&path, discard)?,
                         };
-                        checks.insert(dir.path(), &path, read)?;
+                        if !whole {
+                            checks.insert(dir.path(), &path, read)?;
+                        }
                         checked.add(&path, false);
                         read
                     }
