@@ -17,6 +17,7 @@
 //! the second time, whichever comes first.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -70,6 +71,10 @@ struct Shared {
     stopped: AtomicBool,
     /// The first read error, for every shard.
     failure: Mutex<Option<String>>,
+    /// The state directory's `checked.json`, removed on a failure: the
+    /// next resume checks every file again, and refuses damage before it
+    /// fetches anything.
+    checks: Option<PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -89,13 +94,15 @@ struct InboxState {
 impl Replay {
     /// Start reading `journals` for a crawl of `shards` shards, on up to
     /// [`READERS`] threads, each reading its share of the files in order.
-    pub fn start(journals: Vec<ToReplay>, shards: usize) -> Replay {
+    /// `checks`: the `checked.json` to remove if the replay fails.
+    pub fn start(journals: Vec<ToReplay>, shards: usize, checks: Option<PathBuf>) -> Replay {
         let readers = journals.len().min(READERS);
         let shared = Arc::new(Shared {
             inboxes: (0..shards).map(|_| Inbox::default()).collect(),
             readers: AtomicUsize::new(readers),
             stopped: AtomicBool::new(false),
             failure: Mutex::new(None),
+            checks,
         });
         let mut shares = vec![Vec::new(); readers];
         for (i, path) in journals.into_iter().enumerate() {
@@ -258,6 +265,13 @@ impl Shared {
     fn fail(&self, what: String) {
         lock(&self.failure).get_or_insert(what);
         self.stopped.store(true, Ordering::Release);
+        if let Some(path) = &self.checks {
+            if let Err(e) = std::fs::remove_file(path) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    log::warn!("{}: {e}", path.display());
+                }
+            }
+        }
     }
 }
 

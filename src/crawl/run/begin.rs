@@ -99,7 +99,11 @@ impl Begun {
                 // Read from now on, off the executors; the shards take
                 // what is theirs once they run.
                 replay: match resuming {
-                    true => Some(Replay::start(session.earlier_journals(), shards)),
+                    true => Some(Replay::start(
+                        session.earlier_journals(),
+                        shards,
+                        Some(session.path().join(crate::state::checks::FILE)),
+                    )),
                     false => None,
                 },
                 compaction: session.compaction(),

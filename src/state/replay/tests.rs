@@ -62,7 +62,7 @@ fn every_job_of_every_journal_reaches_its_owning_shard_once() {
         journals.push(path);
         all.extend(urls);
     }
-    let replay = Replay::start(clean(journals), shards);
+    let replay = Replay::start(clean(journals), shards, None);
     // Shards take in turn, as they would, each a batch at a time.
     let mut got: Vec<Vec<String>> = vec![Vec::new(); shards];
     let mut ended = [false; 3];
@@ -95,7 +95,7 @@ fn a_shard_that_gives_up_holds_no_reader_back_and_a_missing_journal_fails_every_
         .collect();
     let path = dir.join("journal-0.bin");
     write_journal(&path, &urls, 500);
-    let replay = Replay::start(clean(vec![path.clone()]), 2);
+    let replay = Replay::start(clean(vec![path.clone()]), 2, None);
     replay.abandon(1);
     let mine = drain(&replay, 0).unwrap();
     let expected = urls
@@ -106,7 +106,7 @@ fn a_shard_that_gives_up_holds_no_reader_back_and_a_missing_journal_fails_every_
     assert!(matches!(replay.take(1), Take::Ended));
 
     let missing = dir.join("journal-9.bin");
-    let replay = Replay::start(clean(vec![path, missing.clone()]), 2);
+    let replay = Replay::start(clean(vec![path, missing.clone()]), 2, None);
     for shard in 0..2 {
         let e = drain(&replay, shard).unwrap_err();
         assert!(e.contains(&missing.display().to_string()), "{e}");
@@ -116,13 +116,13 @@ fn a_shard_that_gives_up_holds_no_reader_back_and_a_missing_journal_fails_every_
 
 #[test]
 fn no_journal_ends_at_once_and_a_dropped_replay_stops_its_readers() {
-    let replay = Replay::start(Vec::new(), 2);
+    let replay = Replay::start(Vec::new(), 2, None);
     assert!(matches!(replay.take(0), Take::Ended));
     let dir = scratch("dropped");
     let urls: Vec<String> = (0..100_000).map(|i| format!("http://a.test/{i}")).collect();
     let path = dir.join("journal-0.bin");
     write_journal(&path, &urls, 1000);
-    let replay = Replay::start(clean(vec![path]), 1);
+    let replay = Replay::start(clean(vec![path]), 1, None);
     let shared = replay.shared.clone();
     drop(replay);
     let started = std::time::Instant::now();
@@ -149,7 +149,7 @@ fn damage_a_check_did_not_accept_stops_the_replay_naming_the_file_and_accepted_d
     bytes[middle] ^= 0xff;
     std::fs::write(&path, &bytes).unwrap();
 
-    let replay = Replay::start(clean(vec![path.clone()]), 1);
+    let replay = Replay::start(clean(vec![path.clone()]), 1, None);
     let e = drain(&replay, 0).unwrap_err();
     assert!(e.contains(&path.display().to_string()), "{e}");
     assert!(e.contains("--resume-discard-damaged"), "{e}");
@@ -158,7 +158,7 @@ fn damage_a_check_did_not_accept_stops_the_replay_naming_the_file_and_accepted_d
         path: path.clone(),
         accepted: 1,
     }];
-    let urls = drain(&Replay::start(accepted, 1), 0).unwrap();
+    let urls = drain(&Replay::start(accepted, 1, None), 0).unwrap();
     assert_eq!(urls.len(), 900, "one chunk of 100 lost, the rest replayed");
     std::fs::remove_dir_all(&dir).unwrap();
 }
