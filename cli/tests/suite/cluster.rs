@@ -223,6 +223,25 @@ pub(crate) fn assert_complete(
         .collect()
 }
 
+/// Every page of `site` recorded once by one of `nodes`, and served by
+/// the site once; the URLs recorded.
+pub(crate) fn assert_each_page_once(nodes: &[Node], site: &Site) -> BTreeMap<String, usize> {
+    let urls = records(nodes);
+    let twice = assert_complete(&urls, &site.expected());
+    assert!(
+        twice.is_empty(),
+        "URLs recorded twice: {:?}",
+        twice.iter().take(5).collect::<Vec<_>>()
+    );
+    let hits = site.page_hits();
+    let fetched_twice: Vec<_> = hits.iter().filter(|(_, &n)| n > 1).take(5).collect();
+    assert!(
+        fetched_twice.is_empty(),
+        "pages fetched twice: {fetched_twice:?}"
+    );
+    urls
+}
+
 /// Every URL recorded twice was recorded by the node that died or was
 /// cut off at `at`, and recently: a fetch in flight then, or a record not
 /// yet acknowledged. Nothing it had reported done is repeated.
@@ -293,19 +312,7 @@ fn three_nodes_crawl_a_many_host_site_with_one_record_per_url() {
     for node in &mut nodes {
         node.finish(start);
     }
-    let urls = records(&nodes);
-    let twice = assert_complete(&urls, &site.expected());
-    assert!(
-        twice.is_empty(),
-        "URLs recorded twice: {:?}",
-        twice.iter().take(5).collect::<Vec<_>>()
-    );
-    let hits = site.page_hits();
-    let fetched_twice: Vec<_> = hits.iter().filter(|(_, &n)| n > 1).take(5).collect();
-    assert!(
-        fetched_twice.is_empty(),
-        "pages fetched twice: {fetched_twice:?}"
-    );
+    let urls = assert_each_page_once(&nodes, &site);
     for node in &nodes {
         let n = node.records();
         assert!(n > 5_000, "node {} did its share: {n} records", node.name);

@@ -10,9 +10,9 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crate::cluster::{assert_complete, records, Node, LIMIT};
+use crate::cluster::{assert_each_page_once, Node, LIMIT};
 use crate::common::proxy::Proxy;
-use crate::common::redis::{redis_or_skip, redis_with_or_skip};
+use crate::common::redis::{redis_or_skip, redis_with_or_skip, RedisServer};
 use crate::common::synth::Site;
 
 fn wait_for_records(node: &Node, n: usize, start: Instant) {
@@ -50,19 +50,7 @@ fn a_node_keeps_its_partitions_through_a_late_reply_and_a_dropped_connection() {
     std::thread::sleep(Duration::from_millis(50));
     proxy.restore();
     node.finish(start);
-    let urls = records(std::slice::from_ref(&node));
-    let twice = assert_complete(&urls, &site.expected());
-    assert!(
-        twice.is_empty(),
-        "URLs recorded twice: {:?}",
-        twice.iter().take(5).collect::<Vec<_>>()
-    );
-    let hits = site.page_hits();
-    let fetched_twice: Vec<_> = hits.iter().filter(|(_, &n)| n > 1).take(5).collect();
-    assert!(
-        fetched_twice.is_empty(),
-        "pages fetched twice: {fetched_twice:?}"
-    );
+    assert_each_page_once(std::slice::from_ref(&node), &site);
     let err = std::fs::read_to_string(&node.stderr).unwrap();
     assert!(
         err.contains("reconnecting"),
@@ -71,27 +59,34 @@ fn a_node_keeps_its_partitions_through_a_late_reply_and_a_dropped_connection() {
     assert!(!err.contains("ran out here"), "no lease ran out: {err}");
 }
 
+/// Crawl `crawl` with two nodes (12 s leases) until the second has
+/// recorded 300 pages, then restart `redis` ([`RedisServer::restart`]).
+fn restarted_under_two_nodes(redis: &mut RedisServer, crawl: &str) -> (Site, Instant, Vec<Node>) {
+    let dir = crate::cluster::scratch(crawl);
+    let site = Site::with_delay(8_000, 32, 5);
+    let start = Instant::now();
+    let nodes = vec![
+        Node::start("n1", &redis.url(), crawl, &site, &dir, true, "12"),
+        Node::start("n2", &redis.url(), crawl, &site, &dir, false, "12"),
+    ];
+    wait_for_records(&nodes[1], 300, start);
+    redis.restart();
+    (site, start, nodes)
+}
+
 /// Redis killed (SIGKILL, a crash) mid-crawl and started again from its
 /// append-only file, synced at every write (`appendfsync always`: what it
 /// acknowledged is on disk). Two nodes with leases longer than the outage
 /// reconnect to the same data, keep their partitions and go on: every
 /// page recorded once and fetched once. (Started again empty, without the
-/// file, the crawl stalls: the test fails.)
+/// file, the nodes stop: the next test.)
 #[test]
 fn a_redis_restarted_from_its_append_only_file_mid_crawl_loses_and_repeats_nothing() {
     let aof = ["--appendonly", "yes", "--appendfsync", "always"];
     let Some(mut redis) = redis_with_or_skip("aof", &aof, None) else {
         return;
     };
-    let dir = crate::cluster::scratch("aof");
-    let site = Site::with_delay(8_000, 32, 5);
-    let start = Instant::now();
-    let mut nodes = vec![
-        Node::start("n1", &redis.url(), "aof", &site, &dir, true, "12"),
-        Node::start("n2", &redis.url(), "aof", &site, &dir, false, "12"),
-    ];
-    wait_for_records(&nodes[1], 300, start);
-    redis.restart();
+    let (site, start, mut nodes) = restarted_under_two_nodes(&mut redis, "aof");
     let then: Vec<usize> = nodes.iter().map(Node::records).collect();
     for (node, then) in nodes.iter().zip(&then) {
         wait_for_records(node, then + 200, start);
@@ -99,19 +94,7 @@ fn a_redis_restarted_from_its_append_only_file_mid_crawl_loses_and_repeats_nothi
     for node in &mut nodes {
         node.finish(start);
     }
-    let urls = records(&nodes);
-    let twice = assert_complete(&urls, &site.expected());
-    assert!(
-        twice.is_empty(),
-        "URLs recorded twice: {:?}",
-        twice.iter().take(5).collect::<Vec<_>>()
-    );
-    let hits = site.page_hits();
-    let fetched_twice: Vec<_> = hits.iter().filter(|(_, &n)| n > 1).take(5).collect();
-    assert!(
-        fetched_twice.is_empty(),
-        "pages fetched twice: {fetched_twice:?}"
-    );
+    assert_each_page_once(&nodes, &site);
     for node in &nodes {
         let err = std::fs::read_to_string(&node.stderr).unwrap();
         assert!(
@@ -136,15 +119,8 @@ fn a_redis_started_again_without_its_data_stops_each_node_with_an_error_naming_t
     let Some(mut redis) = redis_or_skip("no_aof") else {
         return;
     };
-    let dir = crate::cluster::scratch("no_aof");
-    let site = Site::with_delay(8_000, 32, 5);
-    let start = Instant::now();
-    let mut nodes = vec![
-        Node::start("n1", &redis.url(), "gone", &site, &dir, true, "12"),
-        Node::start("n2", &redis.url(), "gone", &site, &dir, false, "12"),
-    ];
-    wait_for_records(&nodes[1], 300, start);
-    redis.restart();
+    // `_site`, not `_`: the site serves until the end of the test.
+    let (_site, start, mut nodes) = restarted_under_two_nodes(&mut redis, "gone");
     for node in &mut nodes {
         let code = node.exit_code(start);
         let err = std::fs::read_to_string(&node.stderr).unwrap();

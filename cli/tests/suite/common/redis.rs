@@ -35,17 +35,10 @@ impl RedisServer {
         // between (then this fails, rather than talk to its server).
         while start.elapsed() < Duration::from_secs(10) {
             self.child = spawn(&self.command);
-            let started = Instant::now();
-            while started.elapsed() < Duration::from_secs(5) {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    break;
-                }
-                match server_pid(self.port, self.password.as_deref()) {
-                    Some(pid) if pid == self.child.id() => return,
-                    Some(pid) => panic!("port {} taken by process {pid}", self.port),
-                    None => {}
-                }
-                std::thread::sleep(Duration::from_millis(20));
+            match self.wait_ready() {
+                Ready::Yes => return,
+                Ready::Other(pid) => panic!("port {} taken by process {pid}", self.port),
+                Ready::No => {}
             }
             let _ = self.child.kill();
             let _ = self.child.wait();
@@ -53,6 +46,34 @@ impl RedisServer {
         }
         panic!("redis-server did not start again on port {}", self.port);
     }
+
+    /// Wait (up to 5 s) until the server on its port says it is this
+    /// child.
+    fn wait_ready(&mut self) -> Ready {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return Ready::No;
+            }
+            match server_pid(self.port, self.password.as_deref()) {
+                Some(pid) if pid == self.child.id() => return Ready::Yes,
+                Some(pid) => return Ready::Other(pid),
+                None => {}
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ready::No
+    }
+}
+
+/// Whether a server just spawned answers on its port.
+enum Ready {
+    Yes,
+    /// It exited, or did not answer in time.
+    No,
+    /// Another process answers there (another test's server, or a
+    /// socket that connected to itself).
+    Other(u32),
 }
 
 fn spawn(command: &[std::ffi::OsString]) -> Child {
@@ -138,17 +159,8 @@ pub fn redis_with_or_skip(
             command,
             password: password.map(str::to_string),
         };
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = server.child.try_wait() {
-                break;
-            }
-            match server_pid(port, password) {
-                Some(pid) if pid == server.child.id() => return Some(server),
-                Some(_) => break, // another test's server: try another port
-                None => {}
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if let Ready::Yes = server.wait_ready() {
+            return Some(server);
         }
         // Dropping `server` kills it (and removes the directory; made again).
         drop(server);
