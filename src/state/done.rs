@@ -13,7 +13,10 @@
 //! back a few fingerprints at a time and counts them as seen before it
 //! replays the journals. A resume thus holds none of them all at once:
 //! 100M records would be 800 MB in RAM, and are that on disk instead, and
-//! it parses only the records written since the last resume.
+//! it parses only the records written since the last read. The crawl
+//! reads its log the same way at every checkpoint, while it writes it
+//! ([`catch_up`]): a resume then parses only what was logged after the
+//! last checkpoint.
 //!
 //! A record of a fetch cut short by an interrupt (`interrupted`, written
 //! only by a crawl without `--state`) is not done: the URL is fetched
@@ -25,7 +28,7 @@
 
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -36,7 +39,7 @@ use crate::keys::shard_for;
 use crate::keys::Fingerprinter;
 use crate::web::urls;
 
-use super::repair::{repair_jsonl_with, Repaired};
+use super::repair::{next_line, repair_jsonl_with, Repaired};
 use super::{io_err, StateError};
 
 pub mod covered;
@@ -187,73 +190,20 @@ pub fn read(
         Err(why) => (Covered::default(), Some(why)),
     };
     let mut done = Done::empty(shards);
-    done.counts = covered.counts;
     done.from = covered.log_len;
     done.reread = reread;
     // The index's lines were checked against the log's: not if that is
     // read whole again.
     done.index = covered.index.filter(|_| covered.log_len > 0);
-    let fingerprinter = Fingerprinter::new(key);
-    let mut files = Vec::with_capacity(shards);
-    for (i, path) in paths.iter().enumerate() {
-        // Cut back to what `done.json` names: a killed resume may have
-        // appended more.
-        let keep = covered.fingerprints.get(i).copied().unwrap_or(0);
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|file| file.set_len(keep).map(|()| file))
-            .map_err(io_err("opening", path))?;
-        files.push((path, BufWriter::with_capacity(1 << 16, file)));
-    }
-    let mut failed: Option<(PathBuf, io::Error)> = None;
-    let counts = &mut done.counts;
-    let repaired = repair_jsonl_with(path, covered.log_len, discard, |bytes| {
-        let Ok(line) = serde_json::from_slice::<Line>(bytes) else {
-            return false;
-        };
-        let kind = line.error_kind.as_deref();
-        if !counts_as_done(kind) {
-            if kind == Some(ErrorKind::Interrupted.name()) {
-                counts.interrupted += 1;
-            }
-            return true;
-        }
-        let shard = shard_for(urls::host_of(&line.url), shards);
-        if let Some((path, file)) = files.get_mut(shard) {
-            let fingerprint = fingerprinter.fingerprint(&line.url).to_le_bytes();
-            if let Err(e) = file.write_all(&fingerprint) {
-                failed.get_or_insert((path.to_path_buf(), e));
-            }
-        }
-        counts.records += 1;
-        if let (Some(file), Some(offset)) = (&line.warc_file, line.warc_offset) {
-            counts.archived(file, offset);
-        }
-        if !kind.is_some_and(refused) {
-            counts.pages += 1;
-            counts.bytes = counts.bytes.saturating_add(line.size);
-        }
-        true
-    })?;
-    if let Some((path, e)) = failed {
-        return Err(io_err("writing", &path)(e));
-    }
+    let mut tally = Tally::open(&paths, &covered.fingerprints, key, covered.counts.clone())?;
+    let repaired = repair_jsonl_with(path, covered.log_len, discard, |bytes| tally.line(bytes))?;
     // The repair synced the log: what it says is done leaves the
     // compacted bases, so it must outlive a power loss as they do, and
     // before `done.json` says it was read.
-    let mut lengths = Vec::with_capacity(shards);
-    for (shard, (path, file)) in files.into_iter().enumerate() {
-        let file = file
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .map_err(io_err("writing", path))?;
-        file.sync_data().map_err(io_err("syncing", path))?;
-        lengths.push(file.metadata().map_err(io_err("reading", path))?.len());
-        if let Some(slot) = done.by_shard.get_mut(shard) {
-            *slot = Some(path.clone());
-        }
+    let (lengths, counts) = tally.finish()?;
+    done.counts = counts;
+    for (slot, path) in done.by_shard.iter_mut().zip(&paths) {
+        *slot = Some(path.clone());
     }
     let saved = Covered {
         version: covered::VERSION,
@@ -267,6 +217,176 @@ pub fn read(
     done.saved = Some((dir.to_path_buf(), saved));
     done.repaired = repaired;
     Ok(done)
+}
+
+/// Bring `done.json` in the state directory `dir` up to the log at
+/// `path` while the crawl writes it, so that the next resume reads only
+/// what was logged after: the whole lines written since the last read
+/// (by a resume or an earlier call) become fingerprints and counts, as
+/// [`read`] makes them. The log (and the WARC files in `warc_dir` its new
+/// records point into) and the `done.fp` files are synced first, so that
+/// what `done.json` names outlives a power loss. What it covers ends
+/// before the first line that is not whole or not a record: the resume
+/// repairs or refuses that one, as it would have.
+///
+/// For the checkpoint thread, off the executors; the shards read their
+/// `done.fp` only at their start (one appended to meanwhile gives them
+/// more URLs that are done, nothing else). Does nothing when `done.json`
+/// does not match the log (the next resume reads it whole and says why).
+/// The records read.
+pub fn catch_up(
+    path: &Path,
+    key: [u64; 2],
+    dir: &Path,
+    shard_dirs: &[PathBuf],
+    warc_dir: Option<&Path>,
+) -> Result<u64, StateError> {
+    let paths: Vec<PathBuf> = shard_dirs.iter().map(|d| d.join(FILE)).collect();
+    let covered = match covered::load(dir, path, &paths) {
+        Ok(covered) => covered.unwrap_or_default(),
+        Err(why) => {
+            log::debug!("done.json not brought up to the log: {why}");
+            return Ok(0);
+        }
+    };
+    let file = File::open(path).map_err(io_err("opening", path))?;
+    let end = file.metadata().map_err(io_err("reading", path))?.len();
+    if end <= covered.log_len {
+        return Ok(0);
+    }
+    let mut reader = BufReader::with_capacity(1 << 16, &file);
+    reader
+        .seek(SeekFrom::Start(covered.log_len))
+        .map_err(io_err("reading", path))?;
+    let mut reader = reader.take(end - covered.log_len);
+    let mut tally = Tally::open(&paths, &covered.fingerprints, key, covered.counts.clone())?;
+    let before = covered.counts.clone();
+    let mut len = covered.log_len;
+    let mut buf = Vec::new();
+    loop {
+        let n = next_line(&mut reader, &mut buf, path)?;
+        let whole = match buf.split_last() {
+            Some((b'\n', line)) => line.starts_with(b"{") && tally.line(line),
+            _ => false,
+        };
+        if !whole {
+            break;
+        }
+        len += n as u64;
+    }
+    file.sync_data().map_err(io_err("syncing", path))?;
+    if let Some(warc_dir) = warc_dir {
+        for (name, logged) in &tally.counts.warc {
+            if before.warc.get(name) == Some(logged) {
+                continue;
+            }
+            let warc = warc_dir.join(name);
+            File::open(&warc)
+                .and_then(|f| f.sync_data())
+                .map_err(io_err("syncing", &warc))?;
+        }
+    }
+    let (fingerprints, counts) = tally.finish()?;
+    let records = counts.records.saturating_sub(before.records);
+    let saved = Covered {
+        version: covered::VERSION,
+        log_len: len,
+        log_crc: covered::tail_crc(path, len)?,
+        fingerprints,
+        counts,
+        index: covered.index,
+    };
+    covered::save(dir, &saved)?;
+    Ok(records)
+}
+
+/// What the log's records add up to: each record that counts as done
+/// becomes its URL's fingerprint, appended to the `done.fp` of the shard
+/// that owns its host, and adds to the counts.
+struct Tally {
+    fingerprinter: Fingerprinter,
+    files: Vec<(PathBuf, BufWriter<File>)>,
+    counts: Counts,
+    failed: Option<(PathBuf, io::Error)>,
+}
+
+impl Tally {
+    /// Open the `done.fp` files `paths` to append, each cut back first to
+    /// its length in `keep` (0 if none): a killed read may have appended
+    /// more than `done.json` names. `counts` are the records' so far.
+    fn open(
+        paths: &[PathBuf],
+        keep: &[u64],
+        key: [u64; 2],
+        counts: Counts,
+    ) -> Result<Tally, StateError> {
+        let mut files = Vec::with_capacity(paths.len());
+        for (i, path) in paths.iter().enumerate() {
+            let keep = keep.get(i).copied().unwrap_or(0);
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|file| file.set_len(keep).map(|()| file))
+                .map_err(io_err("opening", path))?;
+            files.push((path.clone(), BufWriter::with_capacity(1 << 16, file)));
+        }
+        Ok(Tally {
+            fingerprinter: Fingerprinter::new(key),
+            files,
+            counts,
+            failed: None,
+        })
+    }
+
+    /// Take one line of the log (without its newline); false if it is not
+    /// a record.
+    fn line(&mut self, bytes: &[u8]) -> bool {
+        let Ok(line) = serde_json::from_slice::<Line>(bytes) else {
+            return false;
+        };
+        let counts = &mut self.counts;
+        let kind = line.error_kind.as_deref();
+        if !counts_as_done(kind) {
+            if kind == Some(ErrorKind::Interrupted.name()) {
+                counts.interrupted += 1;
+            }
+            return true;
+        }
+        let shard = shard_for(urls::host_of(&line.url), self.files.len().max(1));
+        if let Some((path, file)) = self.files.get_mut(shard) {
+            let fingerprint = self.fingerprinter.fingerprint(&line.url).to_le_bytes();
+            if let Err(e) = file.write_all(&fingerprint) {
+                self.failed.get_or_insert((path.clone(), e));
+            }
+        }
+        counts.records += 1;
+        if let (Some(file), Some(offset)) = (&line.warc_file, line.warc_offset) {
+            counts.archived(file, offset);
+        }
+        if !kind.is_some_and(refused) {
+            counts.pages += 1;
+            counts.bytes = counts.bytes.saturating_add(line.size);
+        }
+        true
+    }
+
+    /// Write and sync the fingerprint files: their lengths, and the counts.
+    fn finish(self) -> Result<(Vec<u64>, Counts), StateError> {
+        if let Some((path, e)) = self.failed {
+            return Err(io_err("writing", &path)(e));
+        }
+        let mut lengths = Vec::with_capacity(self.files.len());
+        for (path, file) in self.files {
+            let file = file
+                .into_inner()
+                .map_err(|e| e.into_error())
+                .map_err(io_err("writing", &path))?;
+            file.sync_data().map_err(io_err("syncing", &path))?;
+            lengths.push(file.metadata().map_err(io_err("reading", &path))?.len());
+        }
+        Ok((lengths, self.counts))
+    }
 }
 
 /// A shard's done fingerprints, read back one at a time from the file
@@ -405,6 +525,68 @@ mod tests {
                 all
             })
             .collect()
+    }
+
+    #[test]
+    fn a_log_caught_up_while_written_covers_its_whole_records_and_a_resume_reads_the_rest() {
+        let dir = std::env::temp_dir().join(format!("ringcrawl-done-catch-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let dirs: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("shard-{i}"))).collect();
+        for d in &dirs {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let warc = dir.join("warc");
+        std::fs::create_dir_all(&warc).unwrap();
+        std::fs::write(warc.join("w"), b"bytes").unwrap();
+        let log = dir.join("log.jsonl");
+        let line = |i: usize| {
+            format!(
+                "{{\"url\":\"http://h{}.test/{i}\",\"status\":200,\"size\":10,\"warc_file\":\"w\",\"warc_offset\":{}}}\n",
+                i % 5,
+                i * 100
+            )
+        };
+        let key = [5, 6];
+        // A first run: 30 records written, the 31st half written.
+        let first: String = (0..30).map(line).collect();
+        let half = &line(30)[..20];
+        std::fs::write(&log, format!("{first}{half}")).unwrap();
+        let records = catch_up(&log, key, &dir, &dirs, Some(&warc)).unwrap();
+        assert_eq!(records, 30);
+        let covered = covered::load(&dir, &log, &[dirs[0].join(FILE), dirs[1].join(FILE)])
+            .unwrap()
+            .unwrap();
+        assert_eq!(covered.log_len, first.len() as u64, "whole lines only");
+        assert_eq!(covered.counts.records, 30);
+        assert_eq!(catch_up(&log, key, &dir, &dirs, Some(&warc)).unwrap(), 0);
+        // The writer finishes the line and writes more; the next
+        // checkpoint reads them.
+        let mut all: String = (0..45).map(line).collect();
+        std::fs::write(&log, &all).unwrap();
+        assert_eq!(catch_up(&log, key, &dir, &dirs, Some(&warc)).unwrap(), 15);
+        // A kill: five more records and a torn line; the resume reads
+        // only those, and knows what a read of the whole log knows.
+        all.extend((45..50).map(line));
+        std::fs::write(&log, format!("{all}{half}")).unwrap();
+        let resumed = read(&log, key, &dir, &dirs, false).unwrap();
+        assert_eq!(
+            resumed.from,
+            (0..45).map(|i| line(i).len() as u64).sum::<u64>()
+        );
+        assert!(resumed.repaired.torn.is_some());
+        let caught_up = fingerprints(&resumed);
+        std::fs::remove_file(dir.join(covered::FILE)).unwrap();
+        let whole = read(&log, key, &dir, &dirs, false).unwrap();
+        assert_eq!(whole.from, 0);
+        assert_eq!(resumed.counts, whole.counts);
+        assert_eq!(caught_up, fingerprints(&whole));
+        assert_eq!(caught_up.concat().len(), 50);
+        // A line that is not a record ends what a catch-up covers: the
+        // resume judges it (damage, here).
+        std::fs::write(&log, format!("{all}not a record\n{}", line(50))).unwrap();
+        assert_eq!(catch_up(&log, key, &dir, &dirs, None).unwrap(), 0);
+        assert!(read(&log, key, &dir, &dirs, false).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

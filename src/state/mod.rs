@@ -21,17 +21,17 @@
 //! ├── compacted.json    the run whose bases replace the journals before it
 //! │                     ([`compact`]); written atomically, as the checkpoint;
 //! │                     absent until a resume's replay has ended.
-//! ├── done.json         how much of the log of records resumes have read,
-//! │                     and what it said ([`done::covered`]); written
-//! │                     atomically by each resume; absent before the first.
+//! ├── done.json         how much of the log of records has been read, and
+//! │                     what it said ([`done::covered`]); written
+//! │                     atomically by each resume and each checkpoint.
 //! ├── seeds/            with --seeds: the lists split by owning shard, made
 //! │                     once by the first run (seeds-complete says whole),
 //! │                     and the bytes of each that its shard has taken.
 //! └── shard-{i}/        one per shard: journal-{run}.bin of each run since the
 //!                       last compaction and base-{run}.bin of that run
-//!                       ([`journal`], [`compact`]); from the first resume
-//!                       on, done.fp: the fingerprints of the logged URLs
-//!                       the shard owns ([`done`]).
+//!                       ([`journal`], [`compact`]); done.fp: the
+//!                       fingerprints of the logged URLs the shard owns
+//!                       ([`done`]).
 //! ```
 //!
 //! What it is: [`StateDir`] (create, open and lock a directory, give each

@@ -195,11 +195,7 @@ impl Session {
             )));
         }
         // The outputs are the crawl's, wherever this run was started.
-        let jsonl = manifest
-            .outputs
-            .jsonl
-            .clone()
-            .unwrap_or_else(|| dir.path().join("records.jsonl"));
+        let jsonl = log_of(&manifest, dir.path());
         config.output = Output::File(jsonl.clone());
         config.warc_dir = manifest.outputs.warc.as_ref().map(|w| w.dir.clone());
         config.cdxj = manifest.outputs.cdxj.clone();
@@ -462,6 +458,13 @@ impl Session {
             spent,
             counters,
         })?;
+        // The next resume reads only what is logged after this. A failure
+        // loses nothing: that resume reads more of the log.
+        match self.catch_up_done() {
+            Ok(0) => {}
+            Ok(records) => log::debug!("done.json: {records} more records read from the log"),
+            Err(e) => log::warn!("reading the log's new records into done.json: {e}"),
+        }
         // A failed compaction loses nothing: the marker is written before
         // anything is removed, and a resume removes what it covers.
         if let Some(compaction) = &self.compaction {
@@ -476,6 +479,39 @@ impl Session {
         }
         Ok(())
     }
+}
+
+impl Session {
+    /// Bring `done.json` up to the log written so far
+    /// ([`done::catch_up`]), so that a resume reads only what is logged
+    /// after: at every checkpoint, the last once every record is written.
+    /// The records read.
+    fn catch_up_done(&self) -> Result<u64, StateError> {
+        let log = log_of(&self.manifest, self.dir.path());
+        if !log.is_file() {
+            return Ok(0);
+        }
+        let shard_dirs: Vec<PathBuf> = (0..self.manifest.shards)
+            .map(|i| self.dir.shard_dir(i))
+            .collect();
+        let warc_dir = self.manifest.outputs.warc.as_ref().map(|w| w.dir.as_path());
+        done::catch_up(
+            &log,
+            self.manifest.fingerprint_key.halves().into(),
+            self.dir.path(),
+            &shard_dirs,
+            warc_dir,
+        )
+    }
+}
+
+/// The crawl's log of records: the manifest's, or `DIR/records.jsonl`.
+fn log_of(manifest: &Manifest, dir: &Path) -> PathBuf {
+    manifest
+        .outputs
+        .jsonl
+        .clone()
+        .unwrap_or_else(|| dir.join("records.jsonl"))
 }
 
 /// The journal files a resume checked, those an earlier resume had, and

@@ -3,12 +3,18 @@
 //! among them, and indexes every page; a resume on another number of cores
 //! is refused in one line (exit 2) before anything is touched; a journal
 //! one resume checked is not read again by the next, and damage found
-//! since still stops the crawl.
+//! since still stops the crawl; a run's checkpoints read its log, so its
+//! resume reads only what was logged since the last.
 
 use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::common::synth::Site;
-use crate::resume::{cli_crawl, ringcrawl, running_until_logged, scratch, wait};
+use crate::resume::{
+    assert_one_record_each, cli_crawl, hit_key, logged, ringcrawl, running_until_logged, scratch,
+    wait, LIMIT,
+};
 
 /// A crawl with `--wacz`, killed (SIGKILL) a third of the way, then
 /// resumed: the package holds both runs' WARC files and its index every
@@ -231,5 +237,89 @@ fn a_second_resume_checks_only_new_journals_and_damage_found_since_still_stops_i
     assert!(err.contains(&journal.display().to_string()), "{err}");
     let (code, err) = wait(resume(&["--resume-discard-damaged"]));
     assert_eq!(code, Some(0), "the loss accepted: {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The bytes of the log that `done.json` in `state` says were read (0
+/// without one).
+fn log_read(state: &Path) -> u64 {
+    std::fs::read(state.join("done.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .and_then(|covered| covered["log_len"].as_u64())
+        .unwrap_or(0)
+}
+
+/// A run's checkpoints read the log it writes into `done.json` (as a
+/// resume would, a stretch at a time): a first run killed after one is
+/// resumed reading only the records logged since, and knows every page
+/// as a read of the whole log would (none logged before the kill is
+/// fetched again, every page has one record).
+#[test]
+fn a_first_run_killed_after_a_checkpoint_is_resumed_reading_only_the_log_written_since() {
+    // 10 ms a page, 64 fetches, 16 a host: the first run lasts 3 s or
+    // more, its checkpoints come every 100 ms.
+    let site = Site::with_delay(20_000, 8, 10);
+    let dir = scratch("caught-up");
+    let (state, _warc, log, args) = cli_crawl(
+        &site,
+        &dir,
+        &[
+            "--max-tasks",
+            "64",
+            "--per-host",
+            "16",
+            "--checkpoint-interval",
+            "0.1",
+        ],
+    );
+    let mut child = ringcrawl(&args);
+    let started = Instant::now();
+    while log_read(&state) == 0 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the crawl ended before a checkpoint read its log"
+        );
+        assert!(started.elapsed() < LIMIT, "no checkpoint read the log");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL
+    let (code, err) = wait(child);
+    assert_eq!(code, None, "killed, not ended: {err}");
+    let read = log_read(&state);
+    assert!(read <= std::fs::metadata(&log).unwrap().len());
+    let hits = site.page_hits();
+    let before: Vec<String> = logged(&log).into_keys().map(|u| hit_key(&u)).collect();
+
+    // -vv: the first run's -q is the crawl's; the read's line is at info,
+    // as is a line a page (so to a file, not a pipe).
+    let said = dir.join("resume.err");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_ringcrawl"))
+        .args(["--resume", &state.display().to_string(), "-vv"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&said).unwrap())
+        .status()
+        .unwrap();
+    let err = std::fs::read_to_string(&said).unwrap();
+    assert!(status.success(), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("resume: read the log's"))
+        .unwrap_or_else(|| panic!("no read of the log in: {err}"));
+    assert!(
+        line.contains(&format!("from byte {read} ")),
+        "read from where the checkpoint left off ({read}): {line}"
+    );
+    assert_one_record_each(&log, &site.expected());
+    let now = site.page_hits();
+    let again: Vec<&String> = before
+        .iter()
+        .filter(|key| now.get(*key) != hits.get(*key))
+        .take(5)
+        .collect();
+    assert!(
+        again.is_empty(),
+        "fetched again after its record was logged: {again:?}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,9 +1,9 @@
-//! What earlier resumes read of the log: `DIR/done.json`, so a resume
-//! reads only the records written since the last one, not the whole log.
+//! What was read of the log: `DIR/done.json`, so a resume reads only the
+//! records written since the last read, not the whole log.
 //!
-//! A resume reads the log from where the last one stopped, appends the
-//! new records' fingerprints to each shard's `done.fp`, adds their counts
-//! to the ones kept here, and then replaces this file ([`Covered`]: the
+//! A resume (or a checkpoint, [`super::catch_up`]) reads the log from
+//! where the last read stopped, appends the new records' fingerprints to
+//! each shard's `done.fp`, adds their counts to the ones kept here, and then replaces this file ([`Covered`]: the
 //! log's length read, a checksum of the bytes just before it, each
 //! `done.fp`'s length, the counts). The order makes a kill at any moment
 //! safe: the log and the `done.fp` files are synced before the file that
