@@ -82,3 +82,7 @@ pub use record::{archive, dns_resource, exchange, exchange_truncated, warcinfo};
 pub use record::{digest_text, payload_sha1, record_id, sha1_digest, sha1_raw};
 pub use record::{Exchange, RefersTo, Revisit, Truncated, Written};
 pub use record::{CONFORMS_TO, IDENTICAL_PAYLOAD_DIGEST, SERVER_NOT_MODIFIED};
+
+#[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)]
+mod tests;
