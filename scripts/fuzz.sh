@@ -5,7 +5,7 @@
 #
 # SECONDS_PER_TARGET defaults to 60; TARGET defaults to all of
 # response_head body_framing links links_differential url_normalize
-# content_decode charset_links sitemap dns_wire robots
+# content_decode charset_links sitemap dns_wire robots warc_read
 # (fuzz/fuzz_targets/).
 # Needs a nightly toolchain; installs cargo-fuzz from crates.io if missing.
 # Each target starts from fuzz/seeds/<target>/ (committed) plus whatever
@@ -30,7 +30,7 @@ fi
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(response_head body_framing links links_differential url_normalize content_decode charset_links sitemap dns_wire robots)
+    targets=(response_head body_framing links links_differential url_normalize content_decode charset_links sitemap dns_wire robots warc_read)
 fi
 
 cd "$(dirname "$0")/.."

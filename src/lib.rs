@@ -114,12 +114,13 @@
 //! - `output` what a crawl shows and leaves behind: `output::record`,
 //!   `output::stats`, `output::sink` (a shard's buffered lines) and
 //!   `output::writer` (the thread that writes them, so no shard waits on
-//!   the output), `output::progress`, `output::warc` (WARC 1.1 records
-//!   and per-shard files), `output::cdxj` (their index lines) and
-//!   `output::wacz` (the WACZ package made of them once the crawl is
-//!   over, on the thread that ran it); `output::captures`, an earlier
-//!   crawl's captures read back from its records for a recrawl
-//!   (`--since`), whose 304s read pages back with `output::warc::read`.
+//!   the output), `output::progress`, `output::warc` (the per-shard WARC
+//!   files) and `output::wacz` (the WACZ package made of them once the
+//!   crawl is over, on the thread that ran it); `output::captures`, an
+//!   earlier crawl's captures read back from its records for a recrawl
+//!   (`--since`). WARC records and reading one back, CDXJ lines, SURT and
+//!   their timestamps are pure and a crate of their own,
+//!   `ringcrawl-warc` (`crates/warc`).
 //! - `state` what a crawl keeps to be resumed (`--state DIR`): the
 //!   directory's layout, lock, manifest and atomic checkpoints
 //!   (`state::StateDir`); `state::session`, one run's begin (create, or

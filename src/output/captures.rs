@@ -15,7 +15,8 @@
 //! Held in memory for the whole crawl, shared by every shard: about 130
 //! bytes a capture (a 128-bit fingerprint of the URL as key, no URL
 //! strings; dates and digests kept as numbers). Not the reading of the
-//! WARC record (`warc::read`) nor the conditional request (`ringcrawl_http1`).
+//! WARC record (`ringcrawl_warc::read`) nor the conditional request
+//! (`ringcrawl_http1`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,7 +30,7 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use crate::output::record::Earlier;
-use crate::output::timestamp::{parse_rfc3339, rfc3339_millis};
+use ringcrawl_warc::timestamp::{parse_rfc3339, rfc3339_millis};
 
 /// The captures of an earlier crawl, by URL.
 pub struct Captures {
@@ -327,7 +328,7 @@ impl Captures {
                 .and_then(|s| self.files.get(usize::try_from(s.file).ok()?))
                 .map(|f| f.to_string()),
             warc_offset: stored.map(|s| s.offset),
-            payload_digest: stored.map(|s| crate::output::warc::digest_text(&s.digest)),
+            payload_digest: stored.map(|s| ringcrawl_warc::digest_text(&s.digest)),
             encoded_size: capture.encoded_size,
         }
     }

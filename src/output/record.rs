@@ -12,7 +12,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::job::ErrorKind;
-use crate::output::timestamp::rfc3339_millis;
+use ringcrawl_warc::timestamp::rfc3339_millis;
 
 /// What became of one URL. Field names are the chapter's, so tools written
 /// for its output read ours.

@@ -32,7 +32,7 @@ use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::output::cdxj;
+use ringcrawl_warc::cdxj;
 
 use super::done::WarcLogged;
 

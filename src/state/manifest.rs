@@ -12,8 +12,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::output::timestamp::rfc3339_millis;
 use crate::web::scope::{Scope, ScopeMode};
+use ringcrawl_warc::timestamp::rfc3339_millis;
 
 use super::StateError;
 

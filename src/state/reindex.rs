@@ -22,7 +22,7 @@
 //! holds them.
 //!
 //! A line is made from the record's gzip member read back at the offset
-//! the log gives ([`crate::output::cdxj::rebuild`]: the crawl's own line,
+//! the log gives ([`crate::output::rebuild`]: the crawl's own line,
 //! byte for byte), appended to the index in the log's order (so the next
 //! resume's [`super::index::keep_written`] finds each file's lines in
 //! order), and the index synced. A record whose bytes do not read as its
@@ -38,8 +38,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use crate::output::cdxj::rebuild::page_line;
-use crate::output::warc::read::skim;
+use crate::output::rebuild::page_line;
+use ringcrawl_warc::read::skim;
 
 use super::done::{archived, Archived, Done, IndexCovered};
 use super::index::{keep_written, without_record, Kept};

@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use flate2::bufread::GzDecoder;
 
 #[cfg(any(test, feature = "internals"))]
-use crate::output::cdxj;
+use ringcrawl_warc::cdxj;
 
 use super::{io_err, Damaged, StateError};
 

@@ -43,7 +43,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{Config, Output};
-use crate::output::timestamp::rfc3339_millis;
+use ringcrawl_warc::timestamp::rfc3339_millis;
 
 use super::checks::Checks;
 use super::compact::{self, Compaction};

@@ -12,7 +12,7 @@ use crate::common;
 use crate::common::warc::{read_records, WarcRecord};
 use crate::common::*;
 use ringcrawl::output::record::Record;
-use ringcrawl::output::warc;
+use ringcrawl_warc as warc;
 
 /// A fresh directory for one test's output.
 fn out_dir(test: &str) -> PathBuf {

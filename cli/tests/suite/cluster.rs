@@ -250,8 +250,8 @@ fn assert_repeats_are_in_flight(twice: &BTreeMap<String, usize>, node: &Node, at
         twice.values().all(|&n| n == 2),
         "at most one extra record each"
     );
-    let since = ringcrawl::output::timestamp::rfc3339_millis(at - UNACKED);
-    let until = ringcrawl::output::timestamp::rfc3339_millis(at + UNACKED);
+    let since = ringcrawl_warc::timestamp::rfc3339_millis(at - UNACKED);
+    let until = ringcrawl_warc::timestamp::rfc3339_millis(at + UNACKED);
     let mut recent = BTreeSet::new();
     for line in common::whole_lines(&node.log).lines() {
         let record: serde_json::Value = serde_json::from_str(line).unwrap();

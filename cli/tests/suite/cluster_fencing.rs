@@ -238,7 +238,7 @@ fn a_node_stopped_past_its_lease_archives_and_records_nothing_for_the_partitions
         .into_iter()
         .filter(|u| !recorded.contains(u))
         .collect();
-    let woke = ringcrawl::output::timestamp::rfc3339_millis(woke);
+    let woke = ringcrawl_warc::timestamp::rfc3339_millis(woke);
     let late: Vec<String> = crate::common::whole_lines(&nodes[1].log)
         .lines()
         .filter_map(|line| {

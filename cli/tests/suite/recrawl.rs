@@ -18,9 +18,9 @@ use crate::cli::ringcrawl;
 use crate::common::nginx::{Nginx, Seen};
 use crate::common::pywb::Pywb;
 use crate::common::{records_at, tools};
-use ringcrawl::output::timestamp;
 use ringcrawl_site::server::Reply;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
+use ringcrawl_warc::timestamp;
 
 const PAGES: usize = 200;
 

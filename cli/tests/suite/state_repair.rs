@@ -13,12 +13,12 @@ use std::time::SystemTime;
 use crate::common;
 use crate::common::warc::read_records;
 use crate::common::*;
-use ringcrawl::output::cdxj;
 use ringcrawl::output::record::Record;
 use ringcrawl::state::repair::{repair_cdxj, repair_jsonl, repair_warc, RecordAt};
 use ringcrawl::state::StateError;
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
+use ringcrawl_warc::cdxj;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ringcrawl-repair-{}-{name}", std::process::id()));

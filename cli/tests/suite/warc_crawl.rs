@@ -9,9 +9,9 @@ use std::sync::Arc;
 use crate::common;
 use crate::common::warc::read_records;
 use crate::common::*;
-use ringcrawl::output::warc;
 use ringcrawl_site::server::{Reply, Server};
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
+use ringcrawl_warc as warc;
 
 #[test]
 fn warc_archive_holds_every_exchange_byte_for_byte() {

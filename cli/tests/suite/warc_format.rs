@@ -1,4 +1,4 @@
-//! WARC 1.1 output (`ringcrawl::output::warc`): a warcinfo record and two exchanges
+//! WARC 1.1 output (the `ringcrawl-warc` crate): a warcinfo record and two exchanges
 //! written to a file and read back, checked field by field, and checked by
 //! an independent implementation, warcio (`warcio check`, `warcio index`,
 //! `cdxj-indexer`), installed from PyPI into a venv under the target dir.
@@ -11,8 +11,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::common;
 use crate::common::warc::{read_records, WarcRecord};
 use proptest::prelude::*;
-use ringcrawl::output::warc::{self, Exchange};
+use ringcrawl_warc::{self as warc, Exchange};
 use sha1::{Digest, Sha1};
+
+/// The `software` of the warcinfo records written here: the crawler's.
+const SOFTWARE: &str = concat!("ringcrawl/", env!("CARGO_PKG_VERSION"));
 
 /// 2026-11-22T07:49:44.250000Z
 fn date() -> SystemTime {
@@ -48,6 +51,7 @@ fn write_sample(name: &str) -> Written {
     assert_eq!(BODY1.len(), 57, "HEAD1's Content-Length");
     let filename = format!("{name}.warc.gz");
     let mut bytes = warc::warcinfo(
+        SOFTWARE,
         &filename,
         date(),
         &[
@@ -403,7 +407,7 @@ proptest! {
         plain.splice(0..0, b"WARC/1.1\r\n".iter().copied());
         let _ = read_records(&plain);
 
-        let mut file = warc::warcinfo("x.warc.gz", UNIX_EPOCH, &[]);
+        let mut file = warc::warcinfo(SOFTWARE, "x.warc.gz", UNIX_EPOCH, &[]);
         let resp = format!("{HEAD1}{BODY1}");
         warc::exchange(&Exchange {
             target_uri: "http://a.test/", ip: None, date: UNIX_EPOCH,
@@ -492,7 +496,7 @@ fn warcio_check_and_index_accept_the_file() {
     // A response cut short (body cap) is marked WARC-Truncated and still
     // checks: digests are of the bytes stored.
     let cut = format!("{HEAD1}{}", &BODY1[..20]);
-    let mut bytes = warc::warcinfo("truncated.warc.gz", date(), &[]);
+    let mut bytes = warc::warcinfo(SOFTWARE, "truncated.warc.gz", date(), &[]);
     warc::exchange_truncated(
         &Exchange {
             target_uri: "http://site.test:8080/index.html",
@@ -524,6 +528,7 @@ fn warcio_check_and_index_accept_the_file() {
 #[test]
 fn control_characters_cannot_break_lines() {
     let out = warc::warcinfo(
+        "ringcrawl/0\r\nformat: x",
         "a\r\nWARC-Type: x.warc.gz",
         UNIX_EPOCH,
         &[("evil\r\nkey: x", "v\r\nWARC/1.1"), ("ok", "fine")],
@@ -534,6 +539,10 @@ fn control_characters_cannot_break_lines() {
     assert_eq!(r.header("WARC-Type"), Some("warcinfo"));
     assert_eq!(r.header("warc-filename"), Some("a  WARC-Type: x.warc.gz"));
     let block = String::from_utf8(r.block.clone()).unwrap();
+    assert!(
+        block.starts_with("software: ringcrawl/0  format: x\r\nformat: "),
+        "{block}"
+    );
     assert!(block.contains("evil--key--x: v  WARC/1.1\r\n"), "{block}");
     assert!(block.ends_with("ok: fine\r\n"), "{block}");
 }

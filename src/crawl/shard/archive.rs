@@ -5,15 +5,15 @@
 //! made for them (`--warc-dns`); once queued for the shard's files, each
 //! gets its CDXJ line (`--cdxj`) with the place it was given.
 //!
-//! Not the record format (`crate::output::warc`), the files
-//! (`warc::file`), nor the index line (`crate::output::cdxj`).
+//! Not the record format nor the index line (`ringcrawl_warc` and its
+//! `cdxj`), nor the files (`crate::output::warc::file`).
 
 use std::rc::Rc;
 use std::time::SystemTime;
 
 use crate::net::fetch::{FetchError, Response};
-use crate::output::cdxj::{self, Entry};
-use crate::output::warc::{self, RefersTo};
+use ringcrawl_warc::cdxj::{self, Entry};
+use ringcrawl_warc::{self as warc, RefersTo};
 
 use super::recrawl::NotModified;
 use super::Shard;

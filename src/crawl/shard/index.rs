@@ -14,7 +14,7 @@
 //! when their bytes are queued. A task asks the WARC writer to flush what
 //! the queue waits for, a few milliseconds of lines at a time.
 //!
-//! Not the line's format (`crate::output::cdxj`), nor the WARC files.
+//! Not the line's format (`ringcrawl_warc::cdxj`), nor the WARC files.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};

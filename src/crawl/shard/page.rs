@@ -25,10 +25,10 @@ use crate::keys::shard_for;
 use crate::net::dns::Addresses;
 use crate::net::fetch::Response;
 use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
-use crate::output::timestamp::rfc3339_millis;
 use crate::web::urls;
 use ringcrawl_http1::content::DecodeError;
 use ringcrawl_http1::{self as http, content};
+use ringcrawl_warc::timestamp::rfc3339_millis;
 
 use super::decode::{decode_body, decode_kind};
 use super::exchange::Tried;

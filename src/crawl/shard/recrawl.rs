@@ -6,7 +6,7 @@
 //! page's links are read as if it had been fetched.
 //!
 //! Not the earlier crawl's captures (`output::captures`), the record's parsing
-//! (`output::warc::read`), nor the `revisit` record (`archive.rs`).
+//! (`ringcrawl_warc::read`), nor the `revisit` record (`archive.rs`).
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -20,10 +20,10 @@ use url::Url;
 use crate::net::fetch::{RawExchange, Response};
 use crate::output::captures::Capture;
 use crate::output::record::{Earlier, Record, MODIFIED, NOT_MODIFIED, REFETCHED};
-use crate::output::timestamp::parse_rfc3339;
-use crate::output::warc::read::{self, ReadError};
-use crate::output::warc::RefersTo;
 use ringcrawl_http1::{self as http, BodyDecoder, HeadScan, Validators};
+use ringcrawl_warc::read::{self, ReadError};
+use ringcrawl_warc::timestamp::parse_rfc3339;
+use ringcrawl_warc::RefersTo;
 
 use super::Shard;
 
@@ -162,7 +162,7 @@ impl Shard {
                 stored.kind, stored.target_uri
             ));
         }
-        if stored.payload_digest.as_deref() != Some(&crate::output::warc::digest_text(&digest)) {
+        if stored.payload_digest.as_deref() != Some(&ringcrawl_warc::digest_text(&digest)) {
             return Err("the earlier record's payload digest is not its capture's".into());
         }
         let mut scan = HeadScan::new(self.config.max_head);

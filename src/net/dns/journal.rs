@@ -4,7 +4,7 @@
 //! their TTLs. The shard takes them after a resolve and writes each as a
 //! WARC `resource` record (`dns:` URI), as Heritrix does.
 //!
-//! Not the record format (`crate::output::warc::dns_resource`).
+//! Not the record format (`ringcrawl_warc::dns_resource`).
 
 use std::cell::RefCell;
 use std::net::IpAddr;

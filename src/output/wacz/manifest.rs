@@ -14,7 +14,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::pages::Page;
-use crate::output::timestamp::rfc3339_seconds;
+use ringcrawl_warc::timestamp::rfc3339_seconds;
 
 /// The WACZ version written.
 pub const WACZ_VERSION: &str = "1.1.1";

@@ -1,6 +1,6 @@
 //! What a WACZ's `indexes/index.cdxj` and `pages/pages.jsonl` hold, made
 //! from the crawl's own CDXJ index (written unsorted while crawling, by
-//! `crate::output::cdxj`): the index lines sorted, as the WACZ spec
+//! `ringcrawl_warc::cdxj`'s lines): the index lines sorted, as the WACZ spec
 //! requires (byte order of whole lines, as cdxj-indexer's `--sort`), and
 //! the page list, one page per HTML page answered 2xx. Pure: bytes in,
 //! bytes out.

@@ -14,15 +14,15 @@
 //! default [`DEFAULT_BUDGET`], 256 MiB: about 1.7 million payloads of
 //! 60-byte URIs) new payloads are no longer remembered — they are archived
 //! whole, as without dedup, and the ones remembered still deduplicate.
-//! Not the record format (`warc::archive` writes the revisit).
+//! Not the record format (`ringcrawl_warc::archive` writes the revisit).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
 use foldhash::{HashMap, HashMapExt};
+use ringcrawl_warc::RefersTo;
 
-use crate::output::warc::RefersTo;
 use crate::output::writer::lock;
 
 /// Bytes of entries kept by default.

@@ -1,5 +1,5 @@
 //! Per-shard WARC files: one writer task per shard appends already-encoded
-//! records (from `warc.rs`) to `DIR/PREFIX-sSHARD-SEQ.warc.gz` through
+//! records (from `ringcrawl_warc`) to `DIR/PREFIX-sSHARD-SEQ.warc.gz` through
 //! glommio's file I/O (io_uring writes), starts each file with a `warcinfo`
 //! record, and rotates to a new file past the size limit.
 //!
@@ -23,8 +23,10 @@ use glommio::io::{OpenOptions, StreamWriter, StreamWriterBuilder};
 use glommio::Task;
 
 use crate::output::io_error::{plain, words};
-use crate::output::warc;
 use crate::sync::notify::Notify;
+
+/// The `software` of each file's `warcinfo` record.
+const SOFTWARE: &str = concat!("ringcrawl/", env!("CARGO_PKG_VERSION"));
 
 /// Encoded record groups queued before a worker waits for the writer.
 const QUEUE: usize = 256;
@@ -156,7 +158,8 @@ impl WarcFiles {
                 "{}-s{}-{:05}.warc.gz",
                 target.prefix, target.shard, queue.files
             );
-            let info = warc::warcinfo(
+            let info = ringcrawl_warc::warcinfo(
+                SOFTWARE,
                 &name,
                 SystemTime::now(),
                 &[("robots", "ignore"), ("isPartOf", "ringcrawl crawl")],

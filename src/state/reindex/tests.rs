@@ -4,10 +4,10 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use super::*;
-use crate::output::cdxj::{self, Entry};
-use crate::output::warc;
 use crate::state::{done, index};
 use ringcrawl_http1::HeadScan;
+use ringcrawl_warc as warc;
+use ringcrawl_warc::cdxj::{self, Entry};
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ringcrawl-reindex-{}-{name}", std::process::id()));
@@ -37,7 +37,7 @@ impl Crawl {
         let bytes = self
             .warcs
             .entry(file.to_string())
-            .or_insert_with(|| warc::warcinfo(file, SystemTime::UNIX_EPOCH, &[]));
+            .or_insert_with(|| warc::warcinfo("ringcrawl/test", file, SystemTime::UNIX_EPOCH, &[]));
         let n = self.log.len() as u64;
         let response = format!(
             "HTTP/1.1 {} X\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>{url}</p>",

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 use proptest::prelude::*;
 
 use super::*;
-use crate::output::warc;
+use ringcrawl_warc as warc;
 
 fn temp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("ringcrawl-repair-{}-{name}", std::process::id()))
@@ -114,7 +114,12 @@ fn a_warc_header_without_type_or_length_is_no_record() {
 /// A small `.warc.gz` as the crawl writes one (warcinfo, then exchanges),
 /// and the offset each member starts at.
 fn small_warc() -> (Vec<u8>, Vec<u64>) {
-    let mut out = warc::warcinfo("t.warc.gz", SystemTime::now(), &[("isPartOf", "test")]);
+    let mut out = warc::warcinfo(
+        "ringcrawl/test",
+        "t.warc.gz",
+        SystemTime::now(),
+        &[("isPartOf", "test")],
+    );
     let mut members = vec![0];
     for i in 0..4 {
         let url = format!("http://a.test/{i}");

@@ -7,23 +7,18 @@
 //!
 //! Which records get a line is cdxj-indexer's rule too: `response`,
 //! `revisit` and `resource` records (the caller only asks for those); not
-//! `request` nor `warcinfo`.
+//! `request` nor `warcinfo`. The key is the URL's [`surt`].
 //!
-//! [`rebuild`] makes a page's line again from its record read back (a
-//! resume's, for a line a kill lost).
-//!
-//! Not the writing of the index file (a shard hands its lines to a
-//! [`crate::output::writer`] thread) nor its sorting (done where a sorted
-//! index is needed: the WACZ).
-#![deny(clippy::arithmetic_side_effects)]
+//! Not the writing of the index file, nor its sorting (done where a sorted
+//! index is needed, as a WACZ's), nor reading a line's JSON (only
+//! [`line_json`] finds it): the caller's.
 
-pub mod rebuild;
 pub mod surt;
 
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
-use crate::output::timestamp::timestamp14;
+use crate::timestamp::timestamp14;
 
 /// What an index line says of one record.
 #[derive(Debug, Clone)]

@@ -5,8 +5,8 @@
 //! recrawl reads an earlier crawl's log and WARC dates).
 //! Pure: no clock is read here.
 //!
-//! Not what time a record carries (the shard decides: when the request was
-//! sent, for a fetched URL).
+//! Not what time a record carries: the caller decides (in ringcrawl, when
+//! the request was sent, for a fetched URL).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -57,8 +57,10 @@ pub fn timestamp14(t: SystemTime) -> String {
 /// offset, any fraction), if it is one after 1970.
 pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     let at = OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
-    let since = at - OffsetDateTime::UNIX_EPOCH;
-    UNIX_EPOCH.checked_add(Duration::try_from(since).ok()?)
+    // Whole seconds since 1970 (none for an instant before it, as the
+    // seconds of any instant before 1970 are negative), then the fraction.
+    let secs = u64::try_from(at.unix_timestamp()).ok()?;
+    UNIX_EPOCH.checked_add(Duration::new(secs, at.nanosecond()))
 }
 
 fn format(t: SystemTime, how: &[BorrowedFormatItem<'_>]) -> String {

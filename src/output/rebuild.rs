@@ -11,17 +11,20 @@
 //! head its block starts with, parsed as the fetch parsed it
 //! ([`ringcrawl_http1::HeadScan`]), `warc/revisit` for a revisit.
 //!
-//! Pure. Not the reading of the file ([`crate::output::warc::read::skim`],
-//! the caller's), nor which records lack a line (`crate::state`), nor the
-//! lines of records no page stands for (robots.txt, DNS).
+//! Pure: here and not in `ringcrawl-warc` because the line is the crawl's
+//! (its head parsed as the fetch parses it, its `mime` as `archive.rs`
+//! takes it), which a format crate knows nothing of. Not the reading of
+//! the file ([`ringcrawl_warc::read::skim`], the caller's), nor which
+//! records lack a line (`crate::state`), nor the lines of records no page
+//! stands for (robots.txt, DNS).
+#![deny(clippy::arithmetic_side_effects)]
 
 use thiserror::Error;
 
-use crate::output::timestamp::parse_rfc3339;
-use crate::output::warc::read::Skimmed;
 use ringcrawl_http1::HeadScan;
-
-use super::{mime_of, write_line, Entry};
+use ringcrawl_warc::cdxj::{mime_of, write_line, Entry};
+use ringcrawl_warc::read::Skimmed;
+use ringcrawl_warc::timestamp::parse_rfc3339;
 
 /// Why a record read back gives no page's index line.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -100,8 +103,8 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::*;
-    use crate::output::warc::read::skim;
-    use crate::output::warc::{self, payload_sha1, Exchange, RefersTo, Revisit};
+    use ringcrawl_warc::read::skim;
+    use ringcrawl_warc::{self as warc, payload_sha1, Exchange, RefersTo, Revisit};
 
     /// The WARC bytes of an exchange (a revisit when `revisit`) after a
     /// warcinfo record, where its main record and its request lie, and
@@ -125,7 +128,7 @@ mod tests {
             of: &of,
         });
         // Some bytes before, as in a file.
-        let mut bytes = warc::warcinfo("f.warc.gz", ex.date, &[]);
+        let mut bytes = warc::warcinfo("ringcrawl/test", "f.warc.gz", ex.date, &[]);
         let mut group = Vec::new();
         let written = warc::archive(&ex, payload_sha1(&ex), None, revisit, &mut group);
         let request_at = bytes.len() as u64;

@@ -9,8 +9,8 @@
 //!
 //! Pure: the caller reads the file and hands over the bytes from the
 //! offset on (or a reader positioned there). Not a general WARC reader
-//! (one record, gzipped per record, as `warc::file` writes them) and not
-//! the HTTP inside the block.
+//! (one record, gzipped per record, as [`crate::archive`] writes them) and
+//! not the HTTP inside the block.
 //!
 //! The bytes come from a file that may be damaged or not ours: nothing here
 //! may panic, and what is held is bounded by the caller's cap.
@@ -193,7 +193,7 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::*;
-    use crate::output::warc::{archive, payload_sha1, Exchange};
+    use crate::{archive, payload_sha1, Exchange};
 
     fn exchange_bytes() -> (Vec<u8>, usize, String) {
         let response = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nETag: \"x\"\r\n\r\nhello";
