@@ -460,9 +460,13 @@ impl Session {
         })?;
         // The next resume reads only what is logged after this. A failure
         // loses nothing: that resume reads more of the log.
+        let started = Instant::now();
         match self.catch_up_done() {
             Ok(0) => {}
-            Ok(records) => log::debug!("done.json: {records} more records read from the log"),
+            Ok(records) => log::debug!(
+                "done.json: {records} more records read from the log in {:.3} s",
+                started.elapsed().as_secs_f64()
+            ),
             Err(e) => log::warn!("reading the log's new records into done.json: {e}"),
         }
         // A failed compaction loses nothing: the marker is written before
