@@ -19,7 +19,7 @@
 //!   resolved, `/` for an empty path, spaces and non-ASCII percent-encoded.
 //!
 //! What it is not: no I/O, no DNS, no robots.txt, no scope decisions (see
-//! `crate::web::scope`), and no "aggressive" normalisation that could merge
+//! ringcrawl's `web::scope`), and no "aggressive" normalisation that could merge
 //! distinct resources (query parameters are not sorted, trailing slashes and
 //! letter case of paths are kept, `www.` is not stripped). Every function is
 //! pure and total: any input, however hostile, gives a value or an error,
