@@ -41,8 +41,9 @@
 //!    nothing between calls.
 //! 2. Nothing here panics, whatever the bytes: it runs on what servers
 //!    send, and in ringcrawl a panic takes down a shard. The crate denies
-//!    indexing, `unwrap`, `expect` and `panic!` outside its tests (the
-//!    workspace's `clippy.toml` lets the tests use them). The `links`, `links_differential`, `charset_links` and
+//!    indexing, `unwrap`, `expect`, `panic!` and unchecked arithmetic
+//!    outside its tests (the workspace's `clippy.toml` lets the tests use
+//!    them). The `links`, `links_differential`, `charset_links` and
 //!    `url_normalize` fuzz targets (`fuzz/`) feed it any bytes.
 //! 3. Bounded: at most [`MAX_LINKS_PER_PAGE`] links and as many requisites
 //!    a page, after which the page is not read further; no recursion, so
@@ -60,7 +61,8 @@
     clippy::panic,
     clippy::unreachable,
     clippy::todo,
-    clippy::unimplemented
+    clippy::unimplemented,
+    clippy::arithmetic_side_effects
 )]
 
 pub mod charset;

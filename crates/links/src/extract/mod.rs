@@ -604,7 +604,7 @@ fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
     if let Ok(s) = std::str::from_utf8(bytes) {
         return Cow::Borrowed(s);
     }
-    let mut out = String::with_capacity(bytes.len() + 8);
+    let mut out = String::with_capacity(bytes.len().saturating_add(8));
     for chunk in bytes.utf8_chunks() {
         out.push_str(chunk.valid());
         for &b in chunk.invalid() {
