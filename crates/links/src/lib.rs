@@ -25,6 +25,20 @@
 //!   user types it, a link and a `Location` resolved, the canonical host.
 //!   Every URL [`page_links`] returns is in this form.
 //!
+//! ```
+//! use ringcrawl_links::{page_links, urls};
+//!
+//! let page = url::Url::parse("https://example.com/news/").expect("a URL");
+//! let html = br#"<base href="/archive/"><a href="2024.html#top">2024</a>
+//!     <a href="mailto:desk@example.com">mail</a> <A HREF='2024.html'>again</A>"#;
+//! let found = page_links(html, &page, None);
+//! let links: Vec<&str> = found.links.iter().map(|u| u.as_str()).collect();
+//! // Resolved against the base, the fragment dropped, the repeat and
+//! // the mailto: left out.
+//! assert_eq!(links, ["https://example.com/archive/2024.html"]);
+//! assert_eq!(urls::host_of(links[0]), "example.com");
+//! ```
+//!
 //! # Not here
 //!
 //! Fetching, scope (which of these URLs a crawl follows: hosts, regexes,
