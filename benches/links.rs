@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ringcrawl::crawl::links::{extract_links, scan_links, tokenize_links};
+use ringcrawl_links::{extract_links, scan_links, tokenize_links};
 use ringcrawl_site::server::Reply;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use url::Url;

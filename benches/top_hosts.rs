@@ -26,7 +26,7 @@ fn frontier(hosts: usize) -> Frontier {
         f.offer(Job::root(format!("http://h{i}.bench.test/"), 10), now);
     }
     while let Next::Fetch(job) = f.next(now) {
-        let host = ringcrawl::web::urls::host_of(&job.url).to_string();
+        let host = ringcrawl_links::urls::host_of(&job.url).to_string();
         let i: usize = host[1..host.find('.').unwrap()].parse().unwrap();
         f.release(&host, i.is_multiple_of(7), now);
     }

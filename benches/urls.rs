@@ -9,7 +9,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use regex::Regex;
 use ringcrawl::web::scope::{Scope, ScopeMode};
-use ringcrawl::web::urls;
+use ringcrawl_links::urls;
 use url::Url;
 
 /// The href values of a typical page, as written in the HTML.

@@ -26,8 +26,8 @@ import sys
 # decides from the whole sample (its thread name first).
 STAGES = [
     ('output thread (JSONL, WARC writes)', lambda s: s[0] == 'ringcrawl-out'),
-    ('URL resolve + normalise (url crate)', r'web::urls::(resolve|join_in|normalize)|url::parser'),
-    ('link scan (scanner, attributes, dedup)', r'crawl::links::'),
+    ('URL resolve + normalise (url crate)', r'ringcrawl_links::urls::(resolve|join_in|normalize)|url::parser'),
+    ('link scan (scanner, attributes, dedup)', r'ringcrawl_links::extract::'),
     ('record build + serialise', r'output::record|record_for|shard::page::.*emit|write_record|serde_json'),
     ('seen-set lookup', r'crawl::seen::'),
     ('mesh (links to other shards)', r'mesh::'),

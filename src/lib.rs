@@ -94,12 +94,14 @@
 //!   turns, per-host concurrency and delay, backoff, robots first; queues
 //!   in bounded RAM, their tails spilled to disk through I/O requests it
 //!   hands out and completions it takes),
-//!   `crawl::robots` (robots.txt policy), `crawl::links` (HTML →
-//!   absolute normalised URLs: a hand-written scanner, html5gum's tokenizer
-//!   where the scanner is unsure), `crawl::seeds` (seed lists),
+//!   `crawl::robots` (robots.txt policy), `crawl::seeds` (seed lists),
 //!   `crawl::sitemap` (sitemaps.org urlsets and indexes, gzipped or not,
 //!   → their `<loc>`s, bounded; a fetch is read as a sitemap when its hop
-//!   path, `job::hops`, says it is one).
+//!   path, `job::hops`, says it is one). HTML → absolute normalised URLs
+//!   (a hand-written scanner, html5gum's tokenizer where the scanner is
+//!   unsure), a page's charset and its robots `<meta>` tags are a crate
+//!   of their own, `ringcrawl-links` (`crates/links`), which the page
+//!   path calls.
 //! - `net` one exchange with a server: `net::fetch` (one HTTP/1.1
 //!   exchange with limits and a deadline, on a reused keep-alive connection
 //!   when the shard's `net::conn_pool` has one for the endpoint),
@@ -151,17 +153,19 @@
 //! - `config` the validated settings every shard reads (`config::Config`),
 //!   with their own types: the budget and sitemap limits, the robots.txt
 //!   retry schedule.
-//! - The leaves, the vocabulary every layer names: `web` (`web::urls`:
-//!   normalisation, the one canonical host name; `web::scope`:
+//! - The leaves, the vocabulary every layer names: `web` (`web::scope`:
 //!   strict/lenient hosts, `--exclude`, `--include`, `--no-parent`, and
-//!   the seed lists' hosts), `job` (a queued URL, its hop path
-//!   `job::hops`, why one is kept out, and `job::chunk`, jobs as bytes for
-//!   the frontier's spill and the state journals), `keys` (`shard_for`
+//!   the seed lists' hosts; `web::query`, the query parameters stripped),
+//!   `job` (a queued URL, its hop path `job::hops`, why one is kept out,
+//!   and `job::chunk`, jobs as bytes for the frontier's spill and the
+//!   state journals), `keys` (`shard_for`
 //!   and the seen-set's `Fingerprinter`: hashes every thread, process and
 //!   run agree on) and `sync` (`Notify`; `Outstanding`, the count of
 //!   outstanding URLs that decides when the crawl is done; and `PerIp`,
 //!   the crawl-wide count of fetches in flight to each server address,
-//!   `--per-ip`, whose places are given back on drop).
+//!   `--per-ip`, whose places are given back on drop). Under them all,
+//!   the one normal form of a URL and canonical spelling of a host:
+//!   `ringcrawl_links::urls`.
 //!
 //! The synthetic site and its test server are a crate of their own
 //! (`ringcrawl-site`, in `site/`), used by the tests, the demo and the

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::crawl::links::{page_links, MAX_LINKS_PER_PAGE};
+use ringcrawl_links::{page_links, MAX_LINKS_PER_PAGE};
 use url::Url;
 
 const LABELS: [&str; 8] = [

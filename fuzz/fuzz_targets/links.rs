@@ -12,8 +12,7 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::crawl::links::{extract_links, MAX_LINKS_PER_PAGE};
-use ringcrawl::web::urls;
+use ringcrawl_links::{extract_links, urls, MAX_LINKS_PER_PAGE};
 use url::Url;
 
 fn page() -> &'static Url {

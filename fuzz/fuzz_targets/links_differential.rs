@@ -10,7 +10,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::crawl::links::{extract_links, scan_links, tokenize_links};
+use ringcrawl_links::{extract_links, scan_links, tokenize_links};
 use url::Url;
 
 fn page() -> &'static Url {

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use ringcrawl::web::scope::{Scope, ScopeMode};
-use ringcrawl::web::urls;
+use ringcrawl_links::urls;
 use url::Url;
 
 fn page() -> &'static Url {

@@ -22,9 +22,10 @@
 //!
 //! Pure.
 
+use ringcrawl_links::urls;
+
 use crate::job::Job;
 use crate::web::scope::{reserved, Scope};
-use crate::web::urls;
 
 use super::partition::partition_of;
 

@@ -8,9 +8,10 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use ringcrawl_links::urls;
+
 use crate::config::Config;
 use crate::job::Job;
-use crate::web::urls;
 
 use super::partition::partition_of;
 use super::store::{may_evict, Meta, Store, StoreError};

@@ -31,11 +31,11 @@ use std::io::{self, BufRead, BufReader, Read};
 use flate2::read::MultiGzDecoder;
 use quick_xml::events::{BytesRef, Event};
 use quick_xml::Reader;
+use ringcrawl_links::urls;
 use thiserror::Error;
 use url::Url;
 
 use crate::config::sitemap::Limits;
-use crate::web::urls;
 
 /// What a sitemap lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -31,13 +31,13 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use ringcrawl_links::urls;
 use serde::Deserialize;
 
 use crate::job::Verdict;
 use crate::job::{ErrorKind, Limit};
 use crate::keys::shard_for;
 use crate::keys::Fingerprinter;
-use crate::web::urls;
 
 use super::repair::{next_line, repair_jsonl_with, Repaired};
 use super::{io_err, StateError};

@@ -22,9 +22,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+use ringcrawl_links::urls;
+
 use crate::job::Job;
 use crate::keys::shard_for;
-use crate::web::urls;
 
 use super::journal::{self, ToReplay};
 

@@ -6,7 +6,7 @@
 //! characters; the other parameters keep their order and spelling, and a
 //! query left empty goes with its `?`.
 //!
-//! Pure and total, on the URL's normal form (`crate::web::urls`): it runs
+//! Pure and total, on the URL's normal form (`ringcrawl_links::urls`): it runs
 //! before a found URL meets the seen-set, so the stripped form is the one
 //! deduplicated, fetched and recorded. Not the other normalisation rules.
 

@@ -236,7 +236,7 @@ fn inject(redis: &str, crawl: &str, jobs: &[ringcrawl::job::Job]) {
         .get_connection()
         .unwrap();
     for job in jobs {
-        let p = partition_of(ringcrawl::web::urls::host_of(&job.url), PARTITIONS);
+        let p = partition_of(ringcrawl_links::urls::host_of(&job.url), PARTITIONS);
         let _: String = redis::cmd("XADD")
             .arg(format!("ringcrawl:{crawl}:stream:{p}"))
             .arg("*")

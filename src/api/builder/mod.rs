@@ -23,6 +23,8 @@ mod requests;
 mod scope;
 mod state;
 
+use ringcrawl_links::urls::{self, UrlError};
+
 use super::checks;
 use super::error::{BuildError, Setting};
 use super::{Crawler, Interrupt};
@@ -31,7 +33,6 @@ use crate::crawl::hooks::Hooks;
 use crate::defaults;
 use crate::net::tls::{self, TlsOptions};
 use crate::web::scope::{Scope, ScopeMode};
-use crate::web::urls::{self, UrlError};
 
 /// Builds a [`Crawler`]: roots first, then any setting that differs from
 /// the defaults: the chapter's fetches at once, redirects and tries;

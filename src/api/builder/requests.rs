@@ -7,11 +7,12 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ringcrawl_links::urls;
+
 use crate::api::error::Setting;
 use crate::net::cookies::Jar;
 use crate::net::dns::Families;
 use crate::net::proxy::{Bypass, Proxy};
-use crate::web::urls;
 use ringcrawl_http1::Credential;
 
 use super::CrawlerBuilder;

@@ -7,9 +7,10 @@
 
 use std::time::Instant;
 
+use ringcrawl_links::urls;
+
 use crate::job::Job;
 use crate::keys::shard_for;
-use crate::web::urls;
 
 use super::super::admit::{Admission, Refusal};
 use super::super::clock::Moment;

@@ -38,6 +38,8 @@ use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ringcrawl_links::urls;
+
 use crate::config::secret::redacted;
 use crate::job::Job;
 use crate::keys::Fingerprinter;
@@ -45,7 +47,6 @@ use crate::output::cluster_gauges::ClusterGauges;
 use crate::output::writer::{WriterHandle, Written};
 use crate::sync::Outstanding;
 use crate::web::scope::Scope;
-use crate::web::urls;
 
 use super::clock::Moment;
 use super::lease::Leases;

@@ -22,11 +22,12 @@
 use std::mem;
 use std::time::Instant;
 
+use ringcrawl_links::urls;
+
 use super::host::{Host, Knobs};
 use super::spill::{weight, READ_AHEAD, WAITING};
 use super::Frontier;
 use crate::job::Job;
-use crate::web::urls;
 
 /// The hosts' state a frontier holds, against its bound.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -11,11 +11,12 @@
 
 use std::time::{Duration, Instant};
 
+use ringcrawl_links::urls;
+
 use super::host::Robots;
 use super::spill::weight;
 use super::{jitter, later, Frontier};
 use crate::job::Job;
-use crate::web::urls;
 
 /// The first wait of a host whose fetch was held back.
 pub const HELD_WAIT: Duration = Duration::from_millis(50);

@@ -290,7 +290,7 @@ mod tests {
     fn fetches(f: &mut Frontier, now: Instant) -> Vec<String> {
         let mut hosts = Vec::new();
         while let Next::Fetch(job) = f.next(now) {
-            hosts.push(crate::web::urls::host_of(&job.url).to_string());
+            hosts.push(ringcrawl_links::urls::host_of(&job.url).to_string());
         }
         hosts.sort();
         hosts

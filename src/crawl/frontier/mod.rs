@@ -53,9 +53,10 @@ use foldhash::{HashMap, HashMapExt};
 use lru::LruCache;
 use std::time::{Duration, Instant};
 
+use ringcrawl_links::urls;
+
 use crate::crawl::robots::Rules;
 use crate::job::{Job, Limit, Verdict};
-use crate::web::urls;
 
 mod admission;
 mod hold;

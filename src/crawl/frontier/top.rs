@@ -57,7 +57,7 @@ mod tests {
 
     fn fetch(f: &mut Frontier, now: Instant) -> String {
         match f.next(now) {
-            Next::Fetch(job) => crate::web::urls::host_of(&job.url).to_string(),
+            Next::Fetch(job) => ringcrawl_links::urls::host_of(&job.url).to_string(),
             other => panic!("a fetch, not {other:?}"),
         }
     }

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
+use ringcrawl_links::urls;
+
 use crate::cluster::join::Joined;
 use crate::cluster::node::Running;
 use crate::config::Config;
@@ -25,7 +27,6 @@ use crate::output::warc::dedup::{self, Dedup};
 use crate::output::writer::Writer;
 use crate::sync::Outstanding;
 use crate::sync::PerIp;
-use crate::web::urls;
 
 use super::begin::Begun;
 use super::cluster;

@@ -15,12 +15,12 @@
 //! shard's (`crate::crawl::shard`).
 use std::sync::Arc;
 
+use ringcrawl_links::urls::{self, UrlError};
 use url::Url;
 
 use crate::job::hops::{Hop, Hops};
 use crate::job::Job;
 use crate::web::scope::Scope;
-use crate::web::urls::{self, UrlError};
 
 pub mod split;
 

@@ -17,10 +17,11 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use ringcrawl_links::urls;
+
 use crate::config::SeedSource;
 use crate::keys::shard_for;
 use crate::web::scope::ScopeMode;
-use crate::web::urls;
 
 use super::{parse_line, shorten, SeedLine, MAX_LINE};
 use crate::web::scope::{SeedHosts, SeedHostsBuilder};

@@ -26,13 +26,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ringcrawl_links::urls;
+
 use crate::cluster::clock::Moment;
 use crate::cluster::ledger::Outcome;
 use crate::cluster::link::{Done, Intake, Link, ToNode};
 use crate::job::Job;
 use crate::keys::host_key;
 use crate::web::scope::Scope;
-use crate::web::urls;
 
 use super::seen::{Asker, Enqueued, Routed};
 use super::Shard;

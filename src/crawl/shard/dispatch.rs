@@ -9,13 +9,14 @@
 use std::rc::Rc;
 use std::time::Instant;
 
+use ringcrawl_links::urls;
+
 use crate::cluster::ledger::Outcome;
 use url::Url;
 
 use crate::crawl::frontier::Next;
 use crate::crawl::mesh::{Lease, PageEnd};
 use crate::job::Job;
-use crate::web::urls;
 
 use super::exchange::fetch_target;
 use super::{Shard, Work, BACKLOG_POLL, SLOT_POLL};

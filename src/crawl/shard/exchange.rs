@@ -9,13 +9,13 @@
 
 use std::time::{Duration, Instant};
 
+use ringcrawl_links::urls;
 use url::Url;
 
 use crate::net::dns::{Addresses, DnsError};
 use crate::net::fetch::{self, FetchError, Response, Route};
 use crate::net::proxy::tunnel::TunnelError;
 use crate::output::captures::Capture;
-use crate::web::urls;
 use ringcrawl_http1 as http;
 
 use super::recrawl::{self, Revalidation};

@@ -12,10 +12,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use ringcrawl_links::directives::{self, Directives, MetaRobots};
+use ringcrawl_links::urls;
+use ringcrawl_links::{self as links, Extract};
 use url::Url;
 
-use crate::crawl::links::directives::{self, Directives, MetaRobots};
-use crate::crawl::links::{self, Extract};
 use crate::crawl::mesh::PageEnd;
 use crate::crawl::page::Page;
 use crate::crawl::robots::agent_token;
@@ -25,7 +26,6 @@ use crate::keys::shard_for;
 use crate::net::dns::Addresses;
 use crate::net::fetch::Response;
 use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
-use crate::web::urls;
 use ringcrawl_http1::content::DecodeError;
 use ringcrawl_http1::{self as http, content};
 use ringcrawl_warc::timestamp::rfc3339_millis;

@@ -6,6 +6,7 @@
 //! The policy itself (status rules, parsing, verdicts) is the pure
 //! `crate::crawl::robots`.
 
+use ringcrawl_links::urls;
 use url::Url;
 
 use crate::crawl::robots::{
@@ -14,7 +15,6 @@ use crate::crawl::robots::{
 use crate::job::{ErrorKind, Job, Verdict};
 use crate::net::fetch::FetchError;
 use crate::output::record::Record;
-use crate::web::urls;
 
 use super::decode::decode_body;
 use super::exchange::Tried;

@@ -24,13 +24,14 @@ use std::hash::{BuildHasher, Hash};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use ringcrawl_links::urls;
+
 use crate::cluster::ledger::Outcome;
 use crate::crawl::frontier::Offer;
 use crate::crawl::seen::{self, Check};
 use crate::job::{Job, Limit};
 use crate::keys::shard_for;
 use crate::output::record::Record;
-use crate::web::urls;
 
 use super::{failure, Shard};
 

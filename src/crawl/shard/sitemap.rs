@@ -18,6 +18,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use ringcrawl_links::urls;
 use url::Url;
 
 use crate::crawl::sitemap::{self, Cut, Kind};
@@ -26,7 +27,6 @@ use crate::job::{ErrorKind, Job};
 use crate::net::fetch::Response;
 use crate::output::record::Record;
 use crate::web::scope::Scope;
-use crate::web::urls;
 
 use super::failure::fail;
 use super::Shard;

@@ -84,9 +84,9 @@ use std::time::{Duration, Instant};
 use glommio::sync::Semaphore;
 use thiserror::Error;
 
-use crate::web::urls::canonical_host;
 use addresses::happy_order;
 use ringcrawl_dns_wire::Rcode;
+use ringcrawl_links::urls::canonical_host;
 
 /// A host name that gave no usable address.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
+use ringcrawl_links::urls::canonical_host;
+
 use super::NO_ADDRESS;
-use crate::web::urls::canonical_host;
 
 /// Hosts-file text to a map of lower-cased names to their addresses, in
 /// the order the file lists them.

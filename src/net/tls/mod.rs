@@ -41,6 +41,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_rustls::TlsConnector;
+use ringcrawl_links::urls::canonical_host;
 use rustls::client::WebPkiServerVerifier;
 use rustls::{ClientConfig, RootCertStore};
 use rustls_pki_types::pem::PemObject;
@@ -48,7 +49,6 @@ use rustls_pki_types::{CertificateDer, ServerName};
 use url::{Host, Url};
 
 use crate::net::stream::{Timed, TlsConn};
-use crate::web::urls::canonical_host;
 #[cfg(any(test, feature = "internals"))]
 pub use error::certificate_reason;
 pub use error::TlsError;

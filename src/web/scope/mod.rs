@@ -41,16 +41,15 @@
 //!   machine's credentials.
 //!
 //! What it is not: no robots.txt, no per-host politeness or limits, no URL
-//! normalisation (see `crate::web::urls`), and no I/O or DNS: `example.com` and
+//! normalisation (see `ringcrawl_links::urls`), and no I/O or DNS: `example.com` and
 //! an IP it resolves to are different hosts here.
 use foldhash::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use regex::Regex;
+use ringcrawl_links::urls;
 use url::Url;
-
-use crate::web::urls;
 
 pub mod reserved;
 mod seed_hosts;

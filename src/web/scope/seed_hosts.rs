@@ -13,10 +13,10 @@
 //! the seed lists (`crate::crawl::seeds::split`).
 use std::hash::BuildHasher;
 
+use ringcrawl_links::urls;
 use url::Url;
 
 use super::ScopeMode;
-use crate::web::urls;
 
 /// The scope key of `host` (canonical, as [`urls::canonical_host`] gives
 /// it): its registrable domain in lenient mode, else the host without a

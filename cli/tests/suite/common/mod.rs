@@ -25,7 +25,7 @@ use std::time::Duration;
 use ringcrawl::config::Config;
 use ringcrawl::crawl::{self, Outcome};
 use ringcrawl::output::record::Record;
-use ringcrawl::web::urls;
+use ringcrawl_links::urls;
 use ringcrawl_site::server::{Reply, Request, Server};
 
 /// An HTML page linking to `links`.

@@ -5,11 +5,12 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
+use ringcrawl_links::urls;
+
 use super::super::host::Host;
 use super::super::{Frontier, HostMemory, Next, Offer, Politeness};
 use crate::crawl::robots::Rules;
 use crate::job::{Job, Limit};
-use crate::web::urls;
 
 fn job(url: &str) -> Job {
     Job::root(url.into(), 10)

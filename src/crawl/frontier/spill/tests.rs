@@ -102,7 +102,7 @@ fn drain(f: &mut Frontier, disk: &mut Disk, now: Instant) -> Vec<String> {
 }
 
 fn urls_host(url: &str) -> &str {
-    crate::web::urls::host_of(url)
+    ringcrawl_links::urls::host_of(url)
 }
 
 #[test]

@@ -1,6 +1,8 @@
-//! Tests of `crate::crawl::links`.
+//! Tests of the link extraction (`extract`): the conformance corpus, the
+//! scanner against the tokenizer, and the property tests.
 
 use super::*;
+use crate::directives;
 use proptest::prelude::*;
 
 fn page() -> Url {

@@ -155,7 +155,10 @@ fn trim_start(s: &[u8], drop: impl Fn(u8) -> bool) -> &[u8] {
 }
 
 fn trim_end(s: &[u8], drop: impl Fn(u8) -> bool) -> &[u8] {
-    let end = s.iter().rposition(|&b| !drop(b)).map_or(0, |i| i + 1);
+    let end = s
+        .iter()
+        .rposition(|&b| !drop(b))
+        .map_or(0, |i| i.saturating_add(1));
     s.get(..end).unwrap_or_default()
 }
 

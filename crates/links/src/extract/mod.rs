@@ -1,4 +1,4 @@
-//! Link extraction from fetched HTML pages: the crawler's hot path.
+//! Link extraction from an HTML page: the crawler's hot path.
 //!
 //! [`extract_links`] finds the links of a page the way HTML's tokenizer
 //! does: case-insensitive tag and attribute names, quoted, single-quoted and
@@ -17,7 +17,7 @@
 //!   emitter: the reference, and what runs when the scanner gives up.
 //!
 //! Both feed the same `LinkSet` (base URL, resolution, dedup, cap), and
-//! the conformance corpus below, a property test and the
+//! the conformance corpus in `tests`, a property test and the
 //! `links_differential` fuzz target check that they agree.
 //!
 //! Encodings: [`page_links`] first finds the page's encoding by the HTML
@@ -27,20 +27,18 @@
 //! queries are written back in its encoding, as browsers do
 //! (`encoding_tests` holds the corpus of six encodings).
 //!
-//! Page requisites (`--page-requisites`, [`Extract::Requisites`]): the
-//! tokenizer's emitter then reads every element, `requisites` says which
-//! attributes load what (`img src`, `srcset`, `script src`, stylesheets,
-//! media, objects), and `css` finds the `url()`s and `@import`s of inline
-//! CSS and of stylesheets ([`stylesheet_requisites`]). The scanner is not
-//! involved, so the fast path costs nothing more when the flag is off.
+//! Page requisites ([`Extract::Requisites`]): the tokenizer's emitter then
+//! reads every element, `requisites` says which attributes load what
+//! (`img src`, `srcset`, `script src`, stylesheets, media, objects), and
+//! `css` finds the `url()`s and `@import`s of inline CSS and of
+//! stylesheets ([`stylesheet_requisites`]). The scanner is not involved,
+//! so the fast path costs nothing more when requisites are not asked for.
 //!
 //! What it is not: not a tree builder (no DOM, so no stack to overflow on
-//! deeply nested pages), not a JavaScript URL finder, not a
-//! robots/nofollow interpreter, and it does no I/O and makes no scope
-//! decision (see `crate::web::scope`). It never panics, whatever the bytes.
-pub mod charset;
+//! deeply nested pages), not a JavaScript URL finder, and it does no I/O
+//! and makes no scope decision (which links a crawl follows is the
+//! caller's). It never panics, whatever the bytes.
 mod css;
-pub mod directives;
 #[cfg(test)]
 mod encoding_tests;
 mod requisites;
@@ -54,9 +52,9 @@ use std::hash::BuildHasher;
 use encoding_rs::{Encoding, UTF_8};
 use url::Url;
 
-use crate::web::urls;
-use charset::Sniffed;
-use directives::MetaRobots;
+use crate::charset::{self, Sniffed};
+use crate::directives::MetaRobots;
+use crate::urls;
 use requisites::{Element, Values};
 
 /// The most links [`extract_links`] returns for one page.
@@ -99,7 +97,6 @@ pub const MAX_LINKS_PER_PAGE: usize = 10_000;
 /// [`page_links`]); bytes inside a link value that are not valid UTF-8 are
 /// percent-encoded as they are (`0xE9` becomes `%E9`) rather than replaced,
 /// so distinct links stay distinct.
-#[cfg(any(test, feature = "internals"))]
 pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
     found_links(html, page_url, None, false).links
 }
@@ -108,12 +105,15 @@ pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
 /// the encoding its text was read in.
 #[derive(Debug)]
 pub struct PageLinks {
+    /// The page's links, as [`extract_links`] finds them: unique, in order,
+    /// at most [`MAX_LINKS_PER_PAGE`].
     pub links: Vec<Url>,
     /// Page requisites ([`Extract::Requisites`]): images, scripts,
     /// stylesheets, media, objects and the `url()`s of inline CSS, unique,
     /// in order, at most [`MAX_LINKS_PER_PAGE`]. A URL can be both a link
     /// and an embed.
     pub embeds: Vec<Url>,
+    /// The encoding the page was read in, and why.
     pub charset: Sniffed,
     /// What its `<meta name="robots">` tags say.
     pub robots: MetaRobots,
@@ -136,7 +136,6 @@ pub enum Extract {
 /// links are resolved as the HTML standard says: paths and hosts as UTF-8,
 /// the query in the page's own encoding (`?q=caf%E9` on a windows-1252
 /// page; characters it cannot write become `&#NNNN;` first, as browsers do).
-#[cfg(any(test, feature = "internals"))]
 pub fn page_links(body: &[u8], page_url: &Url, header_charset: Option<&str>) -> PageLinks {
     page_links_with(body, page_url, header_charset, Extract::Links, false)
 }
@@ -231,7 +230,6 @@ pub fn stylesheet_requisites(css: &[u8], css_url: &Url) -> Vec<Url> {
 /// [`extract_links`] of a page in `encoding` (its byte order mark already
 /// removed): decoded to UTF-8, then scanned, with queries written in the
 /// page's encoding.
-#[cfg(any(test, feature = "internals"))]
 pub fn extract_links_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> Vec<Url> {
     let (text, _) = encoding.decode_without_bom_handling(html);
     let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
@@ -241,7 +239,6 @@ pub fn extract_links_in(html: &[u8], page_url: &Url, encoding: &'static Encoding
 /// [`extract_links`] by the hand-written scanner alone: `None` when the page
 /// holds something only the full tokenizer handles exactly. Public for the
 /// differential fuzz target and benchmarks.
-#[cfg(any(test, feature = "internals"))]
 pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
     in_passes(page_url, None, false, false, |set| scanner::scan(html, set))
         .ok()
@@ -251,7 +248,6 @@ pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
 /// [`extract_links`] by html5gum's tokenizer alone: the reference the
 /// scanner is checked against. Public for the differential fuzz target and
 /// benchmarks.
-#[cfg(any(test, feature = "internals"))]
 pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
     let Ok(found) = in_passes(page_url, None, false, false, |set| {
         tokenizer::tokenize(html, set);
@@ -608,7 +604,7 @@ fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
     if let Ok(s) = std::str::from_utf8(bytes) {
         return Cow::Borrowed(s);
     }
-    let mut out = String::with_capacity(bytes.len() + 8);
+    let mut out = String::with_capacity(bytes.len().saturating_add(8));
     for chunk in bytes.utf8_chunks() {
         out.push_str(chunk.valid());
         for &b in chunk.invalid() {

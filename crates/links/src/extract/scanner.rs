@@ -45,15 +45,15 @@ pub(super) fn scan(html: &[u8], set: &mut LinkSet<'_>) -> Result<(), Unsure> {
         let Some(lt) = s.find(b'<') else {
             return Ok(());
         };
-        s.pos = lt + 1;
+        s.pos = lt.saturating_add(1);
         let more = match s.peek() {
             Some(c) if c.is_ascii_alphabetic() => s.start_tag(set)?,
             Some(b'/') => {
-                s.pos += 1;
+                s.pos = s.pos.saturating_add(1);
                 match s.peek() {
                     Some(c) if c.is_ascii_alphabetic() => s.tag().is_some(),
                     Some(b'>') => {
-                        s.pos += 1;
+                        s.pos = s.pos.saturating_add(1);
                         true
                     }
                     None => false,
@@ -61,9 +61,9 @@ pub(super) fn scan(html: &[u8], set: &mut LinkSet<'_>) -> Result<(), Unsure> {
                 }
             }
             Some(b'!') => {
-                s.pos += 1;
+                s.pos = s.pos.saturating_add(1);
                 if s.rest().starts_with(b"--") {
-                    s.pos += 2;
+                    s.pos = s.pos.saturating_add(2);
                     s.comment()
                 } else {
                     // DOCTYPE, CDATA (a bogus comment outside foreign
@@ -118,7 +118,7 @@ impl<'h> Scanner<'h> {
     /// Absolute position of the next `byte` at or after `pos`.
     #[inline]
     fn find(&self, byte: u8) -> Option<usize> {
-        memchr(byte, self.rest()).map(|i| self.pos + i)
+        memchr(byte, self.rest()).map(|i| self.pos.saturating_add(i))
     }
 
     /// Move past the next `byte`; false at end of input.
@@ -126,7 +126,7 @@ impl<'h> Scanner<'h> {
     fn skip_past(&mut self, byte: u8) -> bool {
         match self.find(byte) {
             Some(i) => {
-                self.pos = i + 1;
+                self.pos = i.saturating_add(1);
                 true
             }
             None => false,
@@ -136,7 +136,7 @@ impl<'h> Scanner<'h> {
     #[inline]
     fn skip_spaces(&mut self) {
         while self.peek().is_some_and(is_space) {
-            self.pos += 1;
+            self.pos = self.pos.saturating_add(1);
         }
     }
 
@@ -204,7 +204,7 @@ impl<'h> Scanner<'h> {
             .iter()
             .position(|&c| is_space(c) || c == b'/' || c == b'>')
             .unwrap_or(rest.len());
-        self.pos + len
+        self.pos.saturating_add(len)
     }
 
     /// Read a tag whose value is not wanted (an end tag) from its name at
@@ -225,29 +225,29 @@ impl<'h> Scanner<'h> {
             match self.peek() {
                 None => return None,
                 Some(b'>') => {
-                    self.pos += 1;
+                    self.pos = self.pos.saturating_add(1);
                     return Some(ClosedTag { value });
                 }
                 Some(b'/') => {
                     // Self-closing start tag state: `/>` ends the tag,
                     // anything else is read again as before an attribute.
-                    self.pos += 1;
+                    self.pos = self.pos.saturating_add(1);
                     continue;
                 }
                 Some(c) if is_space(c) => {
-                    self.pos += 1;
+                    self.pos = self.pos.saturating_add(1);
                     continue;
                 }
                 Some(_) => {}
             }
             // Attribute name state; its first byte may be `=`.
             let name_start = self.pos;
-            self.pos += 1;
+            self.pos = self.pos.saturating_add(1);
             while let Some(c) = self.peek() {
                 if is_space(c) || matches!(c, b'/' | b'>' | b'=') {
                     break;
                 }
-                self.pos += 1;
+                self.pos = self.pos.saturating_add(1);
             }
             let wanted = value.is_none()
                 && want.is_some_and(|want| {
@@ -263,16 +263,16 @@ impl<'h> Scanner<'h> {
                 }
                 continue;
             }
-            self.pos += 1;
+            self.pos = self.pos.saturating_add(1);
             // Before attribute value state.
             self.skip_spaces();
             let attr_value = match self.peek() {
                 None => return None,
                 Some(quote @ (b'"' | b'\'')) => {
-                    let start = self.pos + 1;
+                    let start = self.pos.saturating_add(1);
                     self.pos = start;
                     let end = self.find(quote)?;
-                    self.pos = end + 1;
+                    self.pos = end.saturating_add(1);
                     // After attribute value (quoted): whatever follows is
                     // read as before an attribute, as the loop does.
                     self.html.get(start..end)
@@ -285,7 +285,7 @@ impl<'h> Scanner<'h> {
                         if is_space(c) || c == b'>' {
                             break;
                         }
-                        self.pos += 1;
+                        self.pos = self.pos.saturating_add(1);
                     }
                     self.peek()?;
                     self.html.get(start..self.pos)
@@ -306,7 +306,7 @@ impl<'h> Scanner<'h> {
             let Some(lt) = self.find(b'<') else {
                 return Ok(false);
             };
-            self.pos = lt + 1;
+            self.pos = lt.saturating_add(1);
             let rest = self.rest();
             let Some(candidate) = rest.strip_prefix(b"/") else {
                 continue;
@@ -327,7 +327,7 @@ impl<'h> Scanner<'h> {
                 }
             }
             // The end tag: name, then attributes (ignored) up to its `>`.
-            self.pos += 1;
+            self.pos = self.pos.saturating_add(1);
             return Ok(self.tag().is_some());
         }
     }
@@ -339,11 +339,11 @@ impl<'h> Scanner<'h> {
         // `<!-->` and `<!--->` are complete (if abrupt) comments.
         match self.rest() {
             [b'>', ..] => {
-                self.pos += 1;
+                self.pos = self.pos.saturating_add(1);
                 return true;
             }
             [b'-', b'>', ..] => {
-                self.pos += 2;
+                self.pos = self.pos.saturating_add(2);
                 return true;
             }
             _ => {}
@@ -351,7 +351,7 @@ impl<'h> Scanner<'h> {
         // Otherwise the first `-->` or `--!>` whose dashes are both inside
         // the comment ends it.
         while let Some(gt) = self.find(b'>') {
-            self.pos = gt + 1;
+            self.pos = gt.saturating_add(1);
             let closes = |from: usize, tail: &[u8]| {
                 from >= body && self.html.get(from..gt).is_some_and(|s| s == tail)
             };

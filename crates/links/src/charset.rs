@@ -16,8 +16,8 @@
 //! no maintained crate offers it on its own (encoding_rs decodes but does
 //! not sniff; html5ever and lol_html keep theirs inside their parsers).
 //!
-//! Not decoding (that is encoding_rs, called by `links`), and no I/O.
-// Lints: those of `links` (this module's parent) apply here too.
+//! Not decoding (that is encoding_rs, called by `extract`), and no I/O.
+// Lints: the crate's (lib.rs) apply here too.
 
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252, X_USER_DEFINED};
 
@@ -55,7 +55,9 @@ impl Source {
 /// A page's encoding and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sniffed {
+    /// The encoding the page is read in.
     pub encoding: &'static Encoding,
+    /// Which rule chose it.
     pub source: Source,
     /// Bytes of byte order mark to skip before decoding.
     pub bom_len: usize,

@@ -22,27 +22,34 @@ pub(super) fn scan(css: &[u8], found: &mut impl FnMut(&[u8])) {
     let mut pos = 0;
     while let Some(&c) = css.get(pos) {
         match c {
-            b'/' if css.get(pos + 1) == Some(&b'*') => {
-                pos = match memchr::memmem::find(css.get(pos + 2..).unwrap_or_default(), b"*/") {
-                    Some(end) => pos + 2 + end + 2,
+            b'/' if css.get(pos.saturating_add(1)) == Some(&b'*') => {
+                pos = match memchr::memmem::find(
+                    css.get(pos.saturating_add(2)..).unwrap_or_default(),
+                    b"*/",
+                ) {
+                    Some(end) => pos.saturating_add(4).saturating_add(end),
                     None => css.len(),
                 };
             }
             b'"' | b'\'' => pos = string(css, pos).0,
-            b'\\' => pos += 2,
+            b'\\' => pos = pos.saturating_add(2),
             b'u' | b'U' if is_url_function(css, pos) => {
-                let (end, value) = url_function(css, pos + 4);
+                let (end, value) = url_function(css, pos.saturating_add(4));
                 if let Some(value) = value {
                     found(&value);
                 }
                 pos = end;
             }
-            b'@' if starts_with_ignore_case(css.get(pos + 1..).unwrap_or_default(), b"import")
-                && !css.get(pos + 7).is_some_and(|&c| is_name_byte(c)) =>
+            b'@' if starts_with_ignore_case(
+                css.get(pos.saturating_add(1)..).unwrap_or_default(),
+                b"import",
+            ) && !css
+                .get(pos.saturating_add(7))
+                .is_some_and(|&c| is_name_byte(c)) =>
             {
-                pos = import(css, pos + 7, found);
+                pos = import(css, pos.saturating_add(7), found);
             }
-            _ => pos += 1,
+            _ => pos = pos.saturating_add(1),
         }
     }
 }
@@ -64,7 +71,7 @@ fn import(css: &[u8], mut pos: usize, found: &mut impl FnMut(&[u8])) -> usize {
 /// Whether `url(` starts at `pos` as a function name, not inside a longer
 /// identifier.
 fn is_url_function(css: &[u8], pos: usize) -> bool {
-    let name = css.get(pos..pos + 4).unwrap_or_default();
+    let name = css.get(pos..pos.saturating_add(4)).unwrap_or_default();
     name.len() == 4
         && name
             .get(..3)
@@ -86,7 +93,10 @@ fn url_function(css: &[u8], pos: usize) -> (usize, Option<Cow<'_, [u8]>>) {
             let (end, value) = string(css, pos);
             let close = skip_whitespace(css, end);
             match css.get(close) {
-                Some(b')') => (close + 1, Some(value).filter(|v| !v.is_empty())),
+                Some(b')') => (
+                    close.saturating_add(1),
+                    Some(value).filter(|v| !v.is_empty()),
+                ),
                 _ => (end, None),
             }
         }
@@ -99,18 +109,18 @@ fn url_function(css: &[u8], pos: usize) -> (usize, Option<Cow<'_, [u8]>>) {
                     b')' => break,
                     b'\\' => {
                         escaped = true;
-                        end += 2;
+                        end = end.saturating_add(2);
                     }
-                    b'"' | b'\'' | b'(' => return (end + 1, None),
+                    b'"' | b'\'' | b'(' => return (end.saturating_add(1), None),
                     c if c.is_ascii_whitespace() => {
                         let after = skip_whitespace(css, end);
                         if css.get(after) != Some(&b')') {
                             return (after, None);
                         }
                         let raw = css.get(pos..end).unwrap_or_default();
-                        return (after + 1, some_value(raw, escaped));
+                        return (after.saturating_add(1), some_value(raw, escaped));
                     }
-                    _ => end += 1,
+                    _ => end = end.saturating_add(1),
                 }
             }
             let raw = css.get(pos..end.min(css.len())).unwrap_or_default();
@@ -134,24 +144,24 @@ fn some_value(raw: &[u8], escaped: bool) -> Option<Cow<'_, [u8]>> {
 /// ends a bad string) and its value with escapes undone.
 fn string(css: &[u8], pos: usize) -> (usize, Cow<'_, [u8]>) {
     let quote = css.get(pos).copied().unwrap_or(b'"');
-    let start = pos + 1;
+    let start = pos.saturating_add(1);
     let mut end = start;
     let mut escaped = false;
     while let Some(&c) = css.get(end) {
         match c {
             b'\\' => {
                 escaped = true;
-                end += 2;
+                end = end.saturating_add(2);
             }
             b'\n' | b'\r' | b'\x0c' => break,
             c if c == quote => break,
-            _ => end += 1,
+            _ => end = end.saturating_add(1),
         }
     }
     let end = end.min(css.len());
     let raw = css.get(start..end).unwrap_or_default();
     let next = if css.get(end) == Some(&quote) {
-        end + 1
+        end.saturating_add(1)
     } else {
         end
     };
@@ -171,7 +181,7 @@ fn unescape(raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;
     while let Some(&c) = raw.get(i) {
-        i += 1;
+        i = i.saturating_add(1);
         if c != b'\\' {
             out.push(c);
             continue;
@@ -184,26 +194,33 @@ fn unescape(raw: &[u8]) -> Vec<u8> {
             .take_while(|b| b.is_ascii_hexdigit())
             .count();
         if hex > 0 {
-            let digits = raw.get(i..i + hex).unwrap_or_default();
+            let digits = raw.get(i..i.saturating_add(hex)).unwrap_or_default();
             let code = digits.iter().fold(0u32, |n, &d| {
-                n * 16 + char::from(d).to_digit(16).unwrap_or(0)
+                n.saturating_mul(16)
+                    .saturating_add(char::from(d).to_digit(16).unwrap_or(0))
             });
             let ch = char::from_u32(code)
                 .filter(|&c| c != '\0')
                 .unwrap_or('\u{FFFD}');
             let mut buf = [0; 4];
             out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-            i += hex;
+            i = i.saturating_add(hex);
             if raw.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
-                i += 1;
+                i = i.saturating_add(1);
             }
         } else {
             match raw.get(i) {
-                Some(b'\n' | b'\x0c') => i += 1,
-                Some(b'\r') => i += if raw.get(i + 1) == Some(&b'\n') { 2 } else { 1 },
+                Some(b'\n' | b'\x0c') => i = i.saturating_add(1),
+                Some(b'\r') => {
+                    i = i.saturating_add(if raw.get(i.saturating_add(1)) == Some(&b'\n') {
+                        2
+                    } else {
+                        1
+                    })
+                }
                 Some(&other) => {
                     out.push(other);
-                    i += 1;
+                    i = i.saturating_add(1);
                 }
                 None => {}
             }
@@ -214,7 +231,7 @@ fn unescape(raw: &[u8]) -> Vec<u8> {
 
 fn skip_whitespace(css: &[u8], mut pos: usize) -> usize {
     while css.get(pos).is_some_and(|b| b.is_ascii_whitespace()) {
-        pos += 1;
+        pos = pos.saturating_add(1);
     }
     pos
 }

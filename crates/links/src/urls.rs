@@ -19,7 +19,7 @@
 //!   resolved, `/` for an empty path, spaces and non-ASCII percent-encoded.
 //!
 //! What it is not: no I/O, no DNS, no robots.txt, no scope decisions (see
-//! `crate::web::scope`), and no "aggressive" normalisation that could merge
+//! ringcrawl's `web::scope`), and no "aggressive" normalisation that could merge
 //! distinct resources (query parameters are not sorted, trailing slashes and
 //! letter case of paths are kept, `www.` is not stripped). Every function is
 //! pure and total: any input, however hostile, gives a value or an error,
@@ -77,10 +77,9 @@ pub fn parse_root(s: &str) -> Result<Url, UrlError> {
 /// Whether `s` starts with `scheme:` (RFC 3986 scheme syntax) that is not in
 /// fact `host:port`.
 fn has_scheme(s: &str) -> bool {
-    let Some(colon) = s.find(':') else {
+    let Some((scheme, rest)) = s.split_once(':') else {
         return false;
     };
-    let (scheme, rest) = (&s[..colon], &s[colon + 1..]);
     let mut chars = scheme.chars();
     let starts_alpha = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
     let scheme_chars = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
@@ -255,7 +254,9 @@ pub fn origin_of(normalized: &str) -> &str {
     };
     let end = normalized
         .get(after_scheme..)
-        .map_or(normalized.len(), |rest| after_scheme + authority_end(rest));
+        .map_or(normalized.len(), |rest| {
+            after_scheme.saturating_add(authority_end(rest))
+        });
     normalized.get(..end).unwrap_or(normalized)
 }
 
@@ -267,7 +268,7 @@ fn after_scheme(url: &str) -> Option<usize> {
     url.as_bytes()
         .windows(3)
         .position(|w| w == b"://")
-        .map(|i| i + 3)
+        .map(|i| i.saturating_add(3))
 }
 
 /// The length of the authority at the start of `rest`: up to the first
