@@ -79,16 +79,29 @@ pub struct JournalRead {
     pub first_damage: Option<u64>,
 }
 
-/// A journal or base a resume replays, and how many damaged stretches its
-/// check accepted (`u64::MAX` with `--resume-discard-damaged`): the replay
-/// decodes every chunk again, and more damage than that is damage since
-/// the check, which stops the crawl.
+/// A journal or base a resume replays, with what its check found: the
+/// replay decodes every chunk again, and finding other than that (more
+/// damage, or a last chunk that no longer reads whole) is damage since
+/// the check, which stops the crawl unless the crawl accepts any loss
+/// (`--resume-discard-damaged`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToReplay {
     /// The file.
     pub path: PathBuf,
+    /// What its check found (its damage accepted).
+    pub checked: JournalRead,
+    /// Any damage is accepted.
+    pub discard: bool,
+}
+
+impl ToReplay {
     /// Damaged stretches accepted.
-    pub accepted: u64,
+    pub fn accepted(&self) -> u64 {
+        match self.discard {
+            true => u64::MAX,
+            false => self.checked.damaged,
+        }
+    }
 }
 
 /// A journal read a chunk at a time.
@@ -99,6 +112,8 @@ pub struct Reader {
     /// Where the next chunk starts.
     at: u64,
     read: JournalRead,
+    /// Where the last damaged stretch found starts.
+    last_damage: Option<u64>,
     /// The end was reached, or a torn tail: nothing more is read.
     ended: bool,
     /// Decode the jobs; else check each chunk by its checksum only and
@@ -130,6 +145,7 @@ impl Reader {
             size,
             at: 0,
             read: JournalRead::default(),
+            last_damage: None,
             ended: false,
             decode,
             bytes: Vec::new(),
@@ -157,6 +173,7 @@ impl Reader {
                 self.read.damaged += 1;
                 self.read.skipped = self.read.skipped.saturating_add(skipped);
                 self.read.first_damage.get_or_insert(self.at);
+                self.last_damage = Some(self.at);
                 log::warn!(
                     "{}: {skipped} damaged bytes at byte {} skipped (their URLs are lost)",
                     self.path.display(),
@@ -233,6 +250,11 @@ impl Reader {
             at = at.saturating_add((n - magic.len() + 1) as u64);
         }
         Ok(None)
+    }
+
+    /// Where the last damaged stretch found so far starts.
+    pub fn last_damage(&self) -> Option<u64> {
+        self.last_damage
     }
 
     /// What was read so far; `torn` counts the bytes after the last whole

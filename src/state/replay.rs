@@ -176,8 +176,9 @@ impl Shared {
     fn read(&self, journals: Vec<ToReplay>) {
         let shards = self.inboxes.len();
         let mut pending: Vec<Vec<Job>> = vec![Vec::new(); shards];
-        'files: for ToReplay { path, accepted } in journals {
-            let mut reader = match journal::Reader::open(&path) {
+        'files: for file in journals {
+            let (path, accepted) = (&file.path, file.accepted());
+            let mut reader = match journal::Reader::open(path) {
                 Ok(reader) => reader,
                 Err(e) => {
                     self.fail(e.to_string());
@@ -204,8 +205,8 @@ impl Shared {
                         "{}: damaged at byte {} since a resume checked it ({} bytes skipped); \
                          resume with --resume-discard-damaged to accept the loss",
                         path.display(),
-                        read.first_damage.unwrap_or(0),
-                        read.skipped
+                        reader.last_damage().unwrap_or(0),
+                        read.skipped.saturating_sub(file.checked.skipped)
                     ));
                     break 'files;
                 }
@@ -222,6 +223,21 @@ impl Shared {
                 }
             }
             let read = reader.read();
+            // Its end as the check found it: a last chunk damaged since
+            // would read as a kill's tear.
+            if !file.discard && read != file.checked {
+                self.fail(format!(
+                    "{}: damaged since a resume checked it (then {} whole chunks and {} bytes \
+                     after them, now {} and {}); resume with --resume-discard-damaged to \
+                     accept the loss",
+                    path.display(),
+                    file.checked.chunks,
+                    file.checked.torn,
+                    read.chunks,
+                    read.torn
+                ));
+                break 'files;
+            }
             if read.torn > 0 {
                 log::info!(
                     "{} ends in {} bytes of a chunk cut by the kill",

@@ -274,8 +274,11 @@ impl Session {
                         read.damaged
                     ));
                 }
-                let accepted = if discard { u64::MAX } else { read.damaged };
-                earlier.push(ToReplay { path, accepted });
+                earlier.push(ToReplay {
+                    path,
+                    checked: read,
+                    discard,
+                });
             }
         }
         let replayed: Vec<PathBuf> = earlier.iter().map(|e| e.path.clone()).collect();

@@ -13,10 +13,13 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// A journal at `path` of `urls`, in chunks of `per` jobs.
-fn write_journal(path: &std::path::Path, urls: &[String], per: usize) {
+/// A journal at `path` of `urls`, in chunks of `per` jobs; where each
+/// chunk starts.
+fn write_journal(path: &std::path::Path, urls: &[String], per: usize) -> Vec<usize> {
     let mut bytes = Vec::new();
+    let mut starts = Vec::new();
     for part in urls.chunks(per) {
+        starts.push(bytes.len());
         let jobs: Vec<Job> = part.iter().map(|u| Job::root(u.clone(), 3)).collect();
         chunk::encode(&jobs, &mut bytes);
     }
@@ -24,13 +27,18 @@ fn write_journal(path: &std::path::Path, urls: &[String], per: usize) {
         .unwrap()
         .write_all(&bytes)
         .unwrap();
+    starts
 }
 
-/// Files whose checks found no damage.
+/// Files as their checks find them now (damage refused).
 fn clean(paths: Vec<PathBuf>) -> Vec<ToReplay> {
     paths
         .into_iter()
-        .map(|path| ToReplay { path, accepted: 0 })
+        .map(|path| ToReplay {
+            checked: journal::check(&path, false).unwrap(),
+            path,
+            discard: false,
+        })
         .collect()
 }
 
@@ -105,8 +113,11 @@ fn a_shard_that_gives_up_holds_no_reader_back_and_a_missing_journal_fails_every_
     assert_eq!(mine.len(), expected);
     assert!(matches!(replay.take(1), Take::Ended));
 
+    // Gone since its check.
     let missing = dir.join("journal-9.bin");
-    let replay = Replay::start(clean(vec![path, missing.clone()]), 2, None);
+    let mut files = clean(vec![path.clone(), path]);
+    files[1].path = missing.clone();
+    let replay = Replay::start(files, 2, None);
     for shard in 0..2 {
         let e = drain(&replay, shard).unwrap_err();
         assert!(e.contains(&missing.display().to_string()), "{e}");
@@ -141,24 +152,74 @@ fn damage_a_check_did_not_accept_stops_the_replay_naming_the_file_and_accepted_d
     let dir = scratch("damaged-since");
     let urls: Vec<String> = (0..1000).map(|i| format!("http://a.test/{i}")).collect();
     let path = dir.join("journal-0.bin");
-    write_journal(&path, &urls, 100);
-    // A byte in the middle of the third chunk, as a disk may lose it after
+    let starts = write_journal(&path, &urls, 100);
+    let checked = clean(vec![path.clone()]);
+    // A byte of the sixth chunk, as a disk may lose it after
     // a resume checked the file.
     let mut bytes = std::fs::read(&path).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0xff;
+    bytes[starts[5] + 20] ^= 0xff;
     std::fs::write(&path, &bytes).unwrap();
 
-    let replay = Replay::start(clean(vec![path.clone()]), 1, None);
-    let e = drain(&replay, 0).unwrap_err();
+    let e = drain(&Replay::start(checked.clone(), 1, None), 0).unwrap_err();
     assert!(e.contains(&path.display().to_string()), "{e}");
     assert!(e.contains("--resume-discard-damaged"), "{e}");
+    assert!(
+        e.contains(&format!("at byte {} ", starts[5])),
+        "names where the new damage starts: {e}"
+    );
 
+    // Accepted by a check after it (with the flag), it is not refused
+    // again.
     let accepted = vec![ToReplay {
         path: path.clone(),
-        accepted: 1,
+        checked: journal::check(&path, true).unwrap(),
+        discard: false,
     }];
-    let urls = drain(&Replay::start(accepted, 1, None), 0).unwrap();
+    let urls = drain(&Replay::start(accepted.clone(), 1, None), 0).unwrap();
     assert_eq!(urls.len(), 900, "one chunk of 100 lost, the rest replayed");
+
+    // New damage after accepted damage: named where it starts, not where
+    // the accepted one does.
+    let mut again = bytes.clone();
+    again[starts[8] + 20] ^= 0xff;
+    std::fs::write(&path, &again).unwrap();
+    let e = drain(&Replay::start(accepted, 1, None), 0).unwrap_err();
+    assert!(e.contains(&format!("at byte {} ", starts[8])), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_last_chunk_damaged_since_its_check_stops_the_replay_where_a_kills_tear_does_not() {
+    let dir = scratch("last-since");
+    let urls: Vec<String> = (0..1000).map(|i| format!("http://a.test/{i}")).collect();
+    let (path, torn) = (dir.join("journal-0.bin"), dir.join("journal-1.bin"));
+    let starts = write_journal(&path, &urls, 100);
+    // A kill's tear, there at the check: replayed up to it.
+    let mut bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&torn, &bytes[..bytes.len() - 7]).unwrap();
+    let checked = clean(vec![path.clone(), torn.clone()]);
+    let last_chunk = bytes.len() - starts[9];
+    assert_eq!(checked[1].checked.torn, last_chunk as u64 - 7);
+    // The whole file's last chunk damaged after the check: without its
+    // check's counts it would read as a tear, and its URLs go silently.
+    let last = bytes.len() - 5;
+    bytes[last] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+    let e = drain(&Replay::start(checked.clone(), 1, None), 0).unwrap_err();
+    assert!(e.contains(&path.display().to_string()), "{e}");
+    assert!(e.contains("then 10 whole chunks"), "{e}");
+    let discard: Vec<ToReplay> = checked
+        .into_iter()
+        .map(|file| ToReplay {
+            discard: true,
+            ..file
+        })
+        .collect();
+    let urls = drain(&Replay::start(discard, 1, None), 0).unwrap();
+    assert_eq!(
+        urls.len(),
+        900 + 900,
+        "the loss accepted: each file's last chunk gone"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
