@@ -274,16 +274,22 @@ pub fn catch_up(
         }
         len += n as u64;
     }
+    if len == covered.log_len {
+        return Ok(0);
+    }
     file.sync_data().map_err(io_err("syncing", path))?;
     if let Some(warc_dir) = warc_dir {
         for (name, logged) in &tally.counts.warc {
             if before.warc.get(name) == Some(logged) {
                 continue;
             }
+            // A file gone (moved away once closed, and synced then) has
+            // nothing to sync; the resume finds what is left of it.
             let warc = warc_dir.join(name);
-            File::open(&warc)
-                .and_then(|f| f.sync_data())
-                .map_err(io_err("syncing", &warc))?;
+            match File::open(&warc).and_then(|f| f.sync_data()) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                synced => synced.map_err(io_err("syncing", &warc))?,
+            }
         }
     }
     let (fingerprints, counts) = tally.finish()?;
@@ -305,7 +311,8 @@ pub fn catch_up(
 /// that owns its host, and adds to the counts.
 struct Tally {
     fingerprinter: Fingerprinter,
-    files: Vec<(PathBuf, BufWriter<File>)>,
+    /// Each shard's file, and whether anything was appended to it.
+    files: Vec<(PathBuf, BufWriter<File>, bool)>,
     counts: Counts,
     failed: Option<(PathBuf, io::Error)>,
 }
@@ -323,13 +330,18 @@ impl Tally {
         let mut files = Vec::with_capacity(paths.len());
         for (i, path) in paths.iter().enumerate() {
             let keep = keep.get(i).copied().unwrap_or(0);
+            let new = !path.exists();
             let file = OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(path)
                 .and_then(|file| file.set_len(keep).map(|()| file))
                 .map_err(io_err("opening", path))?;
-            files.push((path.clone(), BufWriter::with_capacity(1 << 16, file)));
+            // Its name must outlive a power loss as its bytes do.
+            if let Some(dir) = path.parent().filter(|_| new) {
+                super::sync_dir(dir)?;
+            }
+            files.push((path.clone(), BufWriter::with_capacity(1 << 16, file), false));
         }
         Ok(Tally {
             fingerprinter: Fingerprinter::new(key),
@@ -354,11 +366,12 @@ impl Tally {
             return true;
         }
         let shard = shard_for(urls::host_of(&line.url), self.files.len().max(1));
-        if let Some((path, file)) = self.files.get_mut(shard) {
+        if let Some((path, file, written)) = self.files.get_mut(shard) {
             let fingerprint = self.fingerprinter.fingerprint(&line.url).to_le_bytes();
             if let Err(e) = file.write_all(&fingerprint) {
                 self.failed.get_or_insert((path.clone(), e));
             }
+            *written = true;
         }
         counts.records += 1;
         if let (Some(file), Some(offset)) = (&line.warc_file, line.warc_offset) {
@@ -371,18 +384,21 @@ impl Tally {
         true
     }
 
-    /// Write and sync the fingerprint files: their lengths, and the counts.
+    /// Write and sync the fingerprint files appended to: their lengths,
+    /// and the counts.
     fn finish(self) -> Result<(Vec<u64>, Counts), StateError> {
         if let Some((path, e)) = self.failed {
             return Err(io_err("writing", &path)(e));
         }
         let mut lengths = Vec::with_capacity(self.files.len());
-        for (path, file) in self.files {
+        for (path, file, written) in self.files {
             let file = file
                 .into_inner()
                 .map_err(|e| e.into_error())
                 .map_err(io_err("writing", &path))?;
-            file.sync_data().map_err(io_err("syncing", &path))?;
+            if written {
+                file.sync_data().map_err(io_err("syncing", &path))?;
+            }
             lengths.push(file.metadata().map_err(io_err("reading", &path))?.len());
         }
         Ok((lengths, self.counts))

@@ -83,6 +83,9 @@ pub struct Session {
     /// A resume's compaction, written at a checkpoint once the shards'
     /// replay is on disk.
     compaction: Option<Arc<Compaction>>,
+    /// A checkpoint's read of the log failed: done.json is left as it is
+    /// for the rest of the run.
+    catch_up_failed: bool,
 }
 
 impl Session {
@@ -155,6 +158,7 @@ impl Session {
             notes: Vec::new(),
             earlier: Vec::new(),
             compaction: None,
+            catch_up_failed: false,
         })
     }
 
@@ -396,6 +400,7 @@ impl Session {
             notes,
             earlier,
             compaction: Some(Arc::new(Compaction::new(run, &shard_dirs))),
+            catch_up_failed: false,
         })
     }
 
@@ -461,16 +466,26 @@ impl Session {
             spent,
             counters,
         })?;
-        // The next resume reads only what is logged after this. A failure
-        // loses nothing: that resume reads more of the log.
-        let started = Instant::now();
-        match self.catch_up_done() {
-            Ok(0) => {}
-            Ok(records) => log::debug!(
-                "done.json: {records} more records read from the log in {:.3} s",
-                started.elapsed().as_secs_f64()
-            ),
-            Err(e) => log::warn!("reading the log's new records into done.json: {e}"),
+        // The next resume reads only what is logged after this. After a
+        // failure, not again this run: a sync that failed once may say
+        // nothing the next time (the kernel reports a lost write back
+        // once), so done.json stays where it was and that resume reads
+        // the log from there.
+        if !self.catch_up_failed {
+            let started = Instant::now();
+            match self.catch_up_done() {
+                Ok(0) => {}
+                Ok(records) => log::debug!(
+                    "done.json: {records} more records read from the log in {:.3} s",
+                    started.elapsed().as_secs_f64()
+                ),
+                Err(e) => {
+                    self.catch_up_failed = true;
+                    log::warn!(
+                        "reading the log's new records into done.json: {e} (not tried again this run: the next resume reads the log from the last read)"
+                    );
+                }
+            }
         }
         // A failed compaction loses nothing: the marker is written before
         // anything is removed, and a resume removes what it covers.

@@ -287,7 +287,23 @@ fn a_first_run_killed_after_a_checkpoint_is_resumed_reading_only_the_log_written
     let (code, err) = wait(child);
     assert_eq!(code, None, "killed, not ended: {err}");
     let read = log_read(&state);
-    assert!(read <= std::fs::metadata(&log).unwrap().len());
+    // What it names: the records of the log's first `read` bytes, each
+    // with its fingerprint in a done.fp.
+    let bytes = std::fs::read(&log).unwrap();
+    let records = bytes[..read as usize]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u64;
+    let covered: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(state.join("done.json")).unwrap()).unwrap();
+    assert_eq!(covered["counts"]["records"], records);
+    let named: u64 = covered["fingerprints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(named, 8 * records, "a fingerprint a record");
     let hits = site.page_hits();
     let before: Vec<String> = logged(&log).into_keys().map(|u| hit_key(&u)).collect();
 
