@@ -16,7 +16,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use regex::Regex;
-use ringcrawl::web::scope::{Scope, ScopeMode};
+use ringcrawl::web::scope::Scope;
+use ringcrawl::ScopeMode;
 use ringcrawl_links::urls;
 use url::Url;
 
