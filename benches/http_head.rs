@@ -3,6 +3,14 @@
 //! 64 KiB chunked body (fed in 16 KiB reads, as a socket delivers it); and
 //! the hostile case of a 64 KiB head that arrives one byte per read.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a benchmark's inputs are its own; the workspace's panic-free lints are for what servers send"
+)]
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

@@ -5,6 +5,14 @@
 //! hand-written scanner) beside `tokenize_links` (html5gum, the reference and
 //! fallback), side by side in one run.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a benchmark's inputs are its own; the workspace's panic-free lints are for what servers send"
+)]
+
 use std::fmt::Write as _;
 use std::hint::black_box;
 

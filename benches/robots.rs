@@ -6,6 +6,14 @@
 //! wildcards, and groups for other crawlers. Criterion reports paths/s;
 //! ns/path is the time per iteration divided by the number of paths.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a benchmark's inputs are its own; the workspace's panic-free lints are for what servers send"
+)]
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

@@ -11,6 +11,14 @@
 //! handed over in buffers; only the time spent in client calls is counted
 //! (no I/O, so that time is CPU), the server's work is not.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a benchmark's inputs are its own; the workspace's panic-free lints are for what servers send"
+)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

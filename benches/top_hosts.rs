@@ -5,6 +5,14 @@
 //! queued and some failing, half resting. Criterion reports hosts/s; the
 //! time per iteration is one publish's.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a benchmark's inputs are its own; the workspace's panic-free lints are for what servers send"
+)]
+
 use std::hint::black_box;
 use std::time::Instant;
 

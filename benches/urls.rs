@@ -4,11 +4,20 @@
 //! forms the synthetic site writes. Criterion reports links/s; ns/link is
 //! the time per iteration divided by the number of links.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a benchmark's inputs are its own; the workspace's panic-free lints are for what servers send"
+)]
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use regex::Regex;
-use ringcrawl::web::scope::{Scope, ScopeMode};
+use ringcrawl::web::scope::Scope;
+use ringcrawl::ScopeMode;
 use ringcrawl_links::urls;
 use url::Url;
 

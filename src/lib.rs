@@ -218,21 +218,14 @@
 //!    records not yet in the done log share its `--max-tasks` slots: a
 //!    `kill -9` repeats at most that many.
 
-#![warn(missing_docs)]
 // Panic-free outside the tests: a panic takes down a shard (and every
-// fetch on it), and most of this code reads what servers send. Where an
-// index, unwrap or expect cannot fail, it says why in an `allow` with a
-// `reason`; clippy.toml lets the tests unwrap, index and panic. Modules
-// that parse numbers off the wire also deny unchecked arithmetic.
-#![deny(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::todo,
-    clippy::unimplemented
-)]
+// fetch on it), and most of this code reads what servers send. The lints
+// (no indexing, unwrap, expect, panic, unreachable, todo, unimplemented;
+// missing_docs) are the workspace's, in Cargo.toml's [workspace.lints].
+// Where an index, unwrap or expect cannot fail, it says why in an `allow`
+// with a `reason`; clippy.toml lets the tests unwrap, index and panic.
+// Modules that parse numbers off the wire also deny unchecked arithmetic.
+
 // Without `internals` the layers are crate-private and dead code warns:
 // what only the tests, benchmarks, fuzz targets and the suite use (the
 // WARC writer's one-call forms, counters, the plain `crawl::run`) is

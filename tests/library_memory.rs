@@ -2,6 +2,14 @@
 //! the process's peak memory measured: alone in its file, so that no other
 //! test's crawl shares the process (and its VmHWM).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a test's helpers may panic too (clippy.toml allows it only in #[test] functions); the workspace's panic-free lints are for what servers send"
+)]
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;

@@ -14,7 +14,8 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::web::scope::{Scope, ScopeMode};
+use ringcrawl::web::scope::Scope;
+use ringcrawl::ScopeMode;
 use ringcrawl_links::urls;
 use url::Url;
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::common;
 use crate::common::warc::{read_records, WarcRecord};
 use crate::common::*;
-use ringcrawl::output::record::Record;
+use ringcrawl::Record;
 use ringcrawl_warc as warc;
 
 /// A fresh directory for one test's output.

@@ -1,13 +1,13 @@
 //! End-to-end crawls of small scripted sites on 127.0.0.1: the chapter's
 //! behaviour (links, cycles, redirects, retries, scope) on one and two cores.
 
-use ringcrawl::ErrorKind;
+use ringcrawl::{ErrorKind, ScopeMode};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
 use crate::common::*;
-use ringcrawl::web::scope::{Scope, ScopeMode};
+use ringcrawl::web::scope::Scope;
 use ringcrawl_site::server::{Reply, Request};
 
 #[test]

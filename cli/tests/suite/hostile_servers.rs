@@ -2,13 +2,12 @@
 //! kind, and the crawl goes on to the end. Nothing panics, nothing hangs,
 //! nothing already received is lost.
 
-use ringcrawl::ErrorKind;
+use ringcrawl::{ErrorKind, Record, ScopeMode};
 use std::time::Duration;
 
 use crate::common::*;
 use ringcrawl::config::Config;
-use ringcrawl::output::record::Record;
-use ringcrawl::web::scope::{Scope, ScopeMode};
+use ringcrawl::web::scope::Scope;
 use ringcrawl_site::server::{Reply, Step};
 
 const HTML_HEAD: &str = "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n";

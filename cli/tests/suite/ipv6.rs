@@ -9,7 +9,7 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::Duration;
 
 use crate::common::*;
-use ringcrawl::net::dns::Families;
+use ringcrawl::Families;
 use ringcrawl_site::server::Server;
 
 fn pages() -> impl Fn(&ringcrawl_site::server::Request) -> Option<ringcrawl_site::server::Reply>

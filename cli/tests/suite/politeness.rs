@@ -524,11 +524,7 @@ fn thousand_hosts_keep_every_worker_busy() {
         .map(|i| format!("http://h{i}.crawl.test:{port}/"))
         .collect();
     let mut cfg = config(&roots);
-    cfg.scope = ringcrawl::web::scope::Scope::new(
-        &cfg.roots,
-        ringcrawl::web::scope::ScopeMode::Lenient,
-        None,
-    );
+    cfg.scope = ringcrawl::web::scope::Scope::new(&cfg.roots, ringcrawl::ScopeMode::Lenient, None);
     cfg.max_tasks = 64;
     cfg.per_host = 1;
     for i in 0..HOSTS {
@@ -578,11 +574,7 @@ fn dns_failures_are_recorded_per_url() {
     });
     let port = server.port();
     let mut cfg = config(&[format!("http://site.crawl.test:{port}/")]);
-    cfg.scope = ringcrawl::web::scope::Scope::new(
-        &cfg.roots,
-        ringcrawl::web::scope::ScopeMode::Lenient,
-        None,
-    );
+    cfg.scope = ringcrawl::web::scope::Scope::new(&cfg.roots, ringcrawl::ScopeMode::Lenient, None);
     cfg.resolve.insert(
         ("site.crawl.test".into(), port),
         vec!["127.0.0.1".parse().unwrap()],
@@ -680,11 +672,7 @@ fn thousands_of_hosts_are_crawled_within_the_host_memory() {
     let port = server.port();
     let mut cfg = config(&[format!("http://trap.test:{port}/")]);
     polite(&mut cfg);
-    cfg.scope = ringcrawl::web::scope::Scope::new(
-        &cfg.roots,
-        ringcrawl::web::scope::ScopeMode::Lenient,
-        None,
-    );
+    cfg.scope = ringcrawl::web::scope::Scope::new(&cfg.roots, ringcrawl::ScopeMode::Lenient, None);
     cfg.host_memory = 128 << 10;
     // Each shard's share, or the least a shard gets.
     let bound =

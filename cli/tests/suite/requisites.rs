@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use crate::common;
 use crate::common::*;
 use ringcrawl::config::Config;
-use ringcrawl::output::record::Record;
-use ringcrawl::web::scope::{Scope, ScopeMode};
+use ringcrawl::web::scope::Scope;
+use ringcrawl::{Record, ScopeMode};
 use ringcrawl_site::server::{Reply, Request, Server};
 
 /// Pages of the site: `/` links to `/p1` ..= `/p{PAGES}`.

@@ -10,8 +10,7 @@
 //! root naming such a host lets through (unit tests of
 //! `Scope::may_connect`: nothing answers on 169.254.x.y in a test).
 
-use ringcrawl::web::scope::ScopeMode;
-use ringcrawl::ErrorKind;
+use ringcrawl::{ErrorKind, ScopeMode};
 
 use crate::common::dnsmasq::Dnsmasq;
 

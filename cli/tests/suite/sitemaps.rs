@@ -4,7 +4,7 @@
 //! sitemaps per host are bounded, each with a record that says so; a
 //! sitemap names only its own host's URLs; `--no-sitemaps` reads none.
 
-use ringcrawl::ErrorKind;
+use ringcrawl::{ErrorKind, Record};
 use std::io::Write;
 use std::net::IpAddr;
 
@@ -12,7 +12,6 @@ use crate::common::*;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use ringcrawl::config::Config;
-use ringcrawl::output::record::Record;
 use ringcrawl_site::server::{Reply, Request};
 
 const NS: &str = r#"xmlns="http://www.sitemaps.org/schemas/sitemap/0.9""#;

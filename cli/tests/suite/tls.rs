@@ -6,7 +6,7 @@
 //! URL's record; the crawl goes on.
 //! Sessions kept by name and port, within their bound: `tls_sessions`.
 
-use ringcrawl::ErrorKind;
+use ringcrawl::{ErrorKind, Record};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +18,6 @@ use crate::common::*;
 use ringcrawl::config::Config;
 use ringcrawl::crawl::Outcome;
 use ringcrawl::net::tls::TlsOptions;
-use ringcrawl::output::record::Record;
 use ringcrawl_site::server::{Reply, Request, Server, Step};
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::{self_signed, ServerCert, TestCa, Validity, SITE_NAMES};

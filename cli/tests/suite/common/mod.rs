@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use ringcrawl::config::Config;
 use ringcrawl::crawl::{self, Outcome};
-use ringcrawl::output::record::Record;
+use ringcrawl::Record;
 use ringcrawl_links::urls;
 use ringcrawl_site::server::{Reply, Request, Server};
 
