@@ -18,9 +18,9 @@
 //! once with `--resume-discard-damaged` reads the same at every resume
 //! (the loss was accepted once). Damage that appears later without a
 //! write (a disk's) in a journal is found by the replay, which decodes
-//! every chunk again and stops the crawl on damaged stretches its file's
-//! check did not accept; damage in a journal's last chunk reads as a
-//! kill's torn tail there, as it did at the check.
+//! every chunk again and stops the crawl on a file it does not find as
+//! its check did (damage in its last chunk included, which alone would
+//! read as a kill's torn tail).
 //!
 //! Not the check itself ([`super::journal`]), nor the log's cache
 //! (`super::done::covered`).

@@ -11,7 +11,7 @@
 //! slowest shard takes it and holds a fixed amount of RAM.
 //!
 //! What it is not: the check for damage before the resume starts
-//! ([`super::journal::check`], on the main thread, checksums only), nor
+//! ([`super::journal::check`], on the main thread, without decoding), nor
 //! what a shard does with a job (the seen-set, the queues: the shard's
 //! `journal.rs`), nor the order of the URLs: a URL offered twice is seen
 //! the second time, whichever comes first.
@@ -200,13 +200,18 @@ impl Shared {
                 // Damage its check did not see (the disk's, since): the
                 // URLs after it are lost unless the crawl accepts it.
                 let read = reader.read();
-                if read.damaged > accepted {
+                // New damage before the accepted one moves the first.
+                let moved = !file.discard && read.first_damage != file.checked.first_damage;
+                if read.damaged > accepted || (moved && read.first_damage.is_some()) {
+                    let at = match moved {
+                        true => read.first_damage,
+                        false => reader.last_damage(),
+                    };
                     self.fail(format!(
-                        "{}: damaged at byte {} since a resume checked it ({} bytes skipped); \
+                        "{}: damaged at byte {} since a resume checked it; \
                          resume with --resume-discard-damaged to accept the loss",
                         path.display(),
-                        reader.last_damage().unwrap_or(0),
-                        read.skipped.saturating_sub(file.checked.skipped)
+                        at.unwrap_or(0),
                     ));
                     break 'files;
                 }
@@ -238,7 +243,12 @@ impl Shared {
                 ));
                 break 'files;
             }
-            if read.torn > 0 {
+            if file.discard && read != file.checked {
+                log::warn!(
+                    "{}: not as a resume checked it (damaged since): read as it is, its lost URLs accepted",
+                    path.display()
+                );
+            } else if read.torn > 0 {
                 log::info!(
                     "{} ends in {} bytes of a chunk cut by the kill",
                     path.display(),

@@ -178,13 +178,15 @@ fn damage_a_check_did_not_accept_stops_the_replay_naming_the_file_and_accepted_d
     let urls = drain(&Replay::start(accepted.clone(), 1, None), 0).unwrap();
     assert_eq!(urls.len(), 900, "one chunk of 100 lost, the rest replayed");
 
-    // New damage after accepted damage: named where it starts, not where
-    // the accepted one does.
-    let mut again = bytes.clone();
-    again[starts[8] + 20] ^= 0xff;
-    std::fs::write(&path, &again).unwrap();
-    let e = drain(&Replay::start(accepted, 1, None), 0).unwrap_err();
-    assert!(e.contains(&format!("at byte {} ", starts[8])), "{e}");
+    // New damage after accepted damage, or before it: named where it
+    // starts, not where the accepted one does.
+    for chunk in [8, 2] {
+        let mut again = bytes.clone();
+        again[starts[chunk] + 20] ^= 0xff;
+        std::fs::write(&path, &again).unwrap();
+        let e = drain(&Replay::start(accepted.clone(), 1, None), 0).unwrap_err();
+        assert!(e.contains(&format!("at byte {} ", starts[chunk])), "{e}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -208,6 +210,8 @@ fn a_last_chunk_damaged_since_its_check_stops_the_replay_where_a_kills_tear_does
     let e = drain(&Replay::start(checked.clone(), 1, None), 0).unwrap_err();
     assert!(e.contains(&path.display().to_string()), "{e}");
     assert!(e.contains("then 10 whole chunks"), "{e}");
+    let tear = drain(&Replay::start(checked[1..].to_vec(), 1, None), 0).unwrap();
+    assert_eq!(tear.len(), 900, "the tear there at the check is no damage");
     let discard: Vec<ToReplay> = checked
         .into_iter()
         .map(|file| ToReplay {
