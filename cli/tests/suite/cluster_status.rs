@@ -175,12 +175,7 @@ impl Crawl {
                 if name == "n1" {
                     args.extend(["--status-addr".into(), "127.0.0.1:0".into()]);
                 }
-                // Leases of 60 s: the freeze stops both nodes for as long
-                // as the reads take to agree (seconds on a loaded
-                // machine), and a lease that lapsed meanwhile would move
-                // partitions, fetching their pages in flight again (two
-                // records): these tests are about the numbers, not that.
-                Node::spawn(name, &redis.url(), crawl, &dir, "60", args)
+                Node::spawn(name, &redis.url(), crawl, &dir, "6", args)
             })
             .collect();
         Crawl {
