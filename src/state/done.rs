@@ -184,7 +184,7 @@ pub fn read(
     discard: bool,
 ) -> Result<Done, StateError> {
     let shards = shard_dirs.len().max(1);
-    let paths: Vec<PathBuf> = shard_dirs.iter().map(|d| d.join(FILE)).collect();
+    let paths = fingerprint_files(shard_dirs);
     let (covered, reread) = match covered::load(dir, path, &paths) {
         Ok(covered) => (covered.unwrap_or_default(), None),
         Err(why) => (Covered::default(), Some(why)),
@@ -195,7 +195,7 @@ pub fn read(
     // The index's lines were checked against the log's: not if that is
     // read whole again.
     done.index = covered.index.filter(|_| covered.log_len > 0);
-    let mut tally = Tally::open(&paths, &covered.fingerprints, key, covered.counts.clone())?;
+    let mut tally = Tally::open(&paths, &covered.fingerprints, key, covered.counts)?;
     let repaired = repair_jsonl_with(path, covered.log_len, discard, |bytes| tally.line(bytes))?;
     // The repair synced the log: what it says is done leaves the
     // compacted bases, so it must outlive a power loss as they do, and
@@ -241,7 +241,7 @@ pub fn catch_up(
     shard_dirs: &[PathBuf],
     warc_dir: Option<&Path>,
 ) -> Result<u64, StateError> {
-    let paths: Vec<PathBuf> = shard_dirs.iter().map(|d| d.join(FILE)).collect();
+    let paths = fingerprint_files(shard_dirs);
     let covered = match covered::load(dir, path, &paths) {
         Ok(covered) => covered.unwrap_or_default(),
         Err(why) => {
@@ -260,7 +260,7 @@ pub fn catch_up(
         .map_err(io_err("reading", path))?;
     let mut reader = reader.take(end - covered.log_len);
     let mut tally = Tally::open(&paths, &covered.fingerprints, key, covered.counts.clone())?;
-    let before = covered.counts.clone();
+    let before = &covered.counts;
     let mut len = covered.log_len;
     let mut buf = Vec::new();
     loop {
@@ -304,6 +304,11 @@ pub fn catch_up(
     };
     covered::save(dir, &saved)?;
     Ok(records)
+}
+
+/// The `done.fp` file of each shard folder in `shard_dirs`.
+fn fingerprint_files(shard_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    shard_dirs.iter().map(|d| d.join(FILE)).collect()
 }
 
 /// What the log's records add up to: each record that counts as done
@@ -543,33 +548,43 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_log_caught_up_while_written_covers_its_whole_records_and_a_resume_reads_the_rest() {
-        let dir = std::env::temp_dir().join(format!("ringcrawl-done-catch-{}", std::process::id()));
+    /// A new state directory named after `name`, with two shard folders.
+    fn state_with_shards(name: &str) -> (PathBuf, Vec<PathBuf>) {
+        let dir =
+            std::env::temp_dir().join(format!("ringcrawl-done-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let dirs: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("shard-{i}"))).collect();
         for d in &dirs {
             std::fs::create_dir_all(d).unwrap();
         }
+        (dir, dirs)
+    }
+
+    /// The log line of page `i`: on one of five hosts, in WARC file `w`.
+    fn line(i: usize) -> String {
+        format!(
+            "{{\"url\":\"http://h{}.test/{i}\",\"status\":200,\"size\":10,\"warc_file\":\"w\",\"warc_offset\":{}}}\n",
+            i % 5,
+            i * 100
+        )
+    }
+
+    #[test]
+    fn a_log_caught_up_while_written_covers_its_whole_records_and_a_resume_reads_the_rest() {
+        let (dir, dirs) = state_with_shards("catch");
         let warc = dir.join("warc");
         std::fs::create_dir_all(&warc).unwrap();
         std::fs::write(warc.join("w"), b"bytes").unwrap();
         let log = dir.join("log.jsonl");
-        let line = |i: usize| {
-            format!(
-                "{{\"url\":\"http://h{}.test/{i}\",\"status\":200,\"size\":10,\"warc_file\":\"w\",\"warc_offset\":{}}}\n",
-                i % 5,
-                i * 100
-            )
-        };
         let key = [5, 6];
         // A first run: 30 records written, the 31st half written.
         let first: String = (0..30).map(line).collect();
-        let half = &line(30)[..20];
+        let thirty = line(30);
+        let half = &thirty[..20];
         std::fs::write(&log, format!("{first}{half}")).unwrap();
         let records = catch_up(&log, key, &dir, &dirs, Some(&warc)).unwrap();
         assert_eq!(records, 30);
-        let covered = covered::load(&dir, &log, &[dirs[0].join(FILE), dirs[1].join(FILE)])
+        let covered = covered::load(&dir, &log, &fingerprint_files(&dirs))
             .unwrap()
             .unwrap();
         assert_eq!(covered.log_len, first.len() as u64, "whole lines only");
@@ -607,20 +622,8 @@ mod tests {
 
     #[test]
     fn a_second_resume_reads_only_the_records_logged_since_and_sums_the_same() {
-        let dir = std::env::temp_dir().join(format!("ringcrawl-done-again-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let dirs: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("shard-{i}"))).collect();
-        for d in &dirs {
-            std::fs::create_dir_all(d).unwrap();
-        }
+        let (dir, dirs) = state_with_shards("again");
         let log = dir.join("log.jsonl");
-        let line = |i: usize| {
-            format!(
-                "{{\"url\":\"http://h{}.test/{i}\",\"status\":200,\"size\":10,\"warc_file\":\"w\",\"warc_offset\":{}}}\n",
-                i % 5,
-                i * 100
-            )
-        };
         let first: String = (0..40).map(line).collect();
         std::fs::write(&log, &first).unwrap();
         let key = [3, 4];

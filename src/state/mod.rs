@@ -307,6 +307,11 @@ impl StateDir {
         self.path.join(format!("shard-{shard}"))
     }
 
+    /// The folders of shards `0..shards`.
+    pub fn shard_dirs(&self, shards: usize) -> Vec<PathBuf> {
+        (0..shards).map(|i| self.shard_dir(i)).collect()
+    }
+
     /// Replace the checkpoint with `checkpoint`, atomically: once this
     /// returns it is on disk, and a crash at any moment leaves either the
     /// old checkpoint or the new one, whole.

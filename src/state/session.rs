@@ -205,7 +205,7 @@ impl Session {
         config.cdxj = manifest.outputs.cdxj.clone();
 
         let mut notes = Vec::new();
-        let shard_dirs: Vec<PathBuf> = (0..manifest.shards).map(|i| dir.shard_dir(i)).collect();
+        let shard_dirs = dir.shard_dirs(manifest.shards);
         // A compaction whose marker is written is done: the files it
         // covers go (a kill may have left them); one that did not end
         // leaves bases nothing reads.
@@ -513,9 +513,7 @@ impl Session {
         if !log.is_file() {
             return Ok(0);
         }
-        let shard_dirs: Vec<PathBuf> = (0..self.manifest.shards)
-            .map(|i| self.dir.shard_dir(i))
-            .collect();
+        let shard_dirs = self.dir.shard_dirs(self.manifest.shards);
         let warc_dir = self.manifest.outputs.warc.as_ref().map(|w| w.dir.as_path());
         done::catch_up(
             &log,
