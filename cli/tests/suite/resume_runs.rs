@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use crate::common::synth::Site;
 use crate::resume::{
-    assert_one_record_each, cli_crawl, hit_key, logged, ringcrawl, running_until_logged, scratch,
-    wait, LIMIT,
+    assert_one_record_each, cli_crawl, done_json, hit_key, logged, ringcrawl, running_until_logged,
+    scratch, wait, LIMIT,
 };
 
 /// A crawl with `--wacz`, killed (SIGKILL) a third of the way, then
@@ -243,9 +243,7 @@ fn a_second_resume_checks_only_new_journals_and_damage_found_since_still_stops_i
 /// The bytes of the log that `done.json` in `state` says were read (0
 /// without one).
 fn log_read(state: &Path) -> u64 {
-    std::fs::read(state.join("done.json"))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+    done_json(state)
         .and_then(|covered| covered["log_len"].as_u64())
         .unwrap_or(0)
 }
@@ -286,7 +284,8 @@ fn a_first_run_killed_after_a_checkpoint_is_resumed_reading_only_the_log_written
     child.kill().unwrap(); // SIGKILL
     let (code, err) = wait(child);
     assert_eq!(code, None, "killed, not ended: {err}");
-    let read = log_read(&state);
+    let covered = done_json(&state).expect("done.json");
+    let read = covered["log_len"].as_u64().unwrap();
     // What it names: the records of the log's first `read` bytes, each
     // with its fingerprint in a done.fp.
     let bytes = std::fs::read(&log).unwrap();
@@ -294,8 +293,6 @@ fn a_first_run_killed_after_a_checkpoint_is_resumed_reading_only_the_log_written
         .iter()
         .filter(|&&b| b == b'\n')
         .count() as u64;
-    let covered: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(state.join("done.json")).unwrap()).unwrap();
     assert_eq!(covered["counts"]["records"], records);
     let named: u64 = covered["fingerprints"]
         .as_array()
