@@ -202,6 +202,12 @@ impl Keys {
         format!("{}records", self.prefix)
     }
 
+    /// Per node name, the last report of finished work its latest
+    /// process sent, and Redis's answer to it.
+    pub fn reports(&self) -> String {
+        format!("{}reports", self.prefix)
+    }
+
     pub fn roots(&self) -> String {
         format!("{}roots", self.prefix)
     }

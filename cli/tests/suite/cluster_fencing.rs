@@ -363,7 +363,7 @@ fn a_process_whose_name_joined_again_is_refused_everything_it_would_write() {
         acks: Vec::new(),
     };
     assert!(superseded(
-        old.finish(std::slice::from_ref(&done)).map(drop)
+        old.finish(1, std::slice::from_ref(&done)).map(drop)
     ));
     assert!(superseded(old.sweep(&[0], ttl).map(drop)));
     assert!(old.load_done(0).unwrap().is_empty(), "nothing written");

@@ -156,7 +156,7 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
     // The first entry is done: recorded, and acknowledged in one script.
     let id0 = first[0].id.as_str();
     assert_eq!(
-        old.finish(&[finished(1, &[(11, 1), (12, 1)], &[id0])])
+        old.finish(1, &[finished(1, &[(11, 1), (12, 1)], &[id0])])
             .unwrap(),
         [true]
     );
@@ -182,10 +182,13 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
     assert!(old.acquire(3, Duration::from_secs(5)).unwrap());
     let id1 = first[1].id.as_str();
     assert_eq!(
-        old.finish(&[
-            finished(1, &[(13, 1)], &[id1]),
-            finished(3, &[(30, 3)], &[])
-        ])
+        old.finish(
+            2,
+            &[
+                finished(1, &[(13, 1)], &[id1]),
+                finished(3, &[(30, 3)], &[])
+            ],
+        )
         .unwrap(),
         [false, true]
     );
@@ -195,7 +198,7 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
 
     let claimed_id = claimed[0].id.as_str();
     assert_eq!(
-        new.finish(&[finished(1, &[(13, 1)], &[claimed_id])])
+        new.finish(1, &[finished(1, &[(13, 1)], &[claimed_id])])
             .unwrap(),
         [true]
     );
@@ -211,7 +214,7 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
     assert_eq!(urls(&other), ["http://b.test/1"]);
     assert_eq!(other[0].partition, 2);
     assert_eq!(
-        new.finish(&[finished(2, &[], &[other[0].id.as_str()])])
+        new.finish(2, &[finished(2, &[], &[other[0].id.as_str()])])
             .unwrap(),
         [true]
     );
@@ -285,6 +288,68 @@ fn entries_a_late_read_took_after_its_lease_ran_out_are_swept_by_the_owner() {
     );
 }
 
+/// A report whose answer was lost (a time-out, a dropped connection, a
+/// read interrupted when a stopped node is continued) is sent again
+/// under its number on a new connection: Redis answers it as the first
+/// time and counts nothing twice, and the process's next report, and a
+/// later process of the name numbering from 1 again, are written.
+#[test]
+fn a_report_sent_again_after_its_answer_was_lost_is_written_once() {
+    let Some(redis) = redis_or_skip("report_again") else {
+        return;
+    };
+    let mut setup = node(&redis.url(), "c", "setup");
+    setup.create_or_join(Some(2), [1, 2]).unwrap();
+    let generation = setup.next_generation("n1").unwrap();
+    let identity = ringcrawl::cluster::incarnation("n1", generation);
+    let connect = || {
+        let mut store = node(&redis.url(), "c", "n1");
+        store.set_identity(&identity);
+        store
+    };
+    let mut first = connect();
+    assert!(first.acquire(0, Duration::from_secs(30)).unwrap());
+    first
+        .add_roots(
+            &["http://a.test/".into()],
+            &[(0, text(&["http://a.test/", "http://a.test/1"]))],
+        )
+        .unwrap();
+    let entries = first.read(&[0], 100).unwrap().0;
+    let id = entries[0].id.as_str();
+    let report = [
+        finished(0, &[(1, 7), (2, 7)], &[id]),
+        finished(1, &[(3, 8)], &[]),
+    ];
+    assert_eq!(first.finish(1, &report).unwrap(), [true, false]);
+    drop(first);
+
+    let mut again = connect();
+    assert_eq!(
+        again.finish(1, &report).unwrap(),
+        [true, false],
+        "the first answer, again"
+    );
+    assert_eq!(again.records().unwrap(), 2, "counted once");
+    assert_eq!(again.load_done(0).unwrap(), [(1, 7), (2, 7)], "logged once");
+    assert_eq!(
+        again.finish(2, &[finished(0, &[(4, 7)], &[])]).unwrap(),
+        [true]
+    );
+    assert_eq!(again.records().unwrap(), 3, "the next report counts");
+
+    let generation = setup.next_generation("n1").unwrap();
+    let mut later = node(&redis.url(), "c", "n1");
+    later.set_identity(&ringcrawl::cluster::incarnation("n1", generation));
+    assert!(later.acquire(1, Duration::from_secs(30)).unwrap());
+    assert_eq!(
+        later.finish(1, &[finished(1, &[(5, 8)], &[])]).unwrap(),
+        [true],
+        "another process's report 1 is another report"
+    );
+    assert_eq!(later.records().unwrap(), 4);
+}
+
 #[test]
 fn many_acknowledgements_go_in_one_script() {
     let Some(redis) = redis_or_skip("many_acks") else {
@@ -307,7 +372,7 @@ fn many_acknowledgements_go_in_one_script() {
     }
     assert_eq!(ids.len(), 2500);
     let acks: Vec<&str> = ids.iter().map(String::as_str).collect();
-    assert_eq!(a.finish(&[finished(0, &[], &acks)]).unwrap(), [true]);
+    assert_eq!(a.finish(1, &[finished(0, &[], &acks)]).unwrap(), [true]);
     assert_eq!(
         a.backlog(2).unwrap(),
         Some(0),
@@ -327,8 +392,11 @@ fn the_done_log_holds_many_items_and_ignores_a_torn_one() {
     let all: Vec<(u64, u64)> = (0..600_000u64)
         .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15), i % 7))
         .collect();
-    for chunk in all.chunks(100_000) {
-        assert_eq!(a.finish(&[finished(0, chunk, &[])]).unwrap(), [true]);
+    for (number, chunk) in (1..).zip(all.chunks(100_000)) {
+        assert_eq!(
+            a.finish(number, &[finished(0, chunk, &[])]).unwrap(),
+            [true]
+        );
     }
     assert_eq!(a.load_done(0).unwrap(), all);
     let _: () = redis::cmd("APPEND")
@@ -361,8 +429,11 @@ fn the_done_log_runs_over_chunks_and_reads_back_whole() {
     a.create_or_join(Some(1), [1, 2]).unwrap();
     assert!(a.acquire(0, Duration::from_secs(30)).unwrap());
     let all: Vec<(u64, u64)> = (0..1_000u64).map(|i| (i * 31, i % 5)).collect();
-    for batch in all.chunks(30) {
-        assert_eq!(a.finish(&[finished(0, batch, &[])]).unwrap(), [true]);
+    for (number, batch) in (1..).zip(all.chunks(30)) {
+        assert_eq!(
+            a.finish(number, &[finished(0, batch, &[])]).unwrap(),
+            [true]
+        );
     }
     let mut raw = redis::Client::open(redis.url())
         .unwrap()

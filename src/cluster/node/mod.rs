@@ -210,6 +210,11 @@ struct Node {
     answered: Vec<Done>,
     /// What to report per partition, once written to the log.
     finished: BTreeMap<u32, Finished>,
+    /// The report sent whose answer was lost: sent again, as it was and
+    /// under its number, before anything new (Redis writes it once).
+    unanswered: Option<Report>,
+    /// Reports made by this process (the last one's number).
+    reports: u64,
     /// Partitions being given up, and until when to wait for their URLs.
     leaving: BTreeMap<u32, Instant>,
     next_renew: Instant,
@@ -306,6 +311,13 @@ fn reconnect_wait(n: u32, ttl: Duration) -> Duration {
 /// turn goes on (the answers wait for the next turn).
 const BARRIER_WAIT: Duration = Duration::from_millis(100);
 
+/// A report of finished work, numbered so that Redis counts it once
+/// however often it is sent ([`Store::finish`]).
+struct Report {
+    number: u64,
+    finished: Vec<Finished>,
+}
+
 /// What partition `p` has finished since the last report, made empty if
 /// nothing yet.
 fn finished_in(finished: &mut BTreeMap<u32, Finished>, p: u32) -> &mut Finished {
@@ -376,6 +388,8 @@ impl Node {
             adds: BTreeMap::new(),
             answered: Vec::new(),
             finished: BTreeMap::new(),
+            unanswered: None,
+            reports: 0,
             leaving: BTreeMap::new(),
             next_renew: now,
             next_measure: now,
@@ -444,7 +458,10 @@ impl Node {
 
     /// Whether anything waits to be written.
     fn busy(&self) -> bool {
-        !self.adds.is_empty() || !self.answered.is_empty() || !self.finished.is_empty()
+        !self.adds.is_empty()
+            || !self.answered.is_empty()
+            || !self.finished.is_empty()
+            || self.unanswered.is_some()
     }
 
     /// When what waits should be written: [`FLUSH_EVERY`] after the first
@@ -580,12 +597,19 @@ impl Node {
                 Written::Failed => self.settle_unrecorded(),
             }
         }
-        if !self.finished.is_empty() {
-            let finished: Vec<Finished> =
-                std::mem::take(&mut self.finished).into_values().collect();
-            match self.with_store("reporting URLs done", |s| s.finish(&finished)) {
+        if self.unanswered.is_none() && !self.finished.is_empty() {
+            self.reports += 1;
+            self.unanswered = Some(Report {
+                number: self.reports,
+                finished: std::mem::take(&mut self.finished).into_values().collect(),
+            });
+        }
+        if let Some(report) = self.unanswered.take() {
+            match self.with_store("reporting URLs done", |s| {
+                s.finish(report.number, &report.finished)
+            }) {
                 Some(written) => {
-                    for (f, ok) in finished.iter().zip(written) {
+                    for (f, ok) in report.finished.iter().zip(written) {
                         // In the done log, or never from here: either
                         // way no longer this node's to count.
                         self.link.reported(f.done.len());
@@ -596,9 +620,7 @@ impl Node {
                     }
                 }
                 None => {
-                    for f in finished {
-                        self.finished.insert(f.partition, f);
-                    }
+                    self.unanswered = Some(report);
                     return false;
                 }
             }
@@ -713,6 +735,7 @@ impl Node {
         self.adds.clear();
         self.answered.clear();
         self.finished.clear();
+        self.unanswered = None;
         self.waiting_since = None;
         // The shards see the crawl done on their next watch, and stop.
         self.outstanding.abort();

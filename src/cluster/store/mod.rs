@@ -564,13 +564,21 @@ impl Store {
     /// entries done are acknowledged and deleted. Fenced per partition:
     /// for each, in order, whether it was written (false: this node does
     /// not hold the partition, and nothing of it was written).
-    pub fn finish(&mut self, finished: &[Finished]) -> Result<Vec<bool>, StoreError> {
+    ///
+    /// `number` names the report: a process numbers its reports upward
+    /// and, when an answer is lost, sends the same report again under the
+    /// same number before any other. Redis writes a number once and
+    /// answers it again as it did the first time.
+    pub fn finish(&mut self, number: u64, finished: &[Finished]) -> Result<Vec<bool>, StoreError> {
         if finished.is_empty() {
             return Ok(Vec::new());
         }
         let mut call = self.scripts.finish.prepare_invoke();
-        call.key(self.keys.records());
-        call.arg(&self.node).arg(GROUP).arg(self.done_chunk);
+        call.key(self.keys.records()).key(self.keys.reports());
+        call.arg(&self.node)
+            .arg(GROUP)
+            .arg(self.done_chunk)
+            .arg(number);
         for f in finished {
             call.key(self.keys.lease(f.partition))
                 .key(self.keys.done(f.partition))

@@ -101,12 +101,17 @@ impl Scripts {
                 end
                 return 0",
             ),
-            // KEYS: records, then (lease, done log, stream) per partition.
-            // ARGV: node, group, the done log's chunk size, then per
-            // partition: done items (bytes), how many, ids to acknowledge
-            // (n), the n ids. Fenced per partition: 1 where the node holds
-            // the lease (and all was written), 0 where it does not
-            // (nothing written). A partition's done log is a run of
+            // KEYS: records, reports, then (lease, done log, stream) per
+            // partition. ARGV: node, group, the done log's chunk size, the
+            // report's number, then per partition: done items (bytes), how
+            // many, ids to acknowledge (n), the n ids. Fenced per
+            // partition: 1 where the node holds the lease (and all was
+            // written), 0 where it does not (nothing written). Once per
+            // number: the answer is kept in `reports` (one field per node
+            // name: the identity, the number and the answer), and a report
+            // sent again after its answer was lost (a time-out, a dropped
+            // connection, a read interrupted by SIGCONT) gets that answer
+            // back and writes nothing twice. A partition's done log is a run of
             // strings, the key then KEY:1, KEY:2, ...: items go to the
             // first one under the chunk size (a Redis string stops at
             // 512 MB). The chunks' names are made here, not passed in
@@ -114,8 +119,15 @@ impl Scripts {
             finish: guarded(
                 r"
                 local node, group, chunk = ARGV[1], ARGV[2], tonumber(ARGV[3])
-                local a, records, held = 4, 0, {}
-                for k = 2, #KEYS, 3 do
+                local field, tag = gen_name or node, node .. ' ' .. ARGV[4] .. ' '
+                local last = redis.call('HGET', KEYS[2], field)
+                if last and string.sub(last, 1, #tag) == tag then
+                  local held = {}
+                  for c in string.gmatch(string.sub(last, #tag + 1), '%d') do held[#held + 1] = tonumber(c) end
+                  return held
+                end
+                local a, records, held = 5, 0, {}
+                for k = 3, #KEYS, 3 do
                   local count, n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
                   local ok = redis.call('GET', KEYS[k]) == node
                   if ok then
@@ -141,6 +153,7 @@ impl Scripts {
                   a = a + 3 + n
                 end
                 if records > 0 then redis.call('INCRBY', KEYS[1], records) end
+                redis.call('HSET', KEYS[2], field, tag .. table.concat(held))
                 return held",
             ),
             // KEYS: (lease, stream) per partition. ARGV: node, group, min
