@@ -38,6 +38,7 @@ use crate::job::Verdict;
 use crate::job::{ErrorKind, Limit};
 use crate::keys::shard_for;
 use crate::keys::Fingerprinter;
+use crate::sync::{Syncs, WriteBack};
 
 use super::repair::{next_line, repair_jsonl_with, Repaired};
 use super::{io_err, StateError};
@@ -223,9 +224,12 @@ pub fn read(
 /// `path` while the crawl writes it, so that the next resume reads only
 /// what was logged after: the whole lines written since the last read
 /// (by a resume or an earlier call) become fingerprints and counts, as
-/// [`read`] makes them. The log (and the WARC files in `warc_dir` its new
-/// records point into) and the `done.fp` files are synced first, so that
-/// what `done.json` names outlives a power loss. What it covers ends
+/// [`read`] makes them. The log (and the WARC files in `warc`'s
+/// directory its new records point into) and the `done.fp` files are
+/// synced first, so that what `done.json` names outlives a power loss;
+/// and `warc`'s writers must say their own syncs went through (none under
+/// way, or nothing is saved this time; none failed, or it is an error).
+/// What it covers ends
 /// before the first line that is not whole or not a record: the resume
 /// repairs or refuses that one, as it would have.
 ///
@@ -239,7 +243,7 @@ pub fn catch_up(
     key: [u64; 2],
     dir: &Path,
     shard_dirs: &[PathBuf],
-    warc_dir: Option<&Path>,
+    warc: Option<(&Path, &WriteBack)>,
 ) -> Result<u64, StateError> {
     let paths = fingerprint_files(shard_dirs);
     let covered = match covered::load(dir, path, &paths) {
@@ -278,7 +282,7 @@ pub fn catch_up(
         return Ok(0);
     }
     file.sync_data().map_err(io_err("syncing", path))?;
-    if let Some(warc_dir) = warc_dir {
+    if let Some((warc_dir, write_back)) = warc {
         for (name, logged) in &tally.counts.warc {
             if before.warc.get(name) == Some(logged) {
                 continue;
@@ -289,6 +293,21 @@ pub fn catch_up(
             match File::open(&warc).and_then(|f| f.sync_data()) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 synced => synced.map_err(io_err("syncing", &warc))?,
+            }
+        }
+        // A write-back failure that a writer's own sync saw is not
+        // reported to these syncs: the writers say whether there was one.
+        match write_back.syncs() {
+            Syncs::Clean => {}
+            // The next checkpoint tries again (cutting back what this one
+            // appended to the done.fp files).
+            Syncs::Busy => return Ok(0),
+            Syncs::Failed => {
+                return Err(StateError::Io {
+                    what: "syncing the WARC files in",
+                    path: warc_dir.to_path_buf(),
+                    source: io::Error::other("a WARC file's writer failed to write or sync it"),
+                })
             }
         }
     }
@@ -569,12 +588,54 @@ mod tests {
         )
     }
 
+    /// A WARC writer's sync that saw a write-back error is the only one
+    /// told of it: the catch-up's own syncs go through, so it takes the
+    /// writers' word: nothing saved while one syncs, an error once one
+    /// failed, and done.json stays where it was.
+    #[test]
+    fn a_catch_up_saves_nothing_while_a_warc_writer_syncs_and_fails_once_one_failed() {
+        let (dir, dirs) = state_with_shards("write-back");
+        let warc = dir.join("warc");
+        std::fs::create_dir_all(&warc).unwrap();
+        std::fs::write(warc.join("w"), b"bytes").unwrap();
+        let log = dir.join("log.jsonl");
+        let key = [5, 6];
+        let covered_len = || {
+            covered::load(&dir, &log, &fingerprint_files(&dirs))
+                .unwrap()
+                .map_or(0, |c| c.log_len)
+        };
+        let ten: String = (0..10).map(line).collect();
+        std::fs::write(&log, &ten).unwrap();
+        let write_back = WriteBack::default();
+        let archive = Some((warc.as_path(), &write_back));
+        let syncing = write_back.begin();
+        assert_eq!(catch_up(&log, key, &dir, &dirs, archive).unwrap(), 0);
+        assert_eq!(covered_len(), 0, "not saved while a sync is under way");
+        syncing.end(true);
+        assert_eq!(catch_up(&log, key, &dir, &dirs, archive).unwrap(), 10);
+        assert_eq!(covered_len(), ten.len() as u64);
+        let twenty: String = (0..20).map(line).collect();
+        std::fs::write(&log, &twenty).unwrap();
+        write_back.begin().end(false);
+        let failed = catch_up(&log, key, &dir, &dirs, archive).unwrap_err();
+        assert!(failed.to_string().contains("WARC"), "{failed}");
+        assert_eq!(covered_len(), ten.len() as u64, "left where it was");
+        // The resume reads the rest, with what the first catch-up read.
+        let resumed = read(&log, key, &dir, &dirs, false).unwrap();
+        assert_eq!(resumed.from, ten.len() as u64);
+        assert_eq!(resumed.counts.records, 20);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn a_log_caught_up_while_written_covers_its_whole_records_and_a_resume_reads_the_rest() {
         let (dir, dirs) = state_with_shards("catch");
         let warc = dir.join("warc");
         std::fs::create_dir_all(&warc).unwrap();
         std::fs::write(warc.join("w"), b"bytes").unwrap();
+        let write_back = WriteBack::default();
+        let archive = Some((warc.as_path(), &write_back));
         let log = dir.join("log.jsonl");
         let key = [5, 6];
         // A first run: 30 records written, the 31st half written.
@@ -582,19 +643,19 @@ mod tests {
         let thirty = line(30);
         let half = &thirty[..20];
         std::fs::write(&log, format!("{first}{half}")).unwrap();
-        let records = catch_up(&log, key, &dir, &dirs, Some(&warc)).unwrap();
+        let records = catch_up(&log, key, &dir, &dirs, archive).unwrap();
         assert_eq!(records, 30);
         let covered = covered::load(&dir, &log, &fingerprint_files(&dirs))
             .unwrap()
             .unwrap();
         assert_eq!(covered.log_len, first.len() as u64, "whole lines only");
         assert_eq!(covered.counts.records, 30);
-        assert_eq!(catch_up(&log, key, &dir, &dirs, Some(&warc)).unwrap(), 0);
+        assert_eq!(catch_up(&log, key, &dir, &dirs, archive).unwrap(), 0);
         // The writer finishes the line and writes more; the next
         // checkpoint reads them.
         let mut all: String = (0..45).map(line).collect();
         std::fs::write(&log, &all).unwrap();
-        assert_eq!(catch_up(&log, key, &dir, &dirs, Some(&warc)).unwrap(), 15);
+        assert_eq!(catch_up(&log, key, &dir, &dirs, archive).unwrap(), 15);
         // A kill: five more records and a torn line; the resume reads
         // only those, and knows what a read of the whole log knows.
         all.extend((45..50).map(line));

@@ -43,6 +43,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{Config, Output};
+use crate::sync::WriteBack;
 use ringcrawl_warc::timestamp::rfc3339_millis;
 
 use super::checks::Checks;
@@ -86,6 +87,9 @@ pub struct Session {
     /// A checkpoint's read of the log failed: done.json is left as it is
     /// for the rest of the run.
     catch_up_failed: bool,
+    /// What this run's WARC writers' syncs said, which a checkpoint's
+    /// read of the log must hear ([`done::catch_up`]).
+    warc_write_back: Arc<WriteBack>,
 }
 
 impl Session {
@@ -159,6 +163,7 @@ impl Session {
             earlier: Vec::new(),
             compaction: None,
             catch_up_failed: false,
+            warc_write_back: Arc::default(),
         })
     }
 
@@ -401,6 +406,7 @@ impl Session {
             earlier,
             compaction: Some(Arc::new(Compaction::new(run, &shard_dirs))),
             catch_up_failed: false,
+            warc_write_back: Arc::default(),
         })
     }
 
@@ -504,6 +510,12 @@ impl Session {
 }
 
 impl Session {
+    /// What this run's WARC writers tell of their syncs: theirs to mark,
+    /// the checkpoints' to read.
+    pub fn warc_write_back(&self) -> Arc<WriteBack> {
+        self.warc_write_back.clone()
+    }
+
     /// Bring `done.json` up to the log written so far
     /// ([`done::catch_up`]), so that a resume reads only what is logged
     /// after: at every checkpoint, the last once every record is written.
@@ -514,13 +526,18 @@ impl Session {
             return Ok(0);
         }
         let shard_dirs = self.dir.shard_dirs(self.manifest.shards);
-        let warc_dir = self.manifest.outputs.warc.as_ref().map(|w| w.dir.as_path());
+        let warc = self
+            .manifest
+            .outputs
+            .warc
+            .as_ref()
+            .map(|w| (w.dir.as_path(), &*self.warc_write_back));
         done::catch_up(
             &log,
             self.manifest.fingerprint_key.halves().into(),
             self.dir.path(),
             &shard_dirs,
-            warc_dir,
+            warc,
         )
     }
 }

@@ -1,7 +1,8 @@
 //! What the layers share to wait and to count across tasks and threads:
 //! [`Notify`], a shard's single-threaded "something changed" signal,
-//! [`Outstanding`], the crawl-wide count of outstanding URLs, and
-//! [`PerIp`], the crawl-wide count of fetches in flight to each address.
+//! [`Outstanding`], the crawl-wide count of outstanding URLs,
+//! [`PerIp`], the crawl-wide count of fetches in flight to each address,
+//! and [`WriteBack`], whether the WARC writers' syncs went through.
 //!
 //! A leaf: it imports no other module of the crate, so the network layer
 //! (TLS session caches), the output (WARC files), a cluster node and the
@@ -10,7 +11,9 @@
 pub mod notify;
 mod outstanding;
 mod per_ip;
+mod write_back;
 
 pub use notify::Notify;
 pub use outstanding::Outstanding;
 pub use per_ip::PerIp;
+pub use write_back::{Syncs, WriteBack};

@@ -121,6 +121,7 @@ pub(super) fn warc_target(
             }),
         shard: 0,
         max_size: config.warc_max_size,
+        write_back: session.map_or_else(Default::default, Session::warc_write_back),
     }))
 }
 

@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures_lite::AsyncWriteExt;
@@ -24,6 +25,7 @@ use glommio::Task;
 
 use crate::output::io_error::{plain, words};
 use crate::sync::notify::Notify;
+use crate::sync::WriteBack;
 
 /// The `software` of each file's `warcinfo` record.
 const SOFTWARE: &str = concat!("ringcrawl/", env!("CARGO_PKG_VERSION"));
@@ -50,6 +52,10 @@ pub struct WarcTarget {
     pub shard: usize,
     /// Rotate before a file would grow past this many bytes.
     pub max_size: u64,
+    /// Told of every sync of a file (as it is closed) and of any failure,
+    /// for the checkpoints, which sync the files too but may not hear of
+    /// a failure this writer's sync saw.
+    pub write_back: Arc<WriteBack>,
 }
 
 /// Where a group of records was placed.
@@ -235,6 +241,7 @@ impl WarcFiles {
 async fn write_queue(state: Rc<State>) -> WriterResult {
     let result = drain(&state).await;
     if result.is_err() {
+        state.target.write_back.fail();
         let mut queue = state.queue.borrow_mut();
         queue.closed = true;
         queue.items.clear();
@@ -277,7 +284,7 @@ async fn drain(state: &State) -> WriterResult {
             None => break,
             Some(Item::Open(path, info)) => {
                 if let Some(old) = current.take() {
-                    close(old).await?;
+                    close(old, &state.target.write_back).await?;
                 }
                 // The old file is closed, so flushed whole.
                 state.flushed.set(state.written.get());
@@ -296,7 +303,7 @@ async fn drain(state: &State) -> WriterResult {
         }
     }
     if let Some(file) = current.take() {
-        close(file).await?;
+        close(file, &state.target.write_back).await?;
     }
     state.flushed.set(state.written.get());
     Ok(files)
@@ -329,9 +336,10 @@ async fn write(file: &mut StreamWriter, bytes: &[u8], path: &Path) -> Result<(),
         .map_err(|e| format!("writing {}: {}", path.display(), words(&e)))
 }
 
-async fn close(mut writer: StreamWriter) -> Result<(), String> {
-    writer
-        .close()
-        .await
-        .map_err(|e| format!("closing WARC file: {}", words(&e)))
+/// Close (flush and sync) a file, counted in `write_back` while it syncs.
+async fn close(mut writer: StreamWriter, write_back: &WriteBack) -> Result<(), String> {
+    let syncing = write_back.begin();
+    let closed = writer.close().await;
+    syncing.end(closed.is_ok());
+    closed.map_err(|e| format!("closing WARC file: {}", words(&e)))
 }
