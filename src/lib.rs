@@ -94,14 +94,14 @@
 //!   turns, per-host concurrency and delay, backoff, robots first; queues
 //!   in bounded RAM, their tails spilled to disk through I/O requests it
 //!   hands out and completions it takes),
-//!   `crawl::robots` (robots.txt policy), `crawl::seeds` (seed lists),
-//!   `crawl::sitemap` (sitemaps.org urlsets and indexes, gzipped or not,
-//!   → their `<loc>`s, bounded; a fetch is read as a sitemap when its hop
-//!   path, `job::hops`, says it is one). HTML → absolute normalised URLs
-//!   (a hand-written scanner, html5gum's tokenizer where the scanner is
-//!   unsure), a page's charset and its robots `<meta>` tags are a crate
-//!   of their own, `ringcrawl-links` (`crates/links`), which the page
-//!   path calls.
+//!   `crawl::robots` (robots.txt policy), `crawl::seeds` (seed lists).
+//!   HTML → absolute normalised URLs (a hand-written scanner, html5gum's
+//!   tokenizer where the scanner is unsure), a page's charset and its
+//!   robots `<meta>` tags are a crate of their own, `ringcrawl-links`
+//!   (`crates/links`), which the page path calls; so are sitemaps
+//!   (sitemaps.org urlsets and indexes, gzipped or not, → their `<loc>`s,
+//!   bounded), `ringcrawl-sitemap` (`crates/sitemap`): a fetch is read as
+//!   one when its hop path, `job::hops`, says it is.
 //! - `net` one exchange with a server: `net::fetch` (one HTTP/1.1
 //!   exchange with limits and a deadline, on a reused keep-alive connection
 //!   when the shard's `net::conn_pool` has one for the endpoint),

@@ -11,8 +11,7 @@
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::config::sitemap::Limits;
-use ringcrawl::crawl::sitemap::{listed, parse};
+use ringcrawl_sitemap::{listed, parse, Bounds};
 use url::Url;
 
 const URLS: [usize; 4] = [1, 10, 1_000, 50_000];
@@ -22,10 +21,9 @@ fuzz_target!(|data: &[u8]| {
     let Some((&choice, body)) = data.split_first() else {
         return;
     };
-    let limits = Limits {
+    let limits = Bounds {
         max_urls: URLS[usize::from(choice & 3)],
         max_bytes: BYTES[usize::from((choice >> 2) & 3)],
-        ..Limits::default()
     };
     let gzipped;
     let body = if choice & 16 != 0 {

@@ -1,14 +1,9 @@
 //! What sitemaps may cost ([`Limits`], `Config::sitemap_limits`): the
 //! protocol's bounds on one sitemap, and the crawl's on nesting and on
-//! sitemaps per host. Settings only; `crate::crawl::sitemap` reads within
-//! them, the frontier and the shard count against them.
+//! sitemaps per host. Settings only; `ringcrawl_sitemap` reads within
+//! the first two, the frontier and the shard count against the others.
 
-/// Bytes of a sitemap read at most, once inflated: the protocol's 50 MB
-/// (52,428,800 bytes).
-pub const MAX_BYTES: usize = 52_428_800;
-
-/// `<loc>`s kept of one sitemap: the protocol's 50,000.
-pub const MAX_URLS: usize = 50_000;
+pub use ringcrawl_sitemap::{MAX_BYTES, MAX_URLS};
 
 /// Sitemaps a host may have fetched (guessed, named by robots.txt or by
 /// indexes): an index of 50,000 indexes of 50,000 sitemaps stops here.
@@ -21,8 +16,8 @@ pub const MAX_SITEMAPS_PER_HOST: usize = 1_000;
 /// the sites that nest anyway.
 pub const MAX_LEVELS: u32 = 3;
 
-/// What sitemaps may cost: `crate::crawl::sitemap::parse` reads the
-/// first two, the crawl the other two.
+/// What sitemaps may cost: `ringcrawl_sitemap::parse` reads the first
+/// two ([`Limits::bounds`]), the crawl the other two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Bytes of the document read at most (after inflating a gzip body).
@@ -42,6 +37,16 @@ impl Default for Limits {
             max_urls: MAX_URLS,
             max_levels: MAX_LEVELS,
             max_per_host: MAX_SITEMAPS_PER_HOST,
+        }
+    }
+}
+
+impl Limits {
+    /// What one sitemap may cost, as `ringcrawl_sitemap::parse` takes it.
+    pub fn bounds(&self) -> ringcrawl_sitemap::Bounds {
+        ringcrawl_sitemap::Bounds {
+            max_bytes: self.max_bytes,
+            max_urls: self.max_urls,
         }
     }
 }

@@ -21,7 +21,6 @@ pub mod run;
 pub mod seeds;
 pub mod seen;
 pub mod shard;
-pub mod sitemap;
 pub mod stream;
 pub mod url_set;
 

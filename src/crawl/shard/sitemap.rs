@@ -6,11 +6,11 @@
 //! hop but redirects is `M` (`crate::job::hops`), so a sitemap goes
 //! through the frontier like any URL (seen-set, robots.txt, politeness,
 //! budgets; its host's cap of sitemaps). The reading itself is the pure
-//! `crate::crawl::sitemap`; the root's guessed `/sitemap.xml` is seeded
+//! `ringcrawl_sitemap`; the root's guessed `/sitemap.xml` is seeded
 //! with the roots (`crate::crawl::run`).
 //!
 //! Hosts: a sitemap's entries count only on its own host (sitemaps.org's
-//! rule; `crate::crawl::sitemap::listed`), then in the crawl's scope. A
+//! rule; `ringcrawl_sitemap::listed`), then in the crawl's scope. A
 //! robots.txt `Sitemap:` line may name a sitemap on another host in scope;
 //! that sitemap too lists only its own host's URLs (the protocol's
 //! cross-host submission through robots.txt is not honoured).
@@ -21,12 +21,12 @@ use std::time::Instant;
 use ringcrawl_links::urls;
 use url::Url;
 
-use crate::crawl::sitemap::{self, Cut, Kind};
 use crate::job::hops::{Hop, Hops};
 use crate::job::{ErrorKind, Job};
 use crate::net::fetch::Response;
 use crate::output::record::Record;
 use crate::web::scope::Scope;
+use ringcrawl_sitemap::{self as sitemap, Cut, Kind};
 
 use super::failure::fail;
 use super::Shard;
@@ -83,7 +83,7 @@ impl Shard {
     ) -> usize {
         let limits = &self.config.sitemap_limits;
         let wants_pages = self.hooks.wants_pages();
-        let sitemap = match sitemap::parse(body, limits) {
+        let sitemap = match sitemap::parse(body, &limits.bounds()) {
             Ok(sitemap) => sitemap,
             Err(e) => {
                 note(record, ErrorKind::SitemapInvalid, &e.to_string());
@@ -100,7 +100,9 @@ impl Shard {
                 let message = format!("{} {cut}", sitemap.kind.name());
                 note(record, ErrorKind::SitemapTooLarge, &message);
             }
-            Some(cut @ Cut::Broken(_)) => {
+            // Broken part way (or cut for a reason this crawler does
+            // not know): invalid from there.
+            Some(cut) => {
                 let message = format!("{} {cut}", sitemap.kind.name());
                 note(record, ErrorKind::SitemapInvalid, &message);
             }

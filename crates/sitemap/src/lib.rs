@@ -7,8 +7,8 @@
 //! `.xml.gz` file and a gzip body without the name alike) is inflated
 //! through flate2 into quick-xml's streaming reader, and only the `<loc>`
 //! texts are kept, so memory is the URLs, never the inflated document.
-//! Bounds: [`Limits::max_bytes`] of the (inflated) document are read, the
-//! protocol's 50 MB; [`Limits::max_urls`] `<loc>`s are kept, the protocol's
+//! Bounds: [`Bounds::max_bytes`] of the (inflated) document are read, the
+//! protocol's 50 MB; [`Bounds::max_urls`] `<loc>`s are kept, the protocol's
 //! 50,000; past either the sitemap is cut there, with the URLs before it
 //! kept and the reason in [`Sitemap::cut`]. XML broken part way is cut the
 //! same way. Element nesting costs nothing (a depth counter, no stack: end
@@ -21,9 +21,16 @@
 //! [`listed`] turns the texts into the URLs the crawl may take: resolved,
 //! normalised, on the sitemap's own host, each once.
 //!
-//! Not the fetching, the crawl limits (nesting of indexes, sitemaps per
-//! host) or the robots.txt `Sitemap:` lines: those are the shard's and the
-//! frontier's (`crate::crawl::shard`, `crate::crawl::frontier`).
+//! This is the sans-I/O half of [ringcrawl]'s sitemaps, a crate of its own
+//! so that it is tested and fuzzed without the crawler, and so that others
+//! can use it. Not the fetching, the crawl's limits (nesting of indexes,
+//! sitemaps per host) or the robots.txt `Sitemap:` lines: those are the
+//! crawler's.
+//!
+//! [ringcrawl]: https://github.com/ringcrawl/ringcrawl
+
+#![warn(unreachable_pub)]
+#![deny(clippy::arithmetic_side_effects)]
 
 use std::collections::HashSet;
 use std::io::{self, BufRead, BufReader, Read};
@@ -35,10 +42,35 @@ use ringcrawl_links::urls;
 use thiserror::Error;
 use url::Url;
 
-use crate::config::sitemap::Limits;
+/// Bytes of a sitemap read at most, once inflated: the protocol's 50 MB
+/// (52,428,800 bytes).
+pub const MAX_BYTES: usize = 52_428_800;
+
+/// `<loc>`s kept of one sitemap: the protocol's 50,000.
+pub const MAX_URLS: usize = 50_000;
+
+/// What one sitemap may cost ([`parse`]); by default the protocol's
+/// bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// Bytes of the document read at most (after inflating a gzip body).
+    pub max_bytes: usize,
+    /// `<loc>`s (or text lines) kept at most.
+    pub max_urls: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            max_bytes: MAX_BYTES,
+            max_urls: MAX_URLS,
+        }
+    }
+}
 
 /// What a sitemap lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kind {
     /// `<urlset>`: pages.
     UrlSet,
@@ -62,6 +94,7 @@ impl Kind {
 /// A sitemap read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sitemap {
+    /// What it lists: pages, or more sitemaps.
     pub kind: Kind,
     /// The `<loc>` texts in document order: character and predefined entity
     /// references and CDATA resolved, surrounding whitespace trimmed, empty
@@ -76,30 +109,45 @@ pub struct Sitemap {
 
 /// Why a sitemap was read only in part.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum Cut {
+    /// More `<loc>`s than [`Bounds::max_urls`] (this many kept).
     #[error("more than {0} URLs: the first {0} used")]
     TooManyUrls(usize),
+    /// A document longer than [`Bounds::max_bytes`].
     #[error("larger than {bytes} bytes{}: read that far", if *inflated { " inflated" } else { "" })]
-    TooLarge { bytes: usize, inflated: bool },
+    TooLarge {
+        /// The bound, [`Bounds::max_bytes`].
+        bytes: usize,
+        /// Counted after inflating a gzip body.
+        inflated: bool,
+    },
+    /// XML (or gzip) broken part way, as the reader said it.
     #[error("{0}: the URLs before it used")]
     Broken(String),
 }
 
 /// A body that is no sitemap.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum SitemapError {
+    /// XML whose root is neither `<urlset>` nor `<sitemapindex>` (its
+    /// name).
     #[error("not a sitemap: the root element is <{0}>")]
     NotASitemap(String),
+    /// XML (or gzip) broken before a root element, as the reader said it.
     #[error("not a sitemap: {0}")]
     Unreadable(String),
+    /// Text with no line that is a URL.
     #[error("not a sitemap: no URL in its text")]
     NoUrls,
+    /// Nothing but whitespace (or nothing).
     #[error("not a sitemap: empty")]
     Empty,
 }
 
 /// Read the sitemap in `body` (gzip or not), within `limits`.
-pub fn parse(body: &[u8], limits: &Limits) -> Result<Sitemap, SitemapError> {
+pub fn parse(body: &[u8], limits: &Bounds) -> Result<Sitemap, SitemapError> {
     let gzipped = body.starts_with(&[0x1f, 0x8b]);
     let source: Box<dyn Read + '_> = if gzipped {
         Box::new(MultiGzDecoder::new(body))
@@ -165,7 +213,7 @@ fn first_byte(input: &mut impl BufRead) -> io::Result<Option<u8>> {
 type Read3 = (Kind, Vec<String>, Option<Cut>);
 
 /// A `<urlset>` or `<sitemapindex>` document.
-fn read_xml(input: &mut impl BufRead, limits: &Limits) -> Result<Read3, SitemapError> {
+fn read_xml(input: &mut impl BufRead, limits: &Bounds) -> Result<Read3, SitemapError> {
     let mut reader = Reader::from_reader(input);
     {
         let config = reader.config_mut();
@@ -300,7 +348,7 @@ fn push_reference(loc: &mut String, reference: &BytesRef<'_>) {
 
 /// A text sitemap: one URL a line (lines that are no `http(s)` URL are
 /// skipped, as the protocol allows nothing else).
-fn read_text(input: &mut impl BufRead, limits: &Limits) -> Result<Read3, SitemapError> {
+fn read_text(input: &mut impl BufRead, limits: &Bounds) -> Result<Read3, SitemapError> {
     let mut locs = Vec::new();
     let mut line = Vec::new();
     let cut = loop {
@@ -393,8 +441,8 @@ pub fn listed(locs: &[String], base: &Url) -> Listed {
     let mut seen = HashSet::new();
     for loc in locs {
         match urls::join(base, loc) {
-            None => out.unusable += 1,
-            Some(url) if urls::host(&url) != host => out.off_host += 1,
+            None => out.unusable = out.unusable.saturating_add(1),
+            Some(url) if urls::host(&url) != host => out.off_host = out.off_host.saturating_add(1),
             Some(url) => {
                 if seen.insert(url.as_str().to_string()) {
                     out.urls.push(url);
@@ -413,7 +461,6 @@ mod tests {
     use flate2::Compression;
 
     use super::*;
-    use crate::config::sitemap::{MAX_BYTES, MAX_URLS};
 
     const NS: &str = r#"xmlns="http://www.sitemaps.org/schemas/sitemap/0.9""#;
 
@@ -436,14 +483,13 @@ mod tests {
     }
 
     fn read(body: &[u8]) -> Sitemap {
-        parse(body, &Limits::default()).expect("a sitemap")
+        parse(body, &Bounds::default()).expect("a sitemap")
     }
 
-    fn small(max_bytes: usize, max_urls: usize) -> Limits {
-        Limits {
+    fn small(max_bytes: usize, max_urls: usize) -> Bounds {
+        Bounds {
             max_bytes,
             max_urls,
-            ..Limits::default()
         }
     }
 
@@ -532,9 +578,9 @@ mod tests {
         assert_eq!(sitemap.cut, None);
         let empty = read(format!("<urlset {NS}/>").as_bytes());
         assert_eq!((empty.kind, empty.locs.len()), (Kind::UrlSet, 0));
-        assert_eq!(parse(b"", &Limits::default()), Err(SitemapError::Empty));
+        assert_eq!(parse(b"", &Bounds::default()), Err(SitemapError::Empty));
         assert_eq!(
-            parse(b"\xef\xbb\xbf \n\t ", &Limits::default()),
+            parse(b"\xef\xbb\xbf \n\t ", &Bounds::default()),
             Err(SitemapError::Empty)
         );
     }
@@ -549,7 +595,7 @@ mod tests {
     fn an_html_page_is_no_sitemap() {
         let body = b"<!doctype html><html><body><a href=/x>x</a></body></html>";
         assert_eq!(
-            parse(body, &Limits::default()),
+            parse(body, &Bounds::default()),
             Err(SitemapError::NotASitemap("html".into()))
         );
     }
@@ -561,7 +607,7 @@ mod tests {
         assert_eq!(sitemap.kind, Kind::Text);
         assert_eq!(sitemap.locs, ["http://a.test/1", "HTTPS://a.test/2"]);
         assert_eq!(
-            parse(b"just words\n", &Limits::default()),
+            parse(b"just words\n", &Bounds::default()),
             Err(SitemapError::NoUrls)
         );
     }
@@ -699,10 +745,10 @@ mod tests {
         let mut bad = gzip(urlset(&["http://a.test/1"]).as_bytes());
         bad.truncate(12);
         assert!(matches!(
-            parse(&bad, &Limits::default()),
+            parse(&bad, &Bounds::default()),
             Err(SitemapError::Unreadable(_) | SitemapError::Empty)
         ));
-        assert!(parse(b"\x1f\x8bnot gzip at all", &Limits::default()).is_err());
+        assert!(parse(b"\x1f\x8bnot gzip at all", &Bounds::default()).is_err());
     }
 
     #[test]
