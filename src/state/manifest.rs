@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -134,6 +134,12 @@ impl ScopeSettings {
 /// Where a crawl's outputs go; absolute paths (a resume may run from
 /// another working directory). None: that output is off. JSONL to stdout
 /// cannot be resumed, so it has no place here.
+///
+/// In the manifest's file, a path inside the state directory is written
+/// relative to it ([`OutputPaths::within`]) and read back against the
+/// directory it is found in ([`OutputPaths::resolved_in`]): a copy or a
+/// move of the directory takes those outputs along, and a copy resumed
+/// writes its own, not the original's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutputPaths {
     /// `-o FILE`.
@@ -143,6 +149,35 @@ pub struct OutputPaths {
     pub warc: Option<WarcOutput>,
     /// `--cdxj FILE`.
     pub cdxj: Option<PathBuf>,
+}
+
+impl OutputPaths {
+    /// These paths as the manifest's file keeps them: those inside `dir`
+    /// (absolute, as every path here) relative to it.
+    pub fn within(&self, dir: &Path) -> OutputPaths {
+        let inside = |path: &PathBuf| match path.strip_prefix(dir) {
+            Ok(rest) if !rest.as_os_str().is_empty() => rest.to_path_buf(),
+            _ => path.clone(),
+        };
+        self.map(inside)
+    }
+
+    /// Paths read from the manifest of the state directory `dir`: those
+    /// relative to it made absolute again.
+    pub fn resolved_in(&self, dir: &Path) -> OutputPaths {
+        self.map(|path| dir.join(path))
+    }
+
+    fn map(&self, f: impl Fn(&PathBuf) -> PathBuf) -> OutputPaths {
+        OutputPaths {
+            jsonl: self.jsonl.as_ref().map(&f),
+            warc: self.warc.as_ref().map(|w| WarcOutput {
+                dir: f(&w.dir),
+                prefix: w.prefix.clone(),
+            }),
+            cdxj: self.cdxj.as_ref().map(&f),
+        }
+    }
 }
 
 /// The WARC directory and the file name prefix shared by every shard.

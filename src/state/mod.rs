@@ -246,7 +246,11 @@ impl StateDir {
             _lock: lock,
         };
         dir.make_shard_dirs()?;
-        let json = to_json(manifest, &dir.path.join(MANIFEST))?;
+        let stored = Manifest {
+            outputs: manifest.outputs.within(&dir.path),
+            ..manifest.clone()
+        };
+        let json = to_json(&stored, &dir.path.join(MANIFEST))?;
         write_atomically(&dir.path, MANIFEST, &json)?;
         Ok(dir)
     }
@@ -423,7 +427,12 @@ fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, StateError> {
             found: version.format,
         });
     }
-    serde_json::from_slice(bytes).map_err(corrupt)
+    let mut manifest: Manifest = serde_json::from_slice(bytes).map_err(corrupt)?;
+    // Outputs inside the directory are kept relative to it.
+    if let Some(dir) = path.parent() {
+        manifest.outputs = manifest.outputs.resolved_in(dir);
+    }
+    Ok(manifest)
 }
 
 /// The contents of `path`, or None if there is no such file.

@@ -31,6 +31,40 @@ fn manifest(shards: usize) -> Manifest {
     .unwrap()
 }
 
+/// Outputs inside the state directory are kept relative to it: a copy
+/// of the directory resumes into its own files, not the original's; an
+/// output outside stays where it is for both.
+#[test]
+fn a_copied_directory_names_its_own_outputs_inside_it_and_the_same_ones_outside() {
+    let path = std::path::absolute(temp("copy-original")).unwrap();
+    let copy = std::path::absolute(temp("copy-copied")).unwrap();
+    let outside = std::env::temp_dir().join("ringcrawl-elsewhere.cdxj");
+    let made = Manifest {
+        outputs: OutputPaths {
+            jsonl: Some(path.join("records.jsonl")),
+            warc: Some(WarcOutput {
+                dir: path.join("warc"),
+                prefix: "p".into(),
+            }),
+            cdxj: Some(outside.clone()),
+        },
+        ..manifest(1)
+    };
+    drop(StateDir::create(&path, &made).unwrap());
+    let text = fs::read_to_string(path.join("manifest.json")).unwrap();
+    assert!(text.contains("\"jsonl\": \"records.jsonl\""), "{text}");
+    let (_, read, _) = StateDir::open(&path).unwrap();
+    assert_eq!(read, made, "read back as it was made");
+    fs::create_dir_all(&copy).unwrap();
+    fs::copy(path.join("manifest.json"), copy.join("manifest.json")).unwrap();
+    let (_, copied, _) = StateDir::open(&copy).unwrap();
+    assert_eq!(copied.outputs.jsonl, Some(copy.join("records.jsonl")));
+    assert_eq!(copied.outputs.warc.unwrap().dir, copy.join("warc"));
+    assert_eq!(copied.outputs.cdxj, Some(outside), "outside: the same file");
+    fs::remove_dir_all(&path).unwrap();
+    fs::remove_dir_all(&copy).unwrap();
+}
+
 #[test]
 fn a_created_directory_opens_again_with_its_manifest_and_no_checkpoint_yet() {
     let path = temp("roundtrip");
