@@ -662,10 +662,12 @@ impl Node {
         for p in dropped {
             if self.leases.holds(p, Moment::now()) && !self.leaving.contains_key(&p) {
                 log::warn!("cluster: partition {p}: its fetches stopped while held (a renewal came late); giving it up to take it again");
-                // Released, or left to run out in Redis if the connection
-                // is down: either way a new tenure claims the entries.
-                let _ = self.with_store("releasing a lease", |s| s.release(p));
+                // Forgotten here first (no record of it after Redis may
+                // give it away), then released, or left to run out in
+                // Redis if the connection is down: either way a new
+                // tenure claims the entries.
                 self.forget(p);
+                let _ = self.with_store("releasing a lease", |s| s.release(p));
             }
         }
     }

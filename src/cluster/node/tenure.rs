@@ -271,13 +271,18 @@ impl Node {
             return;
         }
         for p in ready {
+            // No longer acted for here before Redis may give it to
+            // another node: a fetch of it still running (the wait ran
+            // out) must find it gone when it ends, not write its record
+            // while the next owner holds the lease. Not released (the
+            // connection failed): its lease runs out in Redis instead.
+            self.forget(p);
             if self
                 .with_store("releasing a lease", |s| s.release(p))
                 .is_none()
             {
                 return;
             }
-            self.forget(p);
         }
     }
 
