@@ -7,12 +7,12 @@
 /// (52,428,800 bytes).
 pub const MAX_BYTES: usize = 52_428_800;
 
-/// `<loc>`s kept of one sitemap: the protocol's 50,000.
-pub const MAX_URLS: usize = 50_000;
+/// `<loc>`s kept of one sitemap by default, and at most: the protocol's
+/// 50,000.
+pub const MAX_URLS: usize = crate::defaults::MAX_SITEMAP_URLS;
 
-/// Sitemaps a host may have fetched (guessed, named by robots.txt or by
-/// indexes): an index of 50,000 indexes of 50,000 sitemaps stops here.
-pub const MAX_SITEMAPS_PER_HOST: usize = 1_000;
+/// Sitemaps a host may have fetched by default.
+pub const MAX_SITEMAPS_PER_HOST: usize = crate::defaults::MAX_SITEMAPS_PER_HOST;
 
 /// Levels of sitemap a crawl descends: a sitemap named by robots.txt (or
 /// guessed) is level 1, one its index names level 2, and so on; an index
