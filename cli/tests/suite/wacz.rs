@@ -274,12 +274,13 @@ fn a_wacz_that_cannot_be_written_is_an_error_at_the_end_and_the_warcs_stay() {
     let dir = out_dir("unwritable");
     let mut cfg = settings(&[format!("{}/", base(&server))]);
     cfg = cfg.warc(dir.join("warc"));
-    // A directory where the file should go: the package is written to
-    // crawl.wacz.tmp, and renaming it over the directory fails.
     let wacz = dir.join("crawl.wacz");
+    let crawler = cfg.wacz(wacz.clone()).build().unwrap();
+    // A directory where the file should go, once the builder has checked
+    // that it is none: the package is written to crawl.wacz.tmp, and
+    // renaming it over the directory fails.
     std::fs::create_dir(&wacz).unwrap();
-    cfg = cfg.wacz(wacz.clone());
-    let outcome = crawl(cfg);
+    let outcome = ran_out_of_work(run_to_its_end(crawler));
     let error = outcome.output_error.expect("an error");
     assert!(
         error.contains("--wacz") && error.contains("not written"),

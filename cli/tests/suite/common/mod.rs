@@ -149,7 +149,12 @@ pub fn ran_out_of_work(outcome: Outcome) -> Outcome {
 /// Run a crawl that must end, by running out of work or by stopping
 /// itself (within [`HANG_LIMIT`]).
 pub fn crawl_to_its_end(settings: CrawlerBuilder) -> Outcome {
-    let crawler = settings.build().expect("valid settings");
+    run_to_its_end(settings.build().expect("valid settings"))
+}
+
+/// [`crawl_to_its_end`] of a crawler built already (a test that changes
+/// the world between the builder's checks and the crawl).
+pub fn run_to_its_end(crawler: Crawler) -> Outcome {
     within_hang_limit(crawler.interrupt_handle(), || {
         ringcrawl::process::prepare();
         crawler.run().expect("crawl runs").into()
