@@ -267,7 +267,7 @@ fn multi_host_crawl(mode: ScopeMode) -> BTreeSet<String> {
     let mut cfg = settings(&[format!("http://a.example.co.uk:{}/", server.port())]);
     cfg = cfg.scope(mode);
     for host in HOSTS {
-        cfg = cfg.resolve(&host, server.port(), vec!["127.0.0.1".parse().unwrap()]);
+        cfg = cfg.resolve(host, server.port(), vec!["127.0.0.1".parse().unwrap()]);
     }
     let outcome = crawl(cfg);
     outcome

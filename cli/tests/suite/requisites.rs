@@ -88,7 +88,7 @@ fn site_config_from(server: &Server, path: &str, requisites: bool) -> CrawlerBui
     let mut cfg = settings(&[format!("http://site.test:{}{path}", server.port())]);
     cfg = cfg.scope(ScopeMode::Strict);
     for host in ["site.test", "cdn.test"] {
-        cfg = cfg.resolve(&host, server.port(), vec!["127.0.0.1".parse().unwrap()]);
+        cfg = cfg.resolve(host, server.port(), vec!["127.0.0.1".parse().unwrap()]);
     }
     cfg = cfg.page_requisites(requisites);
     cfg

@@ -354,7 +354,7 @@ fn a_sitemap_lists_only_its_own_hosts_urls() {
     let mut cfg = with_sitemaps(&[&root]);
     let local: IpAddr = "127.0.0.1".parse().unwrap();
     for host in ["a.test", "www.a.test"] {
-        cfg = cfg.resolve(&host, port, vec![local]);
+        cfg = cfg.resolve(host, port, vec![local]);
     }
     let records = by_url(&crawl(cfg));
     let own = format!("http://a.test:{port}/own");
