@@ -75,9 +75,10 @@ pub const FRONTIER_MEMORY: usize = 256 << 20;
 /// RAM for the hosts' own state over the whole crawl: some 200,000 live
 /// hosts (fewer with large robots.txt files).
 pub const HOST_MEMORY: usize = 64 << 20;
-/// The least share of [`HOST_MEMORY`]'s setting a shard may get (the
-/// builder refuses less): room for eight hosts waiting for their
-/// robots.txt, at their 8 KiB reserve each.
+/// The least share of the hosts' memory ([`HOST_MEMORY`] by default) a
+/// shard may get: the builder refuses a setting that gives less. Room for
+/// some eight hosts waiting for their robots.txt, at their 8 KiB reserve
+/// each.
 pub const MIN_HOST_MEMORY_PER_SHARD: usize = 64 << 10;
 /// RAM for the seen-sets' buckets over the whole crawl: the two buckets of
 /// a shard (one filling, one being merged) hold some 6 million URLs each

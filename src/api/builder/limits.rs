@@ -20,7 +20,7 @@ impl CrawlerBuilder {
     /// hosts finish. Queued URLs are [`CrawlerBuilder::frontier_memory`]'s.
     /// Each shard gets an even share, and [`build`](Self::build) refuses a
     /// share under [`defaults::MIN_HOST_MEMORY_PER_SHARD`](crate::defaults::MIN_HOST_MEMORY_PER_SHARD)
-    /// (room for eight hosts waiting for their robots.txt).
+    /// (room for some eight hosts waiting for their robots.txt).
     pub fn host_memory(mut self, bytes: usize) -> Self {
         self.config.host_memory = bytes;
         self
