@@ -62,6 +62,12 @@ pub const USER_AGENT: &str = concat!(
     "/blob/main/docs/bot.md)"
 );
 
+/// `<loc>`s kept of one sitemap: the protocol's 50,000.
+pub const MAX_SITEMAP_URLS: usize = ringcrawl_sitemap::MAX_URLS;
+/// Sitemaps a host may have fetched (guessed, named by robots.txt or by
+/// indexes): an index of 50,000 indexes of 50,000 sitemaps stops here.
+pub const MAX_SITEMAPS_PER_HOST: usize = 1_000;
+
 /// Body bytes kept per response.
 pub const MAX_BODY: usize = 16 << 20;
 /// RAM for queued URLs over the whole crawl.
@@ -69,6 +75,11 @@ pub const FRONTIER_MEMORY: usize = 256 << 20;
 /// RAM for the hosts' own state over the whole crawl: some 200,000 live
 /// hosts (fewer with large robots.txt files).
 pub const HOST_MEMORY: usize = 64 << 20;
+/// The least share of the hosts' memory ([`HOST_MEMORY`] by default) a
+/// shard may get: the builder refuses a setting that gives less. Room for
+/// some eight hosts waiting for their robots.txt, at their 8 KiB reserve
+/// each.
+pub const MIN_HOST_MEMORY_PER_SHARD: usize = 64 << 10;
 /// RAM for the seen-sets' buckets over the whole crawl: the two buckets of
 /// a shard (one filling, one being merged) hold some 6 million URLs each
 /// on two shards before a merge to disk.

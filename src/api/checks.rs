@@ -1,6 +1,6 @@
 //! The checks [`CrawlerBuilder::build`](super::CrawlerBuilder::build)
 //! makes: each number and duration within its range, the state
-//! directory's demands on the output, each failure a [`BuildError`] named
+//! directory's demands on the output and the spill directory, each failure a [`BuildError`] named
 //! as the setting's flag. Not the settings themselves (`builder/`), nor
 //! a cluster node's (`cluster.rs`).
 
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{BuildError, Setting};
-use crate::config::{Config, Output, SeedSource, StateSettings};
+use crate::config::{Config, Output, SeedSource, StateSettings, MIN_SHARD_HOST_MEMORY};
 
 /// Longest duration any setting takes (a day): longer is a mistake, and
 /// every clock sum stays far from overflowing.
@@ -152,9 +152,9 @@ pub(super) fn state(
     Ok(())
 }
 
-/// The output files' directories exist and `--warc` is no file: else the
-/// crawl would start and fail at its first write. Each failure names its
-/// path. (The writes themselves may still fail: a full disk, a
+/// The output files' directories exist, and `--warc` and `--spill-dir`
+/// are no files: else the crawl would start and fail at its first write.
+/// Each failure names its path. (The writes themselves may still fail: a full disk, a
 /// permission.)
 pub(super) fn outputs(config: &Config) -> Result<(), BuildError> {
     if let Output::File(path) = &config.output {
@@ -166,10 +166,13 @@ pub(super) fn outputs(config: &Config) -> Result<(), BuildError> {
     if let Some(path) = &config.wacz {
         file_target(Setting::Wacz, path)?;
     }
-    if let Some(dir) = &config.warc_dir {
-        if dir.exists() && !dir.is_dir() {
+    for (dir, setting) in [
+        (&config.warc_dir, Setting::Warc),
+        (&config.spill_dir, Setting::SpillDir),
+    ] {
+        if let Some(dir) = dir.as_ref().filter(|d| d.exists() && !d.is_dir()) {
             return Err(BuildError::new(
-                Setting::Warc,
+                setting,
                 format!("{}: not a directory", dir.display()),
             ));
         }
@@ -262,6 +265,28 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
             ),
         ));
     }
+    within(Setting::HostMemory, config.host_memory, 1, usize::MAX)?;
+    if config.host_memory / config.cores.max(1) < MIN_SHARD_HOST_MEMORY {
+        return Err(BuildError::new(
+            Setting::HostMemory,
+            format!(
+                "{} bytes over {} shards: at least {MIN_SHARD_HOST_MEMORY} a shard",
+                config.host_memory, config.cores
+            ),
+        ));
+    }
+    within(
+        Setting::MaxSitemapUrls,
+        config.sitemap_limits.max_urls,
+        1,
+        crate::config::sitemap::MAX_URLS,
+    )?;
+    within(
+        Setting::MaxSitemapsPerHost,
+        config.sitemap_limits.max_per_host,
+        1,
+        usize::MAX,
+    )?;
     if config.warc_dir.is_none() {
         for (set, setting) in [
             (config.warc_dedup, Setting::WarcDedup),

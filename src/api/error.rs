@@ -41,7 +41,7 @@ macro_rules! settings {
         /// [`BuildError`] names it. Its `Display` is its command-line
         /// flag's name (`max-tasks` for [`MaxTasks`](Setting::MaxTasks),
         /// the builder's `max_tasks`); a setting of the library only is
-        /// named so too (`jsonl-backlog`).
+        /// named so too (`jsonl-backlog`, `max-sitemap-urls`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum Setting {
@@ -96,6 +96,8 @@ settings! {
     MaxPagesPerHost => "max-pages-per-host",
     MaxBody => "max-body",
     SeenMemory => "seen-memory",
+    HostMemory => "host-memory",
+    SpillDir => "spill-dir",
     Timeout => "timeout",
     ConnectTimeout => "connect-timeout",
     ReadTimeout => "read-timeout",
@@ -106,6 +108,10 @@ settings! {
     MaxDelay => "max-delay",
     HostRule => "host-rule",
     RobotsRetries => "robots-retries",
+    /// The library's own (no flag).
+    MaxSitemapUrls => "max-sitemap-urls",
+    /// The library's own (no flag).
+    MaxSitemapsPerHost => "max-sitemaps-per-host",
     MaxTime => "max-time",
     MaxPages => "max-pages",
     MaxBytes => "max-bytes",

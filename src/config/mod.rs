@@ -27,8 +27,8 @@ pub mod secret;
 pub mod sitemap;
 
 /// The least [`Config::host_memory`] a shard gets, however many shards
-/// share it.
-pub const MIN_SHARD_HOST_MEMORY: usize = 64 << 10;
+/// share it (the builder refuses a setting that would give less).
+pub const MIN_SHARD_HOST_MEMORY: usize = crate::defaults::MIN_HOST_MEMORY_PER_SHARD;
 
 /// A crawl kept in a state directory (`crate::state`), so that it can be
 /// resumed after a stop or a kill.

@@ -5,9 +5,8 @@
 
 pub use ringcrawl_sitemap::{MAX_BYTES, MAX_URLS};
 
-/// Sitemaps a host may have fetched (guessed, named by robots.txt or by
-/// indexes): an index of 50,000 indexes of 50,000 sitemaps stops here.
-pub const MAX_SITEMAPS_PER_HOST: usize = 1_000;
+/// Sitemaps a host may have fetched by default.
+pub const MAX_SITEMAPS_PER_HOST: usize = crate::defaults::MAX_SITEMAPS_PER_HOST;
 
 /// Levels of sitemap a crawl descends: a sitemap named by robots.txt (or
 /// guessed) is level 1, one its index names level 2, and so on; an index

@@ -356,6 +356,10 @@ pub struct Summary {
     pub skipped_depth: u64,
     pub skipped_url_length: u64,
     pub skipped_host_full: u64,
+    /// robots.txt requests made, and of those the ones a server answered
+    /// (any status).
+    pub robots_requests: u64,
+    pub robots_answered: u64,
     pub connect: Percentiles,
     pub first_byte: Percentiles,
     pub total: Percentiles,
@@ -369,8 +373,11 @@ pub struct Summary {
     pub queued_left: u64,
     /// Of those, the ones spilled to disk.
     pub queued_on_disk: u64,
-    /// Bytes of queued URLs written to the spill files.
+    /// Chunks of queued URLs spilled to disk, their bytes, and the chunks
+    /// read back.
+    pub spill_chunks: u64,
     pub spill_bytes: u64,
+    pub spill_reads: u64,
     /// Queued URLs lost to a spill file that could not be read back.
     pub spill_lost: u64,
     /// Merges of the seen-sets' buckets to disk.
@@ -379,6 +386,10 @@ pub struct Summary {
     /// the URLs that waited for room among the hosts (`--host-memory`).
     pub host_memory_peak: u64,
     pub urls_waited_for_hosts: u64,
+    /// Hosts held when the crawl ended, live or resting (finished, kept in
+    /// case they come back): bounded by `--host-memory`, not by the hosts
+    /// ever met.
+    pub hosts_held: u64,
     /// URLs looked up in the seen-sets' runs on disk.
     pub seen_lookups: u64,
     /// Name resolution: lookups, queries, answers, time-outs, cache hits.
@@ -547,6 +558,8 @@ impl Stats {
             skipped_depth: self.skipped_depth,
             skipped_url_length: self.skipped_url_length,
             skipped_host_full: self.skipped_host_full,
+            robots_requests: self.robots_fetches,
+            robots_answered: self.robots_answered,
             connect: Percentiles::of(&self.latency.connect),
             first_byte: Percentiles::of(&self.latency.first_byte),
             total: Percentiles::of(&self.latency.total),
@@ -558,13 +571,16 @@ impl Stats {
             seen_merges: self.seen_merges,
             host_memory_peak: self.host_memory_peak,
             urls_waited_for_hosts: self.urls_waited_for_hosts,
+            hosts_held: self.hosts_held,
             seen_lookups: self.seen_lookups,
             tls_sessions: self.tls_sessions,
             tls_session_bytes: self.tls_session_bytes,
             tls_session_evictions: self.tls_session_evictions,
             tls_handshakes: self.tls_handshakes,
             queued_on_disk: self.queued_on_disk,
+            spill_chunks: self.spill_chunks,
             spill_bytes: self.spill_bytes,
+            spill_reads: self.spill_reads,
             spill_lost: self.spill_lost,
             dns: self.dns,
         }
@@ -662,6 +678,38 @@ mod tests {
         let json = serde_json::to_value(total.report_data(Duration::from_secs(2), false)).unwrap();
         assert_eq!(json["dns"]["timeouts"], 2);
         assert_eq!(json["dns"]["negative_hits"], 4);
+    }
+
+    /// The counters a caller checks a crawl's memory bounds and robots.txt
+    /// requests by are in the summary (and its JSON) under their names.
+    #[test]
+    fn the_summary_has_the_robots_hosts_and_spill_counters() {
+        let s = Stats {
+            robots_fetches: 7,
+            robots_answered: 6,
+            hosts_held: 40,
+            spill_chunks: 3,
+            spill_bytes: 3000,
+            spill_reads: 2,
+            ..Stats::default()
+        };
+        let data = s.report_data(Duration::from_secs(1), false);
+        assert_eq!((data.robots_requests, data.robots_answered), (7, 6));
+        assert_eq!(data.hosts_held, 40);
+        assert_eq!(
+            (data.spill_chunks, data.spill_bytes, data.spill_reads),
+            (3, 3000, 2)
+        );
+        let json = serde_json::to_value(&data).unwrap();
+        for (key, value) in [
+            ("robots_requests", 7),
+            ("robots_answered", 6),
+            ("hosts_held", 40),
+            ("spill_chunks", 3),
+            ("spill_reads", 2),
+        ] {
+            assert_eq!(json[key], value, "{key}");
+        }
     }
 
     #[test]

@@ -463,6 +463,15 @@ pub struct Args {
     #[arg(long = "seen-memory", value_name = "SIZE", default_value = units::show_size(defaults::SEEN_MEMORY as u64), value_parser = units::nonzero_size, help_heading = LIMITS)]
     pub seen_memory: u64,
 
+    /// Directory for what does not fit in RAM: queued URLs past --frontier-memory, the seen-set's runs past --seen-memory [default: $TMPDIR or /tmp]
+    ///
+    /// The crawl makes a folder of its own in it (made if missing),
+    /// removed at its end; a killed crawl's is removed by the next crawl
+    /// that uses the same directory. With --state the state directory is
+    /// used instead.
+    #[arg(long = "spill-dir", value_name = "DIR", help_heading = LIMITS)]
+    pub spill_dir: Option<PathBuf>,
+
     /// Stop after N page fetches (robots.txt not counted)
     ///
     /// Running fetches finish, the rest stays queued.

@@ -90,6 +90,9 @@ impl Args {
         if let Some(bytes) = self.min_free_disk {
             b = b.min_free_disk(bytes);
         }
+        if let Some(dir) = &self.spill_dir {
+            b = b.spill_dir(dir);
+        }
         // --resume wins over the --state of the flags it applies again.
         match (&self.resume, &self.state) {
             (Some(dir), _) => b = b.resume(dir),

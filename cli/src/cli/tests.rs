@@ -322,7 +322,12 @@ fn every_setting_the_builder_can_refuse_is_a_flag() {
     use clap::CommandFactory;
     use ringcrawl::Setting;
     let command = Args::command();
-    let not_flags = [Setting::Root, Setting::JsonlBacklog];
+    let not_flags = [
+        Setting::Root,
+        Setting::JsonlBacklog,
+        Setting::MaxSitemapUrls,
+        Setting::MaxSitemapsPerHost,
+    ];
     for setting in Setting::all().filter(|s| !not_flags.contains(s)) {
         assert!(
             command
@@ -491,4 +496,31 @@ fn docs_scale_md_shows_each_flags_default_as_help_does() {
         checked >= 5,
         "only {checked} defaults found in docs/scale.md"
     );
+}
+
+/// `--spill-dir` is the crawl's spill directory; a file there is refused
+/// by its name, as is a `--host-memory` that gives a core less than its
+/// floor.
+#[test]
+fn spill_dir_and_the_host_memory_floor() {
+    let c = config(&["--spill-dir", "/var/tmp/spill", "site.test"]).unwrap();
+    assert_eq!(
+        c.spill_dir.as_deref(),
+        Some(std::path::Path::new("/var/tmp/spill"))
+    );
+    assert_eq!(config(&["site.test"]).unwrap().spill_dir, None);
+    let file = std::env::temp_dir().join(format!("ringcrawl-spill-file-{}", std::process::id()));
+    std::fs::write(&file, b"").unwrap();
+    let e = config(&["--spill-dir", file.to_str().unwrap(), "site.test"]).unwrap_err();
+    std::fs::remove_file(&file).unwrap();
+    assert!(
+        e.contains("spill-dir") && e.contains("not a directory"),
+        "{e}"
+    );
+    let e = config(&["--cores", "2", "--host-memory", "100K", "site.test"]).unwrap_err();
+    assert!(
+        e.contains("host-memory") && e.contains("at least 65536"),
+        "{e}"
+    );
+    assert!(config(&["--cores", "2", "--host-memory", "128K", "site.test"]).is_ok());
 }

@@ -60,8 +60,8 @@ fn each_record_carries_the_crawl_log_fields_and_leads_to_its_warc_bytes() {
     });
     let b = base(&server);
     let dir = out_dir("crawl-log");
-    let mut cfg = config(&[format!("{b}/")]);
-    cfg.warc_dir = Some(dir.clone());
+    let mut cfg = settings(&[format!("{b}/")]);
+    cfg = cfg.warc(dir.clone());
     let outcome = crawl(cfg);
     let records = by_url(&outcome);
 
@@ -111,7 +111,7 @@ fn without_warc_a_record_has_no_digest_nor_place() {
     // page (SHA-1 was the crawler's hottest function, 3.6% of its cycles:
     // 0.86x the pages/s side by side with it, 0.95x without).
     let server = serve(|req| (req.path == "/").then(|| html("<p>x</p>")));
-    let outcome = crawl(config(&[format!("{}/", base(&server))]));
+    let outcome = crawl(settings(&[format!("{}/", base(&server))]));
     let r = &outcome.records[0];
     assert_eq!(r.status, Some(200));
     assert_eq!(r.payload_digest, None);
@@ -133,9 +133,9 @@ fn robots_txt_exchanges_are_archived() {
     });
     let b = base(&server);
     let dir = out_dir("robots-archived");
-    let mut cfg = config(&[format!("{b}/")]);
-    cfg.obey_robots = true;
-    cfg.warc_dir = Some(dir.clone());
+    let mut cfg = settings(&[format!("{b}/")]);
+    cfg = cfg.obey_robots(true);
+    cfg = cfg.warc(dir.clone());
     crawl(cfg);
     let robots: Vec<WarcRecord> = all_records(&dir)
         .into_iter()
@@ -156,13 +156,12 @@ fn dns_answers_are_archived_as_resource_records_with_warc_dns() {
     let dns = common::dns::AnswerAll::start([127, 0, 0, 1]);
     let port = server.addr().port();
     let dir = out_dir("warc-dns");
-    let mut cfg = config(&[format!("http://named.archive.test:{port}/")]);
-    cfg.resolve.clear();
-    cfg.dns_servers = vec![dns.addr];
-    cfg.cores = 1; // one resolver: one lookup
-    cfg.warc_dir = Some(dir.join("warc"));
-    cfg.warc_dns = true;
-    cfg.cdxj = Some(dir.join("index.cdxj"));
+    let mut cfg = settings(&[format!("http://named.archive.test:{port}/")]);
+    cfg = cfg.dns_server(dns.addr);
+    cfg = cfg.cores(1); // one resolver: one lookup
+    cfg = cfg.warc(dir.join("warc"));
+    cfg = cfg.warc_dns(true);
+    cfg = cfg.cdxj(dir.join("index.cdxj"));
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 2, "{:?}", outcome.records);
     assert!(outcome.records.iter().all(|r| r.status == Some(200)));
@@ -236,9 +235,9 @@ fn a_payload_served_by_1000_urls_is_archived_once_plus_999_revisits() {
     let server = same_payload_site(1000);
     let b = base(&server);
     let dir = out_dir("dedup");
-    let mut cfg = config(&[format!("{b}/")]);
-    cfg.warc_dir = Some(dir.clone());
-    cfg.warc_dedup = true;
+    let mut cfg = settings(&[format!("{b}/")]);
+    cfg = cfg.warc(dir.clone());
+    cfg = cfg.warc_dedup(true);
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 1001);
 
@@ -331,12 +330,12 @@ fn the_cdxj_index_equals_cdxj_indexers_for_the_same_files() {
     let dup = same_payload_site(50);
     let dir = out_dir("cdxj");
     let cdxj = dir.join("index.cdxj");
-    let mut cfg = config(&[format!("{}/", base(&server)), format!("{}/", base(&dup))]);
-    cfg.obey_robots = true;
-    cfg.warc_dir = Some(dir.join("warc"));
-    cfg.warc_max_size = 256 << 10; // several files per shard
-    cfg.warc_dedup = true;
-    cfg.cdxj = Some(cdxj.clone());
+    let mut cfg = settings(&[format!("{}/", base(&server)), format!("{}/", base(&dup))]);
+    cfg = cfg.obey_robots(true);
+    cfg = cfg.warc(dir.join("warc"));
+    cfg = cfg.warc_max_size(256 << 10); // several files per shard
+    cfg = cfg.warc_dedup(true);
+    cfg = cfg.cdxj(cdxj.clone());
     let outcome = crawl(cfg);
 
     let mut ours: Vec<String> = std::fs::read_to_string(&cdxj)

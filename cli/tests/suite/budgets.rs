@@ -29,8 +29,8 @@ fn endless_site() -> Server {
 #[test]
 fn max_pages_stops_at_exactly_that_many_fetches_each_url_once() {
     let server = endless_site();
-    let mut cfg = config(&[base(&server)]);
-    cfg.budget.pages = Some(1000);
+    let mut cfg = settings(&[base(&server)]);
+    cfg = cfg.max_pages(1000);
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 1000);
     assert_eq!(urls_of(&outcome).len(), 1000, "no URL twice");
@@ -48,8 +48,8 @@ fn max_pages_stops_at_exactly_that_many_fetches_each_url_once() {
 #[test]
 fn max_bytes_stops_new_fetches_once_passed() {
     let server = endless_site();
-    let mut cfg = config(&[base(&server)]);
-    cfg.budget.bytes = Some(100_000);
+    let mut cfg = settings(&[base(&server)]);
+    cfg = cfg.max_bytes(100_000);
     let outcome = crawl(cfg);
     let bytes: u64 = outcome.records.iter().map(|r| r.size).sum();
     assert!(bytes >= 100_000, "{bytes} bytes");
@@ -71,9 +71,9 @@ fn max_time_stops_starting_fetches_when_the_time_is_up() {
         let links: Vec<&str> = links.iter().map(|s| s.trim_start_matches("//")).collect();
         Some(page(&links).delayed(Duration::from_millis(50)))
     });
-    let mut cfg = config(&[base(&server)]);
-    cfg.per_host = 2;
-    cfg.budget.time = Some(Duration::from_millis(500));
+    let mut cfg = settings(&[base(&server)]);
+    cfg = cfg.per_host(2);
+    cfg = cfg.max_time(Duration::from_millis(500));
     let started = Instant::now();
     let outcome = crawl(cfg);
     let took = started.elapsed();
@@ -99,13 +99,14 @@ fn a_silent_nameserver_does_not_hold_the_crawl_past_max_time() {
     let port = server.addr().port();
     let mut roots = vec![format!("http://pinned.test:{port}/")];
     roots.extend((0..4).map(|i| format!("http://silent{i}.test:{port}/")));
-    let mut cfg = config(&roots);
-    cfg.resolve.insert(
-        ("pinned.test".into(), port),
+    let mut cfg = settings(&roots);
+    cfg = cfg.resolve(
+        "pinned.test",
+        port,
         vec![std::net::Ipv4Addr::LOCALHOST.into()],
     );
-    cfg.dns_servers = vec![silent.local_addr().unwrap()];
-    cfg.budget.time = Some(Duration::from_millis(300));
+    cfg = cfg.dns_server(silent.local_addr().unwrap());
+    cfg = cfg.max_time(Duration::from_millis(300));
     let started = Instant::now();
     let outcome = crawl(cfg);
     let took = started.elapsed();

@@ -54,7 +54,7 @@ fn links_of_legacy_pages_are_the_ones_a_browser_follows() {
         })
     });
     let b = base(&server);
-    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    let records = by_url(&crawl(settings(&[format!("{b}/")])));
     for path in [
         "/caf%C3%A9/a",
         "/s?q=caf%E9",
@@ -96,7 +96,7 @@ fn a_utf16_page_with_a_bom_gives_its_links() {
         })
     });
     let b = base(&server);
-    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    let records = by_url(&crawl(settings(&[format!("{b}/")])));
     assert_eq!(server.hits("127.0.0.1", "/%C3%BC/x"), 1);
     assert_eq!(server.hits("127.0.0.1", "/plain"), 1);
     let root = &records[&format!("{b}/")];
@@ -124,7 +124,7 @@ fn a_page_whose_only_declaration_is_an_xml_one_is_read_in_its_encoding() {
         })
     });
     let b = base(&server);
-    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    let records = by_url(&crawl(settings(&[format!("{b}/")])));
     assert_eq!(server.hits("127.0.0.1", "/%E6%97%A5%E6%9C%AC/xml"), 1);
     let root = &records[&format!("{b}/")];
     assert_eq!(

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
 use crate::common::*;
-use ringcrawl::web::scope::Scope;
 use ringcrawl_site::server::{Reply, Request};
 
 #[test]
@@ -22,7 +21,7 @@ fn link_fan_out_fetches_every_page_once() {
         ("/b1", || page(&["/a1"])),
     ]);
     let b = base(&server);
-    let outcome = crawl(config(&[format!("{b}/")]));
+    let outcome = crawl(settings(&[format!("{b}/")]));
     let expected: BTreeSet<String> = ["/", "/a", "/b", "/c", "/a1", "/a2", "/b1"]
         .iter()
         .map(|p| format!("{b}{p}"))
@@ -46,7 +45,7 @@ fn link_cycle_terminates() {
         ("/x", || page(&["/y"])),
         ("/y", || page(&["/", "/x"])),
     ]);
-    let outcome = crawl(config(&[base(&server)]));
+    let outcome = crawl(settings(&[base(&server)]));
     assert_eq!(outcome.records.len(), 3);
     assert_eq!(server.total_hits(), 3);
 }
@@ -59,7 +58,7 @@ fn redirect_target_is_queued_not_followed_inline() {
         ("/new", || page(&[])),
     ]);
     let b = base(&server);
-    let records = by_url(&crawl(config(&[&b])));
+    let records = by_url(&crawl(settings(&[&b])));
     let old = &records[&format!("{b}/old")];
     assert_eq!(old.status, Some(301));
     assert_eq!(old.next_url.as_deref(), Some(format!("{b}/new").as_str()));
@@ -73,7 +72,7 @@ fn redirect_cycle_terminates() {
         ("/r1", || redirect(302, "/r2")),
         ("/r2", || redirect(302, "/")),
     ]);
-    let outcome = crawl(config(&[base(&server)]));
+    let outcome = crawl(settings(&[base(&server)]));
     assert_eq!(outcome.records.len(), 3);
     assert_eq!(server.total_hits(), 3);
     assert!(outcome.records.iter().all(|r| r.error.is_none()));
@@ -86,8 +85,8 @@ fn redirect_chain_longer_than_the_limit_is_cut() {
         Some(redirect(301, &format!("/r/{}", n + 1)))
     });
     let b = base(&server);
-    let mut cfg = config(&[format!("{b}/r/0")]);
-    cfg.max_redirect = 3;
+    let mut cfg = settings(&[format!("{b}/r/0")]);
+    cfg = cfg.max_redirect(3);
     let records = by_url(&crawl(cfg));
     let fetched: BTreeSet<String> = records.keys().cloned().collect();
     let expected: BTreeSet<String> = (0..=3).map(|n| format!("{b}/r/{n}")).collect();
@@ -114,7 +113,7 @@ fn links_of_a_redirect_target_resolve_against_its_own_url() {
         })
     });
     let b = base(&server);
-    let records = by_url(&crawl(config(&[format!("{b}/old/dir/")])));
+    let records = by_url(&crawl(settings(&[format!("{b}/old/dir/")])));
     let fetched: BTreeSet<String> = records.keys().cloned().collect();
     let expected: BTreeSet<String> = [
         "/old/dir/",
@@ -147,7 +146,7 @@ fn redirect_to_an_already_seen_page_fetches_it_once() {
         ("/go2", || redirect(301, "/go")),
         ("/target", || page(&[])),
     ]);
-    let outcome = crawl(config(&[base(&server)]));
+    let outcome = crawl(settings(&[base(&server)]));
     assert_eq!(server.hits("127.0.0.1", "/target"), 1);
     assert_eq!(server.hits("127.0.0.1", "/go"), 1);
     assert_eq!(outcome.records.len(), 4);
@@ -166,7 +165,7 @@ fn flaky(req: &Request) -> Option<Reply> {
 fn network_errors_are_retried_until_max_tries() {
     let server = serve(flaky);
     let b = base(&server);
-    let records = by_url(&crawl(config(&[&b])));
+    let records = by_url(&crawl(settings(&[&b])));
     let r = &records[&format!("{b}/flaky")];
     assert_eq!(
         (r.status, r.tries, r.error.as_deref()),
@@ -175,8 +174,8 @@ fn network_errors_are_retried_until_max_tries() {
 
     let server = serve(flaky);
     let b = base(&server);
-    let mut cfg = config(&[&b]);
-    cfg.max_tries = 2;
+    let mut cfg = settings(&[&b]);
+    cfg = cfg.max_tries(2);
     let records = by_url(&crawl(cfg));
     let r = &records[&format!("{b}/flaky")];
     assert_eq!(
@@ -189,7 +188,7 @@ fn network_errors_are_retried_until_max_tries() {
 fn server_errors_are_recorded_not_retried_and_not_parsed() {
     let server = site(&[("/", || page(&["/404", "/500"])), ("/500", || status(500))]);
     let b = base(&server);
-    let records = by_url(&crawl(config(&[&b])));
+    let records = by_url(&crawl(settings(&[&b])));
     assert_eq!(records[&format!("{b}/404")].status, Some(404));
     assert_eq!(records[&format!("{b}/500")].status, Some(500));
     assert_eq!(
@@ -220,7 +219,7 @@ fn non_html_bodies_are_not_parsed_for_links() {
         }),
     ]);
     let b = base(&server);
-    let records = by_url(&crawl(config(&[&b])));
+    let records = by_url(&crawl(settings(&[&b])));
     assert_eq!(records.len(), 3);
     assert_eq!(
         records[&format!("{b}/img.png")].content_type.as_deref(),
@@ -238,12 +237,8 @@ fn exclude_skips_matching_urls() {
         ("/", || page(&["/keep", "/private/x", "/keep2"])),
         ("/keep", || page(&["/private/y"])),
     ]);
-    let mut cfg = config(&[base(&server)]);
-    cfg.scope = Scope::new(
-        &cfg.roots,
-        ScopeMode::Strict,
-        Some(regex::Regex::new("/private/").unwrap()),
-    );
+    let mut cfg = settings(&[base(&server)]);
+    cfg = cfg.scope(ScopeMode::Strict).exclude("/private/");
     let outcome = crawl(cfg);
     assert!(outcome.records.iter().all(|r| !r.url.contains("/private/")));
     assert_eq!(outcome.records.len(), 3);
@@ -269,13 +264,10 @@ fn multi_host_crawl(mode: ScopeMode) -> BTreeSet<String> {
         }
     });
     port.store(server.port(), Ordering::SeqCst);
-    let mut cfg = config(&[format!("http://a.example.co.uk:{}/", server.port())]);
-    cfg.scope = Scope::new(&cfg.roots, mode, None);
+    let mut cfg = settings(&[format!("http://a.example.co.uk:{}/", server.port())]);
+    cfg = cfg.scope(mode);
     for host in HOSTS {
-        cfg.resolve.insert(
-            (host.to_string(), server.port()),
-            vec!["127.0.0.1".parse().unwrap()],
-        );
+        cfg = cfg.resolve(host, server.port(), vec!["127.0.0.1".parse().unwrap()]);
     }
     let outcome = crawl(cfg);
     outcome
@@ -330,7 +322,7 @@ fn several_roots_on_several_hosts() {
         ("/two", || page(&[])),
         ("/three", || page(&[])),
     ]);
-    let outcome = crawl(config(&[base(&one), base(&two)]));
+    let outcome = crawl(settings(&[base(&one), base(&two)]));
     assert_eq!(outcome.records.len(), 5);
     assert_eq!(one.total_hits() + two.total_hits(), 5);
 }
@@ -338,7 +330,7 @@ fn several_roots_on_several_hosts() {
 #[test]
 fn empty_site_and_dead_root_end_the_crawl() {
     let empty = site(&[("/", || html(""))]);
-    let outcome = crawl(config(&[base(&empty)]));
+    let outcome = crawl(settings(&[base(&empty)]));
     assert_eq!(outcome.records.len(), 1);
     assert_eq!(outcome.records[0].size, 0);
 
@@ -346,8 +338,8 @@ fn empty_site_and_dead_root_end_the_crawl() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap()
     };
-    let mut cfg = config(&[format!("http://{dead}/")]);
-    cfg.max_tries = 2;
+    let mut cfg = settings(&[format!("http://{dead}/")]);
+    cfg = cfg.max_tries(2);
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 1);
     assert_eq!(
@@ -361,23 +353,23 @@ fn empty_site_and_dead_root_end_the_crawl() {
 fn duplicate_roots_are_fetched_once() {
     let server = site(&[("/", || page(&[]))]);
     let b = base(&server);
-    let outcome = crawl(config(&[b.clone(), format!("{b}/"), format!("{b}/#top")]));
+    let outcome = crawl(settings(&[b.clone(), format!("{b}/"), format!("{b}/#top")]));
     assert_eq!(outcome.records.len(), 1);
 }
 
 #[test]
 fn roots_that_fail_at_once_end_the_crawl() {
     // No I/O at all before the error: the fetch task ends within its first
-    // poll. On one core and on two. (The command line refuses such roots;
-    // the library takes any URL.)
+    // poll. On one core and on two. (The builder refuses such roots; the
+    // engine records them.)
     for cores in [1, 2] {
-        let mut cfg = config(&["http://127.0.0.1:9/", "http://127.0.0.2:9/"]);
-        cfg.roots = ["ftp://127.0.0.1:9/", "ftp://127.0.0.2:9/"]
-            .iter()
-            .map(|u| url::Url::parse(u).unwrap())
-            .collect();
-        cfg.cores = cores;
-        let outcome = crawl(cfg);
+        let cfg = settings(&["http://127.0.0.1:9/", "http://127.0.0.2:9/"]).cores(cores);
+        let outcome = inside::crawl(cfg, |c| {
+            c.roots = ["ftp://127.0.0.1:9/", "ftp://127.0.0.2:9/"]
+                .iter()
+                .map(|u| url::Url::parse(u).unwrap())
+                .collect();
+        });
         let kinds: Vec<_> = outcome.records.iter().map(|r| r.error_kind).collect();
         assert_eq!(
             kinds,
@@ -407,15 +399,17 @@ fn new_links_are_counted_once_for_the_whole_crawl() {
     let roots: Vec<String> = (0..HOSTS)
         .map(|h| format!("http://h{h}.test:{port}/"))
         .collect();
-    let mut cfg = config(&roots);
+    let cores = 2;
+    let mut cfg = settings(&roots).cores(cores);
     for h in 0..HOSTS {
-        cfg.resolve.insert(
-            (format!("h{h}.test"), port),
+        cfg = cfg.resolve(
+            &format!("h{h}.test"),
+            port,
             vec!["127.0.0.1".parse().unwrap()],
         );
     }
     let owners: BTreeSet<usize> = (0..HOSTS)
-        .map(|h| ringcrawl::keys::shard_for(&format!("h{h}.test"), cfg.cores))
+        .map(|h| ringcrawl::keys::shard_for(&format!("h{h}.test"), cores))
         .collect();
     assert_eq!(owners.len(), 2, "hosts on both shards");
     let outcome = crawl(cfg);

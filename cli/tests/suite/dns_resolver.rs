@@ -547,8 +547,8 @@ fn hosts_are_crawled_when_dnsmasq_ignores_aaaa_or_says_nxdomain_to_it() {
         .flat_map(|i| [format!("h{i}.drop.test"), format!("h{i}.nx6.test")])
         .map(|host| format!("http://{host}:{port}/"))
         .collect();
-    let mut config = crate::common::config(&roots);
-    config.dns_servers = vec![dnsmasq.addr];
+    let mut config = crate::common::settings(&roots);
+    config = config.dns_server(dnsmasq.addr);
     let outcome = crate::common::crawl(config);
     let records = crate::common::by_url(&outcome);
     assert_eq!(records.len(), 3 * roots.len());

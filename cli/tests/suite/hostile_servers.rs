@@ -6,8 +6,7 @@ use ringcrawl::{ErrorKind, Record, ScopeMode};
 use std::time::Duration;
 
 use crate::common::*;
-use ringcrawl::config::Config;
-use ringcrawl::web::scope::Scope;
+use ringcrawl::CrawlerBuilder;
 use ringcrawl_site::server::{Reply, Step};
 
 const HTML_HEAD: &str = "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n";
@@ -19,18 +18,17 @@ fn raw(bytes: impl Into<Vec<u8>>) -> Reply {
 /// Crawl a site whose root links to `/bad` and `/good`, with `/bad`
 /// answered by `bad`; return the record of `/bad` after checking that the
 /// crawl also fetched `/good`.
-fn crawl_fault(bad: fn() -> Reply, tweak: impl FnOnce(&mut Config)) -> Record {
+fn crawl_fault(bad: fn() -> Reply, tweak: impl FnOnce(CrawlerBuilder) -> CrawlerBuilder) -> Record {
     let server = site(&[
         ("/", || page(&["/bad", "/good"])),
         ("/bad", bad),
         ("/good", || page(&[])),
     ]);
     let b = base(&server);
-    let mut cfg = config(&[&b]);
-    cfg.read_timeout = Duration::from_millis(500);
-    cfg.timeout = Duration::from_secs(3);
-    tweak(&mut cfg);
-    let records = by_url(&crawl(cfg));
+    let mut cfg = settings(&[&b]);
+    cfg = cfg.read_timeout(Duration::from_millis(500));
+    cfg = cfg.timeout(Duration::from_secs(3));
+    let records = by_url(&crawl(tweak(cfg)));
     assert_eq!(
         records[&format!("{b}/good")].status,
         Some(200),
@@ -48,7 +46,7 @@ fn kind(r: &Record) -> &'static str {
 fn server_that_never_answers_is_a_read_timeout() {
     let r = crawl_fault(
         || Reply::Script(vec![Step::Sleep(Duration::from_secs(20))]),
-        |_| {},
+        |c| c,
     );
     assert_eq!(kind(&r), "read_timeout");
     assert_eq!(r.tries, 1, "time-outs are not retried");
@@ -67,7 +65,7 @@ fn one_byte_a_while_forever_hits_the_fetch_deadline_and_keeps_the_bytes() {
             }
             Reply::Script(steps)
         },
-        |c| c.timeout = Duration::from_secs(1),
+        |c| c.timeout(Duration::from_secs(1)),
     );
     assert_eq!(kind(&r), "deadline");
     assert_eq!(r.status, Some(200));
@@ -85,7 +83,7 @@ fn reset_in_the_middle_of_the_body_is_recorded_truncated() {
                 Step::Reset,
             ])
         },
-        |_| {},
+        |c| c,
     );
     assert_eq!(r.status, Some(200));
     assert!(r.truncated, "{r:?}");
@@ -101,7 +99,7 @@ fn body_shorter_than_content_length_is_truncated() {
                 "y".repeat(50)
             ))
         },
-        |_| {},
+        |c| c,
     );
     assert_eq!(
         (kind(&r), r.status, r.size, r.truncated),
@@ -113,7 +111,7 @@ fn body_shorter_than_content_length_is_truncated() {
 fn conflicting_content_lengths_are_refused() {
     let r = crawl_fault(
         || raw("HTTP/1.0 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello"),
-        |_| {},
+        |c| c,
     );
     assert_eq!(kind(&r), "conflicting_length");
 }
@@ -121,17 +119,17 @@ fn conflicting_content_lengths_are_refused() {
 #[test]
 fn invalid_status_line_and_garbage_are_bad_heads() {
     assert_eq!(
-        kind(&crawl_fault(|| raw("HTTP/1.1 abc OK\r\n\r\n"), |_| {})),
+        kind(&crawl_fault(|| raw("HTTP/1.1 abc OK\r\n\r\n"), |c| c)),
         "bad_head"
     );
     assert_eq!(
-        kind(&crawl_fault(|| raw("SSH-2.0-OpenSSH_9.6\r\n"), |_| {})),
+        kind(&crawl_fault(|| raw("SSH-2.0-OpenSSH_9.6\r\n"), |c| c)),
         "bad_head"
     );
     assert_eq!(
         kind(&crawl_fault(
             || raw(vec![0u8, 159, 146, 150, 255, 13, 10, 13, 10]),
-            |_| {}
+            |c| c
         )),
         "bad_head"
     );
@@ -146,7 +144,7 @@ fn head_larger_than_the_cap_is_refused() {
                 "b".repeat(100_000)
             ))
         },
-        |_| {},
+        |c| c,
     );
     assert_eq!(kind(&r), "head_too_large");
 }
@@ -158,7 +156,7 @@ fn more_headers_than_the_parser_array_still_parse() {
             let headers: String = (0..500).map(|i| format!("X-H{i}: v\r\n")).collect();
             raw(format!("{HTML_HEAD}{headers}Content-Length: 2\r\n\r\nok"))
         },
-        |_| {},
+        |c| c,
     );
     assert_eq!((r.status, r.size, r.error.as_deref()), (Some(200), 2, None));
 }
@@ -176,8 +174,8 @@ fn body_over_max_body_is_cut_marked_and_its_links_used() {
         ("/late", || page(&[])),
     ]);
     let b = base(&server);
-    let mut cfg = config(&[&b]);
-    cfg.max_body = 10_000;
+    let mut cfg = settings(&[&b]);
+    cfg = cfg.max_body(10_000);
     let records = by_url(&crawl(cfg));
     let root = &records[&format!("{b}/")];
     assert_eq!(
@@ -196,7 +194,7 @@ fn endless_body_stops_at_the_cap() {
             steps.extend((0..400).map(|_| Step::Write(vec![b'z'; 16 * 1024])));
             Reply::Script(steps)
         },
-        |c| c.max_body = 64 * 1024,
+        |c| c.max_body(64 * 1024),
     );
     assert_eq!(
         (r.size, r.truncated, r.status),
@@ -214,7 +212,7 @@ fn chunked_body_to_an_http10_request_is_decoded_and_parsed() {
         ("/in-chunks", || page(&[])),
     ]);
     let b = base(&server);
-    let records = by_url(&crawl(config(&[&b])));
+    let records = by_url(&crawl(settings(&[&b])));
     assert_eq!(records[&format!("{b}/")].size, 26);
     assert_eq!(records[&format!("{b}/in-chunks")].status, Some(200));
 }
@@ -238,7 +236,7 @@ fn interim_1xx_responses_are_skipped() {
                 Step::Close,
             ])
         },
-        |_| {},
+        |c| c,
     );
     assert_eq!((r.status, r.error_kind), (Some(200), None), "{r:?}");
     assert_eq!(r.size, 28);
@@ -247,7 +245,7 @@ fn interim_1xx_responses_are_skipped() {
 
 #[test]
 fn endless_interim_responses_are_a_bad_head() {
-    let r = crawl_fault(|| raw("HTTP/1.1 100 Continue\r\n\r\n".repeat(1000)), |_| {});
+    let r = crawl_fault(|| raw("HTTP/1.1 100 Continue\r\n\r\n".repeat(1000)), |c| c);
     assert_eq!(kind(&r), "bad_head");
 }
 
@@ -255,7 +253,7 @@ fn endless_interim_responses_are_a_bad_head() {
 fn bad_chunked_encoding_is_recorded() {
     let r = crawl_fault(
         || raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nboom\r\n"),
-        |_| {},
+        |c| c,
     );
     assert_eq!(kind(&r), "bad_chunk");
 }
@@ -271,7 +269,7 @@ fn an_overloaded_503_with_retry_after_is_tried_again_after_the_wait_then_recorde
             headers: vec![("Retry-After".into(), "1".into())],
             body: b"busy".to_vec(),
         },
-        |c| c.max_tries = 2,
+        |c| c.max_tries(2),
     );
     assert_eq!(
         (r.status, r.tries, r.error.as_deref()),
@@ -291,7 +289,7 @@ fn a_retry_after_longer_than_max_retry_after_is_recorded_at_once() {
             headers: vec![("Retry-After".into(), "3600".into())],
             body: b"come back in an hour".to_vec(),
         },
-        |_| {},
+        |c| c,
     );
     assert_eq!((r.status, r.tries), (Some(429), 1));
 }
@@ -322,7 +320,7 @@ fn redirect_faults_are_recorded_and_the_crawl_goes_on() {
         ("/target", || page(&[])),
     ]);
     let b = base(&server);
-    let r = by_url(&crawl(config(&[&b])));
+    let r = by_url(&crawl(settings(&[&b])));
     let at = |p: &str| r[&format!("{b}{p}")].clone();
     assert_eq!(kind(&at("/no-location")), "redirect_no_location");
     assert_eq!(
@@ -346,8 +344,8 @@ fn redirect_faults_are_recorded_and_the_crawl_goes_on() {
 fn endless_generated_path_ends_under_default_limits() {
     let server = serve(|req| req.path.ends_with('/').then(|| page(&["a/", "b/"])));
     let b = base(&server);
-    let mut cfg = config(&[&b]);
-    cfg.max_depth = 8;
+    let mut cfg = settings(&[&b]);
+    cfg = cfg.max_depth(8);
     let outcome = crawl(cfg);
     let fetched = outcome
         .records
@@ -362,8 +360,8 @@ fn endless_generated_path_ends_under_default_limits() {
     );
     assert_eq!(outcome.records.len(), fetched + (1 << 9));
 
-    let mut cfg = config(&[&b]);
-    cfg.max_pages_per_host = 300;
+    let mut cfg = settings(&[&b]);
+    cfg = cfg.max_pages_per_host(300);
     let outcome = crawl(cfg);
     let fetched = outcome
         .records
@@ -384,7 +382,7 @@ fn calendar_with_endless_next_links_ends_by_itself() {
         Some(page(&[&format!("/cal/{}", day + 1)]))
     });
     let b = base(&server);
-    let outcome = crawl(config(&[format!("{b}/cal/0")]));
+    let outcome = crawl(settings(&[format!("{b}/cal/0")]));
     assert_eq!(
         outcome.records.len(),
         102,
@@ -406,9 +404,9 @@ fn urls_refused_by_depth_or_length_get_one_record_each_and_no_fetch() {
         _ => None,
     });
     let b = base(&server);
-    let mut cfg = config(&[&b]);
-    cfg.max_depth = 1;
-    cfg.max_url_length = 100;
+    let mut cfg = settings(&[&b]);
+    cfg = cfg.max_depth(1);
+    cfg = cfg.max_url_length(100);
     let outcome = crawl(cfg);
     let records = by_url(&outcome);
     assert_eq!(records.len(), 5, "{:?}", records.keys());
@@ -431,8 +429,8 @@ fn urls_over_the_host_budget_get_one_record_each() {
         _ => Some(page(&["/p3", "/p4", "/p5", "/p6"])),
     });
     let b = base(&server);
-    let mut cfg = config(&[&b]);
-    cfg.max_pages_per_host = 3;
+    let mut cfg = settings(&[&b]);
+    cfg = cfg.max_pages_per_host(3);
     let outcome = crawl(cfg);
     let records = by_url(&outcome);
     let refused: Vec<&str> = records
@@ -457,8 +455,8 @@ fn urls_longer_than_the_limit_are_not_queued() {
             .then(|| page(&[&format!("{}x", req.path)]))
     });
     let b = base(&server);
-    let mut cfg = config(&[format!("{b}/x")]);
-    cfg.max_url_length = 100;
+    let mut cfg = settings(&[format!("{b}/x")]);
+    cfg = cfg.max_url_length(100);
     let outcome = crawl(cfg);
     for r in &outcome.records {
         if r.url.len() > 100 {
@@ -519,12 +517,8 @@ fn hostile_content_is_survived() {
         }),
     ]);
     let b = base(&server);
-    let mut cfg = config(&[&b]);
-    cfg.scope = Scope::new(
-        &cfg.roots,
-        ScopeMode::Strict,
-        Some(regex::Regex::new("/m/").unwrap()),
-    );
+    let mut cfg = settings(&[&b]);
+    cfg = cfg.scope(ScopeMode::Strict).exclude("/m/");
     let records = by_url(&crawl(cfg));
     // The label iso-8859-1 names windows-1252 in the WHATWG Encoding
     // Standard, which is what the page is read in.

@@ -101,18 +101,15 @@ fn expected(b: &str) -> Vec<String> {
 fn a_site_on_ipv6_only_is_crawled() {
     let server = on("[::1]:0");
     let b = format!("http://[::1]:{}", server.port());
-    let outcome = crawl(config(&[format!("{b}/")]));
+    let outcome = crawl(settings(&[format!("{b}/")]));
     assert_eq!(
         urls_of(&outcome).into_iter().collect::<Vec<_>>(),
         expected(&b)
     );
     // The same through a name.
     let b = format!("http://v6.test:{}", server.port());
-    let mut cfg = config(&[format!("{b}/")]);
-    cfg.resolve.insert(
-        ("v6.test".into(), server.port()),
-        vec!["::1".parse().unwrap()],
-    );
+    let mut cfg = settings(&[format!("{b}/")]);
+    cfg = cfg.resolve("v6.test", server.port(), vec!["::1".parse().unwrap()]);
     let outcome = crawl(cfg);
     assert!(outcome.records.iter().all(|r| r.status == Some(200)));
     assert_eq!(outcome.records.len(), 4);
@@ -123,10 +120,11 @@ fn a_name_with_both_reaches_a_site_on_ipv4_only() {
     let server = on("127.0.0.1:0");
     let port = server.port();
     let b = format!("http://both.test:{port}");
-    let mut cfg = config(&[format!("{b}/")]);
+    let mut cfg = settings(&[format!("{b}/")]);
     // Nothing listens on [::1]:port: IPv6 is refused at once, IPv4 goes next.
-    cfg.resolve.insert(
-        ("both.test".into(), port),
+    cfg = cfg.resolve(
+        "both.test",
+        port,
         vec!["::1".parse().unwrap(), "127.0.0.1".parse().unwrap()],
     );
     let outcome = crawl(cfg);
@@ -148,16 +146,17 @@ fn a_black_holed_ipv6_costs_the_happy_eyeballs_delay_once() {
     let _hole = black_hole(port);
     let b = format!("http://both.test:{port}");
     let both = || {
-        let mut cfg = config(&[format!("{b}/")]);
-        cfg.resolve.insert(
-            ("both.test".into(), port),
+        let mut cfg = settings(&[format!("{b}/")]);
+        cfg = cfg.resolve(
+            "both.test",
+            port,
             vec!["::1".parse().unwrap(), "127.0.0.1".parse().unwrap()],
         );
         // A connection per page: every fetch connects, and the address
         // that won is what the next ones try first.
-        cfg.keep_alive = false;
-        cfg.per_host = 1;
-        cfg.connect_timeout = Duration::from_secs(5);
+        cfg = cfg.keep_alive(false);
+        cfg = cfg.per_host(1);
+        cfg = cfg.connect_timeout(Duration::from_secs(5));
         cfg
     };
     let outcome = crawl(both());
@@ -182,17 +181,15 @@ fn a_black_holed_ipv6_costs_the_happy_eyeballs_delay_once() {
     }
 
     // -4: no wait at all; -6: only the black hole, so the connect times out.
-    let mut v4 = both();
-    v4.families = Families::V4;
-    let outcome = crawl(v4);
+    let outcome = crawl(both().ip_families(Families::V4));
     assert!(outcome
         .records
         .iter()
         .all(|r| r.connect_ms.unwrap() < 240.0));
-    let mut v6 = both();
-    v6.families = Families::V6;
-    v6.connect_timeout = Duration::from_millis(500);
-    v6.max_tries = 1;
+    let v6 = both()
+        .ip_families(Families::V6)
+        .connect_timeout(Duration::from_millis(500))
+        .max_tries(1);
     let outcome = crawl(v6);
     let root = &by_url(&outcome)[&format!("{b}/")];
     assert_eq!(

@@ -12,8 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::{by_url, config, crawl};
-use ringcrawl::crawl::Outcome;
+use crate::common::{by_url, crawl, settings, Outcome};
 
 const PAGES: usize = 30;
 
@@ -182,10 +181,10 @@ fn answer(mut stream: TcpStream, mode: Mode, seen: &Seen) {
 
 fn crawl_with(mode: Mode, keep_alive: bool) -> (Arc<Seen>, Outcome) {
     let (addr, seen) = serve(mode);
-    let mut config = config(&[format!("http://{addr}/")]);
-    config.max_tasks = 4;
-    config.per_host = 4;
-    config.keep_alive = keep_alive;
+    let mut config = settings(&[format!("http://{addr}/")]);
+    config = config.max_tasks(4);
+    config = config.per_host(4);
+    config = config.keep_alive(keep_alive);
     let outcome = crawl(config);
     (seen, outcome)
 }
@@ -277,11 +276,11 @@ fn bytes_after_the_body_end_the_connection() {
 #[test]
 fn a_reused_connection_that_goes_silent_is_a_read_timeout_not_a_reconnect() {
     let (addr, _seen) = serve(Mode::SilentAfterFirst);
-    let mut config = config(&[format!("http://{addr}/p/0"), format!("http://{addr}/p/1")]);
-    config.cores = 1;
-    config.max_tasks = 1;
-    config.per_host = 1;
-    config.read_timeout = Duration::from_millis(300);
+    let mut config = settings(&[format!("http://{addr}/p/0"), format!("http://{addr}/p/1")]);
+    config = config.cores(1);
+    config = config.max_tasks(1);
+    config = config.per_host(1);
+    config = config.read_timeout(Duration::from_millis(300));
     let outcome = crawl(config);
     let records = by_url(&outcome);
     let kinds: Vec<_> = records.values().map(|r| r.error_kind).collect();
@@ -314,10 +313,10 @@ fn late_excess_body_bytes_are_never_read_as_the_next_answer() {
 fn an_idle_408_is_a_stale_connection_not_an_answer() {
     for delay_ms in [0, 50] {
         let (addr, _seen) = serve(Mode::LateTimeout408);
-        let mut config = config(&[format!("http://{addr}/")]);
-        config.max_tasks = 4;
-        config.per_host = 1;
-        config.delay = Duration::from_millis(delay_ms);
+        let mut config = settings(&[format!("http://{addr}/")]);
+        config = config.max_tasks(4);
+        config = config.per_host(1);
+        config = config.delay(Duration::from_millis(delay_ms));
         assert_every_page_is_right(&crawl(config));
     }
 }
@@ -330,10 +329,10 @@ fn an_idle_408_is_a_stale_connection_not_an_answer() {
 #[test]
 fn an_unasked_second_answer_waiting_on_an_idle_connection_drops_it() {
     let (addr, seen) = serve(Mode::LateSecondAnswer);
-    let mut config = config(&[format!("http://{addr}/")]);
-    config.max_tasks = 4;
-    config.per_host = 1;
-    config.delay = Duration::from_millis(150);
+    let mut config = settings(&[format!("http://{addr}/")]);
+    config = config.max_tasks(4);
+    config = config.per_host(1);
+    config = config.delay(Duration::from_millis(150));
     assert_every_page_is_right(&crawl(config));
     assert_eq!(seen.requests.load(Ordering::SeqCst), PAGES + 1);
 }

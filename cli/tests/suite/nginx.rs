@@ -15,8 +15,7 @@ use std::time::Duration;
 use crate::common::nginx::{Nginx, Seen};
 use crate::common::*;
 use crate::tls::trusting;
-use ringcrawl::config::Config;
-use ringcrawl::crawl::Outcome;
+use ringcrawl::CrawlerBuilder;
 use ringcrawl_site::tls::{ServerCert, TestCa, Validity};
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -70,17 +69,15 @@ fn write_cert(dir: &Path, name: &str, cert: &ServerCert) -> String {
 
 /// The crawl of `roots` trusting `ca`, every name pinned to loopback at
 /// `port`, one connection a request (each one a handshake the log shows).
-fn crawl_config(roots: &[String], names: &[&str], port: u16, ca: &TestCa) -> Config {
+fn crawl_config(roots: &[String], names: &[&str], port: u16, ca: &TestCa) -> CrawlerBuilder {
     let mut config = trusting(roots, ca, false);
-    config.keep_alive = false;
+    config = config.keep_alive(false);
     // A connection waits for the first one's session at most its connect
     // time-out: on a busy machine, 2 s could turn a wait into a second
     // full handshake, and the counts below are exact.
-    config.connect_timeout = Duration::from_secs(10);
+    config = config.connect_timeout(Duration::from_secs(10));
     for name in names {
-        config
-            .resolve
-            .insert((name.to_string(), port), vec![LOOPBACK]);
+        config = config.resolve(name, port, vec![LOOPBACK]);
     }
     config
 }
@@ -139,7 +136,7 @@ fn tls_1_2_resumes(test: &str, resumption: &str) {
         &ca,
     );
     // Two connections at a time: a TLS 1.2 session may be resumed by both.
-    config.per_host = 2;
+    config = config.per_host(2);
     let outcome = crawl(config);
     let log = nginx.stop();
     assert_site_crawled(&outcome, &origin, &files);
@@ -214,7 +211,7 @@ fn a_tls_1_3_only_nginx_by_a_wildcard_name_resumes_with_its_tickets() {
     );
     // One connection at a time: OpenSSL leaves two tickets after a full
     // handshake and one after a resumption, so each connection finds one.
-    config.per_host = 1;
+    config = config.per_host(1);
     let outcome = crawl(config);
     let log = nginx.stop();
     assert_site_crawled(&outcome, &origin, &files);

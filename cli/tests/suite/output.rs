@@ -217,16 +217,19 @@ fn a_writer_that_falls_behind_holds_the_crawl_back() {
     let crawl = std::thread::spawn({
         let root = format!("http://{}/", server.addr());
         move || {
-            let mut config = ringcrawl::config::Config::new(vec![url::Url::parse(&root).unwrap()]);
-            config.cores = 2;
-            config.max_tasks = 8;
-            config.per_host = 8;
-            config.obey_robots = false;
-            config.sitemaps = false;
-            config.output = ringcrawl::config::Output::File(fifo);
-            config.output_backlog = 32 << 10;
-            let interrupt = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            ringcrawl::crawl::run(config, interrupt).unwrap()
+            ringcrawl::Crawler::builder()
+                .root(root)
+                .cores(2)
+                .max_tasks(8)
+                .per_host(8)
+                .obey_robots(false)
+                .sitemaps(false)
+                .jsonl(&fifo)
+                .jsonl_backlog(32 << 10)
+                .build()
+                .unwrap()
+                .run()
+                .unwrap()
         }
     });
     // Wait until no fetch has started for half a second.
@@ -248,7 +251,7 @@ fn a_writer_that_falls_behind_holds_the_crawl_back() {
     release.wait();
     let text = reader.join().unwrap();
     let outcome = crawl.join().unwrap();
-    assert!(!outcome.aborted && outcome.output_error.is_none());
+    assert!(!outcome.aborted() && outcome.output_error().is_none());
     assert_eq!(text.lines().count(), PAGES + 1, "every record, once");
     assert_eq!(server.total_hits(), PAGES + 1);
     std::fs::remove_dir_all(&dir).ok();

@@ -10,12 +10,11 @@ use std::time::{Duration, Instant};
 
 use crate::common::held::{held_site, peak, Gauge};
 use crate::common::*;
-use ringcrawl::config::Config;
+use ringcrawl::CrawlerBuilder;
 use ringcrawl_site::server::{Reply, Request, Server, Step};
 
-fn polite(cfg: &mut Config) {
-    cfg.obey_robots = true;
-    cfg.per_host = 2;
+fn polite(cfg: CrawlerBuilder) -> CrawlerBuilder {
+    cfg.obey_robots(true).per_host(2)
 }
 
 fn robots_site(robots: fn() -> Reply) -> (Server, String) {
@@ -49,8 +48,8 @@ fn robots_txt_is_fetched_once_first_and_obeyed() {
             "User-agent: *\nDisallow: /private/\nAllow: /private/open\n",
         )
     });
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
     let outcome = crawl(cfg);
     let records = by_url(&outcome);
     assert_eq!(server.hits("127.0.0.1", "/robots.txt"), 1);
@@ -69,7 +68,7 @@ fn robots_txt_is_fetched_once_first_and_obeyed() {
         "Allow beats the shorter Disallow"
     );
     assert_eq!(records[&format!("{b}/public")].status, Some(200));
-    assert_eq!(outcome.stats.robots_fetches, 1);
+    assert_eq!(outcome.stats.robots_requests, 1);
 }
 
 #[test]
@@ -89,9 +88,8 @@ fn the_default_user_agent_names_a_page_for_site_owners_and_its_token_picks_the_r
             seen.lock().unwrap().insert(agent.map(|(_, v)| v.clone()));
         },
     );
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
-    assert_eq!(cfg.user_agent, ringcrawl::defaults::USER_AGENT);
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
     let records = by_url(&crawl(cfg));
 
     let agents = agents.lock().unwrap().clone();
@@ -140,8 +138,8 @@ fn a_robots_txt_compressed_in_transit_is_obeyed() {
             body,
         }
     });
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
     let records = by_url(&crawl(cfg));
     assert_eq!(
         records[&format!("{b}/private/secret")].error_kind,
@@ -154,8 +152,8 @@ fn a_robots_txt_compressed_in_transit_is_obeyed() {
 #[test]
 fn missing_robots_txt_allows_everything() {
     let (server, b) = robots_site(|| Reply::with_type(404, "text/html", "no"));
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 4);
     assert!(outcome.records.iter().all(|r| r.status == Some(200)));
@@ -165,9 +163,9 @@ fn missing_robots_txt_allows_everything() {
 #[test]
 fn robots_txt_5xx_keeps_the_host_out() {
     let (server, b) = robots_site(|| Reply::with_type(503, "text/plain", "down"));
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
-    cfg.robots_retries = vec![Duration::from_millis(20), Duration::from_millis(50)];
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
+    cfg = cfg.robots_retries(vec![Duration::from_millis(20), Duration::from_millis(50)]);
     let outcome = crawl(cfg);
     assert_eq!(
         outcome.records.len(),
@@ -183,7 +181,7 @@ fn robots_txt_5xx_keeps_the_host_out() {
         3,
         "just robots.txt: the first try and the two retries of the schedule"
     );
-    assert_eq!(outcome.stats.robots_fetches, 3);
+    assert_eq!(outcome.stats.robots_requests, 3);
 }
 
 /// A site whose robots.txt fails the first `failures` times with `fail`,
@@ -208,9 +206,9 @@ fn flaky_robots_site(failures: usize, fail: fn() -> Reply) -> (Server, String) {
 #[test]
 fn a_robots_txt_that_answers_5xx_twice_is_asked_again_and_then_obeyed() {
     let (server, b) = flaky_robots_site(2, || Reply::with_type(503, "text/plain", "busy"));
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
-    cfg.robots_retries = vec![Duration::from_millis(50); 4];
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
+    cfg = cfg.robots_retries(vec![Duration::from_millis(50); 4]);
     let started = Instant::now();
     let records = by_url(&crawl(cfg));
     assert_eq!(server.hits("127.0.0.1", "/robots.txt"), 3);
@@ -236,10 +234,10 @@ fn a_robots_txt_that_times_out_once_does_not_lose_the_host() {
     let (server, b) = flaky_robots_site(1, || {
         Reply::with_type(200, "text/plain", "").delayed(Duration::from_secs(3))
     });
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
-    cfg.read_timeout = Duration::from_millis(300);
-    cfg.robots_retries = vec![Duration::from_millis(50)];
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
+    cfg = cfg.read_timeout(Duration::from_millis(300));
+    cfg = cfg.robots_retries(vec![Duration::from_millis(50)]);
     let records = by_url(&crawl(cfg));
     assert_eq!(server.hits("127.0.0.1", "/robots.txt"), 2);
     assert_eq!(records[&format!("{b}/public")].status, Some(200));
@@ -263,8 +261,8 @@ fn robots_txt_redirect_is_followed() {
         "/y" => Some(page(&[])),
         _ => None,
     });
-    let mut cfg = config(&[base(&server)]);
-    polite(&mut cfg);
+    let mut cfg = settings(&[base(&server)]);
+    cfg = polite(cfg);
     let records = by_url(&crawl(cfg));
     assert_eq!(server.hits("127.0.0.1", "/x"), 0);
     assert_eq!(records.len(), 3);
@@ -294,8 +292,8 @@ fn redirected_robots_site(hops: u32) -> (Server, String) {
 #[test]
 fn a_robots_txt_five_redirects_away_is_obeyed() {
     let (server, b) = redirected_robots_site(5);
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
     let outcome = crawl(cfg);
     let records = by_url(&outcome);
     assert_eq!(
@@ -310,7 +308,7 @@ fn a_robots_txt_five_redirects_away_is_obeyed() {
     assert_eq!(server.hits("127.0.0.1", "/private/secret"), 0);
     assert_eq!(records[&format!("{b}/public")].status, Some(200));
     assert_eq!(
-        outcome.stats.robots_fetches, 6,
+        outcome.stats.robots_requests, 6,
         "robots.txt and five redirects"
     );
 }
@@ -318,8 +316,8 @@ fn a_robots_txt_five_redirects_away_is_obeyed() {
 #[test]
 fn a_robots_txt_six_redirects_away_is_not_asked_for_and_allows_all() {
     let (server, b) = redirected_robots_site(6);
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
     let outcome = crawl(cfg);
     let records = by_url(&outcome);
     assert_eq!(server.hits("127.0.0.1", "/robots/5"), 1);
@@ -329,16 +327,16 @@ fn a_robots_txt_six_redirects_away_is_not_asked_for_and_allows_all() {
         "a sixth hop is not taken"
     );
     assert_eq!(records[&format!("{b}/private/secret")].status, Some(200));
-    assert_eq!(outcome.stats.robots_fetches, 6);
+    assert_eq!(outcome.stats.robots_requests, 6);
 }
 
 #[test]
 fn a_crawl_delay_shorter_than_delay_does_not_shorten_it() {
     let (server, b) =
         robots_site(|| Reply::with_type(200, "text/plain", "User-agent: *\nCrawl-delay: 0.01\n"));
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
-    cfg.delay = Duration::from_millis(300);
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
+    cfg = cfg.delay(Duration::from_millis(300));
     let started = Instant::now();
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 4);
@@ -369,10 +367,10 @@ fn the_delay_counts_from_the_robots_txt_request_too() {
         }
     });
     let b = base(&server);
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
     let delay = Duration::from_millis(400);
-    cfg.delay = delay;
+    cfg = cfg.delay(delay);
     assert_eq!(crawl(cfg).records.len(), 1);
     let arrivals = arrivals.lock().unwrap().clone();
     let at = |path: &str| {
@@ -395,8 +393,8 @@ fn the_delay_counts_from_the_robots_txt_request_too() {
 fn crawl_delay_spaces_requests() {
     let (server, b) =
         robots_site(|| Reply::with_type(200, "text/plain", "User-agent: *\nCrawl-delay: 0.2\n"));
-    let mut cfg = config(&[&b]);
-    polite(&mut cfg);
+    let mut cfg = settings(&[&b]);
+    cfg = polite(cfg);
     let started = Instant::now();
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 4);
@@ -418,9 +416,9 @@ fn counting_site(pages: usize) -> (Server, Gauge) {
 #[test]
 fn per_host_connections_are_never_exceeded() {
     let (server, gauge) = counting_site(40);
-    let mut cfg = config(&[base(&server)]);
-    cfg.max_tasks = 40;
-    cfg.per_host = 3;
+    let mut cfg = settings(&[base(&server)]);
+    cfg = cfg.max_tasks(40);
+    cfg = cfg.per_host(3);
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 41);
     let peak = peak(&gauge, "127.0.0.1");
@@ -433,9 +431,9 @@ fn per_host_limit_holds_when_pages_are_lent_to_other_shards() {
     // Two fetch slots per shard and --per-host 3: the owner of the one host
     // fills its own two slots and lends the third page to the other shard.
     let (server, gauge) = counting_site(40);
-    let mut cfg = config(&[base(&server)]);
-    cfg.max_tasks = 4;
-    cfg.per_host = 3;
+    let mut cfg = settings(&[base(&server)]);
+    cfg = cfg.max_tasks(4);
+    cfg = cfg.per_host(3);
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 41);
     let peak = peak(&gauge, "127.0.0.1");
@@ -449,9 +447,9 @@ fn max_tasks_binds_when_one_host_fills_every_shard() {
     // One host that could take 100 at once, 4 fetch slots over 2 shards:
     // the owner's 2 plus the 2 it lends, never more.
     let (server, gauge) = counting_site(60);
-    let mut cfg = config(&[base(&server)]);
-    cfg.max_tasks = 4;
-    cfg.per_host = 100;
+    let mut cfg = settings(&[base(&server)]);
+    cfg = cfg.max_tasks(4);
+    cfg = cfg.per_host(100);
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 61);
     let peak = peak(&gauge, "127.0.0.1");
@@ -469,10 +467,10 @@ fn max_tasks_below_the_number_of_shards_still_binds() {
     // One fetch slot for the whole crawl on two cores: one fetch at a time,
     // not one per shard.
     let (server, gauge) = counting_site(12);
-    let mut cfg = config(&[base(&server)]);
-    cfg.cores = 2;
-    cfg.max_tasks = 1;
-    cfg.per_host = 100;
+    let mut cfg = settings(&[base(&server)]);
+    cfg = cfg.cores(2);
+    cfg = cfg.max_tasks(1);
+    cfg = cfg.per_host(100);
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 13);
     let peak = peak(&gauge, "127.0.0.1");
@@ -523,13 +521,14 @@ fn thousand_hosts_keep_every_worker_busy() {
         .step_by(10)
         .map(|i| format!("http://h{i}.crawl.test:{port}/"))
         .collect();
-    let mut cfg = config(&roots);
-    cfg.scope = ringcrawl::web::scope::Scope::new(&cfg.roots, ringcrawl::ScopeMode::Lenient, None);
-    cfg.max_tasks = 64;
-    cfg.per_host = 1;
+    let mut cfg = settings(&roots);
+    cfg = cfg.scope(ringcrawl::ScopeMode::Lenient);
+    cfg = cfg.max_tasks(64);
+    cfg = cfg.per_host(1);
     for i in 0..HOSTS {
-        cfg.resolve.insert(
-            (format!("h{i}.crawl.test"), port),
+        cfg = cfg.resolve(
+            &format!("h{i}.crawl.test"),
+            port,
             vec!["127.0.0.1".parse().unwrap()],
         );
     }
@@ -573,13 +572,10 @@ fn dns_failures_are_recorded_per_url() {
         _ => None,
     });
     let port = server.port();
-    let mut cfg = config(&[format!("http://site.crawl.test:{port}/")]);
-    cfg.scope = ringcrawl::web::scope::Scope::new(&cfg.roots, ringcrawl::ScopeMode::Lenient, None);
-    cfg.resolve.insert(
-        ("site.crawl.test".into(), port),
-        vec!["127.0.0.1".parse().unwrap()],
-    );
-    cfg.dns_servers = vec![dead_dns];
+    let mut cfg = settings(&[format!("http://site.crawl.test:{port}/")]);
+    cfg = cfg.scope(ringcrawl::ScopeMode::Lenient);
+    cfg = cfg.resolve("site.crawl.test", port, vec!["127.0.0.1".parse().unwrap()]);
+    cfg = cfg.dns_server(dead_dns);
     let outcome = crawl(cfg);
     let records = by_url(&outcome);
     assert_eq!(records.len(), 5, "{records:#?}");
@@ -622,16 +618,13 @@ fn a_host_with_a_trailing_dot_is_the_same_host() {
         }
     });
     let port = server.port();
-    let mut cfg = config(&[
+    let mut cfg = settings(&[
         format!("http://site.test.:{port}/"),
         format!("http://site.test:{port}/"),
     ]);
-    polite(&mut cfg);
+    cfg = polite(cfg);
     // Pinned without the dot, as users write names; no other name resolves.
-    cfg.resolve.insert(
-        ("site.test".into(), port),
-        vec!["127.0.0.1".parse().unwrap()],
-    );
+    cfg = cfg.resolve("site.test", port, vec!["127.0.0.1".parse().unwrap()]);
     let outcome = crawl(cfg);
     let urls: BTreeSet<String> = by_url(&outcome).into_keys().collect();
     let expected: BTreeSet<String> = ["/", "/a", "/b", "/c"]
@@ -670,24 +663,21 @@ fn thousands_of_hosts_are_crawled_within_the_host_memory() {
         },
     );
     let port = server.port();
-    let mut cfg = config(&[format!("http://trap.test:{port}/")]);
-    polite(&mut cfg);
-    cfg.scope = ringcrawl::web::scope::Scope::new(&cfg.roots, ringcrawl::ScopeMode::Lenient, None);
-    cfg.host_memory = 128 << 10;
-    // Each shard's share, or the least a shard gets.
-    let bound =
-        (cfg.host_memory / cfg.cores).max(ringcrawl::config::MIN_SHARD_HOST_MEMORY) * cfg.cores;
+    let mut cfg = settings(&[format!("http://trap.test:{port}/")]);
+    cfg = polite(cfg);
+    cfg = cfg.scope(ringcrawl::ScopeMode::Lenient);
+    // Two shards at their least share each (the builder refuses less).
+    let bound = 2 * ringcrawl::defaults::MIN_HOST_MEMORY_PER_SHARD;
+    cfg = cfg.cores(2).host_memory(bound);
     let loopback: std::net::IpAddr = "127.0.0.1".parse().unwrap();
-    cfg.resolve
-        .insert(("trap.test".into(), port), vec![loopback]);
+    cfg = cfg.resolve("trap.test", port, vec![loopback]);
     for i in 0..HOSTS {
-        cfg.resolve
-            .insert((format!("h{i}.trap.test"), port), vec![loopback]);
+        cfg = cfg.resolve(&format!("h{i}.trap.test"), port, vec![loopback]);
     }
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), HOSTS + 1);
     assert!(outcome.records.iter().all(|r| r.status == Some(200)));
-    assert_eq!(outcome.stats.robots_fetches as usize, HOSTS + 1);
+    assert_eq!(outcome.stats.robots_requests as usize, HOSTS + 1);
     for i in [0, HOSTS / 2, HOSTS - 1] {
         assert_eq!(server.hits(&format!("h{i}.trap.test"), "/"), 1);
     }
@@ -749,17 +739,14 @@ fn a_stalled_origin_does_not_hold_up_its_hosts_other_origin() {
         }
     });
     let port = server.addr().port();
-    let mut cfg = config(&[format!("http://a.test:{port}/")]);
-    polite(&mut cfg);
+    let mut cfg = settings(&[format!("http://a.test:{port}/")]);
+    cfg = polite(cfg);
     for p in [port, stalled_port] {
-        cfg.resolve.insert(
-            ("a.test".into(), p),
-            vec![std::net::Ipv4Addr::LOCALHOST.into()],
-        );
+        cfg = cfg.resolve("a.test", p, vec![std::net::Ipv4Addr::LOCALHOST.into()]);
     }
     let read_timeout = Duration::from_secs(3);
-    cfg.read_timeout = read_timeout;
-    cfg.robots_retries = vec![Duration::from_secs(1)];
+    cfg = cfg.read_timeout(read_timeout);
+    cfg = cfg.robots_retries(vec![Duration::from_secs(1)]);
     let started = Instant::now();
     let out = crawl(cfg);
     let took = started.elapsed();

@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::common;
 use crate::common::*;
-use ringcrawl::config::Config;
-use ringcrawl::web::scope::Scope;
+use ringcrawl::CrawlerBuilder;
 use ringcrawl::{Record, ScopeMode};
 use ringcrawl_site::server::{Reply, Request, Server};
 
@@ -80,21 +79,23 @@ fn two_host_site() -> Server {
     })
 }
 
-fn site_config(server: &Server, requisites: bool) -> Config {
-    let mut cfg = config(&[format!("http://site.test:{}/", server.port())]);
-    cfg.scope = Scope::new(&cfg.roots, ScopeMode::Strict, None);
+fn site_config(server: &Server, requisites: bool) -> CrawlerBuilder {
+    site_config_from(server, "/", requisites)
+}
+
+/// [`site_config`] with its root at `path` of site.test.
+fn site_config_from(server: &Server, path: &str, requisites: bool) -> CrawlerBuilder {
+    let mut cfg = settings(&[format!("http://site.test:{}{path}", server.port())]);
+    cfg = cfg.scope(ScopeMode::Strict);
     for host in ["site.test", "cdn.test"] {
-        cfg.resolve.insert(
-            (host.to_string(), server.port()),
-            vec!["127.0.0.1".parse().unwrap()],
-        );
+        cfg = cfg.resolve(host, server.port(), vec!["127.0.0.1".parse().unwrap()]);
     }
-    cfg.page_requisites = requisites;
+    cfg = cfg.page_requisites(requisites);
     cfg
 }
 
 /// Records by URL with the server's `host:port` taken out.
-fn records(outcome: &ringcrawl::crawl::Outcome, server: &Server) -> BTreeMap<String, Record> {
+fn records(outcome: &Outcome, server: &Server) -> BTreeMap<String, Record> {
     let port = format!(":{}", server.port());
     by_url(outcome)
         .into_iter()
@@ -179,9 +180,8 @@ fn without_the_flag_only_pages_in_scope_are_fetched() {
 #[test]
 fn a_root_at_max_depth_zero_still_gets_its_requisites() {
     let server = two_host_site();
-    let mut cfg = site_config(&server, true);
-    cfg.roots = vec![url::Url::parse(&format!("http://site.test:{}/p5", server.port())).unwrap()];
-    cfg.max_depth = 0;
+    let mut cfg = site_config_from(&server, "/p5", true);
+    cfg = cfg.max_depth(0);
     let outcome = crawl(cfg);
     let records = records(&outcome, &server);
     assert!(records.contains_key("site.test/img/5-2x.png"));
@@ -197,11 +197,7 @@ fn a_root_at_max_depth_zero_still_gets_its_requisites() {
 fn the_exclude_regex_still_applies_to_requisites() {
     let server = two_host_site();
     let mut cfg = site_config(&server, true);
-    cfg.scope = Scope::new(
-        &cfg.roots,
-        ScopeMode::Strict,
-        Some(regex::Regex::new(r"\.(js|woff2)$").unwrap()),
-    );
+    cfg = cfg.scope(ScopeMode::Strict).exclude(r"\.(js|woff2)$");
     let outcome = crawl(cfg);
     let records = records(&outcome, &server);
     assert!(records.contains_key("cdn.test/css/base.css"));
@@ -221,9 +217,9 @@ fn a_crawl_with_requisites_replays_in_pywb_byte_for_byte() {
     let mut cfg = site_config(&server, true);
     let dir = std::env::temp_dir().join(format!("ringcrawl-requisites-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    cfg.warc_dir = Some(dir.clone());
+    cfg = cfg.warc(dir.clone());
     let wacz = dir.with_extension("wacz");
-    cfg.wacz = Some(wacz.clone());
+    cfg = cfg.wacz(wacz.clone());
     let outcome = crawl(cfg);
     if let Some(bin) = common::warcio::wacz_or_skip("requisites wacz validate") {
         let out = common::warcio::tool(&bin, "wacz", &["validate", "-f"], &wacz);

@@ -60,15 +60,11 @@ fn a_name_resolving_to_a_metadata_address_is_recorded_as_refused_and_never_conne
     });
     let port = server.addr().port();
     let root = format!("http://www.site.test:{port}/");
-    let mut config = crate::common::config(&[&root]);
-    config.dns_servers = vec![dnsmasq.addr];
+    let mut config = crate::common::settings(&[&root]);
+    config = config.dns_server(dnsmasq.addr);
     // The other hosts of site.test are in scope: only their addresses
     // keep them out.
-    config.scope = ringcrawl::web::scope::Scope::new(
-        &[ringcrawl::Url::parse(&root).unwrap()],
-        ScopeMode::Lenient,
-        None,
-    );
+    config = config.scope(ScopeMode::Lenient);
     let outcome = crate::common::crawl(config);
     let records = crate::common::by_url(&outcome);
     for host in [

@@ -14,15 +14,15 @@ const PAGES: u64 = 20_000;
 
 #[test]
 fn a_crawl_of_twenty_thousand_endless_pages_fetches_each_once_and_finds_ten_urls_a_page() {
-    crawl_endless(|_| {});
+    crawl_endless(None);
 }
 
 #[test]
 fn with_a_small_seen_memory_the_urls_go_through_disk_and_each_page_is_fetched_once() {
     // 128 KiB a shard: buckets of ~6,000 URLs, so the ~200,000 URLs found
     // go through a dozen merges to disk per shard, and the pages' tallies wait
-    // for lookups there.
-    let outcome = crawl_endless(|cfg| cfg.seen_memory = 256 << 10);
+    // for lookups there. Below the builder's floor of 1 MiB a shard.
+    let outcome = crawl_endless(Some(256 << 10));
     let (merges, lookups) = (outcome.stats.seen_merges, outcome.stats.seen_lookups);
     eprintln!("seen-set: {merges} merges, {lookups} lookups on disk");
     assert!(
@@ -39,7 +39,9 @@ fn with_a_small_seen_memory_the_urls_go_through_disk_and_each_page_is_fetched_on
     );
 }
 
-fn crawl_endless(tweak: impl FnOnce(&mut ringcrawl::config::Config)) -> ringcrawl::crawl::Outcome {
+/// The crawl of [`PAGES`] pages of the endless site, checked; with
+/// `seen_memory`, a seen-set of that many bytes over the two shards.
+fn crawl_endless(seen_memory: Option<usize>) -> Outcome {
     let site = Arc::new(EndlessSite::new(EndlessSpec::default()).unwrap());
     let options = Options {
         keep_alive: true,
@@ -56,19 +58,20 @@ fn crawl_endless(tweak: impl FnOnce(&mut ringcrawl::config::Config)) -> ringcraw
     let port = server.port();
     let roots = site.roots(port);
     assert_eq!(roots.len(), 4096);
-    let mut cfg = config(&roots);
+    let mut cfg = settings(&roots);
     for pin in site.pins(port, "127.0.0.1") {
         let host = pin.split(':').next().unwrap().to_string();
-        cfg.resolve
-            .insert((host, port), vec![[127, 0, 0, 1].into()]);
+        cfg = cfg.resolve(&host, port, vec![[127, 0, 0, 1].into()]);
     }
     // The command line's defaults.
-    cfg.max_tasks = 100;
-    cfg.per_host = 2;
-    cfg.budget.pages = Some(PAGES);
-    tweak(&mut cfg);
+    cfg = cfg.max_tasks(100);
+    cfg = cfg.per_host(2);
+    cfg = cfg.max_pages(PAGES);
     let started = std::time::Instant::now();
-    let outcome = crawl(cfg);
+    let outcome = match seen_memory {
+        Some(bytes) => inside::crawl(cfg, |c| c.seen_memory = bytes),
+        None => crawl(cfg),
+    };
     let took = started.elapsed();
 
     assert_eq!(outcome.spent, Some(Spent::Pages));

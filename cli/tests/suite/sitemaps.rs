@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use crate::common::*;
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use ringcrawl::config::Config;
+use ringcrawl::CrawlerBuilder;
 use ringcrawl_site::server::{Reply, Request};
 
 const NS: &str = r#"xmlns="http://www.sitemaps.org/schemas/sitemap/0.9""#;
@@ -51,10 +51,10 @@ fn at(req: &Request, path: &str) -> String {
     format!("http://{}{path}", req.authority)
 }
 
-fn with_sitemaps(roots: &[&str]) -> Config {
-    let mut cfg = config(roots);
-    cfg.sitemaps = true;
-    cfg.obey_robots = true;
+fn with_sitemaps(roots: &[&str]) -> CrawlerBuilder {
+    let mut cfg = settings(roots);
+    cfg = cfg.sitemaps(true);
+    cfg = cfg.obey_robots(true);
     cfg
 }
 
@@ -227,7 +227,7 @@ fn a_sitemap_with_too_many_urls_is_cut_with_a_clear_record() {
     });
     let b = base(&server);
     let mut cfg = with_sitemaps(&[&b]);
-    cfg.sitemap_limits.max_urls = 50;
+    cfg = cfg.max_sitemap_urls(50);
     let records = by_url(&crawl(cfg));
     let sitemap = record(&records, &format!("{b}/sitemap.xml"));
     assert_eq!(sitemap.status, Some(200));
@@ -288,7 +288,7 @@ fn sitemaps_past_a_hosts_cap_are_refused_with_a_record() {
     });
     let b = base(&server);
     let mut cfg = with_sitemaps(&[&b]);
-    cfg.sitemap_limits.max_per_host = 3;
+    cfg = cfg.max_sitemaps_per_host(3);
     let outcome = crawl(cfg);
     let budget: Vec<&Record> = outcome
         .records
@@ -314,7 +314,7 @@ fn no_sitemaps_reads_none() {
     });
     let b = base(&server);
     let mut cfg = with_sitemaps(&[&b]);
-    cfg.sitemaps = false;
+    cfg = cfg.sitemaps(false);
     let outcome = crawl(cfg);
     assert_eq!(
         urls_of(&outcome).into_iter().collect::<Vec<_>>(),
@@ -354,7 +354,7 @@ fn a_sitemap_lists_only_its_own_hosts_urls() {
     let mut cfg = with_sitemaps(&[&root]);
     let local: IpAddr = "127.0.0.1".parse().unwrap();
     for host in ["a.test", "www.a.test"] {
-        cfg.resolve.insert((host.into(), port), vec![local]);
+        cfg = cfg.resolve(host, port, vec![local]);
     }
     let records = by_url(&crawl(cfg));
     let own = format!("http://a.test:{port}/own");
@@ -391,7 +391,7 @@ fn listed_pages_keep_to_the_crawls_depth_limit_and_no_sitemap_is_no_error() {
     });
     let b = base(&server);
     let mut cfg = with_sitemaps(&[&b]);
-    cfg.max_depth = 0;
+    cfg = cfg.max_depth(0);
     let records = by_url(&crawl(cfg));
     assert_eq!(
         record(&records, &format!("{b}/listed")).error_kind,

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::common::*;
-use ringcrawl::config::Config;
+use ringcrawl::CrawlerBuilder;
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 
@@ -74,10 +74,13 @@ struct Spilling {
     authority: String,
     /// Kept running while the crawl runs.
     server: Server,
-    cfg: Config,
+    cfg: CrawlerBuilder,
     /// The (fresh) folder the crawl's spill directory goes in.
     parent: std::path::PathBuf,
 }
+
+/// The queues' RAM of a [`Spilling`] crawl: a few hundred URLs.
+const FRONTIER_MEMORY: usize = 64 << 10;
 
 /// A [`Spilling`] crawl of a site of `pages` pages, spilling into a fresh
 /// folder named after `test`.
@@ -91,21 +94,22 @@ fn spilling_crawl(pages: usize, test: &str) -> Spilling {
     let server = Server::start(site.clone().handler()).expect("site starts");
     let port = server.port();
     let authority = format!("127.0.0.1:{port}");
-    let mut cfg = config(&site.roots(&authority));
+    let mut cfg = settings(&site.roots(&authority));
     for k in 0..16 {
-        cfg.resolve.insert(
-            (SynthSite::host_name(k), port),
+        cfg = cfg.resolve(
+            &SynthSite::host_name(k),
+            port,
             vec!["127.0.0.1".parse().unwrap()],
         );
     }
-    cfg.max_tasks = 64;
-    cfg.per_host = 4;
-    cfg.frontier_memory = 64 << 10;
+    cfg = cfg.max_tasks(64);
+    cfg = cfg.per_host(4);
+    cfg = cfg.frontier_memory(FRONTIER_MEMORY);
     let spill_parent =
         std::env::temp_dir().join(format!("ringcrawl-test-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&spill_parent);
     std::fs::create_dir_all(&spill_parent).unwrap();
-    cfg.spill_dir = Some(spill_parent.clone());
+    cfg = cfg.spill_dir(spill_parent.clone());
     Spilling {
         site,
         authority,
@@ -194,7 +198,7 @@ fn a_spill_that_cannot_write_stops_the_crawl_with_an_error_and_loses_nothing_fet
         parent,
         ..
     } = spilling_crawl(20_000, "spill-unwritable");
-    let memory = cfg.frontier_memory as u64;
+    let memory = FRONTIER_MEMORY as u64;
     let (stop, thread) = meddle(parent.clone(), |dir| {
         for k in 0..64 {
             let shard = dir.join(format!("shard-{k}"));

@@ -261,8 +261,8 @@ fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
     let server = Server::start(site.handler()).unwrap();
     let dir = temp_dir(name);
     let warc_dir = dir.join("warc");
-    let mut cfg = config(&[format!("{}/", base(&server))]);
-    cfg.warc_dir = Some(warc_dir.clone());
+    let mut cfg = settings(&[format!("{}/", base(&server))]);
+    cfg = cfg.warc(warc_dir.clone());
     let outcome = crawl(cfg);
     assert!(outcome.records.len() >= 25);
     let mut files: Vec<(PathBuf, Vec<u8>)> = fs::read_dir(&warc_dir)

@@ -14,15 +14,15 @@ fn crawl_synthetic(
     cores: usize,
     max_tasks: usize,
 ) -> (BTreeSet<String>, BTreeSet<String>, Server) {
-    crawl_synthetic_with(pages, cores, max_tasks, |_| {}, |_| {})
+    crawl_synthetic_with(pages, cores, max_tasks, None, |_| {})
 }
 
 fn crawl_synthetic_with(
     pages: usize,
     cores: usize,
     max_tasks: usize,
-    tweak: impl FnOnce(&mut ringcrawl::config::Config),
-    stats: impl FnOnce(&ringcrawl::output::stats::Stats),
+    seen_memory: Option<usize>,
+    stats: impl FnOnce(&ringcrawl::Summary),
 ) -> (BTreeSet<String>, BTreeSet<String>, Server) {
     let site = Arc::new(SynthSite::new(SiteSpec {
         pages,
@@ -30,11 +30,13 @@ fn crawl_synthetic_with(
     }));
     let server = Server::start(site.clone().handler()).expect("site starts");
     let b = base(&server);
-    let mut cfg = config(&[format!("{b}/")]);
-    cfg.cores = cores;
-    cfg.max_tasks = max_tasks;
-    tweak(&mut cfg);
-    let outcome = crawl(cfg);
+    let mut cfg = settings(&[format!("{b}/")]);
+    cfg = cfg.cores(cores);
+    cfg = cfg.max_tasks(max_tasks);
+    let outcome = match seen_memory {
+        Some(bytes) => inside::crawl(cfg, |c| c.seen_memory = bytes),
+        None => crawl(cfg),
+    };
     stats(&outcome.stats);
     let fetched = urls_of(&outcome);
     // Every URL but the root was new to the crawl on exactly one page.
@@ -91,7 +93,8 @@ fn a_seen_set_mostly_on_disk_still_crawls_the_site_completely_once() {
         20_000,
         2,
         100,
-        |cfg| cfg.seen_memory = 64 << 10,
+        // Below the builder's floor of 1 MiB a shard.
+        Some(64 << 10),
         |stats| disk = (stats.seen_merges, stats.seen_lookups),
     );
     eprintln!("seen-set: {} merges, {} lookups on disk", disk.0, disk.1);

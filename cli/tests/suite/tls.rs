@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 use crate::common::*;
-use ringcrawl::config::Config;
-use ringcrawl::crawl::Outcome;
-use ringcrawl::net::tls::TlsOptions;
+use ringcrawl::CrawlerBuilder;
 use ringcrawl_site::server::{Reply, Request, Server, Step};
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_site::tls::{self_signed, ServerCert, TestCa, Validity, SITE_NAMES};
@@ -52,9 +50,9 @@ pub(crate) fn root(server: &Server) -> String {
 }
 
 /// A crawl config for `roots` trusting `ca` (plus the compiled-in roots).
-pub(crate) fn trusting(roots: &[String], ca: &TestCa, insecure: bool) -> Config {
-    let mut config = config(roots);
-    config.tls = TlsOptions::new(&[ca.cert().clone()], insecure).unwrap();
+pub(crate) fn trusting(roots: &[String], ca: &TestCa, insecure: bool) -> CrawlerBuilder {
+    let mut config = settings(roots);
+    config = config.ca_cert_der(ca.cert().to_vec()).insecure(insecure);
     config
 }
 
@@ -76,7 +74,7 @@ fn a_chain_to_a_ca_given_with_ca_cert_verifies_and_the_site_is_crawled() {
         assert_eq!((r.status, &r.error), (Some(200), &None), "{r:?}");
     }
     // Without the CA, the same site is an unknown issuer.
-    let outcome = crawl(config(&[root(&server)]));
+    let outcome = crawl(settings(&[root(&server)]));
     let r = record(&outcome, &root(&server));
     assert_eq!(r.error_kind, Some(ErrorKind::TlsCertificate), "{r:?}");
     assert!(
@@ -126,7 +124,7 @@ fn records_name_the_tls_version_and_cipher_suite_their_exchange_used() {
         }
     }
     let plain = serve(pages(1));
-    let outcome = crawl(config(&[format!("http://{}/", plain.addr())]));
+    let outcome = crawl(settings(&[format!("http://{}/", plain.addr())]));
     assert_eq!(outcome.records.len(), 2);
     for r in &outcome.records {
         assert_eq!(
@@ -260,8 +258,8 @@ fn stall(stream: TcpStream) {
 fn a_reset_mid_handshake_is_tls_closed_after_the_retries() {
     let addr = mid_handshake(8, reset);
     let url = format!("https://{addr}/");
-    let mut config = config(std::slice::from_ref(&url));
-    config.max_tries = 3;
+    let mut config = settings(std::slice::from_ref(&url));
+    config = config.max_tries(3);
     let outcome = crawl(config);
     let r = record(&outcome, &url);
     assert_eq!(r.error_kind, Some(ErrorKind::TlsClosed), "{r:?}");
@@ -273,9 +271,9 @@ fn a_reset_mid_handshake_is_tls_closed_after_the_retries() {
 fn a_stall_mid_handshake_times_out_instead_of_hanging() {
     let addr = mid_handshake(2, stall);
     let url = format!("https://{addr}/");
-    let mut config = config(std::slice::from_ref(&url));
-    config.read_timeout = Duration::from_millis(500);
-    config.timeout = Duration::from_secs(5);
+    let mut config = settings(std::slice::from_ref(&url));
+    config = config.read_timeout(Duration::from_millis(500));
+    config = config.timeout(Duration::from_secs(5));
     let started = Instant::now();
     let outcome = crawl(config);
     let took = started.elapsed();
@@ -284,9 +282,9 @@ fn a_stall_mid_handshake_times_out_instead_of_hanging() {
     assert!(took < Duration::from_secs(3), "{took:?}");
 
     // The deadline binds the handshake too, not only each read.
-    let mut config = common::config(std::slice::from_ref(&url));
-    config.read_timeout = Duration::from_secs(5);
-    config.timeout = Duration::from_millis(700);
+    let mut config = common::settings(std::slice::from_ref(&url));
+    config = config.read_timeout(Duration::from_secs(5));
+    config = config.timeout(Duration::from_millis(700));
     let started = Instant::now();
     let outcome = crawl(config);
     let took = started.elapsed();
@@ -318,12 +316,12 @@ fn silent() -> (SocketAddr, std::sync::mpsc::Sender<()>) {
 fn a_server_that_never_answers_the_client_hello_is_given_up_at_the_connect_timeout() {
     let (addr, _server) = silent();
     let url = format!("https://{addr}/");
-    let mut config = config(std::slice::from_ref(&url));
+    let mut config = settings(std::slice::from_ref(&url));
     // curl's --connect-timeout covers the TLS handshake: so does ours, not
     // a read time-out per handshake read.
-    config.connect_timeout = Duration::from_secs(1);
-    config.read_timeout = Duration::from_secs(30);
-    config.timeout = Duration::from_secs(60);
+    config = config.connect_timeout(Duration::from_secs(1));
+    config = config.read_timeout(Duration::from_secs(30));
+    config = config.timeout(Duration::from_secs(60));
     let started = Instant::now();
     let outcome = crawl(config);
     let took = started.elapsed();
@@ -391,7 +389,7 @@ fn sessions_resume_one_full_handshake_per_shard_over_a_thousand_pages() {
     let tls = ca.site_cert().unwrap().server_config(&[]).unwrap();
     let server = Server::start_tls(site.clone().handler(), tls).unwrap();
     let mut config = trusting(&[root(&server)], &ca, false);
-    config.keep_alive = false;
+    config = config.keep_alive(false);
     let outcome = crawl(config);
     let authority = server.addr().to_string();
     let fetched = urls_of(&outcome);
@@ -479,7 +477,7 @@ fn keep_alive_reuses_tls_connections() {
     let addr = keep_alive_server(&ca.site_cert().unwrap(), connections.clone());
     let url = format!("https://{addr}/");
     let mut config = trusting(&[url], &ca, false);
-    config.max_tasks = 4;
+    config = config.max_tasks(4);
     let outcome = crawl(config);
     assert_eq!(outcome.records.len(), 31);
     assert!(outcome
@@ -535,7 +533,7 @@ fn robots_txt_belongs_to_each_origin() {
     let secure = https_server(&ca.site_cert().unwrap(), robots(false));
     let roots = [format!("{}/", base(&plain)), root(&secure)];
     let mut config = trusting(&roots, &ca, false);
-    config.obey_robots = true;
+    config = config.obey_robots(true);
     let outcome = crawl(config);
     let denied = record(&outcome, &format!("{}/private/x", base(&plain)));
     assert_eq!(denied.error_kind, Some(ErrorKind::RobotsDisallowed));

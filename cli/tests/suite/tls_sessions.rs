@@ -28,7 +28,7 @@ fn two_servers_on_one_name_each_resume_their_own_sessions() {
     ];
     let roots: Vec<String> = servers.iter().map(root).collect();
     let mut config = trusting(&roots, &ca, false);
-    config.keep_alive = false;
+    config = config.keep_alive(false);
     let outcome = crawl(config);
     assert_eq!(outcome.records.len(), 2 * 61);
     assert!(outcome.records.iter().all(|r| r.error.is_none()));
@@ -61,14 +61,12 @@ fn twenty_thousand_https_hosts_sessions_stay_within_the_cache_bound() {
     let roots: Vec<String> = (0..HOSTS)
         .map(|i| format!("https://h{i}.site.test:{port}/"))
         .collect();
-    let mut config = trusting(&roots, &ca, false);
-    config.per_host = 2;
+    let shards = 2;
+    let mut config = trusting(&roots, &ca, false).per_host(2).cores(shards);
     for i in 0..HOSTS {
-        config
-            .resolve
-            .insert((format!("h{i}.site.test"), port), vec![LOOPBACK]);
+        config = config.resolve(&format!("h{i}.site.test"), port, vec![LOOPBACK]);
     }
-    let shards = config.cores as u64;
+    let shards = shards as u64;
     let outcome = crawl(config);
     assert_eq!(outcome.records.len(), HOSTS);
     let failed: Vec<_> = outcome

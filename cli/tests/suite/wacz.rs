@@ -78,12 +78,12 @@ fn a_crawl_packaged_as_wacz_passes_wacz_validate_and_holds_what_it_lists() {
     let dir = out_dir("package");
     let warc_dir = dir.join("warc");
     let wacz = dir.join("crawl.wacz");
-    let mut cfg = config(&[format!("{b}/")]);
-    cfg.warc_dir = Some(warc_dir.clone());
+    let mut cfg = settings(&[format!("{b}/")]);
+    cfg = cfg.warc(warc_dir.clone());
     // Small files: several per shard, so several in archive/.
-    cfg.warc_max_size = 1500;
-    cfg.warc_dedup = true;
-    cfg.wacz = Some(wacz.clone());
+    cfg = cfg.warc_max_size(1500);
+    cfg = cfg.warc_dedup(true);
+    cfg = cfg.wacz(wacz.clone());
     let outcome = crawl(cfg);
     assert_eq!(outcome.output_error, None);
     assert!(!dir.join("crawl.wacz.tmp").exists());
@@ -253,10 +253,10 @@ fn a_crawl_packaged_as_wacz_passes_wacz_validate_and_holds_what_it_lists() {
 fn with_cdxj_the_index_file_stays_unsorted_and_the_package_holds_it_sorted() {
     let server = site();
     let dir = out_dir("cdxj");
-    let mut cfg = config(&[format!("{}/", base(&server))]);
-    cfg.warc_dir = Some(dir.join("warc"));
-    cfg.cdxj = Some(dir.join("index.cdxj"));
-    cfg.wacz = Some(dir.join("crawl.wacz"));
+    let mut cfg = settings(&[format!("{}/", base(&server))]);
+    cfg = cfg.warc(dir.join("warc"));
+    cfg = cfg.cdxj(dir.join("index.cdxj"));
+    cfg = cfg.wacz(dir.join("crawl.wacz"));
     let outcome = crawl(cfg);
     assert_eq!(outcome.output_error, None);
     let ours = std::fs::read_to_string(dir.join("index.cdxj")).unwrap();
@@ -272,14 +272,15 @@ fn with_cdxj_the_index_file_stays_unsorted_and_the_package_holds_it_sorted() {
 fn a_wacz_that_cannot_be_written_is_an_error_at_the_end_and_the_warcs_stay() {
     let server = site();
     let dir = out_dir("unwritable");
-    let mut cfg = config(&[format!("{}/", base(&server))]);
-    cfg.warc_dir = Some(dir.join("warc"));
-    // A directory where the file should go: the package is written to
-    // crawl.wacz.tmp, and renaming it over the directory fails.
+    let mut cfg = settings(&[format!("{}/", base(&server))]);
+    cfg = cfg.warc(dir.join("warc"));
     let wacz = dir.join("crawl.wacz");
+    let crawler = cfg.wacz(wacz.clone()).build().unwrap();
+    // A directory where the file should go, once the builder has checked
+    // that it is none: the package is written to crawl.wacz.tmp, and
+    // renaming it over the directory fails.
     std::fs::create_dir(&wacz).unwrap();
-    cfg.wacz = Some(wacz.clone());
-    let outcome = crawl(cfg);
+    let outcome = ran_out_of_work(run_to_its_end(crawler));
     let error = outcome.output_error.expect("an error");
     assert!(
         error.contains("--wacz") && error.contains("not written"),

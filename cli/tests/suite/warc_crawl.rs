@@ -23,9 +23,9 @@ fn warc_archive_holds_every_exchange_byte_for_byte() {
     let b = base(&server);
     let dir = std::env::temp_dir().join(format!("ringcrawl-warc-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let mut cfg = config(&[format!("{b}/")]);
-    cfg.warc_dir = Some(dir.clone());
-    cfg.warc_max_size = 256 << 10; // small, to exercise rotation
+    let mut cfg = settings(&[format!("{b}/")]);
+    cfg = cfg.warc(dir.clone());
+    cfg = cfg.warc_max_size(256 << 10); // small, to exercise rotation
     let outcome = crawl(cfg);
 
     let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -148,9 +148,9 @@ fn warc_over_https_holds_the_decrypted_exchange_as_received() {
     let b = format!("https://{authority}");
     let dir = std::env::temp_dir().join(format!("ringcrawl-warc-tls-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let mut cfg = config(&[format!("{b}/")]);
-    cfg.tls = ringcrawl::net::tls::TlsOptions::new(&[ca.cert().clone()], false).unwrap();
-    cfg.warc_dir = Some(dir.clone());
+    let mut cfg = settings(&[format!("{b}/")]);
+    cfg = cfg.ca_cert_der(ca.cert().to_vec());
+    cfg = cfg.warc(dir.clone());
     let outcome = crawl(cfg);
     assert!(outcome.records.iter().all(|r| r.status.is_some()));
 
@@ -218,9 +218,9 @@ fn chunk_framing_does_not_grow_the_archived_copy_past_the_body_cap() {
     });
     let dir = std::env::temp_dir().join(format!("ringcrawl-warc-framing-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let mut cfg = config(&[format!("{}/", base(&server))]);
-    cfg.warc_dir = Some(dir.clone());
-    cfg.max_body = MAX_BODY;
+    let mut cfg = settings(&[format!("{}/", base(&server))]);
+    cfg = cfg.warc(dir.clone());
+    cfg = cfg.max_body(MAX_BODY);
     let outcome = crawl(cfg);
     let record = &outcome.records[0];
     assert_eq!(record.status, Some(200));

@@ -3,6 +3,7 @@
 //!
 //! Settings of [`CrawlerBuilder`], checked at [`CrawlerBuilder::build`].
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::api::error::Setting;
@@ -17,6 +18,9 @@ impl CrawlerBuilder {
     /// finished are forgotten (one that comes back fetches robots.txt again),
     /// and the URLs of hosts not yet live wait, spilled to disk, until live
     /// hosts finish. Queued URLs are [`CrawlerBuilder::frontier_memory`]'s.
+    /// Each shard gets an even share, and [`build`](Self::build) refuses a
+    /// share under [`defaults::MIN_HOST_MEMORY_PER_SHARD`](crate::defaults::MIN_HOST_MEMORY_PER_SHARD)
+    /// (room for some eight hosts waiting for their robots.txt).
     pub fn host_memory(mut self, bytes: usize) -> Self {
         self.config.host_memory = bytes;
         self
@@ -50,6 +54,19 @@ impl CrawlerBuilder {
     /// disk. The files go when the crawl ends.
     pub fn frontier_memory(mut self, bytes: usize) -> Self {
         self.config.frontier_memory = bytes;
+        self
+    }
+
+    /// Where the crawl makes its folder for what does not fit in RAM (the
+    /// queues [`frontier_memory`](Self::frontier_memory) spills, the
+    /// seen-set's runs past [`seen_memory`](Self::seen_memory)); default
+    /// the system's temporary directory (`TMPDIR`). Made if missing. The
+    /// folder goes when the crawl ends, and a killed crawl's is removed
+    /// by the next crawl that uses the same directory. A crawl with a
+    /// [`state`](Self::state) directory spills there instead.
+    /// [`build`](Self::build) refuses a path that is not a directory.
+    pub fn spill_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.config.spill_dir = Some(dir.as_ref().to_path_buf());
         self
     }
 

@@ -241,3 +241,6 @@ impl std::fmt::Debug for CrawlerBuilder {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests;

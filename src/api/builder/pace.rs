@@ -173,11 +173,32 @@ impl CrawlerBuilder {
     /// Read sitemaps (default true): each root origin's `/sitemap.xml` and
     /// the `Sitemap:` lines of the robots.txt of the roots' origins, indexes
     /// followed (two levels at most), each at most 50 MB inflated and
-    /// 50,000 URLs, 1,000 a host; the pages they list on their own host are
+    /// 50,000 URLs ([`max_sitemap_urls`](Self::max_sitemap_urls)), 1,000 a
+    /// host ([`max_sitemaps_per_host`](Self::max_sitemaps_per_host)); the
+    /// pages they list on their own host are
     /// queued like links of depth 1 (`L` hops from an `M`), through the
     /// scope and the follow rule.
     pub fn sitemaps(mut self, read: bool) -> Self {
         self.config.sitemaps = read;
+        self
+    }
+
+    /// `<loc>`s (or text lines) kept of one sitemap (default
+    /// [`defaults::MAX_SITEMAP_URLS`](crate::defaults::MAX_SITEMAP_URLS),
+    /// the protocol's most); the rest of a longer sitemap is left out.
+    /// [`build`](Self::build) refuses 0 and more than the default.
+    pub fn max_sitemap_urls(mut self, n: usize) -> Self {
+        self.config.sitemap_limits.max_urls = n;
+        self
+    }
+
+    /// Sitemaps fetched for one host, whether guessed, named by robots.txt
+    /// or by an index (default
+    /// [`defaults::MAX_SITEMAPS_PER_HOST`](crate::defaults::MAX_SITEMAPS_PER_HOST)):
+    /// a bound on indexes of indexes. Past it the host's further sitemaps
+    /// are not fetched. [`build`](Self::build) refuses 0.
+    pub fn max_sitemaps_per_host(mut self, n: usize) -> Self {
+        self.config.sitemap_limits.max_per_host = n;
         self
     }
 

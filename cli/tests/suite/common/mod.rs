@@ -1,11 +1,13 @@
 //! Shared helpers for the integration tests: small scripted sites on
-//! 127.0.0.1:0 and a crawl runner that keeps every record.
+//! 127.0.0.1:0 and a crawl runner that keeps every record, through the
+//! public builder (`inside` for the few crawls it refuses).
 
 #![allow(dead_code)]
 
 pub mod dns;
 pub mod dnsmasq;
 pub mod held;
+pub mod inside;
 pub mod nginx;
 pub mod openssl;
 pub mod proxy;
@@ -18,14 +20,10 @@ pub mod warc;
 pub mod warcio;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringcrawl::config::Config;
-use ringcrawl::crawl::{self, Outcome};
-use ringcrawl::Record;
-use ringcrawl_links::urls;
+use ringcrawl::{Crawler, CrawlerBuilder, Interrupt, Record, Report, Spent, Summary};
 use ringcrawl_site::server::{Reply, Request, Server};
 
 /// An HTML page linking to `links`.
@@ -79,25 +77,53 @@ pub fn site(table: &[(&str, Route)]) -> Server {
     serve(move |req| table.get(&req.path).map(|reply| reply()))
 }
 
-/// Config for `roots` with test-friendly timeouts and records kept.
-pub fn config<S: AsRef<str>>(roots: &[S]) -> Config {
-    let roots = roots
-        .iter()
-        .map(|r| urls::parse_root(r.as_ref()).expect("valid root"))
-        .collect();
-    let mut config = Config::new(roots);
-    config.keep_records = true;
-    config.cores = 2;
-    config.max_tasks = 16;
-    config.per_host = 16;
-    config.obey_robots = false;
-    // Each test counts the URLs its site has: no guessed /sitemap.xml
-    // (tests/suite/sitemaps.rs turns sitemaps on).
-    config.sitemaps = false;
-    config.connect_timeout = Duration::from_secs(2);
-    config.read_timeout = Duration::from_secs(5);
-    config.timeout = Duration::from_secs(10);
-    config
+/// The settings of a crawl of `roots` with test-friendly timeouts and
+/// records kept: two cores, 16 fetches at once and 16 a host, robots.txt
+/// and sitemaps off (each test counts the URLs its site has: no guessed
+/// /sitemap.xml; tests/suite/sitemaps.rs turns sitemaps on).
+pub fn settings<S: AsRef<str>>(roots: &[S]) -> CrawlerBuilder {
+    Crawler::builder()
+        .roots(roots.iter().map(|r| r.as_ref().to_string()))
+        .keep_records(true)
+        .cores(2)
+        .max_tasks(16)
+        .per_host(16)
+        .obey_robots(false)
+        .sitemaps(false)
+        .connect_timeout(Duration::from_secs(2))
+        .read_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(10))
+}
+
+/// What a test checks of a crawl: its records, the numbers of its report,
+/// and how it ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Every record, in no particular order.
+    pub records: Vec<Record>,
+    pub stats: Summary,
+    pub elapsed: Duration,
+    /// Ended before work ran out (an interrupt, a shard that died, an
+    /// output that failed).
+    pub aborted: bool,
+    pub interrupted: bool,
+    /// The budget that stopped the crawl, if one did.
+    pub spent: Option<Spent>,
+    pub output_error: Option<String>,
+}
+
+impl From<Report> for Outcome {
+    fn from(report: Report) -> Self {
+        Outcome {
+            records: report.records().to_vec(),
+            stats: report.summary(),
+            elapsed: report.elapsed(),
+            aborted: report.aborted(),
+            interrupted: report.interrupted(),
+            spent: report.budget_spent(),
+            output_error: report.output_error().map(str::to_string),
+        }
+    }
 }
 
 /// A crawl still running after this long has hung: it is interrupted and
@@ -105,8 +131,12 @@ pub fn config<S: AsRef<str>>(roots: &[S]) -> Config {
 pub const HANG_LIMIT: Duration = Duration::from_secs(120);
 
 /// Run a crawl that must end by running out of work (within [`HANG_LIMIT`]).
-pub fn crawl(config: Config) -> Outcome {
-    let outcome = crawl_to_its_end(config);
+pub fn crawl(settings: CrawlerBuilder) -> Outcome {
+    ran_out_of_work(crawl_to_its_end(settings))
+}
+
+/// `outcome`, checked to be of a crawl that ran out of work.
+pub fn ran_out_of_work(outcome: Outcome) -> Outcome {
     assert!(!outcome.aborted, "crawl must end by running out of work");
     assert_eq!(
         outcome.records.len() as u64,
@@ -118,22 +148,35 @@ pub fn crawl(config: Config) -> Outcome {
 
 /// Run a crawl that must end, by running out of work or by stopping
 /// itself (within [`HANG_LIMIT`]).
-pub fn crawl_to_its_end(config: Config) -> Outcome {
-    let interrupt = Arc::new(AtomicBool::new(false));
+pub fn crawl_to_its_end(settings: CrawlerBuilder) -> Outcome {
+    run_to_its_end(settings.build().expect("valid settings"))
+}
+
+/// [`crawl_to_its_end`] of a crawler built already (a test that changes
+/// the world between the builder's checks and the crawl).
+pub fn run_to_its_end(crawler: Crawler) -> Outcome {
+    within_hang_limit(crawler.interrupt_handle(), || {
+        ringcrawl::process::prepare();
+        crawler.run().expect("crawl runs").into()
+    })
+}
+
+/// Run `crawl`, interrupting it through `interrupt` if it has not
+/// returned after [`HANG_LIMIT`] (and then failing the test).
+pub fn within_hang_limit<T>(interrupt: Interrupt, crawl: impl FnOnce() -> T) -> T {
     let (returned, finished) = std::sync::mpsc::channel::<()>();
-    let watchdog = {
-        let interrupt = interrupt.clone();
-        std::thread::spawn(move || {
-            // Disconnected: the crawl returned; Timeout: it did not.
-            let hung = matches!(
-                finished.recv_timeout(HANG_LIMIT),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-            );
-            interrupt.store(hung, std::sync::atomic::Ordering::Relaxed);
-            hung
-        })
-    };
-    let outcome = crawl::run(config, interrupt).expect("crawl runs");
+    let watchdog = std::thread::spawn(move || {
+        // Disconnected: the crawl returned; Timeout: it did not.
+        let hung = matches!(
+            finished.recv_timeout(HANG_LIMIT),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        );
+        if hung {
+            interrupt.interrupt();
+        }
+        hung
+    });
+    let outcome = crawl();
     drop(returned);
     let hung = watchdog.join().unwrap();
     assert!(!hung, "crawl hung: interrupted after {HANG_LIMIT:?}");

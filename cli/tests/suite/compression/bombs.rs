@@ -232,7 +232,7 @@ fn ten_thousand_stacked_gzip_layers_are_refused() {
     });
     let b = base(&server);
     let started = Instant::now();
-    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    let records = by_url(&crawl(settings(&[format!("{b}/")])));
     let five = &records[&format!("{b}/5")];
     assert_eq!((five.error_kind, five.num_urls), (None, 3));
     for layers in ["6", "10000"] {

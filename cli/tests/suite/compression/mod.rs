@@ -132,7 +132,7 @@ fn every_coding_gives_the_links_of_the_plain_page() {
     let offered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let server = server(offered.clone());
     let b = base(&server);
-    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    let records = by_url(&crawl(settings(&[format!("{b}/")])));
     for v in VARIANTS {
         let r = &records[&format!("{b}/{v}")];
         let (coding, body) = variant(v).unwrap();
@@ -162,8 +162,8 @@ fn a_body_compressed_although_not_asked_for_is_still_read() {
     let offered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let server = server(offered.clone());
     let b = base(&server);
-    let mut cfg = config(&[format!("{b}/gzip")]);
-    cfg.compression = false;
+    let mut cfg = settings(&[format!("{b}/gzip")]);
+    cfg = cfg.compression(false);
     let records = by_url(&crawl(cfg));
     assert_eq!(records[&format!("{b}/gzip")].num_urls, 3);
     assert_eq!(records.len(), 4);
@@ -215,7 +215,7 @@ fn a_gzip_body_cut_short_in_transfer_is_a_cut_page_and_a_corrupt_one_is_bad_enco
         })
     });
     let b = base(&server);
-    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    let records = by_url(&crawl(settings(&[format!("{b}/")])));
     for path in ["trailer", "middle", "closed"] {
         let r = &records[&format!("{b}/{path}")];
         assert_eq!((r.status, r.error_kind), (Some(200), None), "{path}: {r:?}");
@@ -265,7 +265,7 @@ fn unknown_codings_are_recorded_and_the_body_is_read_as_sent() {
         })
     });
     let b = base(&server);
-    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    let records = by_url(&crawl(settings(&[format!("{b}/")])));
     for (path, named) in [("none", "none"), ("utf-8", "utf-8")] {
         let r = &records[&format!("{b}/{path}")];
         assert_eq!(r.error_kind, None, "{path}: a page fetched, not an error");
@@ -324,7 +324,7 @@ fn empty_bodies_and_padded_gzip_under_a_coding_are_complete_not_broken() {
         })
     });
     let b = base(&server);
-    let records = by_url(&crawl(config(&[format!("{b}/")])));
+    let records = by_url(&crawl(settings(&[format!("{b}/")])));
     for path in ["/moved", "/empty", "/empty-br", "/nothing", "/padded"] {
         let r = &records[&format!("{b}{path}")];
         assert_eq!((r.error_kind, r.truncated), (None, false), "{path}: {r:?}");
