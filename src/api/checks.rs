@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{BuildError, Setting};
-use crate::config::{Config, Output, SeedSource, StateSettings, MIN_SHARD_HOST_MEMORY};
+use crate::config::{Config, Output, SeedSource, StateSettings};
+use crate::defaults::MIN_HOST_MEMORY_PER_SHARD;
 
 /// Longest duration any setting takes (a day): longer is a mistake, and
 /// every clock sum stays far from overflowing.
@@ -256,30 +257,24 @@ pub(super) fn limits(config: &Config) -> Result<(), BuildError> {
     within(Setting::MaxBody, config.max_body, 0, MAX_BODY)?;
     within(Setting::JsonlBacklog, config.output_backlog, 1, usize::MAX)?;
     within(Setting::SeenMemory, config.seen_memory, 1, MAX_SEEN_MEMORY)?;
-    if config.seen_memory / config.cores.max(1) < MIN_SEEN_MEMORY {
-        return Err(BuildError::new(
-            Setting::SeenMemory,
-            format!(
-                "{} bytes over {} shards: at least {MIN_SEEN_MEMORY} a shard",
-                config.seen_memory, config.cores
-            ),
-        ));
-    }
+    per_shard(
+        Setting::SeenMemory,
+        config.seen_memory,
+        config.cores,
+        MIN_SEEN_MEMORY,
+    )?;
     within(Setting::HostMemory, config.host_memory, 1, usize::MAX)?;
-    if config.host_memory / config.cores.max(1) < MIN_SHARD_HOST_MEMORY {
-        return Err(BuildError::new(
-            Setting::HostMemory,
-            format!(
-                "{} bytes over {} shards: at least {MIN_SHARD_HOST_MEMORY} a shard",
-                config.host_memory, config.cores
-            ),
-        ));
-    }
+    per_shard(
+        Setting::HostMemory,
+        config.host_memory,
+        config.cores,
+        MIN_HOST_MEMORY_PER_SHARD,
+    )?;
     within(
         Setting::MaxSitemapUrls,
         config.sitemap_limits.max_urls,
         1,
-        crate::config::sitemap::MAX_URLS,
+        ringcrawl_sitemap::MAX_URLS,
     )?;
     within(
         Setting::MaxSitemapsPerHost,
@@ -381,6 +376,18 @@ fn host_rules(config: &Config) -> Result<(), BuildError> {
         if let Some(d) = rule.max_delay.filter(|d| d.is_zero() || *d > MAX_DURATION) {
             return refuse(format!("max-delay {d:?} is not above 0 and at most a day"));
         }
+    }
+    Ok(())
+}
+
+/// `bytes` of `setting`, shared evenly by `cores` shards, give each at
+/// least `floor`.
+fn per_shard(setting: Setting, bytes: usize, cores: usize, floor: usize) -> Result<(), BuildError> {
+    if bytes / cores.max(1) < floor {
+        return Err(BuildError::new(
+            setting,
+            format!("{bytes} bytes over {cores} shards: at least {floor} a shard"),
+        ));
     }
     Ok(())
 }

@@ -26,10 +26,6 @@ pub mod host_rules;
 pub mod secret;
 pub mod sitemap;
 
-/// The least [`Config::host_memory`] a shard gets, however many shards
-/// share it (the builder refuses a setting that would give less).
-pub const MIN_SHARD_HOST_MEMORY: usize = crate::defaults::MIN_HOST_MEMORY_PER_SHARD;
-
 /// A crawl kept in a state directory (`crate::state`), so that it can be
 /// resumed after a stop or a kill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,7 +254,7 @@ pub struct Config {
     /// What sitemaps may cost (size, URLs, index levels, sitemaps per host).
     pub sitemap_limits: sitemap::Limits,
     /// Bytes the hosts' own state may take, over all shards (each gets its
-    /// share, at least [`MIN_SHARD_HOST_MEMORY`]): names, politeness
+    /// share, at least [`crate::defaults::MIN_HOST_MEMORY_PER_SHARD`]): names, politeness
     /// clocks, page counts and robots.txt rules of the hosts with URLs
     /// queued or in flight, and of finished hosts kept in case they come
     /// back (`--host-memory`). Past it, the least recently finished are

@@ -3,11 +3,6 @@
 //! sitemaps per host. Settings only; `ringcrawl_sitemap` reads within
 //! the first two, the frontier and the shard count against the others.
 
-pub use ringcrawl_sitemap::{MAX_BYTES, MAX_URLS};
-
-/// Sitemaps a host may have fetched by default.
-pub const MAX_SITEMAPS_PER_HOST: usize = crate::defaults::MAX_SITEMAPS_PER_HOST;
-
 /// Levels of sitemap a crawl descends: a sitemap named by robots.txt (or
 /// guessed) is level 1, one its index names level 2, and so on; an index
 /// at this level has its entries left out. 3: two levels of index, one
@@ -25,17 +20,18 @@ pub struct Limits {
     pub max_urls: usize,
     /// Levels of sitemap descended ([`MAX_LEVELS`]).
     pub max_levels: u32,
-    /// Sitemaps fetched per host ([`MAX_SITEMAPS_PER_HOST`]).
+    /// Sitemaps fetched per host
+    /// ([`crate::defaults::MAX_SITEMAPS_PER_HOST`]).
     pub max_per_host: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_bytes: MAX_BYTES,
-            max_urls: MAX_URLS,
+            max_bytes: ringcrawl_sitemap::MAX_BYTES,
+            max_urls: crate::defaults::MAX_SITEMAP_URLS,
             max_levels: MAX_LEVELS,
-            max_per_host: MAX_SITEMAPS_PER_HOST,
+            max_per_host: crate::defaults::MAX_SITEMAPS_PER_HOST,
         }
     }
 }

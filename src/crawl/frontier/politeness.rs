@@ -60,7 +60,7 @@ impl Default for Politeness {
             per_host: defaults::PER_HOST,
             delay: defaults::DELAY,
             max_pages_per_host: defaults::MAX_PAGES_PER_HOST,
-            max_sitemaps_per_host: crate::config::sitemap::MAX_SITEMAPS_PER_HOST,
+            max_sitemaps_per_host: defaults::MAX_SITEMAPS_PER_HOST,
             max_depth: defaults::MAX_DEPTH,
             max_url_length: defaults::MAX_URL_LENGTH,
             robots: true,

@@ -372,7 +372,7 @@ impl Shard {
                 max_delay: config.max_delay,
                 robots_retries: config.robots_retries.clone(),
                 host_memory: (config.host_memory / config.cores.max(1))
-                    .max(crate::config::MIN_SHARD_HOST_MEMORY),
+                    .max(crate::defaults::MIN_HOST_MEMORY_PER_SHARD),
                 memory: (config.frontier_memory / config.cores.max(1)).max(1),
                 host_rules: config.host_rules.clone(),
             })),
