@@ -212,9 +212,10 @@ struct Node {
     finished: BTreeMap<u32, Finished>,
     /// The report sent whose answer was lost: sent again, as it was and
     /// under its number, before anything new (Redis writes it once).
-    unanswered: Option<Report>,
-    /// Reports made by this process (the last one's number).
-    reports: u64,
+    unanswered: Option<DoneReport>,
+    /// Reports of finished work made by this process (the last one's
+    /// number).
+    done_reports: u64,
     /// Partitions being given up, and until when to wait for their URLs.
     leaving: BTreeMap<u32, Instant>,
     next_renew: Instant,
@@ -313,7 +314,7 @@ const BARRIER_WAIT: Duration = Duration::from_millis(100);
 
 /// A report of finished work, numbered so that Redis counts it once
 /// however often it is sent ([`Store::finish`]).
-struct Report {
+struct DoneReport {
     number: u64,
     finished: Vec<Finished>,
 }
@@ -389,7 +390,7 @@ impl Node {
             answered: Vec::new(),
             finished: BTreeMap::new(),
             unanswered: None,
-            reports: 0,
+            done_reports: 0,
             leaving: BTreeMap::new(),
             next_renew: now,
             next_measure: now,
@@ -598,9 +599,9 @@ impl Node {
             }
         }
         if self.unanswered.is_none() && !self.finished.is_empty() {
-            self.reports += 1;
-            self.unanswered = Some(Report {
-                number: self.reports,
+            self.done_reports += 1;
+            self.unanswered = Some(DoneReport {
+                number: self.done_reports,
                 finished: std::mem::take(&mut self.finished).into_values().collect(),
             });
         }
