@@ -579,6 +579,15 @@ mod tests {
         (dir, dirs)
     }
 
+    /// The WARC directory of state directory `dir`, with the file `w`
+    /// the log lines point into.
+    fn warc_file_w(dir: &Path) -> PathBuf {
+        let warc = dir.join("warc");
+        std::fs::create_dir_all(&warc).unwrap();
+        std::fs::write(warc.join("w"), b"bytes").unwrap();
+        warc
+    }
+
     /// The log line of page `i`: on one of five hosts, in WARC file `w`.
     fn line(i: usize) -> String {
         format!(
@@ -595,9 +604,7 @@ mod tests {
     #[test]
     fn a_catch_up_saves_nothing_while_a_warc_writer_syncs_and_fails_once_one_failed() {
         let (dir, dirs) = state_with_shards("write-back");
-        let warc = dir.join("warc");
-        std::fs::create_dir_all(&warc).unwrap();
-        std::fs::write(warc.join("w"), b"bytes").unwrap();
+        let warc = warc_file_w(&dir);
         let log = dir.join("log.jsonl");
         let key = [5, 6];
         let covered_len = || {
@@ -631,9 +638,7 @@ mod tests {
     #[test]
     fn a_log_caught_up_while_written_covers_its_whole_records_and_a_resume_reads_the_rest() {
         let (dir, dirs) = state_with_shards("catch");
-        let warc = dir.join("warc");
-        std::fs::create_dir_all(&warc).unwrap();
-        std::fs::write(warc.join("w"), b"bytes").unwrap();
+        let warc = warc_file_w(&dir);
         let write_back = WriteBack::default();
         let archive = Some((warc.as_path(), &write_back));
         let log = dir.join("log.jsonl");
