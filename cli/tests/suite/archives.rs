@@ -9,17 +9,15 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::common;
+use crate::common::scratch::Scratch;
 use crate::common::warc::{read_records, WarcRecord};
 use crate::common::*;
 use ringcrawl::Record;
 use ringcrawl_warc as warc;
 
 /// A fresh directory for one test's output.
-fn out_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ringcrawl-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn out_dir(test: &str) -> Scratch {
+    Scratch::new(test)
 }
 
 /// The one record whose gzip member starts at `offset` of `file`.
@@ -61,7 +59,7 @@ fn each_record_carries_the_crawl_log_fields_and_leads_to_its_warc_bytes() {
     let b = base(&server);
     let dir = out_dir("crawl-log");
     let mut cfg = settings(&[format!("{b}/")]);
-    cfg = cfg.warc(dir.clone());
+    cfg = cfg.warc(&dir);
     let outcome = crawl(cfg);
     let records = by_url(&outcome);
 
@@ -135,7 +133,7 @@ fn robots_txt_exchanges_are_archived() {
     let dir = out_dir("robots-archived");
     let mut cfg = settings(&[format!("{b}/")]);
     cfg = cfg.obey_robots(true);
-    cfg = cfg.warc(dir.clone());
+    cfg = cfg.warc(&dir);
     crawl(cfg);
     let robots: Vec<WarcRecord> = all_records(&dir)
         .into_iter()
@@ -236,7 +234,7 @@ fn a_payload_served_by_1000_urls_is_archived_once_plus_999_revisits() {
     let b = base(&server);
     let dir = out_dir("dedup");
     let mut cfg = settings(&[format!("{b}/")]);
-    cfg = cfg.warc(dir.clone());
+    cfg = cfg.warc(&dir);
     cfg = cfg.warc_dedup(true);
     let outcome = crawl(cfg);
     assert_eq!(outcome.records.len(), 1001);

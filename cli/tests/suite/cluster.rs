@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::common;
 use crate::common::proxy::Proxy;
 use crate::common::redis::redis_or_skip;
+use crate::common::scratch::Scratch;
 use crate::common::synth::Site;
 
 /// A crawl that runs longer than this has hung.
@@ -164,11 +165,8 @@ impl Node {
 }
 
 /// A fresh directory for one test.
-pub(crate) fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ringcrawl-cluster-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+pub(crate) fn scratch(name: &str) -> Scratch {
+    Scratch::new(&format!("cluster-{name}"))
 }
 
 /// Records per URL over the nodes' logs.

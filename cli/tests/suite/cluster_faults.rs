@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::cluster::{assert_each_page_once, Node, LIMIT};
 use crate::common::proxy::Proxy;
 use crate::common::redis::{redis_or_skip, redis_with_or_skip, RedisServer};
+use crate::common::scratch::Scratch;
 use crate::common::synth::Site;
 
 fn wait_for_records(node: &Node, n: usize, start: Instant) {
@@ -61,7 +62,10 @@ fn a_node_keeps_its_partitions_through_a_late_reply_and_a_dropped_connection() {
 
 /// Crawl `crawl` with two nodes (12 s leases) until the second has
 /// recorded 300 pages, then restart `redis` ([`RedisServer::restart`]).
-fn restarted_under_two_nodes(redis: &mut RedisServer, crawl: &str) -> (Site, Instant, Vec<Node>) {
+fn restarted_under_two_nodes(
+    redis: &mut RedisServer,
+    crawl: &str,
+) -> (Scratch, Site, Instant, Vec<Node>) {
     let dir = crate::cluster::scratch(crawl);
     let site = Site::with_delay(8_000, 32, 5);
     let start = Instant::now();
@@ -71,7 +75,7 @@ fn restarted_under_two_nodes(redis: &mut RedisServer, crawl: &str) -> (Site, Ins
     ];
     wait_for_records(&nodes[1], 300, start);
     redis.restart();
-    (site, start, nodes)
+    (dir, site, start, nodes)
 }
 
 /// Redis killed (SIGKILL, a crash) mid-crawl and started again from its
@@ -86,7 +90,7 @@ fn a_redis_restarted_from_its_append_only_file_mid_crawl_loses_and_repeats_nothi
     let Some(mut redis) = redis_with_or_skip("aof", &aof, None) else {
         return;
     };
-    let (site, start, mut nodes) = restarted_under_two_nodes(&mut redis, "aof");
+    let (_dir, site, start, mut nodes) = restarted_under_two_nodes(&mut redis, "aof");
     let then: Vec<usize> = nodes.iter().map(Node::records).collect();
     for (node, then) in nodes.iter().zip(&then) {
         wait_for_records(node, then + 200, start);
@@ -120,7 +124,7 @@ fn a_redis_started_again_without_its_data_stops_each_node_with_an_error_naming_t
         return;
     };
     // `_site`, not `_`: the site serves until the end of the test.
-    let (_site, start, mut nodes) = restarted_under_two_nodes(&mut redis, "gone");
+    let (_dir, _site, start, mut nodes) = restarted_under_two_nodes(&mut redis, "gone");
     for node in &mut nodes {
         let code = node.exit_code(start);
         let err = std::fs::read_to_string(&node.stderr).unwrap();

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::cluster::{scratch, Node, LIMIT};
 use crate::common::redis::{redis_or_skip, RedisServer};
+use crate::common::scratch::Scratch;
 use crate::common::synth::Site;
 use crate::common::tools::require_tool;
 use crate::status_server::{dom_value, get, promtool_passes, render_in_chromium};
@@ -152,6 +153,8 @@ struct Crawl {
     watcher: Watcher,
     start: Instant,
     crawl: &'static str,
+    /// Last, so the nodes stop before their folder goes.
+    _dir: Scratch,
 }
 
 impl Crawl {
@@ -185,6 +188,7 @@ impl Crawl {
             watcher,
             start,
             crawl,
+            _dir: dir,
         }
     }
 

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::common;
+use crate::common::scratch::Scratch;
 use crate::common::synth::Site;
 use crate::resume::{
     assert_one_record_each, cli_crawl, hit_key, lines, logged, ringcrawl, running_until_logged,
@@ -498,11 +499,10 @@ fn unshare_or_skip(test: &str) -> bool {
     let ok = std::process::Command::new("unshare")
         .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs \"$1\""])
         .arg("sh")
-        .arg(&probe)
+        .arg(probe.as_os_str())
         .stderr(std::process::Stdio::piped())
         .output()
         .is_ok_and(|o| o.status.success());
-    let _ = std::fs::remove_dir_all(&probe);
     if !ok {
         assert!(
             std::env::var_os(common::tools::REQUIRE_TOOLS).is_none(),
@@ -514,11 +514,8 @@ fn unshare_or_skip(test: &str) -> bool {
     ok
 }
 
-fn tempdir_for(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ringcrawl-faults-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn tempdir_for(name: &str) -> Scratch {
+    Scratch::new(&format!("faults-{name}"))
 }
 
 /// The state directory on a tmpfs of 256 KiB, in a mount namespace of its

@@ -14,6 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common;
+use crate::common::scratch::Scratch;
 use crate::common::synth::Site;
 use ringcrawl::{Crawler, Spent};
 
@@ -21,11 +22,8 @@ use ringcrawl::{Crawler, Spent};
 pub(crate) const LIMIT: Duration = Duration::from_secs(120);
 
 /// A fresh directory for one test.
-pub(crate) fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ringcrawl-resume-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+pub(crate) fn scratch(name: &str) -> Scratch {
+    Scratch::new(&format!("resume-{name}"))
 }
 
 /// The log's URLs, each with its count of records (interrupted ones

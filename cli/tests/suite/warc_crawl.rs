@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::common;
+use crate::common::scratch::Scratch;
 use crate::common::warc::read_records;
 use crate::common::*;
 use ringcrawl_site::server::{Reply, Server};
@@ -146,11 +147,10 @@ fn warc_over_https_holds_the_decrypted_exchange_as_received() {
     let server = Server::start_tls(site.clone().handler(), tls).unwrap();
     let authority = server.addr().to_string();
     let b = format!("https://{authority}");
-    let dir = std::env::temp_dir().join(format!("ringcrawl-warc-tls-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = Scratch::new("warc-tls");
     let mut cfg = settings(&[format!("{b}/")]);
     cfg = cfg.ca_cert_der(ca.cert().to_vec());
-    cfg = cfg.warc(dir.clone());
+    cfg = cfg.warc(&dir);
     let outcome = crawl(cfg);
     assert!(outcome.records.iter().all(|r| r.status.is_some()));
 

@@ -13,6 +13,7 @@ pub mod openssl;
 pub mod proxy;
 pub mod pywb;
 pub mod redis;
+pub mod scratch;
 pub mod squid;
 pub mod synth;
 pub mod tools;
