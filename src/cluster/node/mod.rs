@@ -218,6 +218,10 @@ struct Node {
     done_reports: u64,
     /// Partitions being given up, and until when to wait for their URLs.
     leaving: BTreeMap<u32, Instant>,
+    /// Partitions whose fetches stopped while held (a renewal came late):
+    /// nothing of them acts here any more, and each is given up once the
+    /// URLs recorded for it are reported.
+    late: BTreeSet<u32>,
     next_renew: Instant,
     /// When to read the backlog of the partitions held again (for the
     /// gauges).
@@ -392,6 +396,7 @@ impl Node {
             unanswered: None,
             done_reports: 0,
             leaving: BTreeMap::new(),
+            late: BTreeSet::new(),
             next_renew: now,
             next_measure: now,
             next_read: now,
@@ -626,6 +631,7 @@ impl Node {
                 }
             }
         }
+        self.give_up_late();
         let done = !self.busy();
         if done {
             self.waiting_since = None;
@@ -657,19 +663,35 @@ impl Node {
         // A URL dropped while the partition is still held: its shard saw
         // the lease lapse (this thread was late to renew it) and stopped.
         // Its entry is abandoned, and only a new tenure claims it: the
-        // partition is given up, to be taken again.
+        // partition is given up, to be taken again, but only once the
+        // URLs recorded for it (some filed just above) are reported, or
+        // their next owner would fetch them again.
         dropped.sort_unstable();
         dropped.dedup();
         for p in dropped {
-            if self.leases.holds(p, Moment::now()) && !self.leaving.contains_key(&p) {
-                log::warn!("cluster: partition {p}: its fetches stopped while held (a renewal came late); giving it up to take it again");
-                // Forgotten here first (no record of it after Redis may
-                // give it away), then released, or left to run out in
-                // Redis if the connection is down: either way a new
-                // tenure claims the entries.
-                self.forget(p);
-                let _ = self.with_store("releasing a lease", |s| s.release(p));
+            if self.leases.holds(p, Moment::now())
+                && !self.leaving.contains_key(&p)
+                && self.late.insert(p)
+            {
+                log::warn!("cluster: partition {p}: its fetches stopped while held (a renewal came late); giving it up, once what it recorded is reported, to take it again");
+                self.link.set_held(p, None);
             }
+        }
+    }
+
+    /// Give up the late partitions (see `late`) with no recorded URL
+    /// waiting to be reported; the others wait for the next report.
+    fn give_up_late(&mut self) {
+        let reported: Vec<u32> = (self.late.iter().copied())
+            .filter(|p| !self.finished.contains_key(p))
+            .collect();
+        for p in reported {
+            // Forgotten here first (no record of it after Redis may give
+            // it away), then released, or left to run out in Redis if the
+            // connection is down: either way a new tenure claims the
+            // entries.
+            self.forget(p);
+            let _ = self.with_store("releasing a lease", |s| s.release(p));
         }
     }
 

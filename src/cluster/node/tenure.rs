@@ -29,6 +29,7 @@ impl Node {
     /// recorded or acknowledged here any more.
     pub(super) fn forget(&mut self, p: u32) {
         self.leases.lost(p);
+        self.late.remove(&p);
         self.link.set_held(p, None);
         self.ledger.abandon(p);
         self.leaving.remove(&p);
@@ -67,7 +68,9 @@ impl Node {
         for (&p, ok) in held.iter().zip(renewed) {
             if ok {
                 self.leases.granted(p, sent_at);
-                self.link.set_held(p, self.leases.until(p));
+                if !self.late.contains(&p) {
+                    self.link.set_held(p, self.leases.until(p));
+                }
                 self.link.set_draining(p, self.leaving.contains_key(&p));
             } else {
                 log::warn!("cluster: partition {p} was taken by another node");
