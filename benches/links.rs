@@ -3,7 +3,9 @@
 //! the synthetic site (~6 KB) and on a generated ~500 KB page shaped like a
 //! long encyclopedia article: `extract_links` as the crawler runs it (the
 //! hand-written scanner) beside `tokenize_links` (html5gum, the reference and
-//! fallback), side by side in one run.
+//! fallback), side by side in one run; and `page_links` (the charset
+//! sniffed first, as a shard reads a page) beside `page_links_known` with a
+//! table that knows the page's links (counted, not resolved).
 
 #![allow(
     clippy::unwrap_used,
@@ -17,7 +19,9 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ringcrawl_links::{extract_links, scan_links, tokenize_links};
+use ringcrawl_links::{
+    extract_links, page_links, page_links_known, scan_links, tokenize_links, KnownLinks,
+};
 use ringcrawl_site::server::Reply;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use url::Url;
@@ -130,6 +134,26 @@ fn bench_links(c: &mut Criterion) {
         group.bench_function(format!("{name}/{kb}KB_{n}links/html5gum"), |b| {
             b.iter(|| tokenize_links(black_box(html), url))
         });
+        // What a shard does: the page's charset sniffed, then its links;
+        // and the same with a table that knows the page's links already
+        // (every later sight of a link the crawl routed).
+        group.bench_function(format!("{name}/{kb}KB_{n}links/page_links"), |b| {
+            b.iter(|| page_links(black_box(html), url, None))
+        });
+        let mut known = KnownLinks::with_slots(64 << 10);
+        let first = page_links_known(html, url, None, false, &known);
+        for (key, link) in first.keys.iter().zip(&first.links) {
+            if let Some(key) = key {
+                known.learn(*key, link);
+            }
+        }
+        let again = page_links_known(html, url, None, false, &known);
+        assert_eq!(again.links.len() + again.known, n, "{name}");
+        let k = again.known;
+        group.bench_function(
+            format!("{name}/{kb}KB_{n}links/page_links_known_{k}"),
+            |b| b.iter(|| page_links_known(black_box(html), url, None, false, &known)),
+        );
     }
     group.finish();
 }

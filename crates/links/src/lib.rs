@@ -16,6 +16,9 @@
 //!   ([`scan_links`] and [`tokenize_links`] run one alone, for the
 //!   differential fuzz target and the benchmarks). Inside it, which
 //!   elements load requisites and the `url()`s and `@import`s of CSS.
+//! - [`KnownLinks`] and [`page_links_known`]: the links a caller has met
+//!   before, counted on a page without being resolved again (most of a
+//!   crawl's links are), in a table of fixed size the caller keeps.
 //! - [`charset`]: which encoding a page is in, by the HTML standard's
 //!   rules (byte order mark, HTTP charset, `<meta>` prescan, default).
 //! - [`directives`]: `<meta name="robots">` and `X-Robots-Tag`
@@ -52,7 +55,8 @@
 //! # Invariants
 //!
 //! 1. No I/O: every call works on the bytes and URLs it is given and keeps
-//!    nothing between calls.
+//!    nothing between calls (a [`KnownLinks`] is the caller's, given to
+//!    each call that reads it).
 //! 2. Nothing here panics, whatever the bytes: it runs on what servers
 //!    send, and in ringcrawl a panic takes down a shard. The crate denies
 //!    indexing, `unwrap`, `expect`, `panic!` and unchecked arithmetic
@@ -75,9 +79,11 @@
 pub mod charset;
 pub mod directives;
 mod extract;
+mod known;
 pub mod urls;
 
 pub use extract::{
-    extract_links, extract_links_in, page_links, page_links_with, scan_links,
+    extract_links, extract_links_in, page_links, page_links_known, page_links_with, scan_links,
     stylesheet_requisites, tokenize_links, Extract, PageLinks, MAX_LINKS_PER_PAGE,
 };
+pub use known::{KnownLinks, LinkKey};

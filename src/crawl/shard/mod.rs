@@ -79,6 +79,7 @@ use failure::interrupted_record;
 pub use journal::Durability;
 use journal::Journal;
 use ringcrawl_http1::TypeRules;
+use ringcrawl_links::KnownLinks;
 use seen::{Asker, Awaiting, Deferred, Enqueued, Pending, Routed};
 use watch::Halt;
 
@@ -245,6 +246,10 @@ struct Newness {
     /// URLs this shard sent to their owners lately (saves mesh traffic:
     /// one sent again could not be new to the crawl); bounded, a cache.
     routed: RefCell<RecentUrls>,
+    /// Links of this shard's pages it routed lately, by what they resolve
+    /// from: met again, each is counted, not resolved nor routed (it could
+    /// not be new to the crawl); fixed in size, a cache.
+    known_links: RefCell<KnownLinks>,
     /// Token of the next page whose links are routed (see [`Batch::pages`]).
     next_page: Cell<u64>,
     /// Records of pages whose links went to other shards, waiting for those
@@ -344,6 +349,7 @@ impl Shard {
                 merge_due: Notify::new(),
                 deferred: RefCell::new(HashMap::new()),
                 routed: RefCell::new(RecentUrls::new(ROUTED_MEMORY)),
+                known_links: RefCell::new(KnownLinks::with_slots(KNOWN_LINK_SLOTS)),
                 next_page: Cell::new(0),
                 awaiting: RefCell::new(HashMap::new()),
             },
@@ -636,6 +642,11 @@ const SLOT_POLL: Duration = Duration::from_millis(1);
 /// kept, 17 bytes a table slot, 256 Ki slots each: 9 MB at most); more
 /// would only save a few mesh messages.
 const ROUTED_MEMORY: usize = 128 << 10;
+
+/// Links a shard remembers having routed (32 bytes a slot: 2 MiB): the
+/// links its pages share (menus, footers, the pages every page links to)
+/// are the ones met most often and stay.
+const KNOWN_LINK_SLOTS: usize = 64 << 10;
 
 /// How long in-flight fetches may finish after SIGINT/SIGTERM.
 pub const INTERRUPT_GRACE: Duration = Duration::from_millis(800);

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ringcrawl_links::directives::{self, Directives, MetaRobots};
 use ringcrawl_links::urls;
-use ringcrawl_links::{self as links, Extract};
+use ringcrawl_links::{self as links, Extract, LinkKey};
 use url::Url;
 
 use crate::crawl::mesh::PageEnd;
@@ -26,6 +26,7 @@ use crate::keys::shard_for;
 use crate::net::dns::Addresses;
 use crate::net::fetch::Response;
 use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
+use crate::web::scope::Scope;
 use ringcrawl_http1::content::DecodeError;
 use ringcrawl_http1::{self as http, content};
 use ringcrawl_warc::timestamp::rfc3339_millis;
@@ -253,31 +254,39 @@ impl Shard {
                 } else {
                     Extract::Links
                 };
-                let page = links::page_links_with(
-                    &body,
-                    url,
-                    charset.as_deref(),
-                    extract,
-                    self.config.skip_nofollow,
-                );
+                let skip_nofollow = self.config.skip_nofollow;
+                // A hook gets every link resolved: no link is taken as known.
+                let page = if extract == Extract::Links && !self.hooks.wants_pages() {
+                    let known = self.newness.known_links.borrow();
+                    links::page_links_known(&body, url, charset.as_deref(), skip_nofollow, &known)
+                } else {
+                    links::page_links_with(&body, url, charset.as_deref(), extract, skip_nofollow)
+                };
                 record.encoding = Some(page.charset.encoding.name().to_ascii_lowercase());
                 record.encoding_source = Some(Cow::Borrowed(page.charset.source.name()));
                 let said = self.robots_directives(head, &page.robots);
                 record.robots = said.words();
-                let links = if self.hooks.wants_pages() {
-                    self.deliver(record, &response, &body, &page.links)
+                let mut found = if self.hooks.wants_pages() {
+                    let links = self.deliver(record, &response, &body, &page.links);
+                    Found::resolved(links)
                 } else {
-                    let scope = self.scope();
-                    page.links.into_iter().filter(|l| scope.allows(l)).collect()
+                    Found::in_scope(page.links, page.keys, page.known, &self.scope())
                 };
                 // `nofollow`: the page's links are not followed (its
                 // requisites are still fetched, as wget does).
-                let links = if said.nofollow && self.config.obey_meta_robots {
-                    Vec::new()
-                } else {
-                    links
-                };
-                self.route_found(job, links, page.embeds, record, token)
+                if said.nofollow && self.config.obey_meta_robots {
+                    found = Found::resolved(Vec::new());
+                }
+                // Learned as they are routed, just below, with no await
+                // between: a link met again could not be new to the crawl.
+                let mut known = self.newness.known_links.borrow_mut();
+                for (url, key) in found.links.iter().zip(&found.keys) {
+                    if let Some(key) = key {
+                        known.learn(*key, url);
+                    }
+                }
+                drop(known);
+                self.route_found(job, found, page.embeds, record, token)
             }
             Reading::Stylesheet => {
                 // A stylesheet's `url()`s and `@import`s are requisites too.
@@ -286,7 +295,7 @@ impl Shard {
                 if self.hooks.wants_pages() {
                     self.deliver(record, &response, &body, &[]);
                 }
-                self.route_found(job, Vec::new(), embeds, record, token)
+                self.route_found(job, Found::resolved(Vec::new()), embeds, record, token)
             }
             Reading::Other => {
                 record.encoding = charset;
@@ -335,7 +344,7 @@ impl Shard {
     fn route_found(
         &self,
         job: &Job,
-        links: Vec<Url>,
+        links: Found,
         embeds: Vec<Url>,
         record: &mut Record,
         token: u64,
@@ -345,14 +354,12 @@ impl Shard {
             .into_iter()
             .filter(|e| scope.allows_embed(e))
             .collect();
-        record.num_urls = links.len() + embeds.len();
+        record.num_urls = links.links.len() + links.known + embeds.len();
         let found = embeds
             .into_iter()
             .map(|url| (url, Hop::Embed, job.depth))
             .chain(
-                links
-                    .into_iter()
-                    .map(|url| (url, Hop::Link, job.depth.saturating_add(1))),
+                (links.links.into_iter()).map(|url| (url, Hop::Link, job.depth.saturating_add(1))),
             );
         self.route_jobs(job, found, record, token)
     }
@@ -601,4 +608,36 @@ enum Reading {
     Stylesheet,
     /// Anything else: recorded only.
     Other,
+}
+
+/// A page's links to follow: those resolved (in scope), each with its key
+/// in the shard's table of known links if it has one, and how many more
+/// the table knew (in scope when they were learned, and routed then).
+struct Found {
+    links: Vec<Url>,
+    keys: Vec<Option<LinkKey>>,
+    known: usize,
+}
+
+impl Found {
+    /// Links resolved, none known.
+    fn resolved(links: Vec<Url>) -> Found {
+        Found {
+            links,
+            keys: Vec::new(),
+            known: 0,
+        }
+    }
+
+    /// The links of `scope` among `links` (with their `keys`, if any), and
+    /// the `known` ones.
+    fn in_scope(links: Vec<Url>, keys: Vec<Option<LinkKey>>, known: usize, scope: &Scope) -> Found {
+        let keys = keys.into_iter().chain(std::iter::repeat(None));
+        let (links, keys) = links
+            .into_iter()
+            .zip(keys)
+            .filter(|(url, _)| scope.allows(url))
+            .unzip();
+        Found { links, keys, known }
+    }
 }

@@ -54,6 +54,7 @@ use url::Url;
 
 use crate::charset::{self, Sniffed};
 use crate::directives::MetaRobots;
+use crate::known::{KnownLinks, LinkKey};
 use crate::urls;
 use requisites::{Element, Values};
 
@@ -98,7 +99,7 @@ pub const MAX_LINKS_PER_PAGE: usize = 10_000;
 /// percent-encoded as they are (`0xE9` becomes `%E9`) rather than replaced,
 /// so distinct links stay distinct.
 pub fn extract_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    found_links(html, page_url, None, false).links
+    found_links(html, page_url, None, false, None).links
 }
 
 /// The links of an HTML page, its requisites if they were asked for, and
@@ -117,6 +118,14 @@ pub struct PageLinks {
     pub charset: Sniffed,
     /// What its `<meta name="robots">` tags say.
     pub robots: MetaRobots,
+    /// Links the [`KnownLinks`] given to [`page_links_known`] held: counted
+    /// here (unique among the page's links, within the cap), not resolved,
+    /// not in `links`. 0 from the other functions.
+    pub known: usize,
+    /// From [`page_links_known`], for each of `links` in turn: the key to
+    /// [`KnownLinks::learn`] it by, or None for a link whose resolution
+    /// depends on more than its page's origin. Empty from the others.
+    pub keys: Vec<Option<LinkKey>>,
 }
 
 /// What [`page_links_with`] reads from a page.
@@ -161,21 +170,43 @@ pub fn page_links_with(
     let html = body.get(charset.bom_len..).unwrap_or(body);
     let found = match extract {
         Extract::Links if charset.encoding == UTF_8 => {
-            found_links(html, page_url, None, skip_nofollow)
+            found_links(html, page_url, None, skip_nofollow, None)
         }
         Extract::Links => {
             let (text, _) = charset.encoding.decode_without_bom_handling(html);
             let query = Some(charset.encoding.output_encoding()).filter(|&e| e != UTF_8);
-            found_links(text.as_bytes(), page_url, query, skip_nofollow)
+            found_links(text.as_bytes(), page_url, query, skip_nofollow, None)
         }
         Extract::Requisites => requisites_in(html, page_url, charset.encoding, skip_nofollow),
     };
-    PageLinks {
-        links: found.links,
-        embeds: found.embeds,
-        charset,
-        robots: found.robots,
+    found.with(charset)
+}
+
+/// [`page_links`] for a caller that keeps a [`KnownLinks`]: a link the
+/// table holds is counted in [`PageLinks::known`] instead of being
+/// resolved, and each link resolved comes with its key in
+/// [`PageLinks::keys`], for the caller to [`KnownLinks::learn`] once it
+/// has done with the URL what makes the next sight of it nothing to do.
+/// The links (resolved and known) are the ones [`page_links`] finds, in
+/// the same order, deduplicated together. Links only, no requisites; a
+/// page in an encoding other than UTF-8 is read as [`page_links`] reads
+/// it (its links' queries depend on the encoding), its links with no key.
+pub fn page_links_known(
+    body: &[u8],
+    page_url: &Url,
+    header_charset: Option<&str>,
+    skip_nofollow: bool,
+    known: &KnownLinks,
+) -> PageLinks {
+    let charset = charset::sniff(body, header_charset);
+    if charset.encoding != UTF_8 {
+        let links = Extract::Links;
+        let mut page = page_links_with(body, page_url, header_charset, links, skip_nofollow);
+        page.keys = vec![None; page.links.len()];
+        return page;
     }
+    let html = body.get(charset.bom_len..).unwrap_or(body);
+    found_links(html, page_url, None, skip_nofollow, Some(known)).with(charset)
 }
 
 /// What one extraction found: links, embeds (if collected) and the
@@ -184,13 +215,35 @@ struct Found {
     links: Vec<Url>,
     embeds: Vec<Url>,
     robots: MetaRobots,
+    known: usize,
+    keys: Vec<Option<LinkKey>>,
+}
+
+impl Found {
+    fn with(self, charset: Sniffed) -> PageLinks {
+        PageLinks {
+            links: self.links,
+            embeds: self.embeds,
+            charset,
+            robots: self.robots,
+            known: self.known,
+            keys: self.keys,
+        }
+    }
 }
 
 /// The links of UTF-8 `html` (queries written in `query`, if not UTF-8):
 /// by the scanner, or by html5gum's tokenizer where the scanner is unsure.
-fn found_links(html: &[u8], page_url: &Url, query: Option<&'static Encoding>, skip: bool) -> Found {
-    in_passes(page_url, query, false, skip, |set| scanner::scan(html, set)).unwrap_or_else(|_| {
-        let Ok(found) = in_passes(page_url, query, false, skip, |set| {
+fn found_links(
+    html: &[u8],
+    page_url: &Url,
+    query: Option<&'static Encoding>,
+    skip: bool,
+    known: Option<&KnownLinks>,
+) -> Found {
+    let scan = |set: &mut LinkSet<'_>| scanner::scan(html, set);
+    in_passes(page_url, query, false, skip, known, scan).unwrap_or_else(|_| {
+        let Ok(found) = in_passes(page_url, query, false, skip, known, |set| {
             tokenizer::tokenize(html, set);
             Ok::<(), std::convert::Infallible>(())
         });
@@ -210,7 +263,7 @@ fn requisites_in(html: &[u8], page_url: &Url, encoding: &'static Encoding, skip:
         Cow::Owned(text.into_owned().into_bytes())
     };
     let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
-    let Ok(found) = in_passes(page_url, query, true, skip, |set| {
+    let Ok(found) = in_passes(page_url, query, true, skip, None, |set| {
         tokenizer::tokenize(&text, set);
         Ok::<(), std::convert::Infallible>(())
     });
@@ -233,23 +286,25 @@ pub fn stylesheet_requisites(css: &[u8], css_url: &Url) -> Vec<Url> {
 pub fn extract_links_in(html: &[u8], page_url: &Url, encoding: &'static Encoding) -> Vec<Url> {
     let (text, _) = encoding.decode_without_bom_handling(html);
     let query = Some(encoding.output_encoding()).filter(|&e| e != UTF_8);
-    found_links(text.as_bytes(), page_url, query, false).links
+    found_links(text.as_bytes(), page_url, query, false, None).links
 }
 
 /// [`extract_links`] by the hand-written scanner alone: `None` when the page
 /// holds something only the full tokenizer handles exactly. Public for the
 /// differential fuzz target and benchmarks.
 pub fn scan_links(html: &[u8], page_url: &Url) -> Option<Vec<Url>> {
-    in_passes(page_url, None, false, false, |set| scanner::scan(html, set))
-        .ok()
-        .map(|found| found.links)
+    in_passes(page_url, None, false, false, None, |set| {
+        scanner::scan(html, set)
+    })
+    .ok()
+    .map(|found| found.links)
 }
 
 /// [`extract_links`] by html5gum's tokenizer alone: the reference the
 /// scanner is checked against. Public for the differential fuzz target and
 /// benchmarks.
 pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
-    let Ok(found) = in_passes(page_url, None, false, false, |set| {
+    let Ok(found) = in_passes(page_url, None, false, false, None, |set| {
         tokenizer::tokenize(html, set);
         Ok::<(), std::convert::Infallible>(())
     });
@@ -262,17 +317,20 @@ pub fn tokenize_links(html: &[u8], page_url: &Url) -> Vec<Url> {
 /// the first needs keeping (no link value is ever copied for later).
 /// `query`: the encoding queries are written in, if not UTF-8; `embeds`:
 /// whether requisites are collected too; `skip_nofollow`: whether links
-/// whose `rel` says `nofollow` are left out. What the last pass found.
-fn in_passes<E>(
-    page_url: &Url,
+/// whose `rel` says `nofollow` are left out; `known`: the caller's table
+/// of links met before ([`page_links_known`]). What the last pass found.
+fn in_passes<'p, E>(
+    page_url: &'p Url,
     query: Option<&'static Encoding>,
     embeds: bool,
     skip_nofollow: bool,
-    mut pass: impl FnMut(&mut LinkSet<'_>) -> Result<(), E>,
+    known: Option<&'p KnownLinks>,
+    mut pass: impl FnMut(&mut LinkSet<'p>) -> Result<(), E>,
 ) -> Result<Found, E> {
     let new = |base| {
         let mut set = LinkSet::new(page_url, base, query);
         set.skip_nofollow = skip_nofollow;
+        set.known = known;
         if embeds {
             set.with_embeds()
         } else {
@@ -289,6 +347,8 @@ fn in_passes<E>(
         links: set.links.urls,
         embeds: set.embeds.map(|e| e.urls).unwrap_or_default(),
         robots: set.robots,
+        known: set.links.known,
+        keys: set.keys,
     })
 }
 
@@ -361,32 +421,51 @@ struct LinkSet<'p> {
     /// Links whose `rel` says `nofollow` are left out (`--skip-nofollow`).
     skip_nofollow: bool,
     hasher: foldhash::fast::RandomState,
+    /// The caller's links met before ([`page_links_known`]): those it
+    /// holds are counted, not resolved, and every link is deduplicated by
+    /// its hash of the URL's text.
+    known: Option<&'p KnownLinks>,
+    /// With `known`: the key of each of `links` in turn.
+    keys: Vec<Option<LinkKey>>,
 }
 
 /// Resolved URLs, unique, in order of first appearance.
 struct Urls {
     urls: Vec<Url>,
-    /// Hash of a URL's text -> its index in `urls` (collisions are checked).
-    /// (Its keys are hashes already: foldhash, not the default SipHash,
-    /// hashes them for the table.)
+    /// Hash of a URL's text -> its index in `urls` (collisions are checked),
+    /// or [`KNOWN`]. (Its keys are hashes already: foldhash, not the
+    /// default SipHash, hashes them for the table.)
     seen: foldhash::HashMap<u64, usize>,
+    /// URLs counted but not kept: known to the caller ([`KnownLinks`]).
+    known: usize,
 }
+
+/// In [`Urls::seen`], a URL known to the caller, not in `urls`: a URL
+/// whose text has its hash is taken for it (see [`KnownLinks`] on
+/// collisions).
+const KNOWN: usize = usize::MAX;
 
 impl Urls {
     fn new() -> Self {
         Urls {
             urls: Vec::with_capacity(LINKS_EXPECTED),
             seen: foldhash::HashMap::with_capacity_and_hasher(LINKS_EXPECTED, Default::default()),
+            known: 0,
         }
     }
 
     fn is_full(&self) -> bool {
-        self.urls.len() >= MAX_LINKS_PER_PAGE
+        self.urls.len().saturating_add(self.known) >= MAX_LINKS_PER_PAGE
     }
 
     /// Keep `url` if it is new.
     fn insert(&mut self, url: Url, hasher: &foldhash::fast::RandomState) {
         let hash = hasher.hash_one(url.as_str());
+        self.insert_hashed(url, hash);
+    }
+
+    /// Keep `url`, whose text hashes to `hash`, if it is new; whether it was.
+    fn insert_hashed(&mut self, url: Url, hash: u64) -> bool {
         let index = self.urls.len();
         match self.seen.entry(hash) {
             Entry::Vacant(slot) => {
@@ -394,17 +473,27 @@ impl Urls {
             }
             Entry::Occupied(slot) => {
                 let first = *slot.get();
-                if self.urls.get(first) == Some(&url) {
-                    return;
+                if first == KNOWN || self.urls.get(first) == Some(&url) {
+                    return false;
                 }
                 // A true 64-bit collision (keys are random per call): fall
                 // back to comparing with every URL kept so far.
                 if self.urls.contains(&url) {
-                    return;
+                    return false;
                 }
             }
         }
         self.urls.push(url);
+        true
+    }
+
+    /// Count a URL known to the caller, whose text hashes to `hash`, if it
+    /// is new on this page.
+    fn insert_known(&mut self, hash: u64) {
+        if let Entry::Vacant(slot) = self.seen.entry(hash) {
+            slot.insert(KNOWN);
+            self.known = self.known.saturating_add(1);
+        }
     }
 }
 
@@ -427,6 +516,8 @@ impl<'p> LinkSet<'p> {
             robots: MetaRobots::default(),
             skip_nofollow: false,
             hasher: foldhash::fast::RandomState::default(),
+            known: None,
+            keys: Vec::new(),
         }
     }
 
@@ -579,13 +670,32 @@ impl<'p> LinkSet<'p> {
         }
     }
 
-    /// Resolve one raw link value and keep it if it is new.
+    /// Resolve one raw link value and keep it if it is new (or, if the
+    /// caller's table knows it, count it).
     fn add(&mut self, raw: &[u8]) {
         if self.late_base.is_some() || self.links.is_full() {
             return;
         }
-        if let Some(url) = self.resolve(raw) {
-            self.links.insert(url, &self.hasher);
+        let Some(known) = self.known else {
+            if let Some(url) = self.resolve(raw) {
+                self.links.insert(url, &self.hasher);
+            }
+            return;
+        };
+        let text = bytes_to_str(raw);
+        // Trimmed as `urls::join_in` trims it, so the key names what resolves.
+        let value = text.trim_matches(|c: char| c.is_ascii_whitespace());
+        let base = self.base.as_ref().unwrap_or(self.page_url);
+        let key = known.key(base, value);
+        if let Some(hash) = key.and_then(|key| known.recall(key)) {
+            self.links.insert_known(hash);
+            return;
+        }
+        if let Some(url) = urls::join_in(base, value, self.query) {
+            let hash = known.url_hash(url.as_str());
+            if self.links.insert_hashed(url, hash) {
+                self.keys.push(key);
+            }
         }
     }
 
@@ -615,5 +725,7 @@ fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+#[cfg(test)]
+mod known_tests;
 #[cfg(test)]
 mod tests;

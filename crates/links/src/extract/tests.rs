@@ -181,7 +181,7 @@ fn meta_robots(html: &str) -> [directives::Directives; 3] {
     let mut scanned = None;
     let mut tokenized = None;
     for (slot, tokenize) in [(&mut scanned, false), (&mut tokenized, true)] {
-        let Ok(found) = in_passes(&page(), None, false, false, |set| {
+        let Ok(found) = in_passes(&page(), None, false, false, None, |set| {
             if tokenize {
                 tokenizer::tokenize(html.as_bytes(), set);
             } else {
