@@ -1,7 +1,7 @@
 //! A real dnsmasq on a free loopback port for the DNS tests, with the
 //! names and options a test gives, killed (by its PID) when dropped, also
 //! when a test panics. Where dnsmasq is missing the test skips
-//! ([`super::tools::require_tool`]).
+//! ([`crate::tools::require_tool`]).
 
 use std::fs;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
@@ -10,11 +10,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::dns::wire_name;
-use super::tools::require_tool;
+use crate::dns::wire_name;
+use crate::tools::require_tool;
 
+/// A dnsmasq of a test's own (see the module's doc).
 pub struct Dnsmasq {
     child: Child,
+    /// Where it answers (UDP and TCP).
     pub addr: SocketAddr,
     dir: PathBuf,
 }
