@@ -33,7 +33,6 @@ mod cluster_faults;
 mod cluster_fencing;
 mod cluster_security;
 mod cluster_status;
-mod cluster_store;
 mod compaction;
 mod compression;
 mod cookies;

@@ -691,20 +691,4 @@ fn millis(d: Duration) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_noeviction_keeps_every_key_of_the_crawl() {
-        assert!(!may_evict("noeviction"));
-        for policy in [
-            "allkeys-lru",
-            "volatile-lru",
-            "allkeys-lfu",
-            "volatile-ttl",
-            "allkeys-random",
-        ] {
-            assert!(may_evict(policy), "{policy}");
-        }
-    }
-}
+mod tests;
