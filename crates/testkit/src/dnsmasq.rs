@@ -123,3 +123,27 @@ fn wait_ready(child: &mut Child, addr: SocketAddr, probe: &str) -> bool {
     }
     false
 }
+
+/// Hosts of one [`broken_aaaa`] dnsmasq: `h{i}.drop.test` (A from a hosts
+/// file; dnsmasq forwards their AAAA questions to `silent`, which never
+/// answers, so dnsmasq never answers them either) and `h{i}.nx6.test` (A
+/// from `--address`, NXDOMAIN for AAAA: a `--local` domain).
+pub const BROKEN_AAAA_HOSTS: usize = 4;
+
+/// A dnsmasq broken on purpose: it never answers AAAA for the
+/// `h{i}.drop.test` names and says NXDOMAIN to AAAA for the
+/// `h{i}.nx6.test` ones, while A answers 127.0.0.1 for both
+/// ([`BROKEN_AAAA_HOSTS`] of each); `silent` is a socket nobody reads.
+/// `None` as [`Dnsmasq::start`].
+pub fn broken_aaaa(test: &str, silent: SocketAddr) -> Option<Dnsmasq> {
+    let hosts: String = (0..BROKEN_AAAA_HOSTS)
+        .map(|i| format!("127.0.0.1 h{i}.drop.test\n"))
+        .collect();
+    let mut args = vec![
+        format!("--server=/drop.test/{}#{}", silent.ip(), silent.port()),
+        "--local=/nx6.test/".to_string(),
+        "--local-ttl=300".to_string(),
+    ];
+    args.extend((0..BROKEN_AAAA_HOSTS).map(|i| format!("--address=/h{i}.nx6.test/127.0.0.1")));
+    Dnsmasq::start(test, &hosts, &args, "h0.nx6.test")
+}
