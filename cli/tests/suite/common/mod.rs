@@ -12,13 +12,12 @@ pub mod proxy;
 pub mod pywb;
 pub mod squid;
 pub mod synth;
-pub mod warc;
 pub mod warcio;
 
 // The real tools shared with the library's unit tests (crates/testkit):
-// how a tool is found or skipped, redis-server, dnsmasq, and DNS messages
-// by hand.
-pub use ringcrawl_testkit::{dns, dnsmasq, redis, tools};
+// how a tool is found or skipped, redis-server, dnsmasq, DNS messages by
+// hand, and a WARC reader of the tests' own.
+pub use ringcrawl_testkit::{dns, dnsmasq, redis, tools, warc};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
