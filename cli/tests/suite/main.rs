@@ -64,7 +64,6 @@ mod seeds;
 mod sitemaps;
 mod spill;
 mod spill_dirs;
-mod state_repair;
 mod status_hosts;
 mod status_server;
 mod strip_query;

@@ -1,7 +1,6 @@
 //! The repairs of a torn JSONL file, CDXJ index or WARC file (what a
-//! `kill -9` leaves for a resumed crawl to cut back), byte by byte; the
-//! WARC files of a real crawl cut anywhere are the suite's
-//! (cli/tests/suite/state_repair.rs), where warcio checks them.
+//! `kill -9` leaves for a resumed crawl to cut back), byte by byte; a
+//! real crawl's WARC files, which warcio checks, in [`crawl`].
 
 use std::fs;
 use std::path::PathBuf;
@@ -13,6 +12,8 @@ use super::*;
 use crate::Record;
 use ringcrawl_warc as warc;
 use ringcrawl_warc::cdxj;
+
+mod crawl;
 
 fn temp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("ringcrawl-repair-{}-{name}", std::process::id()))

@@ -1,29 +1,28 @@
-//! After a `kill -9`, the WARC files a resumed crawl appends to are cut
-//! back to their last whole record (`ringcrawl::state::repair`), and what
-//! is left is what an independent reader accepts: warcio (`check`,
-//! `index`), when it can be installed. The repairs of JSONL files and CDXJ
-//! indexes, and of WARC bytes made by hand, are tested beside the code
-//! (src/state/repair/tests.rs).
+//! The WARC files of a real crawl (of the synthetic site) cut anywhere,
+//! as a `kill -9` leaves them for a resumed crawl, are repaired to whole
+//! records, and what is left is what an independent reader accepts:
+//! warcio (`check`, `index`), in its venv from PyPI (crates/testkit;
+//! skipped where it cannot be installed, unless RINGCRAWL_REQUIRE_WARCIO
+//! or RINGCRAWL_REQUIRE_TOOLS is set), and `gzip -t` where installed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
-use crate::common;
-use crate::common::warc::read_records;
-use crate::common::*;
-use ringcrawl::state::repair::{repair_warc, RecordAt};
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
+use ringcrawl_testkit::warc::read_records;
+use ringcrawl_testkit::warcio;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ringcrawl-repair-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use super::temp_dir;
+use crate::state::repair::{repair_warc, RecordAt};
+
+/// A crawl still running after this long has hung: it is interrupted
+/// and the test fails (as the suite's crawls are).
+const HANG_LIMIT: Duration = Duration::from_secs(120);
 
 /// The WARC files of a small crawl of the synthetic site, read whole.
 fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
@@ -35,10 +34,45 @@ fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
     let server = Server::start(site.handler()).unwrap();
     let dir = temp_dir(name);
     let warc_dir = dir.join("warc");
-    let mut cfg = settings(&[format!("{}/", base(&server))]);
-    cfg = cfg.warc(warc_dir.clone());
-    let outcome = crawl(cfg);
-    assert!(outcome.records.len() >= 25);
+    // The suite's settings for a crawl (cli/tests/suite/common/mod.rs),
+    // with WARC files.
+    let crawler = crate::Crawler::builder()
+        .roots([format!("http://{}/", server.addr())])
+        .keep_records(true)
+        .cores(2)
+        .max_tasks(16)
+        .per_host(16)
+        .obey_robots(false)
+        .sitemaps(false)
+        .connect_timeout(Duration::from_secs(2))
+        .read_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(10))
+        .warc(warc_dir.clone())
+        .build()
+        .expect("valid settings");
+    let interrupt = crawler.interrupt_handle();
+    let (returned, finished) = mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let hung = finished.recv_timeout(HANG_LIMIT) == Err(mpsc::RecvTimeoutError::Timeout);
+        if hung {
+            interrupt.interrupt();
+        }
+        hung
+    });
+    crate::process::prepare();
+    let report = crawler.run().expect("crawl runs");
+    drop(returned);
+    assert!(
+        !watchdog.join().unwrap(),
+        "crawl hung: interrupted after {HANG_LIMIT:?}"
+    );
+    assert!(!report.aborted(), "crawl must end by running out of work");
+    assert_eq!(
+        report.records().len() as u64,
+        report.summary().urls,
+        "one record per URL"
+    );
+    assert!(report.records().len() >= 25);
     let mut files: Vec<(PathBuf, Vec<u8>)> = fs::read_dir(&warc_dir)
         .unwrap()
         .map(|e| {
@@ -54,7 +88,7 @@ fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
 
 /// What warcio's index says of each record: (offset, type, target URI).
 fn warcio_index(bin: &Path, file: &Path) -> Vec<RecordAt> {
-    let out = common::warcio::run(
+    let out = warcio::run(
         std::process::Command::new(bin.join("warcio"))
             .args(["index", "-f", "offset,warc-type,warc-target-uri"])
             .arg(file),
@@ -75,7 +109,7 @@ fn warcio_index(bin: &Path, file: &Path) -> Vec<RecordAt> {
 /// `warcio check -v` on `files` passes: every digest checked passes and
 /// nothing fails.
 fn warcio_check(bin: &Path, files: &[PathBuf]) {
-    let out = common::warcio::run(
+    let out = warcio::run(
         std::process::Command::new(bin.join("warcio"))
             .args(["check", "-v"])
             .args(files),
@@ -111,7 +145,7 @@ fn gzip_test(files: &[PathBuf]) {
 fn a_crawls_warc_cut_anywhere_is_repaired_to_whole_records_that_warcio_accepts() {
     let test = "a_crawls_warc_cut_anywhere_is_repaired_to_whole_records_that_warcio_accepts";
     let (dir, files) = crawl_warc_files("warc-cut");
-    let warcio = common::warcio::warcio_or_skip(test);
+    let warcio = warcio::warcio_or_skip(&warcio::target_tmpdir(), test);
     let torn_path = dir.join("torn.warc.gz");
     let kept_dir = dir.join("kept");
     fs::create_dir_all(&kept_dir).unwrap();
@@ -243,7 +277,8 @@ fn garbage_after_whole_members_is_cut_and_warcio_accepts_what_is_left() {
             whole[..first_member - 1].to_vec(),
         ),
     ];
-    let warcio = common::warcio::warcio_or_skip(
+    let warcio = warcio::warcio_or_skip(
+        &warcio::target_tmpdir(),
         "garbage_after_whole_members_is_cut_and_warcio_accepts_what_is_left",
     );
     let mut seen = BTreeSet::new();
