@@ -4,21 +4,21 @@
 
 #![allow(dead_code)]
 
-pub mod dns;
-pub mod dnsmasq;
 pub mod held;
 pub mod inside;
 pub mod nginx;
 pub mod openssl;
 pub mod proxy;
 pub mod pywb;
-pub mod redis;
 pub mod scratch;
 pub mod squid;
 pub mod synth;
-pub mod tools;
-pub mod warc;
 pub mod warcio;
+
+// The real tools shared with the library's unit tests (crates/testkit):
+// how a tool is found or skipped, redis-server, dnsmasq, DNS messages by
+// hand, and a WARC reader of the tests' own.
+pub use ringcrawl_testkit::{dns, dnsmasq, redis, tools, warc};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
