@@ -94,7 +94,8 @@
 //!   turns, per-host concurrency and delay, backoff, robots first; queues
 //!   in bounded RAM, their tails spilled to disk through I/O requests it
 //!   hands out and completions it takes),
-//!   `crawl::robots` (robots.txt policy), `crawl::seeds` (seed lists).
+//!   `crawl::seeds` (seed lists). robots.txt (what an answer means, and
+//!   whether a URL may be fetched) is `ringcrawl-robots` (`crates/robots`).
 //!   HTML → absolute normalised URLs (a hand-written scanner, html5gum's
 //!   tokenizer where the scanner is unsure), a page's charset and its
 //!   robots `<meta>` tags are a crate of their own, `ringcrawl-links`

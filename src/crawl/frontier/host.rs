@@ -6,9 +6,10 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use ringcrawl_robots::Rules;
+
 use super::queue::Queue;
 use super::Politeness;
-use crate::crawl::robots::Rules;
 use crate::job::Job;
 
 /// The politeness knobs of a host: the crawl's, or as its host rule

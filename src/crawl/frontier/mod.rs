@@ -54,8 +54,8 @@ use lru::LruCache;
 use std::time::{Duration, Instant};
 
 use ringcrawl_links::urls;
+use ringcrawl_robots::Rules;
 
-use crate::crawl::robots::Rules;
 use crate::job::{Job, Limit, Verdict};
 
 mod admission;
