@@ -335,7 +335,7 @@ pub use output::top_hosts::{HostCounts, TopHost, TopHosts, TOP_HOSTS};
 pub use state::Damaged as DamagedState;
 pub use state::Refused as ResumeRefused;
 pub use url::Url;
-pub use web::scope::ScopeMode;
+pub use web::scope::{Scope, ScopeMode};
 
 /// The README's Rust examples, compiled by `cargo test --doc`, and a check
 /// that its library example is the crate docs' first example (the code a

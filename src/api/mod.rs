@@ -14,6 +14,7 @@ mod checks;
 mod cluster;
 mod error;
 mod report;
+mod scope;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -100,6 +101,15 @@ impl Crawler {
     /// [`run`](Self::run) on a thread of its own.
     pub fn spawn(self) -> std::thread::JoinHandle<Result<Report, CrawlError>> {
         std::thread::spawn(move || self.run())
+    }
+
+    /// Which URLs this crawl keeps: its roots' hosts by its
+    /// [`ScopeMode`](crate::ScopeMode), with its `exclude`, `include` and
+    /// `no_parent` (seed lists' hosts are read when it runs, and are not
+    /// in it yet). Ask it whether a URL would be fetched or followed
+    /// before adding work the crawl would refuse.
+    pub fn scope(&self) -> &crate::Scope {
+        &self.config.scope
     }
 
     /// The internal configuration this crawler runs with (tests of the
