@@ -305,7 +305,7 @@ mod web;
 
 pub use api::{
     BuildError, Cause, CrawlError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream,
-    Report, Setting,
+    Report, Setting, Settings,
 };
 pub use cluster::metrics::prometheus as cluster_prometheus_text;
 pub use cluster::node::NodeReport as ClusterNodeReport;

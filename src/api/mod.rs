@@ -15,6 +15,7 @@ mod cluster;
 mod error;
 mod report;
 mod scope;
+mod settings;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,6 +26,7 @@ pub use crate::crawl::stream::PageStream;
 pub use builder::CrawlerBuilder;
 pub use error::{BuildError, Setting};
 pub use report::Report;
+pub use settings::Settings;
 
 pub(crate) use crate::crawl::hooks::Hooks;
 
