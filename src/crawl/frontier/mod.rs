@@ -586,4 +586,6 @@ const BASE_BACKOFF: Duration = Duration::from_millis(50);
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
+mod memory_tests;
+#[cfg(test)]
 mod tests;
