@@ -303,6 +303,23 @@ pub mod web;
 #[cfg(not(feature = "internals"))]
 mod web;
 
+/// Not API: what `cargo bench` times of the engine, where no public call
+/// reaches it alone (criterion benchmarks are crates of their own, and
+/// see only what is `pub`): the host hash every link is routed by
+/// (benches/routing.rs), the frontier's look over its hosts for the
+/// status page (benches/top_hosts.rs), and a shard's TLS client with its
+/// session cache (benches/tls_handshake.rs). Behind the `bench-hooks`
+/// feature, which only the crate's own dev-dependency enables; hidden
+/// from the docs, and free to change with the engine.
+#[cfg(feature = "bench-hooks")]
+#[doc(hidden)]
+pub mod bench_hooks {
+    pub use crate::crawl::frontier::{Frontier, Next, Politeness};
+    pub use crate::job::Job;
+    pub use crate::keys::shard_for;
+    pub use crate::net::tls::{tickets_per_key, TlsClient, TlsOptions};
+}
+
 pub use api::{
     BuildError, Cause, CrawlError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream,
     Report, Setting, Settings,
