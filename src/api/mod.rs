@@ -13,6 +13,8 @@ mod builder;
 mod checks;
 mod cluster;
 mod error;
+#[cfg(test)]
+mod refused_crawls;
 mod report;
 mod scope;
 mod settings;

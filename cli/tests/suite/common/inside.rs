@@ -1,9 +1,9 @@
 //! Crawls the builder refuses, run on its internal configuration: a
 //! seen-set of less than 1 MiB a shard (to reach its disk path within a
-//! test's few thousand URLs) and roots of a scheme the crawler does not
-//! fetch (to see them fail with no I/O). The one place the suite's crawls
-//! reach inside the library (the `internals` feature); every other crawl
-//! goes through `Crawler::builder()`.
+//! test's few thousand URLs). The one place the suite's crawls reach
+//! inside the library (the `internals` feature); every other crawl goes
+//! through `Crawler::builder()`. (Roots of a scheme the crawler does not
+//! fetch are the library's own unit test, `src/api/refused_crawls.rs`.)
 
 use ringcrawl::config::Config;
 
