@@ -387,10 +387,15 @@ fn new_links_are_counted_once_for_the_whole_crawl() {
         );
     }
     let owners: BTreeSet<usize> = (0..HOSTS)
-        .map(|h| ringcrawl::keys::shard_for(&format!("h{h}.test"), cores))
+        .map(|h| crate::common::hosts::shard_for(&format!("h{h}.test"), cores))
         .collect();
     assert_eq!(owners.len(), 2, "hosts on both shards");
     let outcome = crawl(cfg);
+    assert!(
+        outcome.stats.shards.len() == cores && outcome.stats.shards.iter().all(|s| s.urls > 0),
+        "both shards took URLs: {:?}",
+        outcome.stats.shards
+    );
     let records = by_url(&outcome);
     assert_eq!(records.len(), HOSTS * (PAGES + 1));
     let new: usize = records.values().map(|r| r.num_new_urls).sum();
