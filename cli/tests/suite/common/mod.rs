@@ -8,7 +8,6 @@ pub mod dns;
 pub mod dnsmasq;
 pub mod held;
 pub mod hosts;
-pub mod inside;
 pub mod nginx;
 pub mod openssl;
 pub mod proxy;
