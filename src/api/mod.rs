@@ -115,14 +115,6 @@ impl Crawler {
     pub fn scope(&self) -> &crate::Scope {
         &self.config.scope
     }
-
-    /// The internal configuration this crawler runs with (tests of the
-    /// command line).
-    #[cfg(feature = "internals")]
-    #[doc(hidden)]
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
 }
 
 /// Stops a running crawl: it takes no new URL, gives running fetches a
