@@ -1,11 +1,11 @@
 //! Shared helpers for the integration tests: small scripted sites on
 //! 127.0.0.1:0 and a crawl runner that keeps every record, through the
-//! public builder (`inside` for the few crawls it refuses).
+//! public builder.
 
 #![allow(dead_code)]
 
 pub mod held;
-pub mod inside;
+pub mod hosts;
 pub mod nginx;
 pub mod openssl;
 pub mod proxy;
