@@ -1,6 +1,6 @@
 //! `cargo bench --bench robots`: what a crawl that obeys robots.txt does
 //! for every URL it hands out (is this path allowed?), and once per origin
-//! (parse the file), with ringcrawl's parser (`crawl::robots::parse`)
+//! (parse the file), with ringcrawl's parser (`ringcrawl_robots::Robot`)
 //! beside texting_robots 0.2 (what it used before, a dev-dependency now),
 //! on a typical robots.txt: a `*` group of 30 rules, a few of them with
 //! wildcards, and groups for other crawlers. Criterion reports paths/s;
@@ -17,7 +17,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ringcrawl::crawl::robots::parse::Robot;
+use ringcrawl_robots::Robot;
 
 /// A robots.txt as a news or shop site writes it.
 const TXT: &str = "\

@@ -9,7 +9,8 @@
 //! crawl meets new hosts: the cache fills, then evicts), a resumed one to
 //! the same name. Client and server run in memory on one thread, bytes
 //! handed over in buffers; only the time spent in client calls is counted
-//! (no I/O, so that time is CPU), the server's work is not.
+//! (no I/O, so that time is CPU), the server's work is not. The shard's
+//! client, reached through the `bench-hooks` feature (not API).
 
 #![allow(
     clippy::unwrap_used,
@@ -23,8 +24,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use ringcrawl::bench_hooks::{tickets_per_key, TlsClient, TlsOptions};
 use ringcrawl::defaults::TLS_SESSION_MEMORY;
-use ringcrawl::net::tls::{tickets_per_key, TlsClient, TlsOptions};
 use ringcrawl_site::tls::TestCa;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, HandshakeKind, ServerConnection};

@@ -3,7 +3,8 @@
 //! (`Frontier::top_hosts`, a look over every host it holds), for a shard
 //! holding 1,000, 10,000 and 100,000 hosts, half of them live with URLs
 //! queued and some failing, half resting. Criterion reports hosts/s; the
-//! time per iteration is one publish's.
+//! time per iteration is one publish's. The engine's frontier, reached
+//! through the `bench-hooks` feature (not API).
 
 #![allow(
     clippy::unwrap_used,
@@ -17,8 +18,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ringcrawl::crawl::frontier::{Frontier, Next, Politeness};
-use ringcrawl::job::Job;
+use ringcrawl::bench_hooks::{Frontier, Job, Next, Politeness};
 
 /// A frontier of `hosts` hosts: each fetched once (one in seven failed),
 /// the even ones with two URLs more queued (live), the odd ones resting.

@@ -15,9 +15,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use regex::Regex;
-use ringcrawl::web::scope::Scope;
-use ringcrawl::ScopeMode;
+use ringcrawl::{Scope, ScopeMode};
 use ringcrawl_links::urls;
 use url::Url;
 
@@ -48,14 +46,12 @@ const HREFS: &[&str] = &[
 fn bench_urls(c: &mut Criterion) {
     let page = Url::parse("http://127.0.0.1:8080/p/4.html").expect("url");
     let roots = [Url::parse("http://127.0.0.1:8080/").expect("url")];
-    let strict = Scope::new(&roots, ScopeMode::Strict, None);
-    let excluding = Scope::new(
-        &roots,
-        ScopeMode::Strict,
-        Some(Regex::new(r"\.(pdf|zip)$").expect("regex")),
-    );
+    let strict = Scope::new(&roots, ScopeMode::Strict);
+    let excluding = Scope::new(&roots, ScopeMode::Strict)
+        .excluding(r"\.(pdf|zip)$")
+        .expect("regex");
     let lenient_roots = [Url::parse("http://www.example.co.uk/").expect("url")];
-    let lenient = Scope::new(&lenient_roots, ScopeMode::Lenient, None);
+    let lenient = Scope::new(&lenient_roots, ScopeMode::Lenient);
 
     let mut group = c.benchmark_group("join_and_scope");
     group.throughput(Throughput::Elements(HREFS.len() as u64));

@@ -94,7 +94,8 @@
 //!   turns, per-host concurrency and delay, backoff, robots first; queues
 //!   in bounded RAM, their tails spilled to disk through I/O requests it
 //!   hands out and completions it takes),
-//!   `crawl::robots` (robots.txt policy), `crawl::seeds` (seed lists).
+//!   `crawl::seeds` (seed lists). robots.txt (what an answer means, and
+//!   whether a URL may be fetched) is `ringcrawl-robots` (`crates/robots`).
 //!   HTML → absolute normalised URLs (a hand-written scanner, html5gum's
 //!   tokenizer where the scanner is unsure), a page's charset and its
 //!   robots `<meta>` tags are a crate of their own, `ringcrawl-links`
@@ -302,9 +303,26 @@ pub mod web;
 #[cfg(not(feature = "internals"))]
 mod web;
 
+/// Not API: what `cargo bench` times of the engine, where no public call
+/// reaches it alone (criterion benchmarks are crates of their own, and
+/// see only what is `pub`): the host hash every link is routed by
+/// (benches/routing.rs), the frontier's look over its hosts for the
+/// status page (benches/top_hosts.rs), and a shard's TLS client with its
+/// session cache (benches/tls_handshake.rs). Behind the `bench-hooks`
+/// feature, which only the crate's own dev-dependency enables; hidden
+/// from the docs, and free to change with the engine.
+#[cfg(feature = "bench-hooks")]
+#[doc(hidden)]
+pub mod bench_hooks {
+    pub use crate::crawl::frontier::{Frontier, Next, Politeness};
+    pub use crate::job::Job;
+    pub use crate::keys::shard_for;
+    pub use crate::net::tls::{tickets_per_key, TlsClient, TlsOptions};
+}
+
 pub use api::{
     BuildError, Cause, CrawlError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream,
-    Report, Setting,
+    Report, Setting, Settings,
 };
 pub use cluster::metrics::prometheus as cluster_prometheus_text;
 pub use cluster::node::NodeReport as ClusterNodeReport;
@@ -334,7 +352,7 @@ pub use output::top_hosts::{HostCounts, TopHost, TopHosts, TOP_HOSTS};
 pub use state::Damaged as DamagedState;
 pub use state::Refused as ResumeRefused;
 pub use url::Url;
-pub use web::scope::ScopeMode;
+pub use web::scope::{Scope, ScopeMode};
 
 /// The README's Rust examples, compiled by `cargo test --doc`, and a check
 /// that its library example is the crate docs' first example (the code a

@@ -1,4 +1,4 @@
-//! `robots::Rules::from_answer` and `verdict` on any bytes: they must never
+//! `ringcrawl_robots::Rules::from_answer` and `verdict` on any bytes: they must never
 //! panic, `/robots.txt` is always allowed, and a verdict is the same asked
 //! twice.
 //!
@@ -7,8 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::crawl::robots::Rules;
-use ringcrawl::job::Verdict;
+use ringcrawl_robots::{Rules, Verdict};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&len, rest)) = data.split_first() else {

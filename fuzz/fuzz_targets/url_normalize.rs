@@ -14,8 +14,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ringcrawl::web::scope::Scope;
-use ringcrawl::ScopeMode;
+use ringcrawl::{Scope, ScopeMode};
 use ringcrawl_links::urls;
 use url::Url;
 
@@ -64,7 +63,7 @@ fn check(what: &str, input: &str, url: &Url, scopes: &[Scope]) {
         return;
     }
     for mode in [ScopeMode::Strict, ScopeMode::Lenient] {
-        let own = Scope::new(std::slice::from_ref(url), mode, None);
+        let own = Scope::new(std::slice::from_ref(url), mode);
         assert!(
             own.allows(url),
             "{what}({input:?}) = {url}: not in its own {mode:?} scope"
@@ -80,8 +79,8 @@ fuzz_target!(|data: &[u8]| {
     let mut roots = vec![page().clone()];
     roots.extend(root.iter().cloned());
     let scopes = [
-        Scope::new(&roots, ScopeMode::Strict, None),
-        Scope::new(&roots, ScopeMode::Lenient, None),
+        Scope::new(&roots, ScopeMode::Strict),
+        Scope::new(&roots, ScopeMode::Lenient),
     ];
     for scope in &scopes {
         let _ = scope.allows_host(input);

@@ -13,7 +13,11 @@ mod builder;
 mod checks;
 mod cluster;
 mod error;
+#[cfg(test)]
+mod refused_crawls;
 mod report;
+mod scope;
+mod settings;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,6 +28,7 @@ pub use crate::crawl::stream::PageStream;
 pub use builder::CrawlerBuilder;
 pub use error::{BuildError, Setting};
 pub use report::Report;
+pub use settings::Settings;
 
 pub(crate) use crate::crawl::hooks::Hooks;
 
@@ -102,12 +107,13 @@ impl Crawler {
         std::thread::spawn(move || self.run())
     }
 
-    /// The internal configuration this crawler runs with (tests of the
-    /// command line).
-    #[cfg(feature = "internals")]
-    #[doc(hidden)]
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// Which URLs this crawl keeps: its roots' hosts by its
+    /// [`ScopeMode`](crate::ScopeMode), with its `exclude`, `include` and
+    /// `no_parent` (seed lists' hosts are read when it runs, and are not
+    /// in it yet). Ask it whether a URL would be fetched or followed
+    /// before adding work the crawl would refuse.
+    pub fn scope(&self) -> &crate::Scope {
+        &self.config.scope
     }
 }
 

@@ -122,7 +122,7 @@ mod tests {
 
     fn check(roots: &[&str], named: &[String], url: &str, hops: Hops) -> Result<(), Refusal> {
         let roots: Vec<url::Url> = roots.iter().map(|r| url::Url::parse(r).unwrap()).collect();
-        let scope = Scope::new(&roots, ScopeMode::Strict, None);
+        let scope = Scope::build(&roots, ScopeMode::Strict, None);
         let admission = Admission {
             scope: &scope,
             partitions: PARTITIONS,
@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn a_url_of_another_partition_or_not_in_normal_form_is_refused() {
         let roots = ["http://a.test/", "http://b.test/"];
-        let scope = Scope::new(
+        let scope = Scope::build(
             &roots.map(|r| url::Url::parse(r).unwrap()),
             ScopeMode::Strict,
             None,

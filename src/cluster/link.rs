@@ -356,7 +356,7 @@ mod tests {
     use std::time::Duration;
 
     fn link() -> (Arc<Link>, Receiver<ToNode>) {
-        Link::new(8, 2, 4, Scope::new(&[], ScopeMode::Strict, None))
+        Link::new(8, 2, 4, Scope::build(&[], ScopeMode::Strict, None))
     }
 
     #[test]

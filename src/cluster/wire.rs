@@ -136,6 +136,50 @@ mod tests {
         ));
     }
 
+    /// cli/tests/suite/cluster_security.rs appends jobs to a stream as
+    /// anyone who can write to Redis could, its lines written by hand
+    /// from the format above: they read as the jobs it means, and are
+    /// what [`encode`] writes for those jobs.
+    #[test]
+    fn lines_written_by_hand_as_the_suite_does_read_as_the_jobs_they_mean() {
+        let via: Arc<str> = Arc::from("http://h0.test:8080/");
+        for (hex, hops) in [
+            ("0", Hops::root()),
+            ("200000000000001", Hops::root().then(Hop::Link)),
+            ("200000000000003", Hops::root().then(Hop::Embed)),
+        ] {
+            let text = format!("http://outside.test/x\t1\t5\t{hex}\thttp://h0.test:8080/\n");
+            let (jobs, bad) = decode(&text);
+            assert_eq!((jobs.len(), bad), (1, 0), "{text:?}");
+            let meant = Job {
+                retries: 0,
+                url: "http://outside.test/x".to_string(),
+                redirects_left: 5,
+                depth: 1,
+                hops,
+                via: Some(via.clone()),
+            };
+            assert_eq!(
+                (
+                    &jobs[0].url,
+                    jobs[0].depth,
+                    jobs[0].redirects_left,
+                    jobs[0].hops,
+                    &jobs[0].via
+                ),
+                (
+                    &meant.url,
+                    meant.depth,
+                    meant.redirects_left,
+                    meant.hops,
+                    &meant.via
+                ),
+                "{text:?}"
+            );
+            assert_eq!(encode(&[meant]), text);
+        }
+    }
+
     #[test]
     fn lines_that_are_not_jobs_are_skipped_and_counted() {
         let text = "http://a.test/\t0\t10\t1\t\n\

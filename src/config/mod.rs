@@ -320,7 +320,7 @@ pub struct Config {
 impl Config {
     /// A configuration with the chapter's defaults for the given roots.
     pub fn new(roots: Vec<Url>) -> Self {
-        let scope = Scope::new(&roots, ScopeMode::Strict, None);
+        let scope = Scope::build(&roots, ScopeMode::Strict, None);
         Config {
             roots,
             seeds: Vec::new(),

@@ -1,6 +1,6 @@
 //! The engine: threads and the join ([`run()`]), the mesh between cores, one
 //! shard per core and the pure parts it decides with (frontier, seen-set,
-//! robots.txt policy, sitemaps).
+//! sitemaps; robots.txt policy is the `ringcrawl-robots` crate's).
 //!
 //! Not the network (`crate::net`: one exchange with a server), not what a
 //! crawl leaves behind (`crate::output`), not a page's links (the
@@ -16,7 +16,6 @@ pub mod frontier;
 pub mod hooks;
 pub mod mesh;
 pub mod page;
-pub mod robots;
 pub mod run;
 pub mod seeds;
 pub mod seen;

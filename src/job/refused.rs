@@ -49,19 +49,15 @@ impl Limit {
     }
 }
 
-/// Why a URL may not be fetched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Allowed,
-    Disallowed,
-    Unavailable,
-}
+/// Whether robots.txt lets a URL be fetched: the `ringcrawl-robots`
+/// crate's.
+pub use ringcrawl_robots::Verdict;
 
-impl Verdict {
+impl From<Verdict> for ErrorKind {
     /// The `error_kind` of the record of a URL kept out (`Allowed` has
     /// none: it reads as disallowed).
-    pub fn kind(self) -> ErrorKind {
-        match self {
+    fn from(verdict: Verdict) -> ErrorKind {
+        match verdict {
             Verdict::Unavailable => ErrorKind::RobotsUnavailable,
             _ => ErrorKind::RobotsDisallowed,
         }

@@ -59,7 +59,7 @@ fn refused(kind: &str) -> bool {
     Limit::ALL.iter().any(|l| l.kind().name() == kind)
         || [Verdict::Disallowed, Verdict::Unavailable]
             .iter()
-            .any(|v| v.kind().name() == kind)
+            .any(|v| ErrorKind::from(*v).name() == kind)
 }
 
 /// What the log of a crawl says it has done.

@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 
 use flate2::bufread::GzDecoder;
 
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 use ringcrawl_warc::cdxj;
 
 use super::{io_err, Damaged, StateError};
@@ -90,7 +90,7 @@ impl<T> Repaired<T> {
 
 /// A whole JSONL or CDXJ line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 pub struct Line {
     /// Offset of its first byte in the file.
     pub offset: u64,
@@ -111,19 +111,19 @@ pub struct RecordAt {
 }
 
 /// Repair the JSONL file `path` (records, one per line) from `from` on.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 pub fn repair_jsonl(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
     repair_lines(path, from, false, jsonl_url)
 }
 
 /// Repair the CDXJ file `path` (one index line per record) from `from` on.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 pub fn repair_cdxj(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
     repair_lines(path, from, false, cdxj_url)
 }
 
 /// The `url` of a JSONL line (without its newline), if it is a record.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 fn jsonl_url(line: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Url {
@@ -137,7 +137,7 @@ fn jsonl_url(line: &[u8]) -> Option<String> {
 }
 
 /// The `url` of a CDXJ line: `SURT TIMESTAMP {JSON}`.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 fn cdxj_url(line: &[u8]) -> Option<String> {
     jsonl_url(cdxj::line_json(line)?)
 }
@@ -283,7 +283,7 @@ fn cut(file: &File, path: &Path, was: u64, len: u64) -> Result<(), StateError> {
     file.sync_all().map_err(io_err("syncing", path))
 }
 
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 fn repair_lines(
     path: &Path,
     from: u64,
@@ -423,7 +423,7 @@ pub(super) fn preview(bytes: &[u8]) -> String {
 /// that does not inflate whole into whole WARC records, and everything
 /// after it, is cut off. An I/O error reading the file is an error, never
 /// taken for a tear (nothing is cut then).
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 pub fn repair_warc(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateError> {
     walk_warc(path, from, true)
 }

@@ -5,28 +5,29 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use clap::Parser;
+use ringcrawl::Crawler;
 
 use super::{one_line, Args, ArgsError};
 
-/// The configuration `args` give, or the one-line error the user sees:
-/// clap's, the command line's own, or the builder's.
-fn config(args: &[&str]) -> Result<ringcrawl::config::Config, String> {
+/// The crawl `args` build (its settings: `Crawler::settings`), or the
+/// one-line error the user sees: clap's, the command line's own, or the
+/// builder's.
+fn built(args: &[&str]) -> Result<Crawler, String> {
     let argv = std::iter::once("ringcrawl").chain(args.iter().copied());
     let args = Args::try_parse_from(argv).map_err(|e| one_line(&e))?;
-    let crawler = args
-        .into_builder(&[])
+    args.into_builder(&[])
         .and_then(|b| Ok(b.build()?))
-        .map_err(|e: ArgsError| e.to_string())?;
-    Ok(crawler.config().clone())
+        .map_err(|e: ArgsError| e.to_string())
 }
 
 #[test]
 fn chapter_defaults_apply() {
-    let c = config(&["example.com"]).unwrap();
-    assert_eq!(c.roots[0].as_str(), "http://example.com/");
+    let crawler = built(&["example.com"]).unwrap();
+    let c = crawler.settings();
+    assert_eq!(c.roots()[0].as_str(), "http://example.com/");
     use ringcrawl::defaults;
     assert_eq!(
-        (c.max_redirect, c.max_tries, c.max_tasks),
+        (c.max_redirect(), c.max_tries(), c.max_tasks()),
         (
             defaults::MAX_REDIRECT,
             defaults::MAX_TRIES,
@@ -40,12 +41,14 @@ fn chapter_defaults_apply() {
 /// so a crawl started with no flags is the builder's default crawl.
 #[test]
 fn the_flags_defaults_are_the_librarys() {
-    let flags = config(&["example.com"]).unwrap();
+    let flags = built(&["example.com"]).unwrap();
+    let flags = flags.settings();
     let builder = ringcrawl::Crawler::builder().root("example.com").build();
-    let library = builder.unwrap().config().clone();
+    let library = builder.unwrap();
+    let library = library.settings();
     macro_rules! same {
         ($($field:ident),* $(,)?) => {
-            $(assert_eq!(flags.$field, library.$field, stringify!($field));)*
+            $(assert_eq!(flags.$field(), library.$field(), stringify!($field));)*
         };
     }
     same!(
@@ -87,7 +90,7 @@ fn the_flags_defaults_are_the_librarys() {
 
 #[test]
 fn underscore_spellings_are_accepted() {
-    let c = config(&[
+    let crawler = built(&[
         "--max_redirect",
         "3",
         "--max_tries=2",
@@ -96,12 +99,13 @@ fn underscore_spellings_are_accepted() {
         "x.org",
     ])
     .unwrap();
-    assert_eq!((c.max_redirect, c.max_tries, c.max_tasks), (3, 2, 7));
+    let c = crawler.settings();
+    assert_eq!((c.max_redirect(), c.max_tries(), c.max_tasks()), (3, 2, 7));
 }
 
 #[test]
 fn resolve_pins_host_and_port() {
-    let c = config(&[
+    let crawler = built(&[
         "--resolve",
         "Site.Test:8080:127.0.0.2",
         "--resolve",
@@ -113,15 +117,16 @@ fn resolve_pins_host_and_port() {
         "site.test",
     ])
     .unwrap();
+    let c = crawler.settings();
     let ip = |s: &str| s.parse::<IpAddr>().unwrap();
-    assert_eq!(c.resolve[&("site.test".into(), 8080)], [ip("127.0.0.2")]);
-    assert_eq!(c.resolve[&("v6.test".into(), 80)], [ip("::1")]);
+    assert_eq!(c.resolve("site.test", 8080).unwrap(), [ip("127.0.0.2")]);
+    assert_eq!(c.resolve("v6.test", 80).unwrap(), [ip("::1")]);
     assert_eq!(
-        c.resolve[&("both.test".into(), 80)],
+        c.resolve("both.test", 80).unwrap(),
         [ip("::1"), ip("127.0.0.1")]
     );
     assert_eq!(
-        c.resolve[&("dot.test".into(), 80)],
+        c.resolve("dot.test", 80).unwrap(),
         [ip("127.0.0.3")],
         "the host as URLs name it: no trailing dot"
     );
@@ -129,7 +134,7 @@ fn resolve_pins_host_and_port() {
 
 #[test]
 fn dns_servers_take_an_optional_port() {
-    let c = config(&[
+    let crawler = built(&[
         "--dns-server",
         "127.0.0.1:5353",
         "--dns-server",
@@ -143,8 +148,8 @@ fn dns_servers_take_an_optional_port() {
         .iter()
         .map(|a| a.parse().unwrap())
         .collect();
-    assert_eq!(c.dns_servers, want);
-    let err = config(&["--dns-server", "ns.example", "site.test"]).unwrap_err();
+    assert_eq!(crawler.settings().dns_servers(), want);
+    let err = built(&["--dns-server", "ns.example", "site.test"]).unwrap_err();
     assert!(err.starts_with("--dns-server"), "{err}");
 }
 
@@ -167,7 +172,7 @@ fn bad_inputs_are_one_line_errors() {
         vec!["--timeout"],
         vec![],
     ] {
-        let err = config(&args).expect_err("must be rejected").to_string();
+        let err = built(&args).expect_err("must be rejected").to_string();
         assert!(!err.contains('\n'), "{args:?}: {err}");
     }
 }
@@ -177,7 +182,7 @@ fn bad_inputs_are_one_line_errors() {
 #[test]
 fn durations_and_sizes_take_units_and_bare_numbers_mean_what_they_did() {
     let ms = Duration::from_millis;
-    let c = config(&[
+    let crawler = built(&[
         "--delay",
         "1s",
         "--timeout",
@@ -197,16 +202,17 @@ fn durations_and_sizes_take_units_and_bare_numbers_mean_what_they_did() {
         "x.org",
     ])
     .unwrap();
-    assert_eq!(c.delay, ms(1000));
-    assert_eq!(c.timeout, ms(300_000));
-    assert_eq!(c.connect_timeout, ms(1500));
-    assert_eq!(c.read_timeout, ms(500));
-    assert_eq!(c.max_crawl_delay, ms(60_000));
-    assert_eq!(c.max_body, 16 << 20);
-    assert_eq!(c.robots_retries, [ms(500), ms(2000), ms(60_000)]);
-    assert_eq!(c.seen_memory, 64 << 20);
+    let c = crawler.settings();
+    assert_eq!(c.delay(), ms(1000));
+    assert_eq!(c.timeout(), ms(300_000));
+    assert_eq!(c.connect_timeout(), ms(1500));
+    assert_eq!(c.read_timeout(), ms(500));
+    assert_eq!(c.max_crawl_delay(), ms(60_000));
+    assert_eq!(c.max_body(), 16 << 20);
+    assert_eq!(c.robots_retries(), [ms(500), ms(2000), ms(60_000)]);
+    assert_eq!(c.seen_memory(), 64 << 20);
 
-    let c = config(&[
+    let crawler = built(&[
         "--delay",
         "250",
         "--timeout",
@@ -216,13 +222,15 @@ fn durations_and_sizes_take_units_and_bare_numbers_mean_what_they_did() {
         "x.org",
     ])
     .unwrap();
+    let c = crawler.settings();
     assert_eq!(
-        (c.delay, c.timeout, c.max_body),
+        (c.delay(), c.timeout(), c.max_body()),
         (ms(250), ms(60_000), 1000)
     );
-    let c = config(&["x.org"]).unwrap();
+    let crawler = built(&["x.org"]).unwrap();
+    let c = crawler.settings();
     assert_eq!(
-        (c.delay, c.timeout, c.max_body),
+        (c.delay(), c.timeout(), c.max_body()),
         (ms(0), ms(60_000), 16 << 20)
     );
 }
@@ -232,7 +240,7 @@ fn durations_and_sizes_take_units_and_bare_numbers_mean_what_they_did() {
 fn rate_is_a_delay_and_the_last_of_rate_and_delay_wins() {
     let delay = |args: &[&str]| {
         let argv: Vec<&str> = args.iter().copied().chain(["x.org"]).collect();
-        config(&argv).unwrap().delay
+        built(&argv).unwrap().settings().delay()
     };
     let ms = Duration::from_millis;
     assert_eq!(delay(&["--rate", "4/s"]), ms(250));
@@ -244,9 +252,10 @@ fn rate_is_a_delay_and_the_last_of_rate_and_delay_wins() {
 
 #[test]
 fn wacz_takes_a_file_and_needs_a_warc_directory() {
-    let c = config(&["--warc", "/tmp/w", "--wacz", "/tmp/c.wacz", "x.org"]).unwrap();
-    assert_eq!(c.wacz.as_deref(), Some(std::path::Path::new("/tmp/c.wacz")));
-    assert_eq!(c.cdxj, None, "the index it needs is the crawl's business");
+    let crawler = built(&["--warc", "/tmp/w", "--wacz", "/tmp/c.wacz", "x.org"]).unwrap();
+    let c = crawler.settings();
+    assert_eq!(c.wacz(), Some(std::path::Path::new("/tmp/c.wacz")));
+    assert_eq!(c.cdxj(), None, "the index it needs is the crawl's business");
     let argv = ["ringcrawl", "--wacz", "/tmp/c.wacz", "x.org"];
     assert!(Args::try_parse_from(argv).is_err(), "--wacz without --warc");
 }
@@ -268,32 +277,25 @@ fn out_of_range_durations_and_sizes_are_refused() {
         vec!["--cores", "1000000"],
     ] {
         let argv: Vec<&str> = args.iter().copied().chain(["x.org"]).collect();
-        let err = config(&argv).expect_err("must be rejected").to_string();
+        let err = built(&argv).expect_err("must be rejected").to_string();
         assert!(!err.contains('\n'), "{args:?}: {err}");
     }
 }
 
 #[test]
 fn sitemaps_are_read_by_default_but_in_the_demo_and_the_last_flag_wins() {
-    assert!(config(&["x.org"]).unwrap().sitemaps);
-    assert!(!config(&["--no-sitemaps", "x.org"]).unwrap().sitemaps);
-    assert!(
-        config(&["--no-sitemaps", "--sitemaps", "x.org"])
-            .unwrap()
-            .sitemaps
-    );
-    assert!(
-        !config(&["--sitemaps", "--no-sitemaps", "x.org"])
-            .unwrap()
-            .sitemaps
-    );
+    let sitemaps = |args: &[&str]| built(args).unwrap().settings().sitemaps();
+    assert!(sitemaps(&["x.org"]));
+    assert!(!sitemaps(&["--no-sitemaps", "x.org"]));
+    assert!(sitemaps(&["--no-sitemaps", "--sitemaps", "x.org"]));
+    assert!(!sitemaps(&["--sitemaps", "--no-sitemaps", "x.org"]));
     let demo = |args: &[&str]| {
         let argv = ["ringcrawl", "--demo"]
             .into_iter()
             .chain(args.iter().copied());
         let args = Args::try_parse_from(argv).unwrap();
         let builder = args.into_builder(&["http://127.0.0.1:1/".into()]).unwrap();
-        builder.build().unwrap().config().sitemaps
+        builder.build().unwrap().settings().sitemaps()
     };
     assert!(!demo(&[]));
     assert!(demo(&["--sitemaps"]));
@@ -342,16 +344,16 @@ fn every_setting_the_builder_can_refuse_is_a_flag() {
 /// never match are refused.
 #[test]
 fn resolve_takes_a_wildcard_host_and_refuses_what_never_matches() {
-    let c = config(&["--resolve", "*:8080:127.0.0.1", "site.test"]).unwrap();
+    let crawler = built(&["--resolve", "*:8080:127.0.0.1", "site.test"]).unwrap();
     let ip: IpAddr = "127.0.0.1".parse().unwrap();
-    assert_eq!(c.resolve[&("*".into(), 8080)], [ip]);
+    assert_eq!(crawler.settings().resolve("*", 8080).unwrap(), [ip]);
     for spec in [
         "+site.test:80:127.0.0.1",
         "*.test:80:127.0.0.1",
         "a b:80:127.0.0.1",
         ".:80:127.0.0.1",
     ] {
-        let err = config(&["--resolve", spec, "site.test"]).unwrap_err();
+        let err = built(&["--resolve", spec, "site.test"]).unwrap_err();
         assert!(
             err.starts_with("--resolve") && !err.contains('\n'),
             "{spec}: {err}"
@@ -396,10 +398,11 @@ fn auth_takes_a_port_an_ipv6_host_and_a_password_with_colons() {
 
 #[test]
 fn headers_and_credentials_reach_the_config() {
-    let c = config(&["-H", "X-Team: crawl", "--auth", "a.test:ann:pw", "a.test"]).unwrap();
-    assert!(!c.headers.is_empty());
-    assert_eq!(c.credentials.len(), 1);
-    assert!(c.credentials[0].applies_to("a.test", 80));
+    let crawler = built(&["-H", "X-Team: crawl", "--auth", "a.test:ann:pw", "a.test"]).unwrap();
+    let c = crawler.settings();
+    assert!(c.has_header("x-team"));
+    assert_eq!(c.credential_count(), 1);
+    assert!(c.has_credentials_for("a.test", 80));
 }
 
 /// docs/cli.md's tables say each flag's default as `--help` does: a flag
@@ -503,24 +506,24 @@ fn docs_scale_md_shows_each_flags_default_as_help_does() {
 /// floor.
 #[test]
 fn spill_dir_and_the_host_memory_floor() {
-    let c = config(&["--spill-dir", "/var/tmp/spill", "site.test"]).unwrap();
+    let crawler = built(&["--spill-dir", "/var/tmp/spill", "site.test"]).unwrap();
     assert_eq!(
-        c.spill_dir.as_deref(),
+        crawler.settings().spill_dir(),
         Some(std::path::Path::new("/var/tmp/spill"))
     );
-    assert_eq!(config(&["site.test"]).unwrap().spill_dir, None);
+    assert_eq!(built(&["site.test"]).unwrap().settings().spill_dir(), None);
     let file = std::env::temp_dir().join(format!("ringcrawl-spill-file-{}", std::process::id()));
     std::fs::write(&file, b"").unwrap();
-    let e = config(&["--spill-dir", file.to_str().unwrap(), "site.test"]).unwrap_err();
+    let e = built(&["--spill-dir", file.to_str().unwrap(), "site.test"]).unwrap_err();
     std::fs::remove_file(&file).unwrap();
     assert!(
         e.contains("spill-dir") && e.contains("not a directory"),
         "{e}"
     );
-    let e = config(&["--cores", "2", "--host-memory", "100K", "site.test"]).unwrap_err();
+    let e = built(&["--cores", "2", "--host-memory", "100K", "site.test"]).unwrap_err();
     assert!(
         e.contains("host-memory") && e.contains("at least 65536"),
         "{e}"
     );
-    assert!(config(&["--cores", "2", "--host-memory", "128K", "site.test"]).is_ok());
+    assert!(built(&["--cores", "2", "--host-memory", "128K", "site.test"]).is_ok());
 }

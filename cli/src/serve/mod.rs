@@ -12,7 +12,7 @@
 //! it was not asked for, and the imports stay one way: this module uses
 //! the library's public API only. The shards never wait for it: they
 //! publish a copy of their counters about once a second, off their record
-//! path, and this thread reads the copies (`ringcrawl::output::live`).
+//! path, and this thread reads the copies ([`ringcrawl::Live`]).
 //!
 //! It binds exactly the address it is given, no other: a non-loopback one
 //! only when the user names it, and then anyone who reaches it reads the

@@ -8,7 +8,8 @@
 //! partitions it lost when it runs again.
 //!
 //! Same harness as `cluster.rs`, with the test's proxy between the cut-off
-//! node and its `redis-server`.
+//! node and its `redis-server`. What the store itself refuses a process
+//! whose name joined again is tested beside it (src/cluster/store/tests.rs).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -361,47 +362,4 @@ fn a_fetch_that_ends_after_its_lease_ran_out_leaves_no_archived_copy() {
         "archived, not recorded: {unrecorded:?}"
     );
     assert!(twice.len() <= crate::cluster::TASKS, "{twice:?}");
-}
-
-#[test]
-fn a_process_whose_name_joined_again_is_refused_everything_it_would_write() {
-    use ringcrawl::cluster::store::{Finished, Store, StoreError};
-    let Some(redis) = redis_or_skip("superseded") else {
-        return;
-    };
-    let timeout = std::time::Duration::from_secs(5);
-    let ttl = std::time::Duration::from_secs(5);
-    let connect = || {
-        let mut store = Store::connect(&redis.url(), "c", "n1", timeout).unwrap();
-        store.create_or_join(Some(4), [1, 2]).unwrap();
-        let generation = store.next_generation("n1").unwrap();
-        store.set_identity(&ringcrawl::cluster::incarnation("n1", generation));
-        store
-    };
-    let mut old = connect();
-    old.check_generation().unwrap();
-    assert!(old.acquire(0, ttl).unwrap());
-    let mut new = connect();
-    let superseded = |r: Result<(), StoreError>| matches!(r, Err(StoreError::Superseded));
-    assert!(superseded(old.check_generation()));
-    assert!(superseded(old.heartbeat(ttl).map(drop)));
-    assert!(superseded(old.acquire(1, ttl).map(drop)));
-    assert!(superseded(old.renew(&[0], ttl).map(drop)));
-    let done = Finished {
-        partition: 0,
-        done: vec![(7, 7)],
-        acks: Vec::new(),
-    };
-    assert!(superseded(
-        old.finish(1, std::slice::from_ref(&done)).map(drop)
-    ));
-    assert!(superseded(old.sweep(&[0], ttl).map(drop)));
-    assert!(old.load_done(0).unwrap().is_empty(), "nothing written");
-    new.check_generation().unwrap();
-    new.heartbeat(ttl).unwrap();
-    assert!(
-        !new.acquire(0, ttl).unwrap(),
-        "the old one's lease runs out"
-    );
-    assert!(new.acquire(1, ttl).unwrap());
 }

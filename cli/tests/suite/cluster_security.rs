@@ -226,31 +226,49 @@ fn a_redis_password_from_a_file_or_the_environment_works_and_is_never_an_argumen
     assert!(text.contains("give one"), "{text}");
 }
 
-/// Appends `jobs` to their partitions' streams of crawl `crawl` (of the
-/// default partition count), as anyone who can write to Redis could.
-fn inject(redis: &str, crawl: &str, jobs: &[ringcrawl::job::Job]) {
-    use ringcrawl::cluster::partition::partition_of;
-    use ringcrawl::defaults::PARTITIONS;
+/// A hop path as the hex a stream line holds (src/cluster/wire.rs): a
+/// root's.
+const ROOT: &str = "0";
+/// A link's from a root.
+const LINK: &str = "200000000000001";
+/// A page requisite's from a root.
+const EMBED: &str = "200000000000003";
+
+/// One job as a line of a stream entry, written by hand as anyone who can
+/// write to Redis could, in the format src/cluster/wire.rs documents (`url
+/// TAB depth TAB redirects_left TAB hops (hex) TAB via`): depth 1, 5
+/// redirects left, found on `via` by the path `hops`. That test's module
+/// reads these very lines back as the jobs meant
+/// (`lines_written_by_hand_as_the_suite_does_read_as_the_jobs_they_mean`).
+fn line(url: &str, hops: &str, via: &str) -> String {
+    format!("{url}\t1\t5\t{hops}\t{via}\n")
+}
+
+/// Appends each of `lines` as an entry to the stream of every partition
+/// of crawl `crawl` (of the default partition count), as anyone who can
+/// write to Redis could: one copy is in its host's own partition (which
+/// one is the crawl's hash, not the writer's to know), the others are in
+/// partitions it is not of.
+fn inject(redis: &str, crawl: &str, lines: &[String]) {
     let mut con = redis::Client::open(redis)
         .unwrap()
         .get_connection()
         .unwrap();
-    for job in jobs {
-        let p = partition_of(ringcrawl_links::urls::host_of(&job.url), PARTITIONS);
-        let _: String = redis::cmd("XADD")
-            .arg(format!("ringcrawl:{crawl}:stream:{p}"))
-            .arg("*")
-            .arg("u")
-            .arg(ringcrawl::cluster::wire::encode(std::slice::from_ref(job)))
-            .query(&mut con)
-            .unwrap();
+    for line in lines {
+        for p in 0..ringcrawl::defaults::PARTITIONS {
+            let _: String = redis::cmd("XADD")
+                .arg(format!("ringcrawl:{crawl}:stream:{p}"))
+                .arg("*")
+                .arg("u")
+                .arg(line)
+                .query(&mut con)
+                .unwrap();
+        }
     }
 }
 
 #[test]
 fn urls_appended_to_a_stream_by_others_are_checked_again_before_they_are_fetched() {
-    use ringcrawl::job::hops::{Hop, Hops};
-    use ringcrawl::job::Job;
     let Some(redis) = crate::common::redis::redis_or_skip("injected") else {
         return;
     };
@@ -262,37 +280,27 @@ fn urls_appended_to_a_stream_by_others_are_checked_again_before_they_are_fetched
         assert!(start.elapsed() < crate::cluster::LIMIT, "no progress");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let via: std::sync::Arc<str> = std::sync::Arc::from(site.roots()[0].as_str());
-    let job = |url: &str, hops: Hops| Job {
-        url: url.to_string(),
-        redirects_left: 5,
-        depth: 1,
-        hops,
-        via: Some(via.clone()),
-        retries: 0,
-    };
+    let via = site.roots()[0].clone();
     let injected = [
         // Out of the crawl's scope, as a link and as a root would be.
-        job("http://outside.test/x", Hops::root().then(Hop::Link)),
-        job("http://outside.test/", Hops::root()),
+        ("http://outside.test/x", LINK),
+        ("http://outside.test/", ROOT),
         // Cloud metadata and link-local addresses, even as page
         // requisites (which may come from any host).
-        job(
-            "http://169.254.169.254/latest/meta-data/",
-            Hops::root().then(Hop::Embed),
-        ),
-        job("http://169.254.170.2/v2/credentials", Hops::root()),
-        job("http://[fe80::1]/", Hops::root().then(Hop::Embed)),
-        job(
-            "http://metadata.google.internal/computeMetadata/v1/",
-            Hops::root().then(Hop::Embed),
-        ),
+        ("http://169.254.169.254/latest/meta-data/", EMBED),
+        ("http://169.254.170.2/v2/credentials", ROOT),
+        ("http://[fe80::1]/", EMBED),
+        ("http://metadata.google.internal/computeMetadata/v1/", EMBED),
     ];
-    inject(&redis.url(), "inj", &injected);
+    let lines: Vec<String> = injected
+        .iter()
+        .map(|(url, hops)| line(url, hops, &via))
+        .collect();
+    inject(&redis.url(), "inj", &lines);
     node.finish(start);
     let urls = urls_of(&node.log);
-    for job in &injected {
-        assert!(!urls.contains(&job.url), "{} was fetched", job.url);
+    for (url, _) in &injected {
+        assert!(!urls.iter().any(|u| u == url), "{url} was fetched");
     }
     assert_eq!(
         urls.len(),
@@ -304,6 +312,17 @@ fn urls_appended_to_a_stream_by_others_are_checked_again_before_they_are_fetched
         err.contains("refused"),
         "the node says what it refused: {err}"
     );
+    // Each URL was refused in its own partition too, for what it is, not
+    // only where it is not of the partition.
+    for (url, _) in &injected {
+        let named = format!("e.g. {url:?}: ");
+        assert!(
+            err.lines().any(|l| l.contains("refused")
+                && l.contains(&named)
+                && !l.ends_with("its host is in another partition")),
+            "{url} refused in its own partition: {err}"
+        );
+    }
 }
 
 #[test]

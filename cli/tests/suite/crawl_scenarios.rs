@@ -357,28 +357,6 @@ fn duplicate_roots_are_fetched_once() {
     assert_eq!(outcome.records.len(), 1);
 }
 
-#[test]
-fn roots_that_fail_at_once_end_the_crawl() {
-    // No I/O at all before the error: the fetch task ends within its first
-    // poll. On one core and on two. (The builder refuses such roots; the
-    // engine records them.)
-    for cores in [1, 2] {
-        let cfg = settings(&["http://127.0.0.1:9/", "http://127.0.0.2:9/"]).cores(cores);
-        let outcome = inside::crawl(cfg, |c| {
-            c.roots = ["ftp://127.0.0.1:9/", "ftp://127.0.0.2:9/"]
-                .iter()
-                .map(|u| url::Url::parse(u).unwrap())
-                .collect();
-        });
-        let kinds: Vec<_> = outcome.records.iter().map(|r| r.error_kind).collect();
-        assert_eq!(
-            kinds,
-            [Some(ErrorKind::UnsupportedScheme); 2],
-            "{cores} cores"
-        );
-    }
-}
-
 /// `num_new_urls` is the chapter's: the links of a page that were new to
 /// the crawl. Every URL but a root is queued from exactly one page, so over
 /// all records they add up to the number of those URLs, however the hosts
@@ -409,10 +387,15 @@ fn new_links_are_counted_once_for_the_whole_crawl() {
         );
     }
     let owners: BTreeSet<usize> = (0..HOSTS)
-        .map(|h| ringcrawl::keys::shard_for(&format!("h{h}.test"), cores))
+        .map(|h| crate::common::hosts::shard_for(&format!("h{h}.test"), cores))
         .collect();
     assert_eq!(owners.len(), 2, "hosts on both shards");
     let outcome = crawl(cfg);
+    assert!(
+        outcome.stats.shards.len() == cores && outcome.stats.shards.iter().all(|s| s.urls > 0),
+        "both shards took URLs: {:?}",
+        outcome.stats.shards
+    );
     let records = by_url(&outcome);
     assert_eq!(records.len(), HOSTS * (PAGES + 1));
     let new: usize = records.values().map(|r| r.num_new_urls).sum();

@@ -439,7 +439,7 @@ fn each_proxys_fetches_failures_and_parkings_are_reported_and_served_as_metrics(
     let hosts: Vec<String> = (0..12).map(|i| format!("h{i}.test")).collect();
     let on_dead = hosts
         .iter()
-        .filter(|h| ringcrawl::keys::host_key(h).is_multiple_of(2))
+        .filter(|h| crate::common::hosts::host_key(h).is_multiple_of(2))
         .count();
     assert!(on_dead >= 3, "{on_dead} hosts pick the dead proxy first");
     let names: Vec<&str> = hosts.iter().map(String::as_str).collect();

@@ -14,34 +14,13 @@ const PAGES: u64 = 20_000;
 
 #[test]
 fn a_crawl_of_twenty_thousand_endless_pages_fetches_each_once_and_finds_ten_urls_a_page() {
-    crawl_endless(None);
+    crawl_endless();
 }
 
-#[test]
-fn with_a_small_seen_memory_the_urls_go_through_disk_and_each_page_is_fetched_once() {
-    // 128 KiB a shard: buckets of ~6,000 URLs, so the ~200,000 URLs found
-    // go through a dozen merges to disk per shard, and the pages' tallies wait
-    // for lookups there. Below the builder's floor of 1 MiB a shard.
-    let outcome = crawl_endless(Some(256 << 10));
-    let (merges, lookups) = (outcome.stats.seen_merges, outcome.stats.seen_lookups);
-    eprintln!("seen-set: {merges} merges, {lookups} lookups on disk");
-    assert!(
-        merges >= 20 && lookups > 0,
-        "{merges} merges, {lookups} lookups on disk"
-    );
-    let new: u64 = outcome.records.iter().map(|r| r.num_new_urls as u64).sum();
-    let discovered = PAGES + outcome.stats.queued_left;
-    // Every URL queued was new on one page (or a root); the last pages'
-    // tallies may still be out when the budget stops the crawl.
-    assert!(
-        new + 4096 <= discovered && new + 4096 >= discovered - discovered / 50,
-        "num_new_urls add up to {new} (+ 4096 roots) for {discovered} URLs queued"
-    );
-}
-
-/// The crawl of [`PAGES`] pages of the endless site, checked; with
-/// `seen_memory`, a seen-set of that many bytes over the two shards.
-fn crawl_endless(seen_memory: Option<usize>) -> Outcome {
+/// The crawl of [`PAGES`] pages of the endless site, checked. (With a
+/// seen-set below the builder's floor, so that the URLs go through disk:
+/// the library's unit test, src/api/refused_crawls.rs.)
+fn crawl_endless() -> Outcome {
     let site = Arc::new(EndlessSite::new(EndlessSpec::default()).unwrap());
     let options = Options {
         keep_alive: true,
@@ -68,10 +47,7 @@ fn crawl_endless(seen_memory: Option<usize>) -> Outcome {
     cfg = cfg.per_host(2);
     cfg = cfg.max_pages(PAGES);
     let started = std::time::Instant::now();
-    let outcome = match seen_memory {
-        Some(bytes) => inside::crawl(cfg, |c| c.seen_memory = bytes),
-        None => crawl(cfg),
-    };
+    let outcome = crawl(cfg);
     let took = started.elapsed();
 
     assert_eq!(outcome.spent, Some(Spent::Pages));

@@ -1,6 +1,7 @@
 //! Crawls of the shipped synthetic site: complete (every expected URL
 //! exactly once, nothing out of scope) on one core, on two, at 20,000
-//! pages, and with a seen-set kept mostly on disk.
+//! pages. (With a seen-set kept mostly on disk, below the builder's
+//! floor: the library's unit test, src/api/refused_crawls.rs.)
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -14,16 +15,6 @@ fn crawl_synthetic(
     cores: usize,
     max_tasks: usize,
 ) -> (BTreeSet<String>, BTreeSet<String>, Server) {
-    crawl_synthetic_with(pages, cores, max_tasks, None, |_| {})
-}
-
-fn crawl_synthetic_with(
-    pages: usize,
-    cores: usize,
-    max_tasks: usize,
-    seen_memory: Option<usize>,
-    stats: impl FnOnce(&ringcrawl::Summary),
-) -> (BTreeSet<String>, BTreeSet<String>, Server) {
     let site = Arc::new(SynthSite::new(SiteSpec {
         pages,
         ..SiteSpec::default()
@@ -33,11 +24,7 @@ fn crawl_synthetic_with(
     let mut cfg = settings(&[format!("{b}/")]);
     cfg = cfg.cores(cores);
     cfg = cfg.max_tasks(max_tasks);
-    let outcome = match seen_memory {
-        Some(bytes) => inside::crawl(cfg, |c| c.seen_memory = bytes),
-        None => crawl(cfg),
-    };
-    stats(&outcome.stats);
+    let outcome = crawl(cfg);
     let fetched = urls_of(&outcome);
     // Every URL but the root was new to the crawl on exactly one page.
     let new: usize = outcome.records.iter().map(|r| r.num_new_urls).sum();
@@ -79,29 +66,6 @@ fn same_pages_on_one_and_two_cores() {
 fn twenty_thousand_page_site_is_crawled_completely_once() {
     let (fetched, expected, server) = crawl_synthetic(20_000, 2, 100);
     assert!(expected.len() >= 20_000);
-    assert_every_url_once(&fetched, &expected, &server);
-}
-
-#[test]
-fn a_seen_set_mostly_on_disk_still_crawls_the_site_completely_once() {
-    // 32 KiB a shard: buckets of ~1,300 URLs, so the 20,867 URLs go
-    // through some fifteen merges to disk, and most links (nine in ten are
-    // known) are looked up there: every URL still comes once, and each
-    // page's num_new_urls waits for its lookups (checked in the helper).
-    let mut disk = (0, 0);
-    let (fetched, expected, server) = crawl_synthetic_with(
-        20_000,
-        2,
-        100,
-        // Below the builder's floor of 1 MiB a shard.
-        Some(64 << 10),
-        |stats| disk = (stats.seen_merges, stats.seen_lookups),
-    );
-    eprintln!("seen-set: {} merges, {} lookups on disk", disk.0, disk.1);
-    assert!(
-        disk.0 >= 10 && disk.1 > 10_000,
-        "merges and lookups on disk: {disk:?}"
-    );
     assert_every_url_once(&fetched, &expected, &server);
 }
 

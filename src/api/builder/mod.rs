@@ -200,7 +200,7 @@ impl CrawlerBuilder {
             .map(|re| regex::Regex::new(re))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| BuildError::new(Setting::Include, checks::one_line(&e.to_string())))?;
-        config.scope = Scope::new(&config.roots, mode, exclude)
+        config.scope = Scope::build(&config.roots, mode, exclude)
             .with_include(include)
             .with_no_parent(no_parent);
         if let Some(root) = config.roots.iter().find(|r| !config.scope.allows_start(r)) {

@@ -185,7 +185,7 @@ impl Store {
 
     /// A smaller chunk of the done log than [`DONE_CHUNK`] (tests: a run
     /// of chunks without writing 64 MiB).
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(test)]
     pub fn with_done_chunk(mut self, bytes: usize) -> Store {
         self.done_chunk = bytes.max(DONE_ITEM);
         self
@@ -202,7 +202,7 @@ impl Store {
         self.node = identity.to_string();
     }
 
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(test)]
     pub fn keys(&self) -> &Keys {
         &self.keys
     }
@@ -410,7 +410,7 @@ impl Store {
     }
 
     /// The holder of each partition's lease (None: free).
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(test)]
     pub fn owners(&mut self, partitions: u32) -> Result<Vec<Option<String>>, StoreError> {
         if partitions == 0 {
             return Ok(Vec::new());
@@ -669,7 +669,7 @@ impl Store {
     }
 
     /// Records counted by [`Store::finish`], crawl-wide.
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(test)]
     pub fn records(&mut self) -> Result<u64, StoreError> {
         let n: Option<u64> = redis::cmd("GET")
             .arg(self.keys.records())
@@ -691,20 +691,4 @@ fn millis(d: Duration) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_noeviction_keeps_every_key_of_the_crawl() {
-        assert!(!may_evict("noeviction"));
-        for policy in [
-            "allkeys-lru",
-            "volatile-lru",
-            "allkeys-lfu",
-            "volatile-ttl",
-            "allkeys-random",
-        ] {
-            assert!(may_evict(policy), "{policy}");
-        }
-    }
-}
+mod tests;

@@ -80,7 +80,7 @@ fn held_wait(host: &str, held: u8) -> Duration {
 mod tests {
     use super::super::{Next, Politeness};
     use super::*;
-    use crate::crawl::robots::Rules;
+    use ringcrawl_robots::Rules;
 
     fn job(url: &str) -> Job {
         Job::root(url.into(), 10)

@@ -6,9 +6,10 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use ringcrawl_robots::Rules;
+
 use super::queue::Queue;
 use super::Politeness;
-use crate::crawl::robots::Rules;
 use crate::job::Job;
 
 /// The politeness knobs of a host: the crawl's, or as its host rule
@@ -66,7 +67,7 @@ pub(super) const HOST_OVERHEAD: usize = 168;
 /// What a live host costs beyond that: its map slot (with the table's
 /// spare room), its queue's spill box and chunk list, and the copies of
 /// its name a live host has (the ready ring or the timer heap, the list of
-/// tails to seal) with their allocations. tests/frontier_memory.rs
+/// tails to seal) with their allocations. memory_tests.rs (beside this)
 /// measures a live host and checks that this counts it high.
 pub(super) const LIVE_OVERHEAD: usize = 240;
 

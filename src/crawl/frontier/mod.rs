@@ -54,8 +54,8 @@ use lru::LruCache;
 use std::time::{Duration, Instant};
 
 use ringcrawl_links::urls;
+use ringcrawl_robots::Rules;
 
-use crate::crawl::robots::Rules;
 use crate::job::{Job, Limit, Verdict};
 
 mod admission;
@@ -119,6 +119,8 @@ pub struct Frontier {
 }
 
 impl Frontier {
+    /// An empty frontier with the crawl's politeness and bounds (a
+    /// shard's share of them).
     pub fn new(politeness: Politeness) -> Self {
         Frontier {
             knobs: Knobs::all(&politeness),
@@ -404,8 +406,9 @@ impl Frontier {
 
     /// A fetch of `host` ended; `failed` if it got no usable answer (network
     /// error, 5xx, 429). Consecutive failures back the host off
-    /// exponentially, up to [`MAX_BACKOFF`].
-    #[cfg(any(test, feature = "internals"))]
+    /// exponentially, up to [`MAX_BACKOFF`]. (The tests' and benchmarks'
+    /// form of [`Frontier::release_after`].)
+    #[cfg(any(test, feature = "internals", feature = "bench-hooks"))]
     pub fn release(&mut self, host: &str, failed: bool, now: Instant) {
         let _ = self.release_after(host, failed, Duration::ZERO, now);
     }
@@ -585,5 +588,7 @@ const BASE_BACKOFF: Duration = Duration::from_millis(50);
 /// Longest backoff of a failing host.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
+#[cfg(test)]
+mod memory_tests;
 #[cfg(test)]
 mod tests;

@@ -314,12 +314,7 @@ fn a_refused_robots_txt_is_tried_again_quickly_and_then_gives_its_cause() {
     let now = Instant::now();
     let mut f = Frontier::new(Politeness::default());
     f.offer(job("http://a.test:1/x"), now);
-    let refused = || {
-        Rules::Unavailable(crate::crawl::robots::Unreachable {
-            cause: "connect_refused: connect: Connection refused".into(),
-            refused: true,
-        })
-    };
+    let refused = || Rules::refused("connect_refused: connect: Connection refused");
     let mut t = now;
     for _ in 0..3 {
         let example = robots_first(&mut f, t);

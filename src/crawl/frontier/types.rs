@@ -28,8 +28,11 @@ pub enum Next {
     /// root, a root's redirect target or a sitemap), so the origin is one
     /// whose `Sitemap:` lines the crawl reads.
     Robots {
+        /// The host whose slot is taken.
         host: String,
+        /// A queued URL of the host: its origin's robots.txt is fetched.
         example: String,
+        /// `example` is at depth 0: its origin's `Sitemap:` lines are read.
         root: bool,
     },
     /// robots.txt forbids this URL (or was unavailable): record it, don't

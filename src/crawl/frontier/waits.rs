@@ -48,8 +48,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::super::{Frontier, Next, Politeness};
-    use crate::crawl::robots::Rules;
     use crate::job::Job;
+    use ringcrawl_robots::Rules;
 
     #[test]
     fn an_origin_whose_robots_txt_failed_says_why_and_when_it_is_tried_again() {

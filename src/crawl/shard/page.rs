@@ -19,7 +19,6 @@ use url::Url;
 
 use crate::crawl::mesh::PageEnd;
 use crate::crawl::page::Page;
-use crate::crawl::robots::agent_token;
 use crate::job::hops::Hop;
 use crate::job::{ErrorKind, Job};
 use crate::keys::shard_for;
@@ -29,6 +28,7 @@ use crate::output::record::{millis, Record, CUT_AT_LIMIT, CUT_IN_TRANSFER};
 use crate::web::scope::Scope;
 use ringcrawl_http1::content::DecodeError;
 use ringcrawl_http1::{self as http, content};
+use ringcrawl_robots::agent_token;
 use ringcrawl_warc::timestamp::rfc3339_millis;
 
 use super::decode::{decode_body, decode_kind};

@@ -4,14 +4,12 @@
 //! out.
 //!
 //! The policy itself (status rules, parsing, verdicts) is the pure
-//! `crate::crawl::robots`.
+//! `ringcrawl-robots` crate's.
 
 use ringcrawl_links::urls;
+use ringcrawl_robots::{agent_token, Rules, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS};
 use url::Url;
 
-use crate::crawl::robots::{
-    agent_token, Rules, Unreachable, MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS,
-};
 use crate::job::{ErrorKind, Job, Verdict};
 use crate::net::fetch::FetchError;
 use crate::output::record::Record;
@@ -64,10 +62,12 @@ impl Shard {
                 // DNS error (cached, so at once) on each page's record.
                 Err(FetchError::Dns(e)) if e.is_definite() => return Some(Rules::AllowAll),
                 Err(e) => {
-                    return Some(Rules::Unavailable(Unreachable {
-                        cause: format!("{}: {e}", e.kind()).into(),
-                        refused: e.kind() == ErrorKind::ConnectRefused,
-                    }))
+                    let cause = format!("{}: {e}", e.kind());
+                    return Some(if e.kind() == ErrorKind::ConnectRefused {
+                        Rules::refused(cause)
+                    } else {
+                        Rules::unavailable(cause)
+                    });
                 }
             };
             self.recording.stats.borrow_mut().robots_answered += 1;
@@ -127,7 +127,7 @@ impl Shard {
             _ => "disallowed by robots.txt".to_string(),
         };
         let mut record = Record::new(job.url, self.id);
-        fail(&mut record, verdict.kind(), &message);
+        fail(&mut record, ErrorKind::from(verdict), &message);
         self.record_answered(record);
         if self.outstanding.finish(1) {
             self.stop();

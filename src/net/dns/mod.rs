@@ -495,6 +495,9 @@ fn addresses(ips: Rc<[IpAddr]>, port: u16) -> Addresses {
 }
 
 #[cfg(test)]
+mod server_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

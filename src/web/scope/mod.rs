@@ -67,7 +67,27 @@ pub enum ScopeMode {
     Lenient,
 }
 
-/// The set of URLs a crawl may fetch, precomputed from its roots.
+/// Which URLs a crawl keeps: the set of URLs it may fetch, precomputed
+/// from its roots, by the host rule of its [`ScopeMode`], its `exclude`
+/// regex and (for links it follows) its `include` regexes and
+/// `no_parent`. A built crawl's is [`Crawler::scope`](crate::Crawler::scope);
+/// one can also be made from roots alone ([`Scope::new`]) to ask the same
+/// questions without a crawl.
+///
+/// Not URL normalisation: ask it about URLs in their normal form
+/// (`ringcrawl_links::urls`, as the crawl's links are), and not DNS: a
+/// host and an address it resolves to are different hosts here.
+///
+/// ```
+/// use ringcrawl::{Scope, ScopeMode, Url};
+///
+/// let roots = [Url::parse("http://example.com/docs/").unwrap()];
+/// let scope = Scope::new(&roots, ScopeMode::Strict);
+/// assert!(scope.allows(&Url::parse("http://www.example.com/about").unwrap()));
+/// assert!(!scope.allows(&Url::parse("http://blog.example.com/").unwrap()));
+/// let lenient = Scope::new(&roots, ScopeMode::Lenient);
+/// assert!(lenient.allows(&Url::parse("http://blog.example.com/").unwrap()));
+/// ```
 #[derive(Debug, Clone)]
 pub struct Scope {
     mode: ScopeMode,
@@ -90,13 +110,20 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// The scope of a crawl started from `roots` in `mode`, with no
+    /// `exclude`, `include` or `no_parent`. Roots without a host are
+    /// skipped; with no usable root nothing is allowed.
+    pub fn new(roots: &[Url], mode: ScopeMode) -> Scope {
+        Scope::build(roots, mode, None)
+    }
+
     /// The scope of a crawl started from `roots`.
     ///
     /// `exclude`, when given, takes out every URL whose text it matches
     /// anywhere (search, not full match, as Python's `re.search` in the
     /// chapter). Roots without a host are skipped; with no usable root
     /// nothing is allowed.
-    pub fn new(roots: &[Url], mode: ScopeMode, exclude: Option<Regex>) -> Self {
+    pub(crate) fn build(roots: &[Url], mode: ScopeMode, exclude: Option<Regex>) -> Self {
         let mut hosts = HashSet::default();
         let mut domains = HashSet::default();
         let mut dirs: HashMap<String, Vec<String>> = HashMap::default();
@@ -147,15 +174,21 @@ impl Scope {
         }
     }
 
+    /// This scope with `exclude` (`--exclude`) in place of its own.
+    pub(crate) fn with_exclude(mut self, exclude: Option<Regex>) -> Self {
+        self.exclude = exclude;
+        self
+    }
+
     /// This scope with `--include`: a followed URL must match one of
     /// `include` (searched anywhere, as `--exclude`); none: any URL.
-    pub fn with_include(mut self, include: Vec<Regex>) -> Self {
+    pub(crate) fn with_include(mut self, include: Vec<Regex>) -> Self {
         self.include = include;
         self
     }
 
     /// This scope with `--no-parent` on or off.
-    pub fn with_no_parent(mut self, on: bool) -> Self {
+    pub(crate) fn with_no_parent(mut self, on: bool) -> Self {
         self.no_parent = on;
         self
     }
@@ -163,26 +196,26 @@ impl Scope {
     /// The same rules over other roots (a cluster crawl's roots grow as
     /// nodes join): mode, `--exclude`, `--include`, `--no-parent` and the
     /// seed lists' hosts kept.
-    pub fn with_roots(&self, roots: &[Url]) -> Scope {
-        let mut scope = Scope::new(roots, self.mode, self.exclude.clone())
+    pub(crate) fn with_roots(&self, roots: &[Url]) -> Scope {
+        let mut scope = Scope::build(roots, self.mode, self.exclude.clone())
             .with_include(self.include.clone())
             .with_no_parent(self.no_parent);
         scope.seeds = self.seeds.clone();
         scope
     }
 
-    /// The `--include` regexes, as given.
+    /// The `include` regexes, as given.
     pub fn include(&self) -> Vec<&str> {
         self.include.iter().map(Regex::as_str).collect()
     }
 
-    /// Whether `--no-parent` is on.
+    /// Whether `no_parent` is on.
     pub fn no_parent(&self) -> bool {
         self.no_parent
     }
 
     /// Widen this scope by the hosts of the seed lists.
-    pub fn add_seeds(&mut self, seeds: SeedHosts) {
+    pub(crate) fn add_seeds(&mut self, seeds: SeedHosts) {
         self.seeds = Some(Arc::new(seeds));
     }
 
@@ -197,7 +230,7 @@ impl Scope {
         self.mode
     }
 
-    /// The `--exclude` regex, as given.
+    /// The `exclude` regex, as given.
     pub fn exclude(&self) -> Option<&str> {
         self.exclude.as_ref().map(Regex::as_str)
     }
@@ -280,7 +313,7 @@ impl Scope {
     /// resolved to: not a link-local or metadata address
     /// ([`reserved::is_reserved_ip`]), unless a root or a seed list names
     /// the host or the address itself.
-    pub fn may_connect(&self, host: &str, ip: IpAddr) -> bool {
+    pub(crate) fn may_connect(&self, host: &str, ip: IpAddr) -> bool {
         if !reserved::is_reserved_ip(ip) {
             return true;
         }

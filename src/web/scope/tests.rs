@@ -8,7 +8,7 @@ fn u(s: &str) -> Url {
 
 fn scope(roots: &[&str], mode: ScopeMode) -> Scope {
     let roots: Vec<Url> = roots.iter().map(|r| u(r)).collect();
-    Scope::new(&roots, mode, None)
+    Scope::build(&roots, mode, None)
 }
 
 fn check_table(scope: &Scope, table: &[(&str, bool)]) {
@@ -183,7 +183,7 @@ fn port_is_ignored() {
 #[test]
 fn exclude_regex_searches_anywhere_in_the_url() {
     let roots = [u("http://example.com/")];
-    let s = Scope::new(
+    let s = Scope::build(
         &roots,
         ScopeMode::Strict,
         Some(Regex::new(r"logout|\.pdf$").unwrap()),
@@ -201,7 +201,7 @@ fn exclude_regex_searches_anywhere_in_the_url() {
 #[test]
 fn exclude_regex_sees_the_whole_url_text() {
     let roots = [u("http://example.com/")];
-    let s = Scope::new(
+    let s = Scope::build(
         &roots,
         ScopeMode::Lenient,
         Some(Regex::new("^https:").unwrap()),
@@ -247,7 +247,7 @@ fn urls_without_host_and_empty_hosts_are_refused() {
 
 #[test]
 fn no_roots_allow_nothing() {
-    let s = Scope::new(&[], ScopeMode::Lenient, None);
+    let s = Scope::build(&[], ScopeMode::Lenient, None);
     assert!(!s.allows(&u("http://example.com/")));
 }
 
@@ -271,7 +271,7 @@ fn odd_host_strings_do_not_panic() {
 
 fn narrowed(roots: &[&str], include: &[&str], no_parent: bool) -> Scope {
     let roots: Vec<Url> = roots.iter().map(|r| u(r)).collect();
-    Scope::new(&roots, ScopeMode::Strict, None)
+    Scope::build(&roots, ScopeMode::Strict, None)
         .with_include(include.iter().map(|r| Regex::new(r).unwrap()).collect())
         .with_no_parent(no_parent)
 }
@@ -295,7 +295,7 @@ fn roots_seeds_and_sitemaps_start_whatever_include_and_no_parent_say() {
     assert!(s.allows_start(&u("http://example.com/sitemap.xml")));
     // --exclude still applies to starts.
     let roots = [u("http://example.com/")];
-    let s = Scope::new(
+    let s = Scope::build(
         &roots,
         ScopeMode::Strict,
         Some(Regex::new("sitemap").unwrap()),
@@ -328,7 +328,7 @@ fn no_parent_takes_each_root_of_a_host_and_leaves_other_hosts_alone() {
     .iter()
     .map(|r| u(r))
     .collect();
-    let s = Scope::new(&roots, ScopeMode::Lenient, None).with_no_parent(true);
+    let s = Scope::build(&roots, ScopeMode::Lenient, None).with_no_parent(true);
     assert!(s.allows(&u("http://a.example.com/x/1")));
     assert!(s.allows(&u("http://a.example.com/y/2")));
     assert!(!s.allows(&u("http://a.example.com/z/")));

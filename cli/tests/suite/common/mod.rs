@@ -1,24 +1,24 @@
 //! Shared helpers for the integration tests: small scripted sites on
 //! 127.0.0.1:0 and a crawl runner that keeps every record, through the
-//! public builder (`inside` for the few crawls it refuses).
+//! public builder.
 
 #![allow(dead_code)]
 
-pub mod dns;
-pub mod dnsmasq;
 pub mod held;
-pub mod inside;
+pub mod hosts;
 pub mod nginx;
 pub mod openssl;
 pub mod proxy;
 pub mod pywb;
-pub mod redis;
 pub mod scratch;
 pub mod squid;
 pub mod synth;
-pub mod tools;
-pub mod warc;
 pub mod warcio;
+
+// The real tools shared with the library's unit tests (crates/testkit):
+// how a tool is found or skipped, redis-server, dnsmasq, DNS messages by
+// hand, and a WARC reader of the tests' own.
+pub use ringcrawl_testkit::{dns, dnsmasq, redis, tools, warc};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use ringcrawl_links::urls;
+use ringcrawl_robots::Rules;
 
 use super::super::host::Host;
 use super::super::{Frontier, HostMemory, Next, Offer, Politeness};
-use crate::crawl::robots::Rules;
 use crate::job::{Job, Limit};
 
 fn job(url: &str) -> Job {

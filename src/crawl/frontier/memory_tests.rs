@@ -1,43 +1,78 @@
 //! What the frontier holds in RAM for URLs it spilled, counted by a
-//! counting allocator (alone in its file: the allocator is the process's):
-//! a live host whose URLs are all on disk, and a URL on disk.
+//! counting allocator: a live host whose URLs are all on disk, and a URL
+//! on disk.
+//!
+//! The allocator is the process's (a `#[global_allocator]` cannot be one
+//! test's), so it is the library's unit-test binary's, and it counts each
+//! thread's own allocations apart: this test reads its own thread's count
+//! alone, whatever the tests running beside it on other threads allocate.
+//! A block freed on another thread than the one that allocated it is
+//! counted off that other thread; the frontier under test lives and dies
+//! on this test's thread. Every other unit test pays a thread-local add
+//! per allocation, and allocates as before (through `System`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::cell::Cell;
 use std::time::Instant;
 
-use ringcrawl::crawl::frontier::{Frontier, Politeness, SpillIo};
-use ringcrawl::job::Job;
+use super::{Frontier, Politeness, SpillIo};
+use crate::job::Job;
 
-struct Counting;
+/// `System`, counting the bytes each thread has live.
+struct PerThread;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
+thread_local! {
+    /// Bytes this thread allocated and has not freed (freed here less
+    /// allocated elsewhere can make it negative).
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
 
-unsafe impl GlobalAlloc for Counting {
+/// Add `bytes` to this thread's count (nothing once its thread-locals
+/// are gone, at the thread's end).
+fn count(bytes: isize) {
+    let _ = LIVE.try_with(|live| live.set(live.get().wrapping_add(bytes)));
+}
+
+/// `size` as a count: a `Layout`'s size is at most `isize::MAX`.
+fn signed(size: usize) -> isize {
+    isize::try_from(size).unwrap_or(isize::MAX)
+}
+
+// SAFETY: every call is passed on to `System` unchanged; counting touches
+// only a thread-local `Cell` (const-initialised: no allocation, no
+// re-entry).
+unsafe impl GlobalAlloc for PerThread {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        count(signed(layout.size()));
+        // SAFETY: the caller's contract is `System.alloc`'s.
         unsafe { System.alloc(layout) }
     }
 
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count(signed(layout.size()));
+        // SAFETY: the caller's contract is `System.alloc_zeroed`'s.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        count(signed(layout.size()).wrapping_neg());
+        // SAFETY: the caller's contract is `System.dealloc`'s.
         unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
+        count(signed(new_size).wrapping_sub(signed(layout.size())));
+        // SAFETY: the caller's contract is `System.realloc`'s.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: PerThread = PerThread;
 
+/// Bytes this thread has live.
 fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
+    LIVE.with(Cell::get)
 }
 
 /// Carry out the frontier's writes (nothing is read: no host is served).

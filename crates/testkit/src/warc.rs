@@ -1,7 +1,7 @@
 //! A WARC reader for the tests: parse a whole `.warc.gz` (or plain `.warc`)
 //! back into [`WarcRecord`]s, all in memory. Only tests read WARC files
 //! back, so the reader lives with them; warcio, in its venv, is the
-//! independent check (`common::warcio`).
+//! independent check ([`crate::warcio`]).
 
 use std::io::Read;
 

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// `name` as DNS labels on the wire (a trailing dot or not), ending in
+/// the root's empty label.
 pub fn wire_name(name: &str) -> Vec<u8> {
     let mut out = Vec::new();
     for label in name.trim_end_matches('.').split('.') {
@@ -37,10 +39,15 @@ pub fn parse_query(q: &[u8]) -> Option<(u16, String, u16, usize)> {
     Some((id, labels.join("."), qtype, pos + 4))
 }
 
+/// Type A (an IPv4 address).
 pub const A: u16 = 1;
+/// Type CNAME (an alias).
 pub const CNAME: u16 = 5;
+/// Type SOA (a zone's start of authority).
 pub const SOA: u16 = 6;
+/// Type AAAA (an IPv6 address).
 pub const AAAA: u16 = 28;
+/// The header flag of a truncated answer.
 pub const TC: u16 = 0x0200;
 
 /// An answer to `query`: its question, then `answers` as (type, ttl,
@@ -93,10 +100,12 @@ pub fn soa_record(ttl: u32, minimum: u32) -> (u16, u32, Vec<u8>) {
     (SOA, ttl, rdata)
 }
 
+/// An AAAA record of `addr` (owned by the question name).
 pub fn aaaa_record(ttl: u32, addr: std::net::Ipv6Addr) -> (u16, u32, Vec<u8>) {
     (AAAA, ttl, addr.octets().to_vec())
 }
 
+/// An A record of `addr` (owned by the question name).
 pub fn a_record(ttl: u32, addr: [u8; 4]) -> (u16, u32, Vec<u8>) {
     (A, ttl, addr.to_vec())
 }
@@ -105,14 +114,17 @@ pub fn a_record(ttl: u32, addr: [u8; 4]) -> (u16, u32, Vec<u8>) {
 /// address (TTL [`AnswerAll::TTL`]) and every other question with an empty
 /// NOERROR; stops when dropped.
 pub struct AnswerAll {
+    /// Where it listens.
     pub addr: SocketAddr,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl AnswerAll {
+    /// The TTL of every answer.
     pub const TTL: u32 = 300;
 
+    /// A nameserver answering every A question with `ip`.
     pub fn start(ip: [u8; 4]) -> AnswerAll {
         let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
         socket

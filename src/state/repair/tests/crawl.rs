@@ -1,255 +1,28 @@
-//! After a `kill -9`, the outputs a resumed crawl appends to are cut back
-//! to their last whole line or record (`ringcrawl::state::repair`), and
-//! what is left is what an independent reader accepts: warcio (`check`,
-//! `index`) for WARC files, when it can be installed.
+//! The WARC files of a real crawl (of the synthetic site) cut anywhere,
+//! as a `kill -9` leaves them for a resumed crawl, are repaired to whole
+//! records, and what is left is what an independent reader accepts:
+//! warcio (`check`, `index`), in its venv from PyPI (crates/testkit;
+//! skipped where it cannot be installed, unless RINGCRAWL_REQUIRE_WARCIO
+//! or RINGCRAWL_REQUIRE_TOOLS is set), and `gzip -t` where installed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::SystemTime;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
-use crate::common;
-use crate::common::warc::read_records;
-use crate::common::*;
-use ringcrawl::state::repair::{repair_cdxj, repair_jsonl, repair_warc, RecordAt};
-use ringcrawl::state::StateError;
-use ringcrawl::Record;
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
-use ringcrawl_warc::cdxj;
+use ringcrawl_testkit::warc::read_records;
+use ringcrawl_testkit::warcio;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ringcrawl-repair-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use super::temp_dir;
+use crate::state::repair::{repair_warc, RecordAt};
 
-/// `n` JSONL lines as the crawl writes records.
-fn jsonl(n: usize) -> Vec<Vec<u8>> {
-    (0..n)
-        .map(|i| {
-            let mut record = Record::new(format!("http://a.test/page/{i}"), i % 2);
-            record.status = Some(200);
-            record.error = (i % 3 == 0).then(|| "a \"quoted\" error\nline".to_string());
-            let mut line = Vec::new();
-            record.write_jsonl(&mut line);
-            assert!(line.ends_with(b"\n"));
-            line
-        })
-        .collect()
-}
-
-#[test]
-fn a_jsonl_file_cut_mid_line_is_repaired_to_its_last_whole_line_and_says_how_much_it_cut() {
-    let dir = temp_dir("jsonl-cut");
-    let path = dir.join("pages.jsonl");
-    let lines = jsonl(5);
-    let whole: Vec<u8> = lines[..4].concat();
-    let torn = &lines[4][..lines[4].len() / 2];
-    fs::write(&path, [&whole[..], torn].concat()).unwrap();
-
-    let repaired = repair_jsonl(&path, 0).unwrap();
-    assert_eq!(
-        fs::read(&path).unwrap(),
-        whole,
-        "cut to the last whole line"
-    );
-    assert_eq!(repaired.len, whole.len() as u64);
-    assert_eq!(repaired.cut(), torn.len() as u64);
-    let why = repaired.torn.as_deref().unwrap();
-    assert!(why.contains("no newline"), "{why}");
-    assert!(why.contains(&whole.len().to_string()), "says where: {why}");
-    let urls: Vec<&str> = repaired.items.iter().map(|l| l.url.as_str()).collect();
-    assert_eq!(
-        urls,
-        (0..4)
-            .map(|i| format!("http://a.test/page/{i}"))
-            .collect::<Vec<_>>()
-    );
-    let offsets: Vec<u64> = repaired.items.iter().map(|l| l.offset).collect();
-    let mut at = 0;
-    for (line, offset) in lines[..4].iter().zip(offsets) {
-        assert_eq!(offset, at);
-        at += line.len() as u64;
-    }
-
-    // Repairing again finds nothing more to cut.
-    let again = repair_jsonl(&path, 0).unwrap();
-    assert_eq!((again.cut(), again.torn, again.items.len()), (0, None, 4));
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn a_jsonl_file_with_no_tear_is_untouched() {
-    let dir = temp_dir("jsonl-whole");
-    let path = dir.join("pages.jsonl");
-    let whole = jsonl(6).concat();
-    fs::write(&path, &whole).unwrap();
-    let before = fs::metadata(&path).unwrap().modified().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
-
-    let repaired = repair_jsonl(&path, 0).unwrap();
-    assert_eq!(
-        (repaired.was, repaired.len, repaired.cut()),
-        (whole.len() as u64, whole.len() as u64, 0)
-    );
-    assert_eq!(repaired.torn, None);
-    assert_eq!(repaired.items.len(), 6);
-    assert_eq!(fs::read(&path).unwrap(), whole);
-    assert_eq!(
-        fs::metadata(&path).unwrap().modified().unwrap(),
-        before,
-        "not even truncated to its length"
-    );
-
-    // An empty file is whole too.
-    fs::write(&path, b"").unwrap();
-    let repaired = repair_jsonl(&path, 0).unwrap();
-    assert_eq!(
-        (repaired.len, repaired.cut(), repaired.items.len()),
-        (0, 0, 0)
-    );
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn a_last_jsonl_line_that_is_not_a_record_is_cut_even_with_its_newline() {
-    let dir = temp_dir("jsonl-garbage");
-    let path = dir.join("pages.jsonl");
-    let whole = jsonl(3).concat();
-    // What a crash of the machine (not only of the process) may leave:
-    // the file longer than the data written, the rest zeros.
-    for tail in [
-        &b"\0\0\0\0\0\0\n"[..],
-        b"{\"url\": \"http://a.test/x\", \"st\n",
-        b"\n",
-    ] {
-        fs::write(&path, [&whole[..], tail].concat()).unwrap();
-        let repaired = repair_jsonl(&path, 0).unwrap();
-        assert_eq!(fs::read(&path).unwrap(), whole, "{tail:?}");
-        assert_eq!(repaired.cut(), tail.len() as u64);
-        assert!(repaired.torn.unwrap().contains("is not a record"));
-    }
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn a_line_that_is_no_record_with_whole_lines_after_it_is_damage_and_nothing_is_cut() {
-    let dir = temp_dir("jsonl-damaged");
-    let path = dir.join("pages.jsonl");
-    let lines = jsonl(6);
-    let mut bytes = lines.concat();
-    // A block of zeros over the third line, its newline kept.
-    let at: usize = lines[..2].iter().map(Vec::len).sum();
-    bytes[at..at + lines[2].len() - 1].fill(0);
-    fs::write(&path, &bytes).unwrap();
-    match repair_jsonl(&path, 0).unwrap_err() {
-        StateError::Damaged(d) => {
-            assert_eq!((d.place.as_str(), d.byte), ("line 3", at as u64));
-            let message = d.to_string();
-            assert!(message.contains(&path.display().to_string()), "{message}");
-        }
-        e => panic!("not damage: {e}"),
-    }
-    assert_eq!(fs::read(&path).unwrap(), bytes, "nothing cut");
-    let index = dir.join("index.cdxj");
-    fs::write(&index, b"com,a)/ 20260101000000 {\"url\": \"http://a.com/\"}\nnot an index line\ncom,a)/ 20260101000000 {\"url\": \"http://a.com/\"}\n").unwrap();
-    assert!(matches!(repair_cdxj(&index, 0), Err(StateError::Damaged(d)) if d.place == "line 2"));
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn a_jsonl_repair_from_the_checkpoint_reads_only_the_lines_after_it() {
-    let dir = temp_dir("jsonl-from");
-    let path = dir.join("pages.jsonl");
-    let lines = jsonl(6);
-    let checkpoint = lines[..2].concat().len() as u64;
-    fs::write(
-        &path,
-        [lines[..5].concat(), lines[5][..7].to_vec()].concat(),
-    )
-    .unwrap();
-    let repaired = repair_jsonl(&path, checkpoint).unwrap();
-    let urls: Vec<&str> = repaired.items.iter().map(|l| l.url.as_str()).collect();
-    assert_eq!(
-        urls,
-        [
-            "http://a.test/page/2",
-            "http://a.test/page/3",
-            "http://a.test/page/4"
-        ]
-    );
-    assert_eq!(repaired.items[0].offset, checkpoint);
-    assert_eq!(repaired.cut(), 7);
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn a_file_shorter_than_its_checkpoint_is_an_error_and_is_left_as_it_is() {
-    let dir = temp_dir("shorter");
-    let path = dir.join("pages.jsonl");
-    let whole = jsonl(2).concat();
-    fs::write(&path, &whole).unwrap();
-    let from = whole.len() as u64 + 100;
-    for err in [
-        repair_jsonl(&path, from).unwrap_err(),
-        repair_cdxj(&path, from).unwrap_err(),
-        repair_warc(&path, from).unwrap_err(),
-    ] {
-        assert!(matches!(err, StateError::Shorter { .. }), "{err}");
-        assert!(err.to_string().contains("the checkpoint says"), "{err}");
-    }
-    assert_eq!(fs::read(&path).unwrap(), whole);
-    let missing = repair_jsonl(&dir.join("none.jsonl"), 0).unwrap_err();
-    assert!(matches!(missing, StateError::Io { .. }), "{missing}");
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn a_cdxj_index_cut_mid_line_keeps_its_whole_lines() {
-    let dir = temp_dir("cdxj");
-    let path = dir.join("index.cdxj");
-    let mut whole = Vec::new();
-    for i in 0..4u64 {
-        let url = format!("http://a.test/{i}?b=1&a=2");
-        cdxj::write_line(
-            &cdxj::Entry {
-                url: &url,
-                date: SystemTime::now(),
-                mime: Some("text/html"),
-                status: Some(200),
-                digest: "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
-                length: 345,
-                offset: 1000 * i,
-                filename: "x-s0-00000.warc.gz",
-            },
-            &mut whole,
-        );
-    }
-    let full = whole.len();
-    for end in 0..=full {
-        fs::write(&path, &whole[..end]).unwrap();
-        let repaired = repair_cdxj(&path, 0).unwrap();
-        let kept = whole[..end]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        assert_eq!(repaired.len, kept as u64, "cut at {end}");
-        assert_eq!(
-            repaired.items.len(),
-            whole[..kept].iter().filter(|&&b| b == b'\n').count()
-        );
-        assert_eq!(fs::read(&path).unwrap(), &whole[..kept]);
-    }
-    assert_eq!(
-        repair_cdxj(&path, 0).unwrap().items[3].url,
-        "http://a.test/3?b=1&a=2"
-    );
-    fs::remove_dir_all(&dir).unwrap();
-}
+/// A crawl still running after this long has hung: it is interrupted
+/// and the test fails (as the suite's crawls are).
+const HANG_LIMIT: Duration = Duration::from_secs(120);
 
 /// The WARC files of a small crawl of the synthetic site, read whole.
 fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
@@ -261,10 +34,45 @@ fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
     let server = Server::start(site.handler()).unwrap();
     let dir = temp_dir(name);
     let warc_dir = dir.join("warc");
-    let mut cfg = settings(&[format!("{}/", base(&server))]);
-    cfg = cfg.warc(warc_dir.clone());
-    let outcome = crawl(cfg);
-    assert!(outcome.records.len() >= 25);
+    // The suite's settings for a crawl (cli/tests/suite/common/mod.rs),
+    // with WARC files.
+    let crawler = crate::Crawler::builder()
+        .roots([format!("http://{}/", server.addr())])
+        .keep_records(true)
+        .cores(2)
+        .max_tasks(16)
+        .per_host(16)
+        .obey_robots(false)
+        .sitemaps(false)
+        .connect_timeout(Duration::from_secs(2))
+        .read_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(10))
+        .warc(warc_dir.clone())
+        .build()
+        .expect("valid settings");
+    let interrupt = crawler.interrupt_handle();
+    let (returned, finished) = mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let hung = finished.recv_timeout(HANG_LIMIT) == Err(mpsc::RecvTimeoutError::Timeout);
+        if hung {
+            interrupt.interrupt();
+        }
+        hung
+    });
+    crate::process::prepare();
+    let report = crawler.run().expect("crawl runs");
+    drop(returned);
+    assert!(
+        !watchdog.join().unwrap(),
+        "crawl hung: interrupted after {HANG_LIMIT:?}"
+    );
+    assert!(!report.aborted(), "crawl must end by running out of work");
+    assert_eq!(
+        report.records().len() as u64,
+        report.summary().urls,
+        "one record per URL"
+    );
+    assert!(report.records().len() >= 25);
     let mut files: Vec<(PathBuf, Vec<u8>)> = fs::read_dir(&warc_dir)
         .unwrap()
         .map(|e| {
@@ -280,7 +88,7 @@ fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
 
 /// What warcio's index says of each record: (offset, type, target URI).
 fn warcio_index(bin: &Path, file: &Path) -> Vec<RecordAt> {
-    let out = common::warcio::run(
+    let out = warcio::run(
         std::process::Command::new(bin.join("warcio"))
             .args(["index", "-f", "offset,warc-type,warc-target-uri"])
             .arg(file),
@@ -301,7 +109,7 @@ fn warcio_index(bin: &Path, file: &Path) -> Vec<RecordAt> {
 /// `warcio check -v` on `files` passes: every digest checked passes and
 /// nothing fails.
 fn warcio_check(bin: &Path, files: &[PathBuf]) {
-    let out = common::warcio::run(
+    let out = warcio::run(
         std::process::Command::new(bin.join("warcio"))
             .args(["check", "-v"])
             .args(files),
@@ -337,7 +145,7 @@ fn gzip_test(files: &[PathBuf]) {
 fn a_crawls_warc_cut_anywhere_is_repaired_to_whole_records_that_warcio_accepts() {
     let test = "a_crawls_warc_cut_anywhere_is_repaired_to_whole_records_that_warcio_accepts";
     let (dir, files) = crawl_warc_files("warc-cut");
-    let warcio = common::warcio::warcio_or_skip(test);
+    let warcio = warcio::warcio_or_skip(&warcio::target_tmpdir(), test);
     let torn_path = dir.join("torn.warc.gz");
     let kept_dir = dir.join("kept");
     fs::create_dir_all(&kept_dir).unwrap();
@@ -469,7 +277,8 @@ fn garbage_after_whole_members_is_cut_and_warcio_accepts_what_is_left() {
             whole[..first_member - 1].to_vec(),
         ),
     ];
-    let warcio = common::warcio::warcio_or_skip(
+    let warcio = warcio::warcio_or_skip(
+        &warcio::target_tmpdir(),
         "garbage_after_whole_members_is_cut_and_warcio_accepts_what_is_left",
     );
     let mut seen = BTreeSet::new();

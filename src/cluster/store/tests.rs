@@ -1,15 +1,18 @@
-//! The cluster's shared state against a real `redis-server` (Debian's, on
-//! a free loopback port; skipped with a message where it is not
-//! installed): creation and joining, heartbeats, leases and their expiry,
-//! streams read once and claimed after a takeover, fencing of a node that
-//! lost its lease, the done log, and the backlog that says a crawl is over.
+//! The store against a real `redis-server` (on a free loopback port;
+//! skipped with a message where it is not installed, a failure with
+//! `RINGCRAWL_REQUIRE_TOOLS=1`): creation and joining, heartbeats, leases
+//! and their expiry, streams read once and claimed after a takeover,
+//! fencing of a node that lost its lease or whose name joined again, the
+//! done log, and the backlog that says a crawl is over; and which eviction
+//! policies keep the crawl's keys.
 
 use std::time::Duration;
 
-use crate::common::redis::redis_or_skip;
-use ringcrawl::cluster::store::{Finished, Store, StoreError, DONE_ITEM};
-use ringcrawl::cluster::wire;
-use ringcrawl::job::Job;
+use ringcrawl_testkit::redis::redis_or_skip;
+
+use super::{may_evict, Entry, Finished, Store, StoreError, DONE_ITEM};
+use crate::cluster::{incarnation, wire};
+use crate::job::Job;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -17,7 +20,7 @@ fn node(url: &str, crawl: &str, name: &str) -> Store {
     Store::connect(url, crawl, name, TIMEOUT).unwrap()
 }
 
-fn urls(entries: &[ringcrawl::cluster::store::Entry]) -> Vec<String> {
+fn urls(entries: &[Entry]) -> Vec<String> {
     entries
         .iter()
         .flat_map(|e| wire::decode(&e.text).0)
@@ -301,7 +304,7 @@ fn a_report_sent_again_after_its_answer_was_lost_is_written_once() {
     let mut setup = node(&redis.url(), "c", "setup");
     setup.create_or_join(Some(2), [1, 2]).unwrap();
     let generation = setup.next_generation("n1").unwrap();
-    let identity = ringcrawl::cluster::incarnation("n1", generation);
+    let identity = incarnation("n1", generation);
     let connect = || {
         let mut store = node(&redis.url(), "c", "n1");
         store.set_identity(&identity);
@@ -340,7 +343,7 @@ fn a_report_sent_again_after_its_answer_was_lost_is_written_once() {
 
     let generation = setup.next_generation("n1").unwrap();
     let mut later = node(&redis.url(), "c", "n1");
-    later.set_identity(&ringcrawl::cluster::incarnation("n1", generation));
+    later.set_identity(&incarnation("n1", generation));
     assert!(later.acquire(1, Duration::from_secs(30)).unwrap());
     assert_eq!(
         later.finish(1, &[finished(1, &[(5, 8)], &[])]).unwrap(),
@@ -455,4 +458,60 @@ fn the_done_log_runs_over_chunks_and_reads_back_whole() {
     assert_eq!(a.load_done(0).unwrap(), all);
     let mut b = node(&redis.url(), "c", "b");
     assert_eq!(b.load_done(0).unwrap(), all);
+}
+
+#[test]
+fn a_process_whose_name_joined_again_is_refused_everything_it_would_write() {
+    let Some(redis) = redis_or_skip("superseded") else {
+        return;
+    };
+    let timeout = std::time::Duration::from_secs(5);
+    let ttl = std::time::Duration::from_secs(5);
+    let connect = || {
+        let mut store = Store::connect(&redis.url(), "c", "n1", timeout).unwrap();
+        store.create_or_join(Some(4), [1, 2]).unwrap();
+        let generation = store.next_generation("n1").unwrap();
+        store.set_identity(&incarnation("n1", generation));
+        store
+    };
+    let mut old = connect();
+    old.check_generation().unwrap();
+    assert!(old.acquire(0, ttl).unwrap());
+    let mut new = connect();
+    let superseded = |r: Result<(), StoreError>| matches!(r, Err(StoreError::Superseded));
+    assert!(superseded(old.check_generation()));
+    assert!(superseded(old.heartbeat(ttl).map(drop)));
+    assert!(superseded(old.acquire(1, ttl).map(drop)));
+    assert!(superseded(old.renew(&[0], ttl).map(drop)));
+    let done = Finished {
+        partition: 0,
+        done: vec![(7, 7)],
+        acks: Vec::new(),
+    };
+    assert!(superseded(
+        old.finish(1, std::slice::from_ref(&done)).map(drop)
+    ));
+    assert!(superseded(old.sweep(&[0], ttl).map(drop)));
+    assert!(old.load_done(0).unwrap().is_empty(), "nothing written");
+    new.check_generation().unwrap();
+    new.heartbeat(ttl).unwrap();
+    assert!(
+        !new.acquire(0, ttl).unwrap(),
+        "the old one's lease runs out"
+    );
+    assert!(new.acquire(1, ttl).unwrap());
+}
+
+#[test]
+fn only_noeviction_keeps_every_key_of_the_crawl() {
+    assert!(!may_evict("noeviction"));
+    for policy in [
+        "allkeys-lru",
+        "volatile-lru",
+        "allkeys-lfu",
+        "volatile-ttl",
+        "allkeys-random",
+    ] {
+        assert!(may_evict(policy), "{policy}");
+    }
 }

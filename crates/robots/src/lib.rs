@@ -1,23 +1,37 @@
-//! Pure robots.txt policy (RFC 9309, with Google's status rules): what a
-//! robots.txt answer means for a host, and whether a URL may be fetched.
-//! Parsing and matching are [`parse`]'s; fetching robots.txt is the
-//! shard's.
+//! Sans-I/O robots.txt (RFC 9309, with Google's status rules): what a
+//! robots.txt answer means for a host ([`Rules::from_answer`]), whether a
+//! URL may be fetched under it ([`Rules::verdict`]), its `Crawl-delay` and
+//! its `Sitemap:` lines; and the parser and matcher underneath
+//! ([`Robot`]), for one agent's rules read from a robots.txt's bytes.
 //!
-//! Status rules: 2xx → the rules in the body; 3xx past the redirect limit
-//! and 4xx → allow all; 5xx or unreachable → disallow all. Google retries
-//! "for a while"; so does ringcrawl: the frontier asks again on a schedule
-//! (`defaults::ROBOTS_RETRIES`, about a minute) while the origin's pages
-//! wait, and only then keeps the origin out for the rest of the crawl,
-//! recording each URL as `robots_unavailable`.
+//! Status rules: 2xx → the rules in the body (its first
+//! [`MAX_ROBOTS_BYTES`]); 3xx past the redirect limit and 4xx → allow all;
+//! 5xx or unreachable → disallow all ([`Verdict::Unavailable`]). Google
+//! retries "for a while"; so does ringcrawl, but when to ask again is the
+//! caller's: this crate only says what an answer means.
+//!
+//! What it is: pure and panic-free, bounded whatever the bytes (work linear
+//! in the file to parse, and for a URL at most linear in (path + patterns)
+//! per rule; no regular expressions). What it is not: the fetching of
+//! robots.txt (redirects, time-outs, archiving the answer), the cache of
+//! rules per host or the schedule of retries: those are [ringcrawl]'s
+//! (`src/crawl/shard/robots.rs` fetches, its frontier keeps the rules per
+//! host). Nor a general robots.txt library: only one agent's groups are
+//! kept.
+//!
+//! A crate of its own so that it is tested, fuzzed and benchmarked without
+//! the crawler, and so that others can use it.
+//!
+//! [ringcrawl]: https://github.com/ringcrawl/ringcrawl
+
+#![warn(unreachable_pub)]
 
 use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::job::Verdict;
+pub use parse::{Robot, RULE_BYTES};
 
-use parse::Robot;
-
-pub mod parse;
+mod parse;
 
 #[cfg(test)]
 mod differential;
@@ -28,8 +42,22 @@ pub const MAX_ROBOTS_REDIRECTS: u32 = 5;
 /// robots.txt bytes read at most (Google reads 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 500 << 10;
 
+/// Whether a URL may be fetched ([`Rules::verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// It may.
+    Allowed,
+    /// robots.txt disallows it for our agent.
+    Disallowed,
+    /// robots.txt could not be had (5xx, or no answer): nothing of the
+    /// origin may be fetched.
+    Unavailable,
+}
+
 /// Why an origin's robots.txt could not be had.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Unreachable {
     /// How its fetch ended, in one line: `HTTP 503`, or the fetch's error
     /// kind and message (`connect_refused: connect: Connection refused`).
@@ -42,6 +70,8 @@ pub struct Unreachable {
 }
 
 /// The robots policy of one host.
+#[derive(Debug)]
+#[non_exhaustive]
 pub enum Rules {
     /// No robots.txt (4xx), or robots ignored.
     AllowAll,
@@ -76,6 +106,16 @@ impl Rules {
         })
     }
 
+    /// Unavailable because the connection was refused (nothing listens
+    /// on that port): [`Unreachable::refused`] is set, so that the caller
+    /// may ask again on a shorter schedule than for a 5xx or a time-out.
+    pub fn refused(cause: impl Into<Box<str>>) -> Rules {
+        Rules::Unavailable(Unreachable {
+            cause: cause.into(),
+            refused: true,
+        })
+    }
+
     /// Why the rules could not be had, if they could not.
     pub fn unreachable(&self) -> Option<&Unreachable> {
         match self {
@@ -95,7 +135,7 @@ impl Rules {
     }
 
     /// Heap bytes these rules hold: the parsed [`Robot`] and what it
-    /// holds (our group's rules, [`parse::RULE_BYTES`] each, their
+    /// holds (our group's rules, [`RULE_BYTES`] each, their
     /// patterns, any sitemaps not taken yet).
     pub fn weight(&self) -> usize {
         match self {
@@ -486,8 +526,7 @@ mod tests {
     #[test]
     fn the_weight_is_what_our_rules_hold() {
         let ours = read("User-agent: *\nDisallow: /a\nDisallow: /b*c\n");
-        let expected =
-            std::mem::size_of::<Robot>() + 2 * parse::RULE_BYTES + "/a".len() + "/b*c".len();
+        let expected = std::mem::size_of::<Robot>() + 2 * RULE_BYTES + "/a".len() + "/b*c".len();
         assert_eq!(ours.weight(), expected);
         let mut big = "User-agent: other\n".to_string();
         for i in 0..1000 {
@@ -496,7 +535,8 @@ mod tests {
         big.push_str("User-agent: *\nDisallow: /a\nDisallow: /b*c\n");
         assert_eq!(read(&big).weight(), expected, "other groups are not kept");
         // The most a 500 KiB file can weigh: control bytes, each escaped
-        // to three (frontier/host.rs's ROBOTS_RESERVE counts on this).
+        // to three (ringcrawl's src/crawl/frontier/host.rs, ROBOTS_RESERVE,
+        // counts on this).
         let mut worst = b"User-agent: *\n".to_vec();
         while worst.len() < MAX_ROBOTS_BYTES {
             worst.extend_from_slice(b"Allow:\x01\x01\x01\x01\x01\x01\n");

@@ -9,8 +9,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A `redis-server` of a test's own (see the module's doc).
 pub struct RedisServer {
     child: Child,
+    /// Its port on 127.0.0.1.
     pub port: u16,
     dir: PathBuf,
     /// How it was started, for [`RedisServer::restart`].
@@ -116,9 +118,9 @@ pub fn redis_with_or_skip(
 ) -> Option<RedisServer> {
     let Some(bin) = binary() else {
         assert!(
-            std::env::var_os(super::tools::REQUIRE_TOOLS).is_none(),
+            std::env::var_os(crate::tools::REQUIRE_TOOLS).is_none(),
             "{test}: redis-server is not installed and {} is set (.ci/run installs it)",
-            super::tools::REQUIRE_TOOLS
+            crate::tools::REQUIRE_TOOLS
         );
         eprintln!("SKIP {test}: redis-server is not installed (.ci/run installs it)");
         return None;

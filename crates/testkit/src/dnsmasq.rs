@@ -1,7 +1,7 @@
 //! A real dnsmasq on a free loopback port for the DNS tests, with the
 //! names and options a test gives, killed (by its PID) when dropped, also
 //! when a test panics. Where dnsmasq is missing the test skips
-//! ([`super::tools::require_tool`]).
+//! ([`crate::tools::require_tool`]).
 
 use std::fs;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
@@ -10,11 +10,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::dns::wire_name;
-use super::tools::require_tool;
+use crate::dns::wire_name;
+use crate::tools::require_tool;
 
+/// A dnsmasq of a test's own (see the module's doc).
 pub struct Dnsmasq {
     child: Child,
+    /// Where it answers (UDP and TCP).
     pub addr: SocketAddr,
     dir: PathBuf,
 }
@@ -120,4 +122,28 @@ fn wait_ready(child: &mut Child, addr: SocketAddr, probe: &str) -> bool {
         }
     }
     false
+}
+
+/// Hosts of one [`broken_aaaa`] dnsmasq: `h{i}.drop.test` (A from a hosts
+/// file; dnsmasq forwards their AAAA questions to `silent`, which never
+/// answers, so dnsmasq never answers them either) and `h{i}.nx6.test` (A
+/// from `--address`, NXDOMAIN for AAAA: a `--local` domain).
+pub const BROKEN_AAAA_HOSTS: usize = 4;
+
+/// A dnsmasq broken on purpose: it never answers AAAA for the
+/// `h{i}.drop.test` names and says NXDOMAIN to AAAA for the
+/// `h{i}.nx6.test` ones, while A answers 127.0.0.1 for both
+/// ([`BROKEN_AAAA_HOSTS`] of each); `silent` is a socket nobody reads.
+/// `None` as [`Dnsmasq::start`].
+pub fn broken_aaaa(test: &str, silent: SocketAddr) -> Option<Dnsmasq> {
+    let hosts: String = (0..BROKEN_AAAA_HOSTS)
+        .map(|i| format!("127.0.0.1 h{i}.drop.test\n"))
+        .collect();
+    let mut args = vec![
+        format!("--server=/drop.test/{}#{}", silent.ip(), silent.port()),
+        "--local=/nx6.test/".to_string(),
+        "--local-ttl=300".to_string(),
+    ];
+    args.extend((0..BROKEN_AAAA_HOSTS).map(|i| format!("--address=/h{i}.nx6.test/127.0.0.1")));
+    Dnsmasq::start(test, &hosts, &args, "h0.nx6.test")
 }

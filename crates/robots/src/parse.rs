@@ -7,7 +7,7 @@
 //! file holds (no regular expressions, no backtracking: a 500 KiB file of
 //! `*` costs what a 500 KiB file of letters does). What it is not: the
 //! policy (which HTTP answer means what, the 500 KiB cap, what a URL's
-//! path is and how escapes are made canonical: the parent module's), nor
+//! path is and how escapes are made canonical: the crate root's), nor
 //! a general robots.txt library (no other agents' rules are kept).
 //!
 //! Why by hand: ringcrawl used texting_robots 0.2.2 (2022), which brought
