@@ -18,6 +18,8 @@ mod refused_crawls;
 mod report;
 mod scope;
 mod settings;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -7,34 +7,18 @@
 
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::Duration;
 
 use ringcrawl_site::endless::{Counts, EndlessSite, EndlessSpec};
 use ringcrawl_site::server::{Options, Server};
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
 
-use super::{Crawler, CrawlerBuilder};
+use super::testing::{settings, within_hang_limit};
+use super::CrawlerBuilder;
 use crate::config::budget::Spent;
 use crate::config::Config;
 use crate::crawl::run::{run, Outcome};
 use crate::job::ErrorKind;
-
-/// The suite's settings (cli/tests/suite/common's `settings`).
-fn settings<S: AsRef<str>>(roots: &[S]) -> CrawlerBuilder {
-    Crawler::builder()
-        .roots(roots.iter().map(|r| r.as_ref().to_string()))
-        .keep_records(true)
-        .cores(2)
-        .max_tasks(16)
-        .per_host(16)
-        .obey_robots(false)
-        .sitemaps(false)
-        .connect_timeout(Duration::from_secs(2))
-        .read_timeout(Duration::from_secs(5))
-        .timeout(Duration::from_secs(10))
-}
 
 /// The configuration `settings` make, with its seen-set at `bytes` over
 /// all shards (below the builder's floor).
@@ -49,26 +33,12 @@ fn urls_of(outcome: &Outcome) -> BTreeSet<String> {
     outcome.records.iter().map(|r| r.url.clone()).collect()
 }
 
-/// Crawl `config` to its end with no hooks, interrupted if it takes more
-/// than two minutes, the suite's `HANG_LIMIT` (a hang fails the test, it
-/// does not hang it); checked as the suite's `ran_out_of_work` checks it.
+/// Crawl `config` to its end with no hooks, within the suite's hang
+/// limit; checked as the suite's `ran_out_of_work` checks it.
 fn crawl_to_its_end(config: Config) -> Outcome {
     let interrupt = super::Interrupt::new();
     let flag = interrupt.flag();
-    let (returned, finished) = channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        let hung = matches!(
-            finished.recv_timeout(Duration::from_secs(120)),
-            Err(RecvTimeoutError::Timeout)
-        );
-        if hung {
-            interrupt.interrupt();
-        }
-        hung
-    });
-    let outcome = run(config, flag.clone()).unwrap();
-    drop(returned);
-    assert!(!watchdog.join().unwrap(), "the crawl hung");
+    let outcome = within_hang_limit(interrupt, || run(config, flag.clone())).unwrap();
     assert!(!flag.load(Ordering::Relaxed));
     assert!(!outcome.aborted, "crawl must end by running out of work");
     assert_eq!(

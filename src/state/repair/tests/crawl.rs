@@ -9,8 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::sync::Arc;
 
 use ringcrawl_site::server::Server;
 use ringcrawl_site::synth::{SiteSpec, SynthSite};
@@ -18,11 +17,8 @@ use ringcrawl_testkit::warc::read_records;
 use ringcrawl_testkit::warcio;
 
 use super::temp_dir;
+use crate::api::testing::{settings, within_hang_limit};
 use crate::state::repair::{repair_warc, RecordAt};
-
-/// A crawl still running after this long has hung: it is interrupted
-/// and the test fails (as the suite's crawls are).
-const HANG_LIMIT: Duration = Duration::from_secs(120);
 
 /// The WARC files of a small crawl of the synthetic site, read whole.
 fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
@@ -34,38 +30,14 @@ fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
     let server = Server::start(site.handler()).unwrap();
     let dir = temp_dir(name);
     let warc_dir = dir.join("warc");
-    // The suite's settings for a crawl (cli/tests/suite/common/mod.rs),
-    // with WARC files.
-    let crawler = crate::Crawler::builder()
-        .roots([format!("http://{}/", server.addr())])
-        .keep_records(true)
-        .cores(2)
-        .max_tasks(16)
-        .per_host(16)
-        .obey_robots(false)
-        .sitemaps(false)
-        .connect_timeout(Duration::from_secs(2))
-        .read_timeout(Duration::from_secs(5))
-        .timeout(Duration::from_secs(10))
+    // The suite's settings for a crawl, with WARC files.
+    let crawler = settings(&[format!("http://{}/", server.addr())])
         .warc(warc_dir.clone())
         .build()
         .expect("valid settings");
-    let interrupt = crawler.interrupt_handle();
-    let (returned, finished) = mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        let hung = finished.recv_timeout(HANG_LIMIT) == Err(mpsc::RecvTimeoutError::Timeout);
-        if hung {
-            interrupt.interrupt();
-        }
-        hung
-    });
     crate::process::prepare();
-    let report = crawler.run().expect("crawl runs");
-    drop(returned);
-    assert!(
-        !watchdog.join().unwrap(),
-        "crawl hung: interrupted after {HANG_LIMIT:?}"
-    );
+    let report =
+        within_hang_limit(crawler.interrupt_handle(), || crawler.run()).expect("crawl runs");
     assert!(!report.aborted(), "crawl must end by running out of work");
     assert_eq!(
         report.records().len() as u64,
