@@ -17,6 +17,7 @@ use ringcrawl_site::tls::{TestCa, Validity};
 use crate::cli::{ringcrawl, PROXY_VARS};
 use crate::common::nginx::Nginx;
 use crate::common::records_at;
+use crate::common::scratch::Scratch;
 use crate::common::squid::{Microsocks, Squid};
 use crate::common::tools;
 use crate::common::warc::read_records;
@@ -79,7 +80,7 @@ fn http_and_https_go_through_squid_which_resolves_the_names_and_the_warc_keeps_t
     let mut secure = site(TWO_PAGES, Some((cert.chain_pem(), cert.key_pem())));
     let login = ("ann", "s3cret:x");
     let mut squid = Squid::start(&["a.test", "b.test"], Some(login));
-    let dir = Nginx::dir();
+    let dir = Scratch::new("proxies-http");
     let ca_file = dir.join("ca.pem");
     std::fs::write(&ca_file, ca.pem()).unwrap();
     let a = format!("http://a.test:{}/", plain.port());
@@ -198,7 +199,7 @@ fn socks5_resolves_here_socks5h_at_the_proxy_and_bad_credentials_are_the_proxys_
     }
     let mut web = site(TWO_PAGES, None);
     let socks = Microsocks::start(Some(("me", "pw")));
-    let dir = Nginx::dir();
+    let dir = Scratch::new("proxies-socks");
     let port = web.port();
     let by_name = format!("http://a.test:{port}/");
     let by_ip = format!("http://127.0.0.1:{port}/");
@@ -286,7 +287,7 @@ fn a_dead_proxy_among_live_ones_is_passed_over_and_alone_it_is_the_proxys_fault(
         .unwrap()
         .port();
     let dead = format!("http://u:secret@127.0.0.1:{dead}");
-    let dir = Nginx::dir();
+    let dir = Scratch::new("proxies-dead");
     let roots: Vec<String> = hosts
         .iter()
         .map(|h| format!("http://{h}:{}/", web.port()))
@@ -354,7 +355,7 @@ fn http_proxy_and_no_proxy_are_read_from_the_environment_as_curl_does() {
     }
     let mut web = site(TWO_PAGES, None);
     let mut squid = Squid::start(&["a.test"], None);
-    let dir = Nginx::dir();
+    let dir = Scratch::new("proxies-env");
     let root = format!("http://a.test:{}/", web.port());
     let pin = format!("a.test:{}:127.0.0.1", web.port());
     let run = |name: &str, env: &[(&str, &str)]| {
