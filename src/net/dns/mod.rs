@@ -501,7 +501,9 @@ mod server_tests;
 mod tests {
     use super::*;
 
-    fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+    /// `f` on a glommio executor of its own (the resolver's tests'
+    /// and `server_tests`').
+    pub(super) fn run<T>(f: impl std::future::Future<Output = T>) -> T {
         glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound)
             .io_memory(1 << 20)
             .make()

@@ -29,14 +29,24 @@ use glommio::timer::Timer;
 use ringcrawl_testkit::dns::*;
 use ringcrawl_testkit::dnsmasq::{broken_aaaa, Dnsmasq, BROKEN_AAAA_HOSTS};
 
+use super::tests::run;
 use super::{Resolver, ResolverOptions};
 
-fn run<T>(f: impl std::future::Future<Output = T>) -> T {
-    glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound)
-        .io_memory(1 << 20)
-        .make()
-        .unwrap()
-        .run(f)
+/// Resolve `{prefix}{i}.fake.test` for `names` names at once (each answered
+/// 300 ms late with 127.0.0.3 by the fake server): how long all took.
+async fn resolve_slow_names(r: &Rc<Resolver>, prefix: &str, names: u64) -> Duration {
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..names)
+        .map(|i| {
+            let r = r.clone();
+            let name = format!("{prefix}{i}.fake.test");
+            glommio::spawn_local(async move { r.resolve(&name, 80).await })
+        })
+        .collect();
+    for task in tasks {
+        assert_eq!(task.await.unwrap().first().unwrap().ip(), ip("127.0.0.3"));
+    }
+    start.elapsed()
 }
 
 fn ip(s: &str) -> IpAddr {
@@ -647,19 +657,7 @@ fn slow_and_silent_names_never_block_the_executor() {
 
         // 200 distinct slow names at once: their queries go out together
         // (up to the 256 in flight), not one 300 ms after another.
-        let start = Instant::now();
-        let many: Vec<_> = (0..200)
-            .map(|i| {
-                let r = r.clone();
-                glommio::spawn_local(
-                    async move { r.resolve(&format!("slow{i}.fake.test"), 80).await },
-                )
-            })
-            .collect();
-        for task in many {
-            assert_eq!(task.await.unwrap().first().unwrap().ip(), ip("127.0.0.3"));
-        }
-        let waited = start.elapsed();
+        let waited = resolve_slow_names(&r, "slow", 200).await;
         println!("200 slow names in {waited:?}");
         assert!(waited < Duration::from_secs(4), "{waited:?}");
 
@@ -880,19 +878,7 @@ fn queries_past_the_limit_in_flight_wait_their_turn() {
         // 12 names whose A takes 300 ms: with 4 queries out at a time, at
         // least 3 rounds of it, however fast the machine.
         let names = 12;
-        let start = Instant::now();
-        let tasks: Vec<_> = (0..names)
-            .map(|i| {
-                let r = r.clone();
-                glommio::spawn_local(
-                    async move { r.resolve(&format!("slowq{i}.fake.test"), 80).await },
-                )
-            })
-            .collect();
-        for task in tasks {
-            assert_eq!(task.await.unwrap().first().unwrap().ip(), ip("127.0.0.3"));
-        }
-        let waited = start.elapsed();
+        let waited = resolve_slow_names(&r, "slowq", names).await;
         let stats = r.stats();
         println!("{names} slow names, {limit} in flight: {waited:?} {stats:?}");
         assert!(
