@@ -277,15 +277,6 @@ impl Shard {
                 if said.nofollow && self.config.obey_meta_robots {
                     found = Found::resolved(Vec::new());
                 }
-                // Learned as they are routed, just below, with no await
-                // between: a link met again could not be new to the crawl.
-                let mut known = self.newness.known_links.borrow_mut();
-                for (url, key) in found.links.iter().zip(&found.keys) {
-                    if let Some(key) = key {
-                        known.learn(*key, url);
-                    }
-                }
-                drop(known);
                 self.route_found(job, found, page.embeds, record, token)
             }
             Reading::Stylesheet => {
@@ -355,6 +346,15 @@ impl Shard {
             .filter(|e| scope.allows_embed(e))
             .collect();
         record.num_urls = links.links.len() + links.known + embeds.len();
+        // Learned as they are routed (no await between): a link met again
+        // could not be new to the crawl.
+        let mut known = self.newness.known_links.borrow_mut();
+        for (url, key) in links.links.iter().zip(&links.keys) {
+            if let Some(key) = key {
+                known.learn(*key, url);
+            }
+        }
+        drop(known);
         let found = embeds
             .into_iter()
             .map(|url| (url, Hop::Embed, job.depth))
