@@ -15,6 +15,8 @@ mod cluster;
 mod error;
 #[cfg(test)]
 mod refused_crawls;
+#[cfg(test)]
+mod repaired_crawls;
 mod report;
 mod scope;
 mod settings;

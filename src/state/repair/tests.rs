@@ -1,6 +1,7 @@
 //! The repairs of a torn JSONL file, CDXJ index or WARC file (what a
 //! `kill -9` leaves for a resumed crawl to cut back), byte by byte; a
-//! real crawl's WARC files, which warcio checks, in [`crawl`].
+//! real crawl's WARC files, which warcio checks, are cut in
+//! `api::repaired_crawls` (a crawl is the layer above this one).
 
 use std::fs;
 use std::path::PathBuf;
@@ -12,8 +13,6 @@ use super::*;
 use crate::Record;
 use ringcrawl_warc as warc;
 use ringcrawl_warc::cdxj;
-
-mod crawl;
 
 fn temp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("ringcrawl-repair-{}-{name}", std::process::id()))

@@ -4,6 +4,8 @@
 //! warcio (`check`, `index`), in its venv from PyPI (crates/testkit;
 //! skipped where it cannot be installed, unless RINGCRAWL_REQUIRE_WARCIO
 //! or RINGCRAWL_REQUIRE_TOOLS is set), and `gzip -t` where installed.
+//! The repair is `state::repair`'s; the test lives here, beside the
+//! public face, because it runs a whole crawl (the layer above state).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -16,9 +18,17 @@ use ringcrawl_site::synth::{SiteSpec, SynthSite};
 use ringcrawl_testkit::warc::read_records;
 use ringcrawl_testkit::warcio;
 
-use super::temp_dir;
-use crate::api::testing::{settings, within_hang_limit};
+use super::testing::{settings, within_hang_limit};
 use crate::state::repair::{repair_warc, RecordAt};
+
+/// A fresh, empty directory for test `name`'s crawl.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("ringcrawl-repaired-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 /// The WARC files of a small crawl of the synthetic site, read whole.
 fn crawl_warc_files(name: &str) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
