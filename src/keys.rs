@@ -12,6 +12,10 @@ use std::hash::Hasher;
 use foldhash::SharedSeed;
 
 /// The shard that owns `host`: [`host_key`] modulo `shards`.
+#[cfg_attr(
+    not(feature = "bench-hooks"),
+    allow(unreachable_pub, reason = "for bench_hooks")
+)]
 pub fn shard_for(host: &str, shards: usize) -> usize {
     (host_key(host) % shards.max(1) as u64) as usize
 }
@@ -20,7 +24,7 @@ pub fn shard_for(host: &str, shards: usize) -> usize {
 /// folded in. Fixed key on purpose (never `RandomState`): the same in
 /// every thread, process and run, so it may be stored (a cluster's done
 /// log keeps it, for any node to find a URL's shard).
-pub fn host_key(host: &str) -> u64 {
+pub(crate) fn host_key(host: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in host.bytes() {
         hash ^= u64::from(byte.to_ascii_lowercase());
@@ -32,7 +36,7 @@ pub fn host_key(host: &str) -> u64 {
 
 /// The stored form of a fingerprint: 0 marks an empty slot, so 0 becomes 1.
 #[inline]
-pub fn nonzero(fp: u64) -> u64 {
+pub(crate) fn nonzero(fp: u64) -> u64 {
     fp.max(1)
 }
 
@@ -40,7 +44,7 @@ pub fn nonzero(fp: u64) -> u64 {
 /// what code with no set at hand uses (a resume reading the records on
 /// the main thread), the seeds derived once.
 #[derive(Clone)]
-pub struct Fingerprinter {
+pub(crate) struct Fingerprinter {
     /// The per-hasher seed and the shared seed.
     key0: u64,
     seed: SharedSeed,
@@ -48,7 +52,7 @@ pub struct Fingerprinter {
 
 impl Fingerprinter {
     /// The function of the crawl key `key`.
-    pub fn new(key: [u64; 2]) -> Fingerprinter {
+    pub(crate) fn new(key: [u64; 2]) -> Fingerprinter {
         Fingerprinter {
             key0: key[0],
             seed: SharedSeed::from_u64(key[1]),
@@ -57,7 +61,7 @@ impl Fingerprinter {
 
     /// The URL's keyed 64-bit fingerprint (never 0), the same for one key
     /// in every process.
-    pub fn fingerprint(&self, url: &str) -> u64 {
+    pub(crate) fn fingerprint(&self, url: &str) -> u64 {
         let mut h = foldhash::quality::FoldHasher::with_seed(self.key0, &self.seed);
         h.write(url.as_bytes());
         nonzero(h.finish())

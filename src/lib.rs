@@ -227,98 +227,31 @@
 // with a `reason`; clippy.toml lets the tests unwrap, index and panic.
 // Modules that parse numbers off the wire also deny unchecked arithmetic.
 
-// Without `internals` the layers are crate-private and dead code warns:
-// what only the tests, benchmarks, fuzz targets and the suite use (the
-// WARC writer's one-call forms, counters, the plain `crawl::run`) is
-// marked `#[cfg(any(test, feature = "internals"))]`, so the library
-// build holds none of it. With `internals` the layers are public (nothing
-// warns), for those users only.
+// The layers are crate-private, and dead code and unreachable `pub`
+// warn: what only the library's tests use is `#[cfg(test)]`, and the
+// handful of engine items the benchmarks time are `pub` for
+// `bench_hooks` below.
+#![warn(unreachable_pub)]
 
 mod api;
 pub mod defaults;
 pub mod process;
 
-// The internal layers: crate-private, or public but hidden with the
-// `internals` feature (for the tests, benchmarks and fuzz targets, which
-// enable it; not part of the API). Declared one by one, not by a macro, so
-// that rustfmt (which does not look inside macros) formats their files.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod cluster;
-#[cfg(not(feature = "internals"))]
+// The internal layers (see the map above).
 mod cluster;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod config;
-#[cfg(not(feature = "internals"))]
 mod config;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod crawl;
-#[cfg(not(feature = "internals"))]
 mod crawl;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod job;
-#[cfg(not(feature = "internals"))]
 mod job;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod keys;
-#[cfg(not(feature = "internals"))]
 mod keys;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod net;
-#[cfg(not(feature = "internals"))]
 mod net;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod output;
-#[cfg(not(feature = "internals"))]
 mod output;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod state;
-#[cfg(not(feature = "internals"))]
 mod state;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod sync;
-#[cfg(not(feature = "internals"))]
 mod sync;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-#[allow(missing_docs)]
-pub mod web;
-#[cfg(not(feature = "internals"))]
 mod web;
 
-/// Not API: what `cargo bench` times of the engine, where no public call
-/// reaches it alone (criterion benchmarks are crates of their own, and
-/// see only what is `pub`): the host hash every link is routed by
-/// (benches/routing.rs), the frontier's look over its hosts for the
-/// status page (benches/top_hosts.rs), and a shard's TLS client with its
-/// session cache (benches/tls_handshake.rs). Behind the `bench-hooks`
-/// feature, which only the crate's own dev-dependency enables; hidden
-/// from the docs, and free to change with the engine.
 #[cfg(feature = "bench-hooks")]
 #[doc(hidden)]
-pub mod bench_hooks {
-    pub use crate::crawl::frontier::{Frontier, Next, Politeness};
-    pub use crate::job::Job;
-    pub use crate::keys::shard_for;
-    pub use crate::net::tls::{tickets_per_key, TlsClient, TlsOptions};
-}
+pub mod bench_hooks;
 
 pub use api::{
     BuildError, Cause, CrawlError, Crawler, CrawlerBuilder, Interrupt, OwnedPage, Page, PageStream,

@@ -31,7 +31,7 @@ use super::partition::partition_of;
 
 /// Why a URL read from a stream is not queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// Not an http(s) URL in the crawl's normal form.
     #[error("not a URL in normal form")]
     Malformed,
@@ -47,7 +47,7 @@ pub enum Refusal {
 }
 
 /// What a URL from a stream is checked against.
-pub struct Admission<'a> {
+pub(crate) struct Admission<'a> {
     /// The crawl's scope now (its roots as the node last read them).
     pub scope: &'a Scope,
     /// The crawl's partition count.
@@ -59,7 +59,7 @@ pub struct Admission<'a> {
 
 impl Admission<'_> {
     /// Whether `job`, read from the stream of `partition`, may be queued.
-    pub fn check(&self, job: &Job, partition: u32) -> Result<(), Refusal> {
+    pub(crate) fn check(&self, job: &Job, partition: u32) -> Result<(), Refusal> {
         let url = url::Url::parse(&job.url)
             .ok()
             .and_then(urls::normalize)
@@ -89,7 +89,7 @@ impl Admission<'_> {
 
 /// The reserved hosts among `roots`' (canonical): what [`Admission`]
 /// lets through.
-pub fn named_reserved(roots: &[url::Url]) -> Vec<String> {
+pub(crate) fn named_reserved(roots: &[url::Url]) -> Vec<String> {
     let mut named: Vec<String> = roots
         .iter()
         .map(|r| urls::canonical_host(urls::host(r)).into_owned())

@@ -13,25 +13,19 @@ use std::time::Duration;
 /// A moment of the boot clock: the time since the machine booted,
 /// sleep included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct Moment(Duration);
+pub(crate) struct Moment(Duration);
 
 impl Moment {
     /// Now, by `CLOCK_BOOTTIME`.
-    pub fn now() -> Moment {
+    pub(crate) fn now() -> Moment {
         let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
         let secs = u64::try_from(t.tv_sec).unwrap_or(0);
         let nanos = u32::try_from(t.tv_nsec).unwrap_or(0);
         Moment(Duration::new(secs, nanos))
     }
 
-    /// The moment `since` boot (tests).
-    #[cfg(any(test, feature = "internals"))]
-    pub fn from_boot(since: Duration) -> Moment {
-        Moment(since)
-    }
-
     /// Nanoseconds since boot, for an atomic (saturating).
-    pub fn as_nanos(self) -> u64 {
+    pub(crate) fn as_nanos(self) -> u64 {
         u64::try_from(self.0.as_nanos()).unwrap_or(u64::MAX)
     }
 }

@@ -18,7 +18,7 @@ use super::store::{may_evict, Meta, Store, StoreError};
 use super::wire;
 
 /// A node that joined: its connection and the crawl's settings.
-pub struct Joined {
+pub(crate) struct Joined {
     pub store: Store,
     /// This process's identity in Redis ([`super::incarnation`]).
     pub identity: String,
@@ -33,7 +33,7 @@ pub struct Joined {
 /// Join the crawl `config.cluster` names, adding `seeds` (this node's
 /// roots and their guessed sitemaps); `config` gets the crawl's
 /// fingerprint key and scope.
-pub fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
+pub(crate) fn join(config: &mut Config, seeds: &[Job]) -> Result<Joined, StoreError> {
     let Some(settings) = config.cluster.clone() else {
         return Err(StoreError::Reply("join: not a cluster crawl"));
     };

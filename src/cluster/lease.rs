@@ -19,13 +19,13 @@ use super::clock::Moment;
 
 /// The leases a node holds and until when it may act on each.
 #[derive(Debug)]
-pub struct Leases {
+pub(crate) struct Leases {
     ttl: Duration,
     valid_until: BTreeMap<u32, Moment>,
 }
 
 impl Leases {
-    pub fn new(ttl: Duration) -> Self {
+    pub(crate) fn new(ttl: Duration) -> Self {
         Leases {
             ttl,
             valid_until: BTreeMap::new(),
@@ -33,42 +33,42 @@ impl Leases {
     }
 
     /// How often to renew: three tries within a lease's life.
-    pub fn renew_every(&self) -> Duration {
+    pub(crate) fn renew_every(&self) -> Duration {
         self.ttl / 3
     }
 
     /// Redis granted or extended `partition`'s lease in answer to a request
     /// sent at `sent`.
-    pub fn granted(&mut self, partition: u32, sent: Moment) {
+    pub(crate) fn granted(&mut self, partition: u32, sent: Moment) {
         let until = sent + (self.ttl - self.ttl / 5);
         let entry = self.valid_until.entry(partition).or_insert(until);
         *entry = (*entry).max(until);
     }
 
     /// Redis says the lease is another node's, or it was given up.
-    pub fn lost(&mut self, partition: u32) {
+    pub(crate) fn lost(&mut self, partition: u32) {
         self.valid_until.remove(&partition);
     }
 
     /// Whether the node may still fetch and record for `partition` at `now`.
-    pub fn holds(&self, partition: u32, now: Moment) -> bool {
+    pub(crate) fn holds(&self, partition: u32, now: Moment) -> bool {
         self.valid_until
             .get(&partition)
             .is_some_and(|&until| now < until)
     }
 
     /// Until when the node may act for `partition` (None: not held).
-    pub fn until(&self, partition: u32) -> Option<Moment> {
+    pub(crate) fn until(&self, partition: u32) -> Option<Moment> {
         self.valid_until.get(&partition).copied()
     }
 
     /// The partitions held, in order.
-    pub fn held(&self) -> Vec<u32> {
+    pub(crate) fn held(&self) -> Vec<u32> {
         self.valid_until.keys().copied().collect()
     }
 
     /// Forgets and returns the leases no renewal kept valid until `now`.
-    pub fn expire(&mut self, now: Moment) -> Vec<u32> {
+    pub(crate) fn expire(&mut self, now: Moment) -> Vec<u32> {
         let gone: Vec<u32> = self
             .valid_until
             .iter()

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 /// What became of a URL the node was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Fetched (or refused by a limit) and recorded.
     Recorded,
     /// Already known: recorded before, or queued from another entry.
@@ -28,11 +28,11 @@ pub enum Outcome {
 }
 
 /// An entry to acknowledge: its partition and stream id.
-pub type Ack = (u32, String);
+pub(crate) type Ack = (u32, String);
 
 /// The entries read and not yet acknowledged or forgotten.
 #[derive(Debug, Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     slots: Vec<Slot>,
     free: Vec<u32>,
     /// Entries waiting for each URL, by fingerprint.
@@ -60,14 +60,14 @@ enum Waiters {
 }
 
 impl Ledger {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Ledger::default()
     }
 
     /// Entry `id` of `partition` was read, with URLs of these fingerprints
     /// (given to the shards now). An entry without URLs is done at once:
     /// its acknowledgement.
-    pub fn open(&mut self, partition: u32, id: String, fingerprints: &[u64]) -> Option<Ack> {
+    pub(crate) fn open(&mut self, partition: u32, id: String, fingerprints: &[u64]) -> Option<Ack> {
         if fingerprints.is_empty() {
             return Some((partition, id));
         }
@@ -109,7 +109,7 @@ impl Ledger {
     /// The URL of fingerprint `fp` was answered: the acknowledgement of
     /// its entry when that was the entry's last URL (and the entry is not
     /// abandoned). An answer for a URL no entry waits for is ignored.
-    pub fn answer(&mut self, fp: u64, outcome: Outcome) -> Option<Ack> {
+    pub(crate) fn answer(&mut self, fp: u64, outcome: Outcome) -> Option<Ack> {
         let index = match self.waiting.remove(&fp)? {
             Waiters::One(i) => i,
             Waiters::Many(mut list) => {
@@ -148,7 +148,7 @@ impl Ledger {
 
     /// `partition` is no longer this node's: none of its entries read so
     /// far is acknowledged here (their URLs still answer, to free them).
-    pub fn abandon(&mut self, partition: u32) {
+    pub(crate) fn abandon(&mut self, partition: u32) {
         for slot in &mut self.slots {
             if slot.partition == partition && slot.left > 0 {
                 slot.abandoned = true;
@@ -159,19 +159,19 @@ impl Ledger {
     /// Whether entry `id` of `partition` is open here: read, its URLs
     /// with the shards, not yet done nor abandoned. (A scan: for the rare
     /// recovery after a lost reply, not for every entry.)
-    pub fn knows(&self, partition: u32, id: &str) -> bool {
+    pub(crate) fn knows(&self, partition: u32, id: &str) -> bool {
         self.slots
             .iter()
             .any(|s| s.left > 0 && !s.abandoned && s.partition == partition && s.id == id)
     }
 
     /// URLs of `partition` given to the shards and not answered.
-    pub fn open_in(&self, partition: u32) -> usize {
+    pub(crate) fn open_in(&self, partition: u32) -> usize {
         self.open.get(&partition).copied().unwrap_or(0)
     }
 
     /// URLs given to the shards and not answered, in all.
-    pub fn open_urls(&self) -> usize {
+    pub(crate) fn open_urls(&self) -> usize {
         self.total
     }
 }

@@ -25,7 +25,7 @@ use super::partition::partition_of;
 
 /// What the thread hands a shard, in order.
 #[derive(Debug)]
-pub enum Intake {
+pub(crate) enum Intake {
     /// Seen-set keys of URLs done already (of a partition just taken).
     Seen(Vec<u64>),
     /// URLs to offer to the seen-set and queue, counted in already.
@@ -34,7 +34,7 @@ pub enum Intake {
 
 /// One URL a shard is done with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Done {
+pub(crate) struct Done {
     /// The URL's fingerprint (the crawl's key, not salted).
     pub fingerprint: u64,
     /// Its host's key (`keys::host_key`): picks the shard that
@@ -46,7 +46,7 @@ pub struct Done {
 
 /// What the shards hand the thread, in order per shard.
 #[derive(Debug)]
-pub enum ToNode {
+pub(crate) enum ToNode {
     /// Links found, for their partitions' streams.
     Links(Vec<Job>),
     /// URLs done, each record (if any) handed to the writer already.
@@ -54,7 +54,7 @@ pub enum ToNode {
 }
 
 /// The shared part.
-pub struct Link {
+pub(crate) struct Link {
     partitions: u32,
     /// Per partition: until when (ns of the boot clock) records may be
     /// written for it; 0 when not held.
@@ -98,7 +98,7 @@ impl Link {
     /// and the receiving end of what the shards hand back.
     /// At most `open_limit` fetches and records not yet in Redis at once
     /// (the node's `--max-tasks`).
-    pub fn new(
+    pub(crate) fn new(
         partitions: u32,
         shards: usize,
         open_limit: usize,
@@ -126,24 +126,24 @@ impl Link {
         (Arc::new(link), rx)
     }
 
-    pub fn partitions(&self) -> u32 {
+    pub(crate) fn partitions(&self) -> u32 {
         self.partitions
     }
 
     /// The partition of `host`.
-    pub fn partition_of(&self, host: &str) -> u32 {
+    pub(crate) fn partition_of(&self, host: &str) -> u32 {
         partition_of(host, self.partitions)
     }
 
     /// Whether records may be written for `partition` at `now`.
-    pub fn holds(&self, partition: u32, now: Moment) -> bool {
+    pub(crate) fn holds(&self, partition: u32, now: Moment) -> bool {
         self.valid_until
             .get(partition as usize)
             .is_some_and(|v| now.as_nanos() < v.load(Ordering::Acquire))
     }
 
     /// Whether a fetch may start for `partition` at `now`.
-    pub fn fetches(&self, partition: u32, now: Moment) -> bool {
+    pub(crate) fn fetches(&self, partition: u32, now: Moment) -> bool {
         self.holds(partition, now)
             && !self
                 .draining
@@ -152,7 +152,7 @@ impl Link {
     }
 
     /// The thread's view: `partition` is held until `until` (None: not).
-    pub fn set_held(&self, partition: u32, until: Option<Moment>) {
+    pub(crate) fn set_held(&self, partition: u32, until: Option<Moment>) {
         if let Some(v) = self.valid_until.get(partition as usize) {
             // Never 0 for a held lease (0 is "not held").
             v.store(until.map_or(0, |t| t.as_nanos().max(1)), Ordering::Release);
@@ -163,7 +163,7 @@ impl Link {
     }
 
     /// Start no fetch for `partition` (it is being given up), or again.
-    pub fn set_draining(&self, partition: u32, draining: bool) {
+    pub(crate) fn set_draining(&self, partition: u32, draining: bool) {
         if let Some(d) = self.draining.get(partition as usize) {
             d.store(draining, Ordering::Release);
         }
@@ -172,7 +172,7 @@ impl Link {
     /// This node takes `partition` (again): a new epoch, so the seen-set's
     /// keys of its earlier tenures no longer match. Call before handing
     /// the shards anything of the new tenure.
-    pub fn new_epoch(&self, partition: u32) {
+    pub(crate) fn new_epoch(&self, partition: u32) {
         if let Some(e) = self.epochs.get(partition as usize) {
             e.fetch_add(1, Ordering::AcqRel);
         }
@@ -185,7 +185,7 @@ impl Link {
     /// (that queue was dropped, the URL's entry left for the next owner,
     /// and the entry is back now): keys are salted by the partition and
     /// its epoch here, and the done log is loaded again at each tenure.
-    pub fn seen_key(&self, partition: u32, fp: u64) -> u64 {
+    pub(crate) fn seen_key(&self, partition: u32, fp: u64) -> u64 {
         let epoch = self
             .epochs
             .get(partition as usize)
@@ -194,14 +194,14 @@ impl Link {
     }
 
     /// Hand `intake` to shard `shard`.
-    pub fn deliver(&self, shard: usize, intake: Intake) {
+    pub(crate) fn deliver(&self, shard: usize, intake: Intake) {
         if let Some(inbox) = self.inboxes.get(shard) {
             lock(inbox).push(intake);
         }
     }
 
     /// What came for shard `shard`, in order.
-    pub fn take(&self, shard: usize) -> Vec<Intake> {
+    pub(crate) fn take(&self, shard: usize) -> Vec<Intake> {
         self.inboxes
             .get(shard)
             .map(|inbox| std::mem::take(&mut *lock(inbox)))
@@ -209,7 +209,7 @@ impl Link {
     }
 
     /// Hand something to the thread (dropped if it is gone).
-    pub fn send(&self, message: ToNode) {
+    pub(crate) fn send(&self, message: ToNode) {
         if let ToNode::Links(links) = &message {
             self.unsent.fetch_add(links.len(), Ordering::AcqRel);
         }
@@ -217,7 +217,7 @@ impl Link {
     }
 
     /// The thread put `n` links into Redis.
-    pub fn sent(&self, n: usize) {
+    pub(crate) fn sent(&self, n: usize) {
         let _ = self
             .unsent
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
@@ -240,7 +240,7 @@ impl Link {
     /// slots on a local site: 15.7 s for 52,230 pages, 8.1 s without).
     /// Counting the records alone against `--max-tasks` (a bound of
     /// twice that) did not win it back (13.1-13.6 s).
-    pub fn behind(&self) -> bool {
+    pub(crate) fn behind(&self) -> bool {
         self.unsent.load(Ordering::Acquire) > UNSENT_LIMIT
             || self.cut_off.load(Ordering::Acquire)
             || self.open_full()
@@ -254,34 +254,34 @@ impl Link {
     }
 
     /// Records written here and not yet in Redis's done logs.
-    pub fn unreported(&self) -> usize {
+    pub(crate) fn unreported(&self) -> usize {
         self.unreported.load(Ordering::Acquire)
     }
 
     /// The most fetches and unreported records at once.
-    pub fn open_limit(&self) -> usize {
+    pub(crate) fn open_limit(&self) -> usize {
         self.open_limit
     }
 
     /// A URL done whose partition was lost before its record: neither
     /// recorded nor archived here.
-    pub fn count_lost(&self) {
+    pub(crate) fn count_lost(&self) {
         self.lost.fetch_add(1, Ordering::Relaxed);
     }
 
     /// URLs done and not recorded: their partition was lost meanwhile.
-    pub fn lost(&self) -> u64 {
+    pub(crate) fn lost(&self) -> u64 {
         self.lost.load(Ordering::Relaxed)
     }
 
     /// A shard starts a fetch (counted until [`Link::fetch_ended`]).
-    pub fn fetch_started(&self) {
+    pub(crate) fn fetch_started(&self) {
         self.fetching.fetch_add(1, Ordering::AcqRel);
     }
 
     /// A fetch ended (its record, if any, counted by [`Link::recorded`]
     /// before).
-    pub fn fetch_ended(&self) {
+    pub(crate) fn fetch_ended(&self) {
         let _ = self
             .fetching
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -291,14 +291,14 @@ impl Link {
 
     /// A shard handed a record to its writer: unreported until the
     /// thread says [`Link::reported`].
-    pub fn recorded(&self) {
+    pub(crate) fn recorded(&self) {
         self.unreported.fetch_add(1, Ordering::AcqRel);
     }
 
     /// The thread is done with `n` records: their URLs are in the done
     /// logs, or will never be from this node (partition lost, writer
     /// failed).
-    pub fn reported(&self, n: usize) {
+    pub(crate) fn reported(&self, n: usize) {
         if n == 0 {
             return;
         }
@@ -311,32 +311,32 @@ impl Link {
 
     /// The thread lost its connection (true) or a renewal got through
     /// again (false).
-    pub fn set_cut_off(&self, cut_off: bool) {
+    pub(crate) fn set_cut_off(&self, cut_off: bool) {
         self.cut_off.store(cut_off, Ordering::Release);
     }
 
     /// The crawl is over: every stream is drained and nothing is in flight.
-    pub fn over(&self) -> bool {
+    pub(crate) fn over(&self) -> bool {
         self.over.load(Ordering::Acquire)
     }
 
-    pub fn set_over(&self) {
+    pub(crate) fn set_over(&self) {
         self.over.store(true, Ordering::Release);
     }
 
     /// The crawl's scope now, and its version (to see it change).
-    pub fn scope(&self) -> (u64, Arc<Scope>) {
+    pub(crate) fn scope(&self) -> (u64, Arc<Scope>) {
         let scope = lock(&self.scope).clone();
         (self.scope_version.load(Ordering::Acquire), scope)
     }
 
     /// The version of [`Link::scope`]: a shard that has this one is up to date.
-    pub fn scope_version(&self) -> u64 {
+    pub(crate) fn scope_version(&self) -> u64 {
         self.scope_version.load(Ordering::Acquire)
     }
 
     /// Roots were added: the wider scope.
-    pub fn set_scope(&self, scope: Scope) {
+    pub(crate) fn set_scope(&self, scope: Scope) {
         *lock(&self.scope) = Arc::new(scope);
         self.scope_version.fetch_add(1, Ordering::AcqRel);
     }

@@ -94,17 +94,17 @@
 //!
 //! Not here: the crawl engine (`crate::crawl`), the CLI.
 
-pub mod admit;
-pub mod clock;
-pub mod join;
-pub mod lease;
-pub mod ledger;
-pub mod link;
-pub mod metrics;
-pub mod node;
-pub mod partition;
-pub mod store;
-pub mod wire;
+pub(crate) mod admit;
+pub(crate) mod clock;
+pub(crate) mod join;
+pub(crate) mod lease;
+pub(crate) mod ledger;
+pub(crate) mod link;
+pub(crate) mod metrics;
+pub(crate) mod node;
+pub(crate) mod partition;
+pub(crate) mod store;
+pub(crate) mod wire;
 
 /// Crawl `crawl` on the Redis server at `url` (`redis://HOST:PORT/`) as
 /// `ringcrawl cluster status` prints it: its nodes, who holds how many
@@ -151,83 +151,83 @@ impl StatusReader {
 
 /// The names of one crawl's keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Keys {
+pub(crate) struct Keys {
     crawl: String,
     prefix: String,
 }
 
 impl Keys {
-    pub fn new(crawl: &str) -> Self {
+    pub(crate) fn new(crawl: &str) -> Self {
         Keys {
             crawl: crawl.to_string(),
             prefix: format!("ringcrawl:{crawl}:"),
         }
     }
 
-    pub fn crawl(&self) -> &str {
+    pub(crate) fn crawl(&self) -> &str {
         &self.crawl
     }
 
-    pub fn meta(&self) -> String {
+    pub(crate) fn meta(&self) -> String {
         format!("{}meta", self.prefix)
     }
 
-    pub fn nodes(&self) -> String {
+    pub(crate) fn nodes(&self) -> String {
         format!("{}nodes", self.prefix)
     }
 
-    pub fn lease(&self, partition: u32) -> String {
+    pub(crate) fn lease(&self, partition: u32) -> String {
         format!("{}lease:{partition}", self.prefix)
     }
 
     /// The streams' common prefix: `stream:{p}` is this and `p`.
-    pub fn stream_prefix(&self) -> String {
+    pub(crate) fn stream_prefix(&self) -> String {
         format!("{}stream:", self.prefix)
     }
 
-    pub fn stream(&self, partition: u32) -> String {
+    pub(crate) fn stream(&self, partition: u32) -> String {
         format!("{}{partition}", self.stream_prefix())
     }
 
     /// The partition whose stream `key` is.
-    pub fn partition_of_stream(&self, key: &str) -> Option<u32> {
+    pub(crate) fn partition_of_stream(&self, key: &str) -> Option<u32> {
         key.strip_prefix(&self.stream_prefix())?.parse().ok()
     }
 
-    pub fn done(&self, partition: u32) -> String {
+    pub(crate) fn done(&self, partition: u32) -> String {
         format!("{}done:{partition}", self.prefix)
     }
 
-    pub fn records(&self) -> String {
+    pub(crate) fn records(&self) -> String {
         format!("{}records", self.prefix)
     }
 
     /// Per node name, the last report of finished work its latest
     /// process sent, and Redis's answer to it.
-    pub fn reports(&self) -> String {
+    pub(crate) fn reports(&self) -> String {
         format!("{}reports", self.prefix)
     }
 
-    pub fn roots(&self) -> String {
+    pub(crate) fn roots(&self) -> String {
         format!("{}roots", self.prefix)
     }
 
-    pub fn added(&self) -> String {
+    pub(crate) fn added(&self) -> String {
         format!("{}added", self.prefix)
     }
 
     /// The counters node `node` publishes.
-    pub fn node(&self, node: &str) -> String {
+    pub(crate) fn node(&self, node: &str) -> String {
         format!("{}node:{node}", self.prefix)
     }
 
     /// Every node name that ever joined the crawl.
-    pub fn members(&self) -> String {
+    pub(crate) fn members(&self) -> String {
         format!("{}members", self.prefix)
     }
 
     /// Per node name, the generation of its latest process.
-    pub fn generations(&self) -> String {
+    pub(crate) fn generations(&self) -> String {
         format!("{}generations", self.prefix)
     }
 }
@@ -240,13 +240,13 @@ impl Keys {
 /// to the fencing: the old one's leases run out, it cannot renew them,
 /// Redis refuses its writes, and once it reaches Redis again every
 /// script it runs answers that it is superseded, and it stops.
-pub fn incarnation(name: &str, generation: u64) -> String {
+pub(crate) fn incarnation(name: &str, generation: u64) -> String {
     format!("{name}~{generation}~{:016x}", fastrand::u64(..))
 }
 
 /// The node name of an identity [`incarnation`] made (node names hold no
 /// `~`).
-pub fn name_of(identity: &str) -> &str {
+pub(crate) fn name_of(identity: &str) -> &str {
     identity.split_once('~').map_or(identity, |(name, _)| name)
 }
 

@@ -19,7 +19,7 @@
 
 /// Most partitions a crawl may have: each is a stream, a lease and a
 /// done log in Redis, and a few atomics on every node.
-pub const MAX_PARTITIONS: u32 = 1 << 16;
+pub(crate) const MAX_PARTITIONS: u32 = 1 << 16;
 
 /// FNV-1a's 64-bit offset basis, xored with a constant of this module's
 /// own, so that partitions and shards come from unrelated hashes.
@@ -34,7 +34,7 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// The partition of `host`, in `0..partitions` (0 if `partitions` is 0).
-pub fn partition_of(host: &str, partitions: u32) -> u32 {
+pub(crate) fn partition_of(host: &str, partitions: u32) -> u32 {
     let mut hash = SEED;
     for byte in host.bytes() {
         hash ^= u64::from(byte.to_ascii_lowercase());
@@ -61,7 +61,7 @@ fn weight(node: &str, partition: u32) -> u64 {
     clippy::indexing_slicing,
     reason = "every index is below nodes.len(), the length of order and held"
 )]
-pub fn assign<S: AsRef<str>>(nodes: &[S], partitions: u32) -> Vec<usize> {
+pub(crate) fn assign<S: AsRef<str>>(nodes: &[S], partitions: u32) -> Vec<usize> {
     if nodes.is_empty() {
         return Vec::new();
     }
@@ -87,7 +87,7 @@ pub fn assign<S: AsRef<str>>(nodes: &[S], partitions: u32) -> Vec<usize> {
 }
 
 /// The partitions `nodes[me]` holds under [`assign`].
-pub fn share<S: AsRef<str>>(nodes: &[S], me: usize, partitions: u32) -> Vec<u32> {
+pub(crate) fn share<S: AsRef<str>>(nodes: &[S], me: usize, partitions: u32) -> Vec<u32> {
     assign(nodes, partitions)
         .into_iter()
         .zip(0..)

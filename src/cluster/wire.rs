@@ -21,7 +21,7 @@ use crate::job::hops::Hops;
 use crate::job::Job;
 
 /// The lines of `jobs`, one a job, each ending in a line break.
-pub fn encode(jobs: &[Job]) -> String {
+pub(crate) fn encode(jobs: &[Job]) -> String {
     let mut out = String::with_capacity(jobs.iter().map(|j| j.url.len() + 16).sum());
     let mut previous: Option<&Arc<str>> = None;
     for job in jobs {
@@ -47,7 +47,7 @@ pub fn encode(jobs: &[Job]) -> String {
 /// Decodes lines as [`encode`] wrote them; a line that is not one is
 /// skipped and counted in the second value. Jobs of one referrer share
 /// one `Arc<str>`, as they did when queued.
-pub fn decode(text: &str) -> (Vec<Job>, usize) {
+pub(crate) fn decode(text: &str) -> (Vec<Job>, usize) {
     let mut jobs = Vec::new();
     let mut bad = 0;
     let mut previous: Option<Arc<str>> = None;

@@ -8,7 +8,7 @@ use serde::{Serialize, Serializer};
 
 /// The limits of one crawl; `None` is unlimited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Pages fetched at most (robots.txt fetches do not count).
     pub pages: Option<u64>,
     /// Body bytes received at most; the fetches running when it is passed

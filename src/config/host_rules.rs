@@ -25,7 +25,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 /// Rules a crawl may have (a host holds its rule's index in 16 bits).
-pub const MAX_RULES: usize = u16::MAX as usize - 1;
+pub(crate) const MAX_RULES: usize = u16::MAX as usize - 1;
 
 /// Politeness for the hosts of one pattern: each knob set overrides the
 /// crawl's own setting of the same name for those hosts.
@@ -104,7 +104,7 @@ impl HostRule {
 /// Why a pattern cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
-pub enum HostRuleError {
+pub(crate) enum HostRuleError {
     #[error("{0:?} is not a host name, an address, *.SUFFIX or *")]
     Pattern(String),
     #[error("more than {MAX_RULES} host rules")]
@@ -113,7 +113,7 @@ pub enum HostRuleError {
 
 /// The rules of a crawl, by pattern (see the module docs).
 #[derive(Debug, Clone, Default)]
-pub struct HostRules {
+pub(crate) struct HostRules {
     /// Each pattern (normalised) and its rule, in the order first given.
     rules: Vec<(String, HostRule)>,
     /// Exact names, and wildcards by their suffix (`""` for `*`): the
@@ -125,7 +125,7 @@ pub struct HostRules {
 impl HostRules {
     /// Add `rule` for `pattern` (merged into an earlier rule of the same
     /// pattern, its keys winning).
-    pub fn add(&mut self, pattern: &str, rule: HostRule) -> Result<(), HostRuleError> {
+    pub(crate) fn add(&mut self, pattern: &str, rule: HostRule) -> Result<(), HostRuleError> {
         let (wild, key) = normalise(pattern)?;
         let map = if wild {
             &mut self.wild
@@ -155,20 +155,20 @@ impl HostRules {
     }
 
     /// The patterns (as normalised) and their rules, by index.
-    pub fn rules(&self) -> &[(String, HostRule)] {
+    pub(crate) fn rules(&self) -> &[(String, HostRule)] {
         &self.rules
     }
 
     /// No rule at all.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
 
     /// The index of the rule of `host` (a host as the crawl keys it:
     /// lower-case, no trailing dot), if one matches: its exact name's,
     /// else the longest wildcard's.
-    pub fn find(&self, host: &str) -> Option<u16> {
+    pub(crate) fn find(&self, host: &str) -> Option<u16> {
         if self.rules.is_empty() {
             return None;
         }
@@ -189,8 +189,8 @@ impl HostRules {
     }
 
     /// The rule of `host`, if one matches.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn rule_of(&self, host: &str) -> Option<&HostRule> {
+    #[cfg(test)]
+    pub(crate) fn rule_of(&self, host: &str) -> Option<&HostRule> {
         let at = self.find(host)?;
         self.rules.get(usize::from(at)).map(|(_, rule)| rule)
     }

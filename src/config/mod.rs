@@ -21,15 +21,15 @@ use crate::web::query::StripQuery;
 use crate::web::scope::{Scope, ScopeMode};
 use ringcrawl_http1::{Credential, Headers, TypeRules};
 
-pub mod budget;
-pub mod host_rules;
-pub mod secret;
-pub mod sitemap;
+pub(crate) mod budget;
+pub(crate) mod host_rules;
+pub(crate) mod secret;
+pub(crate) mod sitemap;
 
 /// A crawl kept in a state directory (`crate::state`), so that it can be
 /// resumed after a stop or a kill.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StateSettings {
+pub(crate) struct StateSettings {
     /// The directory.
     pub dir: PathBuf,
     /// Go on with the crawl it holds (else start a new one there).
@@ -47,7 +47,7 @@ pub struct StateSettings {
 /// A node of a crawl on many machines (`--cluster`, `crate::cluster`).
 /// Its `Debug` hides the Redis password ([`secret::redacted`]).
 #[derive(Clone, PartialEq, Eq)]
-pub struct ClusterSettings {
+pub(crate) struct ClusterSettings {
     /// The Redis server, `redis://HOST:PORT/` (`redis://:PASSWORD@…`,
     /// `rediss://` for TLS): never printed as it is.
     pub url: String,
@@ -76,7 +76,7 @@ impl std::fmt::Debug for ClusterSettings {
 
 /// Where the per-URL records go as JSON Lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Output {
+pub(crate) enum Output {
     /// No JSONL output.
     None,
     /// Standard output (`--output -`).
@@ -88,7 +88,7 @@ pub enum Output {
 
 /// Where a seed list (`--seeds`, `crate::crawl::seeds`) is read from.
 #[derive(Clone)]
-pub enum SeedSource {
+pub(crate) enum SeedSource {
     /// A file, one URL or host a line.
     File(PathBuf),
     /// Standard input (`--seeds -`).
@@ -100,22 +100,24 @@ pub enum SeedSource {
 
 /// A reader of seed lines handed to the library (see [`SeedSource::Reader`]).
 #[derive(Clone)]
-pub struct SeedReader(std::sync::Arc<std::sync::Mutex<Option<Box<dyn std::io::Read + Send>>>>);
+pub(crate) struct SeedReader(
+    std::sync::Arc<std::sync::Mutex<Option<Box<dyn std::io::Read + Send>>>>,
+);
 
 impl SeedReader {
-    pub fn new(reader: Box<dyn std::io::Read + Send>) -> Self {
+    pub(crate) fn new(reader: Box<dyn std::io::Read + Send>) -> Self {
         SeedReader(std::sync::Arc::new(std::sync::Mutex::new(Some(reader))))
     }
 
     /// The reader, once.
-    pub fn take(&self) -> Option<Box<dyn std::io::Read + Send>> {
+    pub(crate) fn take(&self) -> Option<Box<dyn std::io::Read + Send>> {
         self.0.lock().ok().and_then(|mut r| r.take())
     }
 }
 
 impl SeedSource {
     /// How messages name it.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             SeedSource::File(path) => path.display().to_string(),
             SeedSource::Stdin => "standard input".to_string(),
@@ -132,7 +134,7 @@ impl std::fmt::Debug for SeedSource {
 
 /// Everything a crawl needs to know; shared read-only by all shards.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     /// Normalised crawl roots; their hosts define the scope.
     pub roots: Vec<Url>,
     /// Seed lists: more roots, read as the crawl goes; their hosts are in
@@ -319,7 +321,7 @@ pub struct Config {
 
 impl Config {
     /// A configuration with the chapter's defaults for the given roots.
-    pub fn new(roots: Vec<Url>) -> Self {
+    pub(crate) fn new(roots: Vec<Url>) -> Self {
         let scope = Scope::build(&roots, ScopeMode::Strict, None);
         Config {
             roots,
@@ -396,7 +398,7 @@ impl Config {
     /// Fetch slots of shard `shard`: `max_tasks` split evenly (a shard
     /// past the `max_tasks`-th gets none, so `crawl::run` runs no more
     /// shards than that).
-    pub fn workers_for(&self, shard: usize) -> usize {
+    pub(crate) fn workers_for(&self, shard: usize) -> usize {
         let cores = self.cores.max(1);
         let base = self.max_tasks / cores;
         let extra = usize::from(shard < self.max_tasks % cores);
@@ -406,7 +408,7 @@ impl Config {
 
 /// CPUs this process may run on, from its affinity mask (so `taskset` and
 /// containers are honoured; glommio's own placement reads sysfs instead).
-pub fn available_cpus() -> Vec<usize> {
+pub(crate) fn available_cpus() -> Vec<usize> {
     match rustix::thread::sched_getaffinity(None) {
         Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
             .filter(|&cpu| set.is_set(cpu))

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 
 /// What stands for a hidden secret.
-pub const HIDDEN: &str = "***";
+pub(crate) const HIDDEN: &str = "***";
 
 /// `url` without its password: the userinfo's password (after the first
 /// `:`) becomes `***`; a userinfo without `:` is hidden whole (some

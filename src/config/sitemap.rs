@@ -8,12 +8,12 @@
 /// at this level has its entries left out. 3: two levels of index, one
 /// more than the protocol allows (an index may not name an index), for
 /// the sites that nest anyway.
-pub const MAX_LEVELS: u32 = 3;
+pub(crate) const MAX_LEVELS: u32 = 3;
 
 /// What sitemaps may cost: `ringcrawl_sitemap::parse` reads the first
 /// two ([`Limits::bounds`]), the crawl the other two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Bytes of the document read at most (after inflating a gzip body).
     pub max_bytes: usize,
     /// `<loc>`s (or text lines) kept at most.
@@ -38,7 +38,7 @@ impl Default for Limits {
 
 impl Limits {
     /// What one sitemap may cost, as `ringcrawl_sitemap::parse` takes it.
-    pub fn bounds(&self) -> ringcrawl_sitemap::Bounds {
+    pub(crate) fn bounds(&self) -> ringcrawl_sitemap::Bounds {
         ringcrawl_sitemap::Bounds {
             max_bytes: self.max_bytes,
             max_urls: self.max_urls,

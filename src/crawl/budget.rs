@@ -16,7 +16,7 @@ use crate::config::budget::{Limits, Spent};
 
 /// A crawl's budgets as they are spent.
 #[derive(Debug)]
-pub struct Budget {
+pub(crate) struct Budget {
     limits: Limits,
     deadline: Option<Instant>,
     /// Page fetches granted.
@@ -72,7 +72,7 @@ impl Disk {
 
 impl Budget {
     /// Budgets counted from `start`.
-    pub fn new(limits: Limits, start: Instant) -> Self {
+    pub(crate) fn new(limits: Limits, start: Instant) -> Self {
         Budget {
             limits,
             deadline: limits.time.and_then(|t| start.checked_add(t)),
@@ -85,7 +85,7 @@ impl Budget {
 
     /// Watch the free space of the file systems of `dirs` (the
     /// directories the crawl writes in), if `--min-free-disk` is set.
-    pub fn watching(mut self, dirs: Vec<PathBuf>) -> Self {
+    pub(crate) fn watching(mut self, dirs: Vec<PathBuf>) -> Self {
         self.disk = self.limits.free_disk.map(|min| Disk {
             min,
             dirs,
@@ -98,7 +98,7 @@ impl Budget {
     /// Budgets of a resumed crawl: earlier runs fetched `pages` pages,
     /// received `bytes` bytes and took `elapsed` of the time; this run
     /// starts at `start`. A budget already spent stops it at once.
-    pub fn resumed(
+    pub(crate) fn resumed(
         limits: Limits,
         start: Instant,
         pages: u64,
@@ -124,23 +124,23 @@ impl Budget {
     }
 
     /// When `--max-time` is up, if it is set.
-    pub fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
         self.deadline
     }
 
     /// Page fetches granted so far (earlier runs' included).
-    pub fn pages(&self) -> u64 {
+    pub(crate) fn pages(&self) -> u64 {
         self.pages.load(Ordering::Relaxed)
     }
 
     /// Body bytes received so far, when `--max-bytes` counts them.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
     }
 
     /// May one more page be fetched? Each `true` is one page of the page
     /// budget; `false` once any budget is spent (and from then on).
-    pub fn take_page(&self) -> bool {
+    pub(crate) fn take_page(&self) -> bool {
         if self.reached().is_some() {
             return false;
         }
@@ -163,14 +163,14 @@ impl Budget {
     /// back for its address, `--per-ip`): it does not count. Unless a
     /// budget is spent by now: the crawl is stopping, and the page stays
     /// queued as any other.
-    pub fn give_back_page(&self) {
+    pub(crate) fn give_back_page(&self) {
         if self.limits.pages.is_some() && self.spent.load(Ordering::Relaxed) == 0 {
             self.pages.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
     /// `n` body bytes were received.
-    pub fn add_bytes(&self, n: u64) {
+    pub(crate) fn add_bytes(&self, n: u64) {
         let Some(max) = self.limits.bytes else {
             return;
         };
@@ -181,7 +181,7 @@ impl Budget {
     }
 
     /// The budget spent first, if any; looks at the clock.
-    pub fn reached(&self) -> Option<Spent> {
+    pub(crate) fn reached(&self) -> Option<Spent> {
         if let Some(spent) = Spent::from_code(self.spent.load(Ordering::Relaxed)) {
             return Some(spent);
         }

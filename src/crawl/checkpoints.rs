@@ -17,7 +17,7 @@ use crate::state::StateError;
 
 /// The checkpoint thread of a crawl with a state directory: one every
 /// interval while the shards run, and the last one at [`Self::finish`].
-pub struct Checkpoints {
+pub(crate) struct Checkpoints {
     thread: std::thread::JoinHandle<Session>,
     stop: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
     budget: Arc<Budget>,
@@ -27,7 +27,7 @@ pub struct Checkpoints {
 
 impl Checkpoints {
     /// Start the thread: a checkpoint of `session` every `every`.
-    pub fn start(
+    pub(crate) fn start(
         mut session: Session,
         every: Duration,
         budget: Arc<Budget>,
@@ -64,7 +64,7 @@ impl Checkpoints {
     }
 
     /// Stop the thread and write the last checkpoint.
-    pub fn finish(self) -> Result<(), StateError> {
+    pub(crate) fn finish(self) -> Result<(), StateError> {
         let (lock, wake) = &*self.stop;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
         wake.notify_all();

@@ -13,17 +13,17 @@ use super::stream::PageSender;
 
 /// A handler of one shard: called on that shard's thread for each page,
 /// in the order they arrive there.
-pub type Handler = Box<dyn FnMut(&Page<'_>)>;
+pub(crate) type Handler = Box<dyn FnMut(&Page<'_>)>;
 
 /// Makes each shard's handler (on the shard's own thread).
-pub type HandlerFactory = Box<dyn Fn(usize) -> Handler + Send + Sync>;
+pub(crate) type HandlerFactory = Box<dyn Fn(usize) -> Handler + Send + Sync>;
 
 /// Decides whether a link of a page is followed.
-pub type FollowRule = Box<dyn Fn(&Url, &Page<'_>) -> bool + Send + Sync>;
+pub(crate) type FollowRule = Box<dyn Fn(&Url, &Page<'_>) -> bool + Send + Sync>;
 
 /// What a crawl delivers pages to, shared by every shard.
 #[derive(Default)]
-pub struct Hooks {
+pub(crate) struct Hooks {
     pub handler: Option<HandlerFactory>,
     pub follow: Option<FollowRule>,
     pub stream: Option<PageSender>,
@@ -33,7 +33,7 @@ pub struct Hooks {
 
 impl Hooks {
     /// Whether any hook wants pages (else the shards build none).
-    pub fn wants_pages(&self) -> bool {
+    pub(crate) fn wants_pages(&self) -> bool {
         self.handler.is_some() || self.follow.is_some() || self.stream.is_some()
     }
 }

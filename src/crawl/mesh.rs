@@ -34,7 +34,7 @@ use crate::sync::notify::Notify;
 
 /// What one shard sends another in one channel message.
 #[derive(Debug, Default, Clone)]
-pub struct Batch {
+pub(crate) struct Batch {
     /// URLs the receiver owns, to deduplicate and enqueue.
     pub jobs: Vec<Job>,
     /// `jobs` in order, grouped by the sender's page that found them: the
@@ -59,14 +59,14 @@ pub struct Batch {
 /// the host up itself). A host is owned by one shard, and so is its DNS
 /// answer: with many hosts a peer's own lookup would double the queries.
 #[derive(Debug, Clone)]
-pub struct Lease {
+pub(crate) struct Lease {
     pub job: Job,
     pub addrs: Vec<SocketAddr>,
 }
 
 /// How the fetch of a page ended, for its host's owner.
 #[derive(Debug, Clone)]
-pub enum PageEnd {
+pub(crate) enum PageEnd {
     /// Recorded; `failed` if the host failed to answer usefully
     /// (network error, 5xx, 429), for its backoff; `took` from the
     /// fetch's start to its end, for an adaptive delay.
@@ -82,13 +82,13 @@ pub enum PageEnd {
 
 /// A lent page given back: its host, and how its fetch ended.
 #[derive(Debug, Clone)]
-pub struct Return {
+pub(crate) struct Return {
     pub host: String,
     pub outcome: PageEnd,
 }
 
 impl Batch {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.jobs.is_empty()
             && self.leases.is_empty()
             && self.returns.is_empty()
@@ -97,7 +97,7 @@ impl Batch {
 
     /// The jobs with the token of the page that found each (None for jobs
     /// outside any group).
-    pub fn jobs_by_page(self) -> impl Iterator<Item = (Option<u64>, Job)> {
+    pub(crate) fn jobs_by_page(self) -> impl Iterator<Item = (Option<u64>, Job)> {
         let tokens = self
             .pages
             .into_iter()
@@ -115,7 +115,7 @@ impl Batch {
 /// ~128 bytes each: a flat 1,024 was 124 MiB of slots at 32 shards and
 /// 2 GiB at 128; this is at most 1 MiB a shard, and 1,024 (as before) up
 /// to 9 shards.
-pub fn channel_capacity(shards: usize) -> usize {
+pub(crate) fn channel_capacity(shards: usize) -> usize {
     let fair = 8_192 / shards.saturating_sub(1).max(1);
     (1usize << fair.max(1).ilog2()).clamp(16, 1_024)
 }
@@ -125,7 +125,7 @@ pub fn channel_capacity(shards: usize) -> usize {
 /// on from start to end, whoever started it; a shard whose own slots are
 /// all busy may take a free one of a peer to lend that peer a page.
 #[derive(Debug)]
-pub struct FetchSlots {
+pub(crate) struct FetchSlots {
     /// Per shard: slots taken (fetches running there, or lent to it and
     /// not yet finished).
     busy: Vec<Busy>,
@@ -134,7 +134,7 @@ pub struct FetchSlots {
 }
 
 impl FetchSlots {
-    pub fn new(capacity: Vec<usize>) -> Arc<Self> {
+    pub(crate) fn new(capacity: Vec<usize>) -> Arc<Self> {
         Arc::new(FetchSlots {
             busy: capacity.iter().map(|_| Busy::default()).collect(),
             capacity,
@@ -142,7 +142,7 @@ impl FetchSlots {
     }
 
     /// Take a slot of `shard` if one is free.
-    pub fn try_take(&self, shard: usize) -> bool {
+    pub(crate) fn try_take(&self, shard: usize) -> bool {
         let (Some(busy), Some(&capacity)) = (self.busy.get(shard), self.capacity.get(shard)) else {
             return false;
         };
@@ -155,7 +155,7 @@ impl FetchSlots {
 
     /// Take a free slot of any shard but `me` that is not paused, trying
     /// them in turn from the one after `me`; the shard whose slot was taken.
-    pub fn take_other(&self, me: usize) -> Option<usize> {
+    pub(crate) fn take_other(&self, me: usize) -> Option<usize> {
         let shards = self.busy.len();
         (1..shards)
             .map(|k| (me + k) % shards)
@@ -166,7 +166,7 @@ impl FetchSlots {
     /// Shard `shard` starts no fetch for now (its output or its seen-set is
     /// behind): its free slots are not lent pages either, which would add
     /// to what it is behind on.
-    pub fn set_paused(&self, shard: usize, paused: bool) {
+    pub(crate) fn set_paused(&self, shard: usize, paused: bool) {
         if let Some(busy) = self.busy.get(shard) {
             busy.paused.store(paused, Ordering::Release);
         }
@@ -179,7 +179,7 @@ impl FetchSlots {
     }
 
     /// Give back a slot of `shard`.
-    pub fn give(&self, shard: usize) {
+    pub(crate) fn give(&self, shard: usize) {
         if let Some(busy) = self.busy.get(shard) {
             let _ = busy
                 .taken
@@ -202,7 +202,7 @@ struct Busy {
 
 /// One shard's sending side of the mesh: per-peer batches being built,
 /// batches that found a full channel, and the channel senders themselves.
-pub struct Outbox {
+pub(crate) struct Outbox {
     /// Channel senders to every other shard (`None` with one shard).
     senders: Option<Senders<Batch>>,
     /// Jobs, leases and returns for each peer since the last flush.
@@ -214,7 +214,7 @@ pub struct Outbox {
 }
 
 impl Outbox {
-    pub fn new(senders: Option<Senders<Batch>>, shards: usize) -> Self {
+    pub(crate) fn new(senders: Option<Senders<Batch>>, shards: usize) -> Self {
         Outbox {
             senders,
             pending: RefCell::new((0..shards).map(|_| Batch::default()).collect()),
@@ -226,7 +226,7 @@ impl Outbox {
     /// Queue `job`, found by this shard's page `page`, for `peer`; it
     /// leaves at the next [`Outbox::flush`], and `peer` answers with a
     /// tally for `page`.
-    pub fn route(&self, peer: usize, job: Job, page: u64) {
+    pub(crate) fn route(&self, peer: usize, job: Job, page: u64) {
         if let Some(batch) = self.pending.borrow_mut().get_mut(peer) {
             batch.jobs.push(job);
             match batch.pages.last_mut() {
@@ -237,7 +237,7 @@ impl Outbox {
     }
 
     /// Tell `peer` how many of the jobs its page `page` sent were new.
-    pub fn tally(&self, peer: usize, page: u64, new: u32) {
+    pub(crate) fn tally(&self, peer: usize, page: u64, new: u32) {
         if let Some(batch) = self.pending.borrow_mut().get_mut(peer) {
             batch.tallies.push((page, new));
         }
@@ -245,7 +245,7 @@ impl Outbox {
 
     /// Lend `peer` a page of one of this shard's hosts, for which a slot of
     /// `peer` was taken; it leaves at the next [`Outbox::flush`].
-    pub fn lend(&self, peer: usize, lease: Lease) {
+    pub(crate) fn lend(&self, peer: usize, lease: Lease) {
         if let Some(batch) = self.pending.borrow_mut().get_mut(peer) {
             batch.leases.push(lease);
         }
@@ -253,7 +253,7 @@ impl Outbox {
 
     /// Tell `owner` that a page it lent, of `host`, is done or is to be
     /// tried again later.
-    pub fn give_back(&self, owner: usize, host: String, outcome: PageEnd) {
+    pub(crate) fn give_back(&self, owner: usize, host: String, outcome: PageEnd) {
         if let Some(batch) = self.pending.borrow_mut().get_mut(owner) {
             batch.returns.push(Return { host, outcome });
         }
@@ -261,7 +261,7 @@ impl Outbox {
 
     /// Send every pending batch without awaiting; batches that meet a full
     /// channel go to the overflow queue for the flusher task.
-    pub fn flush(&self) {
+    pub(crate) fn flush(&self) {
         let Some(senders) = &self.senders else { return };
         let mut pending = self.pending.borrow_mut();
         let mut overflow = self.overflow.borrow_mut();
@@ -298,7 +298,7 @@ impl Outbox {
     /// The flusher task: send parked batches with awaited sends until
     /// `stop` says the shard is done. Runs apart from the receive path, so
     /// awaiting here cannot deadlock the mesh.
-    pub async fn drain_overflow(&self, stopped: impl Fn() -> bool) {
+    pub(crate) async fn drain_overflow(&self, stopped: impl Fn() -> bool) {
         let Some(senders) = &self.senders else { return };
         loop {
             let next = {
@@ -320,7 +320,7 @@ impl Outbox {
     }
 
     /// Close this shard's senders, so peers' receive loops end.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         if let Some(senders) = &self.senders {
             senders.close();
         }

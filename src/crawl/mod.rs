@@ -9,19 +9,16 @@
 //! `ringcrawl_links::urls`; jobs: `crate::job`; the fixed hashes:
 //! `crate::keys`; `crate::sync`).
 
-pub mod budget;
-pub mod checkpoints;
-pub mod error;
-pub mod frontier;
-pub mod hooks;
-pub mod mesh;
-pub mod page;
-pub mod run;
-pub mod seeds;
-pub mod seen;
-pub mod shard;
-pub mod stream;
-pub mod url_set;
-
-#[cfg(any(test, feature = "internals"))]
-pub use run::{run, Outcome};
+pub(crate) mod budget;
+pub(crate) mod checkpoints;
+pub(crate) mod error;
+pub(crate) mod frontier;
+pub(crate) mod hooks;
+pub(crate) mod mesh;
+pub(crate) mod page;
+pub(crate) mod run;
+pub(crate) mod seeds;
+pub(crate) mod seen;
+pub(crate) mod shard;
+pub(crate) mod stream;
+pub(crate) mod url_set;

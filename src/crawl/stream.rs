@@ -51,7 +51,7 @@ impl std::fmt::Debug for PageStream {
 
 /// The shards' end of a [`PageStream`].
 #[derive(Debug, Clone)]
-pub struct PageSender {
+pub(crate) struct PageSender {
     pages: Sender<OwnedPage>,
     queued: Arc<AtomicUsize>,
     budget: usize,
@@ -74,7 +74,7 @@ pub(crate) fn page_stream(budget: usize) -> (PageSender, PageStream) {
 
 impl PageSender {
     /// Queue a page; never waits. A page for a dropped stream is dropped.
-    pub fn send(&self, page: OwnedPage) {
+    pub(crate) fn send(&self, page: OwnedPage) {
         let weight = page.weight();
         self.queued.fetch_add(weight, Ordering::Relaxed);
         if self.pages.send(page).is_err() {
@@ -83,7 +83,7 @@ impl PageSender {
     }
 
     /// The consumer has more than the budget waiting: start no new fetch.
-    pub fn behind(&self) -> bool {
+    pub(crate) fn behind(&self) -> bool {
         self.queued.load(Ordering::Relaxed) > self.budget
     }
 }

@@ -24,7 +24,7 @@ use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use foldhash::fast::RandomState;
 
 /// URLs seen, as fingerprints.
-pub struct UrlSet {
+pub(crate) struct UrlSet {
     /// Seeds of the two halves of the fingerprint (per-set seeds over
     /// foldhash's process-wide shared seed).
     high: RandomState,
@@ -33,7 +33,7 @@ pub struct UrlSet {
 }
 
 impl UrlSet {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         UrlSet {
             high: RandomState::default(),
             low: RandomState::default(),
@@ -45,26 +45,21 @@ impl UrlSet {
         (u128::from(self.high.hash_one(url)) << 64) | u128::from(self.low.hash_one(url))
     }
 
-    pub fn contains(&self, url: &str) -> bool {
+    pub(crate) fn contains(&self, url: &str) -> bool {
         self.fingerprints.contains(&self.fingerprint(url))
     }
 
     /// Adds `url`; false if it was already there.
-    pub fn insert(&mut self, url: &str) -> bool {
+    pub(crate) fn insert(&mut self, url: &str) -> bool {
         self.fingerprints.insert(self.fingerprint(url))
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.fingerprints.len()
     }
 
-    #[cfg(any(test, feature = "internals"))]
-    pub fn is_empty(&self) -> bool {
-        self.fingerprints.is_empty()
-    }
-
     /// Forgets every URL, keeping the table's memory.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.fingerprints.clear();
     }
 }
@@ -86,7 +81,7 @@ impl Default for UrlSet {
 /// this did) grew by doubling every time: `perf probe` on malloc counted
 /// 804 MiB allocated by this set's resizes in a 3M-page crawl, up to 4.3
 /// MiB each, all of it churn through the allocator.
-pub struct RecentUrls {
+pub(crate) struct RecentUrls {
     current: UrlSet,
     previous: UrlSet,
     capacity: usize,
@@ -94,7 +89,7 @@ pub struct RecentUrls {
 
 impl RecentUrls {
     /// At most `2 × capacity` URLs remembered.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         RecentUrls {
             current: UrlSet::new(),
             previous: UrlSet::new(),
@@ -102,12 +97,12 @@ impl RecentUrls {
         }
     }
 
-    pub fn contains(&self, url: &str) -> bool {
+    pub(crate) fn contains(&self, url: &str) -> bool {
         self.current.contains(url) || self.previous.contains(url)
     }
 
     /// Adds `url`; false if it was remembered already.
-    pub fn insert(&mut self, url: &str) -> bool {
+    pub(crate) fn insert(&mut self, url: &str) -> bool {
         if self.previous.contains(url) {
             return false;
         }
@@ -119,14 +114,9 @@ impl RecentUrls {
     }
 
     /// URLs remembered now.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.current.len() + self.previous.len()
-    }
-
-    #[cfg(any(test, feature = "internals"))]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// URLs the two tables hold without reallocating.
@@ -139,7 +129,7 @@ impl RecentUrls {
 /// The table's hash of a fingerprint: its low 64 bits, already a seeded
 /// hash, so hashing them again would only cost time.
 #[derive(Default)]
-pub struct LowBits(u64);
+pub(crate) struct LowBits(u64);
 
 impl Hasher for LowBits {
     fn finish(&self) -> u64 {
@@ -165,7 +155,7 @@ mod tests {
     #[test]
     fn inserted_urls_are_seen_and_others_are_not() {
         let mut set = UrlSet::new();
-        assert!(set.is_empty());
+        assert_eq!(set.len(), 0);
         assert!(set.insert("http://a.test/"));
         assert!(
             !set.insert("http://a.test/"),

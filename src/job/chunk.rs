@@ -21,14 +21,14 @@ use super::Job;
 use crate::job::hops::Hops;
 
 /// The first bytes of every chunk (a reader resyncs on them).
-pub const MAGIC: [u8; 4] = *b"RCQ1";
+pub(crate) const MAGIC: [u8; 4] = *b"RCQ1";
 
 /// Bytes of a chunk's header.
-pub const HEADER: usize = 16;
+pub(crate) const HEADER: usize = 16;
 
 /// Why bytes read back are not a chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChunkError {
+pub(crate) enum ChunkError {
     /// Fewer bytes than the header says.
     Short,
     /// Not a chunk's header.
@@ -53,7 +53,7 @@ impl fmt::Display for ChunkError {
 impl std::error::Error for ChunkError {}
 
 /// Append `jobs`, in order, to `out` as one chunk; its length.
-pub fn encode(jobs: &[Job], out: &mut Vec<u8>) -> usize {
+pub(crate) fn encode(jobs: &[Job], out: &mut Vec<u8>) -> usize {
     let start = out.len();
     out.extend_from_slice(&[0; HEADER]);
     let mut previous: Option<&Arc<str>> = None;
@@ -99,7 +99,7 @@ pub fn encode(jobs: &[Job], out: &mut Vec<u8>) -> usize {
 
 /// The whole length of the chunk whose header `header` holds (at least
 /// [`HEADER`] bytes); None if it is not a chunk's header.
-pub fn len(header: &[u8]) -> Option<usize> {
+pub(crate) fn len(header: &[u8]) -> Option<usize> {
     let mut r = Reader {
         bytes: header,
         at: 0,
@@ -118,7 +118,7 @@ pub fn len(header: &[u8]) -> Option<usize> {
 /// only checks a file. A chunk this accepts decodes. (The checksum covers
 /// the records, not the header's count: a count damaged with the checksum
 /// intact shows only in the walk.)
-pub fn verify(bytes: &[u8]) -> Result<u32, ChunkError> {
+pub(crate) fn verify(bytes: &[u8]) -> Result<u32, ChunkError> {
     let (count, records) = frame(bytes)?;
     walk(count, records, |_| {})?;
     Ok(count)
@@ -145,7 +145,7 @@ fn frame(bytes: &[u8]) -> Result<(u32, &[u8]), ChunkError> {
 }
 
 /// The jobs of the chunk that `bytes` hold (exactly one chunk).
-pub fn decode(bytes: &[u8]) -> Result<Vec<Job>, ChunkError> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<Vec<Job>, ChunkError> {
     let (count, records) = frame(bytes)?;
     // A record takes at least 12 bytes: no count can make this allocate
     // more than the bytes read.

@@ -24,7 +24,7 @@ use std::fmt;
 
 /// One hop's kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hop {
+pub(crate) enum Hop {
     /// A link (`a`, `area`, `link`, frames).
     Link,
     /// A redirect's target.
@@ -39,7 +39,7 @@ pub enum Hop {
 }
 
 impl Hop {
-    pub fn letter(self) -> char {
+    pub(crate) fn letter(self) -> char {
         match self {
             Hop::Link => 'L',
             Hop::Redirect => 'R',
@@ -73,24 +73,24 @@ impl Hop {
 
 /// The hops from a root to a URL (see the module docs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Hops(u64);
+pub(crate) struct Hops(u64);
 
 impl Hops {
     /// Letters kept; older ones are only counted.
-    pub const KEPT: u32 = 19;
+    pub(crate) const KEPT: u32 = 19;
     /// Hops counted; a longer path counts as this long.
-    pub const MAX_COUNTED: u32 = 127;
+    pub(crate) const MAX_COUNTED: u32 = 127;
     /// Bits of the kept letters (the count is above them).
     const LETTER_BITS: u32 = Hops::KEPT * 3;
     const LETTER_MASK: u64 = (1 << Hops::LETTER_BITS) - 1;
 
     /// A root's empty path.
-    pub fn root() -> Hops {
+    pub(crate) fn root() -> Hops {
         Hops::default()
     }
 
     /// This path and one hop more.
-    pub fn then(self, hop: Hop) -> Hops {
+    pub(crate) fn then(self, hop: Hop) -> Hops {
         // The oldest kept letter falls off the top of the letter bits.
         let letters = (self.0.wrapping_shl(3) | hop.code()) & Hops::LETTER_MASK;
         let len = self.len().saturating_add(1).min(Hops::MAX_COUNTED);
@@ -98,36 +98,31 @@ impl Hops {
     }
 
     /// The path as the one `u64` it is kept in (a spilled job stores it).
-    pub fn to_u64(self) -> u64 {
+    pub(crate) fn to_u64(self) -> u64 {
         self.0
     }
 
     /// The path [`Hops::to_u64`] gave. Any value reads as some path:
     /// letters it does not know are left out when shown.
-    pub fn from_u64(bits: u64) -> Hops {
+    pub(crate) fn from_u64(bits: u64) -> Hops {
         Hops(bits)
     }
 
     /// Hops from the root (at most [`Hops::MAX_COUNTED`]).
-    pub fn len(self) -> u32 {
+    pub(crate) fn len(self) -> u32 {
         // The top 7 bits: at most 127.
         self.0.wrapping_shr(Hops::LETTER_BITS) as u32
     }
 
-    #[cfg(any(test, feature = "internals"))]
-    pub fn is_empty(self) -> bool {
-        self.len() == 0
-    }
-
     /// The last hop, if any.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn last(self) -> Option<Hop> {
+    #[cfg(test)]
+    pub(crate) fn last(self) -> Option<Hop> {
         Hop::from_code(self.0 & 7)
     }
 
     /// Whether the URL starts the crawl: a root or a seed (no hop), or a
     /// redirect target of one (`R`, `RR`, ...).
-    pub fn is_start(self) -> bool {
+    pub(crate) fn is_start(self) -> bool {
         let len = self.len();
         if len > Hops::KEPT {
             return false;
@@ -145,7 +140,7 @@ impl Hops {
     /// Whether the URL is a page requisite: its last hop other than
     /// redirects is an embed (`E`, `ER`, `ERR`). A requisite is a leaf: its
     /// links are not followed.
-    pub fn is_embed(self) -> bool {
+    pub(crate) fn is_embed(self) -> bool {
         let mut letters = self.0 & Hops::LETTER_MASK;
         for _ in 0..self.len().min(Hops::KEPT) {
             match Hop::from_code(letters & 7) {
@@ -161,7 +156,7 @@ impl Hops {
     /// and `R` hops that ends the path (0: not a sitemap; 1: a sitemap
     /// named by robots.txt or guessed, or its redirect target; 2: one an
     /// index of those names; ...). Only the kept letters are read.
-    pub fn sitemap_level(self) -> u32 {
+    pub(crate) fn sitemap_level(self) -> u32 {
         let kept = self.len().min(Hops::KEPT);
         let mut level: u32 = 0;
         for i in 0..kept {

@@ -9,8 +9,8 @@
 //! nodes and the output records their hops; none of those has to reach up
 //! into the engine (`crate::crawl`) to name one.
 
-pub mod chunk;
-pub mod hops;
+pub(crate) mod chunk;
+pub(crate) mod hops;
 mod kind;
 mod refused;
 
@@ -18,14 +18,12 @@ use std::sync::Arc;
 
 use hops::Hops;
 
-#[cfg(any(test, feature = "internals"))]
-pub use chunk::ChunkError;
 pub use kind::ErrorKind;
-pub use refused::{Limit, Verdict};
+pub(crate) use refused::{Limit, Verdict};
 
 /// A URL waiting to be fetched, with what it may still do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Job {
+pub(crate) struct Job {
     /// Normalised absolute URL (the dedup key).
     pub url: String,
     /// Redirect hops this URL may still start (the chapter's
@@ -48,7 +46,7 @@ pub struct Job {
 
 impl Job {
     /// A crawl root, with `redirects` hops of redirect allowed.
-    pub fn root(url: String, redirects: u32) -> Job {
+    pub(crate) fn root(url: String, redirects: u32) -> Job {
         Job {
             retries: 0,
             url,

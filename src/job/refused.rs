@@ -7,7 +7,7 @@ use super::ErrorKind;
 
 /// The crawl limit that keeps a URL out of the frontier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
+pub(crate) enum Limit {
     /// Longer than `max_url_length`.
     UrlTooLong,
     /// Found more than `max_depth` links from a root (by the first path
@@ -21,7 +21,7 @@ pub enum Limit {
 
 impl Limit {
     /// Every limit.
-    pub const ALL: [Limit; 4] = [
+    pub(crate) const ALL: [Limit; 4] = [
         Limit::UrlTooLong,
         Limit::TooDeep,
         Limit::HostBudget,
@@ -29,7 +29,7 @@ impl Limit {
     ];
 
     /// The record's `error_kind`.
-    pub fn kind(self) -> ErrorKind {
+    pub(crate) fn kind(self) -> ErrorKind {
         match self {
             Limit::UrlTooLong => ErrorKind::UrlTooLong,
             Limit::TooDeep => ErrorKind::TooDeep,
@@ -39,7 +39,7 @@ impl Limit {
     }
 
     /// The record's one-line `error`.
-    pub fn message(self) -> &'static str {
+    pub(crate) fn message(self) -> &'static str {
         match self {
             Limit::UrlTooLong => "not queued: longer than --max-url-length",
             Limit::TooDeep => "not queued: more links from a root than --max-depth",
@@ -51,7 +51,7 @@ impl Limit {
 
 /// Whether robots.txt lets a URL be fetched: the `ringcrawl-robots`
 /// crate's.
-pub use ringcrawl_robots::Verdict;
+pub(crate) use ringcrawl_robots::Verdict;
 
 impl From<Verdict> for ErrorKind {
     /// The `error_kind` of the record of a URL kept out (`Allowed` has

@@ -15,16 +15,16 @@ use std::time::{Duration, Instant};
 /// Apache, Node; nginx's default is 75 s); staying well under it means a
 /// reused connection has rarely been closed under us, and when it has, the
 /// fetch notices before any byte of the answer and reconnects.
-pub const IDLE_FOR: Duration = Duration::from_secs(2);
+pub(crate) const IDLE_FOR: Duration = Duration::from_secs(2);
 
 /// How often [`ConnPool::put`] closes the connections idle longer than
 /// [`IDLE_FOR`]: those to hosts the crawl is done with would otherwise hold
 /// a file descriptor, a server slot and a place in the pool until the end.
-pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// Idle connections, newest last per key, at most `cap` in all.
 #[derive(Debug)]
-pub struct ConnPool<K, C> {
+pub(crate) struct ConnPool<K, C> {
     idle: foldhash::HashMap<K, Vec<(C, Instant)>>,
     /// Connections held, over all keys.
     held: usize,
@@ -35,7 +35,7 @@ pub struct ConnPool<K, C> {
 }
 
 impl<K: Hash + Eq, C> ConnPool<K, C> {
-    pub fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         ConnPool {
             idle: foldhash::HashMap::default(),
             held: 0,
@@ -46,7 +46,7 @@ impl<K: Hash + Eq, C> ConnPool<K, C> {
 
     /// The most recently idled connection to `key` that has been idle less
     /// than [`IDLE_FOR`] at `now`; older ones to `key` are dropped.
-    pub fn take(&mut self, key: &K, now: Instant) -> Option<C> {
+    pub(crate) fn take(&mut self, key: &K, now: Instant) -> Option<C> {
         let conns = self.idle.get_mut(key)?;
         let fresh = conns
             .iter()
@@ -67,7 +67,7 @@ impl<K: Hash + Eq, C> ConnPool<K, C> {
     /// Keep `conn` to `key`, idle since `now`; dropped (closed) instead if
     /// the pool is full. At most every [`SWEEP_EVERY`], first closes every
     /// connection idle for [`IDLE_FOR`] or more.
-    pub fn put(&mut self, key: K, conn: C, now: Instant) {
+    pub(crate) fn put(&mut self, key: K, conn: C, now: Instant) {
         match self.next_sweep {
             Some(at) if now >= at => self.close_idle_too_long(now),
             Some(_) => {}
@@ -89,7 +89,7 @@ impl<K: Hash + Eq, C> ConnPool<K, C> {
     }
 
     /// Connections held now.
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.held
     }
 }

@@ -20,11 +20,11 @@ use glommio::timer::Timer;
 
 /// Wait between the start of one attempt and the next (RFC 8305 §5
 /// recommends 250 ms).
-pub const ATTEMPT_DELAY: Duration = Duration::from_millis(250);
+pub(crate) const ATTEMPT_DELAY: Duration = Duration::from_millis(250);
 
 /// Why no address could be connected to.
 #[derive(Debug)]
-pub enum ConnectError {
+pub(crate) enum ConnectError {
     /// `limit` passed before any attempt succeeded.
     Timeout,
     /// Every attempt failed; the last one's error.
@@ -35,7 +35,7 @@ type Attempt = Pin<Box<dyn Future<Output = (SocketAddr, io::Result<TcpStream>)>>
 
 /// Connect to one of `addrs` (tried in order) within `limit`: the stream
 /// and the address it reached.
-pub async fn connect(
+pub(crate) async fn connect(
     addrs: impl IntoIterator<Item = SocketAddr>,
     limit: Duration,
 ) -> Result<(TcpStream, SocketAddr), ConnectError> {

@@ -35,23 +35,23 @@ use url::Url;
 /// domain and path: `cookie_store`'s cookie (the parsed cookie, its
 /// domain, path and expiry) and its entry in the last of its
 /// domain -> path -> name maps.
-pub const COOKIE_OVERHEAD: usize = 400;
+pub(crate) const COOKIE_OVERHEAD: usize = 400;
 /// What a domain with cookies takes besides them: its path and name maps
 /// in `cookie_store`, and its count here. With [`COOKIE_OVERHEAD`],
 /// fitted to a counting allocator's totals for 10,000 cookies of 57
 /// bytes in 10,000, 1,000 and 200 domains: 1,610, 558 and 433 bytes a
 /// cookie, where the model counts 1,737, 585 and 483 (on the safe side;
 /// it also counts this jar's own count of each domain).
-pub const DOMAIN_OVERHEAD: usize = 1_280;
+pub(crate) const DOMAIN_OVERHEAD: usize = 1_280;
 /// Most cookies of one domain (RFC 6265 §6.1 asks for at least 50).
-pub const MAX_PER_DOMAIN: u32 = 50;
+pub(crate) const MAX_PER_DOMAIN: u32 = 50;
 /// Largest cookie, name and value together (RFC 6265 §6.1: at least 4096).
-pub const MAX_COOKIE_BYTES: usize = 4096;
+pub(crate) const MAX_COOKIE_BYTES: usize = 4096;
 /// Least time between two sweeps of expired cookies.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 /// The crawl's cookies.
-pub struct Jar {
+pub(crate) struct Jar {
     inner: Mutex<Inner>,
     /// Bytes held (as [`Inner::bytes`]), for readers on other threads.
     gauge: Arc<AtomicU64>,
@@ -76,7 +76,7 @@ struct Inner {
 /// Why a cookies file cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
-pub enum CookieFileError {
+pub(crate) enum CookieFileError {
     #[error("line {line}: {problem} (Netscape format: DOMAIN, TRUE|FALSE, PATH, TRUE|FALSE, EXPIRES, NAME, VALUE, separated by tabs)")]
     Line { line: usize, problem: &'static str },
 }
@@ -96,7 +96,7 @@ impl fmt::Debug for Jar {
 
 impl Jar {
     /// An empty jar.
-    pub fn new() -> Jar {
+    pub(crate) fn new() -> Jar {
         Jar {
             inner: Mutex::new(Inner {
                 store: CookieStore::new(),
@@ -113,20 +113,20 @@ impl Jar {
 
     /// Hold at most `bytes` of cookies from now on. Whether what the jar
     /// holds already fits (a cookies file loaded before may not).
-    pub fn limit_memory(&self, bytes: usize) -> bool {
+    pub(crate) fn limit_memory(&self, bytes: usize) -> bool {
         let mut inner = self.lock();
         inner.limit = bytes;
         inner.bytes <= bytes
     }
 
     /// Bytes the cookies held take (expired ones too, until swept).
-    pub fn memory(&self) -> usize {
+    pub(crate) fn memory(&self) -> usize {
         self.lock().bytes
     }
 
     /// The bytes held, kept current as cookies come and go: read it from
     /// any thread without taking the jar's lock.
-    pub fn memory_gauge(&self) -> Arc<AtomicU64> {
+    pub(crate) fn memory_gauge(&self) -> Arc<AtomicU64> {
         self.gauge.clone()
     }
 
@@ -136,17 +136,17 @@ impl Jar {
     }
 
     /// Cookies held (expired ones too, until they are swept).
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.lock().total
     }
 
     /// Cookies refused so far by the caps.
-    pub fn refused(&self) -> u64 {
+    pub(crate) fn refused(&self) -> u64 {
         self.lock().refused
     }
 
     /// The `Cookie` value for a request of `url`, if any cookie applies.
-    pub fn header_for(&self, url: &Url) -> Option<String> {
+    pub(crate) fn header_for(&self, url: &Url) -> Option<String> {
         let inner = self.lock();
         let mut matches = inner.store.matches(url);
         if matches.is_empty() {
@@ -173,7 +173,7 @@ impl Jar {
     }
 
     /// Keep the cookies of a response of `url` (its `Set-Cookie` values).
-    pub fn store(&self, url: &Url, set_cookies: &[String]) {
+    pub(crate) fn store(&self, url: &Url, set_cookies: &[String]) {
         if set_cookies.is_empty() {
             return;
         }
@@ -195,7 +195,7 @@ impl Jar {
     /// The cookies of a Netscape `cookies.txt` (`#HttpOnly_` lines
     /// included, other `#` lines and blank ones skipped); those already
     /// expired are left out.
-    pub fn from_netscape(text: &str) -> Result<Jar, CookieFileError> {
+    pub(crate) fn from_netscape(text: &str) -> Result<Jar, CookieFileError> {
         let jar = Jar::new();
         {
             let mut inner = jar.lock();
@@ -258,7 +258,7 @@ impl Jar {
 
     /// The unexpired cookies in Netscape `cookies.txt` form (session
     /// cookies with expiry 0, as curl writes them).
-    pub fn to_netscape(&self) -> String {
+    pub(crate) fn to_netscape(&self) -> String {
         let inner = self.lock();
         let mut out = String::from("# Netscape HTTP Cookie File\n# Written by ringcrawl.\n\n");
         let mut lines = Vec::new();

@@ -9,12 +9,12 @@
 //! Not crawl policy: what to fetch, when and how often is `crate::crawl`'s;
 //! retries are the shard's.
 
-pub mod conn_pool;
-pub mod connect;
-pub mod cookies;
-pub mod dns;
-pub mod fetch;
-pub mod proxy;
-pub mod socket;
-pub mod stream;
-pub mod tls;
+pub(crate) mod conn_pool;
+pub(crate) mod connect;
+pub(crate) mod cookies;
+pub(crate) mod dns;
+pub(crate) mod fetch;
+pub(crate) mod proxy;
+pub(crate) mod socket;
+pub(crate) mod stream;
+pub(crate) mod tls;

@@ -12,7 +12,7 @@ use std::os::fd::AsRawFd;
 /// an idle connection that may carry the next request. Anything else (the
 /// server sent something unasked, closed, or reset) means the connection
 /// is out of step and must not be reused.
-pub fn is_quiet(socket: &impl AsRawFd) -> bool {
+pub(crate) fn is_quiet(socket: &impl AsRawFd) -> bool {
     let mut byte = 0u8;
     // SAFETY: recv(2) writes at most one byte into `byte`, which we own;
     // MSG_PEEK leaves the data in the socket, MSG_DONTWAIT never blocks.

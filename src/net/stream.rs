@@ -37,21 +37,21 @@ thread_local! {
 
 /// Connections open now on the calling thread: every connection of the
 /// shard that calls, from its TCP connect to its close.
-pub fn open_here() -> u64 {
+pub(crate) fn open_here() -> u64 {
     OPEN.with(std::cell::Cell::get)
 }
 
 /// A TCP stream whose reads and writes each end by the read time-out or
 /// the deadline, whichever comes first.
 #[derive(Debug)]
-pub struct Timed {
+pub(crate) struct Timed {
     tcp: TcpStream,
     deadline: Instant,
     read_timeout: Duration,
 }
 
 impl Timed {
-    pub fn new(tcp: TcpStream, deadline: Instant, read_timeout: Duration) -> Self {
+    pub(crate) fn new(tcp: TcpStream, deadline: Instant, read_timeout: Duration) -> Self {
         OPEN.with(|open| open.set(open.get() + 1));
         Timed {
             tcp,
@@ -74,7 +74,7 @@ impl Timed {
     }
 
     /// Whether the deadline (rather than the read time-out) has passed.
-    pub fn past_deadline(&self) -> bool {
+    pub(crate) fn past_deadline(&self) -> bool {
         self.deadline.saturating_duration_since(Instant::now()) < MIN_OPERATION
     }
 }
@@ -122,7 +122,7 @@ impl AsyncWrite for Timed {
 
 /// An established TLS session, with what `--insecure` let through.
 #[derive(Debug)]
-pub struct TlsConn {
+pub(crate) struct TlsConn {
     tls: TlsStream<Timed>,
     /// The certificate error accepted under `--insecure`.
     warning: Option<TlsError>,
@@ -131,7 +131,7 @@ pub struct TlsConn {
 }
 
 impl TlsConn {
-    pub fn new(tls: TlsStream<Timed>, warning: Option<TlsError>) -> Self {
+    pub(crate) fn new(tls: TlsStream<Timed>, warning: Option<TlsError>) -> Self {
         TlsConn {
             tls,
             warning,
@@ -142,7 +142,7 @@ impl TlsConn {
 
 /// A connection: plain or TLS, always [`Timed`] underneath.
 #[derive(Debug)]
-pub enum Stream {
+pub(crate) enum Stream {
     Plain(Timed),
     Tls(Box<TlsConn>),
 }
@@ -157,7 +157,7 @@ impl Stream {
 
     /// Give the stream to a new fetch with its own deadline (a reused
     /// keep-alive connection).
-    pub fn renew(&mut self, deadline: Instant, read_timeout: Duration) {
+    pub(crate) fn renew(&mut self, deadline: Instant, read_timeout: Duration) {
         let timed = match self {
             Stream::Plain(timed) => timed,
             Stream::Tls(conn) => conn.tls.get_mut().0,
@@ -168,7 +168,7 @@ impl Stream {
 
     /// Whether the fetch's deadline has passed (a time-out error is then
     /// the deadline's, not the read time-out's).
-    pub fn past_deadline(&self) -> bool {
+    pub(crate) fn past_deadline(&self) -> bool {
         self.timed().past_deadline()
     }
 
@@ -178,7 +178,7 @@ impl Stream {
     /// byte it buffered (or a `close_notify`) counts too; the session
     /// tickets a TLS 1.3 server sends after the handshake came before the
     /// first answer and were read with it.
-    pub fn is_quiet(&mut self) -> bool {
+    pub(crate) fn is_quiet(&mut self) -> bool {
         match self {
             Stream::Plain(timed) => socket::is_quiet(&timed.tcp),
             Stream::Tls(conn) => {
@@ -194,7 +194,7 @@ impl Stream {
 
     /// False once a TLS peer has closed without `close_notify`: what was
     /// read until the close may have been cut short.
-    pub fn closed_cleanly(&self) -> bool {
+    pub(crate) fn closed_cleanly(&self) -> bool {
         match self {
             Stream::Plain(_) => true,
             Stream::Tls(conn) => !conn.unclean_close,
@@ -203,7 +203,7 @@ impl Stream {
 
     /// The TLS version and cipher suite of this connection; None for
     /// plain TCP.
-    pub fn negotiated(&self) -> Option<Negotiated> {
+    pub(crate) fn negotiated(&self) -> Option<Negotiated> {
         match self {
             Stream::Plain(_) => None,
             Stream::Tls(conn) => Negotiated::of(conn.tls.get_ref().1),
@@ -211,7 +211,7 @@ impl Stream {
     }
 
     /// The certificate error `--insecure` accepted on this connection.
-    pub fn tls_warning(&self) -> Option<&TlsError> {
+    pub(crate) fn tls_warning(&self) -> Option<&TlsError> {
         match self {
             Stream::Plain(_) => None,
             Stream::Tls(conn) => conn.warning.as_ref(),

@@ -8,9 +8,9 @@
 use serde::Serialize;
 
 /// Failures in a row that count a host as backed off.
-pub const BACKED_OFF_AFTER: u32 = 3;
+pub(crate) const BACKED_OFF_AFTER: u32 = 3;
 /// Hosts the report names.
-pub const MAX_HOSTS: usize = 8;
+pub(crate) const MAX_HOSTS: usize = 8;
 
 /// One host that kept failing, and its longest run of failures.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

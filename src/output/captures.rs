@@ -33,7 +33,7 @@ use crate::output::record::Earlier;
 use ringcrawl_warc::timestamp::{parse_rfc3339, rfc3339_millis};
 
 /// The captures of an earlier crawl, by URL.
-pub struct Captures {
+pub(crate) struct Captures {
     /// Seeds of the two halves of a URL's fingerprint.
     high: RandomState,
     low: RandomState,
@@ -56,7 +56,7 @@ impl fmt::Debug for Captures {
 
 /// One URL's earlier capture.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Capture {
+pub(crate) struct Capture {
     /// Its `ETag`, as the server sent it.
     pub etag: Option<Box<str>>,
     /// Its `Last-Modified`, to the second.
@@ -81,25 +81,25 @@ struct StoredAt {
 impl Capture {
     /// Its `Last-Modified` as an HTTP date (IMF-fixdate), for
     /// `If-Modified-Since`.
-    pub fn last_modified(&self) -> Option<String> {
+    pub(crate) fn last_modified(&self) -> Option<String> {
         self.last_modified
             .map(|secs| httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs)))
     }
 
     /// When it was fetched.
-    pub fn fetched(&self) -> SystemTime {
+    pub(crate) fn fetched(&self) -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(self.fetched_ms)
     }
 
     /// The SHA-1 of its payload, if it was archived.
-    pub fn digest(&self) -> Option<[u8; 20]> {
+    pub(crate) fn digest(&self) -> Option<[u8; 20]> {
         self.stored.as_ref().map(|s| s.digest)
     }
 }
 
 /// What reading an earlier crawl's records came to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// Lines read.
     pub lines: u64,
     /// URLs with a capture to ask against.
@@ -131,7 +131,7 @@ impl fmt::Display for Loaded {
 /// Why an earlier crawl's records could not be read.
 #[derive(Debug, Error)]
 #[error("reading the earlier crawl's records {path}: {source}")]
-pub struct LoadError {
+pub(crate) struct LoadError {
     pub path: PathBuf,
     #[source]
     pub source: std::io::Error,
@@ -166,7 +166,7 @@ struct Line {
 
 impl Captures {
     /// An empty one: no URL has a capture.
-    pub fn new(dirs: Vec<PathBuf>) -> Self {
+    pub(crate) fn new(dirs: Vec<PathBuf>) -> Self {
         Captures {
             high: RandomState::default(),
             low: RandomState::default(),
@@ -178,7 +178,7 @@ impl Captures {
 
     /// The captures in the record files `paths` (JSON Lines, as `-o`
     /// writes them), their WARC files looked for in `dirs`.
-    pub fn load(paths: &[PathBuf], dirs: Vec<PathBuf>) -> Result<(Self, Loaded), LoadError> {
+    pub(crate) fn load(paths: &[PathBuf], dirs: Vec<PathBuf>) -> Result<(Self, Loaded), LoadError> {
         let mut captures = Captures::new(dirs);
         let mut loaded = Loaded::default();
         for path in paths {
@@ -297,7 +297,7 @@ impl Captures {
     }
 
     /// The earlier capture of `url`, if there is one to ask against.
-    pub fn get(&self, url: &str) -> Option<&Capture> {
+    pub(crate) fn get(&self, url: &str) -> Option<&Capture> {
         if self.captures.is_empty() {
             return None;
         }
@@ -312,7 +312,7 @@ impl Captures {
 
     /// Where `capture`'s response record may lie: its file in each of the
     /// directories, in order, and its offset; None if it was not archived.
-    pub fn places(&self, capture: &Capture) -> Option<(Vec<PathBuf>, u64)> {
+    pub(crate) fn places(&self, capture: &Capture) -> Option<(Vec<PathBuf>, u64)> {
         let stored = capture.stored.as_ref()?;
         let name = self.files.get(usize::try_from(stored.file).ok()?)?;
         let paths = self.dirs.iter().map(|d| d.join(&**name)).collect();
@@ -320,7 +320,7 @@ impl Captures {
     }
 
     /// `capture` as the `earlier` of a `not_modified` record.
-    pub fn earlier(&self, capture: &Capture) -> Earlier {
+    pub(crate) fn earlier(&self, capture: &Capture) -> Earlier {
         let stored = capture.stored.as_ref();
         Earlier {
             timestamp: rfc3339_millis(capture.fetched()),

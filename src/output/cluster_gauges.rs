@@ -23,7 +23,7 @@ use serde::Serialize;
 ///
 /// [`Live`]: crate::output::live::Live
 #[derive(Debug, Default)]
-pub struct ClusterGauges {
+pub(crate) struct ClusterGauges {
     partitions: AtomicU64,
     held: AtomicU64,
     taken: AtomicU64,
@@ -40,39 +40,39 @@ pub struct ClusterGauges {
 
 impl ClusterGauges {
     /// The crawl has `n` partitions.
-    pub fn set_partitions(&self, n: u32) {
+    pub(crate) fn set_partitions(&self, n: u32) {
         self.partitions.store(u64::from(n), Relaxed);
     }
 
     /// The node holds `n` leases now.
-    pub fn set_held(&self, n: usize) {
+    pub(crate) fn set_held(&self, n: usize) {
         self.held.store(n as u64, Relaxed);
     }
 
     /// A partition was taken (a new tenure).
-    pub fn taken(&self) {
+    pub(crate) fn taken(&self) {
         self.taken.fetch_add(1, Relaxed);
     }
 
     /// A partition was lost or given up.
-    pub fn released(&self) {
+    pub(crate) fn released(&self) {
         self.released.fetch_add(1, Relaxed);
     }
 
     /// Leases renewed (`done`) and not (`failed`: another node's now, or
     /// the round trip failed) in one round.
-    pub fn renewals(&self, done: usize, failed: usize) {
+    pub(crate) fn renewals(&self, done: usize, failed: usize) {
         self.renewed.fetch_add(done as u64, Relaxed);
         self.renewals_failed.fetch_add(failed as u64, Relaxed);
     }
 
     /// Records reported done in all (the node's report's count).
-    pub fn set_records(&self, n: u64) {
+    pub(crate) fn set_records(&self, n: u64) {
         self.records.store(n, Relaxed);
     }
 
     /// The connection to Redis is up, or was lost (counted).
-    pub fn set_connected(&self, up: bool) {
+    pub(crate) fn set_connected(&self, up: bool) {
         if !up && self.connected.swap(false, Relaxed) {
             self.disconnects.fetch_add(1, Relaxed);
         }
@@ -81,14 +81,14 @@ impl ClusterGauges {
 
     /// The streams of the partitions held, as last read: entries not read
     /// yet, and read and not done.
-    pub fn set_backlog(&self, unread: u64, in_flight: u64) {
+    pub(crate) fn set_backlog(&self, unread: u64, in_flight: u64) {
         self.unread.store(unread, Relaxed);
         self.in_flight.store(in_flight, Relaxed);
         self.backlog_read.store(true, Relaxed);
     }
 
     /// The numbers now.
-    pub fn now(&self) -> ClusterNow {
+    pub(crate) fn now(&self) -> ClusterNow {
         ClusterNow {
             partitions: self.partitions.load(Relaxed),
             partitions_held: self.held.load(Relaxed),

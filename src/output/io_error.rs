@@ -14,7 +14,7 @@ use glommio::GlommioError;
 
 /// The system's error inside `e`, or `e` as glommio converts it when it
 /// holds none.
-pub fn plain<T>(e: GlommioError<T>) -> io::Error {
+pub(crate) fn plain<T>(e: GlommioError<T>) -> io::Error {
     match e {
         GlommioError::IoError(source) | GlommioError::EnhancedIoError { source, .. } => source,
         other => io::Error::from(other),
@@ -24,7 +24,7 @@ pub fn plain<T>(e: GlommioError<T>) -> io::Error {
 /// `e` in words: of an error glommio made into an [`io::Error`] from one
 /// of its own (through a stream's `AsyncWrite`: its text then ends in
 /// `, op: OP path: PATH with fd: FD`), the system's part only.
-pub fn words(e: &io::Error) -> String {
+pub(crate) fn words(e: &io::Error) -> String {
     let text = e.to_string();
     let system = text
         .find(", op: ")

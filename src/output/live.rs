@@ -33,7 +33,7 @@ use crate::output::top_hosts::{Pace, TopHosts};
 /// What one shard publishes besides its [`Stats`]: how much it holds now.
 #[derive(Debug, Clone, Default)]
 #[allow(missing_docs)]
-pub struct ShardGauges {
+pub(crate) struct ShardGauges {
     /// URLs queued in its frontier, and of those the ones spilled to disk.
     pub queued: u64,
     pub queued_on_disk: u64,

@@ -13,22 +13,22 @@
 //!
 //! Not the crawl itself: shards hand finished records here and go on.
 
-pub mod backoffs;
-pub mod captures;
-pub mod cluster_gauges;
-pub mod exposition;
-pub mod io_error;
-pub mod live;
-pub mod metrics;
-pub mod progress;
-pub mod proxies;
-pub mod rebuild;
-pub mod record;
-pub mod report;
-pub mod revalidations;
-pub mod sink;
-pub mod stats;
-pub mod top_hosts;
-pub mod wacz;
-pub mod warc;
-pub mod writer;
+pub(crate) mod backoffs;
+pub(crate) mod captures;
+pub(crate) mod cluster_gauges;
+pub(crate) mod exposition;
+pub(crate) mod io_error;
+pub(crate) mod live;
+pub(crate) mod metrics;
+pub(crate) mod progress;
+pub(crate) mod proxies;
+pub(crate) mod rebuild;
+pub(crate) mod record;
+pub(crate) mod report;
+pub(crate) mod revalidations;
+pub(crate) mod sink;
+pub(crate) mod stats;
+pub(crate) mod top_hosts;
+pub(crate) mod wacz;
+pub(crate) mod warc;
+pub(crate) mod writer;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// Counters of one shard, written only by that shard's thread.
 #[derive(Debug, Default)]
 #[repr(align(128))]
-pub struct ShardCounters {
+pub(crate) struct ShardCounters {
     pub pages: AtomicU64,
     pub errors: AtomicU64,
     pub bytes: AtomicU64,
@@ -32,14 +32,14 @@ pub struct ShardCounters {
 
 impl ShardCounters {
     /// Say what this shard waits for now.
-    pub fn set_waiting(&self, waiting: Waiting) {
+    pub(crate) fn set_waiting(&self, waiting: Waiting) {
         *self.waiting.lock().unwrap_or_else(|e| e.into_inner()) = waiting;
     }
 }
 
 /// What a crawl waits for (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Waiting {
+pub(crate) struct Waiting {
     /// Origins whose robots.txt is being fetched.
     pub robots_fetching: u64,
     /// Origins whose URLs wait for their robots.txt to be tried again; the
@@ -77,7 +77,7 @@ impl Waiting {
     }
 
     /// The line's part for it at `now`: empty when nothing waits.
-    pub fn describe(&self, now: Instant) -> String {
+    pub(crate) fn describe(&self, now: Instant) -> String {
         let mut parts = Vec::new();
         if self.replaying > 0 {
             parts.push(format!(
@@ -130,13 +130,13 @@ impl Waiting {
 
 /// Counters of every shard.
 #[derive(Debug)]
-pub struct Progress {
+pub(crate) struct Progress {
     shards: Box<[ShardCounters]>,
 }
 
 /// A sum over all shards at one instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub pages: u64,
     pub errors: u64,
     pub bytes: u64,
@@ -145,19 +145,19 @@ pub struct Snapshot {
 }
 
 impl Progress {
-    pub fn new(shards: usize) -> Self {
+    pub(crate) fn new(shards: usize) -> Self {
         Progress {
             shards: (0..shards).map(|_| ShardCounters::default()).collect(),
         }
     }
 
     /// The counters shard `id` writes to.
-    pub fn shard(&self, id: usize) -> Option<&ShardCounters> {
+    pub(crate) fn shard(&self, id: usize) -> Option<&ShardCounters> {
         self.shards.get(id)
     }
 
     /// What every shard waits for, together.
-    pub fn waiting(&self) -> Waiting {
+    pub(crate) fn waiting(&self) -> Waiting {
         let mut all = Waiting::default();
         for c in self.shards.iter() {
             all.add(&c.waiting.lock().unwrap_or_else(|e| e.into_inner()));
@@ -165,7 +165,7 @@ impl Progress {
         all
     }
 
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let mut s = Snapshot::default();
         for c in self.shards.iter() {
             s.pages += c.pages.load(Ordering::Relaxed);
@@ -180,7 +180,7 @@ impl Progress {
 
 /// The progress line for `now`, with the rate over `window` (oldest sample
 /// first).
-pub fn line(now: Snapshot, rate: f64, elapsed: Duration) -> String {
+pub(crate) fn line(now: Snapshot, rate: f64, elapsed: Duration) -> String {
     format!(
         "{:>6.1}s  {} pages  {:.0}/s  in flight {}  queued {}  errors {}  {}",
         elapsed.as_secs_f64(),
@@ -204,7 +204,7 @@ fn recent_rate(samples: &VecDeque<(Instant, u64)>) -> f64 {
 /// Start the reporter thread; it ends as soon as `done` is set and the
 /// thread is unparked (`JoinHandle::thread().unpark()`), not a tick later.
 /// `redraw`: in place on a terminal, else one plain line per `interval`.
-pub fn spawn_reporter(
+pub(crate) fn spawn_reporter(
     progress: Arc<Progress>,
     done: Arc<AtomicBool>,
     redraw: bool,

@@ -48,7 +48,7 @@ impl ProxyHealth {
 }
 
 /// Fold one shard's list into `all` (one entry a proxy, in the order met).
-pub fn merge(all: &mut Vec<ProxyHealth>, shard: &[ProxyHealth]) {
+pub(crate) fn merge(all: &mut Vec<ProxyHealth>, shard: &[ProxyHealth]) {
     for p in shard {
         match all.iter_mut().find(|q| q.proxy == p.proxy) {
             Some(q) => {

@@ -29,7 +29,7 @@ use ringcrawl_warc::timestamp::parse_rfc3339;
 /// Why a record read back gives no page's index line.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
-pub enum Unindexable {
+pub(crate) enum Unindexable {
     /// Not the `response` or `revisit` record a page's log line points at.
     #[error("a {0} record, not a page's response or revisit")]
     Kind(String),
@@ -50,7 +50,7 @@ pub enum Unindexable {
 /// Append to `out` the index line of `skimmed`, the record of the page
 /// `url` whose gzip member lies at `offset` in the WARC file `filename`:
 /// the line the crawl wrote for it.
-pub fn page_line(
+pub(crate) fn page_line(
     skimmed: &Skimmed,
     url: &str,
     offset: u64,

@@ -167,13 +167,13 @@ pub struct Warning {
 }
 
 /// `truncated_by` of a body cut at a bound of the crawl's own.
-pub const CUT_AT_LIMIT: &str = "limit";
+pub(crate) const CUT_AT_LIMIT: &str = "limit";
 /// `truncated_by` of a body the connection or a deadline ended early.
-pub const CUT_IN_TRANSFER: &str = "transfer";
+pub(crate) const CUT_IN_TRANSFER: &str = "transfer";
 
 /// `d` in milliseconds, rounded to the microsecond: JSON shows `2.224`,
 /// not `2.2235869999999998`.
-pub fn millis(d: std::time::Duration) -> f64 {
+pub(crate) fn millis(d: std::time::Duration) -> f64 {
     d.as_micros() as f64 / 1e3
 }
 
@@ -187,12 +187,12 @@ pub enum Kind {
 }
 
 /// `revalidation` of a page the server said had not changed.
-pub const NOT_MODIFIED: &str = "not_modified";
+pub(crate) const NOT_MODIFIED: &str = "not_modified";
 /// `revalidation` of a page the server sent again, changed.
-pub const MODIFIED: &str = "modified";
+pub(crate) const MODIFIED: &str = "modified";
 /// `revalidation` of a page fetched again in full after a 304, its earlier
 /// capture unreadable.
-pub const REFETCHED: &str = "refetched";
+pub(crate) const REFETCHED: &str = "refetched";
 
 /// The earlier capture a `304 Not Modified` stands for: where its bytes
 /// lie, so the next recrawl can refer to them in turn.

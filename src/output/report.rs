@@ -183,7 +183,7 @@ fn counts<K: std::fmt::Display>(map: &std::collections::BTreeMap<K, u64>) -> Str
 
 /// Bytes in the largest binary unit that keeps them at 1 or more: `512 B`,
 /// `1.5 KiB`, `9.6 MiB`, `2.0 GiB`, `1.1 TiB`.
-pub fn binary_size(bytes: f64) -> String {
+pub(crate) fn binary_size(bytes: f64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024.0 {
         return format!("{bytes:.0} B");

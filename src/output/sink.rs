@@ -14,14 +14,14 @@ use crate::output::writer::{lock, Pending, Stopped, WriterHandle};
 const FLUSH_AT: usize = 64 * 1024;
 
 /// One shard's buffered JSONL output.
-pub struct RecordSink {
+pub(crate) struct RecordSink {
     /// The writer and this shard's lines not yet handed to it, if records
     /// are written at all.
     out: Option<(WriterHandle, Pending)>,
 }
 
 impl RecordSink {
-    pub fn new(writer: Option<WriterHandle>) -> Self {
+    pub(crate) fn new(writer: Option<WriterHandle>) -> Self {
         RecordSink {
             out: writer.map(|w| {
                 let pending = w.register();
@@ -31,13 +31,13 @@ impl RecordSink {
     }
 
     /// Buffer one record; hand the buffer over when it is large.
-    pub fn write(&self, record: &Record) {
+    pub(crate) fn write(&self, record: &Record) {
         self.write_with(|lines| record.write_jsonl(lines));
     }
 
     /// Buffer what `line` appends (whole lines); hand the buffer over when
     /// it is large.
-    pub fn write_with(&self, line: impl FnOnce(&mut Vec<u8>)) {
+    pub(crate) fn write_with(&self, line: impl FnOnce(&mut Vec<u8>)) {
         let Some((writer, pending)) = &self.out else {
             return;
         };
@@ -55,7 +55,7 @@ impl RecordSink {
     }
 
     /// Hand whatever is buffered to the writer.
-    pub fn hand_off(&self) {
+    pub(crate) fn hand_off(&self) {
         if let Some((writer, pending)) = &self.out {
             let lines = std::mem::take(&mut *lock(pending));
             writer.send(lines);
@@ -63,12 +63,12 @@ impl RecordSink {
     }
 
     /// The writer has more than its backlog to write: start no fetch.
-    pub fn behind(&self) -> bool {
+    pub(crate) fn behind(&self) -> bool {
         self.out.as_ref().is_some_and(|(w, _)| w.behind())
     }
 
     /// The output ended early: the crawl should end too.
-    pub fn stopped(&self) -> Option<Stopped> {
+    pub(crate) fn stopped(&self) -> Option<Stopped> {
         self.out.as_ref().and_then(|(w, _)| w.stopped())
     }
 }

@@ -20,7 +20,7 @@ use crate::output::revalidations::Revalidations;
 
 /// Counters of one shard, or of the whole crawl after [`Stats::merge`].
 #[derive(Debug, Clone, Default)]
-pub struct Stats {
+pub(crate) struct Stats {
     /// Records written (one per URL taken from a frontier).
     pub urls: u64,
     pub html: u64,
@@ -260,7 +260,7 @@ pub struct ShardBalance {
 /// HDR histograms of fetch latencies, in microseconds (1 µs to 1 hour,
 /// 3 significant digits).
 #[derive(Debug, Clone)]
-pub struct Latencies {
+pub(crate) struct Latencies {
     pub connect: Histogram<u64>,
     pub first_byte: Histogram<u64>,
     pub total: Histogram<u64>,
@@ -406,7 +406,7 @@ pub struct Summary {
 
 impl Stats {
     /// Count one record.
-    pub fn add(&mut self, record: &Record) {
+    pub(crate) fn add(&mut self, record: &Record) {
         self.urls += 1;
         match record.kind() {
             Kind::Html => self.html += 1,
@@ -457,7 +457,7 @@ impl Stats {
 
     /// Fold another shard's counters into these. A shard's own `shards`
     /// list is empty; its balance comes as `balance`.
-    pub fn merge(&mut self, other: &Stats, balance: Option<ShardBalance>) {
+    pub(crate) fn merge(&mut self, other: &Stats, balance: Option<ShardBalance>) {
         self.urls += other.urls;
         self.html += other.html;
         self.other += other.other;
@@ -513,7 +513,7 @@ impl Stats {
     /// to a recrawl's conditional request), or else
     /// whether any server answered at all (a page or a robots.txt, any
     /// status). The binary's exit code says which.
-    pub fn outcome(&self) -> Fetched {
+    pub(crate) fn outcome(&self) -> Fetched {
         // A page a recrawl found unchanged is one its earlier crawl fetched.
         if self.statuses.keys().any(|s| (200..300).contains(s))
             || self.revalidations.not_modified > 0
@@ -527,7 +527,7 @@ impl Stats {
     }
 
     /// The numbers of the report.
-    pub fn report_data(&self, elapsed: Duration, interrupted: bool) -> Summary {
+    pub(crate) fn report_data(&self, elapsed: Duration, interrupted: bool) -> Summary {
         // Rounded to the microsecond, and the rate to a thousandth, as the
         // records' timings are.
         let secs = elapsed.as_micros() as f64 / 1e6;

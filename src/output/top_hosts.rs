@@ -76,14 +76,14 @@ const KEYS: [fn(&HostCounts) -> u64; 4] =
 /// holds at most `n` borrowed names, so nothing is allocated for a host
 /// that does not make a list.
 #[derive(Debug)]
-pub struct Picker<'a> {
+pub(crate) struct Picker<'a> {
     n: usize,
     lists: [Vec<(u64, &'a str, HostCounts)>; 4],
 }
 
 impl<'a> Picker<'a> {
     /// A picker of `n` hosts a list.
-    pub fn new(n: usize) -> Picker<'a> {
+    pub(crate) fn new(n: usize) -> Picker<'a> {
         Picker {
             n,
             lists: Default::default(),
@@ -91,7 +91,7 @@ impl<'a> Picker<'a> {
     }
 
     /// Consider `host`.
-    pub fn offer(&mut self, host: &'a str, counts: HostCounts) {
+    pub(crate) fn offer(&mut self, host: &'a str, counts: HostCounts) {
         for (list, key) in self.lists.iter_mut().zip(KEYS) {
             let value = key(&counts);
             if value == 0 || self.n == 0 {
@@ -110,7 +110,7 @@ impl<'a> Picker<'a> {
     }
 
     /// The lists, names copied.
-    pub fn finish(self) -> TopHosts {
+    pub(crate) fn finish(self) -> TopHosts {
         let [fetched, queued, failing, backing_off] = self.lists.map(|list| {
             list.into_iter()
                 .map(|(_, host, counts)| TopHost {
@@ -168,7 +168,7 @@ impl TopHosts {
 }
 
 /// The shortest time between two looks of a shard.
-pub const LOOK_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// The next look waits this many times the last one's length, so looks
 /// take at most 1% of a shard's time.
 const LOOK_SHARE: u32 = 100;
@@ -177,7 +177,7 @@ const LOOK_SHARE: u32 = 100;
 /// looks: every [`LOOK_EVERY`], or less often when a look takes more than
 /// 1% of that (a shard holding millions of hosts).
 #[derive(Debug, Default)]
-pub struct Pace {
+pub(crate) struct Pace {
     due: Option<Instant>,
     kept: TopHosts,
 }
@@ -185,7 +185,7 @@ pub struct Pace {
 impl Pace {
     /// The lists at `now`: `look`'s if a look is due (or `now_or_never`:
     /// a shard's last publish), else the last look's.
-    pub fn lists(
+    pub(crate) fn lists(
         &mut self,
         now: Instant,
         now_or_never: bool,

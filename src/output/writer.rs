@@ -33,7 +33,7 @@ use crate::config::Output;
 
 /// Why the output ended before the crawl did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stopped {
+pub(crate) enum Stopped {
     /// The reader of the output went away (EPIPE): the crawl ends quietly.
     ReaderGone,
     /// A write failed (one line): the crawl ends with this error.
@@ -42,7 +42,7 @@ pub enum Stopped {
 
 /// The lines one shard has not handed over yet, shared with the writer so
 /// that the end of the crawl can write them whatever became of the shard.
-pub type Pending = Arc<Mutex<Vec<u8>>>;
+pub(crate) type Pending = Arc<Mutex<Vec<u8>>>;
 
 /// Lock a mutex whatever a panicking holder left: the data is plain bytes.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -58,7 +58,7 @@ enum Msg {
 
 /// What [`WriterHandle::barrier`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Written {
+pub(crate) enum Written {
     /// Every line handed over before the call is written (or the writer
     /// finished, having written all it was given).
     All,
@@ -109,14 +109,14 @@ impl State {
 }
 
 /// The writer thread, owned by the code that runs the crawl.
-pub struct Writer {
+pub(crate) struct Writer {
     handle: WriterHandle,
     thread: JoinHandle<()>,
 }
 
 /// What a shard holds of the writer (cheap to clone, `Send`).
 #[derive(Clone)]
-pub struct WriterHandle {
+pub(crate) struct WriterHandle {
     state: Arc<State>,
     tx: Sender<Msg>,
 }
@@ -129,7 +129,11 @@ impl Writer {
     /// may be written by two processes of its name for a moment (one cut
     /// off, then superseded), and each line must land after the other's,
     /// never over it.
-    pub fn open(output: &Output, backlog: usize, append: bool) -> io::Result<Option<Writer>> {
+    pub(crate) fn open(
+        output: &Output,
+        backlog: usize,
+        append: bool,
+    ) -> io::Result<Option<Writer>> {
         let out: Box<dyn Write + Send> = match output {
             Output::None => return Ok(None),
             Output::Stdout => Box::new(io::stdout()),
@@ -157,8 +161,8 @@ impl Writer {
     }
 
     /// Start a writer thread on `out`, behind past `backlog` queued bytes.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn start(out: Box<dyn Write + Send>, backlog: usize) -> io::Result<Writer> {
+    #[cfg(test)]
+    pub(crate) fn start(out: Box<dyn Write + Send>, backlog: usize) -> io::Result<Writer> {
         Writer::start_doing(out, backlog, "writing records".to_string())
     }
 
@@ -190,14 +194,14 @@ impl Writer {
     }
 
     /// A handle for a shard.
-    pub fn handle(&self) -> WriterHandle {
+    pub(crate) fn handle(&self) -> WriterHandle {
         self.handle.clone()
     }
 
     /// Write every shard's pending lines (a shard that died included), wait
     /// until all is written, and say whether the output ended early. Call
     /// it once the shards are done.
-    pub fn finish(self) -> Option<Stopped> {
+    pub(crate) fn finish(self) -> Option<Stopped> {
         let pending: Vec<Pending> = lock(&self.handle.state.pending).drain(..).collect();
         for lines in pending {
             let lines = std::mem::take(&mut *lock(&lines));
@@ -211,14 +215,14 @@ impl Writer {
 
 impl WriterHandle {
     /// A new buffer for one shard's lines, registered for [`Writer::finish`].
-    pub fn register(&self) -> Pending {
+    pub(crate) fn register(&self) -> Pending {
         let lines = Pending::default();
         lock(&self.state.pending).push(lines.clone());
         lines
     }
 
     /// Hand whole lines to the writer; never waits.
-    pub fn send(&self, lines: Vec<u8>) {
+    pub(crate) fn send(&self, lines: Vec<u8>) {
         if lines.is_empty() {
             return;
         }
@@ -231,12 +235,12 @@ impl WriterHandle {
     }
 
     /// More than the backlog is waiting to be written: start no fetch.
-    pub fn behind(&self) -> bool {
+    pub(crate) fn behind(&self) -> bool {
         self.state.queued.load(Ordering::Acquire) > self.state.backlog
     }
 
     /// The output ended early (its reader left, or a write failed).
-    pub fn stopped(&self) -> Option<Stopped> {
+    pub(crate) fn stopped(&self) -> Option<Stopped> {
         self.state.stopped()
     }
 
@@ -244,7 +248,7 @@ impl WriterHandle {
     /// (by any thread) is written: a thread that learns from a shard that
     /// a record was handed over can learn here that it is in the file.
     /// Blocks: not for an executor's thread.
-    pub fn barrier(&self, wait: Duration) -> Written {
+    pub(crate) fn barrier(&self, wait: Duration) -> Written {
         let (tx, rx) = mpsc::sync_channel(1);
         if self.tx.send(Msg::Barrier(tx)).is_err() {
             // The writer finished: it wrote everything it was given.

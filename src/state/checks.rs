@@ -38,14 +38,14 @@ use super::journal::JournalRead;
 use super::{io_err, write_atomically, StateError};
 
 /// The file, in the state directory.
-pub const FILE: &str = "checked.json";
+pub(crate) const FILE: &str = "checked.json";
 
 /// The layout of the file; another is read as no file.
 const VERSION: u32 = 1;
 
 /// The files earlier resumes checked, and what each check found.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Checks {
+pub(crate) struct Checks {
     version: u32,
     /// By path relative to the state directory.
     files: BTreeMap<String, Entry>,
@@ -63,7 +63,7 @@ struct Entry {
 impl Checks {
     /// What `checked.json` in `dir` says; empty when there is none or it
     /// does not read (the files are then checked again, and it says why).
-    pub fn load(dir: &Path) -> Checks {
+    pub(crate) fn load(dir: &Path) -> Checks {
         let path = dir.join(FILE);
         let loaded = match std::fs::read(&path) {
             Ok(text) => serde_json::from_slice::<Checks>(&text)
@@ -97,7 +97,7 @@ impl Checks {
 
     /// What an earlier check of the file at `path` (under `dir`) found, if
     /// the file is still the one it read.
-    pub fn get(&self, dir: &Path, path: &Path) -> Option<JournalRead> {
+    pub(crate) fn get(&self, dir: &Path, path: &Path) -> Option<JournalRead> {
         let entry = self.files.get(&key(dir, path)?)?;
         let (len, modified) = stat(path).ok()?;
         let same = entry.len == len
@@ -109,7 +109,12 @@ impl Checks {
     /// Keep what the check of the file at `path` (under `dir`) found. The
     /// file is synced first: what is said checked must outlive a power
     /// loss.
-    pub fn insert(&mut self, dir: &Path, path: &Path, read: JournalRead) -> Result<(), StateError> {
+    pub(crate) fn insert(
+        &mut self,
+        dir: &Path,
+        path: &Path,
+        read: JournalRead,
+    ) -> Result<(), StateError> {
         let Some(key) = key(dir, path) else {
             return Ok(());
         };
@@ -132,14 +137,14 @@ impl Checks {
 
     /// Keep only the entries of `paths` (under `dir`): files a compaction
     /// removed are forgotten.
-    pub fn retain(&mut self, dir: &Path, paths: &[PathBuf]) {
+    pub(crate) fn retain(&mut self, dir: &Path, paths: &[PathBuf]) {
         let keep: std::collections::HashSet<String> =
             paths.iter().filter_map(|p| key(dir, p)).collect();
         self.files.retain(|k, _| keep.contains(k));
     }
 
     /// Replace `checked.json` in `dir` with these entries, atomically.
-    pub fn save(&self, dir: &Path) -> Result<(), StateError> {
+    pub(crate) fn save(&self, dir: &Path) -> Result<(), StateError> {
         let bytes = serde_json::to_vec_pretty(self).map_err(|source| StateError::Corrupt {
             path: dir.join(FILE),
             source,

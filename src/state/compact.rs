@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use super::{io_err, journal, write_atomically, StateError};
 
 /// The file that names the run whose bases cover the journals before it.
-pub const MARKER: &str = "compacted.json";
+pub(crate) const MARKER: &str = "compacted.json";
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Marker {
@@ -39,12 +39,12 @@ struct Marker {
 }
 
 /// The base shard `shard_dir`'s replay writes in run `run`.
-pub fn base_path(shard_dir: &Path, run: u32) -> PathBuf {
+pub(crate) fn base_path(shard_dir: &Path, run: u32) -> PathBuf {
     shard_dir.join(format!("base-{run:06}.bin"))
 }
 
 /// The runs whose bases `shard_dir` holds, in order.
-pub fn base_runs(shard_dir: &Path) -> Result<Vec<u32>, StateError> {
+pub(crate) fn base_runs(shard_dir: &Path) -> Result<Vec<u32>, StateError> {
     numbered(shard_dir, "base-")
 }
 
@@ -73,7 +73,7 @@ pub(super) fn numbered(dir: &Path, prefix: &str) -> Result<Vec<u32>, StateError>
 /// The run `compacted.json` in the state directory `dir` names, if there
 /// is one. A marker torn by a kill while it was written (its `.tmp`) is
 /// removed: the one before it stands.
-pub fn marker(dir: &Path) -> Result<Option<u32>, StateError> {
+pub(crate) fn marker(dir: &Path) -> Result<Option<u32>, StateError> {
     let tmp = dir.join(format!("{MARKER}.tmp"));
     match fs::remove_file(&tmp) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err("removing", &tmp)(e)),
@@ -94,7 +94,10 @@ pub fn marker(dir: &Path) -> Result<Option<u32>, StateError> {
 /// the marker's runs, so the next run's files never take an earlier run's
 /// names, whichever of them a compaction removed. None for a crawl that
 /// left none (it never got past its start).
-pub fn last_run(shard_dirs: &[PathBuf], marker: Option<u32>) -> Result<Option<u32>, StateError> {
+pub(crate) fn last_run(
+    shard_dirs: &[PathBuf],
+    marker: Option<u32>,
+) -> Result<Option<u32>, StateError> {
     let mut last = marker;
     for dir in shard_dirs {
         last = last.max(journal::runs(dir)?.last().copied());
@@ -107,7 +110,7 @@ pub fn last_run(shard_dirs: &[PathBuf], marker: Option<u32>) -> Result<Option<u3
 /// `shard_dirs`: the journals of the runs before it, and every base but
 /// its own (older ones, and those of runs whose compaction did not end).
 /// The names of the files removed.
-pub fn remove_covered(shard_dirs: &[PathBuf], run: u32) -> Result<Vec<PathBuf>, StateError> {
+pub(crate) fn remove_covered(shard_dirs: &[PathBuf], run: u32) -> Result<Vec<PathBuf>, StateError> {
     let mut removed = Vec::new();
     for dir in shard_dirs {
         let journals = journal::runs(dir)?.into_iter().filter(|r| *r < run);
@@ -124,7 +127,7 @@ pub fn remove_covered(shard_dirs: &[PathBuf], run: u32) -> Result<Vec<PathBuf>, 
 
 /// Remove the bases in `shard_dirs` no marker names (of a compaction that
 /// did not end): without a marker, a resume reads the journals only.
-pub fn remove_unmarked_bases(shard_dirs: &[PathBuf]) -> Result<(), StateError> {
+pub(crate) fn remove_unmarked_bases(shard_dirs: &[PathBuf]) -> Result<(), StateError> {
     for dir in shard_dirs {
         for run in base_runs(dir)? {
             let path = base_path(dir, run);
@@ -138,7 +141,7 @@ pub fn remove_unmarked_bases(shard_dirs: &[PathBuf]) -> Result<(), StateError> {
 /// and their journal on disk past the end of every replay. Shared by the
 /// shards and the checkpoints' thread.
 #[derive(Debug)]
-pub struct Compaction {
+pub(crate) struct Compaction {
     run: u32,
     bases: Vec<PathBuf>,
     /// Shards whose base is on disk.
@@ -155,7 +158,7 @@ pub struct Compaction {
 
 impl Compaction {
     /// The compaction of run `run`, whose shards' folders are `shard_dirs`.
-    pub fn new(run: u32, shard_dirs: &[PathBuf]) -> Compaction {
+    pub(crate) fn new(run: u32, shard_dirs: &[PathBuf]) -> Compaction {
         Compaction {
             run,
             bases: shard_dirs.iter().map(|d| base_path(d, run)).collect(),
@@ -167,33 +170,33 @@ impl Compaction {
     }
 
     /// The base shard `shard` writes.
-    pub fn base(&self, shard: usize) -> Option<&Path> {
+    pub(crate) fn base(&self, shard: usize) -> Option<&Path> {
         self.bases.get(shard).map(PathBuf::as_path)
     }
 
     /// A shard's base is on disk.
-    pub fn replayed(&self) {
+    pub(crate) fn replayed(&self) {
         self.replayed.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Whether every shard's base is on disk.
-    pub fn all_replayed(&self) -> bool {
+    pub(crate) fn all_replayed(&self) -> bool {
         self.replayed.load(Ordering::Acquire) >= self.bases.len()
     }
 
     /// A shard's journal is on disk up to a moment after
     /// [`Self::all_replayed`] said yes.
-    pub fn synced(&self) {
+    pub(crate) fn synced(&self) {
         self.synced.fetch_add(1, Ordering::AcqRel);
     }
 
     /// A shard will not get there: no compaction in this run.
-    pub fn give_up(&self) {
+    pub(crate) fn give_up(&self) {
         self.given_up.store(true, Ordering::Release);
     }
 
     /// Whether a shard gave up.
-    pub fn given_up(&self) -> bool {
+    pub(crate) fn given_up(&self) -> bool {
         self.given_up.load(Ordering::Acquire)
     }
 
@@ -207,7 +210,7 @@ impl Compaction {
     /// At a checkpoint, in the state directory `dir`: if every shard is
     /// there, write the marker, then remove the files it covers. The
     /// number of files removed, or None if it is not time yet.
-    pub fn compact(&self, dir: &Path) -> Result<Option<usize>, StateError> {
+    pub(crate) fn compact(&self, dir: &Path) -> Result<Option<usize>, StateError> {
         if !self.ready() {
             return Ok(None);
         }

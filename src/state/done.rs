@@ -43,10 +43,10 @@ use crate::sync::{Syncs, WriteBack};
 use super::repair::{next_line, repair_jsonl_with, Repaired};
 use super::{io_err, StateError};
 
-pub mod covered;
+pub(crate) mod covered;
 
 use covered::Covered;
-pub use covered::{Counts, IndexCovered, WarcLogged};
+pub(crate) use covered::{Counts, IndexCovered, WarcLogged};
 
 /// The file of done fingerprints in a shard's folder.
 const FILE: &str = "done.fp";
@@ -64,7 +64,7 @@ fn refused(kind: &str) -> bool {
 
 /// What the log of a crawl says it has done.
 #[derive(Debug)]
-pub struct Done {
+pub(crate) struct Done {
     /// The file of fingerprints of the URLs with a record, by the shard
     /// that owns their host ([`Fingerprints`] reads one); none for a crawl
     /// without records.
@@ -88,7 +88,7 @@ pub struct Done {
 
 impl Done {
     /// Nothing done yet (a crawl killed before its first record).
-    pub fn empty(shards: usize) -> Done {
+    pub(crate) fn empty(shards: usize) -> Done {
         Done {
             by_shard: vec![None; shards.max(1)],
             counts: Counts::default(),
@@ -107,7 +107,7 @@ impl Done {
 
     /// Say in `done.json` what of the CDXJ index this resume checked
     /// (once the index is synced); nothing without a log.
-    pub fn save_index(&mut self, index: IndexCovered) -> Result<(), StateError> {
+    pub(crate) fn save_index(&mut self, index: IndexCovered) -> Result<(), StateError> {
         let Some((dir, saved)) = &mut self.saved else {
             return Ok(());
         };
@@ -146,7 +146,7 @@ fn counts_as_done(kind: Option<&str>) -> bool {
 
 /// A page's record in the log, where its WARC record lies.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Archived {
+pub(crate) struct Archived {
     /// The page's URL.
     pub url: String,
     /// The WARC file's name.
@@ -158,7 +158,7 @@ pub struct Archived {
 /// The page and WARC place of the log line `bytes`, if it is a record
 /// that counts as done (as [`read`] counts them) and points into a WARC
 /// file.
-pub fn archived(bytes: &[u8]) -> Option<Archived> {
+pub(crate) fn archived(bytes: &[u8]) -> Option<Archived> {
     let line = serde_json::from_slice::<Line>(bytes).ok()?;
     if !counts_as_done(line.error_kind.as_deref()) {
         return None;
@@ -177,7 +177,7 @@ pub fn archived(bytes: &[u8]) -> Option<Archived> {
 /// earlier resume read are parsed; then the log, the fingerprint files
 /// and `done.json` are synced, in that order. A damaged line before the
 /// end is an error, or with `discard` cut with all after it.
-pub fn read(
+pub(crate) fn read(
     path: &Path,
     key: [u64; 2],
     dir: &Path,
@@ -238,7 +238,7 @@ pub fn read(
 /// more URLs that are done, nothing else). Does nothing when `done.json`
 /// does not match the log (the next resume reads it whole and says why).
 /// The records read.
-pub fn catch_up(
+pub(crate) fn catch_up(
     path: &Path,
     key: [u64; 2],
     dir: &Path,
@@ -431,13 +431,13 @@ impl Tally {
 
 /// A shard's done fingerprints, read back one at a time from the file
 /// [`read`] wrote (buffered: a read(2) per 8,192 of them).
-pub struct Fingerprints {
+pub(crate) struct Fingerprints {
     path: PathBuf,
     file: BufReader<File>,
 }
 
 impl Fingerprints {
-    pub fn open(path: &Path) -> Result<Fingerprints, StateError> {
+    pub(crate) fn open(path: &Path) -> Result<Fingerprints, StateError> {
         let file = File::open(path).map_err(io_err("opening", path))?;
         Ok(Fingerprints {
             path: path.to_path_buf(),

@@ -41,7 +41,7 @@ use super::{io_err, Damaged, StateError};
 
 /// What [`keep_written`] found and did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Kept {
+pub(crate) struct Kept {
     /// Lines kept.
     pub lines: u64,
     /// Lines dropped because their WARC bytes are not on disk.
@@ -60,7 +60,7 @@ pub struct Kept {
 
 impl Kept {
     /// Whether the file was rewritten.
-    pub fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         self.unwritten > 0 || self.unlogged > 0 || self.damaged > 0 || self.torn.is_some()
     }
 }
@@ -100,7 +100,7 @@ pub(super) fn without_record(url: &str) -> bool {
 /// module's docs. Only the lines from byte `from` on are read (an earlier
 /// resume checked those before it; 0: all). Damage before the end is an
 /// error unless `discard`.
-pub fn keep_written(
+pub(crate) fn keep_written(
     path: &Path,
     warc_dir: Option<&Path>,
     logged: &HashMap<String, WarcLogged>,

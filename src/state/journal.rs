@@ -33,12 +33,12 @@ use crate::job::Job;
 use super::{io_err, Damaged, StateError};
 
 /// The journal a shard writes in run `run`, in its folder `shard_dir`.
-pub fn path(shard_dir: &Path, run: u32) -> PathBuf {
+pub(crate) fn path(shard_dir: &Path, run: u32) -> PathBuf {
     shard_dir.join(format!("journal-{run:06}.bin"))
 }
 
 /// The runs whose journals `shard_dir` holds, in order.
-pub fn runs(shard_dir: &Path) -> Result<Vec<u32>, StateError> {
+pub(crate) fn runs(shard_dir: &Path) -> Result<Vec<u32>, StateError> {
     let entries = match fs::read_dir(shard_dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -61,7 +61,7 @@ pub fn runs(shard_dir: &Path) -> Result<Vec<u32>, StateError> {
 
 /// What reading one journal found.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct JournalRead {
+pub(crate) struct JournalRead {
     /// Whole chunks read.
     pub chunks: u64,
     /// Jobs in them.
@@ -85,7 +85,7 @@ pub struct JournalRead {
 /// the check, which stops the crawl unless the crawl accepts any loss
 /// (`--resume-discard-damaged`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToReplay {
+pub(crate) struct ToReplay {
     /// The file.
     pub path: PathBuf,
     /// What its check found (its damage accepted).
@@ -96,7 +96,7 @@ pub struct ToReplay {
 
 impl ToReplay {
     /// Damaged stretches accepted.
-    pub fn accepted(&self) -> u64 {
+    pub(crate) fn accepted(&self) -> u64 {
         match self.discard {
             true => u64::MAX,
             false => self.checked.damaged,
@@ -105,7 +105,7 @@ impl ToReplay {
 }
 
 /// A journal read a chunk at a time.
-pub struct Reader {
+pub(crate) struct Reader {
     path: PathBuf,
     file: File,
     size: u64,
@@ -125,14 +125,14 @@ pub struct Reader {
 impl Reader {
     /// Open the journal at `path`. Blocking reads: for the main thread, or
     /// a shard before its fetches start.
-    pub fn open(path: &Path) -> Result<Reader, StateError> {
+    pub(crate) fn open(path: &Path) -> Result<Reader, StateError> {
         Reader::new(path, true)
     }
 
     /// Open the journal at `path` to check it: each chunk is read and
     /// checked by its header and checksum, and [`Reader::next_chunk`]
     /// hands out no jobs (a check does not pay for decoding them).
-    pub fn checking(path: &Path) -> Result<Reader, StateError> {
+    pub(crate) fn checking(path: &Path) -> Result<Reader, StateError> {
         Reader::new(path, false)
     }
 
@@ -157,7 +157,7 @@ impl Reader {
     /// it). A bad chunk with whole chunks after it is skipped: the reader
     /// finds the next whole chunk and goes on from there, counting what
     /// it skipped ([`JournalRead::damaged`]).
-    pub fn next_chunk(&mut self) -> Result<Option<Vec<Job>>, StateError> {
+    pub(crate) fn next_chunk(&mut self) -> Result<Option<Vec<Job>>, StateError> {
         if self.ended {
             return Ok(None);
         }
@@ -253,13 +253,13 @@ impl Reader {
     }
 
     /// Where the last damaged stretch found so far starts.
-    pub fn last_damage(&self) -> Option<u64> {
+    pub(crate) fn last_damage(&self) -> Option<u64> {
         self.last_damage
     }
 
     /// What was read so far; `torn` counts the bytes after the last whole
     /// chunk once the end was reached.
-    pub fn read(&self) -> JournalRead {
+    pub(crate) fn read(&self) -> JournalRead {
         JournalRead {
             torn: if self.ended {
                 self.size.saturating_sub(self.at)
@@ -275,7 +275,7 @@ impl Reader {
 /// checksum, and its records walked as a replay decodes them): what a
 /// resume replays of it. Damage (a bad stretch with whole chunks after
 /// it) is an error naming the file and the byte, unless `discard`.
-pub fn check(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
+pub(crate) fn check(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
     let mut reader = Reader::checking(path)?;
     while reader.next_chunk()?.is_some() {}
     damage(path, reader.read(), discard)
@@ -284,7 +284,7 @@ pub fn check(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
 /// [`check`] for a file written whole and synced before anything named
 /// it (a compaction's base): a short or bad tail is no kill's tear but
 /// damage too, refused unless `discard` (its URLs are then lost).
-pub fn check_whole(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
+pub(crate) fn check_whole(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
     let mut reader = Reader::checking(path)?;
     while reader.next_chunk()?.is_some() {}
     let read = reader.read();

@@ -19,12 +19,12 @@ use super::StateError;
 
 /// The version of the state directory's layout this build reads and writes.
 /// A directory of another version is refused, never half-read.
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 
 /// The settings of a crawl that must stay the same across a resume, and
 /// what identifies it. Written once, at [`super::StateDir::create`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     /// The layout version ([`FORMAT`]).
     pub format: u32,
     /// `ringcrawl/VERSION` that created the directory.
@@ -53,7 +53,7 @@ pub struct Manifest {
 /// (The last two are left out when not set, so a crawl made before they
 /// existed reads the same.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScopeSettings {
+pub(crate) struct ScopeSettings {
     /// `strict` or `lenient`.
     #[serde(with = "scope_mode")]
     pub mode: ScopeMode,
@@ -69,7 +69,7 @@ pub struct ScopeSettings {
 
 impl ScopeSettings {
     /// The settings of `scope`, as a manifest keeps them.
-    pub fn of(scope: &Scope) -> ScopeSettings {
+    pub(crate) fn of(scope: &Scope) -> ScopeSettings {
         ScopeSettings {
             mode: scope.mode(),
             exclude: scope.exclude().map(str::to_string),
@@ -80,7 +80,7 @@ impl ScopeSettings {
 
     /// What differs between the crawl's scope (`self`) and `now`, in
     /// words, one phrase each (none if they are the same).
-    pub fn differences(&self, now: &ScopeSettings) -> Vec<String> {
+    pub(crate) fn differences(&self, now: &ScopeSettings) -> Vec<String> {
         let mode = |m: ScopeMode| match m {
             ScopeMode::Strict => "--strict",
             ScopeMode::Lenient => "--lenient",
@@ -141,7 +141,7 @@ impl ScopeSettings {
 /// move of the directory takes those outputs along, and a copy resumed
 /// writes its own, not the original's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutputPaths {
+pub(crate) struct OutputPaths {
     /// `-o FILE`.
     pub jsonl: Option<PathBuf>,
     /// `--warc DIR` and the prefix of its files' names
@@ -154,7 +154,7 @@ pub struct OutputPaths {
 impl OutputPaths {
     /// These paths as the manifest's file keeps them: those inside `dir`
     /// (absolute, as every path here) relative to it.
-    pub fn within(&self, dir: &Path) -> OutputPaths {
+    pub(crate) fn within(&self, dir: &Path) -> OutputPaths {
         let inside = |path: &PathBuf| match path.strip_prefix(dir) {
             Ok(rest) if !rest.as_os_str().is_empty() => rest.to_path_buf(),
             _ => path.clone(),
@@ -164,7 +164,7 @@ impl OutputPaths {
 
     /// Paths read from the manifest of the state directory `dir`: those
     /// relative to it made absolute again.
-    pub fn resolved_in(&self, dir: &Path) -> OutputPaths {
+    pub(crate) fn resolved_in(&self, dir: &Path) -> OutputPaths {
         self.map(|path| dir.join(path))
     }
 
@@ -182,7 +182,7 @@ impl OutputPaths {
 
 /// The WARC directory and the file name prefix shared by every shard.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WarcOutput {
+pub(crate) struct WarcOutput {
     /// `--warc DIR`.
     pub dir: PathBuf,
     /// The prefix of its files' names; a resume keeps it, so the files of
@@ -193,7 +193,7 @@ pub struct WarcOutput {
 impl Manifest {
     /// The manifest of a new crawl: stamped with this build and the time,
     /// a fresh [`FingerprintKey`], and the output paths made absolute.
-    pub fn new(
+    pub(crate) fn new(
         roots: Vec<String>,
         scope: ScopeSettings,
         shards: usize,
@@ -236,7 +236,7 @@ impl Manifest {
 /// and the counters, for whoever watches a long crawl. A resume rebuilds
 /// the rest from the journals and the log (`super::session`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Checkpoint {
+pub(crate) struct Checkpoint {
     /// 1 for the crawl's first checkpoint, one more for each after it.
     pub seq: u64,
     /// When it was taken (RFC 3339 UTC, milliseconds).
@@ -252,7 +252,7 @@ pub struct Checkpoint {
 
 /// `--max-pages` and `--max-bytes` spent (time is `elapsed_ms`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Spent {
+pub(crate) struct Spent {
     /// Page fetches granted.
     pub pages: u64,
     /// Body bytes received.
@@ -262,11 +262,11 @@ pub struct Spent {
 /// The crawl's 128-bit key for URL fingerprints, drawn from the kernel's
 /// random source when the crawl is created; stored as 32 hex digits.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct FingerprintKey(pub [u8; 16]);
+pub(crate) struct FingerprintKey(pub [u8; 16]);
 
 impl FingerprintKey {
     /// A fresh key from `getrandom(2)`.
-    pub fn random() -> std::io::Result<FingerprintKey> {
+    pub(crate) fn random() -> std::io::Result<FingerprintKey> {
         let mut key = [0u8; 16];
         let mut filled = 0;
         while let Some(rest) = key.get_mut(filled..).filter(|rest| !rest.is_empty()) {
@@ -276,7 +276,7 @@ impl FingerprintKey {
     }
 
     /// The key as two 64-bit halves (little-endian), as keyed hashes take it.
-    pub fn halves(&self) -> (u64, u64) {
+    pub(crate) fn halves(&self) -> (u64, u64) {
         let [a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7] = self.0;
         (
             u64::from_le_bytes([a0, a1, a2, a3, a4, a5, a6, a7]),
@@ -326,14 +326,14 @@ impl<'de> Deserialize<'de> for FingerprintKey {
 mod scope_mode {
     use super::*;
 
-    pub fn serialize<S: Serializer>(mode: &ScopeMode, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(mode: &ScopeMode, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(match mode {
             ScopeMode::Strict => "strict",
             ScopeMode::Lenient => "lenient",
         })
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ScopeMode, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ScopeMode, D::Error> {
         match String::deserialize(d)?.as_str() {
             "strict" => Ok(ScopeMode::Strict),
             "lenient" => Ok(ScopeMode::Lenient),

@@ -47,22 +47,22 @@
 //! tear by [`repair`], or, for the CDXJ index, rewritten without the lines
 //! a resume drops ([`index`]) and appended to with the pages' lines a kill
 //! lost, made again from their WARC records ([`reindex`]).
-pub mod checks;
-pub mod compact;
-pub mod done;
-pub mod index;
-pub mod journal;
-pub mod manifest;
-pub mod reindex;
-pub mod repair;
-pub mod replay;
-pub mod session;
+pub(crate) mod checks;
+pub(crate) mod compact;
+pub(crate) mod done;
+pub(crate) mod index;
+pub(crate) mod journal;
+pub(crate) mod manifest;
+pub(crate) mod reindex;
+pub(crate) mod repair;
+pub(crate) mod replay;
+pub(crate) mod session;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-pub use manifest::{Checkpoint, Manifest, FORMAT};
+pub(crate) use manifest::{Checkpoint, Manifest, FORMAT};
 
 const MANIFEST: &str = "manifest.json";
 const CHECKPOINT: &str = "checkpoint.json";
@@ -70,7 +70,7 @@ const LOCK: &str = "lock";
 
 /// What can go wrong with a state directory or an output being repaired.
 #[derive(Debug, thiserror::Error)]
-pub enum StateError {
+pub(crate) enum StateError {
     /// A file system call failed.
     #[error("{what} {}: {source}", .path.display())]
     Io {
@@ -213,7 +213,7 @@ fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> S
 
 /// An open, locked state directory. The lock is held until it is dropped.
 #[derive(Debug)]
-pub struct StateDir {
+pub(crate) struct StateDir {
     path: PathBuf,
     shards: usize,
     /// Holds the `flock`; closing it releases the lock.
@@ -227,7 +227,10 @@ impl StateDir {
     /// already holds a crawl, [`StateError::Locked`] if another process
     /// uses it. A directory left without a manifest by a crash during this
     /// call is taken over.
-    pub fn create(path: impl AsRef<Path>, manifest: &Manifest) -> Result<StateDir, StateError> {
+    pub(crate) fn create(
+        path: impl AsRef<Path>,
+        manifest: &Manifest,
+    ) -> Result<StateDir, StateError> {
         let path = path.as_ref().to_path_buf();
         let existed = path.exists();
         fs::create_dir_all(&path).map_err(io_err("creating", &path))?;
@@ -259,7 +262,7 @@ impl StateDir {
     /// manifest, and its last checkpoint if one was taken. A checkpoint
     /// torn by a crash while it was written (its `.tmp`) is removed: the
     /// one before it stands.
-    pub fn open(
+    pub(crate) fn open(
         path: impl AsRef<Path>,
     ) -> Result<(StateDir, Manifest, Option<Checkpoint>), StateError> {
         let path = path.as_ref().to_path_buf();
@@ -301,25 +304,25 @@ impl StateDir {
     }
 
     /// The directory.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// The folder of shard `shard` (`DIR/shard-{shard}`); it exists for
     /// every shard of the manifest.
-    pub fn shard_dir(&self, shard: usize) -> PathBuf {
+    pub(crate) fn shard_dir(&self, shard: usize) -> PathBuf {
         self.path.join(format!("shard-{shard}"))
     }
 
     /// The folders of shards `0..shards`.
-    pub fn shard_dirs(&self, shards: usize) -> Vec<PathBuf> {
+    pub(crate) fn shard_dirs(&self, shards: usize) -> Vec<PathBuf> {
         (0..shards).map(|i| self.shard_dir(i)).collect()
     }
 
     /// Replace the checkpoint with `checkpoint`, atomically: once this
     /// returns it is on disk, and a crash at any moment leaves either the
     /// old checkpoint or the new one, whole.
-    pub fn write_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), StateError> {
+    pub(crate) fn write_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), StateError> {
         let json = to_json(checkpoint, &self.path.join(CHECKPOINT))?;
         write_atomically(&self.path, CHECKPOINT, &json)
     }
@@ -336,7 +339,7 @@ impl StateDir {
 /// The manifest of the crawl in `dir`, read without taking its lock (a
 /// resume reads its settings before the crawl starts; the crawl then
 /// opens the directory with [`StateDir::open`]).
-pub fn read_manifest(dir: &Path) -> Result<Manifest, StateError> {
+pub(crate) fn read_manifest(dir: &Path) -> Result<Manifest, StateError> {
     let path = dir.join(MANIFEST);
     match read(&path)? {
         Some(bytes) => parse_manifest(&path, &bytes),
@@ -350,7 +353,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, StateError> {
 /// ([`StateError::Locked`]): a check before a crawl starts, so a busy
 /// directory is refused with the other usage errors. Taking the lock (and
 /// so the last word) is [`StateDir::create`]'s and [`StateDir::open`]'s.
-pub fn check_not_in_use(dir: &Path) -> Result<(), StateError> {
+pub(crate) fn check_not_in_use(dir: &Path) -> Result<(), StateError> {
     use rustix::fs::{flock, FlockOperation};
     let path = dir.join(LOCK);
     // Read only: a directory nobody made yet, or a lock file nobody

@@ -53,7 +53,7 @@ const WARNINGS: u64 = 10;
 
 /// What [`rebuild_lost`] did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Rebuilt {
+pub(crate) struct Rebuilt {
     /// Lines made again and appended to the index.
     pub lines: u64,
     /// Records whose WARC bytes did not read as their page's record: left
@@ -69,7 +69,7 @@ pub struct Rebuilt {
 
 impl Rebuilt {
     /// What was done, in words, for the resume's notes.
-    pub fn said(&self) -> String {
+    pub(crate) fn said(&self) -> String {
         let mut said = format!(
             "rebuilt {} lines of pages whose records were logged without them, from their WARC records (read {} bytes of the log's end)",
             self.lines, self.log_read
@@ -121,7 +121,7 @@ impl Tail {
 
 /// What a resume did to the index ([`mend`]).
 #[derive(Debug, Default)]
-pub struct Mended {
+pub(crate) struct Mended {
     /// Where its check began: the end of the lines the last resume
     /// checked (0: all were read).
     pub from: u64,
@@ -133,7 +133,7 @@ pub struct Mended {
 
 impl Mended {
     /// What was done, in words, for the resume's notes about `index`.
-    pub fn notes(&self, index: &Path) -> Vec<String> {
+    pub(crate) fn notes(&self, index: &Path) -> Vec<String> {
         let mut notes = Vec::new();
         if let Some(kept) = self.kept.as_ref().filter(|k| k.changed()) {
             notes.push(format!(
@@ -163,7 +163,7 @@ impl Mended {
 /// check ended ([`keep_written`]), make again the lines a kill lost
 /// ([`rebuild_lost`]), then sync it and say in `done.json` what is
 /// checked. Damage is an error unless `discard`.
-pub fn mend(
+pub(crate) fn mend(
     index: &Path,
     warc_dir: Option<&Path>,
     log: &Path,
@@ -197,7 +197,7 @@ pub fn mend(
 /// file's last page line in the index (then, of each file looked at, the
 /// next resume's starting point); `keep` bytes of a record's block are
 /// read (a response head is at most that long).
-pub fn rebuild_lost(
+pub(crate) fn rebuild_lost(
     index: &Path,
     warc_dir: &Path,
     log: &Path,

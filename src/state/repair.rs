@@ -70,7 +70,7 @@ const MAX_WARC_HEAD: u64 = 1 << 20;
 
 /// What a repair found and did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repaired<T> {
+pub(crate) struct Repaired<T> {
     /// The file's length before.
     pub was: u64,
     /// Its length now: the end of its last whole line or member.
@@ -83,7 +83,7 @@ pub struct Repaired<T> {
 
 impl<T> Repaired<T> {
     /// Bytes cut off (0: the file was whole and is untouched).
-    pub fn cut(&self) -> u64 {
+    pub(crate) fn cut(&self) -> u64 {
         self.was.saturating_sub(self.len)
     }
 }
@@ -91,7 +91,7 @@ impl<T> Repaired<T> {
 /// A whole JSONL or CDXJ line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg(test)]
-pub struct Line {
+pub(crate) struct Line {
     /// Offset of its first byte in the file.
     pub offset: u64,
     /// Its `url`.
@@ -100,7 +100,7 @@ pub struct Line {
 
 /// A whole WARC record.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordAt {
+pub(crate) struct RecordAt {
     /// Offset of the gzip member that holds it (as indexes and the JSONL
     /// `warc_offset` give it).
     pub offset: u64,
@@ -112,13 +112,13 @@ pub struct RecordAt {
 
 /// Repair the JSONL file `path` (records, one per line) from `from` on.
 #[cfg(test)]
-pub fn repair_jsonl(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
+pub(crate) fn repair_jsonl(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
     repair_lines(path, from, false, jsonl_url)
 }
 
 /// Repair the CDXJ file `path` (one index line per record) from `from` on.
 #[cfg(test)]
-pub fn repair_cdxj(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
+pub(crate) fn repair_cdxj(path: &Path, from: u64) -> Result<Repaired<Line>, StateError> {
     repair_lines(path, from, false, cdxj_url)
 }
 
@@ -165,7 +165,7 @@ fn open(path: &Path, from: u64) -> Result<(File, u64), StateError> {
 /// it stay, unread. For a file appended to with no checkpoint to start a
 /// [`repair_jsonl`] from (a cluster node's, which Redis keeps the state
 /// of). Bytes cut; 0 if the file is whole or does not exist.
-pub fn cut_torn_line(path: &Path) -> Result<u64, StateError> {
+pub(crate) fn cut_torn_line(path: &Path) -> Result<u64, StateError> {
     let (mut file, was) = match open(path, 0) {
         Ok(opened) => opened,
         Err(StateError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
@@ -228,7 +228,7 @@ pub(super) fn warc_files(dir: &Path, prefix: &str) -> Result<Vec<(String, PathBu
 /// the last of each shard of the latest `{secs}-{pid}` (the files before
 /// were closed whole, and an earlier process's by the one after it).
 /// Each is repaired from its start; what was cut, one note a file.
-pub fn repair_latest_warcs(dir: &Path, prefix: &str) -> Result<Vec<String>, StateError> {
+pub(crate) fn repair_latest_warcs(dir: &Path, prefix: &str) -> Result<Vec<String>, StateError> {
     let files: Vec<_> = warc_files(dir, prefix)?
         .into_iter()
         .filter_map(|(stem, path)| {
@@ -312,7 +312,7 @@ fn repair_lines(
 /// says whether the line is a record; one that is not is a torn tail if
 /// it is the last line, else damage (an error, or with `discard` the end
 /// of the valid part). The result's `items` stay empty.
-pub fn repair_jsonl_with(
+pub(crate) fn repair_jsonl_with(
     path: &Path,
     from: u64,
     discard: bool,
@@ -424,13 +424,16 @@ pub(super) fn preview(bytes: &[u8]) -> String {
 /// after it, is cut off. An I/O error reading the file is an error, never
 /// taken for a tear (nothing is cut then).
 #[cfg(test)]
-pub fn repair_warc(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateError> {
+pub(crate) fn repair_warc(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateError> {
     walk_warc(path, from, true)
 }
 
 /// [`repair_warc`], keeping no list of the records (its `items` stay
 /// empty): a resume cuts a tear in files of any size in bounded memory.
-pub fn repair_warc_in_place(path: &Path, from: u64) -> Result<Repaired<RecordAt>, StateError> {
+pub(crate) fn repair_warc_in_place(
+    path: &Path,
+    from: u64,
+) -> Result<Repaired<RecordAt>, StateError> {
     walk_warc(path, from, false)
 }
 

@@ -44,7 +44,7 @@ const RECHECK: Duration = Duration::from_millis(100);
 
 /// What a shard takes from its inbox.
 #[derive(Debug)]
-pub enum Take {
+pub(crate) enum Take {
     /// Jobs of this shard's hosts.
     Jobs(Vec<Job>),
     /// Nothing yet: the readers are behind.
@@ -59,7 +59,7 @@ pub enum Take {
 /// The replay under way: started once per resume, shared by the shards.
 /// Dropping it tells the readers to stop.
 #[derive(Debug)]
-pub struct Replay {
+pub(crate) struct Replay {
     shared: Arc<Shared>,
 }
 
@@ -96,7 +96,7 @@ impl Replay {
     /// Start reading `journals` for a crawl of `shards` shards, on up to
     /// [`READERS`] threads, each reading its share of the files in order.
     /// `checks`: the `checked.json` to remove if the replay fails.
-    pub fn start(journals: Vec<ToReplay>, shards: usize, checks: Option<PathBuf>) -> Replay {
+    pub(crate) fn start(journals: Vec<ToReplay>, shards: usize, checks: Option<PathBuf>) -> Replay {
         let readers = journals.len().min(READERS);
         let shared = Arc::new(Shared {
             inboxes: (0..shards).map(|_| Inbox::default()).collect(),
@@ -128,7 +128,7 @@ impl Replay {
     }
 
     /// The next batch for shard `shard`, without waiting.
-    pub fn take(&self, shard: usize) -> Take {
+    pub(crate) fn take(&self, shard: usize) -> Take {
         let Some(inbox) = self.shared.inboxes.get(shard) else {
             return Take::Ended;
         };
@@ -151,7 +151,7 @@ impl Replay {
 
     /// Shard `shard` takes no more (it stopped before the end): what is
     /// routed to it is dropped, so the readers never wait for it.
-    pub fn abandon(&self, shard: usize) {
+    pub(crate) fn abandon(&self, shard: usize) {
         if let Some(inbox) = self.shared.inboxes.get(shard) {
             let mut state = lock(&inbox.state);
             state.abandoned = true;

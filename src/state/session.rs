@@ -56,15 +56,15 @@ use super::{io_err, journal, reindex, Checkpoint, Manifest, Refused, StateDir, S
 
 /// The prefix of the spill directories (seen runs, spilled queues) a run
 /// makes in the state directory; a killed run's is removed by the next.
-pub const SPILL_PREFIX: &str = "ringcrawl-spill-";
+pub(crate) const SPILL_PREFIX: &str = "ringcrawl-spill-";
 
 /// The folder of the state directory where the seed lists are kept, split
 /// by shard, with each shard's position (`crate::crawl::seeds::split`).
-pub const SEEDS_DIR: &str = "seeds";
+pub(crate) const SEEDS_DIR: &str = "seeds";
 
 /// One run of a crawl with a state directory.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     dir: StateDir,
     manifest: Manifest,
     /// This run's number: 0 for the crawl's first, then one more than the
@@ -97,7 +97,7 @@ impl Session {
     /// without one): create or open its directory and set `config` from
     /// it (fingerprint key, and for a resume its outputs). `config.cores`
     /// must be final.
-    pub fn begin(config: &mut Config) -> Result<Option<Session>, StateError> {
+    pub(crate) fn begin(config: &mut Config) -> Result<Option<Session>, StateError> {
         let Some(mut settings) = config.state.clone() else {
             return Ok(None);
         };
@@ -411,26 +411,26 @@ impl Session {
     }
 
     /// The journal shard `shard` writes in this run.
-    pub fn journal(&self, shard: usize) -> PathBuf {
+    pub(crate) fn journal(&self, shard: usize) -> PathBuf {
         journal::path(&self.dir.shard_dir(shard), self.run)
     }
 
     /// What a resume replays, of every shard: the bases of the last
     /// compaction, and the journals of the earlier runs (from that
     /// compaction's run on), as its check found them.
-    pub fn earlier_journals(&self) -> Vec<ToReplay> {
+    pub(crate) fn earlier_journals(&self) -> Vec<ToReplay> {
         self.earlier.clone()
     }
 
     /// A resume's compaction, shared with the shards that write the bases
     /// (None for a new crawl).
-    pub fn compaction(&self) -> Option<Arc<Compaction>> {
+    pub(crate) fn compaction(&self) -> Option<Arc<Compaction>> {
         self.compaction.clone()
     }
 
     /// The prefix of this run's WARC files' names: the crawl's, and the
     /// run's number after the first run, so no run writes over another's.
-    pub fn warc_prefix(&self) -> Option<String> {
+    pub(crate) fn warc_prefix(&self) -> Option<String> {
         self.manifest.outputs.warc.as_ref().map(|w| match self.run {
             0 => w.prefix.clone(),
             run => format!("{}-r{run}", w.prefix),
@@ -439,7 +439,7 @@ impl Session {
 
     /// The WARC files earlier runs wrote (a resumed crawl's WACZ packages
     /// them with this run's).
-    pub fn earlier_warc_files(&self) -> Result<Vec<PathBuf>, StateError> {
+    pub(crate) fn earlier_warc_files(&self) -> Result<Vec<PathBuf>, StateError> {
         let Some(warc) = self.manifest.outputs.warc.as_ref().filter(|_| self.run > 0) else {
             return Ok(Vec::new());
         };
@@ -452,12 +452,12 @@ impl Session {
     }
 
     /// The state directory.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
     /// Write a checkpoint: `elapsed` is this run's crawl time so far.
-    pub fn checkpoint(
+    pub(crate) fn checkpoint(
         &mut self,
         elapsed: Duration,
         spent: Spent,
@@ -512,7 +512,7 @@ impl Session {
 impl Session {
     /// What this run's WARC writers tell of their syncs: theirs to mark,
     /// the checkpoints' to read.
-    pub fn warc_write_back(&self) -> Arc<WriteBack> {
+    pub(crate) fn warc_write_back(&self) -> Arc<WriteBack> {
         self.warc_write_back.clone()
     }
 

@@ -8,12 +8,12 @@
 //! (TLS session caches), the output (WARC files), a cluster node and the
 //! engine all use the same primitives without one importing another.
 
-pub mod notify;
+pub(crate) mod notify;
 mod outstanding;
 mod per_ip;
 mod write_back;
 
-pub use notify::Notify;
-pub use outstanding::Outstanding;
-pub use per_ip::PerIp;
-pub use write_back::{Syncs, WriteBack};
+pub(crate) use notify::Notify;
+pub(crate) use outstanding::Outstanding;
+pub(crate) use per_ip::PerIp;
+pub(crate) use write_back::{Syncs, WriteBack};

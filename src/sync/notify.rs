@@ -15,7 +15,7 @@ use std::task::{Context, Poll, Waker};
 
 /// Wake-all notification for tasks on one executor.
 #[derive(Debug, Default)]
-pub struct Notify {
+pub(crate) struct Notify {
     /// Bumped on every `notify_all`; a waiter completes once it changes.
     epoch: Cell<u64>,
     /// Wakers of pending `notified()` futures, by waiter id (a handful at
@@ -26,12 +26,12 @@ pub struct Notify {
 }
 
 impl Notify {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Wake every task currently waiting.
-    pub fn notify_all(&self) {
+    pub(crate) fn notify_all(&self) {
         self.epoch.set(self.epoch.get().wrapping_add(1));
         let waiters = std::mem::take(&mut *self.waiters.borrow_mut());
         for (_, waker) in waiters {
@@ -40,7 +40,7 @@ impl Notify {
     }
 
     /// Completes at the next `notify_all`.
-    pub fn notified(&self) -> Notified<'_> {
+    pub(crate) fn notified(&self) -> Notified<'_> {
         Notified {
             notify: self,
             epoch: None,
@@ -50,7 +50,7 @@ impl Notify {
 }
 
 /// Future returned by [`Notify::notified`].
-pub struct Notified<'a> {
+pub(crate) struct Notified<'a> {
     notify: &'a Notify,
     /// Epoch seen at the first poll.
     epoch: Option<u64>,

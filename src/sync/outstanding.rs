@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// The chapter's `Queue.join()`, made global: URLs handed to any shard and
 /// not yet finished. Zero means the crawl is done.
 #[derive(Debug)]
-pub struct Outstanding {
+pub(crate) struct Outstanding {
     /// URLs counted in and not yet counted out.
     count: AtomicUsize,
     /// Set once, when the count reached zero or the crawl was aborted.
@@ -16,7 +16,7 @@ pub struct Outstanding {
 }
 
 impl Outstanding {
-    pub fn new(initial: usize) -> Self {
+    pub(crate) fn new(initial: usize) -> Self {
         Outstanding {
             count: AtomicUsize::new(initial),
             done: AtomicBool::new(initial == 0),
@@ -24,12 +24,12 @@ impl Outstanding {
     }
 
     /// Count in `n` URLs about to be handed to a shard.
-    pub fn add(&self, n: usize) {
+    pub(crate) fn add(&self, n: usize) {
         self.count.fetch_add(n, Ordering::AcqRel);
     }
 
     /// Count out `n` finished (or dropped) URLs; true if that ended the crawl.
-    pub fn finish(&self, n: usize) -> bool {
+    pub(crate) fn finish(&self, n: usize) -> bool {
         let before = self.count.fetch_sub(n, Ordering::AcqRel);
         debug_assert!(before >= n, "outstanding count went below zero");
         if before == n {
@@ -41,15 +41,15 @@ impl Outstanding {
     }
 
     /// Stop the crawl without waiting for the count (a shard failed).
-    pub fn abort(&self) {
+    pub(crate) fn abort(&self) {
         self.done.store(true, Ordering::Release);
     }
 
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.done.load(Ordering::Acquire)
     }
 
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.count.load(Ordering::Acquire)
     }
 }

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// At most `limit` fetches in flight to one address, over all shards.
 #[derive(Debug)]
-pub struct PerIp {
+pub(crate) struct PerIp {
     limit: u32,
     in_flight: Mutex<HashMap<IpAddr, u32>>,
 }
@@ -30,14 +30,14 @@ pub struct PerIp {
 /// A fetch's place among those of its address; given back on drop.
 #[derive(Debug)]
 #[must_use = "the place is given back when this is dropped"]
-pub struct IpSlot {
+pub(crate) struct IpSlot {
     table: Arc<PerIp>,
     ip: IpAddr,
 }
 
 impl PerIp {
     /// A table letting `limit` (at least 1) fetches at once to an address.
-    pub fn new(limit: u32) -> Arc<PerIp> {
+    pub(crate) fn new(limit: u32) -> Arc<PerIp> {
         Arc::new(PerIp {
             limit: limit.max(1),
             in_flight: Mutex::new(HashMap::new()),
@@ -45,13 +45,13 @@ impl PerIp {
     }
 
     /// The most fetches at once to one address.
-    pub fn limit(&self) -> u32 {
+    pub(crate) fn limit(&self) -> u32 {
         self.limit
     }
 
     /// A place for a fetch to `ip`, if fewer than the limit run there now;
     /// never waits (but for the lock, held by others for a map lookup).
-    pub fn try_acquire(self: &Arc<Self>, ip: IpAddr) -> Option<IpSlot> {
+    pub(crate) fn try_acquire(self: &Arc<Self>, ip: IpAddr) -> Option<IpSlot> {
         let mut map = self.lock();
         let count = map.entry(ip).or_insert(0);
         if *count >= self.limit {
@@ -65,13 +65,13 @@ impl PerIp {
     }
 
     /// Fetches in flight to `ip` now.
-    pub fn in_flight(&self, ip: IpAddr) -> u32 {
+    pub(crate) fn in_flight(&self, ip: IpAddr) -> u32 {
         self.lock().get(&ip).copied().unwrap_or(0)
     }
 
     /// Addresses with a fetch in flight now (the map's size).
-    #[cfg(any(test, feature = "internals"))]
-    pub fn addresses(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn addresses(&self) -> usize {
         self.lock().len()
     }
 
@@ -86,8 +86,8 @@ impl PerIp {
 
 impl IpSlot {
     /// The address this place is at.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn ip(&self) -> IpAddr {
+    #[cfg(test)]
+    pub(crate) fn ip(&self) -> IpAddr {
         self.ip
     }
 }

@@ -18,14 +18,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
 /// The syncs of a crawl's WARC files, over every shard's writer.
 #[derive(Debug, Default)]
-pub struct WriteBack {
+pub(crate) struct WriteBack {
     syncing: AtomicUsize,
     failed: AtomicBool,
 }
 
 /// What a reader may conclude from the writers' syncs so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Syncs {
+pub(crate) enum Syncs {
     /// Every sync that ended went through, and none is under way.
     Clean,
     /// A sync is under way: ask again later.
@@ -36,22 +36,22 @@ pub enum Syncs {
 
 /// One sync under way; [`Syncing::end`] counts it out.
 #[must_use = "a sync counted in is counted out by end()"]
-pub struct Syncing<'a>(&'a WriteBack);
+pub(crate) struct Syncing<'a>(&'a WriteBack);
 
 impl WriteBack {
     /// A sync begins.
-    pub fn begin(&self) -> Syncing<'_> {
+    pub(crate) fn begin(&self) -> Syncing<'_> {
         self.syncing.fetch_add(1, SeqCst);
         Syncing(self)
     }
 
     /// A write failed (outside a sync): the files are not to be trusted.
-    pub fn fail(&self) {
+    pub(crate) fn fail(&self) {
         self.failed.store(true, SeqCst);
     }
 
     /// What the writers' syncs say, read after the reader's own sync.
-    pub fn syncs(&self) -> Syncs {
+    pub(crate) fn syncs(&self) -> Syncs {
         if self.failed.load(SeqCst) {
             Syncs::Failed
         } else if self.syncing.load(SeqCst) > 0 {
@@ -65,7 +65,7 @@ impl WriteBack {
 impl Syncing<'_> {
     /// The sync ended, `ok` or not: a failure is marked before the sync
     /// counts out, so no reader sees it gone and unmarked.
-    pub fn end(self, ok: bool) {
+    pub(crate) fn end(self, ok: bool) {
         if !ok {
             self.0.fail();
         }

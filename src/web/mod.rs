@@ -9,5 +9,5 @@
 //! sits under all of them instead of in the engine (`crate::crawl`) that
 //! uses it most.
 
-pub mod query;
-pub mod scope;
+pub(crate) mod query;
+pub(crate) mod scope;

@@ -14,13 +14,13 @@ use std::borrow::Cow;
 
 /// The patterns of parameter names to drop.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StripQuery {
+pub(crate) struct StripQuery {
     patterns: Vec<Box<str>>,
 }
 
 /// Why a pattern cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PatternError {
+pub(crate) enum PatternError {
     #[error("an empty parameter name")]
     Empty,
     #[error("{0:?}: a parameter name holds no '&', '=', '#' or '?'")]
@@ -29,7 +29,7 @@ pub enum PatternError {
 
 impl StripQuery {
     /// Drop parameters named like `pattern` too.
-    pub fn add(&mut self, pattern: &str) -> Result<(), PatternError> {
+    pub(crate) fn add(&mut self, pattern: &str) -> Result<(), PatternError> {
         let pattern = pattern.trim();
         if pattern.is_empty() {
             return Err(PatternError::Empty);
@@ -42,13 +42,13 @@ impl StripQuery {
     }
 
     /// No pattern given: every URL is left as it is.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.patterns.is_empty()
     }
 
     /// `url` (in normal form) without the parameters to drop; borrowed when
     /// it has none.
-    pub fn apply<'u>(&self, url: &'u str) -> Cow<'u, str> {
+    pub(crate) fn apply<'u>(&self, url: &'u str) -> Cow<'u, str> {
         let Some((head, query)) = url.split_once('?').filter(|_| !self.is_empty()) else {
             return Cow::Borrowed(url);
         };

@@ -1,7 +1,7 @@
 //! The crate's layers point one way (docs/architecture.md, "Layers"):
 //!
 //! ```text
-//! api  >  crawl  >  net, output, state, cluster, config  >  web, job, keys, sync, process, defaults
+//! api, bench_hooks  >  crawl  >  net, output, state, cluster, config  >  web, job, keys, sync, process, defaults
 //! ```
 //!
 //! Read from the sources alone (no build, no tool): every path a file of
@@ -40,7 +40,10 @@ use source::Crate;
 /// row; within the middle row it may point sideways (no circle); a leaf
 /// imports nothing of the crate.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("the public face", &["api"]),
+    (
+        "the public face (and the benchmarks' hooks, beside it)",
+        &["api", "bench_hooks"],
+    ),
     ("the engine", &["crawl"]),
     (
         "one job each: an exchange, what a crawl leaves, resume, many machines, the settings",

@@ -62,7 +62,7 @@ mod tenure;
 /// How the node reaches the crawl, and its timings. Not `Debug`: the
 /// URL may hold a password.
 #[derive(Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// `redis://host:port/`, perhaps with a password: printed only
     /// through [`redacted`].
     pub url: String,
@@ -93,7 +93,7 @@ pub struct Settings {
 /// and not answered: its fingerprint's place among the waiting (32 B in a
 /// table at most half empty) and, for an entry of one URL, the entry's
 /// slot and stream id.
-pub const LEDGER_URL_BYTES: usize = 128;
+pub(crate) const LEDGER_URL_BYTES: usize = 128;
 
 /// The least intake a node takes, whatever the memory flags: enough for
 /// every shard's fetches many times over.
@@ -104,7 +104,7 @@ const INTAKE_PER_SHARD: usize = 8 << 10;
 /// which spill a host's queue to disk past their memory: so a slow host
 /// with a long queue holds only its ledger entries here, and the node
 /// goes on reading its other partitions.
-pub fn intake_limit(bytes: usize, shards: usize) -> usize {
+pub(crate) fn intake_limit(bytes: usize, shards: usize) -> usize {
     (bytes / LEDGER_URL_BYTES).max(INTAKE_PER_SHARD * shards.max(1))
 }
 
@@ -141,7 +141,7 @@ pub struct NodeReport {
 }
 
 /// A node's cluster thread, running.
-pub struct Running {
+pub(crate) struct Running {
     thread: std::thread::JoinHandle<NodeReport>,
     finishing: Arc<AtomicBool>,
 }
@@ -150,7 +150,7 @@ impl Running {
     /// The shards are gone (their last answers handed over, the records'
     /// writer finished): the thread writes what is left, gives its leases
     /// up and leaves; its report.
-    pub fn finish(self) -> NodeReport {
+    pub(crate) fn finish(self) -> NodeReport {
         self.finishing.store(true, Ordering::Release);
         self.thread.join().unwrap_or_else(|_| NodeReport {
             error: Some("the cluster thread panicked".to_string()),
@@ -164,7 +164,7 @@ impl Running {
 /// node until the crawl is over; `writers` are the records' log's and the
 /// CDXJ index's, those there are;
 /// `roots_seen` the roots its scope was made of.
-pub fn spawn(
+pub(crate) fn spawn(
     settings: Settings,
     store: Store,
     link: Arc<Link>,
@@ -353,7 +353,7 @@ const TAKES_PER_TURN: usize = 16;
 /// The longest one command may take: well within the time a lease is
 /// counted valid here, so that a stalled connection is dropped (and the
 /// fetches stopped) while the leases still hold.
-pub fn command_timeout(ttl: Duration) -> Duration {
+pub(crate) fn command_timeout(ttl: Duration) -> Duration {
     (ttl / 4).min(Duration::from_secs(5))
 }
 

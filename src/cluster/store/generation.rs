@@ -17,7 +17,7 @@ pub(super) const SUPERSEDED: &str = "SUPERSEDED";
 impl Store {
     /// The next generation of node `name`: this process's, once it is
     /// sure no other process of the name is alive.
-    pub fn next_generation(&mut self, name: &str) -> Result<u64, StoreError> {
+    pub(crate) fn next_generation(&mut self, name: &str) -> Result<u64, StoreError> {
         Ok(redis::cmd("HINCRBY")
             .arg(self.keys.generations())
             .arg(name)
@@ -30,7 +30,7 @@ impl Store {
     /// not, [`StoreError::CrawlGone`] if the crawl has no generations at
     /// all (a joined node's is never removed: the crawl's keys are gone).
     /// Asked first on every reconnection, before anything is sent.
-    pub fn check_generation(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn check_generation(&mut self) -> Result<(), StoreError> {
         let mut parts = self.node.split('~');
         let (Some(name), Some(mine)) = (parts.next(), parts.next()) else {
             return Err(StoreError::Reply("generation: not an incarnation"));

@@ -30,7 +30,7 @@ use scripts::Scripts;
 pub use status::{NodeStatus, Status};
 
 /// The consumer group every partition's stream is read through.
-pub const GROUP: &str = "crawl";
+pub(crate) const GROUP: &str = "crawl";
 
 /// The field of a stream entry that holds its URLs (`super::wire` lines).
 const URLS: &str = "u";
@@ -40,7 +40,7 @@ const LOAD_CHUNK: usize = 8 << 20;
 
 /// Bytes of one done-log item: the URL's fingerprint and its host's key,
 /// little-endian.
-pub const DONE_ITEM: usize = 16;
+pub(crate) const DONE_ITEM: usize = 16;
 
 /// What can go wrong with a cluster crawl's Redis.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +115,7 @@ impl From<redis::RedisError> for StoreError {
 
 /// A crawl's settings, fixed when it is created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Meta {
+pub(crate) struct Meta {
     pub partitions: u32,
     /// The key of the URL fingerprints (`crawl::seen`), the same on every node.
     pub key: [u64; 2],
@@ -123,7 +123,7 @@ pub struct Meta {
 
 /// One entry of a partition's stream: a batch of URLs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub partition: u32,
     /// The stream's entry id, as Redis gave it (`ms-seq`).
     pub id: String,
@@ -134,14 +134,14 @@ pub struct Entry {
 /// What a node finished in one partition since its last report: URLs
 /// recorded (fingerprint, host key) and entries to acknowledge.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Finished {
+pub(crate) struct Finished {
     pub partition: u32,
     pub done: Vec<(u64, u64)>,
     pub acks: Vec<String>,
 }
 
 /// One node's connection to one crawl.
-pub struct Store {
+pub(crate) struct Store {
     con: Connection,
     keys: Keys,
     node: String,
@@ -154,12 +154,12 @@ pub struct Store {
 /// A partition's done log is split into strings of this many bytes (4M
 /// URLs each): a Redis string stops at 512 MB (33.5M URLs), and a
 /// partition may finish more.
-pub const DONE_CHUNK: usize = 64 << 20;
+pub(crate) const DONE_CHUNK: usize = 64 << 20;
 
 impl Store {
     /// Connects `node` to crawl `crawl` on the server at `url`
     /// (`redis://host:port/`), every command bounded by `timeout`.
-    pub fn connect(
+    pub(crate) fn connect(
         url: &str,
         crawl: &str,
         node: &str,
@@ -186,24 +186,19 @@ impl Store {
     /// A smaller chunk of the done log than [`DONE_CHUNK`] (tests: a run
     /// of chunks without writing 64 MiB).
     #[cfg(test)]
-    pub fn with_done_chunk(mut self, bytes: usize) -> Store {
+    pub(crate) fn with_done_chunk(mut self, bytes: usize) -> Store {
         self.done_chunk = bytes.max(DONE_ITEM);
         self
     }
 
-    #[cfg(any(test, feature = "internals"))]
-    pub fn node(&self) -> &str {
-        &self.node
-    }
-
     /// This connection's commands are `identity`'s from now on (a
     /// joining node's, once its generation is known).
-    pub fn set_identity(&mut self, identity: &str) {
+    pub(crate) fn set_identity(&mut self, identity: &str) {
         self.node = identity.to_string();
     }
 
     #[cfg(test)]
-    pub fn keys(&self) -> &Keys {
+    pub(crate) fn keys(&self) -> &Keys {
         &self.keys
     }
 
@@ -211,7 +206,7 @@ impl Store {
     /// `key` if it does not exist; its settings either way. A crawl that
     /// exists with another partition count is an error if `partitions` is
     /// given.
-    pub fn create_or_join(
+    pub(crate) fn create_or_join(
         &mut self,
         partitions: Option<u32>,
         key: [u64; 2],
@@ -251,7 +246,7 @@ impl Store {
     /// Adds `roots` to the crawl's roots and their URLs (`super::wire`
     /// text per partition) to the streams, and marks the crawl started,
     /// all at once (MULTI/EXEC).
-    pub fn add_roots(
+    pub(crate) fn add_roots(
         &mut self,
         roots: &[String],
         batches: &[(u32, String)],
@@ -273,7 +268,7 @@ impl Store {
     }
 
     /// Every root of the crawl so far, sorted.
-    pub fn roots(&mut self) -> Result<Vec<String>, StoreError> {
+    pub(crate) fn roots(&mut self) -> Result<Vec<String>, StoreError> {
         let mut roots: Vec<String> = redis::cmd("SMEMBERS")
             .arg(self.keys.roots())
             .query(&mut self.con)?;
@@ -282,14 +277,14 @@ impl Store {
     }
 
     /// How many roots the crawl has (cheap: to see whether they changed).
-    pub fn root_count(&mut self) -> Result<u64, StoreError> {
+    pub(crate) fn root_count(&mut self) -> Result<u64, StoreError> {
         Ok(redis::cmd("SCARD")
             .arg(self.keys.roots())
             .query(&mut self.con)?)
     }
 
     /// Says this node is alive for `ttl` more; the live nodes, sorted.
-    pub fn heartbeat(&mut self, ttl: Duration) -> Result<Vec<String>, StoreError> {
+    pub(crate) fn heartbeat(&mut self, ttl: Duration) -> Result<Vec<String>, StoreError> {
         // Redis lists them by expiry.
         let mut nodes: Vec<String> = self
             .scripts
@@ -305,7 +300,7 @@ impl Store {
 
     /// Publishes this node's counters for `status` (kept `ttl` after the
     /// last report).
-    pub fn report(&mut self, status: &NodeStatus, ttl: Duration) -> Result<(), StoreError> {
+    pub(crate) fn report(&mut self, status: &NodeStatus, ttl: Duration) -> Result<(), StoreError> {
         let key = self.keys.node(&status.name);
         let mut pipe = redis::pipe();
         pipe.cmd("HSET")
@@ -324,7 +319,7 @@ impl Store {
 
     /// Enrolls node `name` in the crawl's members: whether it was there
     /// already (a node coming back under its name).
-    pub fn enroll(&mut self, name: &str) -> Result<bool, StoreError> {
+    pub(crate) fn enroll(&mut self, name: &str) -> Result<bool, StoreError> {
         let added: u64 = redis::cmd("SADD")
             .arg(self.keys.members())
             .arg(name)
@@ -334,7 +329,7 @@ impl Store {
 
     /// Incarnations of node `name` other than this one whose heartbeat is
     /// live now (by Redis's clock).
-    pub fn others_alive(&mut self, name: &str) -> Result<usize, StoreError> {
+    pub(crate) fn others_alive(&mut self, name: &str) -> Result<usize, StoreError> {
         let now_ms = self.now_ms()?;
         let live: Vec<String> = redis::cmd("ZRANGE")
             .arg(self.keys.nodes())
@@ -355,7 +350,7 @@ impl Store {
     }
 
     /// This node leaves the crawl: no longer among the live nodes.
-    pub fn leave(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn leave(&mut self) -> Result<(), StoreError> {
         let _: () = redis::cmd("ZREM")
             .arg(self.keys.nodes())
             .arg(&self.node)
@@ -365,7 +360,7 @@ impl Store {
 
     /// Takes (or extends) the lease of `partition` for `ttl`; false if
     /// another node holds it.
-    pub fn acquire(&mut self, partition: u32, ttl: Duration) -> Result<bool, StoreError> {
+    pub(crate) fn acquire(&mut self, partition: u32, ttl: Duration) -> Result<bool, StoreError> {
         let held: i64 = self
             .scripts
             .acquire
@@ -379,7 +374,11 @@ impl Store {
 
     /// Extends the leases of `partitions` by `ttl`; for each, whether it
     /// was still this node's.
-    pub fn renew(&mut self, partitions: &[u32], ttl: Duration) -> Result<Vec<bool>, StoreError> {
+    pub(crate) fn renew(
+        &mut self,
+        partitions: &[u32],
+        ttl: Duration,
+    ) -> Result<Vec<bool>, StoreError> {
         if partitions.is_empty() {
             return Ok(Vec::new());
         }
@@ -399,7 +398,7 @@ impl Store {
     }
 
     /// Gives the lease of `partition` up, if this node holds it.
-    pub fn release(&mut self, partition: u32) -> Result<(), StoreError> {
+    pub(crate) fn release(&mut self, partition: u32) -> Result<(), StoreError> {
         let _: i64 = self
             .scripts
             .release
@@ -411,7 +410,7 @@ impl Store {
 
     /// The holder of each partition's lease (None: free).
     #[cfg(test)]
-    pub fn owners(&mut self, partitions: u32) -> Result<Vec<Option<String>>, StoreError> {
+    pub(crate) fn owners(&mut self, partitions: u32) -> Result<Vec<Option<String>>, StoreError> {
         if partitions == 0 {
             return Ok(Vec::new());
         }
@@ -421,7 +420,7 @@ impl Store {
 
     /// Appends one entry of URLs (`super::wire` text) to each partition's
     /// stream, in one round trip, and counts them.
-    pub fn add(&mut self, batches: &[(u32, String)]) -> Result<(), StoreError> {
+    pub(crate) fn add(&mut self, batches: &[(u32, String)]) -> Result<(), StoreError> {
         if batches.is_empty() {
             return Ok(());
         }
@@ -451,7 +450,7 @@ impl Store {
     /// entry). Not fenced: a read that reaches Redis after this node's
     /// lease ran out leaves its entries pending here, and the partition's
     /// owner takes them back ([`Store::sweep`]).
-    pub fn read(
+    pub(crate) fn read(
         &mut self,
         partitions: &[u32],
         count: usize,
@@ -485,7 +484,7 @@ impl Store {
     /// nothing changes in Redis, so a lost reply costs nothing). After a
     /// read or sweep whose reply was lost, the entries it may have
     /// delivered are among these.
-    pub fn pending_here(&mut self, partitions: &[u32]) -> Result<Vec<Entry>, StoreError> {
+    pub(crate) fn pending_here(&mut self, partitions: &[u32]) -> Result<Vec<Entry>, StoreError> {
         if partitions.is_empty() {
             return Ok(Vec::new());
         }
@@ -504,7 +503,11 @@ impl Store {
     /// The entries of `partitions` (those whose lease this node holds)
     /// pending for other nodes and idle for `idle`, claimed for this one:
     /// left there by a read that came too late (see [`Store::read`]).
-    pub fn sweep(&mut self, partitions: &[u32], idle: Duration) -> Result<Vec<Entry>, StoreError> {
+    pub(crate) fn sweep(
+        &mut self,
+        partitions: &[u32],
+        idle: Duration,
+    ) -> Result<Vec<Entry>, StoreError> {
         if partitions.is_empty() {
             return Ok(Vec::new());
         }
@@ -525,7 +528,7 @@ impl Store {
     /// (to a node that died or gave the partition up, or to this one before
     /// it lost the partition), with their URLs. Call only while holding
     /// the lease.
-    pub fn claim(&mut self, partition: u32) -> Result<Vec<Entry>, StoreError> {
+    pub(crate) fn claim(&mut self, partition: u32) -> Result<Vec<Entry>, StoreError> {
         let stream = self.keys.stream(partition);
         let mut entries = Vec::new();
         let mut cursor = "0-0".to_string();
@@ -569,7 +572,11 @@ impl Store {
     /// and, when an answer is lost, sends the same report again under the
     /// same number before any other. Redis writes a number once and
     /// answers it again as it did the first time.
-    pub fn finish(&mut self, number: u64, finished: &[Finished]) -> Result<Vec<bool>, StoreError> {
+    pub(crate) fn finish(
+        &mut self,
+        number: u64,
+        finished: &[Finished],
+    ) -> Result<Vec<bool>, StoreError> {
         if finished.is_empty() {
             return Ok(Vec::new());
         }
@@ -604,7 +611,7 @@ impl Store {
     /// The (fingerprint, host key) of every URL of `partition` with a
     /// record, from every chunk of its done log (a torn last item of a
     /// chunk, from a write cut short, is ignored).
-    pub fn load_done(&mut self, partition: u32) -> Result<Vec<(u64, u64)>, StoreError> {
+    pub(crate) fn load_done(&mut self, partition: u32) -> Result<Vec<(u64, u64)>, StoreError> {
         let base = self.keys.done(partition);
         let mut done = Vec::new();
         let mut chunk = 0u64;
@@ -647,7 +654,7 @@ impl Store {
     /// Entries in all of the crawl's streams, counted at one instant: 0
     /// means every URL ever added is done, its links added before it was
     /// acknowledged, so the crawl is over. None before any root was added.
-    pub fn backlog(&mut self, partitions: u32) -> Result<Option<u64>, StoreError> {
+    pub(crate) fn backlog(&mut self, partitions: u32) -> Result<Option<u64>, StoreError> {
         let n: i64 = self
             .scripts
             .backlog
@@ -660,7 +667,7 @@ impl Store {
 
     /// The server's `maxmemory-policy`; None where `CONFIG GET` is not
     /// allowed (a managed Redis may rename or forbid it).
-    pub fn eviction_policy(&mut self) -> Option<String> {
+    pub(crate) fn eviction_policy(&mut self) -> Option<String> {
         let reply: Result<Vec<String>, _> = redis::cmd("CONFIG")
             .arg("GET")
             .arg("maxmemory-policy")
@@ -670,7 +677,7 @@ impl Store {
 
     /// Records counted by [`Store::finish`], crawl-wide.
     #[cfg(test)]
-    pub fn records(&mut self) -> Result<u64, StoreError> {
+    pub(crate) fn records(&mut self) -> Result<u64, StoreError> {
         let n: Option<u64> = redis::cmd("GET")
             .arg(self.keys.records())
             .query(&mut self.con)?;
@@ -682,7 +689,7 @@ impl Store {
 /// `noeviction`. An evicted lease, stream or done log loses or repeats
 /// work silently; with `noeviction` a full Redis refuses writes, which
 /// the nodes see as errors.
-pub fn may_evict(policy: &str) -> bool {
+pub(crate) fn may_evict(policy: &str) -> bool {
     !policy.eq_ignore_ascii_case("noeviction")
 }
 

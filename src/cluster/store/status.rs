@@ -67,7 +67,7 @@ impl Store {
     /// The entries in the streams of `partitions` (not read yet, or read
     /// and not done), and of those the ones read and not done, in one
     /// round trip (two commands a partition).
-    pub fn backlog_of(&mut self, partitions: &[u32]) -> Result<(u64, u64), StoreError> {
+    pub(crate) fn backlog_of(&mut self, partitions: &[u32]) -> Result<(u64, u64), StoreError> {
         if partitions.is_empty() {
             return Ok((0, 0));
         }
@@ -92,7 +92,7 @@ impl Store {
     }
 
     /// The crawl as `ringcrawl cluster status` shows it.
-    pub fn status(&mut self) -> Result<Status, StoreError> {
+    pub(crate) fn status(&mut self) -> Result<Status, StoreError> {
         let partitions: Option<u32> = redis::cmd("HGET")
             .arg(self.keys.meta())
             .arg("partitions")

@@ -31,7 +31,7 @@ use crate::job::Job;
 
 /// The hosts' state a frontier holds, against its bound.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct HostMemory {
+pub(crate) struct HostMemory {
     /// Live hosts, and their bytes.
     pub live: usize,
     pub live_bytes: usize,
@@ -82,7 +82,7 @@ impl Frontier {
 
     /// Whether a host new to the frontier would be let in now (the seed
     /// feed takes no more seeds while not).
-    pub fn has_room(&self) -> bool {
+    pub(crate) fn has_room(&self) -> bool {
         self.has_room_for("")
     }
 
@@ -187,12 +187,12 @@ impl Frontier {
 
     /// Hosts held: live (queued or in flight) and resting (finished, their
     /// rules kept), with the resting ones' bytes.
-    pub fn hosts(&self) -> (usize, usize, usize) {
+    pub(crate) fn hosts(&self) -> (usize, usize, usize) {
         (self.hosts.len(), self.resting.len(), self.resting_bytes)
     }
 
     /// The hosts' state against its bound.
-    pub fn host_memory(&self) -> HostMemory {
+    pub(crate) fn host_memory(&self) -> HostMemory {
         HostMemory {
             live: self.hosts.len(),
             live_bytes: self.live_bytes,

@@ -19,7 +19,7 @@ use super::{jitter, later, Frontier};
 use crate::job::Job;
 
 /// The first wait of a host whose fetch was held back.
-pub const HELD_WAIT: Duration = Duration::from_millis(50);
+pub(super) const HELD_WAIT: Duration = Duration::from_millis(50);
 
 /// Doublings of [`HELD_WAIT`] at most: 800 ms.
 const MAX_DOUBLINGS: u8 = 4;
@@ -28,7 +28,7 @@ impl Frontier {
     /// The [`Next::Fetch`](super::Next::Fetch) of `job` was not started:
     /// its address was full. It goes back to the head of its host's
     /// queue, and the host waits (see the module docs).
-    pub fn hold(&mut self, job: Job, now: Instant) {
+    pub(crate) fn hold(&mut self, job: Job, now: Instant) {
         let host = urls::host_of(&job.url).to_string();
         let Some(entry) = self.hosts.get_mut(&host) else {
             return;
@@ -48,7 +48,7 @@ impl Frontier {
     /// `example` was not started: its address was full. The origin asks
     /// again after the host's wait, its pages waiting aside meanwhile, as
     /// for a robots.txt retry (no try of `robots_retries` is spent).
-    pub fn hold_robots(&mut self, example: &str, now: Instant) {
+    pub(crate) fn hold_robots(&mut self, example: &str, now: Instant) {
         let host = urls::host_of(example);
         let origin = urls::origin_of(example);
         let Some(entry) = self.hosts.get_mut(host) else {

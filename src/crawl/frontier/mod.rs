@@ -70,21 +70,17 @@ mod types;
 mod waits;
 
 use admission::recount;
-#[cfg(any(test, feature = "internals"))]
-pub use admission::HostMemory;
+#[cfg(test)]
+pub(crate) use admission::HostMemory;
 use host::{Host, Knobs, Origin, Robots};
-pub use politeness::Politeness;
+pub(crate) use politeness::Politeness;
 use queue::Queue;
-#[cfg(any(test, feature = "internals"))]
-pub use spill::Lost;
 use spill::{weight, Spill, READ_AHEAD};
-#[cfg(any(test, feature = "internals"))]
-pub use store::SpillStats;
-pub use store::{Extent, SpillIo};
-pub use types::{Next, Offer};
+pub(crate) use store::{Extent, SpillIo};
+pub(crate) use types::{Next, Offer};
 
 /// Per-host queues and scheduling of one shard.
-pub struct Frontier {
+pub(crate) struct Frontier {
     politeness: Politeness,
     /// The crawl's politeness knobs, then each host rule's.
     knobs: Vec<Knobs>,
@@ -121,7 +117,7 @@ pub struct Frontier {
 impl Frontier {
     /// An empty frontier with the crawl's politeness and bounds (a
     /// shard's share of them).
-    pub fn new(politeness: Politeness) -> Self {
+    pub(crate) fn new(politeness: Politeness) -> Self {
         Frontier {
             knobs: Knobs::all(&politeness),
             politeness,
@@ -147,7 +143,7 @@ impl Frontier {
     /// that is not held while the hosts' memory is full is accepted to
     /// wait for room; its host's limits apply when it leaves the wait
     /// ([`Next::Limited`]).
-    pub fn offer(&mut self, job: Job, now: Instant) -> Offer {
+    pub(crate) fn offer(&mut self, job: Job, now: Instant) -> Offer {
         if job.url.len() > self.politeness.max_url_length {
             return Offer::Refused(Limit::UrlTooLong);
         }
@@ -196,7 +192,7 @@ impl Frontier {
 
     /// The next thing to do at `now`: the next ready host in turn gives
     /// its oldest URL.
-    pub fn next(&mut self, now: Instant) -> Next {
+    pub(crate) fn next(&mut self, now: Instant) -> Next {
         self.admit_waiting(now);
         if let Some((job, limit)) = self.limited.pop_front() {
             return Next::Limited(job, limit);
@@ -361,7 +357,7 @@ impl Frontier {
     /// The [`Next::Fetch`] of a job of `host` is dropped unfetched (a
     /// cluster node that no longer owns the host): its slot is free, and
     /// its turn comes again at once, not after its delay.
-    pub fn drop_fetch(&mut self, host: &str, now: Instant) {
+    pub(crate) fn drop_fetch(&mut self, host: &str, now: Instant) {
         let Some(entry) = self.hosts.get_mut(host) else {
             return;
         };
@@ -375,7 +371,7 @@ impl Frontier {
     /// `Retry-After`): the job goes back to the head of its host's queue,
     /// the host's slot is free, and the host waits `wait` (or its
     /// backoff, if longer) before its next request.
-    pub fn retry_later(&mut self, job: Job, wait: Duration, now: Instant) {
+    pub(crate) fn retry_later(&mut self, job: Job, wait: Duration, now: Instant) {
         let host = urls::host_of(&job.url).to_string();
         let Some(entry) = self.hosts.get_mut(&host) else {
             return;
@@ -392,7 +388,7 @@ impl Frontier {
 
     /// Undo the [`Next::Fetch`] of `job`: it goes back to the head of its
     /// host's queue and the host's slot is free again.
-    pub fn put_back(&mut self, job: Job) {
+    pub(crate) fn put_back(&mut self, job: Job) {
         let host = urls::host_of(&job.url).to_string();
         let Some(entry) = self.hosts.get_mut(&host) else {
             return;
@@ -408,8 +404,8 @@ impl Frontier {
     /// error, 5xx, 429). Consecutive failures back the host off
     /// exponentially, up to [`MAX_BACKOFF`]. (The tests' and benchmarks'
     /// form of [`Frontier::release_after`].)
-    #[cfg(any(test, feature = "internals", feature = "bench-hooks"))]
-    pub fn release(&mut self, host: &str, failed: bool, now: Instant) {
+    #[cfg(any(test, feature = "bench-hooks"))]
+    pub(crate) fn release(&mut self, host: &str, failed: bool, now: Instant) {
         let _ = self.release_after(host, failed, Duration::ZERO, now);
     }
 
@@ -418,7 +414,13 @@ impl Frontier {
     /// it, so a slow server is asked less often.
     /// Returns the host's failures in a row, this one included (0 after
     /// an answer).
-    pub fn release_after(&mut self, host: &str, failed: bool, took: Duration, now: Instant) -> u32 {
+    pub(crate) fn release_after(
+        &mut self,
+        host: &str,
+        failed: bool,
+        took: Duration,
+        now: Instant,
+    ) -> u32 {
         let Some(entry) = self.hosts.get_mut(host) else {
             return 0;
         };
@@ -455,7 +457,7 @@ impl Frontier {
     /// the host's slot). Its Crawl-delay, if longer, becomes the host's.
     /// Unavailable rules with tries left in `robots_retries` are asked for
     /// again after the next wait of the schedule; the pages wait too.
-    pub fn set_robots(&mut self, example: &str, rules: Rules, now: Instant) {
+    pub(crate) fn set_robots(&mut self, example: &str, rules: Rules, now: Instant) {
         let cap = self.politeness.max_crawl_delay;
         let host = urls::host_of(example);
         let origin = urls::origin_of(example);
@@ -521,7 +523,7 @@ impl Frontier {
 
     /// Why the robots.txt of `url`'s origin could not be had, if its rules
     /// are known to be unavailable (for the record of a URL it keeps out).
-    pub fn robots_cause(&self, url: &str) -> Option<&str> {
+    pub(crate) fn robots_cause(&self, url: &str) -> Option<&str> {
         let origin = urls::origin_of(url);
         let name = urls::host_of(url);
         // The refused URL may have been its host's last: it rests now.
@@ -539,24 +541,24 @@ impl Frontier {
     }
 
     /// URLs waiting, in RAM and on disk.
-    pub fn queued(&self) -> usize {
+    pub(crate) fn queued(&self) -> usize {
         self.queued
     }
 
     /// Of those, the URLs on disk.
-    pub fn queued_on_disk(&self) -> usize {
+    pub(crate) fn queued_on_disk(&self) -> usize {
         self.spill.on_disk
     }
 
     /// Bytes the queued URLs in RAM take, as counted against
     /// [`Politeness::memory`].
-    pub fn queued_ram(&self) -> usize {
+    pub(crate) fn queued_ram(&self) -> usize {
         self.spill.ram
     }
 
     /// Fetches in flight for `host`.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn active(&self, host: &str) -> usize {
+    #[cfg(test)]
+    pub(crate) fn active(&self, host: &str) -> usize {
         self.hosts.get(host).map_or(0, |h| h.active)
     }
 }
@@ -586,7 +588,7 @@ fn jitter(host: &str, failures: u32) -> f64 {
 /// First backoff step after a failure.
 const BASE_BACKOFF: Duration = Duration::from_millis(50);
 /// Longest backoff of a failing host.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
 mod memory_tests;

@@ -12,7 +12,7 @@ use crate::defaults;
 
 /// Politeness settings.
 #[derive(Debug, Clone)]
-pub struct Politeness {
+pub(crate) struct Politeness {
     /// Fetches in flight per host.
     pub per_host: usize,
     /// Least time between the starts of two requests to one host.
@@ -77,4 +77,4 @@ impl Default for Politeness {
 
 /// Default [`Politeness::host_memory`]: 32 MiB per shard, some 100,000
 /// live hosts, or that many finished ones with a small robots.txt.
-pub const DEFAULT_HOST_MEMORY: usize = 32 << 20;
+pub(super) const DEFAULT_HOST_MEMORY: usize = 32 << 20;

@@ -39,59 +39,59 @@ struct Spilled {
 
 impl Queue {
     /// Nothing queued, in RAM or on disk.
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.head.is_empty() && !self.has_more()
     }
 
     /// Jobs queued after the head: chunks on disk or a tail.
-    pub fn has_more(&self) -> bool {
+    pub(super) fn has_more(&self) -> bool {
         self.spill
             .as_ref()
             .is_some_and(|s| !s.chunks.is_empty() || !s.tail.is_empty())
     }
 
     /// Chunks on disk.
-    pub fn has_chunks(&self) -> bool {
+    pub(super) fn has_chunks(&self) -> bool {
         self.spill.as_ref().is_some_and(|s| !s.chunks.is_empty())
     }
 
     /// Jobs queued: the head, the chunks on disk and the tail.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.head.len()
             + self.spill.as_ref().map_or(0, |s| {
                 s.tail.len() + s.chunks.iter().map(|c| c.jobs as usize).sum::<usize>()
             })
     }
 
-    pub fn head_len(&self) -> usize {
+    pub(super) fn head_len(&self) -> usize {
         self.head.len()
     }
 
-    pub fn front(&self) -> Option<&Job> {
+    pub(super) fn front(&self) -> Option<&Job> {
         self.head.front()
     }
 
-    pub fn pop_front(&mut self) -> Option<Job> {
+    pub(super) fn pop_front(&mut self) -> Option<Job> {
         self.head.pop_front()
     }
 
-    pub fn push_front(&mut self, job: Job) {
+    pub(super) fn push_front(&mut self, job: Job) {
         self.head.push_front(job);
     }
 
-    pub fn push_head(&mut self, job: Job) {
+    pub(super) fn push_head(&mut self, job: Job) {
         self.head.push_back(job);
     }
 
     /// Append to the head in order (a chunk read back, a tail moved up).
-    pub fn extend_head(&mut self, jobs: impl IntoIterator<Item = Job>) {
+    pub(super) fn extend_head(&mut self, jobs: impl IntoIterator<Item = Job>) {
         self.head.extend(jobs);
     }
 
     /// Add `job`, of weight `weight`, to the tail; the tail's length and
     /// weight, and whether the host was not yet listed among the tails to
     /// seal (it is now).
-    pub fn push_tail(&mut self, job: Job, weight: usize) -> (usize, usize, bool) {
+    pub(super) fn push_tail(&mut self, job: Job, weight: usize) -> (usize, usize, bool) {
         let spill = self.spill.get_or_insert_with(Box::default);
         spill.tail.push(job);
         spill.tail_bytes += weight;
@@ -100,12 +100,12 @@ impl Queue {
         (spill.tail.len(), spill.tail_bytes, newly)
     }
 
-    pub fn tail(&self) -> &[Job] {
+    pub(super) fn tail(&self) -> &[Job] {
         self.spill.as_ref().map_or(&[], |s| &s.tail)
     }
 
     /// The tail and its weight, taken.
-    pub fn take_tail(&mut self) -> (Vec<Job>, usize) {
+    pub(super) fn take_tail(&mut self) -> (Vec<Job>, usize) {
         self.spill.as_mut().map_or((Vec::new(), 0), |s| {
             (
                 std::mem::take(&mut s.tail),
@@ -114,29 +114,29 @@ impl Queue {
         })
     }
 
-    pub fn listed(&self) -> bool {
+    pub(super) fn listed(&self) -> bool {
         self.spill.as_ref().is_some_and(|s| s.listed)
     }
 
     /// Taken off the list of tails to seal.
-    pub fn unlist(&mut self) {
+    pub(super) fn unlist(&mut self) {
         if let Some(s) = &mut self.spill {
             s.listed = false;
         }
     }
 
-    pub fn push_chunk(&mut self, chunk: Chunk) {
+    pub(super) fn push_chunk(&mut self, chunk: Chunk) {
         self.spill
             .get_or_insert_with(Box::default)
             .chunks
             .push_back(chunk);
     }
 
-    pub fn front_chunk(&self) -> Option<Chunk> {
+    pub(super) fn front_chunk(&self) -> Option<Chunk> {
         self.spill.as_ref().and_then(|s| s.chunks.front().copied())
     }
 
-    pub fn pop_chunk(&mut self) -> Option<Chunk> {
+    pub(super) fn pop_chunk(&mut self) -> Option<Chunk> {
         let chunk = self.spill.as_mut().and_then(|s| s.chunks.pop_front());
         if let Some(s) = &mut self.spill {
             s.reading = false;
@@ -144,11 +144,11 @@ impl Queue {
         chunk
     }
 
-    pub fn reading(&self) -> bool {
+    pub(super) fn reading(&self) -> bool {
         self.spill.as_ref().is_some_and(|s| s.reading)
     }
 
-    pub fn set_reading(&mut self, reading: bool) {
+    pub(super) fn set_reading(&mut self, reading: bool) {
         if let Some(s) = &mut self.spill {
             s.reading = reading;
         }

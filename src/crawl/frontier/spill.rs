@@ -49,17 +49,17 @@ use crate::job::{chunk, Job};
 pub(super) const WAITING: &str = "(hosts waiting for room)";
 
 /// A tail this long is sealed into a chunk.
-pub const CHUNK_JOBS: usize = 64;
+pub(super) const CHUNK_JOBS: usize = 64;
 /// A tail this heavy (as counted by [`weight`]) is sealed into a chunk.
-pub const CHUNK_BYTES: usize = 16 << 10;
+pub(super) const CHUNK_BYTES: usize = 16 << 10;
 /// A host being served whose head is shorter than this has its next chunk
 /// brought up.
-pub const READ_AHEAD: usize = 8;
+pub(super) const READ_AHEAD: usize = 8;
 /// Reads of chunks in flight at most; more hosts wait their turn.
-pub const MAX_READS: usize = 32;
+pub(super) const MAX_READS: usize = 32;
 
 /// What a queued job costs in RAM, as counted against the bound.
-pub fn weight(job: &Job) -> usize {
+pub(super) fn weight(job: &Job) -> usize {
     std::mem::size_of::<Job>()
         + job.url.capacity()
         + job.via.as_ref().map_or(0, |via| via.len() + 16)
@@ -81,7 +81,7 @@ fn queue_of<'a>(
 /// Jobs lost to a chunk that could not be read back (an I/O error, a
 /// corrupt chunk): never fetched, so the shard counts them out.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lost {
+pub(crate) struct Lost {
     pub host: String,
     pub jobs: usize,
     pub error: String,
@@ -297,19 +297,19 @@ impl Frontier {
     }
 
     /// The next I/O request of the spill, if any.
-    pub fn spill_io(&mut self) -> Option<SpillIo> {
+    pub(crate) fn spill_io(&mut self) -> Option<SpillIo> {
         self.spill.store.next_io()
     }
 
     /// Whether [`Frontier::spill_io`] has a request.
-    pub fn has_spill_io(&self) -> bool {
+    pub(crate) fn has_spill_io(&self) -> bool {
         self.spill.store.has_io()
     }
 
     /// A [`SpillIo::Write`] is done; `Err` gives its bytes back (they stay
     /// in RAM, and tails are not spilled until a [`Frontier::retry_spill`]
     /// succeeds).
-    pub fn spill_written(&mut self, segment: u32, offset: u64, result: Result<(), Vec<u8>>) {
+    pub(crate) fn spill_written(&mut self, segment: u32, offset: u64, result: Result<(), Vec<u8>>) {
         self.spill.store.written(segment, offset, result);
         let waiting = std::mem::take(&mut self.spill.awaiting_write);
         for host in waiting {
@@ -324,7 +324,7 @@ impl Frontier {
     /// A [`SpillIo::Read`] for `host` is done: the chunk's bytes, or why
     /// not. The host gets its turn back; a chunk that cannot be had is
     /// lost ([`Frontier::take_lost`]).
-    pub fn spill_read(&mut self, host: &str, at: Extent, bytes: Result<&[u8], String>) {
+    pub(crate) fn spill_read(&mut self, host: &str, at: Extent, bytes: Result<&[u8], String>) {
         self.spill.store.read_done(at);
         self.spill.reads = self.spill.reads.saturating_sub(1);
         let front = queue_of(&mut self.hosts, &mut self.waiting, host)
@@ -363,34 +363,34 @@ impl Frontier {
 
     /// Whether a write of the spill failed and none has succeeded since:
     /// tails stay in RAM.
-    pub fn spill_failing(&self) -> bool {
+    pub(crate) fn spill_failing(&self) -> bool {
         !self.spill.store.can_spill()
     }
 
     /// Whether the spill is failing and the queued URLs in RAM are past
     /// the bound: the shard starts no fetch (whose links would add more)
     /// until the spill writes again.
-    pub fn spill_held_back(&self) -> bool {
+    pub(crate) fn spill_held_back(&self) -> bool {
         self.spill_failing() && self.spill.ram > self.politeness.memory
     }
 
     /// Write again the blocks whose write failed.
-    pub fn retry_spill(&mut self) {
+    pub(crate) fn retry_spill(&mut self) {
         self.spill.store.retry();
     }
 
     /// Whether jobs were lost since [`Frontier::take_lost`] was called.
-    pub fn has_lost(&self) -> bool {
+    pub(crate) fn has_lost(&self) -> bool {
         !self.spill.lost.is_empty()
     }
 
     /// Jobs lost since the last call, for the shard to count out.
-    pub fn take_lost(&mut self) -> Vec<Lost> {
+    pub(crate) fn take_lost(&mut self) -> Vec<Lost> {
         std::mem::take(&mut self.spill.lost)
     }
 
     /// Counters of the spill.
-    pub fn spill_stats(&self) -> SpillStats {
+    pub(crate) fn spill_stats(&self) -> SpillStats {
         self.spill.store.stats()
     }
 
@@ -402,7 +402,7 @@ impl Frontier {
 
     /// Bytes the spill's ledger holds in RAM (its block buffer, writes not
     /// yet taken).
-    pub fn spill_ram(&self) -> usize {
+    pub(crate) fn spill_ram(&self) -> usize {
         self.spill.store.ram()
     }
 }

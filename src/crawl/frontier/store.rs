@@ -23,15 +23,15 @@
 use std::collections::{BTreeMap, VecDeque};
 
 /// Alignment of every write (offset and length): direct I/O's.
-pub const ALIGN: usize = 4096;
+pub(super) const ALIGN: usize = 4096;
 /// A block buffer this full is written.
-pub const BLOCK_BYTES: usize = 256 << 10;
+pub(super) const BLOCK_BYTES: usize = 256 << 10;
 /// A segment file this long is sealed: no more appends.
-pub const SEGMENT_BYTES: u32 = 64 << 20;
+pub(super) const SEGMENT_BYTES: u32 = 64 << 20;
 
 /// Where a chunk's bytes are: segment, offset, length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Extent {
+pub(crate) struct Extent {
     pub segment: u32,
     pub offset: u32,
     pub len: u32,
@@ -39,7 +39,7 @@ pub struct Extent {
 
 /// An I/O request of the frontier's spill, for the shard's spill task.
 #[derive(Debug, PartialEq, Eq)]
-pub enum SpillIo {
+pub(crate) enum SpillIo {
     /// Write `bytes` (a multiple of [`ALIGN`]) at `offset` (aligned) of
     /// segment `segment`, creating the file if need be; then call
     /// `Frontier::spill_written`.
@@ -55,7 +55,7 @@ pub enum SpillIo {
 }
 
 /// Where the bytes of a chunk are now.
-pub enum Place<'a> {
+pub(super) enum Place<'a> {
     /// In RAM (the block buffer, or a block whose write failed).
     Ram(&'a [u8]),
     /// In a block being written: read it once the write is done.
@@ -76,7 +76,7 @@ struct Segment {
 
 /// Counters of a shard's spill, for the report.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SpillStats {
+pub(crate) struct SpillStats {
     /// Chunks appended.
     pub chunks: u64,
     /// Bytes written to segment files (padding included).
@@ -89,7 +89,7 @@ pub struct SpillStats {
 
 /// The ledger (see the module docs).
 #[derive(Debug)]
-pub struct Store {
+pub(super) struct Store {
     segment_bytes: u32,
     block_bytes: usize,
     /// The segment appended to, and the file offset where the block
@@ -119,7 +119,7 @@ impl Default for Store {
 impl Store {
     /// A ledger with segments of `segment_bytes` and blocks of
     /// `block_bytes` (both rounded up to [`ALIGN`]).
-    pub fn new(segment_bytes: u32, block_bytes: usize) -> Store {
+    pub(super) fn new(segment_bytes: u32, block_bytes: usize) -> Store {
         Store {
             segment_bytes: align_up(segment_bytes as usize).min(u32::MAX as usize / 2) as u32,
             block_bytes: align_up(block_bytes.max(1)),
@@ -137,13 +137,13 @@ impl Store {
     }
 
     /// Whether chunks may be appended: no write is failing.
-    pub fn can_spill(&self) -> bool {
+    pub(super) fn can_spill(&self) -> bool {
         !self.failing
     }
 
     /// Hand the blocks whose write failed out to be written again (they
     /// stay readable: from RAM until then, as being written after).
-    pub fn retry(&mut self) {
+    pub(super) fn retry(&mut self) {
         for (segment, start, bytes) in std::mem::take(&mut self.rescued) {
             let end = start.saturating_add(bytes.len() as u32);
             self.writing.push((segment, start, end));
@@ -157,7 +157,7 @@ impl Store {
     }
 
     /// Append one encoded chunk; where it went.
-    pub fn append(&mut self, chunk: &[u8]) -> Extent {
+    pub(super) fn append(&mut self, chunk: &[u8]) -> Extent {
         if self.block.capacity() == 0 {
             self.block.reserve_exact(self.block_bytes + ALIGN);
         }
@@ -206,7 +206,7 @@ impl Store {
     }
 
     /// Where the chunk at `at` is now.
-    pub fn place(&self, at: Extent) -> Place<'_> {
+    pub(super) fn place(&self, at: Extent) -> Place<'_> {
         let start = at.offset as usize;
         let end = start.saturating_add(at.len as usize);
         if at.segment == self.current && at.offset >= self.block_start {
@@ -233,14 +233,14 @@ impl Store {
     }
 
     /// Ask for the chunk at `at` to be read for `host`.
-    pub fn read(&mut self, host: String, at: Extent) {
+    pub(super) fn read(&mut self, host: String, at: Extent) {
         self.segments.entry(at.segment).or_default().in_flight += 1;
         self.stats.reads += 1;
         self.io.push_back(SpillIo::Read { host, at });
     }
 
     /// A read handed out by [`Store::read`] is over.
-    pub fn read_done(&mut self, at: Extent) {
+    pub(super) fn read_done(&mut self, at: Extent) {
         if let Some(segment) = self.segments.get_mut(&at.segment) {
             segment.in_flight = segment.in_flight.saturating_sub(1);
         }
@@ -248,7 +248,7 @@ impl Store {
     }
 
     /// The chunk at `at` was taken back (or lost): it is no longer live.
-    pub fn release(&mut self, at: Extent) {
+    pub(super) fn release(&mut self, at: Extent) {
         if at.segment == self.current && at.offset >= self.block_start {
             self.block_live = self.block_live.saturating_sub(1);
             if self.block_live == 0 {
@@ -264,7 +264,7 @@ impl Store {
     /// The write of the block at `offset` of `segment` is over; `Err`
     /// gives its bytes back, kept in RAM until [`Store::retry`] (and no
     /// chunk is appended until a write succeeds again with none kept).
-    pub fn written(&mut self, segment: u32, offset: u64, result: Result<(), Vec<u8>>) {
+    pub(super) fn written(&mut self, segment: u32, offset: u64, result: Result<(), Vec<u8>>) {
         let start = u32::try_from(offset).unwrap_or(u32::MAX);
         self.writing
             .retain(|&(seg, s, _)| !(seg == segment && s == start));
@@ -296,7 +296,7 @@ impl Store {
 
     /// Bytes this ledger holds in RAM: the block buffer, rescued blocks
     /// and writes not yet taken by the spill task.
-    pub fn ram(&self) -> usize {
+    pub(super) fn ram(&self) -> usize {
         self.block.capacity()
             + self.rescued.iter().map(|(_, _, b)| b.len()).sum::<usize>()
             + self
@@ -310,21 +310,21 @@ impl Store {
     }
 
     /// The next request to carry out.
-    pub fn next_io(&mut self) -> Option<SpillIo> {
+    pub(super) fn next_io(&mut self) -> Option<SpillIo> {
         self.io.pop_front()
     }
 
-    pub fn has_io(&self) -> bool {
+    pub(super) fn has_io(&self) -> bool {
         !self.io.is_empty()
     }
 
-    pub fn stats(&self) -> SpillStats {
+    pub(super) fn stats(&self) -> SpillStats {
         self.stats
     }
 
     /// Segment files that exist (live, or written and not yet removed).
     #[cfg(test)]
-    pub fn segments(&self) -> usize {
+    pub(super) fn segments(&self) -> usize {
         self.segments.len()
     }
 }

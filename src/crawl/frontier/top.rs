@@ -18,7 +18,7 @@ impl Frontier {
     /// The `n` hosts of each list at `now`: fetched most, queued most,
     /// failing most, backing off (live hosts only: a resting one has
     /// nothing to wait for).
-    pub fn top_hosts(&self, now: Instant, n: usize) -> TopHosts {
+    pub(crate) fn top_hosts(&self, now: Instant, n: usize) -> TopHosts {
         let mut pick = Picker::new(n);
         for (name, host) in &self.hosts {
             pick.offer(name, counts(host, now, true));

@@ -9,7 +9,7 @@ use crate::job::{Job, Limit, Verdict};
 /// What became of an offered URL (new to the crawl: the caller's seen-set
 /// said so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Offer {
+pub(crate) enum Offer {
     /// Queued.
     New,
     /// A limit keeps it out: never queued (and, being seen, refused and
@@ -19,7 +19,7 @@ pub enum Offer {
 
 /// What to do next.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Next {
+pub(crate) enum Next {
     /// Fetch this URL now; a slot of `host` is taken until [`Frontier::release`](super::Frontier::release).
     Fetch(Job),
     /// Fetch the robots.txt of the origin of `example` (a queued URL of

@@ -12,7 +12,7 @@ use crate::output::progress::Waiting;
 
 impl Frontier {
     /// What the live hosts wait for at `now`, as the progress line says it.
-    pub fn waits(&self, now: Instant) -> Waiting {
+    pub(crate) fn waits(&self, now: Instant) -> Waiting {
         let mut waits = Waiting {
             waiting_for_room: self.waiting_jobs as u64,
             ..Waiting::default()

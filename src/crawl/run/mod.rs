@@ -52,7 +52,7 @@ use outputs::Outputs;
 
 /// The result of a finished crawl.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Counters of all shards merged.
     pub stats: Stats,
     /// Every record, if `Config::keep_records` (in no particular order).
@@ -80,8 +80,8 @@ pub struct Outcome {
 
 /// Prepare the process ([`crate::process::prepare`]), then crawl with no
 /// hooks (the tests' and benchmarks' entry).
-#[cfg(any(test, feature = "internals"))]
-pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> Result<Outcome, CrawlError> {
+#[cfg(test)]
+pub(crate) fn run(config: Config, interrupt: Arc<AtomicBool>) -> Result<Outcome, CrawlError> {
     crate::process::prepare();
     run_with(config, interrupt, Hooks::default())
 }
@@ -89,7 +89,7 @@ pub fn run(config: Config, interrupt: Arc<AtomicBool>) -> Result<Outcome, CrawlE
 /// Crawl until every in-scope URL reachable from the roots was taken up,
 /// or until `interrupt` is set, handing pages to `hooks`. Changes nothing
 /// process-wide: the open-file limit is read, not raised.
-pub fn run_with(
+pub(crate) fn run_with(
     mut config: Config,
     interrupt: Arc<AtomicBool>,
     hooks: Hooks,

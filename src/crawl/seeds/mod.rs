@@ -22,15 +22,15 @@ use crate::job::hops::{Hop, Hops};
 use crate::job::Job;
 use crate::web::scope::Scope;
 
-pub mod split;
+pub(crate) mod split;
 
 /// Longest seed line taken, in bytes (longer ones are [`SeedLine::Bad`]);
 /// also the longest line a reader has to hold.
-pub const MAX_LINE: usize = 8 << 10;
+pub(crate) const MAX_LINE: usize = 8 << 10;
 
 /// What one line of a seed file says.
 #[derive(Debug, PartialEq, Eq)]
-pub enum SeedLine {
+pub(crate) enum SeedLine {
     /// Blank or a comment.
     Skip,
     /// A root, normalised.
@@ -40,7 +40,7 @@ pub enum SeedLine {
 }
 
 /// Read one line (without its line ending; a trailing `\r` is dropped).
-pub fn parse_line(line: &[u8]) -> SeedLine {
+pub(crate) fn parse_line(line: &[u8]) -> SeedLine {
     if line.len() > MAX_LINE {
         return SeedLine::Bad(format!("longer than {MAX_LINE} bytes"));
     }
@@ -69,7 +69,7 @@ pub fn parse_line(line: &[u8]) -> SeedLine {
 /// The `/sitemap.xml` of `root`'s origin, a sitemap one `M` hop from the
 /// root at depth 0 (the roots of one origin guess the same URL, and the
 /// owner's seen-set keeps one); none if the scope keeps it out.
-pub fn guessed_sitemap(root: &Url, scope: &Scope, max_redirect: u32) -> Option<Job> {
+pub(crate) fn guessed_sitemap(root: &Url, scope: &Scope, max_redirect: u32) -> Option<Job> {
     let url = urls::join(root, "/sitemap.xml")?;
     if !scope.allows_start(&url) {
         return None;
@@ -85,7 +85,7 @@ pub fn guessed_sitemap(root: &Url, scope: &Scope, max_redirect: u32) -> Option<J
 }
 
 /// At most 200 bytes of `text`, for messages.
-pub fn shorten(text: &str) -> &str {
+pub(crate) fn shorten(text: &str) -> &str {
     let mut end = text.len().min(200);
     while !text.is_char_boundary(end) {
         end -= 1;

@@ -28,7 +28,7 @@ use crate::web::scope::{SeedHosts, SeedHostsBuilder};
 
 /// What the first pass left for the shards.
 #[derive(Debug)]
-pub struct Split {
+pub(crate) struct Split {
     /// Shard `i`'s file (see [`Entry`] for its lines).
     pub files: Vec<SeedFile>,
     pub hosts: SeedHosts,
@@ -42,7 +42,7 @@ pub struct Split {
 
 /// One shard's file of seeds, and where its reading starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeedFile {
+pub(crate) struct SeedFile {
     pub path: PathBuf,
     /// Bytes of the file taken by earlier runs (0 for a new crawl).
     pub start: u64,
@@ -53,7 +53,7 @@ pub struct SeedFile {
 
 /// A line of a shard's file.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Entry<'a> {
+pub(crate) enum Entry<'a> {
     /// A root, normalised.
     Root(&'a str),
     /// A bad line: where it was and why, and its text (shortened).
@@ -63,7 +63,7 @@ pub enum Entry<'a> {
 impl Entry<'_> {
     /// Parse a line of a shard's file (without its `\n`); None if it is
     /// not one this module wrote.
-    pub fn parse(line: &str) -> Option<Entry<'_>> {
+    pub(crate) fn parse(line: &str) -> Option<Entry<'_>> {
         let (kind, rest) = line.split_once('\t')?;
         match kind {
             "U" => Some(Entry::Root(rest)),
@@ -78,7 +78,7 @@ impl Entry<'_> {
 
 /// Why the first pass failed.
 #[derive(Debug, thiserror::Error)]
-pub enum SplitError {
+pub(crate) enum SplitError {
     #[error("--seeds {path}: {source}")]
     Read {
         path: String,
@@ -94,7 +94,7 @@ pub enum SplitError {
 
 /// Read `sources` in order and split their roots by owner among `shards`
 /// files in `dir` (made if missing).
-pub fn split(
+pub(crate) fn split(
     sources: &[SeedSource],
     shards: usize,
     mode: ScopeMode,
@@ -199,14 +199,14 @@ fn write_error(dir: &Path) -> impl Fn(std::io::Error) -> SplitError + '_ {
 
 /// The file where a shard keeps how many bytes of its seed file it has
 /// taken: 8 bytes, little-endian, never ahead of its journal.
-pub fn position_path(file: &Path) -> PathBuf {
+pub(crate) fn position_path(file: &Path) -> PathBuf {
     let mut name = file.as_os_str().to_owned();
     name.push(".pos");
     PathBuf::from(name)
 }
 
 /// Whether `dir` holds a whole split that an earlier run kept.
-pub fn is_kept(dir: &Path) -> bool {
+pub(crate) fn is_kept(dir: &Path) -> bool {
     dir.join(COMPLETE).exists()
 }
 
@@ -214,7 +214,7 @@ pub fn is_kept(dir: &Path) -> bool {
 /// crawl's first run, in `dir`, and taken as it is by every resume, each
 /// shard starting where it stopped. So a resume reads no list again (a
 /// list on standard input included) and queues no seed twice.
-pub fn split_kept(
+pub(crate) fn split_kept(
     sources: &[SeedSource],
     shards: usize,
     mode: ScopeMode,

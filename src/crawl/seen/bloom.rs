@@ -11,7 +11,7 @@
 //! (9 bits each) come from a bijective mix of the whole fingerprint.
 
 /// Filter bits per key it is built for.
-pub const BITS_PER_KEY: u64 = 10;
+pub(crate) const BITS_PER_KEY: u64 = 10;
 /// Bits set (and tested) per key, all in one line.
 const PROBES: u32 = 7;
 /// Bits in a line: one 64-byte cache line.
@@ -23,13 +23,13 @@ const LINE_BITS: u64 = 512;
 struct Line([u64; 8]);
 
 /// A blocked Bloom filter of fingerprints.
-pub struct Bloom {
+pub(crate) struct Bloom {
     lines: Box<[Line]>,
 }
 
 impl Bloom {
     /// An empty filter sized for `keys` keys (at least one line).
-    pub fn for_keys(keys: u64) -> Bloom {
+    pub(crate) fn for_keys(keys: u64) -> Bloom {
         let lines = keys.saturating_mul(BITS_PER_KEY).div_ceil(LINE_BITS).max(1);
         let lines = usize::try_from(lines).unwrap_or(usize::MAX / 64);
         Bloom {
@@ -38,11 +38,11 @@ impl Bloom {
     }
 
     /// Bytes allocated.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.lines.len() * 64
     }
 
-    pub fn insert(&mut self, fp: u64) {
+    pub(crate) fn insert(&mut self, fp: u64) {
         let i = self.line(fp);
         if let Some(line) = self.lines.get_mut(i) {
             for (word, m) in line.0.iter_mut().zip(mask(fp)) {
@@ -52,7 +52,7 @@ impl Bloom {
     }
 
     /// False: `fp` was certainly never inserted. True: it may have been.
-    pub fn may_contain(&self, fp: u64) -> bool {
+    pub(crate) fn may_contain(&self, fp: u64) -> bool {
         match self.lines.get(self.line(fp)) {
             Some(line) => line.0.iter().zip(mask(fp)).all(|(&w, m)| w & m == m),
             None => true,

@@ -34,10 +34,10 @@ const MAX_TAIL: usize = 1024;
 /// Fewest slots a table has, whatever the budget.
 const MIN_SLOTS: usize = 64;
 /// Fewest bytes a table has.
-pub const MIN_BYTES: usize = MIN_SLOTS * 8;
+pub(crate) const MIN_BYTES: usize = MIN_SLOTS * 8;
 
 /// A fixed-capacity, always-sorted table of fingerprints.
-pub struct Bucket {
+pub(crate) struct Bucket {
     slots: Box<[u64]>,
     /// Home slots are `0..homes`; the rest of `slots` is the tail.
     homes: usize,
@@ -47,7 +47,7 @@ pub struct Bucket {
 impl Bucket {
     /// A table of as many slots as `bytes` holds (8 bytes a slot, at least
     /// 64), zeroed (by `calloc`: pages are touched only as keys arrive).
-    pub fn with_bytes(bytes: usize) -> Bucket {
+    pub(crate) fn with_bytes(bytes: usize) -> Bucket {
         Bucket::from_zeroed(vec![0; (bytes / 8).max(MIN_SLOTS)].into_boxed_slice())
     }
 
@@ -61,43 +61,43 @@ impl Bucket {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Keys the table is meant for (its home slots).
-    #[cfg(any(test, feature = "internals"))]
-    pub fn capacity(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
         self.homes
     }
 
     /// Bytes allocated.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.slots.len() * 8
     }
 
     /// At 3/4 load: time to freeze and merge.
-    pub fn is_full(&self) -> bool {
+    pub(crate) fn is_full(&self) -> bool {
         self.len >= self.homes / 4 * 3
     }
 
     /// Whether an insert of a new key can still succeed (under 7/8 load).
-    pub fn has_room(&self) -> bool {
+    pub(crate) fn has_room(&self) -> bool {
         self.len < self.homes / 8 * 7
     }
 
-    pub fn contains(&self, fp: u64) -> bool {
+    pub(crate) fn contains(&self, fp: u64) -> bool {
         probe(&self.slots, self.homes, nonzero(fp))
     }
 
     /// Adds `fp`. False if it was there already, or if there is no room
     /// (past 7/8 load, or the probe would run off the table's end); then
     /// [`Bucket::contains`] tells which.
-    pub fn insert(&mut self, fp: u64) -> bool {
+    pub(crate) fn insert(&mut self, fp: u64) -> bool {
         let fp = nonzero(fp);
         if !self.has_room() {
             return false;
@@ -143,7 +143,7 @@ impl Bucket {
     /// small grows, so a small crawl touches little memory), and the keys
     /// the new table had no room for (none unless it is barely larger).
     /// Inserted in order, each lands at or just past its home: O(keys).
-    pub fn grow(self, bytes: usize) -> (Bucket, Vec<u64>) {
+    pub(crate) fn grow(self, bytes: usize) -> (Bucket, Vec<u64>) {
         let mut grown = Bucket::with_bytes(bytes);
         let mut left = Vec::new();
         for fp in self.slots.iter().copied().filter(|&s| s != 0) {
@@ -155,7 +155,7 @@ impl Bucket {
     }
 
     /// Stops inserts: the table becomes a read-only sorted set of its keys.
-    pub fn freeze(self) -> FrozenBucket {
+    pub(crate) fn freeze(self) -> FrozenBucket {
         FrozenBucket {
             slots: self.slots,
             homes: self.homes,
@@ -165,37 +165,32 @@ impl Bucket {
 }
 
 /// A frozen bucket: its keys in order for a merge, and lookups meanwhile.
-pub struct FrozenBucket {
+pub(crate) struct FrozenBucket {
     slots: Box<[u64]>,
     homes: usize,
     len: usize,
 }
 
 impl FrozenBucket {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    #[cfg(any(test, feature = "internals"))]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.slots.len() * 8
     }
 
-    pub fn contains(&self, fp: u64) -> bool {
+    pub(crate) fn contains(&self, fp: u64) -> bool {
         probe(&self.slots, self.homes, nonzero(fp))
     }
 
     /// The keys, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         self.slots.iter().copied().filter(|&s| s != 0)
     }
 
     /// The memory back, to be cleared and reused as the next bucket.
-    pub fn into_table(self) -> Table {
+    pub(crate) fn into_table(self) -> Table {
         Table {
             slots: self.slots,
             cleared: 0,
@@ -205,7 +200,7 @@ impl FrozenBucket {
 
 /// A used table being cleared, a few slots at a time (so a large one does
 /// not stall the executor), for reuse as a [`Bucket`].
-pub struct Table {
+pub(crate) struct Table {
     slots: Box<[u64]>,
     /// Slots `0..cleared` are zero.
     cleared: usize,
@@ -213,7 +208,7 @@ pub struct Table {
 
 impl Table {
     /// Zeroes up to `n` more slots; true once the whole table is zero.
-    pub fn clear_some(&mut self, n: usize) -> bool {
+    pub(crate) fn clear_some(&mut self, n: usize) -> bool {
         let end = self.cleared.saturating_add(n).min(self.slots.len());
         if let Some(part) = self.slots.get_mut(self.cleared..end) {
             part.fill(0);
@@ -223,7 +218,7 @@ impl Table {
     }
 
     /// The cleared table as an empty bucket (clearing what is left).
-    pub fn into_bucket(mut self) -> Bucket {
+    pub(crate) fn into_bucket(mut self) -> Bucket {
         self.clear_some(usize::MAX);
         Bucket::from_zeroed(self.slots)
     }

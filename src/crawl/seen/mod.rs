@@ -107,14 +107,14 @@
 //! `Rc` snapshot (the run, the frozen bucket), await I/O, then borrow again
 //! to apply. Merges are serialised by a one-permit semaphore.
 
-pub mod bloom;
-pub mod bucket;
-pub mod run;
+pub(crate) mod bloom;
+pub(crate) mod bucket;
+pub(crate) mod run;
 
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::io;
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 use std::path::Path;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -125,7 +125,7 @@ use glommio::sync::Semaphore;
 
 use crate::keys::{nonzero, Fingerprinter};
 use bucket::{Bucket, FrozenBucket, Table};
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 use run::Name;
 use run::Run;
 
@@ -139,7 +139,7 @@ const CLEAR_STEP: usize = 1 << 16;
 
 /// What [`SeenSet::check`] knows about a fingerprint without waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
+pub(crate) enum Check {
     /// Never seen: inserted now. Only ever answered once for a key.
     New,
     /// Seen: in RAM, or already pending resolution.
@@ -150,7 +150,7 @@ pub enum Check {
 }
 
 /// A shard's seen-set of URL fingerprints (see the module docs). `!Send`.
-pub struct SeenSet {
+pub(crate) struct SeenSet {
     /// The crawl's fingerprint function.
     key: Fingerprinter,
     /// Bytes of each of the two tables.
@@ -211,7 +211,7 @@ impl SeenSet {
     /// the set is dropped). `memory`: the byte budget of the two RAM
     /// tables (see the module docs for what else is held). `key`: the
     /// crawl's fingerprint key, the same for every process of one crawl.
-    pub fn new(dir: Option<PathBuf>, memory: usize, key: [u64; 2]) -> SeenSet {
+    pub(crate) fn new(dir: Option<PathBuf>, memory: usize, key: [u64; 2]) -> SeenSet {
         let dir = match dir {
             Some(path) => Dir {
                 path,
@@ -244,7 +244,7 @@ impl SeenSet {
 
     /// The URL's keyed 64-bit fingerprint (never 0), the same for one key
     /// in every process.
-    pub fn fingerprint(&self, url: &str) -> u64 {
+    pub(crate) fn fingerprint(&self, url: &str) -> u64 {
         self.key.fingerprint(url)
     }
 
@@ -252,7 +252,7 @@ impl SeenSet {
     /// and the run's Bloom filter rules it out: certainly new, inserted now.
     /// [`Check::Seen`]: in RAM, or pending already. [`Check::Maybe`]: now
     /// pending; call [`resolve`] with it.
-    pub fn check(&mut self, fp: u64) -> Check {
+    pub(crate) fn check(&mut self, fp: u64) -> Check {
         let fp = nonzero(fp);
         if self.in_ram(fp) {
             return Check::Seen;
@@ -269,7 +269,7 @@ impl SeenSet {
     /// stay seen). False if it is known in RAM already (in a bucket, or
     /// pending: its resolution will record it). True does not mean new: it
     /// may be on disk (the next merge drops the duplicate).
-    pub fn insert(&mut self, fp: u64) -> bool {
+    pub(crate) fn insert(&mut self, fp: u64) -> bool {
         let fp = nonzero(fp);
         if self.in_ram(fp) {
             return false;
@@ -280,7 +280,7 @@ impl SeenSet {
 
     /// Whether a [`merge`] should start: the active bucket is full and no
     /// merge is running (a running one goes on while the bucket is full).
-    pub fn wants_merge(&self) -> bool {
+    pub(crate) fn wants_merge(&self) -> bool {
         self.active.is_full() && self.at_full_size() && self.merging.available() > 0
     }
 
@@ -292,32 +292,32 @@ impl SeenSet {
 
     /// Runs written so far: the merges of a bucket to disk (a set reopened
     /// from a checkpoint counts those before it too).
-    pub fn merges(&self) -> u64 {
+    pub(crate) fn merges(&self) -> u64 {
         self.run.as_ref().map_or(0, |r| r.generation())
     }
 
     /// Whether `fp` is known in RAM: in a bucket, or pending (no disk read).
-    pub fn contains_in_ram(&self, fp: u64) -> bool {
+    pub(crate) fn contains_in_ram(&self, fp: u64) -> bool {
         self.in_ram(nonzero(fp))
     }
 
     /// Keys known: on the run plus in RAM. Approximate: a key inserted with
     /// [`SeenSet::insert`] that is also on disk counts twice until the next
     /// merge; pending keys are not counted.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         let ram =
             self.active.len() + self.overflow.len() + self.frozen.as_ref().map_or(0, |f| f.len());
         self.run.as_ref().map_or(0, |r| r.keys()) + ram as u64
     }
 
-    #[cfg(any(test, feature = "internals"))]
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Keys answered Maybe and not resolved yet.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn pending_len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn pending_len(&self) -> usize {
         self.pending.len()
     }
 
@@ -325,19 +325,19 @@ impl SeenSet {
     /// next merge: nonzero only when inserts outrun merges (the active
     /// table passed 7/8 load while a merge ran). A shard may take it as
     /// back-pressure and slow its intake of links until the merge is done.
-    pub fn overflow_len(&self) -> usize {
+    pub(crate) fn overflow_len(&self) -> usize {
         self.overflow.len()
     }
 
     /// Where runs live (maybe not created yet).
-    #[cfg(any(test, feature = "internals"))]
-    pub fn dir(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir.path
     }
 
     /// Bytes held in RAM: the tables, the run's index and Bloom filter, the
     /// pending and overflow sets (estimated at ~10 B an entry).
-    pub fn memory(&self) -> usize {
+    pub(crate) fn memory(&self) -> usize {
         let tables = self.active.bytes()
             + self
                 .frozen
@@ -414,7 +414,7 @@ impl Drop for SeenSet {
 /// answered Maybe, or settled already). Reads the run's blocks without
 /// holding the borrow. On error the keys stay pending (seen) and the call
 /// can be repeated.
-pub async fn resolve(set: &RefCell<SeenSet>, pending: Vec<u64>) -> io::Result<Vec<bool>> {
+pub(crate) async fn resolve(set: &RefCell<SeenSet>, pending: Vec<u64>) -> io::Result<Vec<bool>> {
     let keys: Vec<u64> = pending.into_iter().map(nonzero).collect();
     let run = set.borrow().run.clone();
     let on_disk = match &run {
@@ -434,7 +434,7 @@ pub async fn resolve(set: &RefCell<SeenSet>, pending: Vec<u64>) -> io::Result<Ve
 /// into a new run, published before the old one is dropped; again while the
 /// active bucket is full. First merges a bucket a failed or dropped merge
 /// left frozen. Nothing to do: Ok. Waits for a merge already running.
-pub async fn merge(set: &RefCell<SeenSet>) -> io::Result<()> {
+pub(crate) async fn merge(set: &RefCell<SeenSet>) -> io::Result<()> {
     let lock = set.borrow().merging.clone();
     let _permit = lock
         .acquire_static_permit(1)
@@ -457,8 +457,8 @@ pub async fn merge(set: &RefCell<SeenSet>) -> io::Result<()> {
 /// what is in RAM now, even if little; an empty run if the set is empty)
 /// and returns the run file that holds them all. Keys pending at the time
 /// are not included (resolve them first), nor keys added while it runs.
-#[cfg(any(test, feature = "internals"))]
-pub async fn checkpoint(set: &RefCell<SeenSet>) -> io::Result<PathBuf> {
+#[cfg(test)]
+pub(crate) async fn checkpoint(set: &RefCell<SeenSet>) -> io::Result<PathBuf> {
     let lock = set.borrow().merging.clone();
     let _permit = lock
         .acquire_static_permit(1)
@@ -479,8 +479,8 @@ pub async fn checkpoint(set: &RefCell<SeenSet>) -> io::Result<PathBuf> {
 /// (streamed once to rebuild the index and Bloom filter); older runs and
 /// `.tmp` files there are removed. No run: `NotFound`. `key` must be the
 /// crawl's, as given to [`SeenSet::new`].
-#[cfg(any(test, feature = "internals"))]
-pub async fn open(dir: PathBuf, memory: usize, key: [u64; 2]) -> io::Result<SeenSet> {
+#[cfg(test)]
+pub(crate) async fn open(dir: PathBuf, memory: usize, key: [u64; 2]) -> io::Result<SeenSet> {
     let mut runs = Vec::new();
     let mut stale = Vec::new();
     // A listing of a small directory: blocking, but metadata only.

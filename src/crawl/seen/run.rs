@@ -31,9 +31,9 @@ use glommio::io::{
 use super::bloom::Bloom;
 
 /// Bytes in a block.
-pub const BLOCK_BYTES: usize = 4096;
+pub(crate) const BLOCK_BYTES: usize = 4096;
 /// Keys in a full block.
-pub const BLOCK_KEYS: u64 = (BLOCK_BYTES / 8) as u64;
+pub(crate) const BLOCK_KEYS: u64 = (BLOCK_BYTES / 8) as u64;
 /// Keys written or read between two offers to yield the CPU.
 const YIELD_EVERY: u64 = 4096;
 /// Block reads in flight at once for one lookup batch. A shard's executor
@@ -46,7 +46,7 @@ const READS_IN_FLIGHT: usize = 64;
 const STREAM_BUFFER: usize = 128 << 10;
 
 /// One sorted run, open for lookups.
-pub struct Run {
+pub(crate) struct Run {
     file: Rc<DmaFile>,
     path: PathBuf,
     generation: u64,
@@ -57,25 +57,25 @@ pub struct Run {
 }
 
 /// The file name of a run of `generation`.
-pub fn file_name(generation: u64) -> String {
+pub(crate) fn file_name(generation: u64) -> String {
     format!("run-{generation}")
 }
 
 /// The file a merge writes before it publishes it by renaming.
-pub fn tmp_name(generation: u64) -> String {
+pub(crate) fn tmp_name(generation: u64) -> String {
     format!("run-{generation}.tmp")
 }
 
 /// What a file in a seen-set directory is.
 #[derive(Debug, PartialEq, Eq)]
-#[cfg(any(test, feature = "internals"))]
-pub enum Name {
+#[cfg(test)]
+pub(crate) enum Name {
     Run(u64),
     Tmp(u64),
 }
 
-#[cfg(any(test, feature = "internals"))]
-pub fn parse_name(name: &str) -> Option<Name> {
+#[cfg(test)]
+pub(crate) fn parse_name(name: &str) -> Option<Name> {
     let rest = name.strip_prefix("run-")?;
     let digits_only = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     match rest.strip_suffix(".tmp") {
@@ -86,25 +86,25 @@ pub fn parse_name(name: &str) -> Option<Name> {
 }
 
 impl Run {
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation
     }
 
-    pub fn keys(&self) -> u64 {
+    pub(crate) fn keys(&self) -> u64 {
         self.keys
     }
 
     /// RAM held: the sparse index and the Bloom filter.
-    pub fn memory(&self) -> usize {
+    pub(crate) fn memory(&self) -> usize {
         self.index.capacity() * 8 + self.bloom.bytes()
     }
 
     /// False: `fp` is certainly not in this run.
-    pub fn may_contain(&self, fp: u64) -> bool {
+    pub(crate) fn may_contain(&self, fp: u64) -> bool {
         self.bloom.may_contain(fp)
     }
 
@@ -112,7 +112,7 @@ impl Run {
     /// there). Keys the filter rules out cost nothing; the others are
     /// grouped by block, each block needed is read once, at most 16 reads
     /// in flight (adjacent blocks merged into one read).
-    pub async fn contains_many(&self, keys: &[u64]) -> io::Result<Vec<bool>> {
+    pub(crate) async fn contains_many(&self, keys: &[u64]) -> io::Result<Vec<bool>> {
         let mut found = vec![false; keys.len()];
         // (block, index in `keys`) for each key the filter cannot rule out.
         let mut wanted: Vec<(u64, usize)> = Vec::new();
@@ -173,8 +173,8 @@ impl Run {
 
     /// Reopens the run at `path`: streams it once to check it (ascending,
     /// padding only at the end) and rebuild the index and Bloom filter.
-    #[cfg(any(test, feature = "internals"))]
-    pub async fn open(path: PathBuf, generation: u64) -> io::Result<Run> {
+    #[cfg(test)]
+    pub(crate) async fn open(path: PathBuf, generation: u64) -> io::Result<Run> {
         let file = Rc::new(DmaFile::open(&path).await?);
         let size = file.file_size().await?;
         let invalid = |what: &str| {
@@ -254,7 +254,7 @@ fn block_contains(block: &[u8], key: u64) -> bool {
 /// yield every 4096 keys. On error the `.tmp` file is removed (best
 /// effort) and `old` is untouched; if the future is dropped, the `.tmp`
 /// file stays until the next merge of that generation or a reopen.
-pub async fn write(
+pub(crate) async fn write(
     dir: &Path,
     generation: u64,
     old: Option<&Run>,
@@ -476,7 +476,7 @@ impl KeyReader {
 
 /// Creates `dir` and its missing parents (each parent fsynced so the new
 /// entry is durable).
-pub async fn create_dir_all(dir: &Path) -> io::Result<()> {
+pub(crate) async fn create_dir_all(dir: &Path) -> io::Result<()> {
     let mut missing = Vec::new();
     let mut at = Some(dir);
     while let Some(p) = at {
@@ -496,7 +496,7 @@ pub async fn create_dir_all(dir: &Path) -> io::Result<()> {
 }
 
 /// Makes the directory's entries (a rename, a new file) durable.
-pub async fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) async fn sync_dir(dir: &Path) -> io::Result<()> {
     let d = Directory::open(dir).await?;
     let synced = d.sync().await;
     d.close().await?;

@@ -48,7 +48,7 @@ pub(super) const REPLAY_SLICE: usize = 4096;
 
 /// What the shards of a crawl with a state directory share.
 #[derive(Debug)]
-pub struct Durability {
+pub(crate) struct Durability {
     /// This run's journal of each shard.
     pub journals: Vec<PathBuf>,
     /// The reading of the earlier runs' journals, replayed at the start

@@ -76,7 +76,7 @@ use crate::sync::{Outstanding, PerIp};
 use crate::web::scope::Scope;
 use cluster::ShardCluster;
 use failure::interrupted_record;
-pub use journal::Durability;
+pub(crate) use journal::Durability;
 use journal::Journal;
 use ringcrawl_http1::TypeRules;
 use ringcrawl_links::KnownLinks;
@@ -85,7 +85,7 @@ use watch::Halt;
 
 /// What a shard hands back when the crawl is over.
 #[derive(Debug, Default)]
-pub struct ShardResult {
+pub(crate) struct ShardResult {
     pub stats: Stats,
     /// Every record, if `Config::keep_records`.
     pub records: Vec<Record>,
@@ -99,7 +99,7 @@ pub struct ShardResult {
 
 /// What every shard of one crawl shares (cheap clones of `Arc`s).
 #[derive(Clone)]
-pub struct Shared {
+pub(crate) struct Shared {
     /// Crawl-wide count of unfinished URLs.
     pub outstanding: Arc<Outstanding>,
     /// The JSONL writer, if records are written.
@@ -141,7 +141,7 @@ pub struct Shared {
 
 /// Per-core crawl state: what every task of the shard shares, and the own
 /// state of each phase a page goes through (fetch, routing, record).
-pub struct Shard {
+pub(crate) struct Shard {
     /// This shard's index, `0..shards`.
     id: usize,
     shards: usize,
@@ -275,7 +275,7 @@ struct Recording {
 }
 
 impl Shard {
-    pub fn new(id: usize, config: Arc<Config>, shared: Shared, outbox: Outbox) -> Rc<Self> {
+    pub(crate) fn new(id: usize, config: Arc<Config>, shared: Shared, outbox: Outbox) -> Rc<Self> {
         let tls = TlsClient::new(
             &config.tls,
             config.tls_session_memory,
@@ -417,7 +417,7 @@ impl Shard {
     /// Run the shard until the crawl is done: seed `roots` (already counted
     /// in `outstanding`), start workers, receivers and the flusher, and
     /// return this shard's results.
-    pub async fn run(
+    pub(crate) async fn run(
         self: Rc<Self>,
         receivers: Option<Receivers<Batch>>,
         roots: Vec<Job>,
@@ -649,4 +649,4 @@ const ROUTED_MEMORY: usize = 128 << 10;
 const KNOWN_LINK_SLOTS: usize = 64 << 10;
 
 /// How long in-flight fetches may finish after SIGINT/SIGTERM.
-pub const INTERRUPT_GRACE: Duration = Duration::from_millis(800);
+pub(crate) const INTERRUPT_GRACE: Duration = Duration::from_millis(800);

@@ -35,7 +35,7 @@ use super::Shard;
 /// Live hosts (URLs queued or in flight) past which a shard takes no more
 /// seeds until some finish: enough hosts to keep every fetch slot busy
 /// under per-host delays, few enough that their state stays small.
-pub const SEED_WINDOW: usize = 4096;
+pub(super) const SEED_WINDOW: usize = 4096;
 
 /// How often a shard whose window is full looks again.
 const WINDOW_POLL: Duration = Duration::from_millis(5);

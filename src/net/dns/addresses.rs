@@ -47,7 +47,7 @@ impl Families {
 
 /// `ips` filtered to `families` and put in Happy Eyeballs order; None if
 /// no address is left.
-pub fn happy_order(ips: &[IpAddr], families: Families) -> Option<Rc<[IpAddr]>> {
+pub(crate) fn happy_order(ips: &[IpAddr], families: Families) -> Option<Rc<[IpAddr]>> {
     let mut v6 = ips.iter().filter(|ip| ip.is_ipv6() && families.allows(ip));
     let mut v4 = ips.iter().filter(|ip| ip.is_ipv4() && families.allows(ip));
     let mut ordered = Vec::with_capacity(ips.len());
@@ -65,7 +65,7 @@ pub fn happy_order(ips: &[IpAddr], families: Families) -> Option<Rc<[IpAddr]>> {
 /// Where `host:port` may be reached, in the order to try. One address (an
 /// IP literal, the common case) costs no allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Addresses {
+pub(crate) enum Addresses {
     One(SocketAddr),
     /// Several addresses (at least one), all on one port.
     Many(Rc<[IpAddr]>, u16),
@@ -73,7 +73,7 @@ pub enum Addresses {
 
 impl Addresses {
     /// The addresses in the order to try.
-    pub fn iter(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = SocketAddr> + '_ {
         let (one, many, port) = match self {
             Addresses::One(addr) => (Some(*addr), &[][..], 0),
             Addresses::Many(ips, port) => (None, &ips[..], *port),
@@ -83,32 +83,27 @@ impl Addresses {
     }
 
     /// The address tried first.
-    pub fn first(&self) -> Option<SocketAddr> {
+    pub(crate) fn first(&self) -> Option<SocketAddr> {
         self.iter().next()
     }
 
-    #[cfg(any(test, feature = "internals"))]
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         match self {
             Addresses::One(_) => 1,
             Addresses::Many(ips, _) => ips.len(),
         }
     }
 
-    #[cfg(any(test, feature = "internals"))]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The addresses in order, as a list that may go to another thread
     /// (`Addresses` shares its list through an `Rc`).
-    pub fn to_vec(&self) -> Vec<SocketAddr> {
+    pub(crate) fn to_vec(&self) -> Vec<SocketAddr> {
         self.iter().collect()
     }
 
     /// The addresses of [`Addresses::to_vec`] again; None for an empty
     /// list or one whose ports differ (never made by `to_vec`).
-    pub fn from_slice(list: &[SocketAddr]) -> Option<Addresses> {
+    pub(crate) fn from_slice(list: &[SocketAddr]) -> Option<Addresses> {
         match list {
             [] => None,
             [one] => Some(Addresses::One(*one)),

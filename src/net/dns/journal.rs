@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 /// One name resolved afresh.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lookup {
+pub(crate) struct Lookup {
     /// The name asked (canonical: lower case, no trailing dot).
     pub name: String,
     /// When the answer came.
@@ -26,14 +26,14 @@ pub struct Lookup {
 
 /// Lookups not yet taken; off (nothing kept) unless enabled.
 #[derive(Debug, Default)]
-pub struct Journal {
+pub(crate) struct Journal {
     on: bool,
     lookups: RefCell<Vec<Lookup>>,
 }
 
 impl Journal {
     /// A journal that keeps lookups if `on`.
-    pub fn new(on: bool) -> Self {
+    pub(crate) fn new(on: bool) -> Self {
         Journal {
             on,
             lookups: RefCell::new(Vec::new()),
@@ -41,14 +41,14 @@ impl Journal {
     }
 
     /// Keep `lookup`, if on.
-    pub fn push(&self, lookup: impl FnOnce() -> Lookup) {
+    pub(crate) fn push(&self, lookup: impl FnOnce() -> Lookup) {
         if self.on {
             self.lookups.borrow_mut().push(lookup());
         }
     }
 
     /// The lookups kept so far, oldest first; the journal is empty after.
-    pub fn take(&self) -> Vec<Lookup> {
+    pub(crate) fn take(&self) -> Vec<Lookup> {
         if !self.on {
             return Vec::new();
         }

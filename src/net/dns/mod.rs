@@ -55,23 +55,22 @@
 //! format is the pure `ringcrawl_dns_wire` crate (`crates/dns-wire`);
 //! [`addresses`] the order addresses are tried in;
 //! [`journal`] the lookups kept for `--warc-dns`.
-pub mod addresses;
+pub(crate) mod addresses;
 mod cache;
-pub mod journal;
+pub(crate) mod journal;
 mod lookup;
 mod pending;
 mod query;
 mod resolution;
 mod system;
 
-pub use addresses::{Addresses, Families};
+pub(crate) use addresses::Addresses;
+pub use addresses::Families;
 use cache::Cache;
 use journal::Journal;
-pub use journal::Lookup;
+pub(crate) use journal::Lookup;
 use pending::{Completion, Pending, Wait};
-#[cfg(any(test, feature = "internals"))]
-pub use resolution::RESOLUTION_DELAY;
-pub use system::{parse_hosts, parse_resolv_conf};
+pub(crate) use system::{parse_hosts, parse_resolv_conf};
 
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::RandomState;
@@ -91,7 +90,7 @@ use ringcrawl_links::urls::canonical_host;
 /// A host name that gave no usable address.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("cannot resolve {host}: {reason}")]
-pub struct DnsError {
+pub(crate) struct DnsError {
     pub host: String,
     /// One line: `NXDOMAIN`, `SERVFAIL`, `REFUSED`, `timeout`, `no address`,
     /// `invalid name: ...`, `connection refused ...`, `bad response: ...`.
@@ -102,7 +101,7 @@ impl DnsError {
     /// The name has no address, by a definite answer (NXDOMAIN, no address
     /// of the families asked, an invalid name), not for want of one
     /// (timeout, SERVFAIL, REFUSED): asking again soon would not change it.
-    pub fn is_definite(&self) -> bool {
+    pub(crate) fn is_definite(&self) -> bool {
         self.reason == Rcode::NxDomain.to_string()
             || self.reason == NO_ADDRESS
             || self.reason == WRONG_FAMILY
@@ -113,7 +112,7 @@ impl DnsError {
 /// How a [`Resolver`] finds and caches answers. `Default` is the system's
 /// setup: the nameservers of `/etc/resolv.conf` and `/etc/hosts`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolverOptions {
+pub(crate) struct ResolverOptions {
     /// Nameservers asked, in order; `None`: those of `resolv_conf`. An empty
     /// list (or a `resolv_conf` without any) means the system resolver on
     /// the blocking thread pool.
@@ -170,7 +169,7 @@ impl Default for ResolverOptions {
 
 /// Counters of one resolver (for tests and the end report).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ResolverStats {
+pub(crate) struct ResolverStats {
     /// Addresses from the cache.
     pub cache_hits: u64,
     /// Failures from the cache (a name known not to resolve, for now).
@@ -196,7 +195,7 @@ pub struct ResolverStats {
 }
 
 /// Resolver of one shard (the shard owns every host it resolves).
-pub struct Resolver {
+pub(crate) struct Resolver {
     inner: Rc<Inner>,
 }
 
@@ -229,16 +228,13 @@ struct Inner {
 }
 
 impl Resolver {
-    /// The system's setup ([`ResolverOptions::default`]) with `pins`.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn new(pins: HashMap<(String, u16), Vec<IpAddr>>) -> Self {
-        Resolver::with_options(pins, ResolverOptions::default())
-    }
-
     /// Reads the hosts file and, unless `opts.nameservers` is given, the
     /// nameservers of `opts.resolv_conf`; a file that cannot be read counts
     /// as empty.
-    pub fn with_options(pins: HashMap<(String, u16), Vec<IpAddr>>, opts: ResolverOptions) -> Self {
+    pub(crate) fn with_options(
+        pins: HashMap<(String, u16), Vec<IpAddr>>,
+        opts: ResolverOptions,
+    ) -> Self {
         let families = opts.families;
         let hosts = opts
             .hosts_file
@@ -282,31 +278,25 @@ impl Resolver {
         }
     }
 
-    /// The nameservers asked on a miss (empty: the system resolver).
-    #[cfg(any(test, feature = "internals"))]
-    pub fn nameservers(&self) -> &[SocketAddr] {
-        &self.inner.nameservers
-    }
-
-    pub fn stats(&self) -> ResolverStats {
+    pub(crate) fn stats(&self) -> ResolverStats {
         self.inner.stats.get()
     }
 
     /// Names in the cache and the bytes they hold (an estimate).
-    pub fn cache_usage(&self) -> (usize, usize) {
+    pub(crate) fn cache_usage(&self) -> (usize, usize) {
         let cache = self.inner.cache.borrow();
         (cache.len(), cache.bytes())
     }
 
     /// The names resolved afresh since the last call, with
     /// [`ResolverOptions::journal`] (else none).
-    pub fn take_lookups(&self) -> Vec<Lookup> {
+    pub(crate) fn take_lookups(&self) -> Vec<Lookup> {
         self.inner.journal.take()
     }
 
     /// The addresses to connect to for `host:port` (any case, trailing dot
     /// or not), in the order to try.
-    pub async fn resolve(&self, host: &str, port: u16) -> Result<Addresses, DnsError> {
+    pub(crate) async fn resolve(&self, host: &str, port: u16) -> Result<Addresses, DnsError> {
         let name = canonical_host(host);
         let answer = match self.answer_now(&name, port) {
             Some(answer) => answer,
@@ -326,7 +316,7 @@ impl Resolver {
     /// name or the cache (a failure too); None if only a query can tell.
     /// A shard that lends a page of its host to a peer sends these along,
     /// so a host is looked up by its owner only.
-    pub fn resolve_now(&self, host: &str, port: u16) -> Option<Result<Addresses, DnsError>> {
+    pub(crate) fn resolve_now(&self, host: &str, port: u16) -> Option<Result<Addresses, DnsError>> {
         let name = canonical_host(host);
         let answer = self.answer_now(&name, port)?;
         Some(answer.map_err(|reason| DnsError {
@@ -361,7 +351,7 @@ impl Resolver {
     /// did not: try it first from now on, whatever gave the addresses (a
     /// pin, the hosts file or DNS), so a broken IPv6 path costs the Happy
     /// Eyeballs delay once per host, not on every connection.
-    pub fn prefer(&self, host: &str, ip: IpAddr) {
+    pub(crate) fn prefer(&self, host: &str, ip: IpAddr) {
         let name = canonical_host(host).into_owned();
         let mut winners = self.inner.winners.borrow_mut();
         if winners.len() >= self.inner.opts.cache_capacity.max(1) {

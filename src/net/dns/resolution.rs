@@ -33,7 +33,7 @@ use ringcrawl_dns_wire::Rcode;
 
 /// How long an answer that came first waits for the other family (RFC
 /// 8305 §3's Resolution Delay, 50 ms recommended).
-pub const RESOLUTION_DELAY: Duration = Duration::from_millis(50);
+pub(super) const RESOLUTION_DELAY: Duration = Duration::from_millis(50);
 
 /// What one family's questions came to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use super::NO_ADDRESS;
 
 /// Hosts-file text to a map of lower-cased names to their addresses, in
 /// the order the file lists them.
-pub fn parse_hosts(text: &str) -> HashMap<String, Vec<IpAddr>> {
+pub(crate) fn parse_hosts(text: &str) -> HashMap<String, Vec<IpAddr>> {
     let mut map: HashMap<String, Vec<IpAddr>> = HashMap::new();
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or_default();
@@ -30,7 +30,7 @@ pub fn parse_hosts(text: &str) -> HashMap<String, Vec<IpAddr>> {
 
 /// The `nameserver` addresses of resolv.conf text, port 53 (scoped IPv6
 /// addresses are skipped).
-pub fn parse_resolv_conf(text: &str) -> Vec<SocketAddr> {
+pub(crate) fn parse_resolv_conf(text: &str) -> Vec<SocketAddr> {
     text.lines()
         .filter_map(|line| {
             let mut fields = line.split_whitespace();

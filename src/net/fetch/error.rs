@@ -14,7 +14,7 @@ use ringcrawl_http1::{BodyError, HeadError};
 
 /// Why a fetch produced no (complete) response.
 #[derive(Debug, Error)]
-pub enum FetchError {
+pub(crate) enum FetchError {
     #[error("{0}")]
     Dns(#[from] crate::net::dns::DnsError),
     #[error("unsupported scheme {0} (ringcrawl fetches http and https)")]
@@ -65,7 +65,7 @@ pub enum FetchError {
 
 impl FetchError {
     /// `error` from `proxy`.
-    pub fn proxy(proxy: &Proxy, error: TunnelError) -> FetchError {
+    pub(crate) fn proxy(proxy: &Proxy, error: TunnelError) -> FetchError {
         FetchError::Proxy {
             proxy: proxy.to_string(),
             error,
@@ -73,7 +73,7 @@ impl FetchError {
     }
 
     /// Short machine-readable class, used in records and the report.
-    pub fn kind(&self) -> ErrorKind {
+    pub(crate) fn kind(&self) -> ErrorKind {
         match self {
             FetchError::Dns(_) => ErrorKind::Dns,
             FetchError::Scheme(_) => ErrorKind::UnsupportedScheme,
@@ -111,7 +111,7 @@ impl FetchError {
     /// Worth another try: the chapter retries network errors only. Time-outs
     /// are not retried (a slow server would cost `max_tries` deadlines), nor
     /// are answers that were wrong rather than missing.
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         matches!(
             self,
             FetchError::Connect(_)
@@ -134,12 +134,12 @@ impl FetchError {
 
     /// The proxy itself failed (not reached, broke off, spoke no protocol,
     /// refused the credentials): its fault, not the target host's.
-    pub fn is_proxys(&self) -> bool {
+    pub(crate) fn is_proxys(&self) -> bool {
         matches!(self, FetchError::Proxy { error, .. } if !matches!(error, TunnelError::Refused(_)))
     }
 
     /// Raised before any packet was sent: says nothing about the host.
-    pub fn is_before_network(&self) -> bool {
+    pub(crate) fn is_before_network(&self) -> bool {
         matches!(self, FetchError::Scheme(_) | FetchError::Reserved(_))
     }
 }

@@ -43,7 +43,7 @@ use url::{Position, Url};
 
 mod error;
 
-pub use error::FetchError;
+pub(crate) use error::FetchError;
 use error::{handshake_error, io_error};
 
 use crate::net::conn_pool::ConnPool;
@@ -59,7 +59,7 @@ use ringcrawl_http1::{self as http, BodyDecoder, HeadError, Progress, ResponseHe
 
 /// Limits of one fetch.
 #[derive(Debug, Clone)]
-pub struct Limits {
+pub(crate) struct Limits {
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
     /// Overall deadline, connect to last body byte.
@@ -93,7 +93,7 @@ pub struct Limits {
 /// sharing an address, and tunnels to different targets never stand in
 /// for each other).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     pub addr: SocketAddr,
     pub tls: Option<ServerName<'static>>,
     pub via: Via,
@@ -101,7 +101,7 @@ pub struct Endpoint {
 
 /// What a connection to a proxy carries.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Via {
+pub(crate) enum Via {
     /// No proxy: the connection is the server's.
     Direct,
     /// An HTTP proxy's connection, asked for any `http` URL in absolute
@@ -115,7 +115,7 @@ pub enum Via {
 
 /// How a fetch reaches the server.
 #[derive(Debug, Clone, Copy)]
-pub enum Route<'a> {
+pub(crate) enum Route<'a> {
     /// Straight to one of the server's addresses.
     Direct(&'a Addresses),
     /// Through `proxy`, at one of its addresses `at`; `target` is the
@@ -139,11 +139,11 @@ impl Route<'_> {
 }
 
 /// A shard's idle connections.
-pub type Pool = RefCell<ConnPool<Endpoint, Stream>>;
+pub(crate) type Pool = RefCell<ConnPool<Endpoint, Stream>>;
 
 /// A response as received: maybe cut short, never discarded.
 #[derive(Debug)]
-pub struct Response {
+pub(crate) struct Response {
     pub head: ResponseHead,
     /// Decoded payload (de-chunked), at most `max_body` bytes.
     pub body: Vec<u8>,
@@ -172,7 +172,7 @@ pub struct Response {
 /// One exchange exactly as it crossed the wire (the response up to where
 /// reading stopped: the body cap, the end, or the error).
 #[derive(Debug, Default)]
-pub struct RawExchange {
+pub(crate) struct RawExchange {
     pub request: Vec<u8>,
     pub response: Vec<u8>,
     /// Wall-clock time the request was sent.
@@ -184,7 +184,7 @@ pub struct RawExchange {
 /// Happy Eyeballs (to the server, or to the proxy and through it); `https`
 /// over a TLS session of `tls`. With `validators`, only if it changed
 /// since the capture they are of (else `304 Not Modified`).
-pub async fn fetch(
+pub(crate) async fn fetch(
     route: Route<'_>,
     url: &Url,
     validators: Option<&http::Validators>,

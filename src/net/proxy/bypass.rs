@@ -14,7 +14,7 @@ use super::ProxyError;
 
 /// Hosts that go direct.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Bypass {
+pub(crate) struct Bypass {
     every: bool,
     /// Lower case, no leading or trailing dot.
     names: Vec<String>,
@@ -25,7 +25,7 @@ pub struct Bypass {
 impl Bypass {
     /// The hosts `list` names (see the module's rules); an empty list
     /// bypasses nothing.
-    pub fn parse(list: &str) -> Result<Bypass, ProxyError> {
+    pub(crate) fn parse(list: &str) -> Result<Bypass, ProxyError> {
         let mut bypass = Bypass::default();
         for entry in list.split([',', ' ', '\t']).map(str::trim) {
             if entry.is_empty() {
@@ -57,7 +57,7 @@ impl Bypass {
     }
 
     /// Whether `host` (as a URL gives it: IPv6 in brackets) goes direct.
-    pub fn matches(&self, host: &str) -> bool {
+    pub(crate) fn matches(&self, host: &str) -> bool {
         if self.every {
             return true;
         }

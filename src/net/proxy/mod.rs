@@ -21,19 +21,19 @@ use url::{Position, Url};
 
 mod bypass;
 mod rotation;
-pub mod socks;
-pub mod tunnel;
+pub(crate) mod socks;
+pub(crate) mod tunnel;
 
-pub use bypass::Bypass;
-pub use rotation::Rotation;
+pub(crate) use bypass::Bypass;
+pub(crate) use rotation::Rotation;
 
 /// The port of a proxy URL that names none, as curl has it.
-pub const DEFAULT_PORT: u16 = 1080;
+pub(crate) const DEFAULT_PORT: u16 = 1080;
 
 /// How a proxy is spoken to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ProxyKind {
+pub(crate) enum ProxyKind {
     /// `http://`: `CONNECT` for https, an absolute-form request for http.
     Http,
     /// `socks5://` (names resolved by the crawler) or `socks5h://`
@@ -43,7 +43,7 @@ pub enum ProxyKind {
 
 /// One proxy, from its URL. `Debug` and `Display` hide the password.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Proxy {
+pub(crate) struct Proxy {
     kind: ProxyKind,
     /// As a URL gives it (`[v6]` in brackets).
     host: String,
@@ -57,7 +57,7 @@ pub struct Proxy {
 /// Why a proxy URL cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
-pub enum ProxyError {
+pub(crate) enum ProxyError {
     #[error(
         "{0:?} is not a proxy URL (http://HOST:PORT, socks5://HOST:PORT or socks5h://HOST:PORT)"
     )]
@@ -78,7 +78,7 @@ impl Proxy {
     /// The proxy `spec` names: `[SCHEME://][USER[:PASSWORD]@]HOST[:PORT]`,
     /// `http://` when no scheme is given, port [`DEFAULT_PORT`] when none
     /// is (as curl). User and password are percent-decoded.
-    pub fn parse(spec: &str) -> Result<Proxy, ProxyError> {
+    pub(crate) fn parse(spec: &str) -> Result<Proxy, ProxyError> {
         let bad = || ProxyError::BadUrl(redact(spec));
         let with_scheme = if spec.contains("://") {
             spec.to_string()
@@ -147,22 +147,22 @@ impl Proxy {
         })
     }
 
-    pub fn kind(&self) -> ProxyKind {
+    pub(crate) fn kind(&self) -> ProxyKind {
         self.kind
     }
 
     /// The proxy's host as a URL names it (an IPv6 address in brackets).
-    pub fn host(&self) -> &str {
+    pub(crate) fn host(&self) -> &str {
         &self.host
     }
 
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// Whether the crawler resolves target names itself (plain
     /// `socks5://`); otherwise the proxy does, and the crawler never asks.
-    pub fn resolves_locally(&self) -> bool {
+    pub(crate) fn resolves_locally(&self) -> bool {
         self.kind
             == ProxyKind::Socks5 {
                 remote_names: false,
@@ -171,7 +171,7 @@ impl Proxy {
 
     /// What tells this proxy from another: its URL with the user (not
     /// the password), for keeping their connections apart.
-    pub fn identity(&self) -> String {
+    pub(crate) fn identity(&self) -> String {
         match &self.user {
             Some(user) => format!("{self} {user}"),
             None => self.to_string(),
@@ -179,12 +179,12 @@ impl Proxy {
     }
 
     /// The `Proxy-Authorization` value for an HTTP proxy with a user.
-    pub fn authorization(&self) -> Option<&str> {
+    pub(crate) fn authorization(&self) -> Option<&str> {
         self.authorization.as_deref()
     }
 
     /// User and password for SOCKS5's user/password method (RFC 1929).
-    pub fn socks_credentials(&self) -> Option<(&str, &str)> {
+    pub(crate) fn socks_credentials(&self) -> Option<(&str, &str)> {
         let user = self.user.as_deref()?;
         Some((user, self.password.as_deref().unwrap_or("")))
     }
@@ -233,7 +233,7 @@ fn redact(spec: &str) -> String {
 /// (the same list when given as `--proxy`; `http_proxy`, `https_proxy` and
 /// `all_proxy` may differ) and the hosts that go direct.
 #[derive(Debug, Clone, Default)]
-pub struct Proxies {
+pub(crate) struct Proxies {
     http: Vec<Arc<Proxy>>,
     https: Vec<Arc<Proxy>>,
     bypass: Bypass,
@@ -242,7 +242,7 @@ pub struct Proxies {
 impl Proxies {
     /// Send URLs of both schemes through `proxy` too (round-robin by host
     /// with the others).
-    pub fn add(&mut self, proxy: Proxy) {
+    pub(crate) fn add(&mut self, proxy: Proxy) {
         let proxy = Arc::new(proxy);
         self.http.push(proxy.clone());
         self.https.push(proxy);
@@ -250,7 +250,7 @@ impl Proxies {
 
     /// Send `http` URLs (`https: false`) or `https` URLs through `proxy`
     /// too.
-    pub fn add_for(&mut self, https: bool, proxy: Proxy) {
+    pub(crate) fn add_for(&mut self, https: bool, proxy: Proxy) {
         let list = if https {
             &mut self.https
         } else {
@@ -260,7 +260,7 @@ impl Proxies {
     }
 
     /// Every proxy, once (one given for both schemes is one).
-    pub fn all(&self) -> Vec<Arc<Proxy>> {
+    pub(crate) fn all(&self) -> Vec<Arc<Proxy>> {
         let mut all: Vec<Arc<Proxy>> = Vec::new();
         for p in self.http.iter().chain(&self.https) {
             if !all.iter().any(|q| Arc::ptr_eq(q, p)) {
@@ -271,13 +271,13 @@ impl Proxies {
     }
 
     /// Send the hosts of `bypass` direct.
-    pub fn set_bypass(&mut self, bypass: Bypass) {
+    pub(crate) fn set_bypass(&mut self, bypass: Bypass) {
         self.bypass = bypass;
     }
 
     /// The proxies a URL of `scheme` and `host` may go through (empty:
     /// direct).
-    pub fn candidates(&self, scheme: &str, host: &str) -> &[Arc<Proxy>] {
+    pub(crate) fn candidates(&self, scheme: &str, host: &str) -> &[Arc<Proxy>] {
         let list = match scheme {
             "http" => &self.http,
             "https" => &self.https,

@@ -20,19 +20,19 @@ use std::time::{Duration, Instant};
 use super::Proxy;
 
 /// Failures in a row that park a proxy.
-pub const FAILS_TO_PARK: u32 = 3;
+pub(super) const FAILS_TO_PARK: u32 = 3;
 /// The longest a proxy is parked.
-pub const MAX_PARK: Duration = Duration::from_secs(300);
+pub(super) const MAX_PARK: Duration = Duration::from_secs(300);
 
 /// The proxies' health on one shard.
 #[derive(Debug, Default)]
-pub struct Rotation {
+pub(crate) struct Rotation {
     health: Vec<(Arc<Proxy>, Health, Tally)>,
 }
 
 /// What one shard saw of one proxy over the crawl.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Exchanges tried through it (each try, failed or not).
     pub fetches: u64,
     /// Of those, the ones that failed at the proxy.
@@ -55,7 +55,12 @@ struct Health {
 impl Rotation {
     /// The proxy for `host` among `candidates` at `now` (None if there
     /// are none).
-    pub fn pick(&self, candidates: &[Arc<Proxy>], host: &str, now: Instant) -> Option<Arc<Proxy>> {
+    pub(crate) fn pick(
+        &self,
+        candidates: &[Arc<Proxy>],
+        host: &str,
+        now: Instant,
+    ) -> Option<Arc<Proxy>> {
         let n = candidates.len();
         if n == 0 {
             return None;
@@ -69,7 +74,7 @@ impl Rotation {
 
     /// The first usable proxy among `candidates` after `current` (in
     /// their order, round), if one is not parked at `now`.
-    pub fn other_than(
+    pub(crate) fn other_than(
         &self,
         candidates: &[Arc<Proxy>],
         current: &Arc<Proxy>,
@@ -97,7 +102,7 @@ impl Rotation {
     }
 
     /// An exchange through `proxy` failed at the proxy.
-    pub fn failed(&mut self, proxy: &Arc<Proxy>, now: Instant) {
+    pub(crate) fn failed(&mut self, proxy: &Arc<Proxy>, now: Instant) {
         let Some((health, tally)) = self.entry(proxy) else {
             return;
         };
@@ -114,7 +119,7 @@ impl Rotation {
     }
 
     /// An exchange through `proxy` worked.
-    pub fn worked(&mut self, proxy: &Arc<Proxy>) {
+    pub(crate) fn worked(&mut self, proxy: &Arc<Proxy>) {
         if let Some((health, tally)) = self.entry(proxy) {
             tally.fetches += 1;
             *health = Health::default();
@@ -122,7 +127,7 @@ impl Rotation {
     }
 
     /// Whether `proxy` is passed over at `now`.
-    pub fn parked(&self, proxy: &Arc<Proxy>, now: Instant) -> bool {
+    pub(crate) fn parked(&self, proxy: &Arc<Proxy>, now: Instant) -> bool {
         self.health
             .iter()
             .find(|(p, ..)| Arc::ptr_eq(p, proxy))
@@ -132,7 +137,7 @@ impl Rotation {
 
     /// The tally of `proxy` on this shard, and whether it is parked at
     /// `now` (zeros for a proxy no exchange went through).
-    pub fn tally(&self, proxy: &Arc<Proxy>, now: Instant) -> Tally {
+    pub(crate) fn tally(&self, proxy: &Arc<Proxy>, now: Instant) -> Tally {
         let tally = self
             .health
             .iter()

@@ -8,7 +8,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 /// The protocol version byte.
-pub const VERSION: u8 = 5;
+pub(crate) const VERSION: u8 = 5;
 const NO_AUTH: u8 = 0;
 const USER_PASSWORD: u8 = 2;
 const NO_ACCEPTABLE: u8 = 0xff;
@@ -19,7 +19,7 @@ const IPV6: u8 = 4;
 
 /// Where the proxy is asked to connect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target<'a> {
+pub(crate) enum Target<'a> {
     /// A name the proxy resolves (`socks5h://`), and the port.
     Name(&'a str, u16),
     /// An address the crawler resolved.
@@ -28,7 +28,7 @@ pub enum Target<'a> {
 
 /// What went wrong, in the protocol's terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SocksError {
+pub(crate) enum SocksError {
     /// The server accepts none of the methods offered (with credentials
     /// offered, or none: it wants some).
     NoMethod { offered_credentials: bool },
@@ -84,7 +84,7 @@ fn reply_text(code: u8) -> &'static str {
 
 /// The greeting: no authentication, and user/password if there are
 /// credentials.
-pub fn greeting(credentials: bool) -> Vec<u8> {
+pub(crate) fn greeting(credentials: bool) -> Vec<u8> {
     if credentials {
         vec![VERSION, 2, NO_AUTH, USER_PASSWORD]
     } else {
@@ -94,7 +94,7 @@ pub fn greeting(credentials: bool) -> Vec<u8> {
 
 /// The method the server chose, from its two-byte answer: whether it
 /// wants the credentials sent.
-pub fn method_chosen(answer: [u8; 2], credentials: bool) -> Result<bool, SocksError> {
+pub(crate) fn method_chosen(answer: [u8; 2], credentials: bool) -> Result<bool, SocksError> {
     match answer {
         [VERSION, NO_AUTH] => Ok(false),
         [VERSION, USER_PASSWORD] if credentials => Ok(true),
@@ -108,7 +108,7 @@ pub fn method_chosen(answer: [u8; 2], credentials: bool) -> Result<bool, SocksEr
 
 /// RFC 1929's request; user and password are 1 to 255 bytes (checked
 /// when the proxy URL was read; longer ones are cut here).
-pub fn credentials(user: &str, password: &str) -> Vec<u8> {
+pub(crate) fn credentials(user: &str, password: &str) -> Vec<u8> {
     let user = user.as_bytes().get(..255).unwrap_or(user.as_bytes());
     let password = password
         .as_bytes()
@@ -124,7 +124,7 @@ pub fn credentials(user: &str, password: &str) -> Vec<u8> {
 }
 
 /// RFC 1929's two-byte answer: status 0 is success.
-pub fn credentials_accepted(answer: [u8; 2]) -> Result<(), SocksError> {
+pub(crate) fn credentials_accepted(answer: [u8; 2]) -> Result<(), SocksError> {
     match answer {
         [1, 0] => Ok(()),
         [1, _] => Err(SocksError::BadCredentials),
@@ -136,7 +136,7 @@ pub fn credentials_accepted(answer: [u8; 2]) -> Result<(), SocksError> {
 
 /// The `CONNECT` request for `target`. A name that is an IP literal
 /// (`[v6]` too) goes as an address.
-pub fn connect(target: Target<'_>) -> Result<Vec<u8>, SocksError> {
+pub(crate) fn connect(target: Target<'_>) -> Result<Vec<u8>, SocksError> {
     let mut out = vec![VERSION, CONNECT, 0];
     let port = match target {
         Target::Addr(addr) => {
@@ -178,7 +178,7 @@ fn push_ip(out: &mut Vec<u8>, ip: IpAddr) {
 /// reserved, address type, and the first address byte): an error, or how
 /// many bytes of the answer are still to read (the rest of the bound
 /// address and the port).
-pub fn reply_rest(first: [u8; 5]) -> Result<usize, SocksError> {
+pub(crate) fn reply_rest(first: [u8; 5]) -> Result<usize, SocksError> {
     let [version, reply, _, atyp, first_byte] = first;
     if version != VERSION {
         return Err(SocksError::Protocol("wrong version in the connect answer"));

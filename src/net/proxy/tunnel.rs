@@ -23,7 +23,7 @@ const MAX_CONNECT_HEAD: usize = 16 * 1024;
 /// Why no way through the proxy was opened.
 #[derive(Debug, Error)]
 #[non_exhaustive]
-pub enum TunnelError {
+pub(crate) enum TunnelError {
     /// The proxy could not be connected to.
     #[error("cannot connect to the proxy: {0}")]
     Unreachable(String),
@@ -46,7 +46,7 @@ pub enum TunnelError {
 
 /// Ask `proxy`, on `stream` connected to it, for a way to `target`.
 /// `user_agent` goes with an HTTP `CONNECT`.
-pub async fn open<S>(
+pub(crate) async fn open<S>(
     stream: &mut S,
     proxy: &Proxy,
     target: Target<'_>,

@@ -13,6 +13,10 @@ use crate::job::ErrorKind;
 
 /// Why a TLS connection failed, as a record shows it.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[cfg_attr(
+    not(feature = "bench-hooks"),
+    allow(unreachable_pub, reason = "for bench_hooks")
+)]
 pub enum TlsError {
     /// The certificate did not verify: expired, unknown issuer, name
     /// mismatch, ... (the reason in words).
@@ -32,7 +36,7 @@ pub enum TlsError {
 
 impl TlsError {
     /// Record error kind.
-    pub fn kind(&self) -> ErrorKind {
+    pub(crate) fn kind(&self) -> ErrorKind {
         match self {
             TlsError::Certificate(_) => ErrorKind::TlsCertificate,
             TlsError::Version(_) => ErrorKind::TlsVersion,
@@ -42,7 +46,7 @@ impl TlsError {
     }
 
     /// A network failure worth another try (the chapter retries those).
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         matches!(self, TlsError::Closed(_))
     }
 
@@ -50,7 +54,7 @@ impl TlsError {
     /// else the I/O error back (a time-out, a reset after the handshake).
     /// `handshaking`: the error ended the handshake, where a close or reset
     /// means the server would not talk TLS with us.
-    pub fn from_io(e: io::Error, handshaking: bool) -> Result<TlsError, io::Error> {
+    pub(crate) fn from_io(e: io::Error, handshaking: bool) -> Result<TlsError, io::Error> {
         if let Some(tls) = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
             return Ok(classify(tls, handshaking));
         }
@@ -68,7 +72,7 @@ impl TlsError {
 
 /// A rustls error in a record's terms. `handshaking`: it ended the
 /// handshake (else it ended an established session).
-pub fn classify(e: &Error, handshaking: bool) -> TlsError {
+pub(crate) fn classify(e: &Error, handshaking: bool) -> TlsError {
     match e {
         Error::InvalidCertificate(cert) => TlsError::Certificate(certificate_reason(cert)),
         Error::PeerIncompatible(
@@ -92,7 +96,7 @@ pub fn classify(e: &Error, handshaking: bool) -> TlsError {
 
 /// Why a certificate failed, in a few words: `expired`, `unknown issuer`,
 /// `name mismatch (...)`, ...
-pub fn certificate_reason(e: &CertificateError) -> String {
+pub(crate) fn certificate_reason(e: &CertificateError) -> String {
     match e {
         CertificateError::Expired => "expired".into(),
         CertificateError::ExpiredContext { time, not_after } => format!(

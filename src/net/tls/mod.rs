@@ -27,8 +27,8 @@
 //! deadline of each read and write and so of the handshake
 //! (`crate::net::stream`, set by `crate::net::fetch`), the session cache
 //! (`store`), whether to wait for a session to resume (`sessions`).
-pub mod error;
-pub mod negotiated;
+pub(crate) mod error;
+pub(crate) mod negotiated;
 mod sessions;
 mod store;
 mod verify;
@@ -49,13 +49,20 @@ use rustls_pki_types::{CertificateDer, ServerName};
 use url::{Host, Url};
 
 use crate::net::stream::{Timed, TlsConn};
-#[cfg(any(test, feature = "internals"))]
-pub use error::certificate_reason;
+#[cfg_attr(
+    not(feature = "bench-hooks"),
+    allow(unreachable_pub, reason = "for bench_hooks")
+)]
 pub use error::TlsError;
-pub use sessions::Admission;
+pub(crate) use sessions::Admission;
 use sessions::Contacts;
+pub(crate) use store::SessionKey;
+#[cfg_attr(
+    not(feature = "bench-hooks"),
+    allow(unreachable_pub, reason = "for bench_hooks")
+)]
+pub use store::StoreCounts;
 use store::{PortSessions, SessionStore};
-pub use store::{SessionKey, StoreCounts};
 
 /// TLS 1.3 tickets the session cache keeps per (name, port) when at most
 /// `per_host` fetches to a host run at once: a shard opens at most that
@@ -63,6 +70,10 @@ pub use store::{SessionKey, StoreCounts};
 /// bringing one or two new ones, so more would only age in the cache. At
 /// least 2 (a server's two tickets after a full handshake are both used),
 /// at most 8 (rustls' own cache's count).
+#[cfg_attr(
+    not(feature = "bench-hooks"),
+    allow(unreachable_pub, reason = "for bench_hooks")
+)]
 pub fn tickets_per_key(per_host: usize) -> usize {
     per_host.clamp(2, 8)
 }
@@ -75,6 +86,10 @@ const CONFIG_PORTS: usize = 64;
 /// client config every shard copies (with a session cache of its own),
 /// and under `--insecure` the verifier run after the handshake.
 #[derive(Debug, Clone)]
+#[cfg_attr(
+    not(feature = "bench-hooks"),
+    allow(unreachable_pub, reason = "for bench_hooks")
+)]
 pub struct TlsOptions {
     config: Arc<ClientConfig>,
     check_after: Option<Arc<WebPkiServerVerifier>>,
@@ -94,6 +109,10 @@ impl TlsOptions {
     /// Trust webpki-roots (Mozilla's list, compiled in) plus `extra` (DER
     /// certificates of private CAs, `--ca-cert`); `insecure`: fetch over
     /// connections whose certificate fails, and say so on the record.
+    #[cfg_attr(
+        not(feature = "bench-hooks"),
+        allow(unreachable_pub, reason = "for bench_hooks")
+    )]
     pub fn new(extra: &[CertificateDer<'static>], insecure: bool) -> Result<Self, TlsError> {
         let mut roots = RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
@@ -126,14 +145,14 @@ impl TlsOptions {
     }
 
     /// Whether certificate failures are let through (`--insecure`).
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(test)]
     pub fn insecure(&self) -> bool {
         self.check_after.is_some()
     }
 }
 
 /// Every certificate of a PEM file (`--ca-cert`), or a one-line reason.
-pub fn read_pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+pub(crate) fn read_pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_file_iter(path)
         .map_err(|e| format!("{}: {e}", path.display()))?
         .collect::<Result<Vec<_>, _>>()
@@ -148,6 +167,10 @@ pub fn read_pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>
 /// name and port), a client config per port that resumes from that port's
 /// sessions, the verifier `--insecure` runs after the handshake, and its
 /// first contacts.
+#[cfg_attr(
+    not(feature = "bench-hooks"),
+    allow(unreachable_pub, reason = "for bench_hooks")
+)]
 pub struct TlsClient {
     /// `options`' config, copied for each port with the port's store.
     config: ClientConfig,
@@ -161,7 +184,7 @@ pub struct TlsClient {
 
 /// Handshakes a shard ran, by how they ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Handshakes {
+pub(crate) struct Handshakes {
     /// Completed with a full handshake (a HelloRetryRequest included).
     pub full: u64,
     /// Completed by resuming a cached session.
@@ -174,6 +197,10 @@ impl TlsClient {
     /// A client with `options`' trust and a session cache of its own of
     /// at most `session_memory` bytes and `tickets_per_key` TLS 1.3
     /// tickets a (name, port).
+    #[cfg_attr(
+        not(feature = "bench-hooks"),
+        allow(unreachable_pub, reason = "for bench_hooks")
+    )]
     pub fn new(options: &TlsOptions, session_memory: usize, tickets_per_key: usize) -> Self {
         TlsClient {
             config: ClientConfig::clone(&options.config),
@@ -188,6 +215,10 @@ impl TlsClient {
     /// The client config for connections to `port`: `options`' config
     /// with this shard's sessions for that port. (Public for the
     /// handshake benchmark.)
+    #[cfg_attr(
+        not(feature = "bench-hooks"),
+        allow(unreachable_pub, reason = "for bench_hooks")
+    )]
     pub fn config_for(&self, port: u16) -> Arc<ClientConfig> {
         let mut config = self.config.clone();
         config.resumption = rustls::client::Resumption::store(Arc::new(PortSessions::new(
@@ -213,14 +244,18 @@ impl TlsClient {
     /// Wait (at most `patience`) until a new connection to `key` can
     /// resume a session, if one is coming; see `sessions`. Hold the
     /// admission until the exchange on the connection has ended.
-    pub async fn admit(&self, key: &SessionKey, patience: Duration) -> Admission<'_> {
+    pub(crate) async fn admit(&self, key: &SessionKey, patience: Duration) -> Admission<'_> {
         self.contacts.admit(&*self.sessions, key, patience).await
     }
 
     /// Run the handshake over `tcp` for `key`'s name, resuming a session
     /// of `key`'s if the cache has one. I/O errors other than the TLS ones
     /// (time-outs) come back as they are, for the caller to name.
-    pub async fn handshake(&self, tcp: Timed, key: &SessionKey) -> Result<TlsConn, HandshakeError> {
+    pub(crate) async fn handshake(
+        &self,
+        tcp: Timed,
+        key: &SessionKey,
+    ) -> Result<TlsConn, HandshakeError> {
         let connected = self
             .connector(key.port)
             .connect(key.name.clone(), tcp)
@@ -251,12 +286,16 @@ impl TlsClient {
     }
 
     /// What the session cache holds, and what it evicted.
+    #[cfg_attr(
+        not(feature = "bench-hooks"),
+        allow(unreachable_pub, reason = "for bench_hooks")
+    )]
     pub fn session_counts(&self) -> StoreCounts {
         self.sessions.counts()
     }
 
     /// The handshakes run so far.
-    pub fn handshakes(&self) -> Handshakes {
+    pub(crate) fn handshakes(&self) -> Handshakes {
         self.handshakes.get()
     }
 
@@ -271,7 +310,7 @@ impl TlsClient {
 
 /// Why a handshake failed.
 #[derive(Debug)]
-pub enum HandshakeError {
+pub(crate) enum HandshakeError {
     Tls(TlsError),
     /// Not a TLS matter: a time-out or another socket error.
     Io(io::Error),
@@ -280,7 +319,7 @@ pub enum HandshakeError {
 /// The name to verify and send as SNI for `url`'s host: a domain in its
 /// canonical form (no trailing dot: RFC 6066 has none in a server name;
 /// normalised URLs have none already).
-pub fn server_name(url: &Url) -> Result<ServerName<'static>, TlsError> {
+pub(crate) fn server_name(url: &Url) -> Result<ServerName<'static>, TlsError> {
     match url.host() {
         Some(Host::Domain(domain)) => ServerName::try_from(canonical_host(domain).into_owned())
             .map_err(|_| TlsError::Handshake(format!("{domain:?} is not a valid TLS server name"))),

@@ -11,7 +11,7 @@ use rustls::{CipherSuite, ProtocolVersion};
 
 /// The version and cipher suite of an established TLS session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Negotiated {
+pub(crate) struct Negotiated {
     /// `TLSv1.2` or `TLSv1.3`.
     pub version: &'static str,
     /// The suite's IANA name.
@@ -20,7 +20,7 @@ pub struct Negotiated {
 
 impl Negotiated {
     /// What `connection` agreed on; None before its handshake ended.
-    pub fn of(connection: &rustls::ClientConnection) -> Option<Negotiated> {
+    pub(crate) fn of(connection: &rustls::ClientConnection) -> Option<Negotiated> {
         Some(Negotiated {
             version: version_name(connection.protocol_version()?),
             cipher: cipher_name(connection.negotiated_cipher_suite()?.suite()),

@@ -127,7 +127,7 @@ impl Contacts {
 
 /// A connection's place among those to its name and port, until its
 /// exchange ends.
-pub struct Admission<'a> {
+pub(crate) struct Admission<'a> {
     contacts: &'a Contacts,
     key: SessionKey,
 }

@@ -29,13 +29,13 @@ use rustls_pki_types::{CertificateDer, ServerName};
 
 /// Whose sessions: a server name and the port it was reached on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SessionKey {
+pub(crate) struct SessionKey {
     pub name: ServerName<'static>,
     pub port: u16,
 }
 
 impl SessionKey {
-    pub fn new(name: ServerName<'static>, port: u16) -> Self {
+    pub(crate) fn new(name: ServerName<'static>, port: u16) -> Self {
         SessionKey { name, port }
     }
 
@@ -58,25 +58,29 @@ impl SessionKey {
 /// A stored value's bytes besides its certificate chain: rustls' value
 /// (~200 bytes), its ticket (rustls' and OpenSSL's are 150-250 bytes) and
 /// secret (48), and their allocations. An estimate: rustls shows none of it.
-pub const VALUE_BYTES: usize = 512;
+pub(super) const VALUE_BYTES: usize = 512;
 
 /// A key's bytes besides its name and values: the key and entry structures
 /// and the LRU's node, hash slot and allocation.
-pub const KEY_BYTES: usize = 256;
+pub(super) const KEY_BYTES: usize = 256;
 
 /// The chain charged to a value stored before any connection to its key
 /// said how long the chain is: about the longest common web chain (a leaf
 /// of ~1.5-2 KiB and an intermediate of ~1-1.5 KiB).
-pub const FIRST_CHAIN: usize = 4 << 10;
+pub(super) const FIRST_CHAIN: usize = 4 << 10;
 
 /// Bytes a stored value holds for `chain`: each certificate's DER and its
 /// vector, and the chain's own vector and `Arc`.
-pub fn chain_bytes(chain: &[CertificateDer<'_>]) -> usize {
+pub(super) fn chain_bytes(chain: &[CertificateDer<'_>]) -> usize {
     chain.iter().map(|cert| cert.len() + 32).sum::<usize>() + 48
 }
 
 /// What the cache holds, for the report.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(feature = "bench-hooks"),
+    allow(unreachable_pub, reason = "for bench_hooks")
+)]
 pub struct StoreCounts {
     /// Keys (name, port) held.
     pub keys: usize,
@@ -90,13 +94,13 @@ pub struct StoreCounts {
 /// [`PortSessions`] of its ports. A mutex because rustls wants a `Sync`
 /// store; only the shard's thread ever takes it.
 #[derive(Debug)]
-pub struct SessionStore {
+pub(super) struct SessionStore {
     cache: Mutex<Cache<Tls13ClientSessionValue, Tls12ClientSessionValue>>,
 }
 
 impl SessionStore {
     /// A cache of at most `limit` bytes and `per_key` tickets a key.
-    pub fn new(limit: usize, per_key: usize) -> Self {
+    pub(super) fn new(limit: usize, per_key: usize) -> Self {
         SessionStore {
             cache: Mutex::new(Cache::new(limit, per_key)),
         }
@@ -110,22 +114,22 @@ impl SessionStore {
     /// stored values holds a copy of (a key not held is left alone: rustls
     /// stores what it stores during the handshake, before this is known,
     /// and TLS 1.3 tickets come after it).
-    pub fn note_chain(&self, key: &SessionKey, chain: &[CertificateDer<'_>]) {
+    pub(super) fn note_chain(&self, key: &SessionKey, chain: &[CertificateDer<'_>]) {
         self.cache().note_chain(key, chain_bytes(chain));
     }
 
     /// Whether a new connection to `key` can resume; counts a ticket out
     /// for it (rustls takes it when the connection starts).
-    pub fn reserve(&self, key: &SessionKey) -> bool {
+    pub(super) fn reserve(&self, key: &SessionKey) -> bool {
         self.cache().reserve(key)
     }
 
     /// TLS 1.3 tickets received for `key` while it was held.
-    pub fn received(&self, key: &SessionKey) -> u64 {
+    pub(super) fn received(&self, key: &SessionKey) -> u64 {
         self.cache().received(key)
     }
 
-    pub fn counts(&self) -> StoreCounts {
+    pub(super) fn counts(&self) -> StoreCounts {
         self.cache().counts()
     }
 }
@@ -133,13 +137,13 @@ impl SessionStore {
 /// The view of a [`SessionStore`] for connections to one port: what
 /// rustls is given as a config's store.
 #[derive(Debug)]
-pub struct PortSessions {
+pub(super) struct PortSessions {
     port: u16,
     store: Arc<SessionStore>,
 }
 
 impl PortSessions {
-    pub fn new(port: u16, store: Arc<SessionStore>) -> Self {
+    pub(super) fn new(port: u16, store: Arc<SessionStore>) -> Self {
         PortSessions { port, store }
     }
 

@@ -17,11 +17,11 @@ use super::pages::Page;
 use ringcrawl_warc::timestamp::rfc3339_seconds;
 
 /// The WACZ version written.
-pub const WACZ_VERSION: &str = "1.1.1";
+pub(crate) const WACZ_VERSION: &str = "1.1.1";
 
 /// One file of the package, as `datapackage.json` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Resource {
+pub(crate) struct Resource {
     /// Its file name, lower-cased (a Frictionless resource name).
     pub name: String,
     /// Its path in the ZIP.
@@ -35,7 +35,7 @@ pub struct Resource {
 impl Resource {
     /// The entry for the file at `path` in the ZIP whose bytes hashed to
     /// `sha256`.
-    pub fn new(path: &str, sha256: &[u8], bytes: u64) -> Self {
+    pub(crate) fn new(path: &str, sha256: &[u8], bytes: u64) -> Self {
         let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
         Resource {
             name,
@@ -47,13 +47,13 @@ impl Resource {
 }
 
 /// `sha256:` and `digest` in lower-case hex, as WACZ writes hashes.
-pub fn sha256_text(digest: &[u8]) -> String {
+pub(crate) fn sha256_text(digest: &[u8]) -> String {
     format!("sha256:{}", data_encoding::HEXLOWER.encode(digest))
 }
 
 /// What the manifest says besides its resources.
 #[derive(Debug, Clone)]
-pub struct About<'a> {
+pub(crate) struct About<'a> {
     /// One line naming the collection.
     pub title: &'a str,
     /// When the package was made.
@@ -77,7 +77,7 @@ struct DataPackage<'a> {
 }
 
 /// `datapackage.json`.
-pub fn datapackage(about: &About, resources: &[Resource]) -> Vec<u8> {
+pub(crate) fn datapackage(about: &About, resources: &[Resource]) -> Vec<u8> {
     let package = DataPackage {
         profile: "data-package",
         wacz_version: WACZ_VERSION,
@@ -95,7 +95,7 @@ pub fn datapackage(about: &About, resources: &[Resource]) -> Vec<u8> {
 }
 
 /// `datapackage-digest.json` for the manifest `datapackage`.
-pub fn digest(datapackage: &[u8]) -> Vec<u8> {
+pub(crate) fn digest(datapackage: &[u8]) -> Vec<u8> {
     let digest = serde_json::json!({
         "path": "datapackage.json",
         "hash": sha256_text(&Sha256::digest(datapackage)),

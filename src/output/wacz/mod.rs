@@ -24,8 +24,8 @@
 //! Not what decides the index's order and the pages ([`pages`]), nor the
 //! manifest's JSON ([`manifest`]).
 
-pub mod manifest;
-pub mod pages;
+pub(crate) mod manifest;
+pub(crate) mod pages;
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -49,7 +49,7 @@ const LARGE: u64 = u32::MAX as u64;
 
 /// What to package.
 #[derive(Debug, Clone)]
-pub struct Package<'a> {
+pub(crate) struct Package<'a> {
     /// The crawl's WARC files, each to be `archive/` and its file name.
     pub warcs: &'a [PathBuf],
     /// The crawl's CDXJ index of those files (unsorted).
@@ -63,7 +63,7 @@ pub struct Package<'a> {
 
 /// What was packaged.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Written {
+pub(crate) struct Written {
     /// Entries of `pages/pages.jsonl`.
     pub pages: usize,
     /// Size of the WACZ file.
@@ -72,7 +72,7 @@ pub struct Written {
 
 /// Why no WACZ file was written.
 #[derive(Debug, Error)]
-pub enum WaczError {
+pub(crate) enum WaczError {
     /// Reading a WARC file or the index, or writing the package.
     #[error("{action} {}: {error}", path.display())]
     Io {
@@ -100,12 +100,12 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 
 /// Where the crawl writes its index when the WACZ needs one and `--cdxj`
 /// did not ask for it: beside the package, removed once it is made.
-pub fn scratch_index(out: &Path) -> PathBuf {
+pub(crate) fn scratch_index(out: &Path) -> PathBuf {
     with_suffix(out, ".index.tmp")
 }
 
 /// Write the package to `out` (through `out.tmp`, renamed when whole).
-pub fn write(package: &Package, out: &Path) -> Result<Written, WaczError> {
+pub(crate) fn write(package: &Package, out: &Path) -> Result<Written, WaczError> {
     let tmp = with_suffix(out, ".tmp");
     let written = write_to(package, &tmp).and_then(|written| {
         std::fs::rename(&tmp, out).map_err(|error| WaczError::Io {

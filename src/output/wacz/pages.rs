@@ -30,12 +30,12 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The header line of `pages/pages.jsonl`.
-pub const PAGES_HEADER: &str =
+pub(crate) const PAGES_HEADER: &str =
     r#"{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}"#;
 
 /// One entry of the page list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Page {
+pub(crate) struct Page {
     /// Its identifier: a hash of `url` and `ts`.
     pub id: String,
     /// The page's URL (its capture's `WARC-Target-URI`).
@@ -46,7 +46,7 @@ pub struct Page {
 
 /// The non-empty lines of `index` (without their `\n`), sorted byte by
 /// byte.
-pub fn sorted_lines(index: &[u8]) -> Vec<&[u8]> {
+pub(crate) fn sorted_lines(index: &[u8]) -> Vec<&[u8]> {
     let mut lines: Vec<&[u8]> = index
         .split(|&b| b == b'\n')
         .filter(|line| !line.is_empty())
@@ -105,7 +105,7 @@ fn parse(line: &[u8]) -> Option<Capture<'_>> {
 
 impl Page {
     /// The page `url` captured at `ts`.
-    pub fn new(url: &str, ts: String) -> Self {
+    pub(crate) fn new(url: &str, ts: String) -> Self {
         let mut sha = Sha256::new();
         sha.update(url.as_bytes());
         sha.update(b" ");
@@ -120,7 +120,7 @@ impl Page {
 }
 
 /// `YYYYMMDDhhmmss` as `YYYY-MM-DDThh:mm:ssZ`; None unless 14 digits.
-pub fn rfc3339_of_ts14(ts14: &[u8]) -> Option<String> {
+pub(crate) fn rfc3339_of_ts14(ts14: &[u8]) -> Option<String> {
     if ts14.len() != 14 || !ts14.iter().all(u8::is_ascii_digit) {
         return None;
     }
@@ -139,7 +139,7 @@ pub fn rfc3339_of_ts14(ts14: &[u8]) -> Option<String> {
 
 /// The pages of an index (its lines in any order; the pages come in the
 /// lines' order), each URL once (its first capture).
-pub fn pages(lines: &[&[u8]]) -> Vec<Page> {
+pub(crate) fn pages(lines: &[&[u8]]) -> Vec<Page> {
     let captures: Vec<Capture> = lines
         .iter()
         .filter_map(|line| parse(line))
@@ -171,7 +171,7 @@ pub fn pages(lines: &[&[u8]]) -> Vec<Page> {
 }
 
 /// `pages/pages.jsonl`: the header line, then a line per page.
-pub fn pages_jsonl(pages: &[Page]) -> Vec<u8> {
+pub(crate) fn pages_jsonl(pages: &[Page]) -> Vec<u8> {
     let mut out = Vec::with_capacity(PAGES_HEADER.len() + 1 + pages.len() * 96);
     out.extend_from_slice(PAGES_HEADER.as_bytes());
     out.push(b'\n');

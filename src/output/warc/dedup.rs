@@ -26,7 +26,7 @@ use ringcrawl_warc::RefersTo;
 use crate::output::writer::lock;
 
 /// Bytes of entries kept by default.
-pub const DEFAULT_BUDGET: usize = 256 << 20;
+pub(crate) const DEFAULT_BUDGET: usize = 256 << 20;
 
 /// Fixed cost of one entry besides its URI: digest, id, date, the URI's
 /// pointer and length, the map's slot and control byte, rounded up.
@@ -35,7 +35,7 @@ const ENTRY_OVERHEAD: usize = 96;
 const STRIPES: usize = 64;
 
 /// The first record of each payload, crawl-wide.
-pub struct Dedup {
+pub(crate) struct Dedup {
     stripes: Vec<Mutex<HashMap<[u8; 20], Original>>>,
     /// Bytes of entries so far (an estimate: see [`ENTRY_OVERHEAD`]).
     used: AtomicUsize,
@@ -49,7 +49,7 @@ struct Original {
 }
 
 impl Dedup {
-    pub fn new(budget: usize) -> Self {
+    pub(crate) fn new(budget: usize) -> Self {
         Dedup {
             stripes: (0..STRIPES).map(|_| Mutex::new(HashMap::new())).collect(),
             used: AtomicUsize::new(0),
@@ -57,15 +57,9 @@ impl Dedup {
         }
     }
 
-    /// The most bytes of entries it keeps.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn budget(&self) -> usize {
-        self.budget
-    }
-
     /// The first record of the payload with SHA-1 `digest`, if one was
     /// archived and remembered before.
-    pub fn first(&self, digest: &[u8; 20]) -> Option<RefersTo> {
+    pub(crate) fn first(&self, digest: &[u8; 20]) -> Option<RefersTo> {
         let map = lock(self.stripe(digest)?);
         map.get(digest).map(|first| RefersTo {
             record_id: first.id.clone(),
@@ -76,7 +70,7 @@ impl Dedup {
 
     /// Remember `first` as the record of the payload with SHA-1 `digest`,
     /// unless one is remembered already or the budget is spent.
-    pub fn remember(&self, digest: [u8; 20], first: RefersTo) {
+    pub(crate) fn remember(&self, digest: [u8; 20], first: RefersTo) {
         let Some(stripe) = self.stripe(&digest) else {
             return;
         };
@@ -111,14 +105,9 @@ impl Dedup {
     }
 
     /// Payloads remembered.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.stripes.iter().map(|s| lock(s).len()).sum()
-    }
-
-    #[cfg(any(test, feature = "internals"))]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

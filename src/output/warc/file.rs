@@ -37,7 +37,7 @@ const QUEUE: usize = 256;
 type WriterResult = Result<Vec<PathBuf>, String>;
 
 /// The WARC files of one shard.
-pub struct WarcFiles {
+pub(crate) struct WarcFiles {
     state: Rc<State>,
     /// The writer task; yields the files written, or the first error.
     writer: RefCell<Option<Task<WriterResult>>>,
@@ -45,7 +45,7 @@ pub struct WarcFiles {
 
 /// Where and how a shard writes.
 #[derive(Debug, Clone)]
-pub struct WarcTarget {
+pub(crate) struct WarcTarget {
     pub dir: PathBuf,
     /// File name prefix shared by all shards of one crawl.
     pub prefix: String,
@@ -60,7 +60,7 @@ pub struct WarcTarget {
 
 /// Where a group of records was placed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placed {
+pub(crate) struct Placed {
     /// The file's name (no directory), as indexes name it.
     pub file: Rc<str>,
     /// Offset of the group's first byte in that file.
@@ -111,7 +111,7 @@ enum Item {
 
 impl WarcFiles {
     /// Start the writer task on the current executor.
-    pub fn start(target: WarcTarget) -> Self {
+    pub(crate) fn start(target: WarcTarget) -> Self {
         let state = Rc::new(State {
             target,
             queue: RefCell::new(Queue::default()),
@@ -132,7 +132,7 @@ impl WarcFiles {
 
     /// Queue one encoded record group (waits while the writer is behind);
     /// where it will lie, or None once the files are closed or failed.
-    pub async fn write(&self, records: Vec<u8>) -> Option<Placed> {
+    pub(crate) async fn write(&self, records: Vec<u8>) -> Option<Placed> {
         loop {
             {
                 let mut queue = self.state.queue.borrow_mut();
@@ -190,17 +190,17 @@ impl WarcFiles {
     }
 
     /// Files started so far.
-    pub fn files(&self) -> usize {
+    pub(crate) fn files(&self) -> usize {
         self.state.queue.borrow().files
     }
 
     /// Bytes queued so far (a watermark for [`WarcFiles::flushed_past`]).
-    pub fn placed(&self) -> u64 {
+    pub(crate) fn placed(&self) -> u64 {
         self.state.placed.get()
     }
 
     /// Whether everything up to the watermark `end` is in its file.
-    pub fn is_flushed_past(&self, end: u64) -> bool {
+    pub(crate) fn is_flushed_past(&self, end: u64) -> bool {
         self.state.flushed.get() >= end
     }
 
@@ -208,7 +208,7 @@ impl WarcFiles {
     /// file (written, not only buffered: a `kill -9` cannot lose it):
     /// true; false if the writer stopped first (it failed, or the files
     /// were closed) and some of it may never be written.
-    pub async fn flushed_past(&self, end: u64) -> bool {
+    pub(crate) async fn flushed_past(&self, end: u64) -> bool {
         let state = &self.state;
         loop {
             if state.flushed.get() >= end {
@@ -224,7 +224,7 @@ impl WarcFiles {
     }
 
     /// Write everything queued, close the file, return the paths written.
-    pub async fn close(&self) -> Result<Vec<PathBuf>, String> {
+    pub(crate) async fn close(&self) -> Result<Vec<PathBuf>, String> {
         self.state.queue.borrow_mut().closed = true;
         self.state.queued.notify_all();
         let writer = self.writer.borrow_mut().take();

@@ -9,5 +9,5 @@
 //! Sizes and offsets are counted with checked or saturating arithmetic.
 #![deny(clippy::arithmetic_side_effects)]
 
-pub mod dedup;
-pub mod file;
+pub(crate) mod dedup;
+pub(crate) mod file;

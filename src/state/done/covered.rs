@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use super::super::{io_err, write_atomically, StateError};
 
 /// The file, in the state directory.
-pub const FILE: &str = "done.json";
+pub(crate) const FILE: &str = "done.json";
 
 /// How many bytes before the covered length the checksum takes: enough
 /// that another log (replaced, or cut and written again) does not pass
@@ -40,7 +40,7 @@ const WINDOW: u64 = 4096;
 
 /// What the log's records say, summed: of the part read so far.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counts {
+pub(crate) struct Counts {
     /// Records that count (interrupted ones left out).
     pub records: u64,
     /// Of those, fetches: what `--max-pages` counted.
@@ -55,7 +55,7 @@ pub struct Counts {
 
 /// Where the logged records of one WARC file point.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WarcLogged {
+pub(crate) struct WarcLogged {
     /// The offset of the last record in the file: a record is logged only
     /// once its WARC bytes are in the file, so everything before it is
     /// whole, and a repair starts there.
@@ -72,7 +72,7 @@ pub struct WarcLogged {
 impl Counts {
     /// Count a logged record that points into the WARC file `file` at
     /// `offset`.
-    pub fn archived(&mut self, file: &str, offset: u64) {
+    pub(crate) fn archived(&mut self, file: &str, offset: u64) {
         match self.warc.get_mut(file) {
             Some(logged) => {
                 logged.whole = logged.whole.max(offset);
@@ -93,11 +93,11 @@ impl Counts {
 
 /// The version of [`Covered`]'s rules (what counts as done, how a URL is
 /// fingerprinted and sharded): a `done.json` of another is not used.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// The contents of `done.json`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Covered {
+pub(crate) struct Covered {
     /// [`VERSION`] when written (0: not read from a file).
     #[serde(default)]
     pub version: u32,
@@ -121,7 +121,7 @@ pub struct Covered {
 /// run's own and earlier runs' are not written again, so these lines stay
 /// so; a later resume checks only the lines after `len`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IndexCovered {
+pub(crate) struct IndexCovered {
     /// The index's length checked: whole lines.
     pub len: u64,
     /// CRC-32 of the (up to) [`WINDOW`] bytes before `len`.
@@ -135,7 +135,10 @@ impl IndexCovered {
     /// What was checked of the index at `path` made of what it is now and
     /// the lines `indexed` points at. The index is synced first: what is
     /// said checked must outlive a power loss.
-    pub fn of(path: &Path, indexed: HashMap<String, u64>) -> Result<IndexCovered, StateError> {
+    pub(crate) fn of(
+        path: &Path,
+        indexed: HashMap<String, u64>,
+    ) -> Result<IndexCovered, StateError> {
         let file = File::open(path).map_err(io_err("opening", path))?;
         file.sync_all().map_err(io_err("syncing", path))?;
         let len = file.metadata().map_err(io_err("reading", path))?.len();
@@ -148,14 +151,14 @@ impl IndexCovered {
 
     /// Whether it still holds for the index at `path`: the same bytes
     /// before `len`.
-    pub fn holds(&self, path: &Path) -> bool {
+    pub(crate) fn holds(&self, path: &Path) -> bool {
         changed("the index", path, self.len, self.crc).is_none()
     }
 }
 
 /// The checksum [`Covered::log_crc`] and [`IndexCovered::crc`] hold, of
 /// the file at `path` up to `len`.
-pub fn tail_crc(path: &Path, len: u64) -> Result<u32, StateError> {
+pub(crate) fn tail_crc(path: &Path, len: u64) -> Result<u32, StateError> {
     let from = len.saturating_sub(WINDOW);
     let mut bytes = vec![0u8; usize::try_from(len - from).unwrap_or(0)];
     File::open(path)
@@ -187,7 +190,11 @@ fn changed(what: &str, path: &Path, len: u64, crc: u32) -> Option<String> {
 /// still holds for the log and the `done.fp` files (`fingerprints`, one a
 /// shard); None when there is none (no resume has read the log yet).
 /// `Err` says why it does not hold (the log is then read whole).
-pub fn load(dir: &Path, log: &Path, fingerprints: &[PathBuf]) -> Result<Option<Covered>, String> {
+pub(crate) fn load(
+    dir: &Path,
+    log: &Path,
+    fingerprints: &[PathBuf],
+) -> Result<Option<Covered>, String> {
     let path = dir.join(FILE);
     let text = match std::fs::read(&path) {
         Ok(text) => text,
@@ -228,7 +235,7 @@ pub fn load(dir: &Path, log: &Path, fingerprints: &[PathBuf]) -> Result<Option<C
 
 /// Replace `done.json` in `dir` with `covered`, atomically. The log and
 /// the `done.fp` files must be synced up to the lengths it names.
-pub fn save(dir: &Path, covered: &Covered) -> Result<(), StateError> {
+pub(crate) fn save(dir: &Path, covered: &Covered) -> Result<(), StateError> {
     let bytes = serde_json::to_vec(covered).map_err(|source| StateError::Corrupt {
         path: dir.join(FILE),
         source,

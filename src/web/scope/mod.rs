@@ -51,10 +51,10 @@ use regex::Regex;
 use ringcrawl_links::urls;
 use url::Url;
 
-pub mod reserved;
+pub(crate) mod reserved;
 mod seed_hosts;
 
-pub use seed_hosts::{SeedHosts, SeedHostsBuilder};
+pub(crate) use seed_hosts::{SeedHosts, SeedHostsBuilder};
 
 /// How far from the roots' hosts a crawl may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,12 +217,6 @@ impl Scope {
     /// Widen this scope by the hosts of the seed lists.
     pub(crate) fn add_seeds(&mut self, seeds: SeedHosts) {
         self.seeds = Some(Arc::new(seeds));
-    }
-
-    /// The seed lists' hosts, if any.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn seeds(&self) -> Option<&SeedHosts> {
-        self.seeds.as_deref()
     }
 
     /// Strict or lenient.

@@ -30,7 +30,7 @@ const METADATA_IPS: &[IpAddr] = &[
 
 /// Whether `host` (canonical: lower-case, no trailing dot, IPv6 in
 /// brackets or not) is link-local or a metadata endpoint.
-pub fn is_reserved(host: &str) -> bool {
+pub(crate) fn is_reserved(host: &str) -> bool {
     let bare = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
@@ -43,7 +43,7 @@ pub fn is_reserved(host: &str) -> bool {
 
 /// Whether `ip` is link-local (169.254.0.0/16, fe80::/10, either as an
 /// IPv4-mapped IPv6 address) or a metadata endpoint's address.
-pub fn is_reserved_ip(ip: IpAddr) -> bool {
+pub(crate) fn is_reserved_ip(ip: IpAddr) -> bool {
     if METADATA_IPS.contains(&ip) {
         return true;
     }

@@ -40,7 +40,7 @@ fn scope_key(host: &str, mode: ScopeMode) -> &str {
 /// The hosts of a crawl's seeds, as the scope asks about them: sorted
 /// fingerprints of their scope keys (see the module docs).
 #[derive(Debug, Clone)]
-pub struct SeedHosts {
+pub(crate) struct SeedHosts {
     mode: ScopeMode,
     keys: Box<[u64]>,
     /// `starts[b]` is the index of the first key whose top `bits` bits are
@@ -51,7 +51,7 @@ pub struct SeedHosts {
 
 /// Collects [`SeedHosts`] during the first pass over the seed files.
 #[derive(Debug)]
-pub struct SeedHostsBuilder {
+pub(crate) struct SeedHostsBuilder {
     mode: ScopeMode,
     keys: Vec<u64>,
 }
@@ -70,7 +70,7 @@ fn fingerprint(key: &str) -> u64 {
 }
 
 impl SeedHostsBuilder {
-    pub fn new(mode: ScopeMode) -> Self {
+    pub(crate) fn new(mode: ScopeMode) -> Self {
         SeedHostsBuilder {
             mode,
             keys: Vec::new(),
@@ -78,7 +78,7 @@ impl SeedHostsBuilder {
     }
 
     /// Count the host of `root` in.
-    pub fn add(&mut self, root: &Url) {
+    pub(crate) fn add(&mut self, root: &Url) {
         let host = urls::canonical_host(urls::host(root));
         if !host.is_empty() {
             self.keys.push(fingerprint(scope_key(&host, self.mode)));
@@ -90,7 +90,7 @@ impl SeedHostsBuilder {
         }
     }
 
-    pub fn finish(mut self) -> SeedHosts {
+    pub(crate) fn finish(mut self) -> SeedHosts {
         self.keys.sort_unstable();
         self.keys.dedup();
         SeedHosts::indexed(self.mode, self.keys.into_boxed_slice())
@@ -127,7 +127,7 @@ impl SeedHosts {
     }
 
     /// Whether `host` (canonical) is a seed's host by the scope's rule.
-    pub fn contains(&self, host: &str) -> bool {
+    pub(crate) fn contains(&self, host: &str) -> bool {
         let key = fingerprint(scope_key(host, self.mode));
         let b = bucket(key, self.bits);
         let (Some(&from), Some(&to)) = (self.starts.get(b), self.starts.get(b + 1)) else {
@@ -139,25 +139,20 @@ impl SeedHosts {
     }
 
     /// Distinct scope keys.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.keys.len()
     }
 
-    #[cfg(any(test, feature = "internals"))]
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
     /// Bytes the set holds.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
         std::mem::size_of_val(&*self.keys) + std::mem::size_of_val(&*self.starts)
     }
 
     /// The set as a file keeps it: [`ENCODED_MAGIC`], a check that changes
     /// with the fingerprint function (so keys made by another build are
     /// not trusted), then each key, 8 bytes little-endian.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16 + std::mem::size_of_val(&*self.keys));
         out.extend_from_slice(ENCODED_MAGIC);
         out.extend_from_slice(&encoding_check().to_le_bytes());
@@ -169,7 +164,7 @@ impl SeedHosts {
 
     /// Read what [`SeedHosts::encode`] wrote; None if it is damaged (or
     /// written by a build whose fingerprints differ).
-    pub fn decode(mode: ScopeMode, bytes: &[u8]) -> Option<SeedHosts> {
+    pub(crate) fn decode(mode: ScopeMode, bytes: &[u8]) -> Option<SeedHosts> {
         let rest = bytes.strip_prefix(ENCODED_MAGIC.as_slice())?;
         let (check, keys) = rest.split_at_checked(8)?;
         if check != encoding_check().to_le_bytes() || !keys.len().is_multiple_of(8) {
