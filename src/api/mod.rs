@@ -53,9 +53,9 @@ impl Crawler {
         CrawlerBuilder::new()
     }
 
-    /// The command-line flags kept in the state directory `dir` by the
-    /// `ringcrawl --state` that made it: `ringcrawl --resume` applies them
-    /// again (empty for a crawl made from the library).
+    /// The strings the crawl that made the state directory `dir` kept
+    /// with [`CrawlerBuilder::state_args`] (the command line, for one made
+    /// by `ringcrawl --state`; empty if none were given).
     pub fn stored_args(dir: &std::path::Path) -> Result<Vec<String>, BuildError> {
         crate::state::read_manifest(dir)
             .map(|m| m.args)

@@ -46,9 +46,10 @@ impl CrawlerBuilder {
         self
     }
 
-    /// The command line's flags, kept in a new state directory's manifest
-    /// so that `ringcrawl --resume` applies them again.
-    #[doc(hidden)]
+    /// Strings kept in a new state directory's manifest for the
+    /// application's own resume, read back by [`Crawler::stored_args`](crate::Crawler::stored_args)
+    /// (`ringcrawl` keeps its command line there, and `--resume` applies
+    /// it again). The crawl itself does not read them.
     pub fn state_args(mut self, args: Vec<String>) -> Self {
         self.state_args = args;
         self
