@@ -179,6 +179,7 @@ pub(crate) fn millis(d: std::time::Duration) -> f64 {
 
 /// The coarse kind a record counts as in the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Kind {
     Html,
     Other,

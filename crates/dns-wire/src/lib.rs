@@ -79,6 +79,7 @@ const FLAG_RD: u16 = 0x0100;
 
 /// The address record asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum QType {
     /// IPv4 addresses.
     A,
@@ -99,6 +100,7 @@ impl QType {
 /// Response code of the header (the low four bits; extended RCODEs are not
 /// needed for plain A/AAAA lookups).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Rcode {
     /// 0: no error (though maybe no record of the type).
     NoError,
@@ -147,6 +149,7 @@ impl fmt::Display for Rcode {
 
 /// Why a name cannot be asked or an answer cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum WireError {
     /// The name cannot be asked (empty, a label empty or too long, a space
     /// or control character, too long on the wire).

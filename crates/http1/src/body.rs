@@ -14,6 +14,7 @@ const MAX_TRAILERS: usize = 64 * 1024;
 
 /// What a [`BodyDecoder::feed`] call achieved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Progress {
     /// The body is not finished: read more and feed again.
     NeedMore,
@@ -25,6 +26,7 @@ pub enum Progress {
 
 /// Why a body could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BodyError {
     /// Malformed chunked transfer coding.
     #[error("invalid chunked encoding: {0}")]

@@ -14,6 +14,7 @@ const MAX_HEADERS: usize = 16 * 1024;
 
 /// How the body of a response is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Framing {
     /// No body at all (1xx, 204, 304).
     None,
@@ -79,6 +80,7 @@ impl ResponseHead {
 
 /// Why a response head could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HeadError {
     /// No end of head within the allowed number of bytes.
     #[error("response head larger than {0} bytes")]

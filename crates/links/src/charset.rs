@@ -26,6 +26,7 @@ pub const PRESCAN_BYTES: usize = 1024;
 
 /// Where a page's encoding came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Source {
     /// A byte order mark at the start of the body.
     Bom,

@@ -34,6 +34,7 @@ use url::{Host, Url};
 /// The messages are one line each and meant to be shown to the user as they
 /// are.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum UrlError {
     /// The string is not a URL at all (the `url` crate's reason is the second
     /// field).

@@ -127,6 +127,7 @@ pub fn exchange(ex: &Exchange, out: &mut Vec<u8>) -> String {
 /// Why a response record holds less than the whole response
 /// (`WARC-Truncated`, WARC 1.1 section 5.13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Truncated {
     /// Cut at a size limit (`--max-body`).
     Length,

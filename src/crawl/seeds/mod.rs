@@ -15,7 +15,7 @@
 //! shard's (`crate::crawl::shard`).
 use std::sync::Arc;
 
-use ringcrawl_links::urls::{self, UrlError};
+use ringcrawl_links::urls;
 use url::Url;
 
 use crate::job::hops::{Hop, Hops};
@@ -60,9 +60,7 @@ pub(crate) fn parse_line(line: &[u8]) -> SeedLine {
     }
     match urls::parse_root(text) {
         Ok(url) => SeedLine::Root(url),
-        Err(e @ (UrlError::Invalid(..) | UrlError::Scheme(_) | UrlError::NoHost(_))) => {
-            SeedLine::Bad(e.to_string())
-        }
+        Err(e) => SeedLine::Bad(e.to_string()),
     }
 }
 

@@ -46,8 +46,10 @@ pub(super) fn decode_kind(e: &DecodeError) -> ErrorKind {
         DecodeError::TooMany => ErrorKind::TooManyContentEncodings,
         DecodeError::Unsupported(_) => ErrorKind::UnsupportedContentEncoding,
         DecodeError::WindowTooLarge { .. } => ErrorKind::ContentEncodingWindowTooLarge,
-        DecodeError::Corrupt { .. } => ErrorKind::BadContentEncoding,
         DecodeError::Truncated { .. } => ErrorKind::TruncatedContentEncoding,
+        // `DecodeError` is non_exhaustive: what else stops a decoding is
+        // a bad coding.
+        DecodeError::Corrupt { .. } | _ => ErrorKind::BadContentEncoding,
     }
 }
 

@@ -94,12 +94,15 @@ impl FetchError {
             FetchError::Head(HeadError::TooLarge(_)) => ErrorKind::HeadTooLarge,
             FetchError::Head(HeadError::ConflictingLength) => ErrorKind::ConflictingLength,
             FetchError::Head(HeadError::BadLength) => ErrorKind::BadLength,
-            FetchError::Head(HeadError::Invalid(_)) => ErrorKind::BadHead,
+            // `HeadError` is non_exhaustive: a head it cannot read is bad.
+            FetchError::Head(HeadError::Invalid(_) | _) => ErrorKind::BadHead,
             FetchError::Body(BodyError::Truncated) | FetchError::NoCloseNotify => {
                 ErrorKind::Truncated
             }
             FetchError::Tls(e) => e.kind(),
-            FetchError::Body(BodyError::BadChunk(_)) => ErrorKind::BadChunk,
+            // `BodyError` is non_exhaustive: a body it cannot frame is a
+            // bad chunk's kind.
+            FetchError::Body(BodyError::BadChunk(_) | _) => ErrorKind::BadChunk,
             FetchError::Proxy { error, .. } => match error {
                 TunnelError::Auth(_) => ErrorKind::ProxyAuth,
                 TunnelError::Refused(_) => ErrorKind::ProxyRefused,

@@ -68,6 +68,7 @@ const MIN_ROOM: usize = 4 * 1024;
 
 /// One coding named in `Content-Encoding`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Coding {
     /// `gzip` or `x-gzip`: one or more gzip members in a row.
     Gzip,
@@ -120,6 +121,7 @@ pub fn names(codings: &[Coding]) -> String {
 
 /// Why a body could not be decoded to its end.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// More than [`MAX_CODINGS`] codings named: nothing was decoded.
     #[error("more than {MAX_CODINGS} content codings named: the body is not decoded")]

@@ -130,6 +130,7 @@ pub struct PageLinks {
 
 /// What [`page_links_with`] reads from a page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Extract {
     /// Links only: the fast scanner, html5gum where it gives up.
     Links,
