@@ -212,6 +212,12 @@ impl Keys {
         format!("{}roots", self.prefix)
     }
 
+    /// Each node name's last add of links (its process and number):
+    /// an add sent again after its answer was lost is written once.
+    pub(crate) fn adds(&self) -> String {
+        format!("{}adds", self.prefix)
+    }
+
     pub(crate) fn added(&self) -> String {
         format!("{}added", self.prefix)
     }

@@ -206,6 +206,11 @@ struct Node {
     fingerprints: Fingerprinter,
     /// Links to append, by partition.
     adds: BTreeMap<u32, Vec<Job>>,
+    /// The add sent whose answer was lost: sent again, as it was and
+    /// under its number, before anything new (Redis writes it once).
+    unsent: Option<LinksAdd>,
+    /// Adds of links made by this process (the last one's number).
+    links_adds: u64,
     /// URLs answered, waiting for the writers' barriers.
     answered: Vec<Done>,
     /// What to report per partition, once written to the log.
@@ -323,6 +328,14 @@ struct DoneReport {
     finished: Vec<Finished>,
 }
 
+/// Links to append, as sent: their entries' text per partition, under
+/// the add's number.
+struct LinksAdd {
+    number: u64,
+    batches: Vec<(u32, String)>,
+    urls: usize,
+}
+
 /// What partition `p` has finished since the last report, made empty if
 /// nothing yet.
 fn finished_in(finished: &mut BTreeMap<u32, Finished>, p: u32) -> &mut Finished {
@@ -391,6 +404,8 @@ impl Node {
             finishing,
             ledger: Ledger::new(),
             adds: BTreeMap::new(),
+            unsent: None,
+            links_adds: 0,
             answered: Vec::new(),
             finished: BTreeMap::new(),
             unanswered: None,
@@ -465,6 +480,7 @@ impl Node {
     /// Whether anything waits to be written.
     fn busy(&self) -> bool {
         !self.adds.is_empty()
+            || self.unsent.is_some()
             || !self.answered.is_empty()
             || !self.finished.is_empty()
             || self.unanswered.is_some()
@@ -577,22 +593,28 @@ impl Node {
     /// Write the links, then the answered URLs whose records are written;
     /// true when nothing is left to write.
     fn flush(&mut self) -> bool {
-        if !self.adds.is_empty() {
+        if self.unsent.is_none() && !self.adds.is_empty() {
             let adds = std::mem::take(&mut self.adds);
-            let batches: Vec<(u32, String)> = adds
-                .iter()
-                .map(|(&p, jobs)| (p, wire::encode(jobs)))
-                .collect();
-            let n: usize = adds.values().map(Vec::len).sum();
+            self.links_adds += 1;
+            self.unsent = Some(LinksAdd {
+                number: self.links_adds,
+                batches: adds
+                    .iter()
+                    .map(|(&p, jobs)| (p, wire::encode(jobs)))
+                    .collect(),
+                urls: adds.values().map(Vec::len).sum(),
+            });
+        }
+        if let Some(add) = self.unsent.take() {
             if self
-                .with_store("appending links", |s| s.add(&batches))
+                .with_store("appending links", |s| s.add(add.number, &add.batches))
                 .is_none()
             {
                 // Kept for the next try; no acknowledgement may go before.
-                self.adds = adds;
+                self.unsent = Some(add);
                 return false;
             }
-            self.link.sent(n);
+            self.link.sent(add.urls);
         }
         if !self.answered.is_empty() {
             match written(&self.writers) {
@@ -758,6 +780,7 @@ impl Node {
             self.forget(p);
         }
         self.adds.clear();
+        self.unsent = None;
         self.answered.clear();
         self.finished.clear();
         self.unanswered = None;

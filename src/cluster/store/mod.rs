@@ -419,21 +419,30 @@ impl Store {
     }
 
     /// Appends one entry of URLs (`super::wire` text) to each partition's
-    /// stream, in one round trip, and counts them.
-    pub(crate) fn add(&mut self, batches: &[(u32, String)]) -> Result<(), StoreError> {
+    /// stream, in one script, and counts them. `number` names the add: a
+    /// process numbers its adds upward and, when an answer is lost, sends
+    /// the same add again under the same number before any other; Redis
+    /// writes a number once (as [`Store::finish`] does reports).
+    pub(crate) fn add(&mut self, number: u64, batches: &[(u32, String)]) -> Result<(), StoreError> {
         if batches.is_empty() {
             return Ok(());
         }
-        let mut pipe = redis::pipe();
-        self.append_adds(&mut pipe, batches);
-        let _: () = pipe.query(&mut self.con)?;
+        let mut call = self.scripts.add.prepare_invoke();
+        call.key(self.keys.added()).key(self.keys.adds());
+        let urls: usize = batches.iter().map(|(_, text)| lines(text)).sum();
+        call.arg(&self.node).arg(number).arg(urls).arg(URLS);
+        for (p, text) in batches {
+            call.key(self.keys.stream(*p)).arg(text);
+        }
+        call.arg(self.keys.generations());
+        let _: i64 = call.invoke(&mut self.con)?;
         Ok(())
     }
 
     fn append_adds(&self, pipe: &mut redis::Pipeline, batches: &[(u32, String)]) {
         let mut urls = 0usize;
         for (p, text) in batches {
-            urls += text.bytes().filter(|&b| b == b'\n').count();
+            urls += lines(text);
             pipe.cmd("XADD")
                 .arg(self.keys.stream(*p))
                 .arg("*")
@@ -691,6 +700,11 @@ impl Store {
 /// the nodes see as errors.
 pub(crate) fn may_evict(policy: &str) -> bool {
     !policy.eq_ignore_ascii_case("noeviction")
+}
+
+/// The URLs of an entry's `super::wire` text: one a line.
+fn lines(text: &str) -> usize {
+    text.bytes().filter(|&b| b == b'\n').count()
 }
 
 fn millis(d: Duration) -> u64 {

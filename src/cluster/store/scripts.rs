@@ -36,6 +36,7 @@ pub(super) struct Scripts {
     pub(super) acquire: Script,
     pub(super) renew: Script,
     pub(super) release: Script,
+    pub(super) add: Script,
     pub(super) finish: Script,
     pub(super) sweep: Script,
     pub(super) backlog: Script,
@@ -100,6 +101,24 @@ impl Scripts {
                   return redis.call('DEL', KEYS[1])
                 end
                 return 0",
+            ),
+            // KEYS: added, adds, then one stream per batch. ARGV: node,
+            // the add's number, its URLs, the entries' field name, then
+            // one entry's text per stream. Appends each text as an entry
+            // of its stream and counts the URLs in `added`. Once per
+            // number, as `finish`: the last number is kept in `adds` (one
+            // field per node name), and an add sent again after its answer
+            // was lost writes nothing twice (answers 0; 1 when written).
+            add: guarded(
+                r"
+                local field, tag = gen_name or ARGV[1], ARGV[1] .. ' ' .. ARGV[2]
+                if redis.call('HGET', KEYS[2], field) == tag then return 0 end
+                for k = 3, #KEYS do
+                  redis.call('XADD', KEYS[k], '*', ARGV[4], ARGV[k + 2])
+                end
+                redis.call('INCRBY', KEYS[1], ARGV[3])
+                redis.call('HSET', KEYS[2], field, tag)
+                return 1",
             ),
             // KEYS: records, reports, then (lease, done log, stream) per
             // partition. ARGV: node, group, the done log's chunk size, the

@@ -140,10 +140,13 @@ fn urls_are_read_once_by_the_owner_and_claimed_by_the_next_after_a_takeover() {
         )
         .unwrap();
     finder
-        .add(&[
-            (2, text(&["http://b.test/1"])),
-            (1, text(&["http://a.test/3"])),
-        ])
+        .add(
+            1,
+            &[
+                (2, text(&["http://b.test/1"])),
+                (1, text(&["http://a.test/3"])),
+            ],
+        )
         .unwrap();
     assert_eq!(finder.backlog(4).unwrap(), Some(3));
     assert_eq!(finder.roots().unwrap(), ["http://a.test/1"]);
@@ -258,7 +261,7 @@ fn entries_a_late_read_took_after_its_lease_ran_out_are_swept_by_the_owner() {
     let own: Vec<(u32, String)> = (0..1_001)
         .map(|i| (0, text(&[&format!("http://a.test/own{i}")])))
         .collect();
-    finder.add(&own).unwrap();
+    finder.add(1, &own).unwrap();
     assert_eq!(owner.read(&[0], 2_000).unwrap().0.len(), 1_001);
     finder
         .add_roots(
@@ -296,6 +299,46 @@ fn entries_a_late_read_took_after_its_lease_ran_out_are_swept_by_the_owner() {
 /// under its number on a new connection: Redis answers it as the first
 /// time and counts nothing twice, and the process's next report, and a
 /// later process of the name numbering from 1 again, are written.
+#[test]
+fn an_add_sent_again_after_its_answer_was_lost_is_written_once() {
+    let Some(redis) = redis_or_skip("add_again") else {
+        return;
+    };
+    let mut setup = node(&redis.url(), "c", "setup");
+    setup.create_or_join(Some(2), [1, 2]).unwrap();
+    let generation = setup.next_generation("n1").unwrap();
+    let identity = incarnation("n1", generation);
+    let connect = || {
+        let mut store = node(&redis.url(), "c", "n1");
+        store.set_identity(&identity);
+        store
+    };
+    let links = [
+        (0, text(&["http://a.test/1", "http://a.test/2"])),
+        (1, text(&["http://b.test/1"])),
+    ];
+    let mut first = connect();
+    first.add(1, &links).unwrap();
+    drop(first);
+    // The answer was lost: the same add, under its number, on a new
+    // connection.
+    let mut again = connect();
+    again.add(1, &links).unwrap();
+    assert_eq!(again.status().unwrap().urls_added, 3, "counted once");
+    assert!(again.acquire(0, Duration::from_secs(30)).unwrap());
+    assert!(again.acquire(1, Duration::from_secs(30)).unwrap());
+    let entries = again.read(&[0, 1], 100).unwrap().0;
+    assert_eq!(
+        urls(&entries),
+        ["http://a.test/1", "http://a.test/2", "http://b.test/1"],
+        "appended once"
+    );
+    // The next number is a new add.
+    again.add(2, &[(0, text(&["http://a.test/3"]))]).unwrap();
+    assert_eq!(again.status().unwrap().urls_added, 4);
+    assert_eq!(urls(&again.read(&[0], 100).unwrap().0), ["http://a.test/3"]);
+}
+
 #[test]
 fn a_report_sent_again_after_its_answer_was_lost_is_written_once() {
     let Some(redis) = redis_or_skip("report_again") else {
