@@ -20,6 +20,22 @@ fn node(url: &str, crawl: &str, name: &str) -> Store {
     Store::connect(url, crawl, name, TIMEOUT).unwrap()
 }
 
+/// Crawl "c" made (by a store named "setup", returned), and a way to
+/// connect as one process of node `name` (its identity, with its
+/// generation), as that process's reconnects do.
+fn one_process(url: &str, name: &str) -> (Store, impl Fn() -> Store) {
+    let mut setup = node(url, "c", "setup");
+    setup.create_or_join(Some(2), [1, 2]).unwrap();
+    let identity = incarnation(name, setup.next_generation(name).unwrap());
+    let (url, name) = (url.to_string(), name.to_string());
+    let connect = move || {
+        let mut store = node(&url, "c", &name);
+        store.set_identity(&identity);
+        store
+    };
+    (setup, connect)
+}
+
 fn urls(entries: &[Entry]) -> Vec<String> {
     entries
         .iter()
@@ -294,25 +310,15 @@ fn entries_a_late_read_took_after_its_lease_ran_out_are_swept_by_the_owner() {
     );
 }
 
-/// A report whose answer was lost (a time-out, a dropped connection, a
-/// read interrupted when a stopped node is continued) is sent again
-/// under its number on a new connection: Redis answers it as the first
-/// time and counts nothing twice, and the process's next report, and a
-/// later process of the name numbering from 1 again, are written.
+/// An add of links whose answer was lost is sent again under its
+/// number on a new connection: its entries are appended and its URLs
+/// counted once, and the process's next add is written.
 #[test]
 fn an_add_sent_again_after_its_answer_was_lost_is_written_once() {
     let Some(redis) = redis_or_skip("add_again") else {
         return;
     };
-    let mut setup = node(&redis.url(), "c", "setup");
-    setup.create_or_join(Some(2), [1, 2]).unwrap();
-    let generation = setup.next_generation("n1").unwrap();
-    let identity = incarnation("n1", generation);
-    let connect = || {
-        let mut store = node(&redis.url(), "c", "n1");
-        store.set_identity(&identity);
-        store
-    };
+    let (_setup, connect) = one_process(&redis.url(), "n1");
     let links = [
         (0, text(&["http://a.test/1", "http://a.test/2"])),
         (1, text(&["http://b.test/1"])),
@@ -339,20 +345,17 @@ fn an_add_sent_again_after_its_answer_was_lost_is_written_once() {
     assert_eq!(urls(&again.read(&[0], 100).unwrap().0), ["http://a.test/3"]);
 }
 
+/// A report whose answer was lost (a time-out, a dropped connection, a
+/// read interrupted when a stopped node is continued) is sent again
+/// under its number on a new connection: Redis answers it as the first
+/// time and counts nothing twice, and the process's next report, and a
+/// later process of the name numbering from 1 again, are written.
 #[test]
 fn a_report_sent_again_after_its_answer_was_lost_is_written_once() {
     let Some(redis) = redis_or_skip("report_again") else {
         return;
     };
-    let mut setup = node(&redis.url(), "c", "setup");
-    setup.create_or_join(Some(2), [1, 2]).unwrap();
-    let generation = setup.next_generation("n1").unwrap();
-    let identity = incarnation("n1", generation);
-    let connect = || {
-        let mut store = node(&redis.url(), "c", "n1");
-        store.set_identity(&identity);
-        store
-    };
+    let (mut setup, connect) = one_process(&redis.url(), "n1");
     let mut first = connect();
     assert!(first.acquire(0, Duration::from_secs(30)).unwrap());
     first
