@@ -47,6 +47,7 @@ use crate::sync::WriteBack;
 use ringcrawl_warc::timestamp::rfc3339_millis;
 
 use super::checks::Checks;
+use super::compact::in_run::{self, InRun, JournalLengths};
 use super::compact::{self, Compaction};
 use super::done::{self, Done};
 use super::journal::ToReplay;
@@ -90,6 +91,10 @@ pub struct Session {
     /// What this run's WARC writers' syncs said, which a checkpoint's
     /// read of the log must hear ([`done::catch_up`]).
     warc_write_back: Arc<WriteBack>,
+    /// Each shard's journal of this run, synced so far.
+    journal_lengths: Arc<JournalLengths>,
+    /// The compactions within this run ([`compact::in_run`]).
+    in_run: InRun,
 }
 
 impl Session {
@@ -164,6 +169,8 @@ impl Session {
             compaction: None,
             catch_up_failed: false,
             warc_write_back: Arc::default(),
+            journal_lengths: Arc::new(JournalLengths::new(config.cores)),
+            in_run: in_run::limited(InRun::new(0, config.cores, false), limits(config)),
         })
     }
 
@@ -214,14 +221,16 @@ impl Session {
         // A compaction whose marker is written is done: the files it
         // covers go (a kill may have left them); one that did not end
         // leaves bases nothing reads.
-        let compacted = compact::marker(dir.path())?;
-        match compacted {
-            Some(run) => {
-                let removed = compact::remove_covered(&shard_dirs, run)?;
+        let marked = compact::marked(dir.path())?;
+        let compacted = marked.as_ref().map(|m| m.run);
+        match &marked {
+            Some(m) => {
+                let removed = compact::remove_covered(&shard_dirs, m.run, m.seq)?;
                 if !removed.is_empty() {
                     notes.push(format!(
-                        "removed {} files the compaction of run {run} covers",
-                        removed.len()
+                        "removed {} files the compaction of run {} covers",
+                        removed.len(),
+                        m.run
                     ));
                 }
             }
@@ -232,10 +241,18 @@ impl Session {
         let mut checks = Checks::load(dir.path());
         let mut checked = Checked::default();
         let mut earlier = Vec::new();
-        for shard_dir in &shard_dirs {
+        for (shard, shard_dir) in shard_dirs.iter().enumerate() {
             let runs = journal::runs(shard_dir)?;
-            let bases = compacted.map(|run| compact::base_path(shard_dir, run));
-            let journals = runs.into_iter().map(|run| journal::path(shard_dir, run));
+            let bases = marked.as_ref().map(|m| m.base(shard_dir));
+            // The marker's run's journal is read past what its bases hold
+            // (an in-run compaction's), the others whole.
+            let from = |run: u32| match &marked {
+                Some(m) if m.run == run => m.from(shard),
+                _ => 0,
+            };
+            let journals = runs
+                .into_iter()
+                .map(|run| (journal::path(shard_dir, run), false, from(run)));
             // Damage stops the resume before anything is changed or
             // fetched (the shards replay the files once the crawl runs).
             // Every shard wrote its base, if only an empty one, before the
@@ -243,14 +260,17 @@ impl Session {
             if let Some(base) = bases.as_ref().filter(|b| !b.exists()) {
                 return Err(StateError::BaseMissing { path: base.clone() });
             }
-            let bases = bases.into_iter().map(|path| (path, true));
-            for (path, whole) in bases.chain(journals.map(|path| (path, false))) {
+            let bases = bases.into_iter().map(|path| (path, true, 0));
+            for (path, whole, from) in bases.chain(journals) {
                 // A journal an earlier resume checked is the same file
                 // (written by one run): not read again. A base is always
                 // checked (it is what is queued, and a short or bad tail
                 // is damage there, which the replay would take for a
                 // kill's tear).
-                let cached = (!whole).then(|| checks.get(dir.path(), &path)).flatten();
+                // A journal read from past its start is checked from
+                // there, every time (a cached check is of the whole file).
+                let cacheable = !whole && from == 0;
+                let cached = cacheable.then(|| checks.get(dir.path(), &path)).flatten();
                 let read = match cached {
                     Some(read) => {
                         checked.add(&path, true);
@@ -259,9 +279,9 @@ impl Session {
                     None => {
                         let read = match whole {
                             true => journal::check_whole(&path, discard)?,
-                            false => journal::check(&path, discard)?,
+                            false => journal::check_from(&path, from, discard)?,
                         };
-                        if !whole {
+                        if cacheable {
                             checks.insert(dir.path(), &path, read)?;
                         }
                         checked.add(&path, false);
@@ -285,6 +305,7 @@ impl Session {
                 }
                 earlier.push(ToReplay {
                     path,
+                    from,
                     checked: read,
                     discard,
                 });
@@ -395,6 +416,7 @@ impl Session {
         let run = last_run
             .max(last_warc_run)
             .map_or(1, |r| r.saturating_add(1));
+        let shards = manifest.shards;
         Ok(Session {
             dir,
             manifest,
@@ -407,6 +429,10 @@ impl Session {
             compaction: Some(Arc::new(Compaction::new(run, &shard_dirs))),
             catch_up_failed: false,
             warc_write_back: Arc::default(),
+            journal_lengths: Arc::new(JournalLengths::new(shards)),
+            // After the replay's compaction, whose bases the first
+            // in-run compaction reads.
+            in_run: in_run::limited(InRun::new(run, shards, true), limits(config)),
         })
     }
 
@@ -510,6 +536,54 @@ impl Session {
 }
 
 impl Session {
+    /// Each shard's journal of this run, synced so far: the shards set
+    /// it, an in-run compaction reads it.
+    pub fn journal_lengths(&self) -> Arc<JournalLengths> {
+        self.journal_lengths.clone()
+    }
+
+    /// An in-run compaction, if one is due ([`compact::in_run`]): for the
+    /// checkpoints' thread, after a checkpoint (whose catch-up brought
+    /// the done fingerprints up to the synced log). Not before a resume's
+    /// own compaction is done (its bases are the first one's input). A
+    /// failure loses nothing (the marker is written last) and stops
+    /// in-run compactions for this run. What it did, if anything.
+    pub fn compact_in_run(&mut self) -> Option<in_run::Compacted> {
+        if self.compaction.as_ref().is_some_and(|c| !c.is_done()) {
+            return None;
+        }
+        let shard_dirs = self.dir.shard_dirs(self.manifest.shards);
+        let synced = self.journal_lengths.get();
+        if !self.in_run.due(&shard_dirs, &synced) {
+            return None;
+        }
+        let log = log_of(&self.manifest, self.dir.path());
+        let done = done::covered_fingerprints(self.dir.path(), &log, &shard_dirs);
+        let key = self.manifest.fingerprint_key.halves().into();
+        let plan = self
+            .in_run
+            .plan(self.dir.path(), &shard_dirs, key, synced, done);
+        let started = Instant::now();
+        match self.in_run.compact(plan) {
+            Ok(done) => {
+                log::info!(
+                    "compacted in run {}: {} URLs still queued of {} read, {} bytes of bases (seq {}), in {:.1} s",
+                    self.run,
+                    done.kept,
+                    done.read,
+                    done.bytes,
+                    done.seq,
+                    started.elapsed().as_secs_f64()
+                );
+                Some(done)
+            }
+            Err(e) => {
+                log::warn!("compacting the journals in this run: {e} (not tried again this run)");
+                None
+            }
+        }
+    }
+
     /// What this run's WARC writers tell of their syncs: theirs to mark,
     /// the checkpoints' to read.
     pub fn warc_write_back(&self) -> Arc<WriteBack> {
@@ -540,6 +614,11 @@ impl Session {
             warc,
         )
     }
+}
+
+/// The limits of in-run compactions `config` sets, if any.
+fn limits(config: &Config) -> Option<(u64, usize)> {
+    config.state.as_ref().and_then(|s| s.compact_in_run)
 }
 
 /// The crawl's log of records: the manifest's, or `DIR/records.jsonl`.
@@ -650,6 +729,11 @@ fn remove_stale_spills(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compactions_scratch_folder_is_a_spill_folder_a_kill_leaves_for_the_next_run() {
+        assert!(in_run::SCRATCH.starts_with(SPILL_PREFIX));
+    }
 
     #[test]
     fn a_warc_files_run_is_read_from_its_name_and_other_crawls_files_are_not_counted() {

@@ -46,6 +46,16 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Compact the journals within a run once `min_bytes` of them are not
+    /// covered by a base (and more than twice the last bases), sorting
+    /// `sort_chunk` pairs in RAM at a time: for tests, which make small
+    /// crawls compact (the defaults are 64 MiB and 1M pairs).
+    #[doc(hidden)]
+    pub fn compact_in_run(mut self, min_bytes: u64, sort_chunk: usize) -> Self {
+        self.compact_in_run = Some((min_bytes, sort_chunk));
+        self
+    }
+
     /// The command line's flags, kept in a new state directory's manifest
     /// so that `ringcrawl --resume` applies them again.
     #[doc(hidden)]
