@@ -55,6 +55,8 @@ use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
 use super::repair::{repair_warc_in_place, warc_files};
 use super::{io_err, journal, reindex, Checkpoint, Manifest, Refused, StateDir, StateError};
 
+mod compacting;
+
 /// The prefix of the spill directories (seen runs, spilled queues) a run
 /// makes in the state directory; a killed run's is removed by the next.
 pub const SPILL_PREFIX: &str = "ringcrawl-spill-";
@@ -170,7 +172,10 @@ impl Session {
             catch_up_failed: false,
             warc_write_back: Arc::default(),
             journal_lengths: Arc::new(JournalLengths::new(config.cores)),
-            in_run: in_run::limited(InRun::new(0, config.cores, false), limits(config)),
+            in_run: in_run::limited(
+                InRun::new(0, config.cores, false),
+                compacting::limits(config),
+            ),
         })
     }
 
@@ -432,7 +437,7 @@ impl Session {
             journal_lengths: Arc::new(JournalLengths::new(shards)),
             // After the replay's compaction, whose bases the first
             // in-run compaction reads.
-            in_run: in_run::limited(InRun::new(run, shards, true), limits(config)),
+            in_run: in_run::limited(InRun::new(run, shards, true), compacting::limits(config)),
         })
     }
 
@@ -536,54 +541,6 @@ impl Session {
 }
 
 impl Session {
-    /// Each shard's journal of this run, synced so far: the shards set
-    /// it, an in-run compaction reads it.
-    pub fn journal_lengths(&self) -> Arc<JournalLengths> {
-        self.journal_lengths.clone()
-    }
-
-    /// An in-run compaction, if one is due ([`compact::in_run`]): for the
-    /// checkpoints' thread, after a checkpoint (whose catch-up brought
-    /// the done fingerprints up to the synced log). Not before a resume's
-    /// own compaction is done (its bases are the first one's input). A
-    /// failure loses nothing (the marker is written last) and stops
-    /// in-run compactions for this run. What it did, if anything.
-    pub fn compact_in_run(&mut self) -> Option<in_run::Compacted> {
-        if self.compaction.as_ref().is_some_and(|c| !c.is_done()) {
-            return None;
-        }
-        let shard_dirs = self.dir.shard_dirs(self.manifest.shards);
-        let synced = self.journal_lengths.get();
-        if !self.in_run.due(&shard_dirs, &synced) {
-            return None;
-        }
-        let log = log_of(&self.manifest, self.dir.path());
-        let done = done::covered_fingerprints(self.dir.path(), &log, &shard_dirs);
-        let key = self.manifest.fingerprint_key.halves().into();
-        let plan = self
-            .in_run
-            .plan(self.dir.path(), &shard_dirs, key, synced, done);
-        let started = Instant::now();
-        match self.in_run.compact(plan) {
-            Ok(done) => {
-                log::info!(
-                    "compacted in run {}: {} URLs still queued of {} read, {} bytes of bases (seq {}), in {:.1} s",
-                    self.run,
-                    done.kept,
-                    done.read,
-                    done.bytes,
-                    done.seq,
-                    started.elapsed().as_secs_f64()
-                );
-                Some(done)
-            }
-            Err(e) => {
-                log::warn!("compacting the journals in this run: {e} (not tried again this run)");
-                None
-            }
-        }
-    }
-
     /// What this run's WARC writers tell of their syncs: theirs to mark,
     /// the checkpoints' to read.
     pub fn warc_write_back(&self) -> Arc<WriteBack> {
@@ -614,11 +571,6 @@ impl Session {
             warc,
         )
     }
-}
-
-/// The limits of in-run compactions `config` sets, if any.
-fn limits(config: &Config) -> Option<(u64, usize)> {
-    config.state.as_ref().and_then(|s| s.compact_in_run)
 }
 
 /// The crawl's log of records: the manifest's, or `DIR/records.jsonl`.
