@@ -128,6 +128,12 @@ fn a_crawl_compacted_in_its_run_then_stopped_resumes_from_the_bases_and_logs_eac
         replayed < journals,
         "the resume reads {replayed} bytes, the journals hold {journals}"
     );
+    eprintln!(
+        "after compaction {} of run 0 ({} pages logged): the resume reads {replayed} bytes \
+         (bases and the journals past them), the journals hold {journals}",
+        marker.seq,
+        before.len()
+    );
     drop(session);
 
     // The resume crawls the rest: every page of the site logged once.
