@@ -149,6 +149,7 @@ pub(super) fn state(
         checkpoint_interval,
         discard_damaged: false,
         args,
+        compact_in_run: None,
     });
     Ok(())
 }

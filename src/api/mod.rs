@@ -12,6 +12,8 @@
 mod builder;
 mod checks;
 mod cluster;
+#[cfg(test)]
+mod compacted_crawls;
 mod error;
 #[cfg(test)]
 mod refused_crawls;

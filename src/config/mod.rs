@@ -42,6 +42,10 @@ pub(crate) struct StateSettings {
     /// The command line's flags that made the crawl, kept in its manifest
     /// so that `--resume` applies them again (empty from the library).
     pub args: Vec<String>,
+    /// Compact within a run once this many journal bytes are not covered
+    /// by a base, sorting this many pairs at a time (tests, to compact
+    /// small crawls); None: `crate::state::compact::in_run`'s constants.
+    pub compact_in_run: Option<(u64, usize)>,
 }
 
 /// A node of a crawl on many machines (`--cluster`, `crate::cluster`).

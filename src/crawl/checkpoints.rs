@@ -3,6 +3,9 @@
 //! time spent over all runs, budgets, counters), and the last one when
 //! they stopped, once every record is written.
 //!
+//! After each periodic checkpoint the thread runs an in-run compaction of
+//! the journals when one is due (`crate::state::compact::in_run`).
+//!
 //! Not what a checkpoint holds nor how it is written atomically
 //! (`crate::state`), and no shard state: a resume rebuilds that from the
 //! journals and the log.
@@ -51,6 +54,11 @@ impl Checkpoints {
                     if let Err(e) = checkpoint(&mut session, &budget, &progress, started) {
                         log::warn!("checkpoint: {e}");
                     }
+                    // On this thread, off the executors: the journals and
+                    // the done fingerprints are read from disk, the shards
+                    // go on. Not at the last checkpoint (the next resume
+                    // compacts anyway; the crawl's end does not wait).
+                    session.compact_in_run();
                 }
             }
         });

@@ -18,10 +18,19 @@
 //! the old journals still there; after it, the files it covers are not
 //! read (and removed, if a kill left them).
 //!
-//! What it is not: the writing of the bases (the shard's `replay.rs`, with
-//! glommio's file I/O), nor the replay ([`super::replay`]). The seen-set
-//! and the spilled queues are not kept: a resume rebuilds them from the
-//! log and from what the bases and journals hold.
+//! Within a run, the checkpoints' thread compacts too, from the files
+//! alone, once the journals no base covers outgrow the last bases
+//! ([`in_run`]): its bases are `base-{R}-{seq}.bin`, and the marker then
+//! says how much of run R's journals they cover (`{"run": R, "seq": k,
+//! "from": [bytes, one a shard]}`); a resume reads run R's journals from
+//! there. A marker without them (`{"run": R}`, the replay's) reads as
+//! seq 0, from 0.
+//!
+//! What it is not: the writing of the replay's bases (the shard's
+//! `replay.rs`, with glommio's file I/O), nor the replay
+//! ([`super::replay`]). The seen-set and the spilled queues are not kept:
+//! a resume rebuilds them from the log and from what the bases and
+//! journals hold.
 
 use std::fs;
 use std::io;
@@ -33,47 +42,103 @@ use super::{io_err, journal, write_atomically, StateError};
 /// The file that names the run whose bases cover the journals before it.
 pub(crate) const MARKER: &str = "compacted.json";
 
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Marker {
-    run: u32,
+/// What `compacted.json` says: the run whose bases cover the journals
+/// before it, the bases' number within that run (0: the resume's replay
+/// wrote them; 1, 2, ...: in-run compactions), and how much of that run's
+/// journals they cover (one length a shard; empty: none). A marker
+/// without `seq` and `from` (`{"run": R}`) reads as seq 0, from 0.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Marker {
+    /// The run.
+    pub run: u32,
+    /// The bases' number within the run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq: u32,
+    /// Each shard's journal of `run` is covered up to this byte (a chunk
+    /// boundary).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub from: Vec<u64>,
+}
+
+fn is_zero(seq: &u32) -> bool {
+    *seq == 0
+}
+
+impl Marker {
+    /// Where the replay of shard `shard`'s journal of the marker's run
+    /// starts.
+    pub(crate) fn from(&self, shard: usize) -> u64 {
+        self.from.get(shard).copied().unwrap_or(0)
+    }
+
+    /// The base of shard folder `shard_dir` this marker names.
+    pub(crate) fn base(&self, shard_dir: &Path) -> PathBuf {
+        base_path_seq(shard_dir, self.run, self.seq)
+    }
 }
 
 /// The base shard `shard_dir`'s replay writes in run `run`.
 pub(crate) fn base_path(shard_dir: &Path, run: u32) -> PathBuf {
-    shard_dir.join(format!("base-{run:06}.bin"))
+    base_path_seq(shard_dir, run, 0)
 }
 
-/// The runs whose bases `shard_dir` holds, in order.
+/// The base of shard folder `shard_dir` numbered `seq` in run `run`: the
+/// replay's is 0 (`base-{run}.bin`), an in-run compaction's more
+/// (`base-{run}-{seq}.bin`).
+pub(crate) fn base_path_seq(shard_dir: &Path, run: u32, seq: u32) -> PathBuf {
+    match seq {
+        0 => shard_dir.join(format!("base-{run:06}.bin")),
+        seq => shard_dir.join(format!("base-{run:06}-{seq:06}.bin")),
+    }
+}
+
+/// The runs whose bases `shard_dir` holds, in order (a run once per
+/// base).
 pub(crate) fn base_runs(shard_dir: &Path) -> Result<Vec<u32>, StateError> {
-    numbered(shard_dir, "base-")
+    Ok(bases(shard_dir)?.into_iter().map(|(run, _)| run).collect())
 }
 
-/// The files of `dir` named `{prefix}{run}.bin`: their runs, in order.
-pub(super) fn numbered(dir: &Path, prefix: &str) -> Result<Vec<u32>, StateError> {
-    let entries = match fs::read_dir(dir) {
+/// The bases `shard_dir` holds, as (run, seq), in order.
+pub(crate) fn bases(shard_dir: &Path) -> Result<Vec<(u32, u32)>, StateError> {
+    let entries = match fs::read_dir(shard_dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_err("listing", dir)(e)),
+        Err(e) => return Err(io_err("listing", shard_dir)(e)),
     };
-    let mut runs = Vec::new();
+    let mut bases = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(io_err("listing", dir))?;
+        let entry = entry.map_err(io_err("listing", shard_dir))?;
         let name = entry.file_name();
-        let run = name
+        let Some(stem) = name
             .to_str()
-            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|n| n.strip_prefix("base-"))
             .and_then(|n| n.strip_suffix(".bin"))
-            .and_then(|n| n.parse::<u32>().ok());
-        runs.extend(run);
+        else {
+            continue;
+        };
+        let (run, seq) = match stem.split_once('-') {
+            Some((run, seq)) => (run.parse::<u32>().ok(), seq.parse::<u32>().ok()),
+            None => (stem.parse::<u32>().ok(), Some(0)),
+        };
+        if let (Some(run), Some(seq)) = (run, seq) {
+            bases.push((run, seq));
+        }
     }
-    runs.sort_unstable();
-    Ok(runs)
+    bases.sort_unstable();
+    Ok(bases)
 }
 
 /// The run `compacted.json` in the state directory `dir` names, if there
 /// is one. A marker torn by a kill while it was written (its `.tmp`) is
 /// removed: the one before it stands.
+#[cfg(test)]
 pub(crate) fn marker(dir: &Path) -> Result<Option<u32>, StateError> {
+    Ok(marked(dir)?.map(|m| m.run))
+}
+
+/// What `compacted.json` in the state directory `dir` says, if there is
+/// one ([`marker`], whole).
+pub(crate) fn marked(dir: &Path) -> Result<Option<Marker>, StateError> {
     let tmp = dir.join(format!("{MARKER}.tmp"));
     match fs::remove_file(&tmp) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err("removing", &tmp)(e)),
@@ -82,7 +147,7 @@ pub(crate) fn marker(dir: &Path) -> Result<Option<u32>, StateError> {
     let path = dir.join(MARKER);
     match fs::read(&path) {
         Ok(bytes) => serde_json::from_slice::<Marker>(&bytes)
-            .map(|m| Some(m.run))
+            .map(Some)
             .map_err(|source| StateError::Corrupt { path, source }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io_err("reading", &path)(e)),
@@ -106,17 +171,23 @@ pub(crate) fn last_run(
     Ok(last)
 }
 
-/// Remove what the marker's run `run` covers from the folders
-/// `shard_dirs`: the journals of the runs before it, and every base but
-/// its own (older ones, and those of runs whose compaction did not end).
-/// The names of the files removed.
-pub(crate) fn remove_covered(shard_dirs: &[PathBuf], run: u32) -> Result<Vec<PathBuf>, StateError> {
+/// Remove what the marker's run `run` and seq `seq` cover from the
+/// folders `shard_dirs`: the journals of the runs before it, and every
+/// base but its own (older ones, and those of compactions that did not
+/// end). The names of the files removed. (The prefix of run `run`'s
+/// journal its bases cover stays: that file is still written, and a
+/// resume starts reading it past that prefix.)
+pub(crate) fn remove_covered(
+    shard_dirs: &[PathBuf],
+    run: u32,
+    seq: u32,
+) -> Result<Vec<PathBuf>, StateError> {
     let mut removed = Vec::new();
     for dir in shard_dirs {
         let journals = journal::runs(dir)?.into_iter().filter(|r| *r < run);
         let journals: Vec<PathBuf> = journals.map(|r| journal::path(dir, r)).collect();
-        let bases = base_runs(dir)?.into_iter().filter(|r| *r != run);
-        let bases: Vec<PathBuf> = bases.map(|r| base_path(dir, r)).collect();
+        let bases = bases(dir)?.into_iter().filter(|b| *b != (run, seq));
+        let bases: Vec<PathBuf> = bases.map(|(r, s)| base_path_seq(dir, r, s)).collect();
         for path in journals.into_iter().chain(bases) {
             fs::remove_file(&path).map_err(io_err("removing", &path))?;
             removed.push(path);
@@ -129,8 +200,8 @@ pub(crate) fn remove_covered(shard_dirs: &[PathBuf], run: u32) -> Result<Vec<Pat
 /// did not end): without a marker, a resume reads the journals only.
 pub(crate) fn remove_unmarked_bases(shard_dirs: &[PathBuf]) -> Result<(), StateError> {
     for dir in shard_dirs {
-        for run in base_runs(dir)? {
-            let path = base_path(dir, run);
+        for (run, seq) in bases(dir)? {
+            let path = base_path_seq(dir, run, seq);
             fs::remove_file(&path).map_err(io_err("removing", &path))?;
         }
     }
@@ -200,6 +271,12 @@ impl Compaction {
         self.given_up.load(Ordering::Acquire)
     }
 
+    /// Whether the marker names this run's bases (from then on, in-run
+    /// compactions may follow).
+    pub(crate) fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
     /// Whether the marker may be written now (and was not yet).
     fn ready(&self) -> bool {
         self.synced.load(Ordering::Acquire) >= self.bases.len()
@@ -214,7 +291,11 @@ impl Compaction {
         if !self.ready() {
             return Ok(None);
         }
-        let marker = Marker { run: self.run };
+        let marker = Marker {
+            run: self.run,
+            seq: 0,
+            from: Vec::new(),
+        };
         let json = serde_json::to_vec(&marker).map_err(|source| StateError::Corrupt {
             path: dir.join(MARKER),
             source,
@@ -226,9 +307,12 @@ impl Compaction {
             .iter()
             .filter_map(|b| b.parent().map(Path::to_path_buf))
             .collect();
-        Ok(Some(remove_covered(&dirs, self.run)?.len()))
+        Ok(Some(remove_covered(&dirs, self.run, 0)?.len()))
     }
 }
+
+pub(crate) mod in_run;
+mod sort;
 
 #[cfg(test)]
 mod tests;

@@ -330,6 +330,21 @@ fn fingerprint_files(shard_dirs: &[PathBuf]) -> Vec<PathBuf> {
     shard_dirs.iter().map(|d| d.join(FILE)).collect()
 }
 
+/// The `done.fp` file of the shard folder `shard_dir`.
+pub(crate) fn fingerprint_file(shard_dir: &Path) -> PathBuf {
+    shard_dir.join(FILE)
+}
+
+/// How many bytes of each shard's `done.fp` `done.json` names (what the
+/// log, synced, says is done); zeros when `done.json` is missing or does
+/// not hold (the bytes past it may be of a read that did not end).
+pub(crate) fn covered_fingerprints(dir: &Path, log: &Path, shard_dirs: &[PathBuf]) -> Vec<u64> {
+    match covered::load(dir, log, &fingerprint_files(shard_dirs)) {
+        Ok(Some(covered)) => covered.fingerprints,
+        _ => vec![0; shard_dirs.len()],
+    }
+}
+
 /// What the log's records add up to: each record that counts as done
 /// becomes its URL's fingerprint, appended to the `done.fp` of the shard
 /// that owns its host, and adds to the counts.

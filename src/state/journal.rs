@@ -88,6 +88,10 @@ pub(crate) struct JournalRead {
 pub(crate) struct ToReplay {
     /// The file.
     pub path: PathBuf,
+    /// Where its replay starts: 0, or for the journal of the run an
+    /// in-run compaction covered, the end of the prefix its base holds
+    /// (a chunk boundary).
+    pub from: u64,
     /// What its check found (its damage accepted).
     pub checked: JournalRead,
     /// Any damage is accepted.
@@ -127,6 +131,22 @@ impl Reader {
     /// a shard before its fetches start.
     pub(crate) fn open(path: &Path) -> Result<Reader, StateError> {
         Reader::new(path, true)
+    }
+
+    /// [`Reader::open`], reading from byte `from` (a chunk boundary) on.
+    pub(crate) fn open_from(path: &Path, from: u64) -> Result<Reader, StateError> {
+        let mut reader = Reader::new(path, true)?;
+        reader.at = from;
+        Ok(reader)
+    }
+
+    /// [`Reader::open`], reading the bytes from `from` up to `to` (both
+    /// chunk boundaries) as if the file ended there: the prefix of a
+    /// journal still being written that is known to be on disk.
+    pub(crate) fn open_range(path: &Path, from: u64, to: u64) -> Result<Reader, StateError> {
+        let mut reader = Reader::open_from(path, from)?;
+        reader.size = reader.size.min(to);
+        Ok(reader)
     }
 
     /// Open the journal at `path` to check it: each chunk is read and
@@ -275,8 +295,26 @@ impl Reader {
 /// checksum, and its records walked as a replay decodes them): what a
 /// resume replays of it. Damage (a bad stretch with whole chunks after
 /// it) is an error naming the file and the byte, unless `discard`.
+#[cfg(test)]
 pub(crate) fn check(path: &Path, discard: bool) -> Result<JournalRead, StateError> {
+    check_from(path, 0, discard)
+}
+
+/// [`check`] from byte `from` on (where an in-run compaction's base ends
+/// for this journal). A file shorter than that lost bytes its base no
+/// longer holds: damage, unless `discard`.
+pub(crate) fn check_from(path: &Path, from: u64, discard: bool) -> Result<JournalRead, StateError> {
     let mut reader = Reader::checking(path)?;
+    if reader.size < from && !discard {
+        return Err(Damaged {
+            path: path.to_path_buf(),
+            place: "a journal's end".to_string(),
+            byte: reader.size,
+            what: format!("the file ends before byte {from}, which a compaction covered"),
+        }
+        .into());
+    }
+    reader.at = from;
     while reader.next_chunk()?.is_some() {}
     damage(path, reader.read(), discard)
 }

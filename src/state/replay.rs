@@ -178,7 +178,7 @@ impl Shared {
         let mut pending: Vec<Vec<Job>> = vec![Vec::new(); shards];
         'files: for file in journals {
             let (path, accepted) = (&file.path, file.accepted());
-            let mut reader = match journal::Reader::open(path) {
+            let mut reader = match journal::Reader::open_from(path, file.from) {
                 Ok(reader) => reader,
                 Err(e) => {
                     self.fail(e.to_string());

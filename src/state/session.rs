@@ -47,12 +47,15 @@ use crate::sync::WriteBack;
 use ringcrawl_warc::timestamp::rfc3339_millis;
 
 use super::checks::Checks;
+use super::compact::in_run::{self, InRun, JournalLengths};
 use super::compact::{self, Compaction};
 use super::done::{self, Done};
 use super::journal::ToReplay;
 use super::manifest::{OutputPaths, ScopeSettings, Spent, WarcOutput};
 use super::repair::{repair_warc_in_place, warc_files};
 use super::{io_err, journal, reindex, Checkpoint, Manifest, Refused, StateDir, StateError};
+
+mod compacting;
 
 /// The prefix of the spill directories (seen runs, spilled queues) a run
 /// makes in the state directory; a killed run's is removed by the next.
@@ -90,6 +93,10 @@ pub(crate) struct Session {
     /// What this run's WARC writers' syncs said, which a checkpoint's
     /// read of the log must hear ([`done::catch_up`]).
     warc_write_back: Arc<WriteBack>,
+    /// Each shard's journal of this run, synced so far.
+    journal_lengths: Arc<JournalLengths>,
+    /// The compactions within this run ([`compact::in_run`]).
+    in_run: InRun,
 }
 
 impl Session {
@@ -164,6 +171,11 @@ impl Session {
             compaction: None,
             catch_up_failed: false,
             warc_write_back: Arc::default(),
+            journal_lengths: Arc::new(JournalLengths::new(config.cores)),
+            in_run: in_run::limited(
+                InRun::new(0, config.cores, false),
+                compacting::limits(config),
+            ),
         })
     }
 
@@ -214,14 +226,16 @@ impl Session {
         // A compaction whose marker is written is done: the files it
         // covers go (a kill may have left them); one that did not end
         // leaves bases nothing reads.
-        let compacted = compact::marker(dir.path())?;
-        match compacted {
-            Some(run) => {
-                let removed = compact::remove_covered(&shard_dirs, run)?;
+        let marked = compact::marked(dir.path())?;
+        let compacted = marked.as_ref().map(|m| m.run);
+        match &marked {
+            Some(m) => {
+                let removed = compact::remove_covered(&shard_dirs, m.run, m.seq)?;
                 if !removed.is_empty() {
                     notes.push(format!(
-                        "removed {} files the compaction of run {run} covers",
-                        removed.len()
+                        "removed {} files the compaction of run {} covers",
+                        removed.len(),
+                        m.run
                     ));
                 }
             }
@@ -232,10 +246,18 @@ impl Session {
         let mut checks = Checks::load(dir.path());
         let mut checked = Checked::default();
         let mut earlier = Vec::new();
-        for shard_dir in &shard_dirs {
+        for (shard, shard_dir) in shard_dirs.iter().enumerate() {
             let runs = journal::runs(shard_dir)?;
-            let bases = compacted.map(|run| compact::base_path(shard_dir, run));
-            let journals = runs.into_iter().map(|run| journal::path(shard_dir, run));
+            let bases = marked.as_ref().map(|m| m.base(shard_dir));
+            // The marker's run's journal is read past what its bases hold
+            // (an in-run compaction's), the others whole.
+            let from = |run: u32| match &marked {
+                Some(m) if m.run == run => m.from(shard),
+                _ => 0,
+            };
+            let journals = runs
+                .into_iter()
+                .map(|run| (journal::path(shard_dir, run), false, from(run)));
             // Damage stops the resume before anything is changed or
             // fetched (the shards replay the files once the crawl runs).
             // Every shard wrote its base, if only an empty one, before the
@@ -243,14 +265,17 @@ impl Session {
             if let Some(base) = bases.as_ref().filter(|b| !b.exists()) {
                 return Err(StateError::BaseMissing { path: base.clone() });
             }
-            let bases = bases.into_iter().map(|path| (path, true));
-            for (path, whole) in bases.chain(journals.map(|path| (path, false))) {
+            let bases = bases.into_iter().map(|path| (path, true, 0));
+            for (path, whole, from) in bases.chain(journals) {
                 // A journal an earlier resume checked is the same file
                 // (written by one run): not read again. A base is always
                 // checked (it is what is queued, and a short or bad tail
                 // is damage there, which the replay would take for a
                 // kill's tear).
-                let cached = (!whole).then(|| checks.get(dir.path(), &path)).flatten();
+                // A journal read from past its start is checked from
+                // there, every time (a cached check is of the whole file).
+                let cacheable = !whole && from == 0;
+                let cached = cacheable.then(|| checks.get(dir.path(), &path)).flatten();
                 let read = match cached {
                     Some(read) => {
                         checked.add(&path, true);
@@ -259,9 +284,9 @@ impl Session {
                     None => {
                         let read = match whole {
                             true => journal::check_whole(&path, discard)?,
-                            false => journal::check(&path, discard)?,
+                            false => journal::check_from(&path, from, discard)?,
                         };
-                        if !whole {
+                        if cacheable {
                             checks.insert(dir.path(), &path, read)?;
                         }
                         checked.add(&path, false);
@@ -285,6 +310,7 @@ impl Session {
                 }
                 earlier.push(ToReplay {
                     path,
+                    from,
                     checked: read,
                     discard,
                 });
@@ -395,6 +421,7 @@ impl Session {
         let run = last_run
             .max(last_warc_run)
             .map_or(1, |r| r.saturating_add(1));
+        let shards = manifest.shards;
         Ok(Session {
             dir,
             manifest,
@@ -407,6 +434,10 @@ impl Session {
             compaction: Some(Arc::new(Compaction::new(run, &shard_dirs))),
             catch_up_failed: false,
             warc_write_back: Arc::default(),
+            journal_lengths: Arc::new(JournalLengths::new(shards)),
+            // After the replay's compaction, whose bases the first
+            // in-run compaction reads.
+            in_run: in_run::limited(InRun::new(run, shards, true), compacting::limits(config)),
         })
     }
 
@@ -650,6 +681,11 @@ fn remove_stale_spills(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compactions_scratch_folder_is_a_spill_folder_a_kill_leaves_for_the_next_run() {
+        assert!(in_run::SCRATCH.starts_with(SPILL_PREFIX));
+    }
 
     #[test]
     fn a_warc_files_run_is_read_from_its_name_and_other_crawls_files_are_not_counted() {

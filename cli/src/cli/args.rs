@@ -578,6 +578,10 @@ pub struct Args {
     )]
     pub checkpoint_interval: Duration,
 
+    /// With --state: compact the journals within a run once this many bytes of them are not covered by a base (and more than twice the last bases); for tests, which make small crawls compact [default: 64 MiB]
+    #[arg(long = "compact-in-run-after", value_name = "BYTES", hide = true, help_heading = STATE)]
+    pub compact_in_run_after: Option<u64>,
+
     // Cluster
     /// Crawl as one node of a crawl on many machines sharing this Redis server (redis://HOST:PORT/); with --crawl
     #[arg(long, value_name = "URL", requires = "crawl", help_heading = CLUSTER)]

@@ -100,6 +100,9 @@ impl Args {
             (None, None) => {}
         }
         b = b.checkpoint_interval(self.checkpoint_interval);
+        if let Some(bytes) = self.compact_in_run_after {
+            b = b.compact_in_run(bytes);
+        }
         b = b.resume_discard_damaged(self.resume_discard_damaged);
         if let (Some(url), Some(crawl)) = (&self.cluster, &self.crawl) {
             let url = cluster_url(url, self.cluster_password_file.as_deref())?;

@@ -34,6 +34,7 @@ mod cluster_fencing;
 mod cluster_security;
 mod cluster_status;
 mod compaction;
+mod compaction_in_run;
 mod compression;
 mod cookies;
 mod crawl_scenarios;

@@ -68,6 +68,8 @@ pub struct CrawlerBuilder {
     checkpoint_interval: Duration,
     /// A resume drops damaged data instead of stopping.
     discard_damaged: bool,
+    /// Limits of in-run compactions (tests).
+    compact_in_run: Option<(u64, usize)>,
     state_args: Vec<String>,
     /// With [`CrawlerBuilder::cluster`]: the node's settings, checked at
     /// build.
@@ -93,6 +95,7 @@ impl CrawlerBuilder {
             state: None,
             checkpoint_interval: defaults::CHECKPOINT_INTERVAL,
             discard_damaged: false,
+            compact_in_run: None,
             state_args: Vec::new(),
             cluster: None,
             refused: None,
@@ -122,6 +125,7 @@ impl CrawlerBuilder {
             state,
             checkpoint_interval,
             discard_damaged,
+            compact_in_run,
             state_args,
             cluster,
             refused,
@@ -183,6 +187,7 @@ impl CrawlerBuilder {
             checks::state(&mut config, dir, resume, checkpoint_interval, state_args)?;
             if let Some(state) = config.state.as_mut() {
                 state.discard_damaged = discard_damaged;
+                state.compact_in_run = compact_in_run;
             }
         }
         config.roots = roots

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::CrawlerBuilder;
+use crate::state::compact::in_run;
 
 impl CrawlerBuilder {
     /// Keep the crawl's state in `dir` (made if missing; it must not hold
@@ -43,6 +44,30 @@ impl CrawlerBuilder {
     /// once more when it stops).
     pub fn checkpoint_interval(mut self, every: Duration) -> Self {
         self.checkpoint_interval = every;
+        self
+    }
+
+    /// Compact the journals within a run once `min_bytes` of them are not
+    /// covered by a base (and more than twice the last bases): for tests,
+    /// which make small crawls compact (the default is 64 MiB).
+    #[doc(hidden)]
+    pub fn compact_in_run(mut self, min_bytes: u64) -> Self {
+        let sort_chunk = self
+            .compact_in_run
+            .map_or(in_run::CHUNK, |(_, pairs)| pairs);
+        self.compact_in_run = Some((min_bytes, sort_chunk));
+        self
+    }
+
+    /// With [`CrawlerBuilder::compact_in_run`]: sort `pairs` pairs in RAM
+    /// at a time (default 1M), so that a test's small crawl sorts in many
+    /// runs.
+    #[cfg(test)]
+    pub(crate) fn compact_sort_chunk(mut self, pairs: usize) -> Self {
+        let min_bytes = self
+            .compact_in_run
+            .map_or(in_run::MIN_UNCOVERED, |(bytes, _)| bytes);
+        self.compact_in_run = Some((min_bytes, pairs));
         self
     }
 

@@ -109,6 +109,7 @@ impl Begun {
                 compaction: session.compaction(),
                 done: std::sync::Mutex::new(done),
                 resuming,
+                journal_lengths: session.journal_lengths(),
             }),
             pages,
             bytes,

@@ -37,6 +37,7 @@ use crate::crawl::seen;
 use crate::job::{chunk, Job};
 use crate::output::io_error::plain;
 use crate::output::record::Record;
+use crate::state::compact::in_run::JournalLengths;
 use crate::state::compact::Compaction;
 use crate::state::replay::Replay;
 use crate::sync::notify::Notify;
@@ -64,6 +65,9 @@ pub(crate) struct Durability {
     /// This run resumes a crawl (the count of outstanding URLs holds one
     /// per shard until it has replayed the journals).
     pub resuming: bool,
+    /// Each shard's journal, synced so far: what an in-run compaction
+    /// may cover.
+    pub journal_lengths: Arc<JournalLengths>,
 }
 
 /// One shard's journal: URLs routed since the last write, and records
@@ -294,6 +298,9 @@ impl Shard {
                         ),
                     );
                     break;
+                }
+                if let Some(durability) = &self.durability {
+                    durability.journal_lengths.synced(self.id, at);
                 }
             }
             journal.durable.set(upto);

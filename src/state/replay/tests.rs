@@ -35,6 +35,7 @@ fn clean(paths: Vec<PathBuf>) -> Vec<ToReplay> {
     paths
         .into_iter()
         .map(|path| ToReplay {
+            from: 0,
             checked: journal::check(&path, false).unwrap(),
             path,
             discard: false,
@@ -171,6 +172,7 @@ fn damage_a_check_did_not_accept_stops_the_replay_naming_the_file_and_accepted_d
     // Accepted by a check after it (with the flag), it is not refused
     // again.
     let accepted = vec![ToReplay {
+        from: 0,
         path: path.clone(),
         checked: journal::check(&path, true).unwrap(),
         discard: false,
