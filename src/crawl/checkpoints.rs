@@ -10,6 +10,7 @@
 //! (`crate::state`), and no shard state: a resume rebuilds that from the
 //! journals and the log.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,8 @@ use crate::state::StateError;
 pub(crate) struct Checkpoints {
     thread: std::thread::JoinHandle<Session>,
     stop: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+    /// Set at `finish`: an in-run compaction running gives up.
+    compaction_stop: Arc<AtomicBool>,
     budget: Arc<Budget>,
     progress: Arc<Progress>,
     started: Instant,
@@ -38,33 +41,41 @@ impl Checkpoints {
         started: Instant,
     ) -> Checkpoints {
         let stop = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let compaction_stop = session.compaction_stop();
         let thread = std::thread::spawn({
             let (stop, budget, progress) = (stop.clone(), budget.clone(), progress.clone());
             move || {
                 let (lock, wake) = &*stop;
                 let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
                 loop {
-                    let (guard, _) = wake
-                        .wait_timeout(stopped, every)
-                        .unwrap_or_else(|p| p.into_inner());
-                    stopped = guard;
                     if *stopped {
                         return session;
                     }
+                    let (guard, _) = wake
+                        .wait_timeout(stopped, every)
+                        .unwrap_or_else(|p| p.into_inner());
+                    if *guard {
+                        return session;
+                    }
+                    // Not held while working: `finish` must not wait.
+                    drop(guard);
                     if let Err(e) = checkpoint(&mut session, &budget, &progress, started) {
                         log::warn!("checkpoint: {e}");
                     }
                     // On this thread, off the executors: the journals and
                     // the done fingerprints are read from disk, the shards
                     // go on. Not at the last checkpoint (the next resume
-                    // compacts anyway; the crawl's end does not wait).
+                    // compacts anyway), and given up when the crawl stops
+                    // (`compaction_stop`), so its end does not wait.
                     session.compact_in_run();
+                    stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
                 }
             }
         });
         Checkpoints {
             thread,
             stop,
+            compaction_stop,
             budget,
             progress,
             started,
@@ -73,6 +84,7 @@ impl Checkpoints {
 
     /// Stop the thread and write the last checkpoint.
     pub(crate) fn finish(self) -> Result<(), StateError> {
+        self.compaction_stop.store(true, Ordering::Relaxed);
         let (lock, wake) = &*self.stop;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
         wake.notify_all();

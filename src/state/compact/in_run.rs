@@ -38,7 +38,8 @@
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use ringcrawl_links::urls;
 
@@ -108,6 +109,9 @@ pub(crate) struct InRun {
     base_bytes: Option<u64>,
     min_uncovered: u64,
     chunk: usize,
+    /// Set when the crawl stops: a compaction running gives up (its
+    /// files go; the marker was not written, so nothing changed).
+    pub(crate) stop: Arc<AtomicBool>,
     /// A compaction failed: none again this run.
     pub failed: bool,
 }
@@ -140,6 +144,7 @@ impl InRun {
             min_uncovered: MIN_UNCOVERED,
             chunk: CHUNK,
             failed: false,
+            stop: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -214,6 +219,7 @@ impl InRun {
             key,
             chunk: self.chunk,
             scratch: dir.join(SCRATCH),
+            stop: self.stop.clone(),
         }
     }
 
@@ -227,6 +233,8 @@ impl InRun {
                 self.from = plan.to.clone();
                 self.base_bytes = Some(done.bytes);
             }
+            // Stopped with the crawl: nothing failed.
+            Err(_) if self.stop.load(Ordering::Relaxed) => {}
             Err(_) => self.failed = true,
         }
         result
@@ -260,16 +268,34 @@ pub(crate) struct Plan {
     key: [u64; 2],
     chunk: usize,
     scratch: PathBuf,
+    /// The crawl stops: give up.
+    stop: Arc<AtomicBool>,
 }
 
 impl Plan {
-    /// Every step: the survivors, the bases, the marker, the removal.
+    /// Every step: the survivors, the bases, the marker, the removal. On
+    /// any failure before the marker (or a stop), the sort's scratch
+    /// files and the new bases go: they would hold disk for the rest of
+    /// the run, which makes no more compactions.
     pub(crate) fn run(&self) -> Result<Compacted, StateError> {
-        let (mut survivors, read, most_held) = self.survivors()?;
-        let (kept, bytes) = self.write_bases(&mut survivors)?;
-        drop(survivors);
+        let written = self
+            .survivors()
+            .and_then(|(mut survivors, read, most_held)| {
+                let (kept, bytes) = self.write_bases(&mut survivors)?;
+                Ok((read, most_held, kept, bytes))
+            });
         self.remove_scratch();
-        self.mark()?;
+        let (read, most_held, kept, bytes) = match written {
+            Ok(written) => written,
+            Err(e) => {
+                self.remove_new_bases();
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.mark() {
+            self.remove_new_bases();
+            return Err(e);
+        }
         self.remove_covered()?;
         Ok(Compacted {
             seq: self.seq,
@@ -278,6 +304,32 @@ impl Plan {
             bytes,
             most_held,
         })
+    }
+
+    /// The new bases, which no marker names (a failed or stopped
+    /// compaction's).
+    fn remove_new_bases(&self) {
+        for dir in &self.shard_dirs {
+            let path = base_path_seq(dir, self.run, self.seq);
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    log::warn!("removing {}: {e}", path.display());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// An error if the crawl stops (checked as the inputs are read).
+    fn go_on(&self) -> Result<(), StateError> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(StateError::Io {
+                what: "compacting",
+                path: self.dir.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::Interrupted, "the crawl stops"),
+            });
+        }
+        Ok(())
     }
 
     /// The scratch folder of the sort, emptied.
@@ -303,7 +355,16 @@ impl Plan {
         &self,
         mut each: impl FnMut(&Job) -> Result<(), StateError>,
     ) -> Result<(), StateError> {
+        let mut n = 0u32;
+        let mut each = |job: &Job| {
+            n = n.wrapping_add(1);
+            if n.is_multiple_of(4096) {
+                self.go_on()?;
+            }
+            each(job)
+        };
         for base in &self.bases {
+            self.go_on()?;
             let reader = Reader::open(base)?;
             drain(reader, base, &mut each)?;
         }
@@ -311,6 +372,7 @@ impl Plan {
             if to <= from {
                 continue;
             }
+            self.go_on()?;
             let path = journal::path(shard_dir, self.run);
             let len = fs::metadata(&path).map_err(io_err("reading", &path))?.len();
             if len < *to {
@@ -352,7 +414,12 @@ impl Plan {
         let mut sorted = pairs.finish()?;
         let mut kept = Sorter::new(&self.scratch, "kept", self.chunk);
         let mut last = None;
+        let mut seen = 0u32;
         while let Some((fingerprint, number)) = sorted.next()? {
+            seen = seen.wrapping_add(1);
+            if seen.is_multiple_of(4096) {
+                self.go_on()?;
+            }
             // The least of a fingerprint's comes first: 0 if done, else
             // its first occurrence.
             if last == Some(fingerprint) {
@@ -391,6 +458,17 @@ impl Plan {
             next = survivors.next()?.map(|(number, _)| number);
             Ok(())
         })?;
+        if next.is_some() {
+            // The second reading numbered fewer URLs than the first.
+            return Err(StateError::Io {
+                what: "compacting",
+                path: self.dir.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the journals read differently the second time",
+                ),
+            });
+        }
         let mut bytes = 0;
         for base in bases {
             bytes += base.finish()?;

@@ -6,6 +6,7 @@
 //! Not the compaction itself (`compact/in_run.rs`), nor when the
 //! checkpoints run (`crate::crawl::checkpoints`).
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -20,6 +21,12 @@ impl Session {
     /// it, an in-run compaction reads it.
     pub(crate) fn journal_lengths(&self) -> Arc<JournalLengths> {
         self.journal_lengths.clone()
+    }
+
+    /// Set when the crawl stops: an in-run compaction running gives up
+    /// (the checkpoints' thread is joined then, and must not wait for it).
+    pub(crate) fn compaction_stop(&self) -> Arc<AtomicBool> {
+        self.in_run.stop.clone()
     }
 
     /// An in-run compaction, if one is due ([`in_run`]): for the

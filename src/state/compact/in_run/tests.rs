@@ -324,6 +324,40 @@ fn a_damaged_journal_prefix_means_no_compaction_and_nothing_changed() {
     assert!(in_run.failed);
     assert_eq!(marked(&dir).unwrap(), None);
     assert_eq!(resumable(&dir, &shards), expected);
+    assert_no_leftovers(&dir, &shards);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Neither the sort's scratch folder nor a base no marker names is
+/// left: a failed or stopped compaction holds no disk for the rest of
+/// the run.
+fn assert_no_leftovers(dir: &Path, shards: &[PathBuf]) {
+    assert!(
+        !dir.join(SCRATCH).exists(),
+        "the sort's scratch folder is gone"
+    );
+    for shard in shards {
+        assert!(!base_path_seq(shard, 0, 1).exists(), "no unnamed base");
+    }
+}
+
+#[test]
+fn a_compaction_the_crawls_end_stops_gives_up_and_leaves_nothing() {
+    let (dir, shards) = scratch("stopped");
+    let synced = crawl_so_far(&shards);
+    let expected = resumable(&dir, &shards);
+    let mut in_run = InRun::new(0, 2, false).with_limits(0, 4);
+    let plan = in_run.plan(&dir, &shards, KEY, synced, done_lengths(&shards));
+    in_run.stop.store(true, Ordering::Relaxed);
+    let stopped = in_run.compact(plan);
+    assert!(
+        matches!(&stopped, Err(StateError::Io { source, .. }) if source.kind() == std::io::ErrorKind::Interrupted),
+        "{stopped:?}"
+    );
+    assert!(!in_run.failed, "a stop is no failure");
+    assert_eq!(marked(&dir).unwrap(), None);
+    assert_eq!(resumable(&dir, &shards), expected);
+    assert_no_leftovers(&dir, &shards);
     fs::remove_dir_all(&dir).unwrap();
 }
 
