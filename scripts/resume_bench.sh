@@ -21,6 +21,9 @@
 # logged (the log's records and the index lines a resume has checked are
 # not read again; src/state/done/covered.rs), and is reported apart.
 #
+# CRAWL_FLAGS: more flags for the first crawl (its log is crawl.log), e.g.
+# "--checkpoint-interval 10s -v" to compact within a run of a few minutes.
+#
 # Environment (defaults): HOSTS (4096), CORES (every CPU), MAX_TASKS (100),
 # ROUNDS (3), RESUME_PAGES (100), AGAIN (off), SITE_BIN (target/release/ringcrawl-site),
 # WORK (a new directory under $TMPDIR; KEEP=1 keeps it). Traffic stays on
@@ -79,10 +82,12 @@ else
     TMPDIR="$WORK/tmp" /usr/bin/time -f '%M %e' -o "$WORK/crawl-time" \
         "${BINS[0]}" --max-pages "$N" --ignore-robots --no-sitemaps -q --state "$WORK/state" \
         --max-tasks "$MAX_TASKS" "${CORES_ARG[@]}" --report-json "$WORK/crawl.json" \
-        "${resolve[@]}" "${roots[@]}"
+        ${CRAWL_FLAGS:-} "${resolve[@]}" "${roots[@]}" 2>"$WORK/crawl.log"
     read -r kib wall <"$WORK/crawl-time"
     echo "crawl: ${wall}s, peak RSS $((kib / 1024)) MiB; state directory $(du -sm "$WORK/state" | cut -f1) MiB" \
-        "($(find "$WORK/state" -name 'journal-*.bin' -printf '%s\n' | awk '{s+=$1} END {print int(s/1048576)}') MiB of journals)"
+        "($(find "$WORK/state" -name 'journal-*.bin' -printf '%s\n' | awk '{s+=$1} END {print int(s/1048576)}') MiB of journals," \
+        "$(find "$WORK/state" -name 'base-*.bin' -printf '%s\n' | awk '{s+=$1} END {print int(s/1048576)}') MiB of bases)"
+    grep -h "compacted in run" "$WORK/crawl.log" || true
 fi
 
 # stamp: the resume's log lines about its steps, each after the seconds
