@@ -41,7 +41,9 @@ fn names(files: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<String> {
         .collect()
 }
 
-fn marker(state: &Path) -> Option<serde_json::Value> {
+/// `compacted.json` of `state`, if there is one (written atomically, so
+/// whole when there).
+pub(crate) fn marker(state: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(state.join("compacted.json")).ok()?;
     Some(serde_json::from_str(&text).unwrap())
 }

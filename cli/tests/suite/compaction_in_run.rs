@@ -5,19 +5,13 @@
 //! journal past what they cover, and every page ends with one record.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::common::synth::Site;
+use crate::compaction::marker;
 use crate::resume::{
-    assert_one_record_each, cli_crawl, hit_key, logged, ringcrawl, scratch, wait, LIMIT,
+    assert_fetched_once, assert_one_record_each, cli_crawl, logged, ringcrawl, scratch, wait, LIMIT,
 };
-
-/// `compacted.json` of `state`, if there is one that parses.
-fn marker(state: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(state.join("compacted.json")).ok()?;
-    serde_json::from_str(&text).ok()
-}
 
 #[test]
 fn a_crawl_killed_after_an_in_run_compaction_resumes_from_its_bases_with_every_page_once() {
@@ -96,15 +90,8 @@ fn a_crawl_killed_after_an_in_run_compaction_resumes_from_its_bases_with_every_p
     ]));
     assert_eq!(code, Some(0), "{stderr}");
     assert_one_record_each(&log, &expected);
-    let hits = site.page_hits();
-    for url in &before {
-        assert_eq!(
-            hits.get(&hit_key(url)),
-            Some(&1),
-            "{url} fetched again after its record"
-        );
-    }
+    assert_fetched_once(&site, &before);
     // Run 1's own compaction replaced run 0's files.
-    assert_eq!(crate::compaction_in_run::marker(&state).unwrap()["run"], 1);
+    assert_eq!(crate::compaction::marker(&state).unwrap()["run"], 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }

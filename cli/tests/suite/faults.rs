@@ -25,8 +25,8 @@ use crate::common;
 use crate::common::scratch::Scratch;
 use crate::common::synth::Site;
 use crate::resume::{
-    assert_one_record_each, cli_crawl, hit_key, lines, logged, ringcrawl, running_until_logged,
-    scratch, wait, warc_responses, LIMIT,
+    assert_fetched_once, assert_one_record_each, cli_crawl, hit_key, lines, logged, ringcrawl,
+    running_until_logged, scratch, wait, warc_responses, LIMIT,
 };
 
 /// Kills of the kill test: `RINGCRAWL_FAULT_KILLS`, or 6.
@@ -603,13 +603,6 @@ fn a_full_disk_under_the_state_directory_stops_the_crawl_cleanly_and_the_resume_
         "stopped part of the way: {} records",
         before.len()
     );
-    let hits = site.page_hits();
-    for url in before.keys() {
-        assert_eq!(
-            hits.get(&hit_key(url)),
-            Some(&1),
-            "{url} fetched again after its record"
-        );
-    }
+    assert_fetched_once(&site, before.keys());
     std::fs::remove_dir_all(&dir).unwrap();
 }

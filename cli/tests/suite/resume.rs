@@ -61,6 +61,19 @@ pub(crate) fn assert_one_record_each(log: &Path, expected: &BTreeSet<String>) {
     );
 }
 
+/// Each of `urls` (logged before a stop) was fetched once by `site`: the
+/// runs after the stop fetched none of them again.
+pub(crate) fn assert_fetched_once<'a>(site: &Site, urls: impl IntoIterator<Item = &'a String>) {
+    let hits = site.page_hits();
+    for url in urls {
+        assert_eq!(
+            hits.get(&hit_key(url)),
+            Some(&1),
+            "{url} fetched again after its record"
+        );
+    }
+}
+
 /// The site's key of a URL's requests: `"host path"`.
 pub(crate) fn hit_key(url: &str) -> String {
     let url = ringcrawl::Url::parse(url).unwrap();
@@ -467,14 +480,7 @@ fn a_seed_list_crawl_killed_halfway_resumes_with_every_seed_once() {
     ]));
     assert_eq!(code, Some(0), "{stderr}");
     assert_one_record_each(&log, &expected);
-    let hits = site.page_hits();
-    for url in &before {
-        assert_eq!(
-            hits.get(&hit_key(url)),
-            Some(&1),
-            "{url} fetched again after its record"
-        );
-    }
+    assert_fetched_once(&site, &before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
