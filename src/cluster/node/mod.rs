@@ -493,7 +493,10 @@ impl Node {
     /// now if [`FLUSH_AT`] links and answers wait. None if nothing waits.
     fn flush_at(&self) -> Option<Instant> {
         let since = self.waiting_since?;
-        let links: usize = self.adds.values().map(Vec::len).sum();
+        // An add whose answer was lost counts with the links gathered
+        // since: it goes first at the next flush.
+        let links: usize = self.adds.values().map(Vec::len).sum::<usize>()
+            + self.unsent.as_ref().map_or(0, |add| add.urls);
         if self.answered.len() + links >= FLUSH_AT {
             return Some(since);
         }
