@@ -137,6 +137,31 @@ fn a_crawl_compacted_in_its_run_then_stopped_resumes_from_the_bases_and_logs_eac
     );
     drop(session);
 
+    // A base or a journal the marker names gone: the resume is refused,
+    // naming the file, before anything is fetched; put back, it goes on.
+    let read_past = marker.from.iter().position(|from| *from > 0).unwrap();
+    let shard = state.join(format!("shard-{read_past}"));
+    for (gone, says) in [
+        (journal::path(&shard, 0), "are in it"),
+        (marker.base(&shard), "holds a shard's queued URLs"),
+    ] {
+        let aside = gone.with_extension("aside");
+        std::fs::rename(&gone, &aside).unwrap();
+        let mut config = with_site(settings(&roots).resume(&state))
+            .build()
+            .unwrap()
+            .config;
+        let refused = Session::begin(&mut config)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains(&gone.display().to_string()) && refused.contains(says),
+            "{refused}"
+        );
+        std::fs::rename(&aside, &gone).unwrap();
+    }
+
     // The resume crawls the rest: every page of the site logged once.
     let crawler = with_site(settings(&roots).resume(&state)).build().unwrap();
     let interrupt = crawler.interrupt_handle();

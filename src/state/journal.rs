@@ -17,7 +17,9 @@
 //! have a record ([`super::done`]), each read once ([`super::replay`]);
 //! a resume whose replay ends writes what was still queued to bases (in
 //! the same chunks) and removes the journals they cover
-//! ([`super::compact`]). A journal is never rewritten.
+//! ([`super::compact`]). A journal is never rewritten; the prefix an
+//! in-run compaction's bases cover, which nothing reads again, has its
+//! blocks freed ([`free_prefix`]).
 //!
 //! Not the writing (the shard's `journal.rs`, with glommio's file I/O) and
 //! not the decision of what is journaled.
@@ -35,6 +37,32 @@ use super::{io_err, Damaged, StateError};
 /// The journal a shard writes in run `run`, in its folder `shard_dir`.
 pub(crate) fn path(shard_dir: &Path, run: u32) -> PathBuf {
     shard_dir.join(format!("journal-{run:06}.bin"))
+}
+
+/// The file system's block size the freed prefix is rounded down to: no
+/// block the journal's writer may still write is touched.
+const BLOCK: u64 = 4096;
+
+/// Free the blocks of the journal `path` before byte `to` (a hole
+/// punched, the length kept) once a compaction's marker says nothing
+/// reads them: its disk then holds what the bases do not. `Ok(false)`: the
+/// file system cannot punch holes (the bytes stay, as before).
+pub(crate) fn free_prefix(path: &Path, to: u64) -> Result<bool, StateError> {
+    use rustix::fs::{fallocate, FallocateFlags};
+    let len = to - to % BLOCK;
+    if len == 0 {
+        return Ok(true);
+    }
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(io_err("opening", path))?;
+    let mode = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
+    match fallocate(&file, mode, 0, len) {
+        Ok(()) => Ok(true),
+        Err(e) if e == rustix::io::Errno::OPNOTSUPP => Ok(false),
+        Err(e) => Err(io_err("freeing the covered prefix of", path)(e.into())),
+    }
 }
 
 /// The runs whose journals `shard_dir` holds, in order.

@@ -155,6 +155,19 @@ pub(crate) enum StateError {
         /// The base.
         path: PathBuf,
     },
+    /// A journal the compaction marker reads from past its start is gone:
+    /// the URLs found after the marker's bases were written are lost.
+    #[error(
+        "{} is missing: the compaction marker says a shard's URLs found from byte {from} on \
+         are in it (restore it, or start a new crawl)",
+        .path.display()
+    )]
+    JournalMissing {
+        /// The journal.
+        path: PathBuf,
+        /// Where the marker says its replay starts.
+        from: u64,
+    },
     /// Damage before the end of a file a resume reads.
     #[error(transparent)]
     Damaged(#[from] Damaged),

@@ -265,6 +265,17 @@ impl Session {
             if let Some(base) = bases.as_ref().filter(|b| !b.exists()) {
                 return Err(StateError::BaseMissing { path: base.clone() });
             }
+            // The marker's run's journal read from past its start holds
+            // what was found after the bases: gone, it is lost URLs too.
+            if let Some(m) = marked.as_ref().filter(|m| m.from(shard) > 0) {
+                let path = journal::path(shard_dir, m.run);
+                if !path.exists() {
+                    return Err(StateError::JournalMissing {
+                        path,
+                        from: m.from(shard),
+                    });
+                }
+            }
             let bases = bases.into_iter().map(|path| (path, true, 0));
             for (path, whole, from) in bases.chain(journals) {
                 // A journal an earlier resume checked is the same file

@@ -144,3 +144,30 @@ fn process_runs(rest: &str) -> bool {
         None => true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::compact::in_run::SCRATCH;
+
+    #[test]
+    fn another_crawls_cleanup_leaves_a_running_compactions_scratch_folder_in_a_state_directory() {
+        // A state directory given to another crawl as its --spill-dir,
+        // while the crawl that owns it compacts (its sort's scratch folder
+        // has no lock file and no process id in its name).
+        let parent =
+            std::env::temp_dir().join(format!("ringcrawl-spill-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&parent);
+        let scratch = parent.join(SCRATCH);
+        std::fs::create_dir_all(&scratch).unwrap();
+        std::fs::write(scratch.join("run-0"), b"sorted pairs").unwrap();
+        // Beside it, one left by a killed crawl of an older version (no
+        // lock, the id of no process).
+        let gone = parent.join(format!("{SPILL_PREFIX}999999999-1"));
+        std::fs::create_dir_all(&gone).unwrap();
+        remove_stale(&parent);
+        assert!(!gone.exists(), "a dead crawl's spill folder goes");
+        assert!(scratch.join("run-0").exists(), "the compaction's stays");
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
+}

@@ -21,15 +21,17 @@
 //!    host (`shard-N/base-R-k.bin`, journal chunks); the files and their
 //!    folders are synced.
 //! 5. `compacted.json` becomes `{run: R, seq: k, from: [L_s, ...]}`
-//!    (atomically), then the bases it replaces go. A resume reads the
-//!    bases and run R's journals from `L_s` on.
+//!    (atomically), then the bases it replaces go, and the blocks of run
+//!    R's journals before `L_s` are freed (a hole punched; the file is
+//!    still being written past it). A resume reads the bases and run R's
+//!    journals from `L_s` on.
 //!
 //! A kill before step 5's marker leaves bases no marker names (a resume
 //! removes them, and reads what the old marker names); after it, old
 //! bases a resume removes. A URL logged after step 1 stays in the base;
 //! its record makes the replay skip it: a base may be a superset of what
 //! is left, never a subset. The prefix of run R's journal that a base
-//! covers stays on disk (the file is still being written) but is not read.
+//! covers is never read again, so freeing it needs only the marker on disk.
 //!
 //! What it is not: the replay's compaction at a resume ([`super::Compaction`]),
 //! the replay ([`super::super::replay`]), nor when checkpoints run
@@ -297,6 +299,7 @@ impl Plan {
             return Err(e);
         }
         self.remove_covered()?;
+        self.free_covered();
         Ok(Compacted {
             seq: self.seq,
             read,
@@ -497,6 +500,26 @@ impl Plan {
     /// left them).
     pub(crate) fn remove_covered(&self) -> Result<usize, StateError> {
         Ok(remove_covered(&self.shard_dirs, self.run, self.seq)?.len())
+    }
+}
+
+impl Plan {
+    /// And the prefix of this run's journals the new bases cover is
+    /// freed: a long run's disk holds what is queued and what the last
+    /// compaction did not cover, not everything ever found. A failure
+    /// here costs disk, not URLs: it is said, and the crawl goes on.
+    fn free_covered(&self) {
+        for (shard_dir, to) in self.shard_dirs.iter().zip(&self.to) {
+            let path = journal::path(shard_dir, self.run);
+            match journal::free_prefix(&path, *to) {
+                Ok(true) => {}
+                Ok(false) => log::debug!(
+                    "{}: the file system cannot punch holes; the covered prefix stays",
+                    path.display()
+                ),
+                Err(e) => log::warn!("{e} (the bytes stay; the next resume removes the file)"),
+            }
+        }
     }
 }
 

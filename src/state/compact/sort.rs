@@ -55,15 +55,30 @@ impl Sorter {
 
     /// Add a pair.
     pub(super) fn push(&mut self, pair: Pair) -> Result<(), StateError> {
+        // Grown by doubling up to the chunk exactly, never past it, and
+        // kept from run to run: the chunk is what the sort holds.
+        let len = self.pairs.len();
+        if len == self.pairs.capacity() {
+            let want = len.saturating_mul(2).max(1024).min(self.chunk);
+            self.pairs.reserve_exact(want.saturating_sub(len).max(1));
+        }
         self.pairs.push(pair);
         self.most_held = self.most_held.max(self.pairs.len());
         if self.pairs.len() >= self.chunk {
             let mut pairs = std::mem::take(&mut self.pairs);
             pairs.sort_unstable();
-            let run = self.write_run(pairs.into_iter().map(Ok))?;
+            let run = self.write_run(pairs.iter().copied().map(Ok))?;
             self.runs.push(run);
+            pairs.clear();
+            self.pairs = pairs;
         }
         Ok(())
+    }
+
+    /// The pairs' buffer's capacity (what the chunk bounds).
+    #[cfg(test)]
+    fn capacity(&self) -> usize {
+        self.pairs.capacity()
     }
 
     /// Write `pairs` (in order) to a new run file.
@@ -208,6 +223,7 @@ mod tests {
                 sorter.push(*pair).unwrap();
             }
             assert!(sorter.most_held <= chunk, "chunk {chunk}");
+            assert!(sorter.capacity() <= chunk, "chunk {chunk}");
             let mut sorted = sorter.finish().unwrap();
             let mut out = Vec::new();
             while let Some(pair) = sorted.next().unwrap() {

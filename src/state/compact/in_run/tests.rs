@@ -378,3 +378,84 @@ fn an_old_marker_reads_as_the_runs_replay_bases_from_the_start() {
     assert_eq!(json, r#"{"run":3}"#);
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Blocks the file `path` holds on disk, in bytes.
+fn allocated(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).unwrap().blocks() * 512
+}
+
+#[test]
+fn a_compaction_frees_the_journal_prefix_it_covers_and_a_resume_reads_the_same_urls() {
+    let (dir, shards) = scratch("freed");
+    // Some 100 KiB of journal a shard, most of it done.
+    let mut synced = Vec::new();
+    for (s, shard) in shards.iter().enumerate() {
+        let path = journal::path(shard, 0);
+        let mut len = 0;
+        for c in 0..300 {
+            let urls: Vec<String> = (0..10).map(|p| url(p % 4, c * 10 + p + s)).collect();
+            len = append(&path, &urls);
+        }
+        fs::File::open(&path).unwrap().sync_all().unwrap();
+        synced.push(len);
+    }
+    let done: Vec<String> = (0..2900).map(|p| url(p % 4, p)).collect();
+    mark_done(&shards, &done);
+    let before: Vec<u64> = shards
+        .iter()
+        .map(|s| allocated(&journal::path(s, 0)))
+        .collect();
+    let expected = {
+        let (copy, copies) = scratch("freed-before");
+        for (shard, copied) in shards.iter().zip(&copies) {
+            for name in ["journal-000000.bin", "done.fp"] {
+                fs::copy(shard.join(name), copied.join(name)).unwrap();
+            }
+        }
+        let urls = resumable(&copy, &copies);
+        fs::remove_dir_all(&copy).unwrap();
+        urls
+    };
+    assert!(!expected.is_empty());
+
+    let mut in_run = InRun::new(0, 2, false).with_limits(0, 1024);
+    let plan = in_run.plan(&dir, &shards, KEY, synced.clone(), done_lengths(&shards));
+    in_run.compact(plan).unwrap();
+    for (s, shard) in shards.iter().enumerate() {
+        let path = journal::path(shard, 0);
+        // The length stays; the blocks before the marker's `from` are
+        // gone, unless this file system cannot punch holes (then nothing
+        // changed at all).
+        assert_eq!(fs::metadata(&path).unwrap().len(), synced[s]);
+        let bytes = fs::read(&path).unwrap();
+        let freed = (synced[s] - synced[s] % 4096) as usize;
+        if bytes[..freed].iter().all(|b| *b == 0) {
+            assert!(
+                allocated(&path) + freed as u64 <= before[s] + 4096,
+                "shard {s}: {} bytes allocated after, {} before",
+                allocated(&path),
+                before[s]
+            );
+        } else {
+            let mode = rustix::fs::FallocateFlags::PUNCH_HOLE;
+            let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+            let punch =
+                rustix::fs::fallocate(&file, mode | rustix::fs::FallocateFlags::KEEP_SIZE, 0, 4096);
+            assert_eq!(
+                punch,
+                Err(rustix::io::Errno::OPNOTSUPP),
+                "shard {s}: not freed"
+            );
+        }
+    }
+    // A resume reads the bases and the journals past the freed prefix: the
+    // same URLs, and the journals grow on after it.
+    for shard in &shards {
+        append(&journal::path(shard, 0), &[url(7, 1)]);
+    }
+    let mut expected = expected;
+    expected.insert(url(7, 1));
+    assert_eq!(resumable(&dir, &shards), expected);
+    fs::remove_dir_all(&dir).unwrap();
+}
