@@ -18,14 +18,18 @@
 //! might read another way, and the links of pages in a legacy encoding,
 //! whose queries depend on it) are resolved as always.
 //!
-//! The table is fixed in size (direct-mapped: a key overwrites the one in
-//! its slot), so it holds the links met most often and costs the same
-//! memory at a thousand pages and at a billion. A key is 128 bits of two
-//! foldhash values with their own seeds (as a crawl's seen-sets are): two
-//! link texts taken for one are about as likely as n² / 2¹²⁹ among n keys,
-//! and would make the caller count a link it never followed. Not a
-//! defence against pages that aim at a collision: foldhash is not keyed
-//! against an attacker, and a collision only hides one link.
+//! The table is fixed in size (two-way set-associative: a bucket of two
+//! slots, 32 bytes, one cache line's half; a key learned takes the first
+//! slot and moves the one there to the second, whose key goes), so it
+//! holds the links met most recently and costs the same memory at a
+//! thousand pages and at a billion. A key is 128 bits of two foldhash
+//! values with their own seeds (as a crawl's seen-sets are): its low bits
+//! pick the bucket, its high 64 are kept in the slot to check. A lookup
+//! takes another link for this one only if both agree, at most 2 / 2⁶⁴
+//! per lookup (a crawl of 10¹² links: one chance in 10⁷ of ever), and
+//! would make the caller count a link it never followed. Not a defence
+//! against pages that aim at a collision: foldhash is not keyed against
+//! an attacker, and a collision only hides one link.
 //!
 //! Not here: what a caller counts as known (in ringcrawl, a link it
 //! routed: every later routing of the same URL would find it seen).
@@ -45,7 +49,7 @@ pub struct LinkKey(u128);
 /// URL each resolved to. Fixed in size; see the module's documentation.
 #[derive(Debug)]
 pub struct KnownLinks {
-    slots: Vec<Slot>,
+    buckets: Vec<Bucket>,
     /// Seeds of the key's two halves.
     high: RandomState,
     low: RandomState,
@@ -56,10 +60,16 @@ pub struct KnownLinks {
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
-    /// 0 for an empty slot (a key of 0 is never kept).
-    key: u128,
+    /// The key's high half; 0 for an empty slot (never a key's).
+    check: u64,
     url: u64,
 }
+
+/// Two slots, the one learned last first; aligned so that a bucket is
+/// never split between cache lines.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Bucket([Slot; 2]);
 
 /// What part of the base a link's resolution depends on.
 #[derive(Clone, Copy, Hash)]
@@ -84,16 +94,16 @@ fn is_path_relative(value: &str) -> bool {
     starts_as_segment && !head.contains(':')
 }
 
-/// The most slots a table has (4 Mi: 128 MiB).
+/// The most slots a table has (4 Mi: 64 MiB).
 const MAX_SLOTS: usize = 1 << 22;
 
 impl KnownLinks {
-    /// A table of `slots` slots (rounded up to a power of two, at least 1,
-    /// at most 4 Mi), 32 bytes each.
+    /// A table of `slots` slots (rounded up to a power of two, at least 2,
+    /// at most 4 Mi), 16 bytes each.
     pub fn with_slots(slots: usize) -> KnownLinks {
-        let slots = slots.clamp(1, MAX_SLOTS).next_power_of_two();
+        let slots = slots.clamp(2, MAX_SLOTS).next_power_of_two();
         KnownLinks {
-            slots: vec![Slot::default(); slots],
+            buckets: vec![Bucket::default(); slots / 2],
             high: RandomState::default(),
             low: RandomState::default(),
             urls: RandomState::default(),
@@ -102,7 +112,9 @@ impl KnownLinks {
 
     /// The bytes the table takes.
     pub fn memory(&self) -> usize {
-        self.slots.len().saturating_mul(std::mem::size_of::<Slot>())
+        self.buckets
+            .len()
+            .saturating_mul(std::mem::size_of::<Bucket>())
     }
 
     /// The key of link `value` (trimmed, as the page has it) on a page whose
@@ -127,6 +139,15 @@ impl KnownLinks {
         } else {
             return None;
         };
+        // The fragment is dropped from every URL, and nothing before a
+        // link's first `#` depends on what follows it: `/a#x` and `/a`
+        // are one link.
+        let (class, origin, directory, value) = key;
+        let value = value
+            .find('#')
+            .and_then(|end| value.get(..end))
+            .unwrap_or(value);
+        let key = (class, origin, directory, value);
         let key = (u128::from(self.high.hash_one(key)) << 64) | u128::from(self.low.hash_one(key));
         Some(LinkKey(key.max(1)))
     }
@@ -138,25 +159,35 @@ impl KnownLinks {
 
     /// The hash of the URL the link `key` resolved to, if the table holds it.
     pub(crate) fn recall(&self, key: LinkKey) -> Option<u64> {
-        let slot = self.slots.get(self.index(key))?;
-        (slot.key == key.0).then_some(slot.url)
+        let Bucket(slots) = self.buckets.get(self.index(key))?;
+        let check = check_of(key);
+        slots.iter().find(|s| s.check == check).map(|s| s.url)
     }
 
-    /// Remember that the link `key` resolved to `url` (in the slot of an
-    /// older key, if another is there).
+    /// Remember that the link `key` resolved to `url`: first in its
+    /// bucket, the key there before it second, the second's gone.
     pub fn learn(&mut self, key: LinkKey, url: &Url) {
         let url = self.url_hash(url.as_str());
+        let check = check_of(key);
         let index = self.index(key);
-        if let Some(slot) = self.slots.get_mut(index) {
-            *slot = Slot { key: key.0, url };
+        if let Some(Bucket([first, second])) = self.buckets.get_mut(index) {
+            if first.check != check {
+                *second = *first;
+            }
+            *first = Slot { check, url };
         }
     }
 
     fn index(&self, key: LinkKey) -> usize {
-        // The key's low bits (its `low` half), as many as the slots need.
-        let mask = self.slots.len().saturating_sub(1);
+        // The key's low bits (its `low` half), as many as the buckets need.
+        let mask = self.buckets.len().saturating_sub(1);
         usize::try_from(key.0 & mask as u128).unwrap_or(0)
     }
+}
+
+/// What a slot keeps of `key`: its high half, never 0 (an empty slot's).
+fn check_of(key: LinkKey) -> u64 {
+    u64::try_from(key.0 >> 64).unwrap_or(u64::MAX).max(1)
 }
 
 #[cfg(test)]
@@ -225,27 +256,50 @@ mod tests {
     }
 
     #[test]
-    fn a_learned_link_is_recalled_until_another_takes_its_slot() {
-        let mut known = KnownLinks::with_slots(1);
+    fn a_learned_link_is_recalled_until_two_others_are_learned_after_it_in_its_bucket() {
+        // One bucket: every key lands in it.
+        let mut known = KnownLinks::with_slots(2);
         let base = url("https://example.com/");
-        let first = known.key(&base, "/first").unwrap();
-        let second = known.key(&base, "/second").unwrap();
+        let key = |known: &KnownLinks, path: &str| known.key(&base, path).unwrap();
+        let [first, second, third] = ["/first", "/second", "/third"].map(|p| key(&known, p));
+        let hash = |known: &KnownLinks, path: &str| {
+            Some(known.url_hash(&format!("https://example.com{path}")))
+        };
         assert_eq!(known.recall(first), None);
         known.learn(first, &url("https://example.com/first"));
-        assert_eq!(
-            known.recall(first),
-            Some(known.url_hash("https://example.com/first"))
-        );
+        assert_eq!(known.recall(first), hash(&known, "/first"));
         known.learn(second, &url("https://example.com/second"));
-        assert_eq!(known.recall(first), None);
-        assert!(known.recall(second).is_some());
+        assert_eq!(known.recall(first), hash(&known, "/first"), "two fit");
+        assert_eq!(known.recall(second), hash(&known, "/second"));
+        // Learned again, the first is the newest: the second goes next.
+        known.learn(first, &url("https://example.com/first"));
+        known.learn(third, &url("https://example.com/third"));
+        assert_eq!(known.recall(second), None);
+        assert_eq!(known.recall(first), hash(&known, "/first"));
+        assert_eq!(known.recall(third), hash(&known, "/third"));
+    }
+
+    #[test]
+    fn a_fragment_does_not_make_another_link() {
+        let known = KnownLinks::with_slots(16);
+        let base = url("https://example.com/a/");
+        let plain = known.key(&base, "/p/7.html");
+        assert!(plain.is_some());
+        assert_eq!(known.key(&base, "/p/7.html#section-2"), plain);
+        assert_eq!(known.key(&base, "/p/7.html#"), plain);
+        assert_ne!(known.key(&base, "/p/7.html?#x"), plain, "the query counts");
+        assert_eq!(known.key(&base, "b.html#top"), known.key(&base, "b.html"));
     }
 
     #[test]
     fn the_table_is_a_power_of_two_of_slots_within_its_bounds() {
-        assert_eq!(KnownLinks::with_slots(0).slots.len(), 1);
-        assert_eq!(KnownLinks::with_slots(1000).slots.len(), 1024);
-        assert_eq!(KnownLinks::with_slots(usize::MAX).slots.len(), MAX_SLOTS);
-        assert_eq!(KnownLinks::with_slots(1024).memory(), 1024 * 32);
+        assert_eq!(KnownLinks::with_slots(0).buckets.len(), 1);
+        assert_eq!(KnownLinks::with_slots(1000).buckets.len(), 512);
+        assert_eq!(
+            KnownLinks::with_slots(usize::MAX).buckets.len(),
+            MAX_SLOTS / 2
+        );
+        assert_eq!(KnownLinks::with_slots(1024).memory(), 1024 * 16);
+        assert_eq!(std::mem::align_of::<Bucket>(), 32);
     }
 }

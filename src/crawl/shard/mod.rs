@@ -643,10 +643,10 @@ const SLOT_POLL: Duration = Duration::from_millis(1);
 /// would only save a few mesh messages.
 const ROUTED_MEMORY: usize = 128 << 10;
 
-/// Links a shard remembers having routed (32 bytes a slot: 2 MiB): the
+/// Links a shard remembers having routed (16 bytes a slot: 2 MiB): the
 /// links its pages share (menus, footers, the pages every page links to)
 /// are the ones met most often and stay.
-const KNOWN_LINK_SLOTS: usize = 64 << 10;
+const KNOWN_LINK_SLOTS: usize = 128 << 10;
 
 /// How long in-flight fetches may finish after SIGINT/SIGTERM.
 pub(crate) const INTERRUPT_GRACE: Duration = Duration::from_millis(800);
