@@ -5,7 +5,10 @@
 //! hand-written scanner) beside `tokenize_links` (html5gum, the reference and
 //! fallback), side by side in one run; and `page_links` (the charset
 //! sniffed first, as a shard reads a page) beside `page_links_known` with a
-//! table that knows the page's links (counted, not resolved).
+//! table that knows the page's links (counted, not resolved); and
+//! `site_in_crawl_order`: `page_links_known` over every page of that site
+//! in a fixed shuffled order, learning as a shard does, two tables of the
+//! shards' size (2 MiB) taking the pages in turn, as two shards would.
 
 #![allow(
     clippy::unwrap_used,
@@ -158,5 +161,72 @@ fn bench_links(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_links);
+/// A table of `bytes` (the most slots that fit, whatever a slot's size).
+fn table_of(bytes: usize) -> KnownLinks {
+    let mut slots = bytes;
+    loop {
+        let table = KnownLinks::with_slots(slots);
+        if table.memory() <= bytes {
+            return table;
+        }
+        slots /= 2;
+    }
+}
+
+fn bench_site(c: &mut Criterion) {
+    let site = SynthSite::new(SiteSpec {
+        pages: 20_000,
+        links: 10,
+        page_bytes: 6000,
+        ..SiteSpec::default()
+    });
+    let mut pages: Vec<(Url, Vec<u8>)> = (1..20_000)
+        .filter_map(|i| match site.respond(&format!("/p/{i}.html")) {
+            Reply::Http { body, .. } => Some((
+                Url::parse(&format!("http://127.0.0.1:8080/p/{i}.html")).unwrap(),
+                body,
+            )),
+            _ => None,
+        })
+        .collect();
+    // A crawl does not take the pages in their numbers' order.
+    let mut x: u64 = 12345;
+    for i in (1..pages.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        pages.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    let crawl = |pages: &[(Url, Vec<u8>)]| {
+        let mut tables = [table_of(2 << 20), table_of(2 << 20)];
+        let (mut links, mut known) = (0, 0);
+        for (i, (url, body)) in pages.iter().enumerate() {
+            let table = &mut tables[i % 2];
+            let found = page_links_known(body, url, None, false, table);
+            links += found.links.len() + found.known;
+            known += found.known;
+            for (key, link) in found.keys.iter().zip(&found.links) {
+                if let Some(key) = key {
+                    table.learn(*key, link);
+                }
+            }
+        }
+        (links, known)
+    };
+    let (links, known) = crawl(&pages);
+    eprintln!(
+        "site_in_crawl_order: {} pages, {links} links, {known} known ({:.1}%)",
+        pages.len(),
+        100.0 * known as f64 / links as f64
+    );
+    let mut group = c.benchmark_group("site_in_crawl_order");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(pages.len() as u64));
+    group.bench_function("page_links_known/2_tables_of_2MiB", |b| {
+        b.iter(|| crawl(black_box(&pages)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_links, bench_site);
 criterion_main!(benches);
