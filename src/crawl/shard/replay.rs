@@ -95,6 +95,14 @@ impl Base {
         self.file.fdatasync().await?;
         self.file.close().await.map_err(std::io::Error::from)
     }
+
+    /// Close without writing more: the replay was cut, and no marker
+    /// will name this base (the next resume removes it).
+    async fn abandon(self) {
+        if let Err(e) = self.file.close().await {
+            log::debug!("closing {}: {e}", self.path.display());
+        }
+    }
 }
 
 impl Shard {
@@ -208,7 +216,9 @@ impl Shard {
                         self.id,
                         writer.path.display()
                     );
-                    *base = None;
+                    if let Some(failed) = base.take() {
+                        failed.abandon().await;
+                    }
                 }
             }
             if (offered + 1).is_multiple_of(REPLAY_SLICE) {
@@ -228,8 +238,13 @@ impl Shard {
         base: Option<Base>,
         compaction: Arc<Compaction>,
     ) {
-        let Some(base) = base.filter(|_| ended) else {
-            return compaction.give_up();
+        let base = match base {
+            Some(base) if ended => base,
+            Some(cut) => {
+                cut.abandon().await;
+                return compaction.give_up();
+            }
+            None => return compaction.give_up(),
         };
         let path = base.path.clone();
         if let Err(e) = base.finish().await {
