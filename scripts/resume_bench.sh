@@ -86,6 +86,7 @@ else
     read -r kib wall <"$WORK/crawl-time"
     echo "crawl: ${wall}s, peak RSS $((kib / 1024)) MiB; state directory $(du -sm "$WORK/state" | cut -f1) MiB" \
         "($(find "$WORK/state" -name 'journal-*.bin' -printf '%s\n' | awk '{s+=$1} END {print int(s/1048576)}') MiB of journals," \
+        "$(find "$WORK/state" -name 'journal-*.bin' -printf '%b\n' | awk '{s+=$1} END {print int(s*512/1048576)}') MiB of them on disk," \
         "$(find "$WORK/state" -name 'base-*.bin' -printf '%s\n' | awk '{s+=$1} END {print int(s/1048576)}') MiB of bases)"
     grep -h "compacted in run" "$WORK/crawl.log" || true
 fi
