@@ -50,11 +50,25 @@ pub(super) fn scan(html: &[u8], set: &mut LinkSet<'_>) -> Result<(), Unsure> {
         };
         s.pos = lt.saturating_add(1);
         let more = match s.peek() {
-            Some(c) if c.is_ascii_alphabetic() => s.start_tag(set)?,
+            Some(c) if c.is_ascii_alphabetic() => {
+                let name_start = s.pos;
+                s.pos = s.tag_name_end();
+                if may_act_on(c.to_ascii_lowercase(), s.pos.saturating_sub(name_start)) {
+                    s.start_tag(name_start, set)?
+                } else {
+                    // Most tags (`<p>`, `<li class=x>`, `<em>`): no link,
+                    // no raw text, only their `>` to find.
+                    s.close_tag()
+                }
+            }
             Some(b'/') => {
                 s.pos = s.pos.saturating_add(1);
                 match s.peek() {
-                    Some(c) if c.is_ascii_alphabetic() => s.tag().is_some(),
+                    Some(c) if c.is_ascii_alphabetic() => {
+                        // An end tag's name matters only in raw text.
+                        s.pos = s.tag_name_end();
+                        s.close_tag()
+                    }
                     Some(b'>') => {
                         s.pos = s.pos.saturating_add(1);
                         true
@@ -85,6 +99,37 @@ pub(super) fn scan(html: &[u8], set: &mut LinkSet<'_>) -> Result<(), Unsure> {
         }
     }
     Ok(())
+}
+
+/// Whether a start tag whose name starts with `first` (ASCII-lowercase)
+/// and is `len` bytes long may be one the scanner acts on: a link tag
+/// ([`LinkTag::classify`]) or one after which the tokenizer leaves the
+/// data state ([`next_state`]). Only such tags have their name lowercased
+/// and classified; for the rest (most of a page's tags) finding their `>`
+/// is all there is to do. A superset is harmless (the tag is classified);
+/// a name missing here would be a link or raw-text element not seen, so
+/// a test checks every name those two act on passes.
+#[inline]
+fn may_act_on(first: u8, len: usize) -> bool {
+    matches!(
+        (first, len),
+        // a, area, base, link, meta
+        (b'a', 1 | 4)
+            | (b'b' | b'l' | b'm', 4)
+            // frame, iframe
+            | (b'f', 5)
+            | (b'i', 6)
+            // noembed, noframe; noframes, noscript
+            | (b'n', 7 | 8)
+            // plaintext
+            | (b'p', 9)
+            // style, script
+            | (b's', 5 | 6)
+            // title, textarea
+            | (b't', 5 | 8)
+            // xmp
+            | (b'x', 3)
+    )
 }
 
 /// Whitespace between attributes: the tokenizer's tab, LF, FF and space,
@@ -262,11 +307,11 @@ impl<'h> Scanner<'h> {
         }
     }
 
-    /// A start tag whose name begins at `pos`: offer its link, then jump
-    /// over the element's content if it is raw text. False at end of input.
-    fn start_tag(&mut self, set: &mut LinkSet<'_>) -> Result<bool, Unsure> {
-        let name_start = self.pos;
-        let name_end = self.tag_name_end();
+    /// A start tag whose name is `name_start..pos`: offer its link, then
+    /// jump over the element's content if it is raw text. False at end of
+    /// input.
+    fn start_tag(&mut self, name_start: usize, set: &mut LinkSet<'_>) -> Result<bool, Unsure> {
+        let name_end = self.pos;
         let mut lower = [0u8; NAME_CAP];
         let name = match self.html.get(name_start..name_end) {
             Some(name) if name.len() <= NAME_CAP => {
@@ -279,7 +324,6 @@ impl<'h> Scanner<'h> {
             _ => &[],
         };
         let link = LinkTag::classify(name);
-        self.pos = name_end;
         let Some(ClosedTag { value }) = self.attributes(link.map(LinkTag::attribute)) else {
             return Ok(false);
         };
@@ -329,11 +373,16 @@ impl<'h> Scanner<'h> {
         self.pos.saturating_add(len)
     }
 
-    /// Read a tag whose value is not wanted (an end tag) from its name at
-    /// `pos` to its `>`. `None` when the input ends inside the tag.
-    fn tag(&mut self) -> Option<ClosedTag<'h>> {
-        self.pos = self.tag_name_end();
-        self.attributes(None)
+    /// Read a tag whose attributes are not wanted from just after its name
+    /// to its `>`; false when the input ends inside the tag. The commonest
+    /// tags (`<p>`, `</em>`) have none, and end right away.
+    #[inline]
+    fn close_tag(&mut self) -> bool {
+        if self.peek() == Some(b'>') {
+            self.pos = self.pos.saturating_add(1);
+            return true;
+        }
+        self.attributes(None).is_some()
     }
 
     /// Read a tag from just after its name to its `>`, keeping the value of
@@ -450,7 +499,8 @@ impl<'h> Scanner<'h> {
             }
             // The end tag: name, then attributes (ignored) up to its `>`.
             self.pos = self.pos.saturating_add(1);
-            return Ok(self.tag().is_some());
+            self.pos = self.tag_name_end();
+            return Ok(self.close_tag());
         }
     }
 
@@ -539,6 +589,78 @@ mod tests {
 
     fn lts_by_memchr(html: &[u8]) -> Vec<usize> {
         memchr::memchr_iter(b'<', html).collect()
+    }
+
+    /// Every tag name [`LinkTag::classify`] or [`next_state`] acts on.
+    const ACTED_ON: [&str; 16] = [
+        "a",
+        "area",
+        "base",
+        "link",
+        "meta",
+        "frame",
+        "iframe",
+        "noembed",
+        "noframe",
+        "noframes",
+        "plaintext",
+        "script",
+        "style",
+        "textarea",
+        "title",
+        "xmp",
+    ];
+
+    fn acted_on(name: &[u8]) -> bool {
+        LinkTag::classify(name).is_some() || next_state(name).is_some()
+    }
+
+    fn passes(name: &[u8]) -> bool {
+        name.first()
+            .is_some_and(|&c| may_act_on(c.to_ascii_lowercase(), name.len()))
+    }
+
+    #[test]
+    fn every_name_acted_on_passes_the_name_filter() {
+        for name in ACTED_ON {
+            assert!(acted_on(name.as_bytes()), "{name}");
+            assert!(passes(name.as_bytes()), "{name}");
+            assert!(passes(name.to_ascii_uppercase().as_bytes()), "{name}");
+        }
+        // Every name of up to four letters, and the elements of HTML, SVG
+        // and MathML: none acted on that the filter lets by.
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        let letters = b'a'..=b'z';
+        for a in letters.clone() {
+            names.push(vec![a]);
+            for b in letters.clone() {
+                names.push(vec![a, b]);
+                for c in letters.clone() {
+                    names.push(vec![a, b, c]);
+                    for d in letters.clone() {
+                        names.push(vec![a, b, c, d]);
+                    }
+                }
+            }
+        }
+        let elements = "address applet article aside audio basefont bdi bdo bgsound big \
+            blink blockquote body br button canvas caption center cite code col colgroup \
+            data datalist dd del details dfn dialog dir div dl dt em embed fieldset \
+            figcaption figure font footer form frameset h1 h2 h3 h4 h5 h6 head header \
+            hgroup hr html image img input ins isindex kbd keygen label legend li \
+            listing main map mark marquee math menu menuitem meter multicol nav nextid \
+            nobr noscript object ol optgroup option output param picture portal pre \
+            progress q rb rp rt rtc ruby s samp search section select slot small source \
+            spacer span strike strong sub summary sup svg table tbody td template tfoot \
+            th thead time tr track tt u ul var video wbr foreignobject desc clippath \
+            lineargradient radialgradient mi mo mn ms mtext annotation-xml";
+        names.extend(elements.split_whitespace().map(|n| n.as_bytes().to_vec()));
+        names.extend(ACTED_ON.iter().map(|n| n.as_bytes().to_vec()));
+        for name in &names {
+            if acted_on(name) {
+                assert!(passes(name), "{}", String::from_utf8_lossy(name));
+            }
+        }
     }
 
     #[test]
