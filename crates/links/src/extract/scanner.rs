@@ -687,6 +687,28 @@ mod tests {
         assert_eq!(lt_mask_portable(&[b'<'; BLOCK]), u64::MAX);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn lt_masks_agree_on_any_block(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(b'<'),
+                    proptest::strategy::Just(b'<' ^ 0x80),
+                    proptest::prelude::any::<u8>(),
+                ],
+                BLOCK,
+            )
+        ) {
+            let chunk: [u8; BLOCK] = bytes.try_into().unwrap();
+            let expect = chunk
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (i, &b)| m | (u64::from(b == b'<') << i));
+            proptest::prop_assert_eq!(lt_mask_portable(&chunk), expect);
+            proptest::prop_assert_eq!(lt_mask(&chunk), expect);
+        }
+    }
+
     #[test]
     fn lt_blocks_find_every_lt_across_block_edges() {
         // `<` on and around each block edge, at the end of input, in a
