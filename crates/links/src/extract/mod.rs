@@ -368,6 +368,8 @@ enum LinkTag {
 
 impl LinkTag {
     /// The link tag named `name`, which must already be ASCII-lowercase.
+    /// A name added here must pass the scanner's `may_act_on` too (a test
+    /// there fails until it does).
     fn classify(name: &[u8]) -> Option<LinkTag> {
         match name {
             b"a" | b"area" | b"link" => Some(LinkTag::Href),

@@ -592,6 +592,85 @@ fn raw_text_end_needs_the_whole_name() {
 }
 
 #[test]
+fn tags_without_links_still_end_at_their_tokenizer_gt() {
+    // The fast path for tags the scanner does not act on reads their
+    // attributes all the same: a quoted `>` does not end them.
+    assert_eq!(
+        scanned(r#"<p title="<a href=/no>"><EM class='>'>x</EM><li data-x=a>b><a href=/yes></li>"#),
+        ["http://example.com/yes"]
+    );
+    assert_eq!(
+        scanned(r#"</p x="><a href=/no>"><a href=/end></p/><P/><p/ ><a href=/slash>"#),
+        ["http://example.com/end", "http://example.com/slash"]
+    );
+    // Cut off by the end of input, with and without attributes.
+    for html in [
+        "<p",
+        "</em",
+        "<p class=\"x",
+        "</li x='>",
+        "<em ",
+        "<strong/",
+    ] {
+        assert!(scanned(html).is_empty(), "{html:?}");
+    }
+}
+
+#[test]
+fn tags_named_like_link_and_raw_text_tags_are_told_apart() {
+    // Same first letter and length as a link or raw-text tag, but not one:
+    // not raw text, no link taken.
+    assert_eq!(
+        scanned(
+            "<abbr href=/no1><bdi href=/no2><mark content=x><strong><table>\
+             <nav><frames><noframesx><scripts><a href=/yes></strong>"
+        ),
+        ["http://example.com/yes"]
+    );
+    // And every one that is, in any case.
+    assert_eq!(
+        scanned(
+            "<TiTlE><a href=/no></tItLe><XMP><a href=/no></xmp><NoFrames><a href=/no>\
+             </noframes><noframe><a href=/no></NOFRAME><noembed><a href=/no></noembed>\
+             <TEXTAREA><a href=/no></textarea><STYLE><a href=/no></style>\
+             <SCRIPT><a href=/no></script><AREA HREF=/area><Link href=/link>\
+             <IFRAME SRC=/iframe></iframe><frame src=/frame><A href=/a>"
+        ),
+        [
+            "http://example.com/area",
+            "http://example.com/link",
+            "http://example.com/iframe",
+            "http://example.com/frame",
+            "http://example.com/a",
+        ]
+    );
+    assert_eq!(
+        scanned("<BASE href=/b/><a href=x><PlainText><a href=/no>"),
+        ["http://example.com/b/x"]
+    );
+    // A name too long to be any of them is none of them.
+    assert_eq!(
+        scanned("<scriptscriptscriptscript><a href=/yes>"),
+        ["http://example.com/yes"]
+    );
+}
+
+#[test]
+fn tags_across_block_edges_are_found() {
+    // The scanner finds `<` a 64-byte block at a time: each tag at every
+    // offset around the first two block edges.
+    for pad in 0..140 {
+        let html = format!(
+            "{}<p>t</p><a href=/x{pad}>x</a><!-- <a href=/no> --><em>",
+            " ".repeat(pad)
+        );
+        assert_eq!(scanned(&html), [format!("http://example.com/x{pad}")]);
+        let html = format!("<title>{}</title><a href=/y>", "<".repeat(pad));
+        assert_eq!(scanned(&html), ["http://example.com/y"]);
+    }
+}
+
+#[test]
 fn lone_lt_and_stray_bytes_are_text() {
     assert_eq!(
         scanned("a < b <3 <<a href=/x> <\u{e9}<a href=/y>"),
@@ -716,6 +795,12 @@ fn tag_soup() -> impl Strategy<Value = String> {
             Just("<style>".to_string()),
             Just("</style>".to_string()),
             Just("<plaintext>".to_string()),
+            Just("<p>".to_string()),
+            Just("</P>".to_string()),
+            Just("<em ".to_string()),
+            Just("<strong>".to_string()),
+            Just("<xmp>".to_string()),
+            Just("<noframe>".to_string()),
             Just("<!--".to_string()),
             Just("-->".to_string()),
             Just("--!>".to_string()),

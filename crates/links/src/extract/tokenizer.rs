@@ -32,7 +32,8 @@ pub(super) fn tokenize(html: &[u8], set: &mut LinkSet<'_>) {
 /// The tokenizer state after a start tag, as html5gum's `naive_next_state`,
 /// except that `<noscript>` stays markup (scripting-disabled parsing) and
 /// `<noframes>` (which `naive_next_state` misspells) is raw text. `name` is
-/// ASCII-lowercase. Shared with the scanner, which must switch the same way.
+/// ASCII-lowercase. Shared with the scanner, which must switch the same way
+/// (and whose `may_act_on` must pass every name this switches on).
 pub(super) fn next_state(name: &[u8]) -> Option<State> {
     match name {
         b"noscript" => None,
