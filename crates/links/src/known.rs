@@ -124,6 +124,10 @@ impl KnownLinks {
         // Scheme, userinfo, host and port: what a path from the root or a
         // scheme-relative link takes from the base.
         let origin = &base[..Position::BeforePath];
+        // The fragment is dropped from every URL, and nothing before a
+        // link's first `#` depends on what follows it: `/a#x` and `/a`
+        // are one link.
+        let value = value.split('#').next().unwrap_or(value);
         let key = if value.starts_with("http://") || value.starts_with("https://") {
             (Class::Absolute, "", "", value)
         } else if value.starts_with('/') {
@@ -139,15 +143,6 @@ impl KnownLinks {
         } else {
             return None;
         };
-        // The fragment is dropped from every URL, and nothing before a
-        // link's first `#` depends on what follows it: `/a#x` and `/a`
-        // are one link.
-        let (class, origin, directory, value) = key;
-        let value = value
-            .find('#')
-            .and_then(|end| value.get(..end))
-            .unwrap_or(value);
-        let key = (class, origin, directory, value);
         let key = (u128::from(self.high.hash_one(key)) << 64) | u128::from(self.low.hash_one(key));
         Some(LinkKey(key.max(1)))
     }
