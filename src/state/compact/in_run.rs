@@ -501,9 +501,7 @@ impl Plan {
     pub(crate) fn remove_covered(&self) -> Result<usize, StateError> {
         Ok(remove_covered(&self.shard_dirs, self.run, self.seq)?.len())
     }
-}
 
-impl Plan {
     /// And the prefix of this run's journals the new bases cover is
     /// freed: a long run's disk holds what is queued and what the last
     /// compaction did not cover, not everything ever found. A failure
