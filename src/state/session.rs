@@ -248,6 +248,16 @@ impl Session {
         let mut earlier = Vec::new();
         for (shard, shard_dir) in shard_dirs.iter().enumerate() {
             let runs = journal::runs(shard_dir)?;
+            // The marker's run's journal read from past its start holds
+            // what was found after the bases: gone, it is lost URLs too.
+            if let Some(m) = marked.as_ref().filter(|m| m.from(shard) > 0) {
+                if !runs.contains(&m.run) {
+                    return Err(StateError::JournalMissing {
+                        path: journal::path(shard_dir, m.run),
+                        from: m.from(shard),
+                    });
+                }
+            }
             let bases = marked.as_ref().map(|m| m.base(shard_dir));
             // The marker's run's journal is read past what its bases hold
             // (an in-run compaction's), the others whole.
@@ -264,17 +274,6 @@ impl Session {
             // marker named it: one gone is lost URLs, not a kill.
             if let Some(base) = bases.as_ref().filter(|b| !b.exists()) {
                 return Err(StateError::BaseMissing { path: base.clone() });
-            }
-            // The marker's run's journal read from past its start holds
-            // what was found after the bases: gone, it is lost URLs too.
-            if let Some(m) = marked.as_ref().filter(|m| m.from(shard) > 0) {
-                let path = journal::path(shard_dir, m.run);
-                if !path.exists() {
-                    return Err(StateError::JournalMissing {
-                        path,
-                        from: m.from(shard),
-                    });
-                }
             }
             let bases = bases.into_iter().map(|path| (path, true, 0));
             for (path, whole, from) in bases.chain(journals) {
